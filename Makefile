@@ -1,0 +1,43 @@
+# dpsynth: PGXS build.  `make && make install`, then `make installcheck` against a running server;
+# `make unit` runs the pure C unit tests without a server.  scripts/test runs everything.
+EXTENSION = dpsynth
+EXTVERSION = 0.1.0
+MODULE_big = dpsynth
+DATA = sql/dpsynth--$(EXTVERSION).sql
+
+CORE_SRCS = $(wildcard src/core/*.c)
+GLUE_SRCS = $(wildcard src/*.c)
+OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
+HEADERS = $(wildcard src/*.h src/core/*.h)
+
+SHLIB_LINK = -lsodium -lopenblas -lm
+
+# pg_regress tests: sql/NN_name.sql with expected/NN_name.out (the extension script in sql/ is not a test)
+REGRESS = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9]*.sql)))
+REGRESS_OPTS = --inputdir=. --outputdir=test/regress_out
+
+PG_CONFIG ?= pg_config
+PG_INCLUDE_SERVER := $(shell $(PG_CONFIG) --includedir-server)
+# PostgreSQL's own headers are treated as system headers so that -Wextra speaks about our code only.
+PG_CPPFLAGS = -isystem $(PG_INCLUDE_SERVER) -Isrc -Isrc/core
+PG_CFLAGS = -std=gnu11 -Wall -Wextra -O2
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(OBJS): $(HEADERS)
+
+# ---- pure C unit tests (no server) ----
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core
+UNIT_TESTS = $(patsubst test/unit/%.c,test/unit/bin/%,$(wildcard test/unit/test_*.c))
+
+test/unit/bin/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) test/unit/unit.h
+	@mkdir -p test/unit/bin
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm
+
+.PHONY: unit unit-build
+unit-build: $(UNIT_TESTS)
+unit: unit-build
+	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
+
+EXTRA_CLEAN = test/unit/bin test/regress_out

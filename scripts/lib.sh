@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# scripts/lib.sh - shared by scripts/demo and scripts/test: packages, build, throwaway cluster.
+# Works as root on a fresh Debian 12 (the cluster then runs as the `postgres` system user) or as
+# an ordinary user with sudo for the package and install steps.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGVER=${PGVER:-15}
+PGBIN=/usr/lib/postgresql/$PGVER/bin
+export PG_CONFIG=/usr/lib/postgresql/$PGVER/bin/pg_config
+CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster}
+CLUSTER_PORT=${DPSYNTH_PORT:-54329}
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+DP_PACKAGES=(gcc make libc6-dev postgresql-$PGVER postgresql-server-dev-$PGVER libsodium-dev
+             libopenblas-dev python3 valgrind)
+
+log() { printf '\n=== %s\n' "$*"; }
+
+dp_install_packages() {
+	local missing=() p
+	for p in "${DP_PACKAGES[@]}" "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		log "installing packages: ${missing[*]}"
+		$SUDO apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+}
+
+dp_build_install() {
+	log "building and installing dpsynth"
+	make -C "$TOP" -s clean >/dev/null
+	make -C "$TOP" -s 2>&1 | tee "$TOP/tmp_build.log"
+	$SUDO make -C "$TOP" -s install >/dev/null
+}
+
+# Runs a command as the cluster's owner.
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+dp_cluster_stop() {
+	if [ -f "$CLUSTER_DIR/data/postmaster.pid" ]; then
+		as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	rm -rf "$CLUSTER_DIR"
+}
+
+# Starts a throwaway cluster listening only on a Unix socket in $CLUSTER_DIR.
+dp_cluster_start() {
+	dp_cluster_stop
+	mkdir -p "$CLUSTER_DIR"
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres: "$CLUSTER_DIR"
+		if ! runuser -u postgres -- test -w "$CLUSTER_DIR"; then
+			# the checkout is not reachable by the postgres user (e.g. under /root): use /tmp
+			rmdir "$CLUSTER_DIR"
+			CLUSTER_DIR=$(mktemp -d /tmp/dpsynth_cluster.XXXXXX)
+			chown postgres: "$CLUSTER_DIR"
+			echo "note: the checkout is not accessible to user postgres; cluster in $CLUSTER_DIR"
+		fi
+	fi
+	log "starting a throwaway PostgreSQL $PGVER cluster in $CLUSTER_DIR"
+	as_pg "$PGBIN/initdb" -D "$CLUSTER_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+		--no-sync >/dev/null
+	cat >> "$CLUSTER_DIR/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$CLUSTER_DIR'
+port = $CLUSTER_PORT
+max_worker_processes = 32
+max_connections = 50
+shared_buffers = 256MB
+log_min_messages = warning
+CONF
+	as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w start >/dev/null
+	export PGHOST=$CLUSTER_DIR PGPORT=$CLUSTER_PORT PGUSER=postgres PGDATABASE=postgres
+}
+
+# Loads ../shared/datasets/adult (bundled copy in data/adult) into table `adult` of the current
+# database and declares its public domain from domain.json.
+dp_load_adult() {
+	local db=${1:-$PGDATABASE}
+	psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f "$TOP/data/adult/adult.sql"
+	psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
+		-c "\\copy adult FROM '$TOP/data/adult/adult_train.csv' WITH (FORMAT csv, HEADER true, NULL '?')"
+}

@@ -1,0 +1,321 @@
+/*
+ * charge.c - durable, serialized charging of a table's privacy budget.
+ *
+ * PRIVACY.md: a call charges its whole rho before it draws any noise, in a transaction of its
+ * own that nothing the caller does later can undo (ROLLBACK, a later error, cancel, crash).
+ *
+ * How: the caller puts the request in a dynamic shared memory segment and starts a dynamic
+ * background worker.  The worker connects to the same database as the extension owner, runs
+ * dpsynth._charge() (which locks the table's budget row FOR UPDATE, so concurrent charges
+ * serialize, checks the allowance and the role limits, appends the ledger row and adds to
+ * rho_spent), commits with synchronous_commit = on, and only then sets `committed` in the
+ * segment.  The caller waits for the worker to exit and proceeds only if `committed` is set
+ * and the status is "charged".  Any other outcome raises: fail closed, nothing is released.
+ *
+ * If the caller is cancelled while it waits, it raises and releases nothing; the worker still
+ * finishes and the charge, if it committed, stays (the safe direction).
+ */
+#include "dpsynth.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/wait_event.h"
+
+PGDLLEXPORT void dpsynth_charge_worker_main(Datum main_arg);
+
+/* How long a caller waits for a free background worker slot before giving up. */
+#define CHARGE_REGISTER_TIMEOUT_MS	30000
+
+typedef enum ChargeStatus
+{
+	CHARGE_NOT_RUN = 0,
+	CHARGE_CHARGED,
+	CHARGE_OVER_BUDGET,
+	CHARGE_OVER_ROLE_LIMIT,
+	CHARGE_UNPROTECTED
+} ChargeStatus;
+
+typedef struct ChargeRequest
+{
+	/* input, written by the caller */
+	Oid			dboid;
+	Oid			runas;			/* the extension owner */
+	Oid			caller;
+	Oid			relid;
+	double		epsilon;
+	double		delta;
+	double		rho;
+	char		function[NAMEDATALEN];
+	Size		columns_off;	/* NUL-terminated text[] literal after the struct, or 0 */
+	Size		details_off;	/* NUL-terminated JSON after the struct */
+	/* output, written by the worker */
+	int			status;
+	bool		committed;
+	int64		ledger_id;
+	Oid			limit_role;
+	char		rho_charged[64];
+	char		rho_remaining[64];
+	char		errmsg[512];
+} ChargeRequest;
+
+static const char *
+request_string(ChargeRequest *req, Size off)
+{
+	return off == 0 ? NULL : (const char *) req + off;
+}
+
+int64
+dpsynth_charge(Oid relid, const char *function, const char *columns_literal, double epsilon,
+			   double delta, double rho, const char *details_json)
+{
+	Size		ncol = columns_literal ? strlen(columns_literal) + 1 : 0;
+	Size		ndet = strlen(details_json) + 1;
+	dsm_segment *seg;
+	ChargeRequest *req;
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle = NULL;
+	BgwHandleStatus status;
+	int			waited = 0;
+	int64		ledger_id;
+
+	seg = dsm_create(sizeof(ChargeRequest) + ncol + ndet, 0);
+	req = dsm_segment_address(seg);
+	memset(req, 0, sizeof(ChargeRequest));
+	req->dboid = MyDatabaseId;
+	req->runas = dpsynth_extension_owner();
+	req->caller = GetUserId();
+	req->relid = relid;
+	req->epsilon = epsilon;
+	req->delta = delta;
+	req->rho = rho;
+	strlcpy(req->function, function, NAMEDATALEN);
+	if (columns_literal)
+	{
+		req->columns_off = sizeof(ChargeRequest);
+		memcpy((char *) req + req->columns_off, columns_literal, ncol);
+	}
+	req->details_off = sizeof(ChargeRequest) + ncol;
+	memcpy((char *) req + req->details_off, details_json, ndet);
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "dpsynth");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "dpsynth_charge_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "dpsynth charge for PID %d", MyProcPid);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "dpsynth charge");
+	worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
+	worker.bgw_notify_pid = MyProcPid;
+
+	/* Worker slots are shared with parallel query and other extensions: wait for one. */
+	while (!RegisterDynamicBackgroundWorker(&worker, &handle))
+	{
+		if (waited >= CHARGE_REGISTER_TIMEOUT_MS)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("could not start the dpsynth charging worker"),
+					 errdetail("No background worker slot became free within %d seconds; nothing was charged or released.",
+							   CHARGE_REGISTER_TIMEOUT_MS / 1000),
+					 errhint("Raise max_worker_processes.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		waited += 50;
+	}
+
+	status = WaitForBackgroundWorkerShutdown(handle);
+	if (status != BGWH_STOPPED)
+		ereport(ERROR,
+				(errcode(ERRCODE_DPSYNTH_CHARGE_FAILED),
+				 errmsg("could not record the privacy charge"),
+				 errdetail("The postmaster died; nothing was released.")));
+	pg_read_barrier();
+
+	if (!req->committed)
+		ereport(ERROR,
+				(errcode(ERRCODE_DPSYNTH_CHARGE_FAILED),
+				 errmsg("could not record the privacy charge; nothing was computed or released"),
+				 req->errmsg[0] ? errdetail("The charging worker reported: %s", req->errmsg) : 0,
+				 errhint("Check the server log; the charge runs in a background worker as the extension owner, which must be able to log in.")));
+
+	switch ((ChargeStatus) req->status)
+	{
+		case CHARGE_CHARGED:
+			break;
+		case CHARGE_OVER_BUDGET:
+			ereport(ERROR,
+					(errcode(ERRCODE_DPSYNTH_BUDGET_EXHAUSTED),
+					 errmsg("privacy budget of table %s is exhausted", get_rel_name(relid)),
+					 errdetail("This call needs rho %s; the table has rho %s left. The attempt is in the ledger as refused.",
+							   req->rho_charged, req->rho_remaining),
+					 errhint("Ask for a smaller epsilon, or ask the table's owner to raise the budget with dp_protect.")));
+			break;
+		case CHARGE_OVER_ROLE_LIMIT:
+			ereport(ERROR,
+					(errcode(ERRCODE_DPSYNTH_ROLE_LIMIT),
+					 errmsg("role limit on table %s is exhausted", get_rel_name(relid)),
+					 errdetail("This call needs rho %s, more than the limit set on role %s leaves. The attempt is in the ledger as refused.",
+							   req->rho_charged, GetUserNameFromId(req->limit_role, true)),
+					 errhint("Ask the table's owner to raise the limit with dp_limit_role.")));
+			break;
+		case CHARGE_UNPROTECTED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("table %s is not protected by dpsynth", get_rel_name(relid))));
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DPSYNTH_CHARGE_FAILED),
+					 errmsg("could not record the privacy charge; nothing was computed or released")));
+	}
+	ledger_id = req->ledger_id;
+	dsm_detach(seg);
+	return ledger_id;
+}
+
+void
+dpsynth_complete(int64 ledger_id)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(ledger_id)};
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT dpsynth._complete($1)", 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not mark ledger row " INT64_FORMAT " completed", ledger_id);
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+}
+
+static ChargeStatus
+status_from_text(const char *s)
+{
+	if (strcmp(s, "charged") == 0)
+		return CHARGE_CHARGED;
+	if (strcmp(s, "over_budget") == 0)
+		return CHARGE_OVER_BUDGET;
+	if (strcmp(s, "over_role_limit") == 0)
+		return CHARGE_OVER_ROLE_LIMIT;
+	if (strcmp(s, "unprotected") == 0)
+		return CHARGE_UNPROTECTED;
+	return CHARGE_NOT_RUN;
+}
+
+void
+dpsynth_charge_worker_main(Datum main_arg)
+{
+	dsm_segment *seg;
+	ChargeRequest *req;
+	ChargeStatus status = CHARGE_NOT_RUN;
+	int64		ledger_id = 0;
+	Oid			limit_role = InvalidOid;
+	char		rho_charged[64] = "";
+	char		rho_remaining[64] = "";
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	/* No resource owner yet: the mapping lasts until we detach or exit. */
+	seg = dsm_attach(DatumGetUInt32(main_arg));
+	if (seg == NULL)
+		proc_exit(0);			/* the caller is gone: charge nothing */
+	req = dsm_segment_address(seg);
+
+	BackgroundWorkerInitializeConnectionByOid(req->dboid, req->runas, 0);
+
+	PG_TRY();
+	{
+		Oid			argtypes[8] = {OIDOID, OIDOID, TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID};
+		Datum		values[8];
+		char		nulls[8] = "        ";
+		const char *columns = request_string(req, req->columns_off);
+		HeapTuple	tup;
+		TupleDesc	desc;
+		bool		isnull;
+		Datum		d;
+
+		values[0] = ObjectIdGetDatum(req->relid);
+		values[1] = ObjectIdGetDatum(req->caller);
+		values[2] = CStringGetTextDatum(req->function);
+		values[3] = columns ? CStringGetTextDatum(columns) : (Datum) 0;
+		nulls[3] = columns ? ' ' : 'n';
+		values[4] = Float8GetDatum(req->epsilon);
+		values[5] = Float8GetDatum(req->delta);
+		values[6] = Float8GetDatum(req->rho);
+		values[7] = CStringGetTextDatum(request_string(req, req->details_off));
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "dpsynth: charging a privacy budget");
+
+		/*
+		 * The commit must be durable before the caller releases anything.  A caller that holds a
+		 * lock on the budget row in its own open transaction would make us wait for it forever
+		 * (it waits for us), hence the lock timeout.
+		 */
+		if (SPI_execute("SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = '30s'; "
+						"SET LOCAL statement_timeout = 0", false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not configure the charging transaction");
+		if (SPI_execute_with_args("SELECT status, ledger_id, rho_charged::text, rho_remaining::text, limit_role "
+								  "FROM dpsynth._charge($1, $2, $3, $4::text[], $5, $6, $7, $8::jsonb)",
+								  8, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "dpsynth._charge did not return a row");
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		status = status_from_text(SPI_getvalue(tup, desc, 1));
+		d = SPI_getbinval(tup, desc, 2, &isnull);
+		ledger_id = isnull ? 0 : DatumGetInt64(d);
+		if (SPI_getvalue(tup, desc, 3))
+			strlcpy(rho_charged, SPI_getvalue(tup, desc, 3), sizeof(rho_charged));
+		if (SPI_getvalue(tup, desc, 4))
+			strlcpy(rho_remaining, SPI_getvalue(tup, desc, 4), sizeof(rho_remaining));
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		limit_role = isnull ? InvalidOid : DatumGetObjectId(d);
+
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		strlcpy(req->errmsg, edata->message ? edata->message : "unknown error", sizeof(req->errmsg));
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* Only now, after the commit, may the caller go on. */
+	req->status = status;
+	req->ledger_id = ledger_id;
+	req->limit_role = limit_role;
+	strlcpy(req->rho_charged, rho_charged, sizeof(req->rho_charged));
+	strlcpy(req->rho_remaining, rho_remaining, sizeof(req->rho_remaining));
+	pg_write_barrier();
+	req->committed = true;
+	dsm_detach(seg);
+	proc_exit(0);
+}

@@ -1,0 +1,284 @@
+/*
+ * dpsynth.c - module entry, privilege checks and calls into the catalog as the extension owner.
+ *
+ * The public owner functions (dp_protect, dp_declare, dp_limit_role) are all the C entry point
+ * dpsynth_admin_call: it captures the invoking role, becomes the extension owner and calls the
+ * SQL implementation dpsynth._<name>(invoker, args...), which checks ownership.  Nobody but the
+ * extension owner may execute the implementations, so the invoker they are told is the truth.
+ */
+#include "dpsynth.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "dp_accounting.h"
+#include "dp_random.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	if (dp_random_init() != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("dpsynth could not initialize libsodium's random number generator")));
+}
+
+Oid
+dpsynth_extension_owner(void)
+{
+	Oid			owner = InvalidOid;
+	bool		isnull;
+	int			ret;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute("SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'", true, 1);
+	if (ret == SPI_OK_SELECT && SPI_processed == 1)
+		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	if (!OidIsValid(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"dpsynth\" is not installed in this database")));
+	return owner;
+}
+
+/*
+ * Becomes the extension owner.  SECURITY_LOCAL_USERID_CHANGE forbids SET ROLE meanwhile; an
+ * error aborts the (sub)transaction, which restores the previous user by itself.
+ */
+void
+dpsynth_become_owner(DpOwnerSwitch *sw)
+{
+	Oid			owner = dpsynth_extension_owner();
+
+	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
+	SetUserIdAndSecContext(owner, sw->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+void
+dpsynth_restore_user(const DpOwnerSwitch *sw)
+{
+	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
+}
+
+static bool
+has_role_named(Oid member, const char *rolname)
+{
+	Oid			role = get_role_oid(rolname, true);
+
+	return OidIsValid(role) && has_privs_of_role(member, role);
+}
+
+void
+dpsynth_check_release_privilege(Oid relid, const char *function)
+{
+	Oid			user = GetUserId();
+
+	if (has_role_named(user, "dpsynth_analyst") || has_role_named(user, "dpsynth_admin") ||
+		pg_class_ownercheck(relid, user))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to call %s on table %s", function, get_rel_name(relid)),
+			 errhint("Grant the role dpsynth_analyst to the caller: GRANT dpsynth_analyst TO %s;",
+					 quote_identifier(GetUserNameFromId(user, false)))));
+}
+
+double
+dpsynth_check_epsilon(FunctionCallInfo fcinfo, int argno)
+{
+	double		epsilon;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("epsilon must not be NULL")));
+	epsilon = PG_GETARG_FLOAT8(argno);
+	if (!(epsilon > 0) || isinf(epsilon))	/* also rejects NaN */
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon must be a positive finite number, not %s",
+						float8out_internal(epsilon)),
+				 errhint("Typical values are between 0.1 and 10; each call spends its epsilon from the table's budget.")));
+	return epsilon;
+}
+
+/* The table's delta; raises (55000) if the table is not protected. */
+static double
+read_table_delta(Oid relid)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
+	double		delta;
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT (dpsynth._check_protected($1)).delta", 1, argtypes, values, NULL,
+							  true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the budget of relation %u", relid);
+	delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	return delta;
+}
+
+/*
+ * Whether the charge fits is decided once, by the charging worker under the budget row's lock,
+ * so that every refused attempt is in the ledger too.
+ */
+double
+dpsynth_rho_for_call(Oid relid, double epsilon, double *delta)
+{
+	double		rho;
+
+	*delta = read_table_delta(relid);
+	rho = dp_zcdp_rho(epsilon, *delta);
+	if (!(rho > 0) || !isfinite(rho))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s cannot be converted to zCDP at delta %s",
+						float8out_internal(epsilon), float8out_internal(*delta))));
+	return rho;
+}
+
+/*
+ * dpsynth_admin_call: the C body of every owner function.  Calls dpsynth._<proname> with the
+ * invoking role prepended to the arguments, as the extension owner.
+ */
+PG_FUNCTION_INFO_V1(dpsynth_admin_call);
+Datum
+dpsynth_admin_call(PG_FUNCTION_ARGS)
+{
+	Oid			fnoid = fcinfo->flinfo->fn_oid;
+	HeapTuple	proctup;
+	Form_pg_proc proc;
+	int			nargs;
+	Oid		   *argtypes;
+	Datum	   *values;
+	char	   *nulls;
+	Oid			rettype;
+	StringInfoData sql;
+	DpOwnerSwitch sw;
+	Datum		result = (Datum) 0;
+	bool		isnull = true;
+
+	proctup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fnoid));
+	if (!HeapTupleIsValid(proctup))
+		elog(ERROR, "cache lookup failed for function %u", fnoid);
+	proc = (Form_pg_proc) GETSTRUCT(proctup);
+	nargs = proc->pronargs;
+	rettype = proc->prorettype;
+
+	argtypes = palloc(sizeof(Oid) * (nargs + 1));
+	values = palloc(sizeof(Datum) * (nargs + 1));
+	nulls = palloc(nargs + 1);
+	argtypes[0] = OIDOID;
+	values[0] = ObjectIdGetDatum(GetUserId());
+	nulls[0] = ' ';
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT dpsynth.%s($1",
+					 quote_identifier(psprintf("_%s", NameStr(proc->proname))));
+	for (int i = 0; i < nargs; i++)
+	{
+		argtypes[i + 1] = proc->proargtypes.values[i];
+		values[i + 1] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		nulls[i + 1] = PG_ARGISNULL(i) ? 'n' : ' ';
+		appendStringInfo(&sql, ", $%d", i + 2);
+	}
+	appendStringInfoChar(&sql, ')');
+	ReleaseSysCache(proctup);
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql.data, nargs + 1, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "dpsynth: %s did not return one row", sql.data);
+	if (rettype != VOIDOID)
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		get_typlenbyval(rettype, &typlen, &typbyval);
+		if (!isnull)
+			result = SPI_datumTransfer(result, typbyval, typlen);
+	}
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+
+	if (rettype == VOIDOID)
+		PG_RETURN_VOID();
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+/* dp_rho(epsilon, delta) and dp_epsilon(rho, delta): the conversions used for every budget. */
+static void
+check_delta(double delta)
+{
+	if (!(delta > 0 && delta < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be in the open interval (0, 1), not %s", float8out_internal(delta))));
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_rho);
+Datum
+dpsynth_rho(PG_FUNCTION_ARGS)
+{
+	double		epsilon = dpsynth_check_epsilon(fcinfo, 0);
+	double		delta = PG_GETARG_FLOAT8(1);
+	double		rho;
+
+	check_delta(delta);
+	rho = dp_zcdp_rho(epsilon, delta);
+	if (isnan(rho))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s at delta %s is outside the supported range",
+						float8out_internal(epsilon), float8out_internal(delta))));
+	PG_RETURN_FLOAT8(rho);
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_epsilon);
+Datum
+dpsynth_epsilon(PG_FUNCTION_ARGS)
+{
+	double		rho = PG_GETARG_FLOAT8(0);
+	double		delta = PG_GETARG_FLOAT8(1);
+	double		epsilon;
+
+	if (!(rho >= 0) || isinf(rho))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rho must be a non-negative finite number, not %s", float8out_internal(rho))));
+	check_delta(delta);
+	epsilon = dp_zcdp_epsilon(rho, delta);
+	if (isnan(epsilon))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rho %s at delta %s is outside the supported range",
+						float8out_internal(rho), float8out_internal(delta))));
+	PG_RETURN_FLOAT8(epsilon);
+}

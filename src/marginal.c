@@ -1,0 +1,203 @@
+/*
+ * marginal.c - dp_marginal(table, columns, epsilon): noisy counts of every cell of the public
+ * domain of some columns.
+ *
+ * Order of work (PRIVACY.md): validate every argument, check privileges, read the budget and
+ * the domains, and size the result; charge the budget (committed by the charging worker); then,
+ * and only then, scan the table once, count, add noise to every cell and return the cells.  After
+ * the scan starts nothing can fail or speak in a way that depends on the rows.
+ *
+ * Privacy: one row adds 1 to exactly one cell (encoding is total, dp_domain.h), so the count
+ * vector has L2 sensitivity 1 under add/remove-one; with sigma^2 = 1 / (2 rho) the release is
+ * rho-zCDP, and rho is what was charged (rounded up to 1e-12 in the ledger).
+ */
+#include "dpsynth.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "utils/fmgroids.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "dp_accounting.h"
+#include "dp_counts.h"
+#include "dp_sampler.h"
+
+/* Opens a protected table for reading; raises before anything is charged. */
+static Relation
+open_source_table(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an ordinary table", RelationGetRelationName(rel))));
+	return rel;
+}
+
+/* One pass over the table: counts[sum_j code_j * stride_j] += 1 per row. */
+static void
+count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64 *counts)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row",
+												 ALLOCSET_SMALL_SIZES);
+	AttrNumber	maxatt = 0;
+
+	for (int j = 0; j < ncols; j++)
+		maxatt = Max(maxatt, cols[j].attnum);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		MemoryContext old;
+		int64		idx = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, maxatt);
+		old = MemoryContextSwitchTo(rowcxt);
+		for (int j = 0; j < ncols; j++)
+		{
+			AttrNumber	a = cols[j].attnum - 1;
+
+			idx += strides[j] * dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+		counts[idx]++;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	MemoryContextDelete(rowcxt);
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_marginal);
+Datum
+dpsynth_marginal(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid;
+	ArrayType  *names;
+	double		epsilon;
+	double		rho;
+	double		delta;
+	Relation	rel;
+	DpColumn   *cols;
+	int			ncols;
+	int64	   *strides;
+	int64		ncells = 1;
+	int64	   *counts;
+	dp_dgauss	noise;
+	int64		ledger_id;
+	Datum	  **labels;
+	bool	  **label_nulls;
+	char	   *columns_literal;
+
+	/* ---- validate arguments ---- */
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("table must not be NULL")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("columns must not be NULL")));
+	relid = PG_GETARG_OID(0);
+	names = PG_GETARG_ARRAYTYPE_P(1);
+	epsilon = dpsynth_check_epsilon(fcinfo, 2);
+
+	rel = open_source_table(relid);
+	dpsynth_check_release_privilege(relid, "dp_marginal");
+	rho = dpsynth_rho_for_call(relid, epsilon, &delta);
+	cols = dpsynth_load_columns(relid, names, &ncols);
+
+	strides = palloc(sizeof(int64) * ncols);
+	for (int j = ncols - 1; j >= 0; j--)
+	{
+		strides[j] = ncells;
+		ncells *= dp_domain_ncodes(&cols[j].domain);
+		if (ncells > DPSYNTH_MAX_MARGINAL_CELLS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the marginal of these columns has more than " INT64_FORMAT " cells",
+							DPSYNTH_MAX_MARGINAL_CELLS),
+					 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
+	}
+	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(rho, 1.0)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small for the noise sampler", float8out_internal(epsilon))));
+
+	InitMaterializedSRF(fcinfo, 0);
+	counts = palloc0(sizeof(int64) * ncells);
+
+	/* Labels are public (they come from the domains): build them before the charge. */
+	labels = palloc(sizeof(Datum *) * ncols);
+	label_nulls = palloc(sizeof(bool *) * ncols);
+	for (int j = 0; j < ncols; j++)
+	{
+		uint32		n = dp_domain_ncodes(&cols[j].domain);
+
+		labels[j] = palloc(sizeof(Datum) * n);
+		label_nulls[j] = palloc(sizeof(bool) * n);
+		for (uint32 c = 0; c < n; c++)
+			labels[j][c] = dpsynth_code_label(&cols[j], (dp_code) c, &label_nulls[j][c]);
+	}
+
+	/* ---- charge: committed before any row is read or any noise drawn ---- */
+	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
+	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta, rho,
+							   psprintf("{\"cells\": " INT64_FORMAT ", \"sigma2\": %.17g}",
+										ncells, dp_dgauss_sigma2(&noise)));
+
+	/* ---- from here on, nothing may fail or speak depending on the data ---- */
+	count_cells(rel, cols, ncols, strides, counts);
+	dp_counts_release(counts, ncells, &noise);
+
+	{
+		Datum	   *elems = palloc(sizeof(Datum) * ncols);
+		bool	   *enulls = palloc(sizeof(bool) * ncols);
+		int			dims[1] = {ncols};
+		int			lbs[1] = {1};
+
+		for (int64 i = 0; i < ncells; i++)
+		{
+			Datum		values[2];
+			bool		nulls[2] = {false, false};
+
+			CHECK_FOR_INTERRUPTS();
+			for (int j = 0; j < ncols; j++)
+			{
+				dp_code		c = (dp_code) ((i / strides[j]) % dp_domain_ncodes(&cols[j].domain));
+
+				elems[j] = labels[j][c];
+				enulls[j] = label_nulls[j][c];
+			}
+			values[0] = PointerGetDatum(construct_md_array(elems, enulls, 1, dims, lbs,
+														   TEXTOID, -1, false, TYPALIGN_INT));
+			values[1] = Int64GetDatum(counts[i]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+
+	table_close(rel, NoLock);	/* keep the lock until the end of the transaction */
+	dpsynth_complete(ledger_id);
+	return (Datum) 0;
+}

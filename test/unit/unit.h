@@ -1,0 +1,55 @@
+/*
+ * unit.h - a minimal TAP producer for dpsynth's pure C unit tests.
+ *
+ * Each test binary prints "ok N - description" or "not ok N - description" per check and a
+ * plan line "1..N" at the end; it exits 1 if any check failed.  scripts/test counts these lines.
+ */
+#ifndef DPSYNTH_UNIT_H
+#define DPSYNTH_UNIT_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int unit_count = 0;
+static int unit_failed = 0;
+
+static void unit_check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+unit_check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	unit_count++;
+	if (!cond)
+		unit_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", unit_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Prints a diagnostic line (ignored by TAP consumers). */
+static void unit_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static void
+unit_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int
+unit_done(void)
+{
+	printf("1..%d\n", unit_count);
+	return unit_failed ? 1 : 0;
+}
+
+#endif
