@@ -57,6 +57,7 @@ typedef struct ChargeRequest
 	double		epsilon;
 	double		delta;
 	double		rho;
+	int			lock_timeout_ms;
 	char		function[NAMEDATALEN];
 	Size		columns_off;	/* NUL-terminated text[] literal after the struct, or 0 */
 	Size		details_off;	/* NUL-terminated JSON after the struct */
@@ -100,6 +101,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 	req->epsilon = epsilon;
 	req->delta = delta;
 	req->rho = rho;
+	req->lock_timeout_ms = dpsynth_charge_timeout_ms;
 	strlcpy(req->function, function, NAMEDATALEN);
 	if (columns_literal)
 	{
@@ -270,10 +272,11 @@ dpsynth_charge_worker_main(Datum main_arg)
 		/*
 		 * The commit must be durable before the caller releases anything.  A caller that holds a
 		 * lock on the budget row in its own open transaction would make us wait for it forever
-		 * (it waits for us), hence the lock timeout.
+		 * (it waits for us), hence the lock timeout (dpsynth.charge_timeout).
 		 */
-		if (SPI_execute("SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = '30s'; "
-						"SET LOCAL statement_timeout = 0", false, 0) != SPI_OK_UTILITY)
+		if (SPI_execute(psprintf("SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = %d; "
+								 "SET LOCAL statement_timeout = 0", req->lock_timeout_ms),
+						false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not configure the charging transaction");
 		if (SPI_execute_with_args("SELECT status, ledger_id, rho_charged::text, rho_remaining::text, limit_role "
 								  "FROM dpsynth._charge($1, $2, $3, $4::text[], $5, $6, $7, $8::jsonb)",

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -29,9 +30,19 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+int			dpsynth_charge_timeout_ms = 30000;
+
 void
 _PG_init(void)
 {
+	DefineCustomIntVariable("dpsynth.charge_timeout",
+							"How long the charging worker waits for a table's budget row lock.",
+							"A charge that cannot take the lock in time fails, and nothing is released.",
+							&dpsynth_charge_timeout_ms,
+							30000, 1, 3600 * 1000,
+							PGC_SUSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("dpsynth");
 	if (dp_random_init() != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),

@@ -25,6 +25,8 @@
 
 /* ---- dpsynth.c ---- */
 
+extern int	dpsynth_charge_timeout_ms;
+
 /* Switching to the extension owner to read and write the catalog. */
 typedef struct DpOwnerSwitch
 {

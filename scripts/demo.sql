@@ -1,0 +1,63 @@
+-- The scenes of the demo (run by scripts/demo on the bundled Adult table, 32,561 rows).
+\pset footer off
+\set VERBOSITY default
+\echo
+\echo '*** 1. The data owner protects the table with a budget of epsilon 3 (delta 1e-6) and'
+\echo '***    declares its public domain (categories from the documentation, round numeric bounds).'
+SELECT dp_protect('adult', epsilon => 3.0, delta => 1e-6);
+SELECT dp_declare('adult', :'domain'::jsonb) AS columns_declared;
+SELECT column_name, kind, coalesce(array_length(categories, 1), bins) AS cells, lower, upper
+FROM dp_domains ORDER BY column_name;
+DO $$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'research_team') THEN
+		CREATE ROLE research_team;
+	END IF;
+END $$;
+GRANT dpsynth_analyst TO research_team;
+
+\echo
+\echo '*** 2. The analyst (research_team) cannot read the table...'
+SET ROLE research_team;
+SELECT count(*) FROM adult;
+\echo '***    ...but can ask for noisy marginals, each charged to the budget (epsilon 0.5 each).'
+SELECT cell[1] AS sex, cell[2] AS income, noisy_count
+FROM dp_marginal('adult', ARRAY['sex', 'income'], epsilon => 0.5);
+CREATE TEMP TABLE edu AS
+SELECT cell[1] AS education, noisy_count FROM dp_marginal('adult', ARRAY['education'], epsilon => 0.5);
+SELECT * FROM edu ORDER BY noisy_count DESC LIMIT 6;
+SELECT table_name, epsilon, round(rho_allowance, 6) AS rho_allowance, round(rho_spent, 6) AS rho_spent,
+	   round(epsilon_spent::numeric, 4) AS epsilon_spent, epsilon_remaining
+FROM dp_budget;
+\echo '***    zCDP composes in rho: two calls at epsilon 0.5 spent far less than epsilon 1 of 3.'
+RESET ROLE;
+
+\echo
+\echo '*** 3. How close were those counts?  (Only the owner can compute this.)'
+SELECT e.education, e.noisy_count, t.true_count, e.noisy_count - t.true_count AS error
+FROM edu e JOIN (SELECT education, count(*) AS true_count FROM adult GROUP BY 1) t USING (education)
+ORDER BY t.true_count DESC LIMIT 6;
+
+\echo
+\echo '*** 4. The analyst spends the rest: calls at epsilon 1 until the budget refuses.'
+SET ROLE research_team;
+DO $$
+DECLARE
+	n int := 0;
+BEGIN
+	LOOP
+		PERFORM count(*) FROM dp_marginal('adult', ARRAY['age', 'income'], epsilon => 1.0);
+		n := n + 1;
+	END LOOP;
+EXCEPTION WHEN SQLSTATE 'DP001' THEN
+	RAISE NOTICE '% more calls at epsilon 1 were released; the next was refused: %', n, SQLERRM;
+END
+$$;
+SELECT count(*) FROM dp_marginal('adult', ARRAY['age'], epsilon => 1.0);
+RESET ROLE;
+
+\echo
+\echo '*** 5. The auditor reads the ledger: every charge, committed before any noise was drawn.'
+SELECT id, role, function, columns, epsilon, round(rho, 6) AS rho, status, reason FROM dp_ledger ORDER BY id;
+SELECT round(rho_allowance, 6) AS allowance, round(rho_spent, 6) AS spent,
+	   rho_spent = (SELECT sum(rho) FROM dp_ledger WHERE status <> 'refused') AS spent_equals_ledger
+FROM dp_budget;
