@@ -25,6 +25,7 @@
 
 #include "dp_accounting.h"
 #include "dp_random.h"
+#include "dp_sampler.h"
 
 PG_MODULE_MAGIC;
 
@@ -47,6 +48,11 @@ _PG_init(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("dpsynth could not initialize libsodium's random number generator")));
+	/* the samplers' exact 128/256-bit arithmetic, checked against fixed answers */
+	if (dp_sampler_selftest() != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("dpsynth's noise sampler failed its self-test; refusing to load")));
 }
 
 Oid
