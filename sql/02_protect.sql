@@ -65,10 +65,14 @@ SELECT try_sql($$SELECT dp_declare('patients', '[1, 2]'::jsonb)$$);
 SELECT try_sql($$SELECT dp_declare('patients', '{"nope": {"values": ["a"]}}'::jsonb)$$);
 RESET ROLE;
 
--- Others may not declare; admins may.
+-- Others may not declare; admins may, but only on tables they may read.
 SET ROLE dp_other;
 SELECT try_sql($$SELECT dp_declare('patients', 'sex', categories => ARRAY['F', 'M'])$$);
 RESET ROLE;
+SET ROLE dp_admin_user;
+SELECT try_sql($$SELECT dp_protect('patients', epsilon => 4.0, delta => 1e-6)$$);
+RESET ROLE;
+GRANT SELECT ON patients TO dp_admin_user;
 SET ROLE dp_admin_user;
 SELECT dp_declare('patients', 'sex', categories => ARRAY['F', 'M']);
 SELECT dp_protect('patients', epsilon => 4.0, delta => 1e-6);
@@ -88,8 +92,12 @@ SELECT try_sql($$SELECT dp_limit_role('patients', 'dp_other', epsilon => 100)$$)
 -- the catalog itself is out of reach
 SELECT try_sql($$UPDATE dpsynth.budgets SET rho_spent = 0$$);
 SELECT try_sql($$SELECT * FROM dpsynth.budgets$$);
-SELECT try_sql($$SELECT dpsynth._dp_protect('dp_owner'::regrole, 'patients', 100, 1e-6)$$);
-SELECT try_sql($$SELECT * FROM dpsynth._charge('patients'::regclass, 'dp_other'::regrole, 'x', NULL, 1, 1e-6, 0, NULL)$$);
+SELECT try_sql($$SELECT dpsynth._dp_protect('dp_owner'::regrole, 'patients', 100, 1e-6, 0, true)$$);
+SELECT try_sql($$SELECT * FROM dpsynth._charge('patients'::regclass, 'dp_other'::regrole, 'dp_other'::regrole, 'x', NULL, 1, 1e-6, 0, 0, NULL)$$);
+-- system tables cannot be protected, even by a superuser
+RESET ROLE;
+SELECT try_sql($$SELECT dp_protect('pg_catalog.pg_authid', epsilon => 1)$$);
+SET ROLE dp_other;
 RESET ROLE;
 
 -- Dropping a protected table removes its budget and domains; its ledger rows stay.
@@ -97,6 +105,7 @@ DROP VIEW patients_v;
 DROP TABLE patients;
 DROP ROLE dp_owner;
 DROP ROLE dp_other;
+DROP OWNED BY dp_admin_user;
 DROP ROLE dp_admin_user;
 SELECT count(*) AS budgets_left FROM dpsynth.budgets;
 SELECT count(*) AS domains_left FROM dpsynth.domains;

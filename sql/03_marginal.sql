@@ -55,7 +55,7 @@ RESET ROLE;
 
 -- Every call is in the ledger, charged what dp_rho says, and spent equals the ledger's sum.
 SELECT function, columns, epsilon, status,
-	   rho = dpsynth._round_up(dp_rho(epsilon, 1e-6)) AS rho_ok, role
+	   rho = dpsynth._units_rho(dpsynth._rho_units(epsilon, 1e-6)) AS rho_ok, role
 FROM dp_ledger ORDER BY id;
 SELECT b.rho_spent = (SELECT sum(rho) FROM dpsynth.ledger WHERE status <> 'refused') AS spent_is_ledger_sum
 FROM dpsynth.budgets b;

@@ -6,7 +6,7 @@ INSERT INTO t SELECT CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END FROM generate_ser
 SELECT dp_protect('t', epsilon => 10);
 SELECT dp_declare('t', 'sex', categories => ARRAY['F', 'M']);
 CREATE FUNCTION spent() RETURNS numeric LANGUAGE sql AS $$ SELECT rho_spent FROM dpsynth.budgets WHERE relid = 't'::regclass $$;
-CREATE FUNCTION charge(e float8) RETURNS numeric LANGUAGE sql AS $$ SELECT dpsynth._round_up(dp_rho(e, 1e-6)) $$;
+CREATE FUNCTION charge(e float8) RETURNS numeric LANGUAGE sql AS $$ SELECT dpsynth._units_rho(dpsynth._rho_units(e, 1e-6)) $$;
 
 -- ROLLBACK keeps the charge; the ledger row stays "charged" (its release never committed).
 SELECT spent() AS s0 \gset

@@ -53,10 +53,12 @@ typedef struct ChargeRequest
 	Oid			dboid;
 	Oid			runas;			/* the extension owner */
 	Oid			caller;
+	Oid			session_user;
 	Oid			relid;
 	double		epsilon;
 	double		delta;
-	double		rho;
+	int64		rho_units;		/* rho in units of 1e-12 */
+	double		delta_add;		/* additive delta of approximate-DP mechanisms */
 	int			lock_timeout_ms;
 	char		function[NAMEDATALEN];
 	Size		columns_off;	/* NUL-terminated text[] literal after the struct, or 0 */
@@ -79,7 +81,7 @@ request_string(ChargeRequest *req, Size off)
 
 int64
 dpsynth_charge(Oid relid, const char *function, const char *columns_literal, double epsilon,
-			   double delta, double rho, const char *details_json)
+			   double delta, int64 rho_units, double delta_add, const char *details_json)
 {
 	Size		ncol = columns_literal ? strlen(columns_literal) + 1 : 0;
 	Size		ndet = strlen(details_json) + 1;
@@ -97,10 +99,12 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 	req->dboid = MyDatabaseId;
 	req->runas = dpsynth_extension_owner();
 	req->caller = GetUserId();
+	req->session_user = GetSessionUserId();
 	req->relid = relid;
 	req->epsilon = epsilon;
 	req->delta = delta;
-	req->rho = rho;
+	req->rho_units = rho_units;
+	req->delta_add = delta_add;
 	req->lock_timeout_ms = dpsynth_charge_timeout_ms;
 	strlcpy(req->function, function, NAMEDATALEN);
 	if (columns_literal)
@@ -162,6 +166,9 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 			ereport(ERROR,
 					(errcode(ERRCODE_DPSYNTH_BUDGET_EXHAUSTED),
 					 errmsg("privacy budget of table %s is exhausted", get_rel_name(relid)),
+					 req->delta_add > 0 ?
+					 errdetail("This call needs rho %s and selection delta %g; the table has rho %s left, or not enough selection delta. The attempt is in the ledger as refused.",
+							   req->rho_charged, req->delta_add, req->rho_remaining) :
 					 errdetail("This call needs rho %s; the table has rho %s left. The attempt is in the ledger as refused.",
 							   req->rho_charged, req->rho_remaining),
 					 errhint("Ask for a smaller epsilon, or ask the table's owner to raise the budget with dp_protect.")));
@@ -243,9 +250,10 @@ dpsynth_charge_worker_main(Datum main_arg)
 
 	PG_TRY();
 	{
-		Oid			argtypes[8] = {OIDOID, OIDOID, TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, TEXTOID};
-		Datum		values[8];
-		char		nulls[8] = "        ";
+		Oid			argtypes[10] = {OIDOID, OIDOID, OIDOID, TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID,
+		FLOAT8OID, TEXTOID};
+		Datum		values[10];
+		char		nulls[10] = "          ";
 		const char *columns = request_string(req, req->columns_off);
 		HeapTuple	tup;
 		TupleDesc	desc;
@@ -254,13 +262,15 @@ dpsynth_charge_worker_main(Datum main_arg)
 
 		values[0] = ObjectIdGetDatum(req->relid);
 		values[1] = ObjectIdGetDatum(req->caller);
-		values[2] = CStringGetTextDatum(req->function);
-		values[3] = columns ? CStringGetTextDatum(columns) : (Datum) 0;
-		nulls[3] = columns ? ' ' : 'n';
-		values[4] = Float8GetDatum(req->epsilon);
-		values[5] = Float8GetDatum(req->delta);
-		values[6] = Float8GetDatum(req->rho);
-		values[7] = CStringGetTextDatum(request_string(req, req->details_off));
+		values[2] = ObjectIdGetDatum(req->session_user);
+		values[3] = CStringGetTextDatum(req->function);
+		values[4] = columns ? CStringGetTextDatum(columns) : (Datum) 0;
+		nulls[4] = columns ? ' ' : 'n';
+		values[5] = Float8GetDatum(req->epsilon);
+		values[6] = Float8GetDatum(req->delta);
+		values[7] = Int64GetDatum(req->rho_units);
+		values[8] = Float8GetDatum(req->delta_add);
+		values[9] = CStringGetTextDatum(request_string(req, req->details_off));
 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -274,13 +284,14 @@ dpsynth_charge_worker_main(Datum main_arg)
 		 * lock on the budget row in its own open transaction would make us wait for it forever
 		 * (it waits for us), hence the lock timeout (dpsynth.charge_timeout).
 		 */
-		if (SPI_execute(psprintf("SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = %d; "
+		if (SPI_execute(psprintf("SET LOCAL search_path = pg_catalog, pg_temp; "
+								 "SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = %d; "
 								 "SET LOCAL statement_timeout = 0", req->lock_timeout_ms),
 						false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not configure the charging transaction");
 		if (SPI_execute_with_args("SELECT status, ledger_id, rho_charged::text, rho_remaining::text, limit_role "
-								  "FROM dpsynth._charge($1, $2, $3, $4::text[], $5, $6, $7, $8::jsonb)",
-								  8, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
+								  "FROM dpsynth._charge($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::jsonb)",
+								  10, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
 			SPI_processed != 1)
 			elog(ERROR, "dpsynth._charge did not return a row");
 		tup = SPI_tuptable->vals[0];

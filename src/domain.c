@@ -1,31 +1,47 @@
 /*
  * domain.c - columns of a protected table and their public domains.
  *
- * A column's domain comes from the owner's declaration (dpsynth.domains) or, for boolean and
- * enum columns, from the schema itself.  Nothing here reads a row: every error is raised
- * before the scan, and encoding a value never raises (PRIVACY.md, "Errors and side channels").
+ * A column's domain comes, in this order, from:
+ *   1. the owner's declaration, or a domain an earlier call released by DP discovery
+ *      (dpsynth.domains, source 'declared' or 'dp');
+ *   2. the type itself: boolean, enum labels;
+ *   3. public schema facts: CHECK (col IN (...)), CHECK (col = a OR col = b),
+ *      CHECK (col BETWEEN a AND b) and other range checks with both ends, on the table or on a
+ *      domain type of the column (a varchar's length is not a domain);
+ *   4. otherwise DP discovery, charged to the call, if the table's and the column's policy
+ *      allow it: partition selection for text, DP bounds for numbers, dates and times.
+ * Identifier-like columns (serial, identity, uuid, or marked by the owner) and excluded
+ * columns are never released.
  *
- * Which codes a column has:
- *   declared categories   one per category, plus the NULL cell (NULL and undeclared values)
- *   integer bins          one per bin (values outside [lower, upper] are clamped), plus the
- *                         NULL cell if the column is nullable
- *   real/numeric bins     one per bin (clamped; +/-Infinity go to the end bins), plus the NULL
- *                         cell (NULL and NaN)
- *   boolean, enum         false/true or the labels in sort order, plus the NULL cell if the
- *                         column is nullable
+ * Nothing here reads a row: every error is raised before the scan, and encoding a value never
+ * raises (PRIVACY.md, "Errors and side channels").
+ *
+ * Codes of a column: its categories or bins, then one NULL cell that holds NULL and every value
+ * that has no place in the domain (categories not listed, NaN).  Columns that are NOT NULL and
+ * whose values always have a place (integer, date and time bins; boolean; enum) have no NULL
+ * cell.  Numbers, dates and times outside the bins (including +/-Infinity) are clamped to the
+ * first or last bin.
  */
 #include "dpsynth.h"
+
+#include <math.h>
 
 #include "access/htup_details.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
+#include "catalog/pg_type_d.h"
 #include "executor/spi.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"
+#include "utils/date.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 #include "utils/typcache.h"
 
 enum
@@ -36,13 +52,12 @@ enum
 	DP_ENC_BOOL_LABEL,			/* boolean with declared categories 'false'/'true' */
 	DP_ENC_BOOL,				/* boolean, intrinsic domain: false = 0, true = 1 */
 	DP_ENC_ENUM,				/* enum, intrinsic domain: labels in sort order */
-	DP_ENC_INT2,
-	DP_ENC_INT4,
-	DP_ENC_INT8,
-	DP_ENC_FLOAT4,
-	DP_ENC_FLOAT8,
-	DP_ENC_NUMERIC
+	DP_ENC_INT,					/* integers, dates (days), timestamps (microseconds) */
+	DP_ENC_REAL					/* real, double precision, numeric */
 };
+
+/* Unit conversion for dates and timestamps: days or microseconds since 2000-01-01. */
+#define USECS_PER_DAY_F 86400000000.0
 
 static bool
 is_integer_type(Oid t)
@@ -51,35 +66,76 @@ is_integer_type(Oid t)
 }
 
 static bool
+is_time_type(Oid t)
+{
+	return t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID;
+}
+
+static bool
 is_real_type(Oid t)
 {
 	return t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
 }
 
-static int
-numeric_encoding(Oid t)
+static bool
+is_text_type(Oid t)
 {
-	switch (t)
+	return t == TEXTOID || t == VARCHAROID || t == BPCHAROID;
+}
+
+bool
+dpsynth_value_is_integral(Oid typid)
+{
+	return is_integer_type(typid) || is_time_type(typid);
+}
+
+/* Never raises: infinite dates and timestamps come out as the extreme int64 values. */
+int64
+dpsynth_value_int(Oid typid, Datum value)
+{
+	switch (typid)
 	{
 		case INT2OID:
-			return DP_ENC_INT2;
+			return DatumGetInt16(value);
 		case INT4OID:
-			return DP_ENC_INT4;
+			return DatumGetInt32(value);
 		case INT8OID:
-			return DP_ENC_INT8;
-		case FLOAT4OID:
-			return DP_ENC_FLOAT4;
-		case FLOAT8OID:
-			return DP_ENC_FLOAT8;
+			return DatumGetInt64(value);
+		case DATEOID:
+			{
+				DateADT		d = DatumGetDateADT(value);
+
+				return DATE_IS_NOBEGIN(d) ? PG_INT64_MIN : DATE_IS_NOEND(d) ? PG_INT64_MAX : d;
+			}
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return DatumGetInt64(value);
 		default:
-			return DP_ENC_NUMERIC;
+			return 0;
+	}
+}
+
+/* Never raises: the _no_overflow conversion gives +/-HUGE_VAL for huge numerics. */
+double
+dpsynth_value_real(Oid typid, Datum value)
+{
+	switch (typid)
+	{
+		case FLOAT4OID:
+			return DatumGetFloat4(value);
+		case FLOAT8OID:
+			return DatumGetFloat8(value);
+		case NUMERICOID:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
+		default:
+			return (double) dpsynth_value_int(typid, value);
 	}
 }
 
 static void
 init_categories(DpColumn *col, const char **labels, int n, bool has_null_cell)
 {
-	uint32	   *lens = palloc(sizeof(uint32) * n);
+	uint32	   *lens = palloc(sizeof(uint32) * Max(n, 1));
 	int32	   *slots = palloc(sizeof(int32) * dp_catmap_slots_needed(n));
 
 	for (int i = 0; i < n; i++)
@@ -88,6 +144,36 @@ init_categories(DpColumn *col, const char **labels, int n, bool has_null_cell)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the categories of column \"%s\" are invalid (duplicates, or more than 65535)", col->name)));
+	if (col->typid == TEXTOID || col->typid == VARCHAROID)
+		col->encoding = DP_ENC_TEXT;
+	else if (col->typid == BPCHAROID)
+		col->encoding = DP_ENC_BPCHAR;
+	else if (col->typid == BOOLOID)
+		col->encoding = DP_ENC_BOOL_LABEL;
+	else
+	{
+		Oid			outfn;
+		bool		varlena;
+		char		category;
+		bool		preferred;
+
+		/*
+		 * Other types are matched by their text, which must be short and bounded so that
+		 * producing it can never fail on a value: numbers, dates and times, strings.
+		 */
+		get_type_category_preferred(col->typid, &category, &preferred);
+		if (category != TYPCATEGORY_NUMERIC && category != TYPCATEGORY_DATETIME &&
+			category != TYPCATEGORY_TIMESPAN && category != TYPCATEGORY_STRING &&
+			category != TYPCATEGORY_BOOLEAN && category != TYPCATEGORY_ENUM)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" has type %s, whose values cannot be matched against categories",
+							col->name, format_type_be(col->typid)),
+					 errhint("Exclude it with dp_column_policy(..., treatment => 'exclude').")));
+		getTypeOutputInfo(col->typid, &outfn, &varlena);
+		fmgr_info(outfn, &col->outfunc);
+		col->encoding = DP_ENC_OUTPUT;
+	}
 }
 
 static int
@@ -105,10 +191,21 @@ init_enum(DpColumn *col)
 {
 	CatCList   *list = SearchSysCacheList1(ENUMTYPOIDNAME, ObjectIdGetDatum(col->typid));
 	int			n = list->n_members;
-	const char **labels = palloc(sizeof(char *) * n);
-	float4	   *order = palloc(sizeof(float4) * n);
-	Oid		   *oids = palloc(sizeof(Oid) * n);
+	const char **labels;
+	float4	   *order;
+	Oid		   *oids;
+	Oid		   *sorted;
 
+	if (n <= 0)
+	{
+		ReleaseCatCacheList(list);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("enum type of column \"%s\" has no labels", col->name)));
+	}
+	labels = palloc(sizeof(char *) * (Size) n);
+	order = palloc(sizeof(float4) * (Size) n);
+	oids = palloc(sizeof(Oid) * (Size) n);
 	for (int i = 0; i < n; i++)
 	{
 		Form_pg_enum e = (Form_pg_enum) GETSTRUCT(&list->members[i]->tuple);
@@ -118,11 +215,7 @@ init_enum(DpColumn *col)
 		labels[i] = pstrdup(NameStr(e->enumlabel));
 	}
 	ReleaseCatCacheList(list);
-	if (n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("enum type of column \"%s\" has no labels", col->name)));
-	/* sort labels by enumsortorder (insertion sort: enums are small) */
+	/* labels by enumsortorder (insertion sort: enums are small) */
 	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && order[j - 1] > order[j]; j--)
 		{
@@ -135,176 +228,604 @@ init_enum(DpColumn *col)
 			labels[j] = labels[j - 1], labels[j - 1] = lo;
 		}
 	init_categories(col, labels, n, !col->notnull);
-	/* OID -> code table, sorted by OID for bsearch */
 	col->nenum = n;
-	col->enum_oids = palloc(sizeof(Oid) * n);
-	col->enum_codes = palloc(sizeof(dp_code) * n);
+	col->enum_oids = palloc(sizeof(Oid) * (Size) n);
+	col->enum_codes = palloc(sizeof(dp_code) * (Size) n);
+	sorted = palloc(sizeof(Oid) * (Size) n);
+	memcpy(sorted, oids, sizeof(Oid) * (Size) n);
+	qsort(sorted, n, sizeof(Oid), enum_oid_cmp);
+	for (int i = 0; i < n; i++)
 	{
-		Oid		   *sorted = palloc(sizeof(Oid) * n);
-
-		memcpy(sorted, oids, sizeof(Oid) * n);
-		qsort(sorted, n, sizeof(Oid), enum_oid_cmp);
-		for (int i = 0; i < n; i++)
-		{
-			col->enum_oids[i] = sorted[i];
-			for (int k = 0; k < n; k++)
-				if (oids[k] == sorted[i])
-					col->enum_codes[i] = (dp_code) k;
-		}
+		col->enum_oids[i] = sorted[i];
+		for (int k = 0; k < n; k++)
+			if (oids[k] == sorted[i])
+				col->enum_codes[i] = (dp_code) k;
 	}
 	col->encoding = DP_ENC_ENUM;
 }
 
-static void
-no_domain_error(Oid relid, DpColumn *col)
+/*
+ * Numeric domain from bounds, a number of equal-width bins, point masses and/or explicit
+ * edges.  Returns false when they do not fit the column's type (its type changed since).
+ */
+static bool
+init_numeric(DpColumn *col, double lower, double upper, int bins, const double *edges, int nedges,
+			 const double *points, int npoints)
 {
-	char	   *rel = get_rel_name(relid);
+	bool		integral = dpsynth_value_is_integral(col->typid);
 
-	if (is_integer_type(col->typid) || is_real_type(col->typid))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("column \"%s\" of table %s has no public domain", col->name, rel),
-				 errdetail("dpsynth never learns bounds from the data without charging for them."),
-				 errhint("The table's owner can declare one: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);",
-						 rel, col->name)));
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("column \"%s\" of table %s has no public domain", col->name, rel),
-			 errdetail("dpsynth never learns the values present from the data without charging for them."),
-			 errhint("The table's owner can declare one: SELECT dp_declare('%s', '%s', categories => ARRAY[...]);",
-					 rel, col->name)));
+	if (!integral && !is_real_type(col->typid))
+		return false;
+	if (integral)
+	{
+		int64	   *base = palloc(sizeof(int64) * (Max(bins, nedges) + 1));
+		int64	   *pts = palloc(sizeof(int64) * Max(npoints, 1));
+		int			nbase;
+		uint32		n;
+
+		if (edges)
+		{
+			for (int i = 0; i < nedges; i++)
+				base[i] = (int64) edges[i];
+			nbase = nedges;
+		}
+		else
+		{
+			if (dp_int_equal_edges((int64) lower, (int64) upper, bins, base) != 0)
+				return false;
+			nbase = bins + 1;
+		}
+		for (int i = 0; i < npoints; i++)
+			pts[i] = (int64) points[i];
+		col->iedges = palloc(sizeof(int64) * (nbase + 2 * npoints));
+		n = dp_int_edges_with_points(base, nbase, pts, npoints, col->iedges);
+		if (dp_domain_init_int_edges(&col->domain, col->iedges, n - 1, !col->notnull) != 0)
+			return false;
+		col->encoding = DP_ENC_INT;
+	}
+	else
+	{
+		double	   *base = palloc(sizeof(double) * (Max(bins, nedges) + 1));
+		int			nbase;
+		uint32		n;
+
+		if (edges)
+		{
+			memcpy(base, edges, sizeof(double) * nedges);
+			nbase = nedges;
+		}
+		else
+		{
+			if (dp_real_equal_edges(lower, upper, bins, base) != 0)
+				return false;
+			nbase = bins + 1;
+		}
+		col->edges = palloc(sizeof(double) * (nbase + 2 * npoints + 1));
+		n = dp_real_edges_with_points(base, nbase, points, npoints, col->edges);
+		/* NaN has no bin: real columns always have a NULL cell */
+		if (dp_domain_init_real_edges(&col->domain, col->edges, n - 1, true) != 0)
+			return false;
+		col->encoding = DP_ENC_REAL;
+	}
+	return true;
 }
 
-/* A declared domain as read from the catalog, copied out of SPI. */
-typedef struct DeclaredDomain
+/* Default number of bins: one per value for small integer ranges, else 32. */
+static int
+default_bins(DpColumn *col, double lower, double upper)
 {
-	bool		categories;
-	const char **labels;
-	int			nlabels;
+	if (dpsynth_value_is_integral(col->typid) && upper - lower + 1 < 32)
+		return (int) (upper - lower + 1);
+	return 32;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The catalog's view of a column: policy, declared or released domain, serial-ness.
+ * --------------------------------------------------------------------------------------- */
+typedef struct CatalogColumn
+{
+	char	   *treatment;		/* NULL = synthesize */
+	bool		discovery;		/* table's setting unless the column overrides it */
+	char	   *other;
+	bool		serial;			/* serial or identity column */
+	char	   *kind;			/* NULL = no domain row */
+	char	   *source;
+	const char **categories;
+	int			ncategories;
 	double		lower;
 	double		upper;
 	int			bins;
-} DeclaredDomain;
+	double	   *edges;
+	int			nedges;
+	double	   *points;
+	int			npoints;
+} CatalogColumn;
 
-static bool
-read_declared(Oid relid, AttrNumber attnum, DeclaredDomain *dd)
+static double *
+float8_array(Datum d, int *n, MemoryContext cxt)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(d);
+	Datum	   *elems;
+	bool	   *nulls;
+	double	   *out;
+
+	deconstruct_array(arr, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, n);
+	out = MemoryContextAlloc(cxt, sizeof(double) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+		out[i] = DatumGetFloat8(elems[i]);
+	return out;
+}
+
+static void
+read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 {
 	MemoryContext caller_cxt = CurrentMemoryContext;
 	DpOwnerSwitch sw;
-	Oid			argtypes[2] = {OIDOID, INT2OID};
-	Datum		values[2] = {ObjectIdGetDatum(relid), Int16GetDatum(attnum)};
-	bool		found;
+	Oid			argtypes[3] = {OIDOID, INT2OID, TEXTOID};
+	Datum		values[3] = {ObjectIdGetDatum(relid), Int16GetDatum(col->attnum), CStringGetTextDatum(col->name)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		d;
 
+	memset(cc, 0, sizeof(*cc));
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT kind = 'categories', categories, lower, upper, bins "
-							  "FROM dpsynth.domains WHERE relid = $1 AND attnum = $2",
-							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read dpsynth.domains");
-	found = SPI_processed == 1;
-	if (found)
+	if (SPI_execute_with_args(
+							  "SELECT p.treatment, coalesce(p.discovery, b.discovery), p.other, "
+							  "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
+							  "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points "
+							  "FROM dpsynth.budgets b "
+							  "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
+							  "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
+							  "WHERE b.relid = $1",
+							  3, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the catalog of relation %u", relid);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+#define GETTEXT(n) (SPI_getbinval(tup, desc, (n), &isnull), isnull ? NULL : MemoryContextStrdup(caller_cxt, SPI_getvalue(tup, desc, (n))))
+	cc->treatment = GETTEXT(1);
+	cc->discovery = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+	cc->other = GETTEXT(3);
+	cc->serial = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	cc->kind = GETTEXT(5);
+	cc->source = GETTEXT(6);
+#undef GETTEXT
+	d = SPI_getbinval(tup, desc, 7, &isnull);
+	if (!isnull)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
+		ArrayType  *arr = DatumGetArrayTypeP(d);
+		Datum	   *elems;
+		bool	   *enulls;
 
-		dd->categories = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
-		if (dd->categories)
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &cc->ncategories);
+		cc->categories = MemoryContextAlloc(caller_cxt, sizeof(char *) * Max(cc->ncategories, 1));
+		for (int i = 0; i < cc->ncategories; i++)
 		{
-			ArrayType  *arr = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 2, &isnull));
-			Datum	   *elems;
-			bool	   *enulls;
-			MemoryContext old;
+			char	   *s = TextDatumGetCString(elems[i]);
 
-			deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &dd->nlabels);
-			old = MemoryContextSwitchTo(caller_cxt);
-			dd->labels = palloc(sizeof(char *) * dd->nlabels);
-			for (int i = 0; i < dd->nlabels; i++)
-				dd->labels[i] = TextDatumGetCString(elems[i]);
-			MemoryContextSwitchTo(old);
-		}
-		else
-		{
-			dd->lower = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
-			dd->upper = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
-			dd->bins = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+			cc->categories[i] = MemoryContextStrdup(caller_cxt, s);
 		}
 	}
+	d = SPI_getbinval(tup, desc, 8, &isnull);
+	cc->lower = isnull ? 0 : DatumGetFloat8(d);
+	d = SPI_getbinval(tup, desc, 9, &isnull);
+	cc->upper = isnull ? 0 : DatumGetFloat8(d);
+	d = SPI_getbinval(tup, desc, 10, &isnull);
+	cc->bins = isnull ? 0 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 11, &isnull);
+	if (!isnull)
+		cc->edges = float8_array(d, &cc->nedges, caller_cxt);
+	d = SPI_getbinval(tup, desc, 12, &isnull);
+	if (!isnull)
+		cc->points = float8_array(d, &cc->npoints, caller_cxt);
 	SPI_finish();
 	dpsynth_restore_user(&sw);
-	return found;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Schema facts: CHECK constraints that name only this column, and CHECK constraints of the
+ * domain types the column is declared with.
+ * --------------------------------------------------------------------------------------- */
+typedef struct SchemaFacts
+{
+	List	   *categories;		/* char * */
+	bool		have_categories;
+	bool		have_lower;
+	bool		have_upper;
+	double		lower;
+	double		upper;
+} SchemaFacts;
+
+static Node *
+strip_coercions(Node *n)
+{
+	for (;;)
+	{
+		if (n == NULL)
+			return NULL;
+		if (IsA(n, RelabelType))
+			n = (Node *) ((RelabelType *) n)->arg;
+		else if (IsA(n, CoerceViaIO))
+			n = (Node *) ((CoerceViaIO *) n)->arg;
+		else if (IsA(n, FuncExpr) && ((FuncExpr *) n)->funcformat == COERCE_IMPLICIT_CAST &&
+				 list_length(((FuncExpr *) n)->args) == 1)
+			n = linitial(((FuncExpr *) n)->args);
+		else
+			return n;
+	}
+}
+
+static bool
+is_the_column(Node *n, AttrNumber attnum)
+{
+	n = strip_coercions(n);
+	if (n == NULL)
+		return false;
+	if (IsA(n, Var))
+		return ((Var *) n)->varattno == attnum;
+	return IsA(n, CoerceToDomainValue);
+}
+
+/* A constant as a number in the column's unit; false if it is not a number-like constant. */
+static bool
+const_number(DpColumn *col, Const *c, double *out)
+{
+	Oid			t = getBaseType(c->consttype);
+
+	if (c->constisnull)
+		return false;
+	if (is_integer_type(t) || is_real_type(t))
+		*out = dpsynth_value_real(t, c->constvalue);
+	else if (t == DATEOID)
+	{
+		*out = (double) dpsynth_value_int(t, c->constvalue);
+		if (col->typid == TIMESTAMPOID || col->typid == TIMESTAMPTZOID)
+			*out *= USECS_PER_DAY_F;
+	}
+	else if (t == TIMESTAMPOID || t == TIMESTAMPTZOID)
+		*out = (double) dpsynth_value_int(t, c->constvalue);
+	else
+		return false;
+	return isfinite(*out);
+}
+
+static char *
+const_label(Const *c)
+{
+	Oid			outfn;
+	bool		varlena;
+
+	getTypeOutputInfo(c->consttype, &outfn, &varlena);
+	return OidOutputFunctionCall(outfn, c->constvalue);
 }
 
 static void
-stale_declaration_error(Oid relid, DpColumn *col)
+add_bound(SchemaFacts *f, const char *op, double v, bool integral)
+{
+	if (strcmp(op, ">=") == 0 || (strcmp(op, ">") == 0 && !integral))
+	{
+		f->lower = f->have_lower ? Max(f->lower, v) : v;
+		f->have_lower = true;
+	}
+	else if (strcmp(op, ">") == 0)
+	{
+		f->lower = f->have_lower ? Max(f->lower, floor(v) + 1) : floor(v) + 1;
+		f->have_lower = true;
+	}
+	else if (strcmp(op, "<=") == 0 || (strcmp(op, "<") == 0 && !integral))
+	{
+		f->upper = f->have_upper ? Min(f->upper, v) : v;
+		f->have_upper = true;
+	}
+	else if (strcmp(op, "<") == 0)
+	{
+		f->upper = f->have_upper ? Min(f->upper, ceil(v) - 1) : ceil(v) - 1;
+		f->have_upper = true;
+	}
+}
+
+static const char *
+commuted(const char *op)
+{
+	if (strcmp(op, ">=") == 0)
+		return "<=";
+	if (strcmp(op, "<=") == 0)
+		return ">=";
+	if (strcmp(op, ">") == 0)
+		return "<";
+	if (strcmp(op, "<") == 0)
+		return ">";
+	return op;
+}
+
+/* Collects the equality labels of an OR of "col = const" (all arms must be such). */
+static bool
+collect_or_equalities(DpColumn *col, Node *n, List **labels)
+{
+	n = strip_coercions(n);
+	if (IsA(n, BoolExpr) && ((BoolExpr *) n)->boolop == OR_EXPR)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((BoolExpr *) n)->args)
+			if (!collect_or_equalities(col, lfirst(lc), labels))
+				return false;
+		return true;
+	}
+	if (IsA(n, OpExpr) && list_length(((OpExpr *) n)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) n;
+		Node	   *l = linitial(op->args);
+		Node	   *r = lsecond(op->args);
+		char	   *name = get_opname(op->opno);
+
+		if (name == NULL || strcmp(name, "=") != 0)
+			return false;
+		if (is_the_column(l, col->attnum) && IsA(strip_coercions(r), Const) && !((Const *) strip_coercions(r))->constisnull)
+		{
+			*labels = lappend(*labels, const_label((Const *) strip_coercions(r)));
+			return true;
+		}
+		if (is_the_column(r, col->attnum) && IsA(strip_coercions(l), Const) && !((Const *) strip_coercions(l))->constisnull)
+		{
+			*labels = lappend(*labels, const_label((Const *) strip_coercions(l)));
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+walk_check(DpColumn *col, Node *n, SchemaFacts *f)
+{
+	n = strip_coercions(n);
+	if (n == NULL)
+		return;
+	if (IsA(n, BoolExpr) && ((BoolExpr *) n)->boolop == AND_EXPR)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((BoolExpr *) n)->args)
+			walk_check(col, lfirst(lc), f);
+		return;
+	}
+	if (IsA(n, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) n;
+		Node	   *arr = strip_coercions(lsecond(sa->args));
+		char	   *name = get_opname(sa->opno);
+
+		if (sa->useOr && name && strcmp(name, "=") == 0 && is_the_column(linitial(sa->args), col->attnum) &&
+			IsA(arr, Const) && !((Const *) arr)->constisnull && !f->have_categories)
+		{
+			ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			ne;
+			Oid			outfn;
+			bool		varlena;
+
+			get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
+			deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &elems, &nulls, &ne);
+			getTypeOutputInfo(ARR_ELEMTYPE(a), &outfn, &varlena);
+			for (int i = 0; i < ne; i++)
+				if (!nulls[i])
+					f->categories = lappend(f->categories, OidOutputFunctionCall(outfn, elems[i]));
+			f->have_categories = true;
+		}
+		return;
+	}
+	if (IsA(n, BoolExpr) && ((BoolExpr *) n)->boolop == OR_EXPR && !f->have_categories)
+	{
+		List	   *labels = NIL;
+
+		if (collect_or_equalities(col, n, &labels))
+		{
+			f->categories = labels;
+			f->have_categories = true;
+		}
+		return;
+	}
+	if (IsA(n, OpExpr) && list_length(((OpExpr *) n)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) n;
+		Node	   *l = linitial(op->args);
+		Node	   *r = strip_coercions(lsecond(op->args));
+		char	   *name = get_opname(op->opno);
+		double		v;
+		bool		integral = dpsynth_value_is_integral(col->typid);
+
+		if (name == NULL)
+			return;
+		if (is_the_column(l, col->attnum) && IsA(r, Const) && const_number(col, (Const *) r, &v))
+			add_bound(f, name, v, integral);
+		else if (is_the_column(r, col->attnum) && IsA(strip_coercions(l), Const) &&
+				 const_number(col, (Const *) strip_coercions(l), &v))
+			add_bound(f, commuted(name), v, integral);
+	}
+}
+
+static void
+read_schema_facts(Oid relid, DpColumn *col, Oid declared_type, SchemaFacts *f)
+{
+	MemoryContext caller_cxt = CurrentMemoryContext;
+	Oid			argtypes[3] = {OIDOID, INT2OID, OIDOID};
+	Datum		values[3] = {ObjectIdGetDatum(relid), Int16GetDatum(col->attnum), ObjectIdGetDatum(declared_type)};
+	List	   *exprs = NIL;
+	ListCell   *lc;
+
+	memset(f, 0, sizeof(*f));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(
+							  "WITH RECURSIVE chain(t) AS ("
+							  "  SELECT $3 UNION ALL "
+							  "  SELECT y.typbasetype FROM pg_catalog.pg_type y, chain WHERE y.oid = chain.t AND y.typtype = 'd') "
+							  "SELECT pg_catalog.pg_get_expr(c.conbin, 0) IS NOT NULL, c.conbin::text "
+							  "FROM pg_catalog.pg_constraint c "
+							  "WHERE c.contype = 'c' AND ((c.conrelid = $1 AND c.conkey = ARRAY[$2]::int2[]) "
+							  "   OR c.contypid IN (SELECT t FROM chain)) "
+							  "ORDER BY c.oid",
+							  3, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the constraints of relation %u", relid);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *bin = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		MemoryContext old = MemoryContextSwitchTo(caller_cxt);
+
+		if (bin)
+			exprs = lappend(exprs, stringToNode(bin));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	foreach(lc, exprs)
+		walk_check(col, lfirst(lc), f);
+}
+
+static void
+column_error(Oid relid, DpColumn *col, int sqlstate, const char *msg, const char *hint)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("declared domain of column \"%s\" of table %s does not fit its type %s",
-					col->name, get_rel_name(relid), format_type_be(col->typid)),
-			 errhint("The column's type changed since the declaration; the owner must declare it again with dp_declare.")));
+			(errcode(sqlstate),
+			 errmsg("column \"%s\" of table %s %s", col->name, get_rel_name(relid), msg),
+			 hint ? errhint("%s", hint) : 0));
 }
 
 static void
-load_column(Oid relid, DpColumn *col)
+load_column(Oid relid, DpColumn *col, Oid declared_type)
 {
-	DeclaredDomain dd;
+	CatalogColumn cc;
+	SchemaFacts sf;
+	char	   *rel = get_rel_name(relid);
 
-	if (read_declared(relid, col->attnum, &dd))
+	read_catalog(relid, col, &cc);
+	col->other = cc.other;
+
+	/* ---- never released ---- */
+	if (cc.treatment && strcmp(cc.treatment, "exclude") == 0)
+		column_error(relid, col, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "is excluded from releases",
+					 "The table's owner excluded it with dp_column_policy; synthetic copies leave it NULL.");
+	if ((cc.treatment && strcmp(cc.treatment, "identifier") == 0) || cc.serial || col->typid == UUIDOID)
+		column_error(relid, col, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+					 "is an identifier and is never released",
+					 "Serial, identity and uuid columns, and columns the owner marks as identifiers, get fresh values in synthetic copies.");
+
+	col->state = DP_COLUMN_READY;
+
+	/* ---- 1. declared, or released by an earlier DP discovery ---- */
+	if (cc.kind)
 	{
-		if (dd.categories)
-		{
-			init_categories(col, dd.labels, dd.nlabels, true);
-			if (col->typid == TEXTOID || col->typid == VARCHAROID)
-				col->encoding = DP_ENC_TEXT;
-			else if (col->typid == BPCHAROID)
-				col->encoding = DP_ENC_BPCHAR;
-			else if (col->typid == BOOLOID)
-				col->encoding = DP_ENC_BOOL_LABEL;
-			else
-			{
-				Oid			outfn;
-				bool		varlena;
+		bool		ok;
 
-				getTypeOutputInfo(col->typid, &outfn, &varlena);
-				fmgr_info(outfn, &col->outfunc);
-				col->encoding = DP_ENC_OUTPUT;
-			}
+		col->source = cc.source;
+		if (strcmp(cc.kind, "categories") == 0)
+		{
+			init_categories(col, cc.categories, cc.ncategories, true);
 			return;
 		}
-		if (is_integer_type(col->typid))
-		{
-			if (dp_domain_init_int_bins(&col->domain, (int64) dd.lower, (int64) dd.upper, dd.bins,
-										!col->notnull) != 0)
-				stale_declaration_error(relid, col);
-		}
-		else if (is_real_type(col->typid))
-		{
-			/* NaN has no bin: these columns always have a NULL cell */
-			if (dp_domain_init_real_bins(&col->domain, dd.lower, dd.upper, dd.bins, true) != 0)
-				stale_declaration_error(relid, col);
-		}
+		if (strcmp(cc.kind, "bins") == 0)
+			ok = init_numeric(col, cc.lower, cc.upper, cc.bins, NULL, 0, cc.points, cc.npoints);
 		else
-			stale_declaration_error(relid, col);
-		col->encoding = numeric_encoding(col->typid);
+			ok = init_numeric(col, 0, 0, 0, cc.edges, cc.nedges, cc.points, cc.npoints);
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("declared domain of column \"%s\" of table %s does not fit its type %s",
+							col->name, rel, format_type_be(col->typid)),
+					 errhint("The column's type changed since the declaration; the owner must declare it again with dp_declare.")));
 		return;
 	}
 
+	/* ---- 2. the type itself ---- */
 	if (col->typid == BOOLOID)
 	{
 		static const char *bool_labels[2] = {"false", "true"};
 
 		init_categories(col, bool_labels, 2, !col->notnull);
 		col->encoding = DP_ENC_BOOL;
+		col->source = "type";
 		return;
 	}
 	if (type_is_enum(col->typid))
 	{
 		init_enum(col);
+		col->source = "type";
 		return;
 	}
-	no_domain_error(relid, col);
+
+	/* ---- 3. schema facts ---- */
+	read_schema_facts(relid, col, declared_type, &sf);
+	if (sf.have_categories && list_length(sf.categories) > 0)
+	{
+		const char **labels = palloc(sizeof(char *) * list_length(sf.categories));
+		int			n = 0;
+		ListCell   *lc;
+
+		foreach(lc, sf.categories)
+		{
+			bool		dup = false;
+
+			for (int i = 0; i < n; i++)
+				dup |= strcmp(labels[i], lfirst(lc)) == 0;
+			if (!dup)
+				labels[n++] = lfirst(lc);
+		}
+		init_categories(col, labels, n, true);
+		col->source = "schema";
+		return;
+	}
+	if (sf.have_lower && sf.have_upper && sf.lower < sf.upper &&
+		(dpsynth_value_is_integral(col->typid) || is_real_type(col->typid)) &&
+		fabs(sf.lower) <= 4611686018427387904.0 && fabs(sf.upper) <= 4611686018427387904.0)
+	{
+		double		lo = dpsynth_value_is_integral(col->typid) ? ceil(sf.lower) : sf.lower;
+		double		hi = dpsynth_value_is_integral(col->typid) ? floor(sf.upper) : sf.upper;
+
+		if (lo < hi && init_numeric(col, lo, hi, default_bins(col, lo, hi), NULL, 0, NULL, 0))
+		{
+			col->source = "schema";
+			return;
+		}
+	}
+
+	/* ---- 4. DP discovery, if allowed ---- */
+	if (is_text_type(col->typid) || dpsynth_value_is_integral(col->typid) || is_real_type(col->typid))
+	{
+		const char *declare_hint = is_text_type(col->typid)
+			? psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', categories => ARRAY[...]);", rel, col->name)
+			: is_time_type(col->typid)
+			? psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', lower => '...'::timestamptz, upper => '...'::timestamptz);", rel, col->name)
+			: psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);", rel, col->name);
+
+		if (!cc.discovery)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column \"%s\" of table %s has no public domain, and the policy forbids DP discovery",
+							col->name, rel),
+					 errhint("%s", declare_hint)));
+		if (is_text_type(col->typid) && !(dpsynth_selection_share(relid) > 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column \"%s\" of table %s has no public domain, and no selection delta is left to discover its values",
+							col->name, rel),
+					 errdetail("Discovering which text values exist (DP partition selection) needs an additive delta."),
+					 errhint("%s Or the owner can set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
+							 declare_hint, rel)));
+		col->state = is_text_type(col->typid) ? DP_COLUMN_DISCOVER_CATEGORIES : DP_COLUMN_DISCOVER_BOUNDS;
+		col->source = "dp";
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("column \"%s\" of table %s has type %s, which dpsynth cannot release",
+					col->name, rel, format_type_be(col->typid)),
+			 errhint("Declare categories for it with dp_declare, or exclude it: SELECT dp_column_policy('%s', '%s', treatment => 'exclude');",
+					 rel, col->name)));
 }
 
 DpColumn *
@@ -329,6 +850,7 @@ dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
 	{
 		HeapTuple	atttup;
 		Form_pg_attribute att;
+		Oid			declared_type;
 
 		if (nulls[i])
 			ereport(ERROR,
@@ -355,13 +877,85 @@ dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
 					 errmsg("system column \"%s\" cannot be released", cols[i].name)));
 		}
 		cols[i].attnum = att->attnum;
-		cols[i].typid = getBaseType(att->atttypid);
+		declared_type = att->atttypid;
+		cols[i].typmod = att->atttypmod;
+		cols[i].typid = getBaseTypeAndTypmod(att->atttypid, &cols[i].typmod);
 		cols[i].notnull = att->attnotnull;
 		ReleaseSysCache(atttup);
-		load_column(relid, &cols[i]);
+		load_column(relid, &cols[i], declared_type);
 	}
 	*ncolumns = n;
 	return cols;
+}
+
+double
+dpsynth_selection_share(Oid relid)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
+	double		share;
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT dpsynth._selection_share($1)", 1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not compute the selection share of relation %u", relid);
+	share = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	return isnull ? 0 : share;
+}
+
+static void
+store_domain(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	DpOwnerSwitch sw;
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not store a discovered domain");
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+}
+
+void
+dpsynth_store_discovered_categories(Oid relid, AttrNumber attnum, int64 ledger_id, char **labels, int nlabels)
+{
+	Oid			argtypes[4] = {OIDOID, INT2OID, INT8OID, TEXTARRAYOID};
+	Datum		values[4];
+	Datum	   *elems = palloc(sizeof(Datum) * Max(nlabels, 1));
+
+	for (int i = 0; i < nlabels; i++)
+		elems[i] = CStringGetTextDatum(labels[i]);
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int16GetDatum(attnum);
+	values[2] = Int64GetDatum(ledger_id);
+	values[3] = PointerGetDatum(construct_array(elems, nlabels, TEXTOID, -1, false, TYPALIGN_INT));
+	store_domain("INSERT INTO dpsynth.domains (relid, attnum, kind, categories, source, ledger_id, declared_by) "
+				 "VALUES ($1, $2, 'categories', $4, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'))",
+				 4, argtypes, values);
+}
+
+void
+dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id, double lower, double upper, int bins)
+{
+	Oid			argtypes[6] = {OIDOID, INT2OID, INT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
+	Datum		values[6];
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int16GetDatum(attnum);
+	values[2] = Int64GetDatum(ledger_id);
+	values[3] = Float8GetDatum(lower);
+	values[4] = Float8GetDatum(upper);
+	values[5] = Int32GetDatum(bins);
+	store_domain("INSERT INTO dpsynth.domains (relid, attnum, kind, lower, upper, bins, source, ledger_id, declared_by) "
+				 "VALUES ($1, $2, 'bins', $4, $5, $6, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'))",
+				 6, argtypes, values);
 }
 
 static dp_code
@@ -408,37 +1002,52 @@ dpsynth_encode(DpColumn *col, Datum value, bool isnull)
 
 				return hit ? col->enum_codes[hit - col->enum_oids] : dp_encode_null(&col->domain);
 			}
-		case DP_ENC_INT2:
-			return dp_encode_int(&col->domain, DatumGetInt16(value));
-		case DP_ENC_INT4:
-			return dp_encode_int(&col->domain, DatumGetInt32(value));
-		case DP_ENC_INT8:
-			return dp_encode_int(&col->domain, DatumGetInt64(value));
-		case DP_ENC_FLOAT4:
-			return dp_encode_real(&col->domain, DatumGetFloat4(value));
-		case DP_ENC_FLOAT8:
-			return dp_encode_real(&col->domain, DatumGetFloat8(value));
-		case DP_ENC_NUMERIC:
-			/* the _no_overflow variant returns +/-HUGE_VAL instead of raising on huge values */
-			return dp_encode_real(&col->domain,
-								  DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value)));
+		case DP_ENC_INT:
+			return dp_encode_int(&col->domain, dpsynth_value_int(col->typid, value));
+		case DP_ENC_REAL:
+			return dp_encode_real(&col->domain, dpsynth_value_real(col->typid, value));
 	}
 	return dp_encode_null(&col->domain);
 }
 
+/* Labels: categories as declared; bins as ranges in the column's own notation. */
 Datum
 dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull)
 {
 	char		buf[256];
 
-	if (!dp_code_label(&col->domain, code, buf, sizeof(buf)))
+	*isnull = false;
+	if (code >= col->domain.nvalues)
 	{
 		*isnull = true;
 		return (Datum) 0;
 	}
-	*isnull = false;
-	if (col->domain.kind == DP_DOMAIN_CATEGORIES)	/* labels may be longer than buf */
+	if (col->domain.kind == DP_DOMAIN_CATEGORIES)
 		return PointerGetDatum(cstring_to_text_with_len(col->domain.map.labels[code],
 														col->domain.map.lens[code]));
+	if (is_time_type(col->typid))
+	{
+		int64		lo,
+					hi;
+		Oid			outfn;
+		bool		varlena;
+		char	   *a,
+				   *b;
+
+		dp_int_bin_range(&col->domain, code, &lo, &hi);
+		getTypeOutputInfo(col->typid, &outfn, &varlena);
+		if (col->typid == DATEOID)
+		{
+			a = OidOutputFunctionCall(outfn, DateADTGetDatum((DateADT) lo));
+			b = OidOutputFunctionCall(outfn, DateADTGetDatum((DateADT) hi));
+		}
+		else
+		{
+			a = OidOutputFunctionCall(outfn, TimestampGetDatum(lo));
+			b = OidOutputFunctionCall(outfn, TimestampGetDatum(hi));
+		}
+		return CStringGetTextDatum(lo == hi ? a : psprintf("[%s,%s]", a, b));
+	}
+	dp_code_label(&col->domain, code, buf, sizeof(buf));
 	return CStringGetTextDatum(buf);
 }

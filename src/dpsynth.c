@@ -10,7 +10,16 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -55,29 +64,39 @@ _PG_init(void)
 				 errmsg("dpsynth's noise sampler failed its self-test; refusing to load")));
 }
 
+/* The extension's owner, read from pg_extension directly (no SQL, so no search_path). */
 Oid
 dpsynth_extension_owner(void)
 {
+	Oid			extoid = get_extension_oid("dpsynth", true);
 	Oid			owner = InvalidOid;
-	bool		isnull;
-	int			ret;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute("SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'", true, 1);
-	if (ret == SPI_OK_SELECT && SPI_processed == 1)
-		owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	if (!OidIsValid(owner))
+	if (!OidIsValid(extoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"dpsynth\" is not installed in this database")));
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(owner))
+		elog(ERROR, "could not find the owner of extension dpsynth");
 	return owner;
 }
 
 /*
- * Becomes the extension owner.  SECURITY_LOCAL_USERID_CHANGE forbids SET ROLE meanwhile; an
- * error aborts the (sub)transaction, which restores the previous user by itself.
+ * Becomes the extension owner to read and write the catalog.  As in PostgreSQL's own
+ * maintenance commands: a security-restricted operation, and search_path pinned to pg_catalog
+ * so that no object of the caller's (an operator, a function, a type) can be resolved while we
+ * run as the owner.  An error aborts the (sub)transaction, which restores both by itself.
  */
 void
 dpsynth_become_owner(DpOwnerSwitch *sw)
@@ -85,12 +104,35 @@ dpsynth_become_owner(DpOwnerSwitch *sw)
 	Oid			owner = dpsynth_extension_owner();
 
 	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
-	SetUserIdAndSecContext(owner, sw->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(owner, sw->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	sw->save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+int
+dpsynth_pin_output_settings(void)
+{
+	static const char *const settings[][2] = {
+		{"DateStyle", "ISO, YMD"},
+		{"IntervalStyle", "postgres"},
+		{"TimeZone", "UTC"},
+		{"extra_float_digits", "1"},
+		{"bytea_output", "hex"},
+	};
+	int			nestlevel = NewGUCNestLevel();
+
+	for (int i = 0; i < (int) lengthof(settings); i++)
+		(void) set_config_option(settings[i][0], settings[i][1], PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
 }
 
 void
 dpsynth_restore_user(const DpOwnerSwitch *sw)
 {
+	AtEOXact_GUC(false, sw->save_nestlevel);
 	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
 }
 
@@ -136,6 +178,54 @@ dpsynth_check_epsilon(FunctionCallInfo fcinfo, int argno)
 	return epsilon;
 }
 
+/*
+ * rho(epsilon, delta) in whole units of 1e-12, rounded down (with a relative margin of 1e-12
+ * against floating-point error), so units * 1e-12 <= rho(epsilon, delta).  Budgets, limits and
+ * charges are all whole units; a release is calibrated to exactly the units it is charged.
+ */
+int64
+dpsynth_rho_units(double epsilon, double delta)
+{
+	double		rho = dp_zcdp_rho(epsilon, delta);
+	double		units;
+
+	if (!(rho > 0) || !isfinite(rho))
+		return -1;
+	units = floor(rho * 1e12 * (1 - 1e-12));
+	if (!(units >= 1) || units > 9e18)
+		return -1;
+	return (int64) units;
+}
+
+/* The rho a release with this many units may use: a hair below units * 1e-12. */
+double
+dpsynth_units_rho(int64 units)
+{
+	return (double) units * 1e-12 * (1 - 1e-12);
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_rho_units_sql);
+Datum
+dpsynth_rho_units_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = dpsynth_check_epsilon(fcinfo, 0);
+	double		delta = PG_GETARG_FLOAT8(1);
+	int64		units;
+
+	if (!(delta > 0 && delta < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be in the open interval (0, 1), not %s", float8out_internal(delta))));
+	units = dpsynth_rho_units(epsilon, delta);
+	if (units < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s at delta %s is outside the supported range",
+						float8out_internal(epsilon), float8out_internal(delta)),
+				 errhint("rho(epsilon, delta) must be at least 1e-12 and below 9e6.")));
+	PG_RETURN_INT64(units);
+}
+
 /* The table's delta; raises (55000) if the table is not protected. */
 static double
 read_table_delta(Oid relid)
@@ -162,19 +252,26 @@ read_table_delta(Oid relid)
  * Whether the charge fits is decided once, by the charging worker under the budget row's lock,
  * so that every refused attempt is in the ledger too.
  */
-double
+int64
 dpsynth_rho_for_call(Oid relid, double epsilon, double *delta)
 {
-	double		rho;
+	int64		units;
 
+	if (XactReadOnly || RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("dpsynth releases cannot run in a read-only transaction"),
+				 errdetail("A release records its completion in the ledger."),
+				 errhint("Run it in a read-write transaction on the primary.")));
 	*delta = read_table_delta(relid);
-	rho = dp_zcdp_rho(epsilon, *delta);
-	if (!(rho > 0) || !isfinite(rho))
+	units = dpsynth_rho_units(epsilon, *delta);
+	if (units < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epsilon %s cannot be converted to zCDP at delta %s",
-						float8out_internal(epsilon), float8out_internal(*delta))));
-	return rho;
+						float8out_internal(epsilon), float8out_internal(*delta)),
+				 errhint("rho(epsilon, delta) must be at least 1e-12.")));
+	return units;
 }
 
 /*

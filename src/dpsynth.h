@@ -32,10 +32,14 @@ typedef struct DpOwnerSwitch
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	int			save_nestlevel;
 } DpOwnerSwitch;
 
 extern Oid	dpsynth_extension_owner(void);
 extern void dpsynth_become_owner(DpOwnerSwitch *sw);
+/* Pins the settings that change a value's text (DateStyle, TimeZone, ...) for a scan, so the
+ * cell a value lands in never depends on the caller's session; undo with AtEOXact_GUC. */
+extern int	dpsynth_pin_output_settings(void);
 extern void dpsynth_restore_user(const DpOwnerSwitch *sw);
 
 /* Raises unless the current user may call release functions on the table. */
@@ -44,9 +48,14 @@ extern void dpsynth_check_release_privilege(Oid relid, const char *function);
 /* Validates an epsilon argument (not NULL, finite, positive). */
 extern double dpsynth_check_epsilon(FunctionCallInfo fcinfo, int argno);
 
-/* Converts a call's epsilon to rho at the table's delta (returned in *delta); raises if the
- * table is not protected. */
-extern double dpsynth_rho_for_call(Oid relid, double epsilon, double *delta);
+/* rho(epsilon, delta) in whole units of 1e-12, rounded down; -1 if out of range. */
+extern int64 dpsynth_rho_units(double epsilon, double delta);
+/* The rho a release charged this many units may use (never more than units * 1e-12). */
+extern double dpsynth_units_rho(int64 units);
+
+/* Converts a call's epsilon to rho units at the table's delta (returned in *delta); raises if
+ * the table is not protected or the transaction is read-only. */
+extern int64 dpsynth_rho_for_call(Oid relid, double epsilon, double *delta);
 
 /* ---- charge.c ---- */
 
@@ -56,12 +65,21 @@ extern double dpsynth_rho_for_call(Oid relid, double epsilon, double *delta);
  * cannot be committed.  Returns the ledger id.
  */
 extern int64 dpsynth_charge(Oid relid, const char *function, const char *columns_literal,
-							double epsilon, double delta, double rho, const char *details_json);
+							double epsilon, double delta, int64 rho_units, double delta_add,
+							const char *details_json);
 
 /* Marks the ledger row completed, in the caller's transaction. */
 extern void dpsynth_complete(int64 ledger_id);
 
 /* ---- domain.c ---- */
+
+/* Where a column's domain comes from, or what must happen before it has one. */
+typedef enum DpColumnState
+{
+	DP_COLUMN_READY,				/* domain set up (declared, DP-released, schema, type) */
+	DP_COLUMN_DISCOVER_CATEGORIES,	/* text: DP partition selection needed */
+	DP_COLUMN_DISCOVER_BOUNDS		/* number, date, time: DP bounds needed */
+} DpColumnState;
 
 /* A column of a protected table with its public domain, ready to encode values. */
 typedef struct DpColumn
@@ -69,8 +87,14 @@ typedef struct DpColumn
 	char	   *name;
 	AttrNumber	attnum;
 	Oid			typid;			/* base type (domains unwrapped) */
+	int32		typmod;
 	bool		notnull;
+	DpColumnState state;
+	const char *source;			/* "declared", "dp", "schema" or "type" */
+	char	   *other;			/* what a NOT NULL column's NULL/other cell decodes to, or NULL */
 	dp_domain	domain;
+	int64	   *iedges;			/* storage of numeric domains */
+	double	   *edges;
 	/* enum columns: sorted label OIDs and their codes */
 	Oid		   *enum_oids;
 	dp_code    *enum_codes;
@@ -80,12 +104,30 @@ typedef struct DpColumn
 	FmgrInfo	outfunc;		/* DP_ENC_OUTPUT: categories of other types, by their text */
 } DpColumn;
 
-/* Resolves column names to their domains; raises before any row is read when a column does
- * not exist, is listed twice or has no public domain. */
+/*
+ * Resolves column names to their domains; raises before any row is read when a column does
+ * not exist, is listed twice, is excluded or an identifier, or has no public domain and may not
+ * be discovered.  Columns whose domain must first be discovered come back in a DISCOVER state.
+ */
 extern DpColumn *dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns);
+
+/* The additive delta one partition selection on the table may spend now. */
+extern double dpsynth_selection_share(Oid relid);
+
+/* Stores a DP-released domain of a column (source 'dp', paid by ledger row ledger_id). */
+extern void dpsynth_store_discovered_categories(Oid relid, AttrNumber attnum, int64 ledger_id,
+												char **labels, int nlabels);
+extern void dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id,
+										  double lower, double upper, int bins);
 
 /* Encodes one value; never raises on a value. */
 extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
+
+/* Integer and real views of a numeric value (dates as days, timestamps as microseconds),
+ * for discovery; never raise. */
+extern bool dpsynth_value_is_integral(Oid typid);
+extern int64 dpsynth_value_int(Oid typid, Datum value);
+extern double dpsynth_value_real(Oid typid, Datum value);
 
 /* Label of a code (NULL for the NULL cell) as a text datum. */
 extern Datum dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull);

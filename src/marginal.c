@@ -9,7 +9,7 @@
  *
  * Privacy: one row adds 1 to exactly one cell (encoding is total, dp_domain.h), so the count
  * vector has L2 sensitivity 1 under add/remove-one; with sigma^2 = 1 / (2 rho) the release is
- * rho-zCDP, and rho is what was charged (rounded up to 1e-12 in the ledger).
+ * rho-zCDP, where rho = dpsynth_units_rho(units) is below the units * 1e-12 the ledger charges.
  */
 #include "dpsynth.h"
 
@@ -23,6 +23,7 @@
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -61,6 +62,7 @@ count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64
 	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row",
 												 ALLOCSET_SMALL_SIZES);
 	AttrNumber	maxatt = 0;
+	int			nestlevel = dpsynth_pin_output_settings();
 
 	for (int j = 0; j < ncols; j++)
 		maxatt = Max(maxatt, cols[j].attnum);
@@ -86,6 +88,7 @@ count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	MemoryContextDelete(rowcxt);
+	AtEOXact_GUC(false, nestlevel);
 }
 
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
@@ -96,7 +99,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	Oid			relid;
 	ArrayType  *names;
 	double		epsilon;
-	double		rho;
+	int64		rho_units;
 	double		delta;
 	Relation	rel;
 	DpColumn   *cols;
@@ -125,7 +128,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 
 	rel = open_source_table(relid);
 	dpsynth_check_release_privilege(relid, "dp_marginal");
-	rho = dpsynth_rho_for_call(relid, epsilon, &delta);
+	rho_units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	cols = dpsynth_load_columns(relid, names, &ncols);
 
 	strides = palloc(sizeof(int64) * ncols);
@@ -140,7 +143,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 							DPSYNTH_MAX_MARGINAL_CELLS),
 					 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
 	}
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(rho, 1.0)) != 0)
+	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epsilon %s is too small for the noise sampler", float8out_internal(epsilon))));
@@ -163,7 +166,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 
 	/* ---- charge: committed before any row is read or any noise drawn ---- */
 	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
-	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta, rho,
+	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta, rho_units, 0,
 							   psprintf("{\"cells\": " INT64_FORMAT ", \"sigma2\": %.17g}",
 										ncells, dp_dgauss_sigma2(&noise)));
 

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* FNV-1a, 64-bit: simple, good enough for a table of public labels. */
@@ -90,46 +91,177 @@ dp_domain_init_categories(dp_domain *d, const char **labels, uint32_t *lens, uin
 	return 0;
 }
 
+#define DP_INT_EDGE_LIMIT (INT64_C(1) << 62)
+
 int
-dp_domain_init_int_bins(dp_domain *d, int64_t lower, int64_t upper, uint32_t nbins, bool has_null_cell)
+dp_domain_init_int_edges(dp_domain *d, const int64_t *edges, uint32_t nbins, bool has_null_cell)
 {
 	memset(d, 0, sizeof(*d));
-	if (lower >= upper || nbins == 0 || nbins + (has_null_cell ? 1 : 0) > DP_MAX_CODES)
+	if (nbins == 0 || nbins + (has_null_cell ? 1 : 0) > DP_MAX_CODES)
 		return -1;
-	/* the range must fit comfortably: bounds are declared within +/-2^53 */
-	if (lower < -(INT64_C(1) << 53) || upper > (INT64_C(1) << 53))
-		return -1;
-	if ((uint64_t) (upper - lower) + 1 < nbins)
-		return -1;
+	for (uint32_t i = 0; i <= nbins; i++)
+	{
+		if (edges[i] < -DP_INT_EDGE_LIMIT || edges[i] > DP_INT_EDGE_LIMIT)
+			return -1;
+		if (i > 0 && edges[i] <= edges[i - 1])
+			return -1;
+	}
 	d->kind = DP_DOMAIN_INT_BINS;
 	d->nvalues = nbins;
 	d->has_null_cell = has_null_cell;
-	d->ilower = lower;
-	d->iupper = upper;
-	d->lower = (double) lower;
-	d->upper = (double) upper;
+	d->iedges = edges;
 	return 0;
 }
 
 int
-dp_domain_init_real_bins(dp_domain *d, double lower, double upper, uint32_t nbins, bool has_null_cell)
+dp_domain_init_real_edges(dp_domain *d, const double *edges, uint32_t nbins, bool has_null_cell)
 {
 	memset(d, 0, sizeof(*d));
-	if (!isfinite(lower) || !isfinite(upper) || !(lower < upper) || !isfinite(upper - lower) ||
-		nbins == 0 || nbins + (has_null_cell ? 1 : 0) > DP_MAX_CODES)
+	if (nbins == 0 || nbins + (has_null_cell ? 1 : 0) > DP_MAX_CODES)
 		return -1;
+	for (uint32_t i = 0; i <= nbins; i++)
+	{
+		if (!isfinite(edges[i]))
+			return -1;
+		if (i > 0 && !(edges[i] > edges[i - 1]))
+			return -1;
+	}
 	d->kind = DP_DOMAIN_REAL_BINS;
 	d->nvalues = nbins;
 	d->has_null_cell = has_null_cell;
-	d->lower = lower;
-	d->upper = upper;
+	d->edges = edges;
 	return 0;
 }
 
 /*
- * Without a NULL cell, NULLs cannot occur (NOT NULL column); unplaceable values of such domains
- * are clamped instead, so code 0 is only a formal answer here.
+ * K = upper - lower + 1 integers in nbins runs: value v goes to floor((v - lower) * nbins / K),
+ * so run i starts at lower + ceil(i * K / nbins).
  */
+int
+dp_int_equal_edges(int64_t lower, int64_t upper, uint32_t nbins, int64_t *out)
+{
+	uint64_t	k;
+
+	if (lower >= upper || nbins == 0 || lower < -DP_INT_EDGE_LIMIT || upper >= DP_INT_EDGE_LIMIT)
+		return -1;
+	k = (uint64_t) (upper - lower) + 1;
+	if (k < nbins)
+		return -1;
+	for (uint32_t i = 0; i <= nbins; i++)
+		out[i] = lower + (int64_t) (((unsigned __int128) i * k + nbins - 1) / nbins);
+	return 0;
+}
+
+int
+dp_real_equal_edges(double lower, double upper, uint32_t nbins, double *out)
+{
+	if (!isfinite(lower) || !isfinite(upper) || !(lower < upper) || !isfinite(upper - lower) || nbins == 0)
+		return -1;
+	for (uint32_t i = 0; i < nbins; i++)
+		out[i] = lower + (upper - lower) * ((double) i / nbins);
+	out[nbins] = upper;
+	for (uint32_t i = 1; i <= nbins; i++)
+		if (!(out[i] > out[i - 1]))
+			return -1;			/* range too narrow for this many bins in double precision */
+	return 0;
+}
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted union without duplicates, in place; returns the new length. */
+static uint32_t
+unique_int64(int64_t *a, uint32_t n)
+{
+	uint32_t	m = 0;
+
+	qsort(a, n, sizeof(int64_t), cmp_int64);
+	for (uint32_t i = 0; i < n; i++)
+		if (m == 0 || a[i] != a[m - 1])
+			a[m++] = a[i];
+	return m;
+}
+
+static uint32_t
+unique_double(double *a, uint32_t n)
+{
+	uint32_t	m = 0;
+
+	qsort(a, n, sizeof(double), cmp_double);
+	for (uint32_t i = 0; i < n; i++)
+		if (m == 0 || a[i] != a[m - 1])
+			a[m++] = a[i];
+	return m;
+}
+
+uint32_t
+dp_int_edges_with_points(const int64_t *edges, uint32_t nedges, const int64_t *points, uint32_t npoints,
+						 int64_t *out)
+{
+	uint32_t	n = 0;
+	int64_t		first = edges[0],
+				last = edges[nedges - 1];	/* one past the upper bound */
+
+	for (uint32_t i = 0; i < nedges; i++)
+		out[n++] = edges[i];
+	for (uint32_t i = 0; i < npoints; i++)
+		if (points[i] >= first && points[i] < last)
+		{
+			out[n++] = points[i];
+			out[n++] = points[i] + 1;
+		}
+	return unique_int64(out, n);
+}
+
+uint32_t
+dp_real_edges_with_points(const double *edges, uint32_t nedges, const double *points, uint32_t npoints,
+						  double *out)
+{
+	uint32_t	n = 0;
+	double		first = edges[0],
+				last = edges[nedges - 1];
+	bool		last_is_point = false;
+
+	for (uint32_t i = 0; i < nedges; i++)
+		out[n++] = edges[i];
+	for (uint32_t i = 0; i < npoints; i++)
+		if (points[i] >= first && points[i] <= last)
+		{
+			out[n++] = points[i];
+			if (points[i] < last)
+				out[n++] = nextafter(points[i], INFINITY);
+			else
+				last_is_point = true;
+		}
+	n = unique_double(out, n);
+	/*
+	 * A point mass at the (closed) upper bound: the last bin must be [last, last].  Move the
+	 * previous edge just below it so the last bin holds that one value.
+	 */
+	if (last_is_point && n >= 2 && out[n - 2] < nextafter(last, -INFINITY))
+	{
+		out[n - 1] = nextafter(last, -INFINITY);
+		out[n++] = last;
+	}
+	return n;
+}
+
+/* Unplaceable values of a domain without a NULL cell are clamped, so code 0 is a formal answer. */
 dp_code
 dp_encode_null(const dp_domain *d)
 {
@@ -144,11 +276,44 @@ dp_encode_label(const dp_domain *d, const char *s, size_t len)
 	return k >= 0 ? (dp_code) k : dp_encode_null(d);
 }
 
-/*
- * Integer bins: the K = upper - lower + 1 integers are split into nbins runs whose lengths
- * differ by at most one: value v goes to floor((v - lower) * nbins / K).  Values outside
- * [lower, upper] are clamped to the first or last bin.
- */
+/* Largest i < n with e[i] <= v, for e[0] <= v. */
+static uint32_t
+find_int_bin(const int64_t *e, uint32_t n, int64_t v)
+{
+	uint32_t	lo = 0,
+				hi = n;			/* answer in [lo, hi) */
+
+	while (hi - lo > 1)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (e[mid] <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t
+find_real_bin(const double *e, uint32_t n, double x)
+{
+	uint32_t	lo = 0,
+				hi = n;
+
+	while (hi - lo > 1)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (e[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Integers: clamped into [first edge, last edge - 1], then the bin whose run holds them. */
 dp_code
 dp_encode_int(const dp_domain *d, int64_t v)
 {
@@ -156,63 +321,48 @@ dp_encode_int(const dp_domain *d, int64_t v)
 		return dp_encode_real(d, (double) v);
 	if (d->kind != DP_DOMAIN_INT_BINS)
 		return dp_encode_null(d);
-	if (v <= d->ilower)
+	if (v <= d->iedges[0])
 		return 0;
-	if (v >= d->iupper)
+	if (v >= d->iedges[d->nvalues] - 1)
 		return (dp_code) (d->nvalues - 1);
-	{
-		unsigned __int128 off = (unsigned __int128) (uint64_t) (v - d->ilower);
-		uint64_t	k = (uint64_t) (d->iupper - d->ilower) + 1;
-
-		return (dp_code) ((off * d->nvalues) / k);
-	}
+	return (dp_code) find_int_bin(d->iedges, d->nvalues, v);
 }
 
-/* Real bins: equal width; NaN goes to the NULL cell, +/-Infinity and outliers are clamped. */
+/* Reals: NaN goes to the NULL cell; +/-Infinity and outliers are clamped to the end bins. */
 dp_code
 dp_encode_real(const dp_domain *d, double x)
 {
-	double		pos;
-
+	if (isnan(x))
+		return dp_encode_null(d);
 	if (d->kind == DP_DOMAIN_INT_BINS)
 	{
-		if (isnan(x))
-			return dp_encode_null(d);
-		if (x <= d->lower)
+		if (x <= (double) d->iedges[0])
 			return 0;
-		if (x >= d->upper)
+		if (x >= (double) (d->iedges[d->nvalues] - 1))
 			return (dp_code) (d->nvalues - 1);
 		return dp_encode_int(d, (int64_t) floor(x));
 	}
-	if (d->kind != DP_DOMAIN_REAL_BINS || isnan(x))
+	if (d->kind != DP_DOMAIN_REAL_BINS)
 		return dp_encode_null(d);
-	if (x <= d->lower)
+	if (x <= d->edges[0])
 		return 0;
-	if (x >= d->upper)
+	if (x >= d->edges[d->nvalues])
 		return (dp_code) (d->nvalues - 1);
-	pos = (x - d->lower) / (d->upper - d->lower) * d->nvalues;
-	if (pos >= d->nvalues)
-		return (dp_code) (d->nvalues - 1);
-	return (dp_code) pos;
+	return (dp_code) find_real_bin(d->edges, d->nvalues, x);
 }
 
 void
 dp_int_bin_range(const dp_domain *d, uint32_t bin, int64_t *lo, int64_t *hi)
 {
-	uint64_t	k = (uint64_t) (d->iupper - d->ilower) + 1;
-
-	/* smallest offset o with floor(o * nbins / K) == bin is ceil(bin * K / nbins) */
-	*lo = d->ilower + (int64_t) (((unsigned __int128) bin * k + d->nvalues - 1) / d->nvalues);
-	*hi = d->ilower + (int64_t) (((unsigned __int128) (bin + 1) * k + d->nvalues - 1) / d->nvalues) - 1;
+	*lo = d->iedges[bin];
+	*hi = d->iedges[bin + 1] - 1;
 }
 
 void
 dp_real_bin_range(const dp_domain *d, uint32_t bin, double *lo, double *hi)
 {
-	double		w = (d->upper - d->lower) / d->nvalues;
-
-	*lo = d->lower + w * bin;
-	*hi = bin + 1 == d->nvalues ? d->upper : d->lower + w * (bin + 1);
+	*lo = d->edges[bin];
+	*hi = d->edges[bin + 1];
 }
 
 bool
@@ -251,7 +401,10 @@ dp_code_label(const dp_domain *d, dp_code code, char *buf, size_t size)
 							hi;
 
 				dp_real_bin_range(d, code, &lo, &hi);
-				snprintf(buf, size, "[%.15g,%.15g%c", lo, hi, (uint32_t) code + 1 == d->nvalues ? ']' : ')');
+				if (hi == nextafter(lo, INFINITY))
+					snprintf(buf, size, "%.17g", lo);	/* a point mass */
+				else
+					snprintf(buf, size, "[%.15g,%.15g%c", lo, hi, (uint32_t) code + 1 == d->nvalues ? ']' : ')');
 				break;
 			}
 	}

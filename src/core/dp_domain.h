@@ -22,8 +22,8 @@ typedef uint16_t dp_code;
 typedef enum dp_domain_kind
 {
 	DP_DOMAIN_CATEGORIES,		/* labels, looked up by their text */
-	DP_DOMAIN_INT_BINS,			/* integers in [lower, upper], nbins near-equal bins */
-	DP_DOMAIN_REAL_BINS			/* reals in [lower, upper], nbins equal-width bins */
+	DP_DOMAIN_INT_BINS,			/* integers: bin i = [iedges[i], iedges[i+1] - 1] */
+	DP_DOMAIN_REAL_BINS			/* reals: bin i = [edges[i], edges[i+1]) (last bin closed) */
 } dp_domain_kind;
 
 /* Open-addressing hash from label bytes to category index. */
@@ -36,6 +36,12 @@ typedef struct dp_catmap
 	uint32_t	nlabels;
 } dp_catmap;
 
+/*
+ * Numeric domains are a list of increasing edges (borrowed from the caller), whatever made
+ * them: equal width, log scale, DP quantiles.  A point mass p (a spike at 0, a sentinel 99) is
+ * a bin of one value: edges p, p + 1 for integers and p, nextafter(p, +inf) for reals.
+ * Values below the first edge go to bin 0 and values above the last to the last bin.
+ */
 typedef struct dp_domain
 {
 	dp_domain_kind kind;
@@ -43,11 +49,10 @@ typedef struct dp_domain
 	bool		has_null_cell;	/* code nvalues is NULL / unplaceable */
 	/* DP_DOMAIN_CATEGORIES */
 	dp_catmap	map;
-	/* DP_DOMAIN_*_BINS */
-	double		lower;
-	double		upper;
-	int64_t		ilower;			/* DP_DOMAIN_INT_BINS: integral bounds */
-	int64_t		iupper;
+	/* DP_DOMAIN_INT_BINS: nvalues + 1 edges; iedges[nvalues] is one past the upper bound */
+	const int64_t *iedges;
+	/* DP_DOMAIN_REAL_BINS: nvalues + 1 edges; edges[nvalues] is the (included) upper bound */
+	const double *edges;
 } dp_domain;
 
 /* Number of codes of the domain (values plus the NULL cell if any). */
@@ -74,11 +79,32 @@ int			dp_domain_init_categories(dp_domain *d, const char **labels, uint32_t *len
 /* Index of a label, or -1 if it is not a category. */
 int32_t		dp_catmap_lookup(const dp_catmap *m, const char *s, size_t len);
 
-/* Bins.  Return 0, or -1 on invalid bounds (not finite, lower >= upper, too many bins). */
-int			dp_domain_init_int_bins(dp_domain *d, int64_t lower, int64_t upper, uint32_t nbins,
-									bool has_null_cell);
-int			dp_domain_init_real_bins(dp_domain *d, double lower, double upper, uint32_t nbins,
+/*
+ * Numeric domains from edges (borrowed; must outlive the domain).  Integer edges must be
+ * strictly increasing within +/-2^62; real edges finite and strictly increasing.  Return 0, or
+ * -1 when the edges are invalid or there are more than DP_MAX_CODES codes.
+ */
+int			dp_domain_init_int_edges(dp_domain *d, const int64_t *edges, uint32_t nbins,
 									 bool has_null_cell);
+int			dp_domain_init_real_edges(dp_domain *d, const double *edges, uint32_t nbins,
+									  bool has_null_cell);
+
+/*
+ * Equal-width edges.  Integers [lower, upper]: nbins near-equal runs (lengths differ by at most
+ * one), nbins + 1 edges into out.  Reals [lower, upper]: nbins equal widths.  Return 0 or -1.
+ */
+int			dp_int_equal_edges(int64_t lower, int64_t upper, uint32_t nbins, int64_t *out);
+int			dp_real_equal_edges(double lower, double upper, uint32_t nbins, double *out);
+
+/*
+ * Inserts point masses (sorted or not) into a sorted edge list as bins of their own.  out
+ * must have room for nedges + 2 * npoints edges; points outside [edges[0], last edge] are
+ * ignored.  Returns the number of edges written.
+ */
+uint32_t	dp_int_edges_with_points(const int64_t *edges, uint32_t nedges, const int64_t *points,
+									 uint32_t npoints, int64_t *out);
+uint32_t	dp_real_edges_with_points(const double *edges, uint32_t nedges, const double *points,
+									  uint32_t npoints, double *out);
 
 /*
  * Encoding.  The NULL cell is returned for NULL and for values with no place in the domain; a
@@ -89,7 +115,8 @@ dp_code		dp_encode_label(const dp_domain *d, const char *s, size_t len);
 dp_code		dp_encode_int(const dp_domain *d, int64_t v);
 dp_code		dp_encode_real(const dp_domain *d, double x);
 
-/* Bin i of an integer domain covers [*lo, *hi]; of a real domain [*lo, *hi) (last bin closed). */
+/* Bin i of an integer domain covers [*lo, *hi]; of a real domain [*lo, *hi) (last bin closed).
+ * A real point-mass bin has *hi == nextafter(*lo, +inf). */
 void		dp_int_bin_range(const dp_domain *d, uint32_t bin, int64_t *lo, int64_t *hi);
 void		dp_real_bin_range(const dp_domain *d, uint32_t bin, double *lo, double *hi);
 

@@ -34,7 +34,7 @@ refused=$(cat "$out"/*.err | grep -c 'privacy budget of table t is exhausted')
 other_errors=$(cat "$out"/*.err | grep 'ERROR' | grep -vc 'privacy budget of table t is exhausted')
 allowance=$(q $DB "SELECT rho_allowance FROM dpsynth.budgets")
 spent=$(q $DB "SELECT rho_spent FROM dpsynth.budgets")
-per_call=$(q $DB "SELECT dpsynth._round_up(dp_rho(0.3, 1e-6))")
+per_call=$(q $DB "SELECT dpsynth._units_rho(dpsynth._rho_units(0.3, 1e-6))")
 echo "# $SESSIONS sessions: $calls_ok calls released, $refused refused; rho spent $spent of $allowance; $per_call per call"
 
 ok $([ "$calls_ok" -gt 0 ]; echo $?) "some calls were released"

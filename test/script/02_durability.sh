@@ -10,7 +10,7 @@ INSERT INTO t SELECT (ARRAY['a', 'b'])[1 + i % 2] FROM generate_series(1, 1000) 
 SELECT dp_protect('t', epsilon => 5, delta => 1e-6);
 SELECT dp_declare('t', 'g', categories => ARRAY['a', 'b']);
 SQL
-per_call=$(q $DB "SELECT dpsynth._round_up(dp_rho(0.5, 1e-6))")
+per_call=$(q $DB "SELECT dpsynth._units_rho(dpsynth._rho_units(0.5, 1e-6))")
 spent() { q $DB "SELECT rho_spent FROM dpsynth.budgets"; }
 
 # Starts a call that has released its marginal and then sleeps inside the same statement;

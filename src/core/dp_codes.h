@@ -1,0 +1,64 @@
+/*
+ * dp_codes.h - the encoded table: one small code per synthesized column per row.
+ *
+ * Built in one pass over the rows (their number is not known in advance, so the columns grow
+ * geometrically, by 1.5x), stored column-major at two bytes per cell: col[j][i] is the code
+ * (dp_code of dp_domain.h) of column j in row i.  Marginals of any set of columns are counted
+ * from it without reading the table again.
+ *
+ * Holding the codes of the protected table, this structure is private data: what leaves it must go
+ * through a DP mechanism (dp_counts) first.
+ *
+ * Pure C: no PostgreSQL headers.  The allocator is pluggable so that inside PostgreSQL the codes
+ * live in a memory context (palloc / repalloc / pfree; note that palloc refuses requests above
+ * MaxAllocSize = 1 GB unless a "huge" variant is passed, i.e. about 500 million rows per column).
+ */
+#ifndef DP_CODES_H
+#define DP_CODES_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+typedef struct dp_codes
+{
+	uint32_t	ncols;
+	uint64_t	nrows;			/* rows appended */
+	uint64_t	cap;			/* rows every column has room for */
+	uint16_t  **col;			/* col[j][i]: code of column j in row i */
+	void	   *(*alloc) (size_t);
+	void	   *(*realloc_fn) (void *, size_t);
+	void		(*free_fn) (void *);
+} dp_codes;
+
+/*
+ * Empty table of ncols columns with room for initial_cap rows (0: a default of 1024).  NULL hooks
+ * mean malloc / realloc / free; realloc_fn is only ever called on a pointer from alloc, and free_fn
+ * never on NULL (so palloc's repalloc and pfree work).  Returns 0, or -1 on allocation failure
+ * (nothing is then left allocated, and dp_codes_free is harmless).
+ */
+int			dp_codes_init(dp_codes *t, uint32_t ncols, uint64_t initial_cap,
+						  void *(*alloc) (size_t), void *(*realloc_fn) (void *, size_t),
+						  void (*free_fn) (void *));
+
+/*
+ * Appends one row: row[j] is the code of column j (ncols entries).  Returns 0, or -1 on allocation
+ * failure, in which case the table is unchanged and still valid.
+ */
+int			dp_codes_append(dp_codes *t, const uint16_t *row);
+
+/* Releases the columns; the table is then empty (ncols 0) and may be freed again. */
+void		dp_codes_free(dp_codes *t);
+
+/*
+ * Adds the marginal of the columns cols[0..ncols_sel) to counts: for every row,
+ * counts[sum_k code_k * stride_k] += 1, where code_k is the row's code in column cols[k], and the
+ * strides are row-major with the last selected column fastest: stride_{ncols_sel-1} = 1,
+ * stride_k = stride_{k+1} * ncodes[k+1].  ncodes[k] is the number of codes of column cols[k]
+ * (parallel to cols, as in dp_marginal), and counts has prod_k ncodes[k] cells, which the caller
+ * zeroes (or not, to accumulate).  ncols_sel == 0 counts every row in counts[0].  A row with a
+ * code >= its column's ncodes (a caller bug) is not counted, rather than written out of bounds.
+ */
+void		dp_codes_count(const dp_codes *t, const uint32_t *cols, uint32_t ncols_sel,
+						   const uint32_t *ncodes, int64_t *counts);
+
+#endif							/* DP_CODES_H */

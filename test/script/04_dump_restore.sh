@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# pg_dump / pg_restore keep a table's protection: the budget, what was spent, the domains and
+# the ledger follow the table to its new OID (catalog keys are regclass, not raw OIDs).
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+SRC=dpsynth_dump_src
+DST=dpsynth_dump_dst
+fresh_db $SRC
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DST" 2>/dev/null
+psql -X -q -d $SRC >/dev/null 2>&1 <<'SQL'
+CREATE TABLE filler (x int);	-- shifts OIDs so that the restored table's differs
+CREATE TABLE t (g text NOT NULL, n int NOT NULL);
+INSERT INTO t SELECT (ARRAY['a', 'b'])[1 + i % 2], i % 50 FROM generate_series(1, 500) i;
+SELECT dp_protect('t', epsilon => 2);
+SELECT dp_declare('t', 'g', categories => ARRAY['a', 'b']);
+SELECT dp_declare('t', 'n', lower => 0, upper => 49, bins => 5);
+SELECT count(*) FROM dp_marginal('t', ARRAY['g', 'n'], epsilon => 0.5);
+SQL
+spent=$(q $SRC "SELECT rho_spent FROM dpsynth.budgets")
+dump=$(mktemp)
+pg_dump -Fc -d $SRC -f "$dump"
+psql -X -q -d postgres -c "CREATE DATABASE $DST"
+# a table created before the restore takes OIDs the source used
+psql -X -q -d $DST -c "CREATE TABLE squatter (y int)"
+pg_restore -d $DST "$dump" 2>&1 | grep -v '^$' | sed 's/^/# /'
+rm -f "$dump"
+is "$(q $DST "SELECT relid = 't'::regclass FROM dpsynth.budgets")" t "the budget belongs to the restored table"
+is "$(q $DST "SELECT rho_spent FROM dpsynth.budgets")" "$spent" "what was spent is restored"
+is "$(q $DST "SELECT count(*) FROM dpsynth.domains WHERE relid = 't'::regclass")" 2 "the domains follow the table"
+is "$(q $DST "SELECT count(*) FROM dpsynth.ledger")" 1 "the ledger is restored"
+is "$(q $DST "SELECT count(*) FROM dp_marginal('t', ARRAY['g', 'n'], epsilon => 0.5)")" 10 "releases work on the restored table"
+is "$(q $DST "SELECT rho_spent > $spent FROM dpsynth.budgets")" t "and are charged to the restored budget"
+psql -X -q -d postgres -c "DROP DATABASE $SRC" -c "DROP DATABASE $DST"
+done_testing
