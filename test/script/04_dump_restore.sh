@@ -27,7 +27,7 @@ is "$(q $DST "SELECT relid = 't'::regclass FROM dpsynth.budgets")" t "the budget
 is "$(q $DST "SELECT rho_spent FROM dpsynth.budgets")" "$spent" "what was spent is restored"
 is "$(q $DST "SELECT count(*) FROM dpsynth.domains WHERE relid = 't'::regclass")" 2 "the domains follow the table"
 is "$(q $DST "SELECT count(*) FROM dpsynth.ledger")" 1 "the ledger is restored"
-is "$(q $DST "SELECT count(*) FROM dp_marginal('t', ARRAY['g', 'n'], epsilon => 0.5)")" 10 "releases work on the restored table"
+is "$(q $DST "SELECT count(*) FROM dp_marginal('t', ARRAY['g', 'n'], epsilon => 0.5)")" 15 "releases work on the restored table (3 x 5 cells)"
 is "$(q $DST "SELECT rho_spent > $spent FROM dpsynth.budgets")" t "and are charged to the restored budget"
 psql -X -q -d postgres -c "DROP DATABASE $SRC" -c "DROP DATABASE $DST"
 done_testing
