@@ -346,8 +346,8 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION dpsynth._dp_declare(invoker oid, tbl regclass, col name, categories text[],
-									lower float8, upper float8, bins int4, points float8[])
+CREATE FUNCTION dpsynth._declare_domain(invoker oid, tbl regclass, col name, categories text[],
+										lower float8, upper float8, bins int4, points float8[])
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	n int2;
@@ -450,6 +450,24 @@ BEGIN
 END
 $$;
 
+-- dp_declare with numbers: date and time columns take timestamps (the overload below), so that
+-- nobody declares "days since 2000" by accident.
+CREATE FUNCTION dpsynth._dp_declare(invoker oid, tbl regclass, col name, categories text[],
+									lower float8, upper float8, bins int4, points float8[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	IF tbl IS NOT NULL AND col IS NOT NULL AND categories IS NULL
+		AND (SELECT dpsynth._base_type(atttypid) FROM pg_catalog.pg_attribute
+			 WHERE attrelid = tbl AND attname = col AND NOT attisdropped)
+			IN ('date'::regtype, 'timestamp'::regtype, 'timestamptz'::regtype) THEN
+		RAISE EXCEPTION 'bounds of date or time column "%" must be dates or timestamps', col
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = format('For example: SELECT dp_declare(%L, %L, lower => ''2020-01-01''::date, upper => ''2024-12-31''::date);', tbl::text, col);
+	END IF;
+	PERFORM dpsynth._declare_domain(invoker, tbl, col, categories, lower, upper, bins, points);
+END
+$$;
+
 -- Declare many columns from one JSON document, in the format of ../shared/datasets/adult/domain.json:
 -- {"col": {"type": "categorical", "values": [...]}, "col2": {"type": "integer", "lower": 0,
 -- "upper": 100, "bins": 20}}.  Keys starting with "_" are comments.  "nullable" is ignored: whether
@@ -512,8 +530,8 @@ BEGIN
 	lo := dpsynth._time_unit(typ, lower);
 	hi := dpsynth._time_unit(typ, upper);
 	pts := ARRAY(SELECT dpsynth._time_unit(typ, p) FROM unnest(points) p);
-	PERFORM dpsynth._dp_declare(invoker, tbl, col, NULL, lo, hi, bins,
-								CASE WHEN points IS NOT NULL THEN pts END);
+	PERFORM dpsynth._declare_domain(invoker, tbl, col, NULL, lo, hi, bins,
+									CASE WHEN points IS NOT NULL THEN pts END);
 END
 $$;
 

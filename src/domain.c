@@ -449,6 +449,8 @@ strip_coercions(Node *n)
 			n = (Node *) ((RelabelType *) n)->arg;
 		else if (IsA(n, CoerceViaIO))
 			n = (Node *) ((CoerceViaIO *) n)->arg;
+		else if (IsA(n, ArrayCoerceExpr))
+			n = (Node *) ((ArrayCoerceExpr *) n)->arg;
 		else if (IsA(n, FuncExpr) && ((FuncExpr *) n)->funcformat == COERCE_IMPLICIT_CAST &&
 				 list_length(((FuncExpr *) n)->args) == 1)
 			n = linitial(((FuncExpr *) n)->args);
@@ -598,7 +600,26 @@ walk_check(DpColumn *col, Node *n, SchemaFacts *f)
 		char	   *name = get_opname(sa->opno);
 
 		if (sa->useOr && name && strcmp(name, "=") == 0 && is_the_column(linitial(sa->args), col->attnum) &&
-			IsA(arr, Const) && !((Const *) arr)->constisnull && !f->have_categories)
+			IsA(arr, ArrayExpr) && !f->have_categories)
+		{
+			/* an IN list as stored: an array of constants */
+			List	   *labels = NIL;
+			ListCell   *lc;
+
+			foreach(lc, ((ArrayExpr *) arr)->elements)
+			{
+				Node	   *e = strip_coercions(lfirst(lc));
+
+				if (!IsA(e, Const))
+					return;
+				if (!((Const *) e)->constisnull)
+					labels = lappend(labels, const_label((Const *) e));
+			}
+			f->categories = labels;
+			f->have_categories = true;
+		}
+		else if (sa->useOr && name && strcmp(name, "=") == 0 && is_the_column(linitial(sa->args), col->attnum) &&
+				 IsA(arr, Const) && !((Const *) arr)->constisnull && !f->have_categories)
 		{
 			ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
 			int16		typlen;
@@ -666,7 +687,7 @@ read_schema_facts(Oid relid, DpColumn *col, Oid declared_type, SchemaFacts *f)
 							  "WITH RECURSIVE chain(t) AS ("
 							  "  SELECT $3 UNION ALL "
 							  "  SELECT y.typbasetype FROM pg_catalog.pg_type y, chain WHERE y.oid = chain.t AND y.typtype = 'd') "
-							  "SELECT pg_catalog.pg_get_expr(c.conbin, 0) IS NOT NULL, c.conbin::text "
+							  "SELECT c.conbin::text "
 							  "FROM pg_catalog.pg_constraint c "
 							  "WHERE c.contype = 'c' AND ((c.conrelid = $1 AND c.conkey = ARRAY[$2]::int2[]) "
 							  "   OR c.contypid IN (SELECT t FROM chain)) "
@@ -675,7 +696,7 @@ read_schema_facts(Oid relid, DpColumn *col, Oid declared_type, SchemaFacts *f)
 		elog(ERROR, "could not read the constraints of relation %u", relid);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		char	   *bin = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		char	   *bin = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 		MemoryContext old = MemoryContextSwitchTo(caller_cxt);
 
 		if (bin)

@@ -403,6 +403,10 @@ dp_code_label(const dp_domain *d, dp_code code, char *buf, size_t size)
 				dp_real_bin_range(d, code, &lo, &hi);
 				if (hi == nextafter(lo, INFINITY))
 					snprintf(buf, size, "%.17g", lo);	/* a point mass */
+				else if (code > 0 && lo == nextafter(d->edges[code - 1], INFINITY))
+					/* right after a point mass p: the bin is (p, hi) */
+					snprintf(buf, size, "(%.15g,%.15g%c", d->edges[code - 1], hi,
+							 (uint32_t) code + 1 == d->nvalues ? ']' : ')');
 				else
 					snprintf(buf, size, "[%.15g,%.15g%c", lo, hi, (uint32_t) code + 1 == d->nvalues ? ']' : ')');
 				break;
