@@ -380,7 +380,8 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 							  "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
 							  "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
 							  "WHERE b.relid = $1",
-							  3, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+							  /* not read-only: see domains this statement has just discovered */
+							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the catalog of relation %u", relid);
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;

@@ -12,6 +12,7 @@
 #include "access/attnum.h"
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/relcache.h"
 
 #include "dp_domain.h"
 
@@ -128,6 +129,21 @@ extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
 extern bool dpsynth_value_is_integral(Oid typid);
 extern int64 dpsynth_value_int(Oid typid, Datum value);
 extern double dpsynth_value_real(Oid typid, Datum value);
+
+/* ---- discover.c ---- */
+
+/*
+ * Learns the domains of the columns in a DISCOVER state in one scan of rel, each with
+ * units_each rho units (and delta_each additive delta for text), and stores them (source
+ * 'dp', paid by ledger_id).  The caller reloads the columns afterwards.
+ */
+extern void dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each,
+							 double delta_each, int max_categories, int64 ledger_id);
+
+/* Share of a call's rho spent on discovering domains, split equally among those columns. */
+#define DPSYNTH_DISCOVERY_SHARE 0.1
+/* Bins of a discovered numeric domain (plus a NULL cell). */
+#define DPSYNTH_DISCOVERED_BINS 32
 
 /* Label of a code (NULL for the NULL cell) as a text datum. */
 extern Datum dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull);

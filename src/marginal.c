@@ -34,6 +34,7 @@
 
 #include "dp_accounting.h"
 #include "dp_counts.h"
+#include "dp_discovery.h"
 #include "dp_sampler.h"
 
 /* Opens a protected table for reading; raises before anything is charged. */
@@ -91,6 +92,16 @@ count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64
 	AtEOXact_GUC(false, nestlevel);
 }
 
+static void
+too_many_cells_error(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the marginal of these columns has more than " INT64_FORMAT " cells",
+					DPSYNTH_MAX_MARGINAL_CELLS),
+			 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
+}
+
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
 Datum
 dpsynth_marginal(PG_FUNCTION_ARGS)
@@ -109,6 +120,12 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	int64	   *counts;
 	dp_dgauss	noise;
 	int64		ledger_id;
+	int			ndiscover = 0;
+	int64		units_discovery = 0;
+	double		delta_each = 0;
+	double		delta_add = 0;
+	int			max_categories = DP_MAX_CODES - 2;
+	dp_dgauss	discovery_noise;
 	Datum	  **labels;
 	bool	  **label_nulls;
 	char	   *columns_literal;
@@ -131,27 +148,90 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	rho_units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	cols = dpsynth_load_columns(relid, names, &ncols);
 
+	/*
+	 * Columns without a public domain are learned first, with DPSYNTH_DISCOVERY_SHARE of the
+	 * call's rho split equally among them, and for text columns one selection share of delta
+	 * each.  Everything here depends on public facts only (schema, catalog, arguments).  The
+	 * marginal's size must be known before the charge, so discovered text columns keep at most
+	 * max_categories values: the largest count that keeps any outcome under the cell limit.
+	 */
+	{
+		double		known = 1;
+		int			ntext = 0;
+
+		for (int j = 0; j < ncols; j++)
+		{
+			if (cols[j].state == DP_COLUMN_READY)
+				known *= dp_domain_ncodes(&cols[j].domain);
+			else if (cols[j].state == DP_COLUMN_DISCOVER_BOUNDS)
+				known *= DPSYNTH_DISCOVERED_BINS + 1;
+			else
+				ntext++;
+			ndiscover += cols[j].state != DP_COLUMN_READY;
+		}
+		if (known > DPSYNTH_MAX_MARGINAL_CELLS)
+			too_many_cells_error();
+		if (ntext > 0)
+		{
+			double		room = pow((double) DPSYNTH_MAX_MARGINAL_CELLS / known, 1.0 / ntext);
+
+			max_categories = (int) Min(floor(room) - 1, DP_MAX_CODES - 2);
+			if (max_categories < 1)
+				too_many_cells_error();
+			delta_each = dpsynth_selection_share(relid);
+			delta_add = delta_each * ntext;
+		}
+		if (ndiscover > 0)
+		{
+			units_discovery = (int64) floor(rho_units * DPSYNTH_DISCOVERY_SHARE / ndiscover);
+			if (units_discovery < 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("epsilon %s is too small to discover %d domains", float8out_internal(epsilon), ndiscover)));
+			rho_units -= units_discovery * ndiscover;
+		}
+	}
+	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0 ||
+		(ndiscover > 0 && dp_dgauss_init(&discovery_noise,
+										 dp_gaussian_sigma2(dpsynth_units_rho(units_discovery), 1.0)) != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small for the noise sampler", float8out_internal(epsilon))));
+	if (delta_each > 0 && dp_partition_threshold(&discovery_noise, delta_each) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no selection threshold exists for selection delta %g", delta_each)));
+
+	/* ---- charge: committed before any row is read or any noise drawn ---- */
+	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
+	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta,
+							   rho_units + units_discovery * ndiscover, delta_add,
+							   psprintf("{\"sigma2\": %.17g, \"discovered_columns\": %d, "
+										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g}",
+										dp_dgauss_sigma2(&noise), ndiscover, units_discovery, delta_each));
+
+	/* ---- from here on, nothing may fail or speak depending on the data ---- */
+	if (ndiscover > 0)
+	{
+		dpsynth_discover(rel, cols, ncols, units_discovery, delta_each, max_categories, ledger_id);
+		cols = dpsynth_load_columns(relid, names, &ncols);
+		for (int j = 0; j < ncols; j++)
+			if (cols[j].state != DP_COLUMN_READY)
+				elog(ERROR, "dpsynth: column \"%s\" has no domain after discovery", cols[j].name);
+	}
+
 	strides = palloc(sizeof(int64) * ncols);
 	for (int j = ncols - 1; j >= 0; j--)
 	{
 		strides[j] = ncells;
 		ncells *= dp_domain_ncodes(&cols[j].domain);
-		if (ncells > DPSYNTH_MAX_MARGINAL_CELLS)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("the marginal of these columns has more than " INT64_FORMAT " cells",
-							DPSYNTH_MAX_MARGINAL_CELLS),
-					 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
 	}
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epsilon %s is too small for the noise sampler", float8out_internal(epsilon))));
+	Assert(ncells <= DPSYNTH_MAX_MARGINAL_CELLS);
 
 	InitMaterializedSRF(fcinfo, 0);
 	counts = palloc0(sizeof(int64) * ncells);
 
-	/* Labels are public (they come from the domains): build them before the charge. */
+	/* Labels are public: they come from the domains. */
 	labels = palloc(sizeof(Datum *) * ncols);
 	label_nulls = palloc(sizeof(bool *) * ncols);
 	for (int j = 0; j < ncols; j++)
@@ -164,13 +244,6 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 			labels[j][c] = dpsynth_code_label(&cols[j], (dp_code) c, &label_nulls[j][c]);
 	}
 
-	/* ---- charge: committed before any row is read or any noise drawn ---- */
-	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
-	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta, rho_units, 0,
-							   psprintf("{\"cells\": " INT64_FORMAT ", \"sigma2\": %.17g}",
-										ncells, dp_dgauss_sigma2(&noise)));
-
-	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	count_cells(rel, cols, ncols, strides, counts);
 	dp_counts_release(counts, ncells, &noise);
 

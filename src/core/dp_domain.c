@@ -61,7 +61,8 @@ dp_domain_init_categories(dp_domain *d, const char **labels, uint32_t *lens, uin
 	dp_catmap  *m = &d->map;
 
 	memset(d, 0, sizeof(*d));
-	if (nlabels == 0 || nlabels + (has_null_cell ? 1 : 0) > DP_MAX_CODES)
+	/* no categories at all is allowed when the NULL/other cell exists (a DP selection may release none) */
+	if (nlabels + (has_null_cell ? 1 : 0) == 0 || nlabels + (has_null_cell ? 1 : 0) > DP_MAX_CODES)
 		return -1;
 	d->kind = DP_DOMAIN_CATEGORIES;
 	d->nvalues = nlabels;

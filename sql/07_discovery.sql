@@ -1,0 +1,79 @@
+-- DP discovery of undeclared domains: charged, stored, reused, and blind to rare values.
+CREATE ROLE dp_analyst IN ROLE dpsynth_analyst;
+
+-- A free-text column: 5,000 unique notes and 5 common values (1,000 rows each).
+CREATE TABLE notes (body text, n integer NOT NULL);
+INSERT INTO notes SELECT 'unique note ' || i, 100 + i % 101 FROM generate_series(1, 5000) i;
+INSERT INTO notes SELECT (ARRAY['yes', 'no', 'maybe', 'later', 'never'])[1 + i % 5], 100 + i % 101
+FROM generate_series(1, 5000) i;
+-- Two tables that differ in one row holding a value nobody else has.
+CREATE TABLE twin_a (city text);
+INSERT INTO twin_a SELECT (ARRAY['Paris', 'Lyon', 'Nice'])[1 + i % 3] FROM generate_series(1, 3000) i;
+CREATE TABLE twin_b (city text);
+INSERT INTO twin_b SELECT * FROM twin_a;
+INSERT INTO twin_b VALUES ('Saint-Véran');
+
+-- The owner sets aside a selection delta for discovering text values.
+SELECT dp_protect('notes', epsilon => 20, selection_delta => 1e-9);
+SELECT dp_protect('twin_a', epsilon => 20, selection_delta => 1e-9);
+SELECT dp_protect('twin_b', epsilon => 20, selection_delta => 1e-9);
+
+SET ROLE dp_analyst;
+-- Text: partition selection.  With a selection delta of 1e-9 for the column, each of the 5,000
+-- unique notes is released with probability <= 1e-9, so all of them stay hidden except with
+-- probability <= 5e-6 (the false-alarm rate of this check); the 5 common values (count 1,000,
+-- threshold about 26 at sigma 4) are all released except with probability < 1e-100.
+SELECT count(*) AS cells, count(*) FILTER (WHERE cell[1] LIKE 'unique%') AS unique_notes_released,
+	   string_agg(cell[1], ',' ORDER BY cell[1]) AS released
+FROM dp_marginal('notes', ARRAY['body'], epsilon => 5);
+-- Numbers: DP bounds from a noisy log-scale histogram (true range 100..200), then 32 bins.
+SELECT count(*) AS cells FROM dp_marginal('notes', ARRAY['n'], epsilon => 5);
+RESET ROLE;
+SELECT column_name, kind, source, ledger_id IS NOT NULL AS paid, cardinality(categories) AS categories,
+	   lower BETWEEN 90 AND 110 AS lower_ok, upper BETWEEN 190 AND 210 AS upper_ok, bins
+FROM dp_domains WHERE table_name = 'notes'::regclass ORDER BY 1;
+-- The discovery was charged within the call (its rho and its delta), and is in the ledger.
+SELECT columns, details->>'discovered_columns' AS discovered, delta_add > 0 AS paid_delta,
+	   rho = dpsynth._units_rho(dpsynth._rho_units(5, 1e-6)) AS rho_is_the_call
+FROM dp_ledger WHERE table_name = 'notes'::regclass ORDER BY id;
+SELECT delta_spent > 0 AND delta_spent <= selection_delta AS delta_within, delta_total > delta AS total_reported
+FROM dp_budget WHERE table_name = 'notes'::regclass;
+
+-- Reused without paying again: no second discovery.
+SET ROLE dp_analyst;
+SELECT count(*) AS cells FROM dp_marginal('notes', ARRAY['body', 'n'], epsilon => 1);
+RESET ROLE;
+SELECT details->>'discovered_columns' AS discovered, delta_add FROM dp_ledger
+WHERE table_name = 'notes'::regclass ORDER BY id DESC LIMIT 1;
+
+-- Neighbouring tables (one extra row with a unique value) release the same domain, except with
+-- probability <= 1e-9 (the selection delta bounds the chance that 'Saint-Véran' is released).
+SET ROLE dp_analyst;
+SELECT count(*) FROM dp_marginal('twin_a', ARRAY['city'], epsilon => 5);
+SELECT count(*) FROM dp_marginal('twin_b', ARRAY['city'], epsilon => 5);
+RESET ROLE;
+SELECT a.categories AS twin_a, b.categories AS twin_b, a.categories = b.categories AS identical
+FROM dp_domains a, dp_domains b WHERE a.table_name = 'twin_a'::regclass AND b.table_name = 'twin_b'::regclass;
+
+-- The owner can inspect and override a discovered domain.
+SELECT dp_declare('notes', 'n', lower => 0, upper => 300, bins => 3);
+SELECT column_name, source, ledger_id, lower, upper, bins FROM dp_domains
+WHERE table_name = 'notes'::regclass AND column_name = 'n';
+
+-- Policies: a column (or the whole table) may forbid discovery; refused before reading.
+ALTER TABLE notes ADD COLUMN tag text;
+SELECT dp_column_policy('notes', 'tag', discovery => false);
+SET ROLE dp_analyst;
+SELECT try_sql($$SELECT * FROM dp_marginal('notes', ARRAY['tag'], 1)$$) AS column_forbids;
+RESET ROLE;
+SELECT dp_column_policy('notes', 'tag');	-- back to the table's setting
+SELECT dp_protect('notes', epsilon => 20, selection_delta => 1e-9, discovery => false);
+SET ROLE dp_analyst;
+SELECT try_sql($$SELECT * FROM dp_marginal('notes', ARRAY['tag'], 1)$$) AS table_forbids;
+RESET ROLE;
+-- The selection delta can never fall below what was spent.
+SELECT try_sql($$SELECT dp_protect('notes', epsilon => 20, selection_delta => 0)$$) AS lower_selection_delta;
+
+DROP TABLE notes, twin_a, twin_b;
+DROP OWNED BY dp_analyst;
+DROP ROLE dp_analyst;

@@ -1,0 +1,1011 @@
+/*
+ * dp_discovery.c - DP partition selection and the public log-scale grid; see dp_discovery.h for
+ * the mechanisms' privacy claims and the accounting.
+ */
+#include "dp_discovery.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* ============================================================================================
+ * 1. Tail of the discrete Gaussian, threshold, partition selection
+ * ============================================================================================
+ *
+ * Let f(x) = exp(-x^2 / (2 s2)), s2 = num/den, and Z = sum_{x in Z} f(x), so that
+ * P(X = x) = f(x) / Z.  For an integer m >= 0 we bound P(X >= m) = S(m) / Z from above by an
+ * upper bound on S(m) = sum_{x >= m} f(x) divided by a lower bound on Z.
+ *
+ * Upper bound on S(m).  f is decreasing on [0, inf), so for every integer y >= 0,
+ *     sum_{x >= y+1} f(x) <= integral_y^inf f(t) dt = sqrt(pi s2 / 2) erfc(y / sqrt(2 s2)) =: I(y)
+ * (each term f(x) is at most the integral of f over [x-1, x]).  With y = m + L (L >= 0 terms
+ * summed explicitly):
+ *     S(m) <= sum_{x=m}^{m+L} f(x) + I(m+L).
+ * The relative slack of I(y) is about y / s2 per unit step, negligible for large sigma; for small
+ * sigma the explicit terms make the sum essentially exact.
+ *
+ * Lower bound on Z.  By the Poisson summation formula,
+ *     Z = sum_x exp(-x^2/(2 s2)) = sqrt(2 pi s2) * sum_k exp(-2 pi^2 s2 k^2) >= sqrt(2 pi s2)
+ * (all terms of the right-hand sum are positive; CKS20 use the same identity for the discrete
+ * Gaussian's normalizing constant and variance).  Also Z >= 1 + 2 sum_{x=1}^{L} f(x) (a partial
+ * sum of positive terms), which is the better bound for small sigma.  We take the larger.
+ *
+ * So P(X >= m) <= [sum_{x=m}^{m+L} f(x) + I(m+L)] / max(sqrt(2 pi s2), 1 + 2 sum_{x=1}^{L} f(x)).
+ * This is a rigorous bound (not an approximation such as "the continuous Gaussian's tail").
+ *
+ * Floating point.  Everything is computed in long double (64-bit mantissa on x86-64): s2 = num/den
+ * is one rounding, each f(x) and erfc have relative error of a few ulps (exponents are at most
+ * ~1e4 in the useful range, so the argument's rounding moves f by < 1e-15 relatively), and the sums
+ * have at most 4097 positive terms (relative error < 4097 * 2^-64 ~ 2.2e-16).  The total relative
+ * error is far below 1e-12; we multiply the result by (1 + 2^-30) ~ (1 + 9.3e-10) to cover it.
+ * Underflow: a tail that underflows to 0 in long double is below 1e-4900, far below any delta we
+ * accept (>= 1e-300), so treating it as 0 cannot make us accept a delta that the truth violates.
+ */
+
+#define TAIL_MARGIN (1.0L + 1.0L / 1073741824.0L)	/* 1 + 2^-30 */
+#define TAIL_TERMS_MAX 4096
+
+typedef struct tailctx
+{
+	long double s2;				/* sigma^2 = num/den */
+	long double two_s2;
+	long double zlo;			/* lower bound on the normalizing constant */
+	int64_t		nterms;			/* L: explicit terms beyond the first */
+} tailctx;
+
+static bool
+dgauss_valid(const dp_dgauss *g)
+{
+	double		s2;
+
+	if (g == NULL || g->num == 0 || g->den == 0)
+		return false;
+	s2 = (double) g->num / (double) g->den;
+	return s2 >= DP_DGAUSS_SIGMA2_MIN * 0.5 && s2 <= DP_DGAUSS_SIGMA2_MAX * 2.0;
+}
+
+static long double
+f_term(const tailctx *c, long double x)
+{
+	return expl(-(x * x) / c->two_s2);
+}
+
+static void
+tail_init(tailctx *c, const dp_dgauss *g)
+{
+	long double sigma;
+	long double partial = 1.0L;
+	long double poisson;
+
+	c->s2 = (long double) g->num / (long double) g->den;
+	c->two_s2 = 2.0L * c->s2;
+	sigma = sqrtl(c->s2);
+	/* enough terms to cover +/- 40 sigma when sigma is small; capped for speed */
+	c->nterms = TAIL_TERMS_MAX;
+	if (sigma * 40.0L + 1.0L < (long double) TAIL_TERMS_MAX)
+		c->nterms = (int64_t) ceill(sigma * 40.0L) + 1;
+	for (int64_t x = 1; x <= c->nterms; x++)
+		partial += 2.0L * f_term(c, (long double) x);
+	poisson = sqrtl(2.0L * (long double) M_PI * c->s2);
+	c->zlo = partial > poisson ? partial : poisson;
+}
+
+/* Rigorous upper bound on P(X >= m), m >= 0 (see above). */
+static long double
+tail_upper(const tailctx *c, int64_t m)
+{
+	long double s = 0.0L;
+	long double y;
+	long double u;
+
+	for (int64_t i = 0; i <= c->nterms; i++)
+		s += f_term(c, (long double) m + (long double) i);
+	y = (long double) m + (long double) c->nterms;
+	s += sqrtl((long double) M_PI * c->s2 / 2.0L) * erfcl(y / sqrtl(c->two_s2));
+	u = s / c->zlo * TAIL_MARGIN;
+	return u > 1.0L ? 1.0L : u;
+}
+
+long double
+dp_dgauss_tail_upper(const dp_dgauss *g, int64_t m)
+{
+	tailctx		c;
+
+	if (!dgauss_valid(g) || m < 0)
+		return NAN;
+	tail_init(&c, g);
+	return tail_upper(&c, m);
+}
+
+/*
+ * Threshold: the smallest T = m + 1 with tail_upper(m) <= delta_add, i.e. a value of count 1
+ * (noisy count 1 + X) reaches T with probability <= tail_upper(T - 1) <= delta_add.
+ * tail_upper is non-increasing in m (for a fixed number of explicit terms L, going from m to m+1
+ * removes f(m) and adds f(m+L+1) - [I(m+L) - I(m+L+1)] <= f(m+L+1) <= f(m)), so doubling and
+ * bisection find it; whatever rounding does, the returned T satisfies the bound, because only
+ * values of m that were checked to satisfy it are ever returned.
+ */
+int64_t
+dp_partition_threshold(const dp_dgauss *g, double delta_add)
+{
+	tailctx		c;
+	long double d;
+	int64_t		lo,
+				hi;
+
+	if (!dgauss_valid(g) || !isfinite(delta_add) || delta_add < 1e-300 || delta_add >= 0.5)
+		return -1;
+	tail_init(&c, g);
+	d = (long double) delta_add;
+	/* tail_upper(0) >= P(X >= 0) > 1/2 > d, so the answer m is >= 1 */
+	lo = 0;
+	hi = 1;
+	while (tail_upper(&c, hi) > d)
+	{
+		if (hi > ((int64_t) 1 << 60))
+			return -1;			/* cannot happen for valid g and delta_add >= 1e-300 */
+		lo = hi;
+		hi *= 2;
+	}
+	/* invariant: tail_upper(lo) > d (or lo == 0), tail_upper(hi) <= d */
+	while (hi - lo > 1)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (tail_upper(&c, mid) <= d)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi + 1;
+}
+
+double
+dp_partition_delta(const dp_dgauss *g, int64_t threshold)
+{
+	long double u;
+	double		r;
+
+	if (!dgauss_valid(g) || threshold < 1)
+		return NAN;
+	u = dp_dgauss_tail_upper(g, threshold - 1);
+	r = (double) u;
+	if ((long double) r < u)
+		r = nextafter(r, INFINITY);
+	return r;
+}
+
+static int64_t
+sat_add(int64_t a, int64_t b)
+{
+	int64_t		r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/*
+ * Gaussian thresholding.  Privacy: dp_discovery.h, section 1.  Every value passed in gets exactly
+ * one independent exact discrete Gaussian draw, whatever its count (skipping or reusing noise would
+ * change the distribution the proof is about).  Saturation at the int64 range is a deterministic
+ * function of c + X, i.e. post-processing (and unreachable for real counts).
+ */
+int64_t
+dp_partition_select(const int64_t *counts, size_t n, const dp_dgauss *g, int64_t threshold,
+					int64_t *noisy, uint8_t *selected)
+{
+	int64_t		nsel = 0;
+
+	if (!dgauss_valid(g) || threshold < 2)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+	{
+		noisy[i] = sat_add(counts[i], dp_dgauss_sample(g));
+		selected[i] = noisy[i] >= threshold;
+		nsel += selected[i];
+	}
+	return nsel;
+}
+
+/*
+ * Point masses: dp_partition_select, then the cut max(threshold, ceil(frac * noisy_total)), which
+ * depends only on the mechanism's output and on the separately released noisy_total and public
+ * frac: post-processing, no extra privacy cost.
+ */
+int64_t
+dp_pointmass_select(const int64_t *counts, size_t n, const dp_dgauss *g, int64_t threshold,
+					int64_t noisy_total, double frac, int64_t *noisy, uint8_t *selected)
+{
+	int64_t		cut = threshold;
+	int64_t		nsel = 0;
+	double		c;
+
+	if (!dgauss_valid(g) || threshold < 2 || !(frac >= 0.0 && frac <= 1.0))
+		return -1;
+	c = ceil(frac * (double) (noisy_total > 0 ? noisy_total : 0));
+	if (c >= 9223372036854775808.0)
+		cut = INT64_MAX;
+	else if ((int64_t) c > cut)
+		cut = (int64_t) c;
+	if (dp_partition_select(counts, n, g, threshold, noisy, selected) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+	{
+		selected[i] = selected[i] && noisy[i] >= cut;
+		nsel += selected[i];
+	}
+	return nsel;
+}
+
+/* ============================================================================================
+ * 2. The public log-scale grid
+ * ============================================================================================
+ *
+ * Layout: P cells per side.  Index P is the zero cell, P + 1 + j the j-th positive cell (by
+ * increasing magnitude), P - 1 - j its mirror image.  Everything here is a function of the grid
+ * parameters (public) and of the value being placed or of the noisy histogram (post-processing).
+ */
+
+#define TWO63 9223372036854775808.0	/* 2^63 as a double */
+
+static int
+log2_exact(int s)
+{
+	int			l = 0;
+
+	while ((1 << l) < s)
+		l++;
+	return l;
+}
+
+static bool
+grid_valid(const dp_loggrid *g)
+{
+	if (g == NULL || g->subdiv < 1 || g->subdiv > DP_LOGGRID_SUBDIV_MAX ||
+		(g->subdiv & (g->subdiv - 1)) != 0 || g->kmin > g->kmax)
+		return false;
+	if (g->integral)
+		return g->kmin == 0 && g->kmax <= 62;
+	/* kmin >= -1000 keeps every boundary (s + i) 2^(k - log2 s) a normal double */
+	return g->kmin >= -1000 && g->kmax <= 1023;
+}
+
+/* Integral grids: index of the first cell of octave k (k <= kmax + 1). */
+static uint32_t
+int_octave_offset(const dp_loggrid *g, int k)
+{
+	int			l = log2_exact(g->subdiv);
+
+	if (k <= l)
+		return ((uint32_t) 1 << k) - 1;
+	return (((uint32_t) 1 << l) - 1) + (uint32_t) (k - l) * (uint32_t) g->subdiv;
+}
+
+static uint32_t
+side_cells(const dp_loggrid *g)
+{
+	if (g->integral)
+		return int_octave_offset(g, g->kmax + 1);
+	return (uint32_t) (g->kmax - g->kmin + 1) * (uint32_t) g->subdiv;
+}
+
+int
+dp_loggrid_init_int(dp_loggrid *g, int subdiv)
+{
+	dp_loggrid	t = {true, 0, 62, subdiv};
+
+	if (!grid_valid(&t))
+		return -1;
+	*g = t;
+	return 0;
+}
+
+int
+dp_loggrid_init_real(dp_loggrid *g, int subdiv)
+{
+	dp_loggrid	t = {false, -30, 1023, subdiv};
+
+	if (!grid_valid(&t))
+		return -1;
+	*g = t;
+	return 0;
+}
+
+uint32_t
+dp_loggrid_ncells(const dp_loggrid *g)
+{
+	if (!grid_valid(g))
+		return 0;
+	return 2 * side_cells(g) + 1;
+}
+
+/* Integral grids: positive cell of a magnitude 1 <= m <= 2^63. */
+static uint32_t
+int_poscell(const dp_loggrid *g, uint64_t m)
+{
+	int			k = 63 - __builtin_clzll(m);
+	int			l = log2_exact(g->subdiv);
+
+	if (k > g->kmax)
+		return side_cells(g) - 1;
+	if (k <= l)
+		return (uint32_t) (m - 1);	/* one-integer cells: 1, 2, 3, ... */
+	return int_octave_offset(g, k) + (uint32_t) ((m - ((uint64_t) 1 << k)) >> (k - l));
+}
+
+uint32_t
+dp_loggrid_cell_int(const dp_loggrid *g, int64_t v)
+{
+	uint32_t	p;
+	uint64_t	m;
+
+	if (!grid_valid(g))
+		return 0;
+	p = side_cells(g);
+	if (v == 0)
+		return p;
+	m = v > 0 ? (uint64_t) v : (uint64_t) 0 - (uint64_t) v;	/* |INT64_MIN| = 2^63 */
+	if (v > 0)
+		return p + 1 + int_poscell(g, m);
+	return p - 1 - int_poscell(g, m);
+}
+
+/*
+ * Real grids: positive cell of a magnitude m >= 2^kmin (or +Inf), with "a <= m < b" semantics;
+ * *boundary is set when m is exactly the lower boundary a of that cell (and it is not clamped).
+ */
+static uint32_t
+real_poscell(const dp_loggrid *g, double m, bool *boundary)
+{
+	int			e,
+				k;
+	double		fr,
+				t;
+	uint32_t	i;
+
+	*boundary = false;
+	if (isinf(m))
+		return side_cells(g) - 1;
+	fr = frexp(m, &e);			/* m = fr 2^e, fr in [0.5, 1) */
+	k = e - 1;
+	if (k > g->kmax)
+		return side_cells(g) - 1;
+	if (k < g->kmin)
+		return 0;				/* not reached: callers send these to the zero cell */
+	t = (2.0 * fr - 1.0) * (double) g->subdiv;	/* exact: Sterbenz, then a power of two */
+	i = (uint32_t) t;
+	*boundary = (t == (double) i);
+	return (uint32_t) (k - g->kmin) * (uint32_t) g->subdiv + i;
+}
+
+uint32_t
+dp_loggrid_cell_real(const dp_loggrid *g, double x)
+{
+	uint32_t	p,
+				j;
+	double		tiny;
+	bool		boundary;
+
+	if (!grid_valid(g))
+		return 0;
+	p = side_cells(g);
+	if (isnan(x))
+		return p;
+	tiny = ldexp(1.0, g->kmin);
+	if (x >= 0)
+	{
+		if (x < tiny)
+			return p;
+		return p + 1 + real_poscell(g, x, &boundary);
+	}
+	/* negative cells are [-b, -a): the magnitude m = -x lies in (a, b] */
+	if (-x <= tiny)
+		return p;
+	j = real_poscell(g, -x, &boundary);
+	if (boundary)
+		j--;					/* m == a of cell j >= 1 (m > 2^kmin): it belongs to cell j - 1 */
+	return p - 1 - j;
+}
+
+/* Integral grids: magnitudes [*a, *b] (inclusive) of positive cell j. */
+static void
+int_poscell_range(const dp_loggrid *g, uint32_t j, uint64_t *a, uint64_t *b)
+{
+	int			l = log2_exact(g->subdiv);
+	uint32_t	first_wide = ((uint32_t) 1 << l) - 1;
+
+	if (j < first_wide)
+	{
+		*a = *b = (uint64_t) j + 1;
+		return;
+	}
+	else
+	{
+		uint32_t	r = j - first_wide;
+		int			k = l + (int) (r / (uint32_t) g->subdiv);
+		uint64_t	w = (uint64_t) 1 << (k - l);
+
+		*a = ((uint64_t) 1 << k) + (uint64_t) (r % (uint32_t) g->subdiv) * w;
+		*b = *a + w - 1;
+	}
+}
+
+static int64_t
+neg_mag(uint64_t m)
+{
+	return m >= ((uint64_t) 1 << 63) ? INT64_MIN : -(int64_t) m;
+}
+
+void
+dp_loggrid_cell_range_int(const dp_loggrid *g, uint32_t cell, int64_t *lo, int64_t *hi_inclusive)
+{
+	uint32_t	p;
+	uint64_t	a,
+				b;
+
+	*lo = *hi_inclusive = 0;
+	if (!grid_valid(g) || !g->integral || cell >= 2 * side_cells(g) + 1)
+		return;
+	p = side_cells(g);
+	if (cell == p)
+		return;
+	if (cell > p)
+	{
+		int_poscell_range(g, cell - p - 1, &a, &b);
+		if (cell - p - 1 == p - 1)
+			b = INT64_MAX;		/* the last cell takes everything beyond */
+		*lo = (int64_t) a;
+		*hi_inclusive = (int64_t) b;
+	}
+	else
+	{
+		int_poscell_range(g, p - 1 - cell, &a, &b);
+		if (p - 1 - cell == p - 1)
+			b = (uint64_t) 1 << 63;	/* ... down to INT64_MIN */
+		*lo = neg_mag(b);
+		*hi_inclusive = neg_mag(a);
+	}
+}
+
+/* Real grids: [*a, *b) of positive cell j (b = +Inf for the last cell). */
+static void
+real_poscell_range(const dp_loggrid *g, uint32_t j, double *a, double *b)
+{
+	int			l = log2_exact(g->subdiv);
+	int			k = g->kmin + (int) (j / (uint32_t) g->subdiv);
+	double		i = (double) (j % (uint32_t) g->subdiv);
+
+	*a = ldexp((double) g->subdiv + i, k - l);
+	*b = j == side_cells(g) - 1 ? INFINITY : ldexp((double) g->subdiv + i + 1.0, k - l);
+}
+
+void
+dp_loggrid_cell_range(const dp_loggrid *g, uint32_t cell, double *lo, double *hi)
+{
+	uint32_t	p;
+
+	*lo = *hi = 0.0;
+	if (!grid_valid(g) || cell >= 2 * side_cells(g) + 1)
+		return;
+	p = side_cells(g);
+	if (g->integral)
+	{
+		int64_t		l,
+					h;
+
+		dp_loggrid_cell_range_int(g, cell, &l, &h);
+		*lo = (double) l;
+		*hi = (double) h + 1.0;
+		return;
+	}
+	if (cell == p)
+	{
+		*hi = ldexp(1.0, g->kmin);
+		*lo = -*hi;
+	}
+	else if (cell > p)
+		real_poscell_range(g, cell - p - 1, lo, hi);
+	else
+	{
+		double		a,
+					b;
+
+		real_poscell_range(g, p - 1 - cell, &a, &b);
+		*lo = -b;
+		*hi = -a;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Post-processing of a noisy histogram on the grid: bounds and quantile edges.
+ *
+ * Each cell is given a continuous extent [l, h) for interpolation: real cells their range (the
+ * infinite outer bound of an end cell replaced by the largest finite double), integral cells
+ * [lo, hi_inclusive + 1) (integer v occupies [v, v + 1)), and the real zero cell is an atom at 0.
+ * Positions are computed in long double (exact for int64 on x86-64) and converted at the end.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct extent
+{
+	long double l,
+				h;
+	bool		atom;			/* the real zero cell: the single value 0 */
+	int64_t		ilo,
+				ihi;			/* integral grids: the integers of the cell */
+} extent;
+
+static void
+cell_extent(const dp_loggrid *g, uint32_t cell, extent *e)
+{
+	e->atom = false;
+	e->ilo = e->ihi = 0;
+	if (g->integral)
+	{
+		dp_loggrid_cell_range_int(g, cell, &e->ilo, &e->ihi);
+		e->l = (long double) e->ilo;
+		e->h = (long double) e->ihi + 1.0L;
+		return;
+	}
+	if (cell == side_cells(g))
+	{
+		e->atom = true;
+		e->l = e->h = 0.0L;
+		return;
+	}
+	{
+		double		lo,
+					hi;
+
+		dp_loggrid_cell_range(g, cell, &lo, &hi);
+		if (isinf(lo))
+			lo = -DBL_MAX;
+		if (isinf(hi))
+			hi = DBL_MAX;
+		e->l = lo;
+		e->h = hi;
+	}
+}
+
+/* A position inside a cell: integral grids use floor(x) clamped to the cell's integers. */
+static long double
+clamp_ld(long double x, long double lo, long double hi)
+{
+	return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* int64 -> double, rounding toward zero (so that the result stays within the int64 range). */
+static double
+int_to_double_tz(int64_t v)
+{
+	double		d = (double) v;
+
+	if (v > 0 && (d >= TWO63 || (int64_t) d > v))
+		d = nextafter(d, 0.0);
+	else if (v < 0 && d > -TWO63 && (int64_t) d < v)
+		d = nextafter(d, 0.0);
+	return d;
+}
+
+static int64_t
+floor_to_int64(long double x)
+{
+	x = floorl(x);
+	if (x >= (long double) TWO63)
+		return INT64_MAX;
+	if (x <= -(long double) TWO63)
+		return INT64_MIN;
+	return (int64_t) x;
+}
+
+/*
+ * Finds the position of cumulative mass t in weights w[c] (c in [c0, c1]) and returns the
+ * interpolated point; *cell gets the cell.  Takes the first cell with positive weight whose
+ * cumulative mass reaches t.  total must be > 0.
+ */
+static long double
+mass_position(const dp_loggrid *g, const int64_t *noisy, uint32_t c0, uint32_t c1,
+			  long double t, uint32_t *cell)
+{
+	long double cum = 0.0L;
+	uint32_t	last = c0;
+	extent		e;
+
+	for (uint32_t c = c0; c <= c1; c++)
+	{
+		long double w = noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
+
+		if (w <= 0.0L)
+			continue;
+		last = c;
+		if (cum + w >= t)
+		{
+			long double fr = clamp_ld((t - cum) / w, 0.0L, 1.0L);
+
+			cell_extent(g, c, &e);
+			*cell = c;
+			return e.atom ? 0.0L : e.l + fr * (e.h - e.l);
+		}
+		cum += w;
+	}
+	/* rounding left t just above the total: the end of the last weighted cell */
+	cell_extent(g, last, &e);
+	*cell = last;
+	return e.atom ? 0.0L : e.h;
+}
+
+/* z = sqrt(2 ln(2 ncells / beta)), beta = 0.001: sub-Gaussian tail bound, union over blocks. */
+static long double
+significance_z(uint32_t ncells)
+{
+	return sqrtl(2.0L * logl(2.0L * (long double) ncells / 0.001L));
+}
+
+static long double
+block_threshold(long double zs, uint64_t len)
+{
+	long double t = zs * sqrtl((long double) len);
+
+	return t < 1.0L ? 1.0L : t;
+}
+
+static long double
+noisy_sum(const int64_t *noisy, uint64_t from, uint64_t to)
+{
+	long double s = 0.0L;
+
+	for (uint64_t c = from; c < to; c++)
+		s += (long double) noisy[c];
+	return s;
+}
+
+/*
+ * Core of the bounds: on success the cells of the two quantiles and the interpolated positions.
+ * Returns 0, 1 (nothing significant) or -1 (invalid).
+ */
+static int
+bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail,
+			long double *xlo, uint32_t *lo_cell, long double *xhi, uint32_t *hi_cell)
+{
+	uint32_t	n,
+				span_lo,
+				span_hi;
+	bool		found = false;
+	long double zs,
+				total = 0.0L;
+
+	if (!grid_valid(g) || noisy == NULL || !isfinite(sigma) || sigma < 0.0 ||
+		!(tail >= 0.0 && tail < 0.5))
+		return -1;
+	n = dp_loggrid_ncells(g);
+	zs = significance_z(n) * (long double) sigma;
+	span_lo = n;
+	span_hi = 0;
+
+	/*
+	 * Dyadic blocks of 1, 2, 4, ... cells (the last block of a level may be shorter).  A block is
+	 * significant if its noisy sum reaches block_threshold; the span is the union of the MINIMAL
+	 * significant blocks, those neither of whose halves is significant: so a heavy cell (a spike
+	 * at 0, say) does not drag the empty cells that share a big block with it into the span,
+	 * while diffuse mass that no single cell shows is still found by a larger block.
+	 */
+	for (uint64_t len = 1;; len *= 2)
+	{
+		for (uint64_t start = 0; start < n; start += len)
+		{
+			uint64_t	end = start + len < n ? start + len : n;
+			uint64_t	mid = start + len / 2;
+			bool		minimal;
+
+			if (len == 1)
+				minimal = (long double) noisy[start] >= block_threshold(zs, 1);
+			else
+			{
+				long double sl,
+							sr;
+
+				if (mid >= end)
+					continue;	/* the same cells as its left half, tested at the level below */
+				sl = noisy_sum(noisy, start, mid);
+				sr = noisy_sum(noisy, mid, end);
+				minimal = sl + sr >= block_threshold(zs, end - start) &&
+					sl < block_threshold(zs, mid - start) && sr < block_threshold(zs, end - mid);
+			}
+			if (minimal)
+			{
+				found = true;
+				if (start < span_lo)
+					span_lo = (uint32_t) start;
+				if (end - 1 > span_hi)
+					span_hi = (uint32_t) (end - 1);
+			}
+		}
+		if (len >= n)
+			break;
+	}
+	if (!found)
+		return 1;
+	for (uint32_t c = span_lo; c <= span_hi; c++)
+		total += noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
+	if (!(total > 0.0L))
+		return 1;				/* not reached: a significant block has positive mass */
+	*xlo = mass_position(g, noisy, span_lo, span_hi, (long double) tail * total, lo_cell);
+	*xhi = mass_position(g, noisy, span_lo, span_hi,
+						 (1.0L - (long double) tail) * total, hi_cell);
+	return 0;
+}
+
+int
+dp_loggrid_bounds_int(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail,
+					  int64_t *lower, int64_t *upper)
+{
+	long double xlo,
+				xhi;
+	uint32_t	clo,
+				chi;
+	extent		e;
+	int			rc;
+
+	if (g == NULL || !g->integral)
+		return -1;
+	rc = bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
+	if (rc != 0)
+		return rc;
+	cell_extent(g, clo, &e);
+	*lower = floor_to_int64(clamp_ld(xlo, e.l, (long double) e.ihi));
+	cell_extent(g, chi, &e);
+	*upper = floor_to_int64(clamp_ld(xhi, e.l, (long double) e.ihi));
+	if (*upper < *lower)
+		*upper = *lower;		/* not reached: positions are monotone in the mass */
+	return 0;
+}
+
+int
+dp_loggrid_bounds(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail,
+				  double *lower, double *upper)
+{
+	long double xlo,
+				xhi;
+	uint32_t	clo,
+				chi;
+	int			rc;
+
+	if (g == NULL)
+		return -1;
+	if (g->integral)
+	{
+		int64_t		l,
+					u;
+
+		rc = dp_loggrid_bounds_int(g, noisy, sigma, tail, &l, &u);
+		if (rc == 0)
+		{
+			*lower = int_to_double_tz(l);
+			*upper = int_to_double_tz(u);
+		}
+		return rc;
+	}
+	rc = bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
+	if (rc != 0)
+		return rc;
+	*lower = (double) xlo;
+	*upper = (double) xhi;
+	if (*upper < *lower)
+		*upper = *lower;
+	return 0;
+}
+
+/*
+ * Output of the quantile edges: interior positions are converted to the grid's type (integral
+ * grids: the nearest integer; with dbl set, then to a double rounded toward zero) and appended
+ * when strictly between the last edge and upper.
+ */
+typedef struct edge_out
+{
+	bool		integral;
+	int64_t    *ie;				/* integral grid, int64 output (else NULL) */
+	double	   *de;				/* double output (else NULL) */
+	uint32_t	k;				/* edges written */
+	int64_t		ilast,			/* integral grids: the last edge, as an integer */
+				iupper;
+	double		dupper;
+} edge_out;
+
+static void
+edge_put(edge_out *o, long double x, bool force)
+{
+	if (o->integral)
+	{
+		int64_t		v = force ? o->iupper : floor_to_int64(x + 0.5L);
+
+		if (!force && (v >= o->iupper || v <= o->ilast))
+			return;
+		if (o->ie != NULL)
+			o->ie[o->k++] = v;
+		else
+		{
+			double		d = int_to_double_tz(v);
+
+			/* beyond 2^53 neighbours may merge; for upper, replace the merged edge */
+			if (d <= o->de[o->k - 1])
+			{
+				if (!force)
+					return;
+				o->k--;
+			}
+			o->de[o->k++] = d;
+		}
+		o->ilast = v;
+		return;
+	}
+	{
+		double		d = force ? o->dupper : (double) x;
+
+		if (!force && (d >= o->dupper || d <= o->de[o->k - 1]))
+			return;
+		o->de[o->k++] = d;
+	}
+}
+
+/* mass of cell c inside [rlo, rhi]: max(noisy, 0) (or 1) times the fraction of its extent inside */
+static long double
+cell_mass_in(const dp_loggrid *g, const int64_t *noisy, uint32_t c, bool fallback,
+			 long double rlo, long double rhi, extent *e, long double *ol, long double *oh)
+{
+	long double w = fallback ? 1.0L : (noisy[c] > 0 ? (long double) noisy[c] : 0.0L);
+
+	if (w <= 0.0L)
+		return 0.0L;
+	cell_extent(g, c, e);
+	if (e->atom)
+	{
+		*ol = *oh = 0.0L;
+		return rlo <= 0.0L && 0.0L <= rhi ? w : 0.0L;
+	}
+	*ol = e->l > rlo ? e->l : rlo;
+	*oh = e->h < rhi ? e->h : rhi;
+	if (!(*oh > *ol))
+		return 0.0L;
+	return w * ((*oh - *ol) / (e->h - e->l));
+}
+
+/*
+ * The nbins - 1 interior quantile positions (non-decreasing) of the mass inside the continuous
+ * range [rlo, rhi] (integral grids: rlo = lower, rhi = upper + 1, integer v occupying [v, v+1)),
+ * passed to edge_put.
+ */
+static void
+edges_core(const dp_loggrid *g, const int64_t *noisy, long double rlo, long double rhi,
+		   uint32_t nbins, edge_out *out)
+{
+	uint32_t	n = dp_loggrid_ncells(g);
+	uint32_t	c0,
+				c1,
+				c;
+	long double total = 0.0L,
+				cum = 0.0L;
+	bool		fallback = false;
+	extent		e;
+	long double ol,
+				oh;
+
+	/* only cells that can intersect the range (with one cell of slack each side) */
+	if (g->integral)
+	{
+		c0 = dp_loggrid_cell_int(g, floor_to_int64(rlo));
+		c1 = dp_loggrid_cell_int(g, floor_to_int64(rhi - 1.0L));
+	}
+	else
+	{
+		c0 = dp_loggrid_cell_real(g, (double) rlo);
+		c1 = dp_loggrid_cell_real(g, (double) rhi);
+	}
+	if (c0 > 0)
+		c0--;
+	if (c1 + 1 < n)
+		c1++;
+
+	/* with no mass inside at all, every cell counts 1: log-spaced edges */
+	for (int pass = 0; pass < 2 && !(total > 0.0L); pass++)
+	{
+		fallback = pass == 1;
+		total = 0.0L;
+		for (c = c0; c <= c1; c++)
+			total += cell_mass_in(g, noisy, c, fallback, rlo, rhi, &e, &ol, &oh);
+	}
+	if (!(total > 0.0L))
+		return;
+
+	c = c0;
+	for (uint32_t i = 1; i < nbins; i++)
+	{
+		long double t = total * (long double) i / (long double) nbins;
+
+		/* the search resumes in the cell where the previous quantile was found */
+		for (; c <= c1; c++)
+		{
+			long double m = cell_mass_in(g, noisy, c, fallback, rlo, rhi, &e, &ol, &oh);
+
+			if (m <= 0.0L)
+				continue;
+			if (cum + m >= t)
+			{
+				edge_put(out, e.atom ? 0.0L : ol + clamp_ld((t - cum) / m, 0.0L, 1.0L) * (oh - ol),
+						 false);
+				break;
+			}
+			cum += m;
+		}
+	}
+}
+
+static bool
+is_int64_double(double v)
+{
+	return isfinite(v) && v == floor(v) && v >= -TWO63 && v <= TWO63;
+}
+
+static int64_t
+double_to_int64(double v)
+{
+	return v >= TWO63 ? INT64_MAX : (int64_t) v;
+}
+
+/* Shared body.  Integral grids with int64 output: ie set; otherwise de set. */
+static int
+quantile_edges(const dp_loggrid *g, const int64_t *noisy, long double rlo, long double rhi,
+			   int64_t ilower, int64_t iupper, double dlower, double dupper, uint32_t nbins,
+			   int64_t *ie, double *de, uint32_t *nedges)
+{
+	edge_out	o = {g->integral, ie, de, 1, ilower, iupper, dupper};
+
+	/* the first edge: lower */
+	if (ie != NULL)
+		ie[0] = ilower;
+	else
+		de[0] = g->integral ? int_to_double_tz(ilower) : dlower;
+	if (g->integral ? ilower == iupper : dlower == dupper)
+	{
+		*nedges = 1;
+		return 0;
+	}
+	if (nbins > 1)
+		edges_core(g, noisy, rlo, rhi, nbins, &o);
+	edge_put(&o, 0.0L, true);
+	*nedges = o.k;
+	return 0;
+}
+
+int
+dp_loggrid_quantile_edges_int(const dp_loggrid *g, const int64_t *noisy, int64_t lower,
+							  int64_t upper, uint32_t nbins, int64_t *edges, uint32_t *nedges)
+{
+	if (!grid_valid(g) || !g->integral || noisy == NULL || edges == NULL || nedges == NULL ||
+		nbins < 1 || lower > upper)
+		return -1;
+	return quantile_edges(g, noisy, (long double) lower, (long double) upper + 1.0L, lower, upper,
+						  0.0, 0.0, nbins, edges, NULL, nedges);
+}
+
+int
+dp_loggrid_quantile_edges(const dp_loggrid *g, const int64_t *noisy, double lower, double upper,
+						  uint32_t nbins, double *edges, uint32_t *nedges)
+{
+	if (!grid_valid(g) || noisy == NULL || edges == NULL || nedges == NULL || nbins < 1 ||
+		!isfinite(lower) || !isfinite(upper) || lower > upper)
+		return -1;
+	if (g->integral)
+	{
+		int64_t		il,
+					iu;
+
+		if (!is_int64_double(lower) || !is_int64_double(upper))
+			return -1;
+		il = double_to_int64(lower);
+		iu = double_to_int64(upper);
+		return quantile_edges(g, noisy, (long double) il, (long double) iu + 1.0L, il, iu, 0.0,
+							  0.0, nbins, NULL, edges, nedges);
+	}
+	return quantile_edges(g, noisy, (long double) lower, (long double) upper, 0, 0, lower, upper,
+						  nbins, NULL, edges, nedges);
+}

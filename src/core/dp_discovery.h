@@ -1,0 +1,228 @@
+/*
+ * dp_discovery.h - learning a column's domain from private data, under differential privacy.
+ *
+ * PRIVACY.md ("Domains"): the distinct values present in a column, its min/max and its quantiles
+ * are never public.  They are learned only through the charged mechanisms below; the PostgreSQL
+ * glue scans the table, passes exact counts in, and stores what comes out as the column's public
+ * domain so that it is never paid for twice.
+ *
+ *   1. DP partition selection (which category values exist): Gaussian thresholding of the counts
+ *      of the values present.  dp_partition_threshold, dp_partition_select; the point-mass finder
+ *      dp_pointmass_select is the same mechanism plus a post-processing cut.
+ *   2. A PUBLIC log-scale grid over a numeric type's range (dp_loggrid_*).  The glue releases a
+ *      noisy histogram on it with dp_counts_release; bounds and quantile edges are then computed
+ *      from the noisy histogram alone (post-processing, no privacy cost).
+ *
+ * Neighbouring relation everywhere: add/remove one row (PRIVACY.md, "Who is protected").
+ *
+ * Accounting (write-up for the glue; PRIVACY.md "Accounting": deltas are composed honestly)
+ * --------------------------------------------------------------------------------------------
+ * A partition selection with noise sigma^2 = 1/(2 rho) and threshold T = dp_partition_threshold
+ * (g, delta_add) is charged rho (like any Gaussian count release) AND an additive delta_add.
+ * Let a table's charged mechanisms be zCDP mechanisms with rho_1, rho_2, ... (including the rho
+ * of every selection) and selections with delta_add_1, delta_add_2, ... (run in any order, with
+ * parameters chosen adaptively).  Then everything released is (eps, delta)-DP for every eps >= 0
+ * with
+ *       delta = dp_zcdp_delta(sum_i rho_i, eps) + exp(eps) * sum_j delta_add_j.
+ * Proof.  Fix neighbours x and x' = x + one row r.  Let M~(x') run every mechanism on x' except
+ * that a selection on a column where r's value v is absent from x (so v has count 1 in x') acts as
+ * if r were not there (it never releases v).  (a) M~(x') vs M(x): every stage is either identical
+ * (those selections) or a Gaussian count release with L2 sensitivity <= 1 (all other stages,
+ * including selections where v is present in x with count c >= 1, c vs c + 1), so the two are
+ * (sum rho_i)-zCDP close in both directions (adaptive composition, Bun & Steinke 2016,
+ * Lemma 1.7), hence (eps, dp_zcdp_delta(sum rho_i, eps))-indistinguishable (CKS20 Cor. 13).
+ * (b) Couple M(x') and M~(x') on the same noise: they differ only if some selection releases a
+ * count-1 value, which for stage j has probability <= delta_add_j whatever happened before
+ * (dp_partition_threshold), so the total variation distance is <= sum_j delta_add_j =: p.
+ * Chaining: P[M(x') in S] <= P[M~(x') in S] + p <= e^eps P[M(x) in S] + delta_conv + p, and
+ * P[M(x) in S] <= e^eps P[M~(x') in S] + delta_conv <= e^eps P[M(x') in S] + delta_conv + e^eps p.
+ * (The factor e^eps is the price of this simple, general argument; in the approximate-zCDP
+ * language of Bun & Steinke 2016, Section 8, a selection is delta_add-approximately rho-zCDP.)
+ * Choose delta_add small enough that exp(eps_table) * sum delta_add fits the table's delta.
+ *
+ * Pure C (no PostgreSQL headers).  Randomness only through dp_sampler (libsodium).
+ */
+#ifndef DP_DISCOVERY_H
+#define DP_DISCOVERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp_sampler.h"
+
+/* ============================================================================================
+ * 1. DP partition selection by Gaussian thresholding
+ * ============================================================================================
+ *
+ * Mechanism.  Input: the exact counts c_1..c_k >= 1 of the k distinct values PRESENT in a column
+ * (each row adds 1 to exactly one value; NULLs are not passed in; values with count 0 are NEVER
+ * passed in).  Output: for each i, noisy_i = c_i + X_i with X_i ~ N_Z(0, sigma^2) independent
+ * (dp_dgauss, exact), and the value is released with its noisy count iff noisy_i >= T.
+ *
+ * Privacy claim: with sigma^2 = 1/(2 rho) and T = dp_partition_threshold(g, delta_add), the
+ * released set together with the noisy counts of the released values is delta_add-approximately
+ * rho-zCDP for add/remove-one neighbours (accounting: see the top of this file).
+ *   - A row whose value v is present in both neighbours changes one count by 1: the vector of
+ *     noisy counts over the present values is the discrete Gaussian mechanism with L2 sensitivity
+ *     1, rho-zCDP (CKS20 Theorem 4); thresholding and dropping unreleased counts are
+ *     post-processing.
+ *   - A row whose value v is present in only one neighbour has count exactly 1 there; every other
+ *     value's count and noise are identical, so the outputs coincide unless v itself is released,
+ *     which happens with probability P(1 + X >= T) <= delta_add (threshold choice below).
+ * This is the Gaussian variant of the thresholding analysis of Korolova, Kenthapadi, Mishra &
+ * Ntoulas (WWW 2009) and of Google's differential-privacy library, "Delta for thresholding"
+ * (common_docs/Delta_For_Thresholding.pdf); Gopi, Gulhane, Kulkarni, Shen, Shokouhi & Yekhanin
+ * (ICML 2020) study partition selection ("differentially private set union") in general.  Unlike
+ * those (epsilon, delta)-DP statements, we account the Gaussian part in zCDP and keep delta_add
+ * separate, as above.
+ *
+ * Obligations of the caller (the glue):
+ *   - pass every present value, and only present values (c_i >= 1), each row counted once;
+ *   - report released values in a canonical order (e.g. sorted by value), never in an order that
+ *     depends on the data such as first occurrence or hash-table order;
+ *   - do not release anything about unreleased values (not even how many there were).
+ */
+
+/*
+ * Upper bound on the tail of the discrete Gaussian, P(X >= m), X ~ N_Z(0, num/den), for an
+ * integer m >= 0, rigorous (see dp_discovery.c: integral comparison + Poisson summation, with a
+ * floating-point margin).  Returns a value in [0, 1], or NaN if g is NULL or invalid or m < 0.
+ * Exposed for the tests and for reporting.
+ */
+extern long double dp_dgauss_tail_upper(const dp_dgauss *g, int64_t m);
+
+/*
+ * The smallest integer T such that the rigorous upper bound on P(1 + X >= T), X ~ N_Z(0, sigma^2)
+ * of g, is <= delta_add.  delta_add must be finite with 1e-300 <= delta_add < 0.5 (P(X >= 0) > 1/2
+ * always, so T >= 2).  Returns T >= 2, or -1 on invalid input (NULL or invalid g, bad delta_add).
+ * Depends only on public parameters.
+ */
+extern int64_t dp_partition_threshold(const dp_dgauss *g, double delta_add);
+
+/*
+ * The rigorous upper bound on P(1 + X >= threshold) that justifies delta_add, rounded up to a
+ * double (for the ledger).  NaN on invalid input.
+ */
+extern double dp_partition_delta(const dp_dgauss *g, int64_t threshold);
+
+/*
+ * The mechanism.  For i < n: noisy[i] = counts[i] + X_i (saturating at the int64 range; one
+ * discrete Gaussian draw per value, whatever its count) and selected[i] = (noisy[i] >= threshold).
+ * Returns the number selected, or -1 if g is NULL or threshold < 2 (nothing drawn, outputs
+ * untouched; these are public parameters).  noisy[i] of an UNselected value must not be released.
+ */
+extern int64_t dp_partition_select(const int64_t *counts, size_t n, const dp_dgauss *g,
+								   int64_t threshold, int64_t *noisy, uint8_t *selected);
+
+/*
+ * Point-mass finder for numeric columns (a spike at 0, a sentinel such as 99999).  counts are the
+ * exact counts of the distinct numeric values present (same obligations as above).  Runs
+ * dp_partition_select and then keeps only values with
+ *     noisy[i] >= cut = max(threshold, ceil(frac * max(noisy_total, 0))),
+ * where noisy_total is a SEPARATELY released (separately charged) noisy row count and frac in
+ * [0, 1] a public constant (e.g. 0.05).  Privacy: exactly that of dp_partition_select; the extra
+ * cut is post-processing of its output and of the already released noisy_total (no extra cost).
+ * Returns the number selected, or -1 on invalid public parameters (nothing drawn).
+ */
+extern int64_t dp_pointmass_select(const int64_t *counts, size_t n, const dp_dgauss *g,
+								   int64_t threshold, int64_t noisy_total, double frac,
+								   int64_t *noisy, uint8_t *selected);
+
+/* ============================================================================================
+ * 2. A public log-scale grid, and bounds / quantile edges from a noisy histogram on it
+ * ============================================================================================
+ *
+ * The grid is PUBLIC: its cells depend only on the column's type (integral or real) and on the
+ * public constant subdiv, never on the data.  Cells, in increasing order of value:
+ *     the negative cells (mirror images of the positive ones), the zero cell, the positive cells;
+ * positive cells: for k = kmin..kmax, the octave [2^k, 2^(k+1)) split into subdiv equal sub-cells
+ * (subdiv a power of two in [1, 256], so that every boundary is an exact double).
+ *   - Integral grids (int2/4/8; dates as days, timestamps as microseconds, all int64): kmin = 0,
+ *     kmax = 62.  An octave with 2^k < subdiv has 2^k one-integer cells instead.  The zero cell is
+ *     {0}; a negative cell holds the negated integers of its mirror image.  The last cells also
+ *     hold 2^63 - 1 and -2^63.
+ *   - Real grids (float4/8, numeric as double): kmin = -30, kmax = 1023 (all finite doubles).
+ *     Every cell is a half-open interval [lo, hi) of values: zero cell [-2^-30, 2^-30), positive
+ *     cells [a, b), negative cells [-b, -a).  The end cells also hold +/-Infinity.  NaN must not
+ *     be passed in (it is mapped to the zero cell).
+ * One row adds 1 to exactly one cell, so the histogram has L2 sensitivity 1; the glue releases it
+ * with dp_counts_release (every cell gets noise, empty or not): rho-zCDP for sigma^2 = 1/(2 rho).
+ *
+ * Everything computed from the NOISY histogram (bounds, quantile edges, whether bounds were found)
+ * is post-processing of that release: no privacy cost, and acting on it (even failing) reveals
+ * nothing more than the noisy histogram itself.  The functions below never see exact counts.
+ */
+typedef struct dp_loggrid
+{
+	bool		integral;
+	int			kmin,
+				kmax,
+				subdiv;
+} dp_loggrid;
+
+#define DP_LOGGRID_SUBDIV_MAX 256
+
+/* Return 0, or -1 if subdiv is not a power of two in [1, DP_LOGGRID_SUBDIV_MAX]. */
+extern int	dp_loggrid_init_int(dp_loggrid *g, int subdiv);
+extern int	dp_loggrid_init_real(dp_loggrid *g, int subdiv);
+
+/* Number of cells (odd; the zero cell is the middle one).  0 for an invalid grid. */
+extern uint32_t dp_loggrid_ncells(const dp_loggrid *g);
+
+/* Cell of a value (never fails; values beyond the grid go to the end cells). */
+extern uint32_t dp_loggrid_cell_int(const dp_loggrid *g, int64_t v);
+extern uint32_t dp_loggrid_cell_real(const dp_loggrid *g, double x);
+
+/*
+ * Range of a cell.  Real grids: [*lo, *hi) exactly (the end cells have -Inf / +Inf as outer
+ * bound).  Integral grids: the integers *lo .. *hi - 1, as doubles (exact up to 2^53 in
+ * magnitude, rounded beyond).  dp_loggrid_cell_range_int gives integral cells exactly, inclusive.
+ */
+extern void dp_loggrid_cell_range(const dp_loggrid *g, uint32_t cell, double *lo, double *hi);
+extern void dp_loggrid_cell_range_int(const dp_loggrid *g, uint32_t cell, int64_t *lo,
+									  int64_t *hi_inclusive);
+
+/*
+ * Bounds from a noisy histogram (post-processing).  noisy has dp_loggrid_ncells(g) cells; sigma
+ * is the standard deviation of the noise that was added (0 for exact counts, in tests).
+ * Robustness to noise: a cell, or a dyadic block of 2^j adjacent cells, is "significant" if its
+ * noisy sum is >= max(1, z * sigma * sqrt(2^j)), z = sqrt(2 ln(2 ncells / 0.001)) (so pure noise
+ * makes some block significant with probability about 0.001 or less).  The span runs from the first
+ * to the last cell of the MINIMAL significant blocks (neither half significant), so a heavy cell
+ * does not drag the empty cells of a big block around it along, while diffuse mass that no single
+ * cell shows is still found.  Cells outside the span are ignored; inside it negative counts count
+ * as 0.  (So sparse tails below the noise level are cut off: the bounds err inwards.)
+ * The bounds are then the tail and 1 - tail quantiles of that mass, interpolated linearly inside
+ * grid cells (the real zero cell counts as the single value 0).  Integral grids give integers
+ * (lower rounded down, upper the integer holding the quantile).  lower <= upper (equal when the
+ * mass is at one point).
+ * Returns 0; 1 if no block is significant (outputs untouched: fall back to declared bounds); -1 on
+ * invalid arguments (tail outside [0, 0.5), sigma < 0 or not finite, invalid grid).
+ * The double version rounds integral results beyond 2^53 toward zero (so they stay in range).
+ */
+extern int	dp_loggrid_bounds(const dp_loggrid *g, const int64_t *noisy, double sigma,
+							  double tail, double *lower, double *upper);
+extern int	dp_loggrid_bounds_int(const dp_loggrid *g, const int64_t *noisy, double sigma,
+								  double tail, int64_t *lower, int64_t *upper);
+
+/*
+ * Quantile edges (post-processing).  Up to nbins + 1 strictly increasing edges into edges[]
+ * (room for nbins + 1), *nedges set: edges[0] = lower, the last = upper, and between them the
+ * i/nbins quantiles (i = 1..nbins-1) of the noisy mass inside [lower, upper] (negative counts as
+ * 0, each cell's mass spread uniformly over its part inside [lower, upper]), duplicates removed, so
+ * there may be fewer bins.  If there is no mass inside, every cell inside counts as mass 1 (a
+ * log-spaced fallback).  Integral grids: integer edges, rounded to the nearest integer (bins
+ * [e_i, e_{i+1}) with the last bin closed at upper; a spike at v tends to get the edge v + 1,
+ * i.e. a bin of its own).  lower == upper gives the single edge lower.
+ * Returns 0, or -1 on invalid arguments (nbins < 1, lower > upper, not finite, integral bounds not
+ * integers, invalid grid).  The _int version requires an integral grid.
+ */
+extern int	dp_loggrid_quantile_edges(const dp_loggrid *g, const int64_t *noisy, double lower,
+									  double upper, uint32_t nbins, double *edges,
+									  uint32_t *nedges);
+extern int	dp_loggrid_quantile_edges_int(const dp_loggrid *g, const int64_t *noisy,
+										  int64_t lower, int64_t upper, uint32_t nbins,
+										  int64_t *edges, uint32_t *nedges);
+
+#endif							/* DP_DISCOVERY_H */

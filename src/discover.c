@@ -1,0 +1,291 @@
+/*
+ * discover.c - learning undeclared domains from the data, under DP, inside a charged call.
+ *
+ * A release that needs columns without a public domain spends part of its charge on learning
+ * them first (src/marginal.c decides the split from public facts only):
+ *   text columns      DP partition selection (dp_discovery.h): exact counts of the values
+ *                     present, discrete Gaussian noise, a threshold chosen so that a value held
+ *                     by one row is released with probability <= delta_col.  (rho_col,
+ *                     delta_col)-approximate zCDP under add/remove-one.  Values longer than
+ *                     DISCOVER_MAX_LABEL bytes are never candidates (public rule).
+ *   numbers, dates,   a noisy histogram over the type's public log-scale grid (one row adds 1 to
+ *   timestamps        one cell: L2 sensitivity 1, rho_col-zCDP), then bounds at the noisy 0.1%
+ *                     and 99.9% points and equal-width bins inside them (post-processing).
+ * All columns are learned in one scan.  What is released is stored as the column's domain
+ * (source 'dp', with the ledger row that paid for it) and reused by later calls for free.
+ */
+#include "dpsynth.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "dp_accounting.h"
+#include "dp_counts.h"
+#include "dp_discovery.h"
+#include "dp_sampler.h"
+
+#define DISCOVER_MAX_LABEL	256		/* longer text values are never released as categories */
+#define DISCOVER_TAIL		0.001	/* noisy mass left outside each discovered bound */
+#define DISCOVER_SUBDIV		8		/* linear sub-cells per power of two of the grid */
+
+typedef struct ValueKey
+{
+	uint64		h1;
+	uint64		h2;
+} ValueKey;
+
+typedef struct ValueEntry
+{
+	ValueKey	key;			/* 128-bit hash of the bytes: collisions are negligible */
+	int64		count;
+	char	   *value;			/* NUL-terminated copy, in the arena */
+} ValueEntry;
+
+typedef struct Discovery
+{
+	DpColumn   *col;
+	bool		categories;
+	HTAB	   *values;			/* categories */
+	dp_loggrid	grid;			/* bounds */
+	int64	   *cells;
+} Discovery;
+
+static void
+count_value(Discovery *d, Datum value, MemoryContext arena)
+{
+	DpColumn   *col = d->col;
+
+	if (d->categories)
+	{
+		text	   *t = DatumGetTextPP(value);
+		char	   *s = VARDATA_ANY(t);
+		int			len = VARSIZE_ANY_EXHDR(t);
+		ValueKey	key;
+		ValueEntry *e;
+		bool		found;
+
+		if (col->typid == BPCHAROID)
+			len = bpchartruelen(s, len);
+		if (len > DISCOVER_MAX_LABEL)
+			return;
+		key.h1 = hash_bytes_extended((const unsigned char *) s, len, 0x9e3779b97f4a7c15);
+		key.h2 = hash_bytes_extended((const unsigned char *) s, len, 0x632be59bd9b4e019);
+		e = hash_search(d->values, &key, HASH_ENTER, &found);
+		if (!found)
+		{
+			e->count = 0;
+			e->value = MemoryContextAlloc(arena, len + 1);
+			memcpy(e->value, s, len);
+			e->value[len] = '\0';
+		}
+		e->count++;
+		return;
+	}
+	if (dpsynth_value_is_integral(col->typid))
+		d->cells[dp_loggrid_cell_int(&d->grid, dpsynth_value_int(col->typid, value))]++;
+	else
+	{
+		double		x = dpsynth_value_real(col->typid, value);
+
+		if (!isnan(x))
+			d->cells[dp_loggrid_cell_real(&d->grid, x)]++;
+	}
+}
+
+static int
+label_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+typedef struct Ranked
+{
+	char	   *value;
+	int64		noisy;
+} Ranked;
+
+static int
+ranked_cmp(const void *a, const void *b)
+{
+	const Ranked *x = a,
+			   *y = b;
+
+	if (x->noisy != y->noisy)
+		return x->noisy > y->noisy ? -1 : 1;
+	return strcmp(x->value, y->value);
+}
+
+static void
+release_categories(Oid relid, Discovery *d, const dp_dgauss *noise, double delta_col, int max_categories,
+				   int64 ledger_id)
+{
+	long		n = hash_get_num_entries(d->values);
+	int64	   *counts = palloc(sizeof(int64) * Max(n, 1));
+	int64	   *noisy = palloc(sizeof(int64) * Max(n, 1));
+	uint8	   *selected = palloc(sizeof(uint8) * Max(n, 1));
+	char	  **values = palloc(sizeof(char *) * Max(n, 1));
+	Ranked	   *kept;
+	HASH_SEQ_STATUS seq;
+	ValueEntry *e;
+	long		i = 0;
+	int			nkept = 0;
+	int64		threshold = dp_partition_threshold(noise, delta_col);
+
+	hash_seq_init(&seq, d->values);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		counts[i] = e->count;
+		values[i] = e->value;
+		i++;
+	}
+	/* the noise of every candidate is drawn, whatever its count */
+	dp_partition_select(counts, n, noise, threshold, noisy, selected);
+	kept = palloc(sizeof(Ranked) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		if (selected[i])
+		{
+			kept[nkept].value = values[i];
+			kept[nkept].noisy = noisy[i];
+			nkept++;
+		}
+	/* post-processing: at most max_categories (the most frequent by noisy count), sorted */
+	if (nkept > max_categories)
+	{
+		qsort(kept, nkept, sizeof(Ranked), ranked_cmp);
+		nkept = max_categories;
+	}
+	for (i = 0; i < nkept; i++)
+		values[i] = kept[i].value;
+	qsort(values, nkept, sizeof(char *), label_cmp);
+	dpsynth_store_discovered_categories(relid, d->col->attnum, ledger_id, values, nkept);
+}
+
+static void
+release_bounds(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
+{
+	uint32		ncells = dp_loggrid_ncells(&d->grid);
+	double		sigma = sqrt(dp_dgauss_sigma2(noise));
+	double		lower = 0,
+				upper = 1;		/* public fallback when the noisy histogram shows nothing */
+	int			bins = 32;
+
+	dp_counts_release(d->cells, ncells, noise);
+	if (d->grid.integral)
+	{
+		int64		lo,
+					hi;
+
+		if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DISCOVER_TAIL, &lo, &hi) == 0 && lo < hi)
+		{
+			/* within +/-2^53, where the catalog's float8 is exact */
+			lower = Max((double) lo, -9007199254740992.0);
+			upper = Min((double) hi, 9007199254740992.0);
+		}
+		if (upper - lower + 1 < bins)
+			bins = (int) (upper - lower + 1);
+	}
+	else
+	{
+		double		lo,
+					hi;
+
+		if (dp_loggrid_bounds(&d->grid, d->cells, sigma, DISCOVER_TAIL, &lo, &hi) == 0 &&
+			isfinite(lo) && isfinite(hi) && lo < hi && isfinite(hi - lo))
+		{
+			lower = lo;
+			upper = hi;
+		}
+	}
+	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
+}
+
+void
+dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, double delta_each,
+				 int max_categories, int64 ledger_id)
+{
+	Oid			relid = RelationGetRelid(rel);
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext rowcxt = AllocSetContextCreate(cxt, "dpsynth discovery row", ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Discovery  *ds = palloc0(sizeof(Discovery) * ncols);
+	int			nd = 0;
+	AttrNumber	maxatt = 0;
+	TupleTableSlot *slot;
+	TableScanDesc scan;
+	dp_dgauss	noise;
+
+	for (int j = 0; j < ncols; j++)
+	{
+		Discovery  *d;
+
+		if (cols[j].state == DP_COLUMN_READY)
+			continue;
+		d = &ds[nd++];
+		d->col = &cols[j];
+		d->categories = cols[j].state == DP_COLUMN_DISCOVER_CATEGORIES;
+		if (d->categories)
+		{
+			HASHCTL		ctl;
+
+			ctl.keysize = sizeof(ValueKey);
+			ctl.entrysize = sizeof(ValueEntry);
+			ctl.hcxt = cxt;
+			d->values = hash_create("dpsynth discovered values", 1024, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		else
+		{
+			if (dpsynth_value_is_integral(cols[j].typid))
+				dp_loggrid_init_int(&d->grid, DISCOVER_SUBDIV);
+			else
+				dp_loggrid_init_real(&d->grid, DISCOVER_SUBDIV);
+			d->cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
+		}
+		maxatt = Max(maxatt, cols[j].attnum);
+	}
+	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(units_each), 1.0)) != 0)
+		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
+
+	/* ---- one scan; nothing here can fail on a value ---- */
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, maxatt);
+		MemoryContextSwitchTo(rowcxt);
+		for (int k = 0; k < nd; k++)
+		{
+			AttrNumber	a = ds[k].col->attnum - 1;
+
+			if (!slot->tts_isnull[a])
+				count_value(&ds[k], slot->tts_values[a], cxt);
+		}
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(rowcxt);
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+
+	for (int k = 0; k < nd; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ds[k].categories)
+			release_categories(relid, &ds[k], &noise, delta_each, max_categories, ledger_id);
+		else
+			release_bounds(relid, &ds[k], &noise, ledger_id);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}

@@ -1,0 +1,918 @@
+/*
+ * test_discovery.c - tests of dp_discovery: DP partition selection (threshold, mechanism,
+ * empirical delta) and the public log-scale grid with bounds / quantile edges.
+ *
+ * Build and run from the repository root (or `make unit`):
+ *   gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core -o test/unit/bin/test_discovery \
+ *       test/unit/test_discovery.c src/core/[a-z]*.c -lsodium -lopenblas -lm
+ * DPSYNTH_UNIT_QUICK=1 uses fewer trials (for valgrind).
+ *
+ * Randomness.  Privacy noise comes from the real sampler (libsodium, no seed).  The synthetic
+ * DATA (log-normal fnlwgt, capital_gain) comes from a fixed-seed splitmix64 generator, so that the
+ * data are reproducible; only the noise varies between runs.
+ *
+ * False-alarm rates of the randomized checks (a correct implementation fails them with at most
+ * this probability; fewer than 30 such checks, so the file fails spuriously with probability
+ * below 1e-6):
+ *   - selection: "<= 3 of 5000 count-1 values released" at p <= 1e-6 each: P(>= 4) <=
+ *     C(5000,4) 1e-24 < 3e-11; "all five count-10000 values released": P(miss) < 1e-300.
+ *   - frequencies and noise moments: 6 standard errors (normal approximation), about 2e-9 each.
+ *   - bounds/edges with noise: assertions are loose (factors of 2 or more in value); the expected
+ *     behaviour is far inside them (checked by many runs during development).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dp_accounting.h"
+#include "dp_discovery.h"
+#include "dp_random.h"
+#include "dp_sampler.h"
+#include "unit.h"
+
+static int	quick = 0;
+
+/* ---------- fixed-seed data generator (NOT for noise) ---------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t
+rng_next(void)
+{
+	uint64_t	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double
+rng_unif(void)					/* (0, 1) */
+{
+	return ((double) (rng_next() >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double
+rng_normal(void)
+{
+	return sqrt(-2.0 * log(rng_unif())) * cos(2.0 * M_PI * rng_unif());
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+cmp_dbl(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* ---------- exact discrete Gaussian pmf (long double) ---------- */
+
+typedef struct exact_dg
+{
+	long double s2;
+	int64_t		xmax;			/* support truncated at |x| <= xmax (terms < exp(-1800)) */
+	long double z;
+} exact_dg;
+
+static void
+exact_init(exact_dg *e, const dp_dgauss *g)
+{
+	e->s2 = (long double) g->num / (long double) g->den;
+	e->xmax = (int64_t) ceill(60.0L * sqrtl(e->s2)) + 10;
+	e->z = 1.0L;
+	for (int64_t x = e->xmax; x >= 1; x--)	/* small terms first */
+		e->z += 2.0L * expl(-(long double) x * x / (2.0L * e->s2));
+}
+
+/* P(X >= m) by direct summation of the pmf, smallest terms first */
+static long double
+exact_tail(const exact_dg *e, int64_t m)
+{
+	long double s = 0.0L;
+
+	if (m < -e->xmax)
+		return 1.0L;
+	for (int64_t x = e->xmax; x >= m; x--)
+		s += expl(-(long double) x * x / (2.0L * e->s2));
+	return s / e->z;
+}
+
+static long double
+exact_moment(const exact_dg *e, int p)
+{
+	long double s = 0.0L;
+
+	for (int64_t x = e->xmax; x >= 1; x--)
+		s += 2.0L * powl((long double) x, p) * expl(-(long double) x * x / (2.0L * e->s2));
+	return s / e->z;
+}
+
+/* ============================================================================================ */
+
+static void
+test_threshold(void)
+{
+	const double sigmas[] = {0.5, 3.0, 50.0, 1000.0};
+	const double deltas[] = {1e-6, 1e-9};
+	dp_dgauss	g;
+
+	for (size_t i = 0; i < sizeof(sigmas) / sizeof(sigmas[0]); i++)
+		for (size_t j = 0; j < sizeof(deltas) / sizeof(deltas[0]); j++)
+		{
+			double		sigma = sigmas[i],
+						delta = deltas[j];
+			exact_dg	e;
+			int64_t		t;
+			long double p_at,
+						p_below,
+						u;
+			double		chernoff;
+			double		dbound;
+
+			dp_dgauss_init(&g, sigma * sigma);
+			exact_init(&e, &g);
+			t = dp_partition_threshold(&g, delta);
+			p_at = exact_tail(&e, t - 1);	/* P(1 + X >= T) */
+			p_below = exact_tail(&e, t - 2);	/* P(1 + X >= T - 1) */
+			unit_check(t >= 2 && p_at <= delta,
+					   "threshold sigma=%g delta=%g: T=%lld, exact P(1+X>=T)=%.3Le <= delta",
+					   sigma, delta, (long long) t, p_at);
+			unit_check(p_below > delta,
+					   "threshold sigma=%g delta=%g is tight: exact P(1+X>=T-1)=%.3Le > delta",
+					   sigma, delta, p_below);
+			/* the bound used is an upper bound, and close to the truth */
+			u = dp_dgauss_tail_upper(&g, t - 1);
+			unit_check(u >= p_at && u <= p_at * 1.05L + 1e-300L,
+					   "tail bound at T-1 (sigma=%g delta=%g): exact %.6Le <= bound %.6Le "
+					   "(slack %.2Lf%%)", sigma, delta, p_at, u, (u / p_at - 1.0L) * 100.0L);
+			dbound = dp_partition_delta(&g, t);
+			unit_check(dbound >= (double) u && dbound <= delta,
+					   "dp_partition_delta (sigma=%g delta=%g) = %.4e in [bound, delta]",
+					   sigma, delta, dbound);
+			/* never looser than the Chernoff bound of a sub-Gaussian: m = sigma sqrt(2 ln 1/d) */
+			chernoff = ceil(sqrt(dp_dgauss_sigma2(&g)) * sqrt(2.0 * log(1.0 / delta)));
+			unit_check((double) (t - 1) <= chernoff,
+					   "threshold sigma=%g delta=%g: T-1=%lld <= Chernoff %.0f",
+					   sigma, delta, (long long) (t - 1), chernoff);
+		}
+
+	/* the bound holds at every m on a range (sigma = 3 and 0.5), including m = 0 */
+	{
+		const double ss[] = {0.5, 3.0, 7.3};
+		int			ok = 1;
+		long double worst = 0.0L;
+
+		for (size_t i = 0; i < 3; i++)
+		{
+			exact_dg	e;
+
+			dp_dgauss_init(&g, ss[i] * ss[i]);
+			exact_init(&e, &g);
+			for (int64_t m = 0; m <= (int64_t) (12 * ss[i]) + 3; m++)
+			{
+				long double ex = exact_tail(&e, m),
+							u = dp_dgauss_tail_upper(&g, m);
+
+				if (!(u >= ex))
+					ok = 0;
+				if (ex > 1e-4000L && u / ex > worst)
+					worst = u / ex;
+			}
+		}
+		unit_check(ok, "tail bound >= exact tail for m = 0..12 sigma (sigma 0.5, 3, 7.3); "
+				   "worst ratio %.6Lf", worst);
+	}
+
+	/* huge sigma (2^60 = sigma^2): T - 1 close to sigma * z_delta, bound satisfied, fast */
+	{
+		int64_t		t;
+		long double u,
+					ub;
+
+		dp_dgauss_init(&g, DP_DGAUSS_SIGMA2_MAX);
+		t = dp_partition_threshold(&g, 1e-9);
+		u = dp_dgauss_tail_upper(&g, t - 1);
+		ub = dp_dgauss_tail_upper(&g, t - 2);
+		/* z(1e-9) = 5.997807 for the continuous Gaussian */
+		unit_check(t > 0 && u <= 1e-9L && ub > 1e-9L &&
+				   fabs((double) (t - 1) / 1073741824.0 - 5.997807) < 1e-3,
+				   "threshold for sigma = 2^30, delta = 1e-9: (T-1)/sigma = %.6f",
+				   (double) (t - 1) / 1073741824.0);
+		dp_dgauss_init(&g, DP_DGAUSS_SIGMA2_MIN);
+		t = dp_partition_threshold(&g, 1e-300);
+		unit_check(t == 2, "threshold for sigma^2 = 2^-30 (no noise to speak of) is 2: %lld",
+				   (long long) t);
+	}
+
+	/* invalid input */
+	{
+		dp_dgauss	bad = {0, 1, 1};
+
+		dp_dgauss_init(&g, 9.0);
+		unit_check(dp_partition_threshold(&g, 0.0) < 0 && dp_partition_threshold(&g, 0.5) < 0 &&
+				   dp_partition_threshold(&g, NAN) < 0 && dp_partition_threshold(&g, -1e-6) < 0 &&
+				   dp_partition_threshold(&g, INFINITY) < 0 &&
+				   dp_partition_threshold(&g, 1e-301) < 0 &&
+				   dp_partition_threshold(NULL, 1e-6) < 0 &&
+				   dp_partition_threshold(&bad, 1e-6) < 0 &&
+				   isnan(dp_partition_delta(&g, 0)) && isnan((double) dp_dgauss_tail_upper(&g, -1)),
+				   "threshold / delta reject invalid input");
+		unit_check(dp_partition_threshold(&g, 0.4999) == 2,
+				   "delta just below 1/2 gives T = 2 for sigma = 3 (P(X >= 1) < 1/2)");
+	}
+}
+
+static void
+test_selection(void)
+{
+	const size_t nbig = 5,
+				nsmall = 5000,
+				n = nbig + nsmall;
+	int64_t    *counts = malloc(n * sizeof(int64_t));
+	int64_t    *noisy = malloc(n * sizeof(int64_t));
+	uint8_t    *sel = malloc(n);
+	dp_dgauss	g;
+	exact_dg	e;
+	int64_t		t,
+				nsel,
+				big_sel = 0,
+				small_sel = 0;
+	long double s1 = 0,
+				s2 = 0,
+				var,
+				m4;
+	double		rho = 0.05;
+
+	for (size_t i = 0; i < n; i++)
+		counts[i] = i < nbig ? 10000 : 1;
+	dp_dgauss_init(&g, dp_gaussian_sigma2(rho, 1.0));
+	exact_init(&e, &g);
+	t = dp_partition_threshold(&g, 1e-6);
+	nsel = dp_partition_select(counts, n, &g, t, noisy, sel);
+	for (size_t i = 0; i < n; i++)
+	{
+		long double r = (long double) (noisy[i] - counts[i]);
+
+		s1 += r;
+		s2 += r * r;
+		if (sel[i] != (noisy[i] >= t))
+			nsel = -2;
+		if (i < nbig)
+			big_sel += sel[i];
+		else
+			small_sel += sel[i];
+	}
+	unit_check(nsel == big_sel + small_sel,
+			   "selection (rho 0.05, sigma^2 %.3f, T %lld): returns the number selected (%lld)",
+			   dp_dgauss_sigma2(&g), (long long) t, (long long) nsel);
+	unit_check(big_sel == 5, "all 5 values of count 10000 selected");
+	unit_check(small_sel <= 3,
+			   "at most 3 of 5000 count-1 values selected (%lld; expected <= 0.005)",
+			   (long long) small_sel);
+	/* the noise is the discrete Gaussian: mean 0, exact variance */
+	var = exact_moment(&e, 2);
+	m4 = exact_moment(&e, 4);
+	unit_check(fabsl(s1 / n) <= 6.0L * sqrtl(var / n),
+			   "selection noise mean %.4Lf within 6 SE of 0", s1 / n);
+	unit_check(fabsl(s2 / n - var) <= 6.0L * sqrtl((m4 - var * var) / n),
+			   "selection noise mean square %.4Lf within 6 SE of the exact variance %.4Lf",
+			   s2 / n, var);
+
+	/* invalid public parameters: nothing drawn, outputs untouched */
+	memset(sel, 7, n);
+	unit_check(dp_partition_select(counts, n, &g, 1, noisy, sel) == -1 &&
+			   dp_partition_select(counts, n, NULL, t, noisy, sel) == -1 && sel[0] == 7,
+			   "selection rejects threshold < 2 and a NULL sampler, leaving outputs untouched");
+	unit_check(dp_partition_select(counts, 0, &g, t, noisy, sel) == 0, "empty input: 0 selected");
+
+	free(counts);
+	free(noisy);
+	free(sel);
+}
+
+/* Release frequency of a count-1 value vs delta_add, and vs the exact probability. */
+static void
+test_empirical_delta(void)
+{
+	const double sigmas[] = {3.0, 0.5, 20.0};
+	size_t		trials = quick ? 20000 : 100000;
+	int64_t    *counts = malloc(trials * sizeof(int64_t));
+	int64_t    *noisy = malloc(trials * sizeof(int64_t));
+	uint8_t    *sel = malloc(trials);
+
+	for (size_t i = 0; i < trials; i++)
+		counts[i] = 1;
+	for (size_t k = 0; k < 3; k++)
+	{
+		const double delta = 0.01;
+		dp_dgauss	g;
+		exact_dg	e;
+		int64_t		t,
+					nsel;
+		long double p;
+		double		freq,
+					se_delta,
+					se_p;
+
+		dp_dgauss_init(&g, sigmas[k] * sigmas[k]);
+		exact_init(&e, &g);
+		t = dp_partition_threshold(&g, delta);
+		p = exact_tail(&e, t - 1);
+		nsel = dp_partition_select(counts, trials, &g, t, noisy, sel);
+		freq = (double) nsel / (double) trials;
+		se_delta = sqrt(delta * (1 - delta) / (double) trials);
+		se_p = sqrt((double) p * (1 - (double) p) / (double) trials);
+		unit_check(freq <= delta + 6.0 * se_delta,
+				   "count-1 value released in %.5f of %zu trials <= delta_add 0.01 + 6 SE "
+				   "(sigma %g, T %lld)", freq, trials, sigmas[k], (long long) t);
+		unit_check(fabs(freq - (double) p) <= 6.0 * se_p + 1.0 / (double) trials,
+				   "release frequency %.5f matches the exact P(1+X>=T) = %.5Lf within 6 SE",
+				   freq, p);
+	}
+	free(counts);
+	free(noisy);
+	free(sel);
+}
+
+static void
+test_pointmass(void)
+{
+	/* capital_gain-like: 0 x 30000, 99999 x 160, 2000 other values with 1..3 rows */
+	const size_t n = 2002;
+	int64_t    *counts = malloc(n * sizeof(int64_t));
+	int64_t    *noisy = malloc(n * sizeof(int64_t));
+	uint8_t    *sel = malloc(n);
+	int64_t		total = 0,
+				noisy_total,
+				t,
+				r1,
+				r2;
+	dp_dgauss	g;
+	int			others1 = 0,
+				others2 = 0;
+
+	counts[0] = 30000;
+	counts[1] = 160;
+	for (size_t i = 2; i < n; i++)
+		counts[i] = 1 + (int64_t) (i % 3);
+	for (size_t i = 0; i < n; i++)
+		total += counts[i];
+	dp_dgauss_init(&g, dp_gaussian_sigma2(0.05, 1.0));
+	t = dp_partition_threshold(&g, 1e-6);
+	noisy_total = total + dp_dgauss_sample(&g);
+
+	r1 = dp_pointmass_select(counts, n, &g, t, noisy_total, 0.003, noisy, sel);
+	for (size_t i = 2; i < n; i++)
+		others1 += sel[i];
+	unit_check(r1 == 2 && sel[0] && sel[1] && others1 == 0,
+			   "point masses at frac 0.003 (cut ~%lld): 0 and 99999 found, nothing else (%lld)",
+			   (long long) ceil(0.003 * noisy_total), (long long) r1);
+	r2 = dp_pointmass_select(counts, n, &g, t, noisy_total, 0.05, noisy, sel);
+	for (size_t i = 1; i < n; i++)
+		others2 += sel[i];
+	unit_check(r2 == 1 && sel[0] && others2 == 0,
+			   "point masses at frac 0.05: only the spike at 0 (%lld)", (long long) r2);
+	unit_check(dp_pointmass_select(counts, n, &g, t, noisy_total, NAN, noisy, sel) == -1 &&
+			   dp_pointmass_select(counts, n, &g, t, noisy_total, 1.5, noisy, sel) == -1 &&
+			   dp_pointmass_select(counts, n, &g, t, noisy_total, -0.1, noisy, sel) == -1,
+			   "point-mass finder rejects frac outside [0, 1]");
+	/* frac 0: the plain thresholding; a negative noisy total is treated as 0 */
+	r1 = dp_pointmass_select(counts, n, &g, t, -5, 0.5, noisy, sel);
+	unit_check(r1 >= 2, "frac cut with a negative noisy total falls back to T (%lld)",
+			   (long long) r1);
+	free(counts);
+	free(noisy);
+	free(sel);
+}
+
+/* ============================================================================================ */
+
+static void
+test_grid_int(int subdiv)
+{
+	dp_loggrid	g;
+	uint32_t	n,
+				mid;
+	int			contiguous = 1,
+				agree = 1,
+				monotone = 1;
+	int64_t		lo,
+				hi,
+				prev_hi = 0;
+	int64_t		vals[4000];
+
+	unit_check(dp_loggrid_init_int(&g, subdiv) == 0, "int grid subdiv %d", subdiv);
+	n = dp_loggrid_ncells(&g);
+	mid = n / 2;
+	for (uint32_t c = 0; c < n; c++)
+	{
+		double		dlo,
+					dhi;
+
+		dp_loggrid_cell_range_int(&g, c, &lo, &hi);
+		if (c == 0 ? lo != INT64_MIN : lo != prev_hi + 1)
+			contiguous = 0;
+		if (hi < lo)
+			contiguous = 0;
+		prev_hi = hi;
+		if (dp_loggrid_cell_int(&g, lo) != c || dp_loggrid_cell_int(&g, hi) != c ||
+			dp_loggrid_cell_int(&g, lo + (hi - lo) / 2) != c)
+			agree = 0;
+		dp_loggrid_cell_range(&g, c, &dlo, &dhi);
+		if ((lo > -(1LL << 53) && hi < (1LL << 53)) &&
+			(dlo != (double) lo || dhi != (double) hi + 1.0))
+			agree = 0;
+	}
+	unit_check(contiguous && prev_hi == INT64_MAX,
+			   "int grid subdiv %d: %u cells, contiguous, cover [INT64_MIN, INT64_MAX]",
+			   subdiv, n);
+	unit_check(agree, "int grid subdiv %d: cell_range agrees with cell_int (ends and middle)",
+			   subdiv);
+	for (size_t i = 0; i < 4000; i++)
+	{
+		int			sh = (int) (rng_next() % 64);
+		int64_t		v = (int64_t) (rng_next() >> sh);
+
+		vals[i] = (rng_next() & 1) ? v : -v;
+	}
+	vals[0] = INT64_MIN;
+	vals[1] = INT64_MAX;
+	qsort(vals, 4000, sizeof(int64_t), cmp_i64);
+	for (size_t i = 1; i < 4000; i++)
+		if (dp_loggrid_cell_int(&g, vals[i]) < dp_loggrid_cell_int(&g, vals[i - 1]))
+			monotone = 0;
+	unit_check(monotone, "int grid subdiv %d: cell_int is monotone in the value", subdiv);
+	unit_check(dp_loggrid_cell_int(&g, 0) == mid && dp_loggrid_cell_int(&g, 1) == mid + 1 &&
+			   dp_loggrid_cell_int(&g, -1) == mid - 1 &&
+			   dp_loggrid_cell_int(&g, INT64_MAX) == n - 1 &&
+			   dp_loggrid_cell_int(&g, INT64_MIN) == 0,
+			   "int grid subdiv %d: 0, +/-1, INT64_MAX, INT64_MIN map to mid, mid+/-1, ends",
+			   subdiv);
+	dp_loggrid_cell_range_int(&g, mid, &lo, &hi);
+	unit_check(lo == 0 && hi == 0, "int grid: the zero cell is {0}");
+}
+
+static void
+test_grid_real(void)
+{
+	dp_loggrid	g;
+	uint32_t	n,
+				mid;
+	int			contiguous = 1,
+				agree = 1,
+				monotone = 1;
+	double		lo,
+				hi,
+				prev_hi = 0;
+	double	   *vals = malloc(20000 * sizeof(double));
+
+	unit_check(dp_loggrid_init_real(&g, 8) == 0 && dp_loggrid_init_real(&g, 3) == -1 &&
+			   dp_loggrid_init_int(&g, 0) == -1 && dp_loggrid_init_int(&g, 512) == -1 &&
+			   dp_loggrid_init_real(&g, 8) == 0, "grid init validates subdiv");
+	n = dp_loggrid_ncells(&g);
+	mid = n / 2;
+	unit_check(n == 2 * 1054 * 8 + 1, "real grid subdiv 8: %u cells", n);
+	for (uint32_t c = 0; c < n; c++)
+	{
+		dp_loggrid_cell_range(&g, c, &lo, &hi);
+		if ((c == 0 ? lo != -INFINITY : lo != prev_hi) || !(hi > lo))
+			contiguous = 0;
+		prev_hi = hi;
+		if (isfinite(lo) && dp_loggrid_cell_real(&g, lo) != c)
+			agree = 0;
+		if (dp_loggrid_cell_real(&g, nextafter(hi, -INFINITY)) != c)
+			agree = 0;
+		if (isfinite(lo) && isfinite(hi) && dp_loggrid_cell_real(&g, lo + (hi - lo) / 2) != c)
+			agree = 0;
+	}
+	unit_check(contiguous && prev_hi == INFINITY,
+			   "real grid: cells [lo, hi) contiguous from -Inf to +Inf");
+	unit_check(agree, "real grid: cell_range agrees with cell_real (lo, just below hi, middle)");
+	for (size_t i = 0; i < 20000; i++)
+	{
+		double		x = ldexp(rng_unif() + 0.5, (int) (rng_next() % 2100) - 1075);
+
+		vals[i] = (rng_next() & 1) ? x : -x;
+	}
+	vals[0] = INFINITY;
+	vals[1] = -INFINITY;
+	vals[2] = 0.0;
+	vals[3] = -0.0;
+	vals[4] = DBL_MAX;
+	vals[5] = -DBL_MAX;
+	vals[6] = ldexp(1.0, -30);
+	vals[7] = -ldexp(1.0, -30);
+	qsort(vals, 20000, sizeof(double), cmp_dbl);
+	for (size_t i = 1; i < 20000; i++)
+		if (dp_loggrid_cell_real(&g, vals[i]) < dp_loggrid_cell_real(&g, vals[i - 1]))
+			monotone = 0;
+	unit_check(monotone, "real grid: cell_real is monotone in the value (incl. +/-Inf, +/-0)");
+	free(vals);
+
+	dp_loggrid_cell_range(&g, dp_loggrid_cell_real(&g, 1.0), &lo, &hi);
+	unit_check(lo == 1.0 && hi == 1.125, "real grid: 1.0 is in [1, 1.125)");
+	dp_loggrid_cell_range(&g, dp_loggrid_cell_real(&g, -1.0), &lo, &hi);
+	unit_check(lo == -1.0 && hi == -1.0 + 0.0625, "real grid: -1.0 is in [-1, -0.9375)");
+	unit_check(dp_loggrid_cell_real(&g, 0.0) == mid && dp_loggrid_cell_real(&g, -0.0) == mid &&
+			   dp_loggrid_cell_real(&g, 1e-40) == mid && dp_loggrid_cell_real(&g, -1e-40) == mid &&
+			   dp_loggrid_cell_real(&g, 1e-10) == mid &&
+			   dp_loggrid_cell_real(&g, ldexp(1.0, -30)) == mid + 1 &&
+			   dp_loggrid_cell_real(&g, -ldexp(1.0, -30)) == mid,
+			   "real grid: 0, -0, +/-1e-40, 1e-10 in the zero cell [-2^-30, 2^-30)");
+	unit_check(dp_loggrid_cell_real(&g, INFINITY) == n - 1 &&
+			   dp_loggrid_cell_real(&g, DBL_MAX) == n - 1 &&
+			   dp_loggrid_cell_real(&g, -INFINITY) == 0 &&
+			   dp_loggrid_cell_real(&g, -DBL_MAX) == 0,
+			   "real grid: +/-Inf and +/-DBL_MAX in the end cells");
+	dp_loggrid_cell_range(&g, dp_loggrid_cell_real(&g, 1e300), &lo, &hi);
+	unit_check(lo <= 1e300 && 1e300 < hi && hi / lo <= 1.125 + 1e-12,
+			   "real grid: 1e300 in [%.6g, %.6g)", lo, hi);
+	unit_check(dp_loggrid_cell_real(&g, NAN) == mid, "real grid: NaN (not expected) -> zero cell");
+}
+
+/* ---------- bounds and quantile edges ---------- */
+
+static int64_t
+quantile_i64(const int64_t *sorted, size_t n, double q)
+{
+	size_t		k = (size_t) floor(q * (double) n);
+
+	if (k >= n)
+		k = n - 1;
+	return sorted[k];
+}
+
+static double
+cell_width_at(const dp_loggrid *g, int64_t v)
+{
+	int64_t		lo,
+				hi;
+
+	dp_loggrid_cell_range_int(g, dp_loggrid_cell_int(g, v), &lo, &hi);
+	return (double) (hi - lo + 1);
+}
+
+static void
+histogram(const dp_loggrid *g, const int64_t *v, size_t n, int64_t *hist)
+{
+	memset(hist, 0, sizeof(int64_t) * dp_loggrid_ncells(g));
+	for (size_t i = 0; i < n; i++)
+		hist[dp_loggrid_cell_int(g, v[i])]++;
+}
+
+static int
+edges_increasing_int(const int64_t *e, uint32_t k)
+{
+	for (uint32_t i = 1; i < k; i++)
+		if (e[i] <= e[i - 1])
+			return 0;
+	return 1;
+}
+
+static void
+test_bounds_fnlwgt(void)
+{
+	const size_t n = 32561;
+	const uint32_t nbins = 10;
+	int64_t    *v = malloc(n * sizeof(int64_t));
+	int64_t    *sorted = malloc(n * sizeof(int64_t));
+	dp_loggrid	g;
+	int64_t    *hist,
+			   *noisy;
+	int64_t		lower,
+				upper,
+				q001,
+				q999,
+				edges[11];
+	uint32_t	ne;
+	int			rc,
+				edges_ok = 1;
+	dp_dgauss	dg;
+	double		sigma;
+	double		dl,
+				du,
+				dedges[11];
+
+	dp_loggrid_init_int(&g, 8);
+	hist = malloc(sizeof(int64_t) * dp_loggrid_ncells(&g));
+	noisy = malloc(sizeof(int64_t) * dp_loggrid_ncells(&g));
+	for (size_t i = 0; i < n; i++)
+		v[i] = (int64_t) llround(exp(log(178356.0) + 0.5 * rng_normal()));
+	memcpy(sorted, v, n * sizeof(int64_t));
+	qsort(sorted, n, sizeof(int64_t), cmp_i64);
+	q001 = quantile_i64(sorted, n, 0.001);
+	q999 = quantile_i64(sorted, n, 0.999);
+	histogram(&g, v, n, hist);
+
+	/* exact counts */
+	rc = dp_loggrid_bounds_int(&g, hist, 0.0, 0.001, &lower, &upper);
+	unit_check(rc == 0 && llabs(lower - q001) <= cell_width_at(&g, q001) &&
+			   llabs(upper - q999) <= cell_width_at(&g, q999),
+			   "fnlwgt exact: bounds [%lld, %lld] within a cell of the 0.1%%/99.9%% quantiles "
+			   "[%lld, %lld]", (long long) lower, (long long) upper, (long long) q001,
+			   (long long) q999);
+	rc = dp_loggrid_bounds(&g, hist, 0.0, 0.001, &dl, &du);
+	unit_check(rc == 0 && dl == (double) lower && du == (double) upper,
+			   "fnlwgt exact: double bounds agree");
+	rc = dp_loggrid_quantile_edges_int(&g, hist, lower, upper, nbins, edges, &ne);
+	{
+		/* true quantiles of the values inside [lower, upper] */
+		size_t		a = 0,
+					b = n;
+
+		while (a < n && sorted[a] < lower)
+			a++;
+		while (b > 0 && sorted[b - 1] > upper)
+			b--;
+		if (rc != 0 || ne != nbins + 1 || edges[0] != lower || edges[ne - 1] != upper ||
+			!edges_increasing_int(edges, ne))
+			edges_ok = 0;
+		for (uint32_t i = 1; edges_ok && i < nbins; i++)
+		{
+			int64_t		q = quantile_i64(sorted + a, b - a, (double) i / nbins);
+
+			if (llabs(edges[i] - q) > cell_width_at(&g, q))
+			{
+				unit_diag("edge %u = %lld, true quantile %lld", i, (long long) edges[i],
+						  (long long) q);
+				edges_ok = 0;
+			}
+		}
+		unit_check(edges_ok, "fnlwgt exact: %u deciles, each within a grid cell of the truth "
+				   "(e.g. median edge %lld vs %lld)", ne, (long long) edges[5],
+				   (long long) quantile_i64(sorted + a, b - a, 0.5));
+	}
+	rc = dp_loggrid_quantile_edges(&g, hist, (double) lower, (double) upper, nbins, dedges, &ne);
+	edges_ok = rc == 0 && ne == nbins + 1;
+	for (uint32_t i = 0; edges_ok && i < ne; i++)
+		if (dedges[i] != (double) edges[i])
+			edges_ok = 0;
+	unit_check(edges_ok, "fnlwgt exact: double edges agree with int64 edges");
+
+	/* noisy, rho = 0.01: sigma^2 = 50 */
+	dp_dgauss_init(&dg, dp_gaussian_sigma2(0.01, 1.0));
+	sigma = sqrt(dp_dgauss_sigma2(&dg));
+	memcpy(noisy, hist, sizeof(int64_t) * dp_loggrid_ncells(&g));
+	for (uint32_t c = 0; c < dp_loggrid_ncells(&g); c++)
+		noisy[c] += dp_dgauss_sample(&dg);
+	rc = dp_loggrid_bounds_int(&g, noisy, sigma, 0.001, &lower, &upper);
+	unit_check(rc == 0 && lower >= q001 / 2 && lower <= quantile_i64(sorted, n, 0.02) &&
+			   upper <= q999 * 2 && upper >= quantile_i64(sorted, n, 0.98),
+			   "fnlwgt noisy (rho 0.01): bounds [%lld, %lld] vs true [%lld, %lld] (loose: within "
+			   "[q/2, 2%% quantile] and [98%% quantile, 2q])", (long long) lower,
+			   (long long) upper, (long long) q001, (long long) q999);
+	rc = dp_loggrid_quantile_edges_int(&g, noisy, lower, upper, nbins, edges, &ne);
+	edges_ok = rc == 0 && ne >= 8 && edges[0] == lower && edges[ne - 1] == upper &&
+		edges_increasing_int(edges, ne);
+	/* the median edge: within 10% of the true median */
+	{
+		int64_t		med = quantile_i64(sorted, n, 0.5);
+		int64_t		best = edges[0];
+
+		for (uint32_t i = 0; i < ne; i++)
+			if (llabs(edges[i] - med) < llabs(best - med))
+				best = edges[i];
+		unit_check(edges_ok && llabs(best - med) <= med / 10,
+				   "fnlwgt noisy: %u increasing edges, one within 10%% of the median (%lld vs %lld)",
+				   ne, (long long) best, (long long) med);
+	}
+	free(v);
+	free(sorted);
+	free(hist);
+	free(noisy);
+}
+
+static void
+test_bounds_capital_gain(void)
+{
+	const size_t n = 32561;
+	int64_t    *v = malloc(n * sizeof(int64_t));
+	int64_t    *sorted = malloc(n * sizeof(int64_t));
+	dp_loggrid	g;
+	int64_t    *hist,
+			   *noisy;
+	int64_t		lower,
+				upper,
+				q999,
+				edges[11];
+	uint32_t	ne;
+	int			rc;
+	dp_dgauss	dg;
+	double		sigma;
+
+	dp_loggrid_init_int(&g, 8);
+	hist = malloc(sizeof(int64_t) * dp_loggrid_ncells(&g));
+	noisy = malloc(sizeof(int64_t) * dp_loggrid_ncells(&g));
+	for (size_t i = 0; i < n; i++)
+	{
+		double		u = rng_unif();
+
+		if (u < 0.92)
+			v[i] = 0;
+		else if (u < 0.925)
+			v[i] = 99999;
+		else					/* log-uniform on [114, 41310] */
+			v[i] = (int64_t) llround(exp(log(114.0) + rng_unif() * log(41310.0 / 114.0)));
+	}
+	memcpy(sorted, v, n * sizeof(int64_t));
+	qsort(sorted, n, sizeof(int64_t), cmp_i64);
+	q999 = quantile_i64(sorted, n, 0.999);
+	histogram(&g, v, n, hist);
+
+	rc = dp_loggrid_bounds_int(&g, hist, 0.0, 0.001, &lower, &upper);
+	unit_check(rc == 0 && lower == 0 && llabs(upper - q999) <= cell_width_at(&g, q999),
+			   "capital_gain exact: bounds [%lld, %lld], true 99.9%% quantile %lld",
+			   (long long) lower, (long long) upper, (long long) q999);
+	rc = dp_loggrid_quantile_edges_int(&g, hist, lower, upper, 10, edges, &ne);
+	unit_check(rc == 0 && ne >= 3 && edges[0] == 0 && edges[1] == 1 && edges[ne - 1] == upper &&
+			   edges_increasing_int(edges, ne),
+			   "capital_gain exact: edges 0, 1, ... (the spike at 0 gets a bin of its own), %u "
+			   "edges, last %lld", ne, (long long) edges[ne - 1]);
+
+	dp_dgauss_init(&dg, dp_gaussian_sigma2(0.01, 1.0));
+	sigma = sqrt(dp_dgauss_sigma2(&dg));
+	memcpy(noisy, hist, sizeof(int64_t) * dp_loggrid_ncells(&g));
+	for (uint32_t c = 0; c < dp_loggrid_ncells(&g); c++)
+		noisy[c] += dp_dgauss_sample(&dg);
+	rc = dp_loggrid_bounds_int(&g, noisy, sigma, 0.001, &lower, &upper);
+	unit_check(rc == 0 && lower == 0 && upper >= 41310 / 2 && upper <= 2 * 99999,
+			   "capital_gain noisy (rho 0.01): bounds [%lld, %lld] (want 0 and ~%lld)",
+			   (long long) lower, (long long) upper, (long long) q999);
+	rc = dp_loggrid_quantile_edges_int(&g, noisy, lower, upper, 10, edges, &ne);
+	unit_check(rc == 0 && ne >= 3 && edges[0] == 0 && edges[1] == 1 &&
+			   edges_increasing_int(edges, ne),
+			   "capital_gain noisy: edges start 0, 1 (%u edges)", ne);
+	free(v);
+	free(sorted);
+	free(hist);
+	free(noisy);
+}
+
+static void
+test_bounds_misc(void)
+{
+	dp_loggrid	g,
+				gr;
+	uint32_t	n;
+	int64_t    *h;
+	int64_t		lower = 7,
+				upper = 7,
+				e[5];
+	double		dl = 7,
+				du = 7,
+				de[9];
+	uint32_t	ne;
+	int			rc,
+				spurious = 0;
+	dp_dgauss	dg;
+	int			reps = quick ? 20 : 200;
+
+	dp_loggrid_init_int(&g, 8);
+	n = dp_loggrid_ncells(&g);
+	h = calloc(n, sizeof(int64_t));
+
+	/* pure noise: nothing significant, almost always */
+	dp_dgauss_init(&dg, 50.0);
+	for (int r = 0; r < reps; r++)
+	{
+		for (uint32_t c = 0; c < n; c++)
+			h[c] = dp_dgauss_sample(&dg);
+		if (dp_loggrid_bounds_int(&g, h, sqrt(50.0), 0.001, &lower, &upper) != 1)
+			spurious++;
+	}
+	/*
+	 * Design rate <= 0.001 per run (union bound); the actual rate is about 2000 blocks x
+	 * Q(z = 5.38) = 2000 x 3.7e-8 = 7e-5, so P(>= 3 of 200 runs) is about 5e-7.
+	 */
+	unit_check(spurious <= 2, "pure noise: bounds found in %d of %d runs (design rate <= 0.001)",
+			   spurious, reps);
+	memset(h, 0, n * sizeof(int64_t));
+	lower = upper = 7;
+	unit_check(dp_loggrid_bounds_int(&g, h, 0.0, 0.001, &lower, &upper) == 1 && lower == 7 &&
+			   upper == 7,
+			   "empty histogram: no bounds, outputs untouched");
+	h[dp_loggrid_cell_int(&g, 42)] = 1000;
+	rc = dp_loggrid_bounds_int(&g, h, 0.0, 0.001, &lower, &upper);
+	unit_check(rc == 0 && lower == 40 && upper == 43,
+			   "one value 42: bounds are its cell [40, 43] (the grid cannot see further)");
+	h[dp_loggrid_cell_int(&g, 5)] = 1000;	/* one-integer cells below subdiv */
+	rc = dp_loggrid_bounds_int(&g, h, 0.0, 0.0, &lower, &upper);
+	unit_check(rc == 0 && lower == 5 && upper == 43, "values 5 and 42: bounds [5, 43]");
+	rc = dp_loggrid_quantile_edges_int(&g, h, 42, 42, 4, e, &ne);
+	unit_check(rc == 0 && ne == 1 && e[0] == 42, "lower == upper: one edge");
+	unit_check(dp_loggrid_bounds_int(&g, h, -1.0, 0.001, &lower, &upper) == -1 &&
+			   dp_loggrid_bounds_int(&g, h, NAN, 0.001, &lower, &upper) == -1 &&
+			   dp_loggrid_bounds_int(&g, h, 1.0, 0.5, &lower, &upper) == -1 &&
+			   dp_loggrid_bounds_int(&g, h, 1.0, NAN, &lower, &upper) == -1 &&
+			   dp_loggrid_quantile_edges_int(&g, h, 5, 4, 4, e, &ne) == -1 &&
+			   dp_loggrid_quantile_edges_int(&g, h, 4, 5, 0, e, &ne) == -1 &&
+			   dp_loggrid_quantile_edges(&g, h, 0.5, 5, 4, de, &ne) == -1 &&
+			   dp_loggrid_quantile_edges(&g, h, 0, INFINITY, 4, de, &ne) == -1,
+			   "bounds / edges reject invalid arguments");
+	/* negative values and the int64 extremes */
+	memset(h, 0, n * sizeof(int64_t));
+	h[0] = 10;
+	h[n - 1] = 10;
+	rc = dp_loggrid_bounds_int(&g, h, 0.0, 0.0, &lower, &upper);
+	unit_check(rc == 0 && lower == INT64_MIN && upper == INT64_MAX,
+			   "mass in the end cells, tail 0: bounds are INT64_MIN, INT64_MAX");
+	rc = dp_loggrid_bounds(&g, h, 0.0, 0.0, &dl, &du);
+	unit_check(rc == 0 && dl == -9223372036854775808.0 && du == 9223372036854774784.0,
+			   "double bounds round toward zero beyond 2^53 (stay within int64): %.17g, %.17g",
+			   dl, du);
+	rc = dp_loggrid_quantile_edges_int(&g, h, INT64_MIN, INT64_MAX, 4, e, &ne);
+	unit_check(rc == 0 && ne >= 2 && e[0] == INT64_MIN && e[ne - 1] == INT64_MAX &&
+			   edges_increasing_int(e, ne), "edges over the whole int64 range (%u)", ne);
+	/* no mass inside [lower, upper]: log-spaced fallback */
+	memset(h, 0, n * sizeof(int64_t));
+	rc = dp_loggrid_quantile_edges_int(&g, h, 1, 1000000, 4, e, &ne);
+	unit_check(rc == 0 && ne == 5 && e[0] == 1 && e[4] == 1000000 && edges_increasing_int(e, ne) &&
+			   e[2] > 100 && e[2] < 10000,
+			   "no mass: log-spaced edges %lld %lld %lld %lld %lld", (long long) e[0],
+			   (long long) e[1], (long long) e[2], (long long) e[3], (long long) e[4]);
+
+	/* a real column: log-normal around 1e-3 with negative values, and a spike at 0 */
+	dp_loggrid_init_real(&gr, 8);
+	{
+		uint32_t	nr = dp_loggrid_ncells(&gr);
+		int64_t    *hr = calloc(nr, sizeof(int64_t));
+		double	   *xs = malloc(20000 * sizeof(double));
+		int			ok;
+
+		for (int i = 0; i < 20000; i++)
+		{
+			double		x = i < 4000 ? 0.0 : exp(log(1e-3) + rng_normal());
+
+			xs[i] = (i % 7 == 0) ? -x : x;
+			hr[dp_loggrid_cell_real(&gr, xs[i])]++;
+		}
+		qsort(xs, 20000, sizeof(double), cmp_dbl);
+		rc = dp_loggrid_bounds(&gr, hr, 0.0, 0.001, &dl, &du);
+		{
+			double		q1 = xs[20],
+						q9 = xs[19979];
+			double		l1,
+						h1,
+						l9,
+						h9;
+
+			dp_loggrid_cell_range(&gr, dp_loggrid_cell_real(&gr, q1), &l1, &h1);
+			dp_loggrid_cell_range(&gr, dp_loggrid_cell_real(&gr, q9), &l9, &h9);
+			ok = rc == 0 && fabs(dl - q1) <= h1 - l1 && fabs(du - q9) <= h9 - l9;
+			unit_check(ok, "real column exact: bounds [%.4g, %.4g] vs 0.1%%/99.9%% quantiles "
+					   "[%.4g, %.4g]", dl, du, q1, q9);
+		}
+		rc = dp_loggrid_quantile_edges(&gr, hr, dl, du, 8, de, &ne);
+		ok = rc == 0 && ne >= 3 && de[0] == dl && de[ne - 1] == du;
+		for (uint32_t i = 1; i < ne; i++)
+			if (!(de[i] > de[i - 1]))
+				ok = 0;
+		unit_check(ok, "real column: %u increasing edges, %.3g .. %.3g", ne, de[0], de[ne - 1]);
+		free(hr);
+		free(xs);
+	}
+	free(h);
+}
+
+int
+main(void)
+{
+	clock_t		t0 = clock();
+	const char *q = getenv("DPSYNTH_UNIT_QUICK");
+
+	quick = q != NULL && q[0] != '\0' && q[0] != '0';
+	if (dp_random_init() != 0)
+	{
+		printf("Bail out! libsodium unavailable\n");
+		return 1;
+	}
+	test_threshold();
+	test_selection();
+	test_empirical_delta();
+	test_pointmass();
+	test_grid_int(8);
+	test_grid_int(1);
+	test_grid_int(256);
+	test_grid_real();
+	test_bounds_fnlwgt();
+	test_bounds_capital_gain();
+	test_bounds_misc();
+	unit_diag("test_discovery: %.2f s CPU%s", (double) (clock() - t0) / CLOCKS_PER_SEC,
+			  quick ? " (quick)" : "");
+	return unit_done();
+}
