@@ -60,6 +60,21 @@ SELECT dp_declare('notes', 'n', lower => 0, upper => 300, bins => 3);
 SELECT column_name, source, ledger_id, lower, upper, bins FROM dp_domains
 WHERE table_name = 'notes'::regclass AND column_name = 'n';
 
+-- Quantile bins learned by DP inside declared bounds; a spike (90% zeros) gets a bin of its own.
+CREATE TABLE gains (gain integer NOT NULL);
+INSERT INTO gains SELECT CASE WHEN i % 10 = 0 THEN (i * 37) % 20000 + 1 ELSE 0 END FROM generate_series(1, 20000) i;
+SELECT dp_protect('gains', epsilon => 20);
+SELECT dp_declare('gains', 'gain', lower => 0, upper => 50000, bins => 6, binning => 'quantile');
+SET ROLE dp_analyst;
+SELECT count(*) <= 6 AS at_most_6_bins, (array_agg(cell[1] ORDER BY ord))[1] AS first_bin,
+	   bool_and(noisy_count > 200) AS every_bin_holds_mass
+FROM dp_marginal('gains', ARRAY['gain'], epsilon => 5) WITH ORDINALITY AS m(cell, noisy_count, ord);
+RESET ROLE;
+SELECT kind, binning, source, ledger_id IS NOT NULL AS paid, edges[1] = 0 AND edges[2] = 1 AS spike_bin,
+	   edges[cardinality(edges)] = 50001 AS ends_past_upper, lower, upper, bins
+FROM dp_domains WHERE table_name = 'gains'::regclass;
+DROP TABLE gains;
+
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
 SELECT dp_column_policy('notes', 'tag', discovery => false);

@@ -55,6 +55,7 @@ typedef struct Discovery
 {
 	DpColumn   *col;
 	bool		categories;
+	bool		quantiles;		/* clamp into the declared bounds, learn quantile edges */
 	HTAB	   *values;			/* categories */
 	dp_loggrid	grid;			/* bounds */
 	int64	   *cells;
@@ -92,13 +93,22 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 		return;
 	}
 	if (dpsynth_value_is_integral(col->typid))
-		d->cells[dp_loggrid_cell_int(&d->grid, dpsynth_value_int(col->typid, value))]++;
+	{
+		int64		v = dpsynth_value_int(col->typid, value);
+
+		if (d->quantiles)
+			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+		d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
+	}
 	else
 	{
 		double		x = dpsynth_value_real(col->typid, value);
 
-		if (!isnan(x))
-			d->cells[dp_loggrid_cell_real(&d->grid, x)]++;
+		if (isnan(x))
+			return;
+		if (d->quantiles)
+			x = Max(Min(x, col->quantile_upper), col->quantile_lower);
+		d->cells[dp_loggrid_cell_real(&d->grid, x)]++;
 	}
 }
 
@@ -170,6 +180,90 @@ release_categories(Oid relid, Discovery *d, const dp_dgauss *noise, double delta
 	dpsynth_store_discovered_categories(relid, d->col->attnum, ledger_id, values, nkept);
 }
 
+/*
+ * Quantile bins inside declared bounds: the noisy histogram of the clamped values on the public
+ * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
+ * when the domain is loaded.
+ */
+static void
+release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
+{
+	DpColumn   *col = d->col;
+	uint32		ncells = dp_loggrid_ncells(&d->grid);
+	uint32		nbins = (uint32) col->quantile_bins;
+	double	   *edges = palloc(sizeof(double) * (nbins + 1));
+	uint32		nedges = 0;
+	bool		ok;
+
+	dp_counts_release(d->cells, ncells, noise);
+	if (d->grid.integral)
+	{
+		int64	   *iedges = palloc(sizeof(int64) * (nbins + 1));
+		int64	   *spikes = palloc(sizeof(int64) * (nbins + 1));
+		int64	   *merged;
+		uint32		nspikes = 0;
+		double		total = 0;
+
+		/*
+		 * Spikes (a 0 like capital_gain's, a sentinel): a one-value grid cell holding at least
+		 * 1/nbins of the noisy mass gets a bin of its own, and the quantiles are taken over the
+		 * rest of the mass.  Post-processing of the same noisy histogram.
+		 */
+		for (uint32 c = 0; c < ncells; c++)
+			total += Max(d->cells[c], 0);
+		for (uint32 c = 0; c < ncells && nspikes + 1 < nbins; c++)
+		{
+			int64		lo,
+						hi;
+
+			dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+			if (lo == hi && total > 0 && d->cells[c] >= total / nbins &&
+				lo >= (int64) col->quantile_lower && lo <= (int64) col->quantile_upper)
+			{
+				spikes[nspikes++] = lo;
+				d->cells[c] = 0;
+			}
+		}
+		ok = dp_loggrid_quantile_edges_int(&d->grid, d->cells, (int64) col->quantile_lower,
+										   (int64) col->quantile_upper, nbins - nspikes, iedges, &nedges) == 0;
+		if (ok && nedges >= 2)
+		{
+			/* integer domains take edges as "first value of each bin", the last one past upper */
+			iedges[nedges - 1] = (int64) col->quantile_upper + 1;
+			merged = palloc(sizeof(int64) * (nedges + 2 * nspikes));
+			nedges = dp_int_edges_with_points(iedges, nedges, spikes, nspikes, merged);
+			edges = repalloc(edges, sizeof(double) * nedges);
+			for (uint32 i = 0; i < nedges; i++)
+				edges[i] = (double) merged[i];
+		}
+	}
+	else
+		ok = dp_loggrid_quantile_edges(&d->grid, d->cells, col->quantile_lower, col->quantile_upper,
+									   nbins, edges, &nedges) == 0;
+	if (!ok || nedges < 2)
+	{
+		/* public fallback: equal widths (the edges of the declaration itself) */
+		nedges = 0;
+		if (d->grid.integral)
+		{
+			int64	   *iedges = palloc(sizeof(int64) * (nbins + 1));
+
+			if (dp_int_equal_edges((int64) col->quantile_lower, (int64) col->quantile_upper, nbins, iedges) == 0)
+				for (nedges = 0; nedges <= nbins; nedges++)
+					edges[nedges] = (double) iedges[nedges];
+		}
+		else if (dp_real_equal_edges(col->quantile_lower, col->quantile_upper, nbins, edges) == 0)
+			nedges = nbins + 1;
+		if (nedges < 2)
+		{
+			edges[0] = col->quantile_lower;
+			edges[1] = d->grid.integral ? col->quantile_upper + 1 : col->quantile_upper;
+			nedges = 2;
+		}
+	}
+	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges);
+}
+
 static void
 release_bounds(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 {
@@ -234,6 +328,7 @@ dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, doub
 		d = &ds[nd++];
 		d->col = &cols[j];
 		d->categories = cols[j].state == DP_COLUMN_DISCOVER_CATEGORIES;
+		d->quantiles = cols[j].state == DP_COLUMN_DISCOVER_EDGES;
 		if (d->categories)
 		{
 			HASHCTL		ctl;
@@ -283,6 +378,8 @@ dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, doub
 		CHECK_FOR_INTERRUPTS();
 		if (ds[k].categories)
 			release_categories(relid, &ds[k], &noise, delta_each, max_categories, ledger_id);
+		else if (ds[k].quantiles)
+			release_edges(relid, &ds[k], &noise, ledger_id);
 		else
 			release_bounds(relid, &ds[k], &noise, ledger_id);
 	}

@@ -339,6 +339,7 @@ typedef struct CatalogColumn
 	int			nedges;
 	double	   *points;
 	int			npoints;
+	char	   *binning;
 } CatalogColumn;
 
 static double *
@@ -375,7 +376,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	if (SPI_execute_with_args(
 							  "SELECT p.treatment, coalesce(p.discovery, b.discovery), p.other, "
 							  "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
-							  "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points "
+							  "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning "
 							  "FROM dpsynth.budgets b "
 							  "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
 							  "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
@@ -392,6 +393,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	cc->serial = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
 	cc->kind = GETTEXT(5);
 	cc->source = GETTEXT(6);
+	cc->binning = GETTEXT(13);
 #undef GETTEXT
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	if (!isnull)
@@ -750,6 +752,23 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 			init_categories(col, cc.categories, cc.ncategories, true);
 			return;
 		}
+		if (strcmp(cc.kind, "bins") == 0 && cc.binning && strcmp(cc.binning, "quantile") == 0)
+		{
+			/* quantile bins inside the declared bounds, not learned yet */
+			if (!cc.discovery)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("column \"%s\" of table %s needs quantile bins learned by DP, and the policy forbids DP discovery",
+								col->name, rel),
+						 errhint("Declare equal-width bins instead: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);",
+								 rel, col->name)));
+			col->state = DP_COLUMN_DISCOVER_EDGES;
+			col->quantile_lower = cc.lower;
+			col->quantile_upper = cc.upper;
+			col->quantile_bins = cc.bins;
+			col->quantile_points = cc.npoints;
+			return;
+		}
 		if (strcmp(cc.kind, "bins") == 0)
 			ok = init_numeric(col, cc.lower, cc.upper, cc.bins, NULL, 0, cc.points, cc.npoints);
 		else
@@ -935,11 +954,13 @@ static void
 store_domain(const char *sql, int nargs, Oid *argtypes, Datum *values)
 {
 	DpOwnerSwitch sw;
+	int			ret;
 
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+	ret = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0);
+	if ((ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE) || SPI_processed != 1)
 		elog(ERROR, "could not store a discovered domain");
 	SPI_finish();
 	dpsynth_restore_user(&sw);
@@ -978,6 +999,24 @@ dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id, dou
 	store_domain("INSERT INTO dpsynth.domains (relid, attnum, kind, lower, upper, bins, source, ledger_id, declared_by) "
 				 "VALUES ($1, $2, 'bins', $4, $5, $6, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'))",
 				 6, argtypes, values);
+}
+
+void
+dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const double *edges, int nedges)
+{
+	Oid			argtypes[4] = {OIDOID, INT2OID, INT8OID, FLOAT8ARRAYOID};
+	Datum		values[4];
+	Datum	   *elems = palloc(sizeof(Datum) * nedges);
+
+	for (int i = 0; i < nedges; i++)
+		elems[i] = Float8GetDatum(edges[i]);
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int16GetDatum(attnum);
+	values[2] = Int64GetDatum(ledger_id);
+	values[3] = PointerGetDatum(construct_array(elems, nedges, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	store_domain("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, source = 'dp', ledger_id = $3 "
+				 "WHERE relid = $1 AND attnum = $2",
+				 4, argtypes, values);
 }
 
 static dp_code

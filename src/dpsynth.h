@@ -79,7 +79,8 @@ typedef enum DpColumnState
 {
 	DP_COLUMN_READY,				/* domain set up (declared, DP-released, schema, type) */
 	DP_COLUMN_DISCOVER_CATEGORIES,	/* text: DP partition selection needed */
-	DP_COLUMN_DISCOVER_BOUNDS		/* number, date, time: DP bounds needed */
+	DP_COLUMN_DISCOVER_BOUNDS,		/* number, date, time: DP bounds needed */
+	DP_COLUMN_DISCOVER_EDGES		/* declared bounds, quantile bins: DP edges needed */
 } DpColumnState;
 
 /* A column of a protected table with its public domain, ready to encode values. */
@@ -93,6 +94,11 @@ typedef struct DpColumn
 	DpColumnState state;
 	const char *source;			/* "declared", "dp", "schema" or "type" */
 	char	   *other;			/* what a NOT NULL column's NULL/other cell decodes to, or NULL */
+	/* DP_COLUMN_DISCOVER_EDGES: the declaration to learn quantile edges in */
+	double		quantile_lower;
+	double		quantile_upper;
+	int			quantile_bins;
+	int			quantile_points;
 	dp_domain	domain;
 	int64	   *iedges;			/* storage of numeric domains */
 	double	   *edges;
@@ -120,6 +126,8 @@ extern void dpsynth_store_discovered_categories(Oid relid, AttrNumber attnum, in
 												char **labels, int nlabels);
 extern void dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id,
 										  double lower, double upper, int bins);
+extern void dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id,
+										const double *edges, int nedges);
 
 /* Encodes one value; never raises on a value. */
 extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);

@@ -165,6 +165,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 				known *= dp_domain_ncodes(&cols[j].domain);
 			else if (cols[j].state == DP_COLUMN_DISCOVER_BOUNDS)
 				known *= DPSYNTH_DISCOVERED_BINS + 1;
+			else if (cols[j].state == DP_COLUMN_DISCOVER_EDGES)
+				known *= cols[j].quantile_bins + 2.0 * cols[j].quantile_points + 1;
 			else
 				ntext++;
 			ndiscover += cols[j].state != DP_COLUMN_READY;

@@ -36,8 +36,8 @@
  * (dp_partition_threshold), so the total variation distance is <= sum_j delta_add_j =: p.
  * Chaining: P[M(x') in S] <= P[M~(x') in S] + p <= e^eps P[M(x) in S] + delta_conv + p, and
  * P[M(x) in S] <= e^eps P[M~(x') in S] + delta_conv <= e^eps P[M(x') in S] + delta_conv + e^eps p.
- * (The factor e^eps is the price of this simple, general argument; in the approximate-zCDP
- * language of Bun & Steinke 2016, Section 8, a selection is delta_add-approximately rho-zCDP.)
+ * (The factor e^eps is the price of this simple, general argument.  In the language of Bun &
+ * Steinke 2016, who define approximate zCDP, a selection is delta_add-approximately rho-zCDP.)
  * Choose delta_add small enough that exp(eps_table) * sum delta_add fits the table's delta.
  *
  * Pure C (no PostgreSQL headers).  Randomness only through dp_sampler (libsodium).
