@@ -772,6 +772,18 @@ CREATE FUNCTION dp_marginal(tbl regclass, columns text[], epsilon float8,
 COMMENT ON FUNCTION dp_marginal(regclass, text[], float8) IS
 	'noisy counts of every cell of the declared domain of some columns (discrete Gaussian, charged to the table''s budget)';
 
+CREATE FUNCTION dp_synthesize(source regclass, epsilon float8, delta float8 DEFAULT NULL,
+							  target name DEFAULT NULL, "rows" int8 DEFAULT NULL, columns text[] DEFAULT NULL,
+							  verbose boolean DEFAULT false,
+							  OUT target_table regclass, OUT rows_written int8, OUT epsilon_charged float8,
+							  OUT delta_charged float8, OUT rho_charged numeric, OUT one_way_marginals int4,
+							  OUT k_way_marginals int4, OUT seconds jsonb)
+	RETURNS record AS 'MODULE_PATHNAME', 'dpsynth_synthesize' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean) IS
+	'create a differentially private synthetic copy of a protected table (PrivSyn), charged once to its budget';
+REVOKE ALL ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean) TO dpsynth_analyst, dpsynth_admin;
+
 REVOKE ALL ON FUNCTION dp_protect(regclass, float8, float8, float8, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_declare(regclass, name, text[], float8, float8, int4, float8[], text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_declare(regclass, jsonb) FROM PUBLIC;

@@ -25,6 +25,7 @@
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -301,6 +302,68 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 		}
 	}
 	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
+}
+
+void
+dpsynth_too_many_cells(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the marginal of these columns has more than " INT64_FORMAT " cells",
+					DPSYNTH_MAX_MARGINAL_CELLS),
+			 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
+}
+
+int64
+dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double epsilon,
+					   double cell_limit, int max_categories, DpDiscoveryPlan *plan)
+{
+	double		known = 1;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->max_categories = max_categories;
+	for (int j = 0; j < ncols; j++)
+	{
+		if (cols[j].state == DP_COLUMN_READY)
+			known *= dp_domain_ncodes(&cols[j].domain);
+		else if (cols[j].state == DP_COLUMN_DISCOVER_BOUNDS)
+			known *= DPSYNTH_DISCOVERED_BINS + 1;
+		else if (cols[j].state == DP_COLUMN_DISCOVER_EDGES)
+			known *= cols[j].quantile_bins + 2.0 * cols[j].quantile_points + 1;
+		else
+			plan->ntext++;
+		plan->ndiscover += cols[j].state != DP_COLUMN_READY;
+	}
+	if (cell_limit > 0 && known > cell_limit)
+		dpsynth_too_many_cells();
+	if (plan->ntext > 0)
+	{
+		if (cell_limit > 0)
+		{
+			double		room = pow(cell_limit / known, 1.0 / plan->ntext);
+
+			plan->max_categories = (int) Min(floor(room) - 1, plan->max_categories);
+			if (plan->max_categories < 1)
+				dpsynth_too_many_cells();
+		}
+		plan->delta_each = dpsynth_selection_share(relid);
+	}
+	if (plan->ndiscover > 0)
+	{
+		dp_dgauss	g;
+
+		plan->units_each = (int64) floor(units * DPSYNTH_DISCOVERY_SHARE / plan->ndiscover);
+		if (plan->units_each < 1 ||
+			dp_dgauss_init(&g, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0 ||
+			(plan->ntext > 0 && dp_partition_threshold(&g, plan->delta_each) <= 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("epsilon %s is too small to discover %d domains", float8out_internal(epsilon),
+							plan->ndiscover),
+					 errhint("Ask for a larger epsilon, or let the owner declare the domains.")));
+		units -= plan->units_each * plan->ndiscover;
+	}
+	return units;
 }
 
 void

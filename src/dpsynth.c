@@ -12,6 +12,7 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -134,6 +135,22 @@ dpsynth_restore_user(const DpOwnerSwitch *sw)
 {
 	AtEOXact_GUC(false, sw->save_nestlevel);
 	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
+}
+
+Relation
+dpsynth_open_source(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an ordinary table", RelationGetRelationName(rel))));
+	return rel;
 }
 
 static bool

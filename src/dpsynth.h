@@ -148,6 +148,32 @@ extern double dpsynth_value_real(Oid typid, Datum value);
 extern void dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each,
 							 double delta_each, int max_categories, int64 ledger_id);
 
+/* How a release spends part of its charge on discovering domains (decided before the charge,
+ * from public facts only). */
+typedef struct DpDiscoveryPlan
+{
+	int			ndiscover;		/* columns to discover */
+	int			ntext;			/* of which text (partition selection) */
+	int64		units_each;		/* rho units per discovered column */
+	double		delta_each;		/* selection delta per text column */
+	int			max_categories; /* cap on released categories per text column */
+} DpDiscoveryPlan;
+
+/*
+ * Plans discovery for the columns in a DISCOVER state, taking DPSYNTH_DISCOVERY_SHARE of units;
+ * returns the units left for the release itself.  With a cell limit (> 0), the product of the
+ * columns' code counts must stay under it whatever discovery releases: text columns are capped
+ * accordingly, and the call is refused if that is impossible.  Raises before any charge.
+ */
+extern int64 dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double epsilon,
+									double cell_limit, int max_categories, DpDiscoveryPlan *plan);
+
+/* Raises 54000 (a marginal too large). */
+extern void dpsynth_too_many_cells(void);
+
+/* Opens a protected source table for reading (AccessShareLock); raises before anything is charged. */
+extern Relation dpsynth_open_source(Oid relid);
+
 /* Share of a call's rho spent on discovering domains, split equally among those columns. */
 #define DPSYNTH_DISCOVERY_SHARE 0.1
 /* Bins of a discovered numeric domain (plus a NULL cell). */

@@ -37,23 +37,6 @@
 #include "dp_discovery.h"
 #include "dp_sampler.h"
 
-/* Opens a protected table for reading; raises before anything is charged. */
-static Relation
-open_source_table(Oid relid)
-{
-	Relation	rel = try_relation_open(relid, AccessShareLock);
-
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an ordinary table", RelationGetRelationName(rel))));
-	return rel;
-}
-
 /* One pass over the table: counts[sum_j code_j * stride_j] += 1 per row. */
 static void
 count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64 *counts)
@@ -92,16 +75,6 @@ count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64
 	AtEOXact_GUC(false, nestlevel);
 }
 
-static void
-too_many_cells_error(void)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("the marginal of these columns has more than " INT64_FORMAT " cells",
-					DPSYNTH_MAX_MARGINAL_CELLS),
-			 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
-}
-
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
 Datum
 dpsynth_marginal(PG_FUNCTION_ARGS)
@@ -125,7 +98,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	double		delta_each = 0;
 	double		delta_add = 0;
 	int			max_categories = DP_MAX_CODES - 2;
-	dp_dgauss	discovery_noise;
+	DpDiscoveryPlan plan;
 	Datum	  **labels;
 	bool	  **label_nulls;
 	char	   *columns_literal;
@@ -143,66 +116,27 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	names = PG_GETARG_ARRAYTYPE_P(1);
 	epsilon = dpsynth_check_epsilon(fcinfo, 2);
 
-	rel = open_source_table(relid);
+	rel = dpsynth_open_source(relid);
 	dpsynth_check_release_privilege(relid, "dp_marginal");
 	rho_units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	cols = dpsynth_load_columns(relid, names, &ncols);
 
 	/*
 	 * Columns without a public domain are learned first, with DPSYNTH_DISCOVERY_SHARE of the
-	 * call's rho split equally among them, and for text columns one selection share of delta
-	 * each.  Everything here depends on public facts only (schema, catalog, arguments).  The
-	 * marginal's size must be known before the charge, so discovered text columns keep at most
-	 * max_categories values: the largest count that keeps any outcome under the cell limit.
+	 * call's rho.  The marginal's size must be known before the charge, so discovered text
+	 * columns keep at most as many values as keep any outcome under the cell limit.
 	 */
-	{
-		double		known = 1;
-		int			ntext = 0;
-
-		for (int j = 0; j < ncols; j++)
-		{
-			if (cols[j].state == DP_COLUMN_READY)
-				known *= dp_domain_ncodes(&cols[j].domain);
-			else if (cols[j].state == DP_COLUMN_DISCOVER_BOUNDS)
-				known *= DPSYNTH_DISCOVERED_BINS + 1;
-			else if (cols[j].state == DP_COLUMN_DISCOVER_EDGES)
-				known *= cols[j].quantile_bins + 2.0 * cols[j].quantile_points + 1;
-			else
-				ntext++;
-			ndiscover += cols[j].state != DP_COLUMN_READY;
-		}
-		if (known > DPSYNTH_MAX_MARGINAL_CELLS)
-			too_many_cells_error();
-		if (ntext > 0)
-		{
-			double		room = pow((double) DPSYNTH_MAX_MARGINAL_CELLS / known, 1.0 / ntext);
-
-			max_categories = (int) Min(floor(room) - 1, DP_MAX_CODES - 2);
-			if (max_categories < 1)
-				too_many_cells_error();
-			delta_each = dpsynth_selection_share(relid);
-			delta_add = delta_each * ntext;
-		}
-		if (ndiscover > 0)
-		{
-			units_discovery = (int64) floor(rho_units * DPSYNTH_DISCOVERY_SHARE / ndiscover);
-			if (units_discovery < 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("epsilon %s is too small to discover %d domains", float8out_internal(epsilon), ndiscover)));
-			rho_units -= units_discovery * ndiscover;
-		}
-	}
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0 ||
-		(ndiscover > 0 && dp_dgauss_init(&discovery_noise,
-										 dp_gaussian_sigma2(dpsynth_units_rho(units_discovery), 1.0)) != 0))
+	rho_units = dpsynth_plan_discovery(relid, cols, ncols, rho_units, epsilon,
+									   (double) DPSYNTH_MAX_MARGINAL_CELLS, DP_MAX_CODES - 2, &plan);
+	ndiscover = plan.ndiscover;
+	units_discovery = plan.units_each;
+	delta_each = plan.delta_each;
+	delta_add = plan.delta_each * plan.ntext;
+	max_categories = plan.max_categories;
+	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epsilon %s is too small for the noise sampler", float8out_internal(epsilon))));
-	if (delta_each > 0 && dp_partition_threshold(&discovery_noise, delta_each) <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("no selection threshold exists for selection delta %g", delta_each)));
 
 	/* ---- charge: committed before any row is read or any noise drawn ---- */
 	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));

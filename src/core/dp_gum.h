@@ -1,0 +1,88 @@
+/*
+ * dp_gum.h - GUM, the "gradually update method" of PrivSyn (PRIVSYN.md step 9): turns published
+ * marginals (already consistent and non-negative) into n synthetic rows whose marginals match them.
+ *
+ * Pure post-processing: it reads only released marginals and draws its randomness from the seedable
+ * post-processing generator (dp_prng), so it spends no budget and the same seed and inputs give the
+ * same rows.  Pure C: no PostgreSQL headers.
+ *
+ * What dp_gum_run does, in order:
+ *   1. The marginal graph (columns as nodes, an edge between two columns that share a target of two
+ *      or more attributes) is peeled layer by layer: every column of degree 1 is set aside together
+ *      with its one 2-way target, the graph is updated and the next layer peeled, until no column of
+ *      degree 1 is left (of an isolated pair, the column with the larger index is peeled and the
+ *      other kept).  What remains are the "core" columns.
+ *   2. Every core column is filled independently from its 1-way distribution: deterministic counts
+ *      (largest remainder of p * n), then shuffled.
+ *   3. GUM iterations t = 0..T-1 over the targets whose attributes are all core columns (the 1-way
+ *      targets are not iterated: consistent 2-way targets imply them, and a column of degree 0 keeps
+ *      its exact initial 1-way counts).  alpha_t = alpha0 * 0.84^floor(t/20); the marginals are
+ *      visited in decreasing order of current L1 error; a visit moves rows from over-full to
+ *      under-full cells exactly as PRIVSYN.md describes (gains min(a-s, alpha*s)*n or alpha*a*n for
+ *      empty cells; losses min(s-a, beta*s)*n with beta found by bisection; rounding residues fixed
+ *      by cumulative rounding so that rows lost = rows gained exactly; the lost rows, drawn uniformly
+ *      without replacement inside each over-full cell, are shuffled into a pool; empty cells take
+ *      pool rows by "replace", other under-full cells take round(r * gain) by "duplicate" and the
+ *      rest by "replace", r = 0.5 on even and 1.0 on odd iterations).
+ *      "Duplicate" copies the source row's values of the columns of the marginal's connected
+ *      component (of the core graph), not of the whole row: the components are thereby synthesized
+ *      independently of each other (PRIVSYN.md allows this), and a column of another component, or
+ *      of degree 0, keeps its own distribution.  Components are interleaved in one loop here (not in
+ *      parallel).
+ *      Early stop: when the mean L1 error (sum |s - a| over the cells of a target, averaged over the
+ *      iterated targets) has not dropped by more than `tolerance` below its best value for 20
+ *      iterations (one alpha step); tolerance < 0 never stops early.
+ *   4. The peeled columns are appended, last peeled layer first, each from its 2-way target
+ *      conditioned on its (already synthesized) neighbour: for each neighbour value v, the rows
+ *      holding v receive the column's codes in counts apportioned by largest remainder from
+ *      target(v, .), in random order (a stratified form of sampling from target(v, .) normalised);
+ *      where target(v, .) is all zero, the column's 1-way distribution is used instead.
+ *
+ * Targets: any number of dp_marg over 1 to DP_MARG_MAX_ATTRS columns (< ncols), with
+ * sizes[k] == sizes[attrs[k]] and at most 2^32 - 1 cells; each is normalised to a distribution
+ * (negative cells are read as 0; a target with no positive cell is an error).  The 1-way target of
+ * every column is used for initialisation; if a column has none, the projection of the first target
+ * containing it is used, and a column in no target at all is an error.  n must be < 2^32.
+ *
+ * Memory: every work array, and the growth of `out`, go through out's alloc / realloc_fn / free_fn
+ * hooks (inside PostgreSQL: palloc in a memory context, so that an error thrown by the progress
+ * callback leaks nothing beyond that context).  Work memory is about 8 * n bytes plus a few arrays
+ * of the size of the largest target, besides the 2 * n bytes per column of the output.
+ */
+#ifndef DP_GUM_H
+#define DP_GUM_H
+
+#include <stdint.h>
+
+#include "dp_codes.h"
+#include "dp_marg.h"
+#include "dp_prng.h"
+
+typedef struct dp_gum_params
+{
+	uint32_t	iterations;		/* T, default 200 */
+	double		alpha0;			/* initial step, default 1.0 (alpha_t = alpha0 * 0.84^floor(t/20)) */
+	double		tolerance;		/* early stop (see above); default 1e-4; < 0: never */
+	/*
+	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; never
+	 * called when no target is iterated, e.g. a tree of 2-way targets, which is all appended).
+	 * A non-zero return cancels: dp_gum_run returns -1.
+	 */
+	int			(*progress) (void *arg, uint32_t iter, uint32_t iters, double err);
+	void	   *progress_arg;
+} dp_gum_params;
+
+void		dp_gum_default_params(dp_gum_params *p);
+
+/*
+ * Fills `out` (initialised by dp_codes_init with ncols columns, nrows == 0) with n synthetic rows
+ * whose marginals on each target approximate the target scaled to n.  sizes[col] = number of codes
+ * of column col (1..65536).  params NULL means the defaults.  Returns 0; -1 when the progress
+ * callback cancelled (out->nrows is then 0); -2 on invalid input or allocation failure (out->nrows
+ * 0).  `out` may have grown in either case; dp_codes_free releases it.
+ */
+int			dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
+					   const uint32_t *sizes, uint64_t n, const dp_gum_params *params,
+					   dp_prng *rng, dp_codes *out);
+
+#endif							/* DP_GUM_H */

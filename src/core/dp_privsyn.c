@@ -1,0 +1,322 @@
+/*
+ * dp_privsyn.c - PrivSyn end to end (see dp_privsyn.h for the privacy arithmetic).
+ */
+#include "dp_privsyn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dp_accounting.h"
+#include "dp_consist.h"
+#include "dp_sampler.h"
+#include "dp_select.h"
+
+#define ONEWAY_SHARE	0.1
+#define INDIF_SHARE		0.1
+#define PUBLISH_SHARE	0.8
+#define RARE_SIGMAS		3.0		/* PRIVSYN.md step 3 */
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void
+dp_privsyn_default_params(dp_privsyn_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->gamma = 5000;
+	dp_gum_default_params(&p->gum);
+}
+
+/* Discrete Gaussian noise on every cell (the marginal's rho is set by the caller). */
+static int
+add_noise(dp_marg *m, double rho)
+{
+	dp_dgauss	g;
+
+	if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho, 1.0)) != 0)
+		return -1;
+	for (uint64_t i = 0; i < m->ncells; i++)
+		m->cells[i] += (double) dp_dgauss_sample(&g);
+	m->rho = rho;
+	return 0;
+}
+
+typedef struct Ctx
+{
+	void	   *(*alloc) (size_t);
+	void		(*free_fn) (void *);
+} Ctx;
+
+static void *
+zalloc(Ctx *c, size_t n)
+{
+	void	   *p = c->alloc(n ? n : 1);
+
+	if (p)
+		memset(p, 0, n ? n : 1);
+	return p;
+}
+
+#define PROGRESS(phase, done) \
+	do { if (p->progress && p->progress(p->progress_arg, (phase), (done)) != 0) return -1; } while (0)
+
+int
+dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p, dp_prng *rng,
+			   void *(*alloc) (size_t), void (*free_fn) (void *), dp_privsyn_result *out)
+{
+	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	uint32_t	d = data->ncols;
+	uint32_t	m = d * (d - 1) / 2;
+	double		rho1 = p->rho * ONEWAY_SHARE / d;
+	double		rho2 = p->rho * INDIF_SHARE;
+	double		rho3 = p->rho * PUBLISH_SHARE;
+	double		sigma1;
+	dp_codes	merged;
+	dp_codes	synth_merged;
+	double	   *scores = NULL;
+	uint8_t    *selected = NULL;
+	uint32_t	(*sets)[DP_MARG_MAX_ATTRS];
+	uint32_t   *set_sizes;
+	uint32_t	nsets = 0;
+	dp_marg    *margs;
+	uint32_t	nmargs = 0;
+	uint64_t	nrows;
+	double		t0;
+
+	memset(out, 0, sizeof(*out));
+	if (d == 0 || !(p->rho > 0))
+		return -2;
+	dp_marg_set_allocator(c.alloc, c.free_fn);
+	dp_select_set_allocator(c.alloc, c.free_fn);
+	margs = zalloc(&c, sizeof(dp_marg) * (d + DP_PRIVSYN_MAX_MARGS));
+	sets = zalloc(&c, sizeof(*sets) * DP_PRIVSYN_MAX_MARGS);
+	set_sizes = zalloc(&c, sizeof(uint32_t) * DP_PRIVSYN_MAX_MARGS);
+	out->merged_sizes = zalloc(&c, sizeof(uint32_t) * d);
+	out->code_map = zalloc(&c, sizeof(uint16_t *) * d);
+	out->oneway_noisy = zalloc(&c, sizeof(double *) * d);
+	if (!margs || !sets || !set_sizes || !out->merged_sizes || !out->code_map || !out->oneway_noisy)
+		return -2;
+
+	/* ---- 1. one-way marginals: 0.1 rho over the d columns ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_ONEWAY, 0);
+	{
+		dp_dgauss	g;
+
+		if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho1, 1.0)) != 0)
+			return -2;
+		sigma1 = sqrt(dp_dgauss_sigma2(&g));
+	}
+	for (uint32_t j = 0; j < d; j++)
+	{
+		dp_marg		one;
+
+		if (dp_marg_init(&one, 1, &j, sizes) != 0)
+			return -2;
+		dp_marg_count(&one, data);
+		if (add_noise(&one, rho1) != 0)
+			return -2;
+		out->oneway_noisy[j] = zalloc(&c, sizeof(double) * sizes[j]);
+		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
+		dp_marg_free(&one);
+	}
+
+	/*
+	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
+	 * below 3 sigma are merged into one code, when there are at least two of them ----
+	 */
+	for (uint32_t j = 0; j < d; j++)
+	{
+		uint32_t	nrare = 0,
+					next = 0;
+		int32_t		rare_code = -1;
+
+		out->code_map[j] = zalloc(&c, sizeof(uint16_t) * sizes[j]);
+		for (uint32_t k = 0; k < sizes[j]; k++)
+			nrare += out->oneway_noisy[j][k] < RARE_SIGMAS * sigma1;
+		for (uint32_t k = 0; k < sizes[j]; k++)
+		{
+			if (nrare >= 2 && out->oneway_noisy[j][k] < RARE_SIGMAS * sigma1)
+			{
+				if (rare_code < 0)
+					rare_code = (int32_t) next++;
+				out->code_map[j][k] = (uint16_t) rare_code;
+			}
+			else
+				out->code_map[j][k] = (uint16_t) next++;
+		}
+		out->merged_sizes[j] = next;
+		if (nrare >= 2)
+			out->merged_codes += nrare;
+	}
+	if (dp_codes_init(&merged, d, data->nrows, c.alloc, NULL, c.free_fn) != 0)
+		return -2;
+	for (uint32_t j = 0; j < d; j++)
+		for (uint64_t i = 0; i < data->nrows; i++)
+			merged.col[j][i] = out->code_map[j][data->col[j][i]];
+	merged.nrows = data->nrows;
+	for (uint32_t j = 0; j < d; j++)
+	{
+		dp_marg    *one = &margs[nmargs++];
+
+		if (dp_marg_init(one, 1, &j, out->merged_sizes) != 0)
+			return -2;
+		for (uint32_t k = 0; k < sizes[j]; k++)
+			one->cells[out->code_map[j][k]] += out->oneway_noisy[j][k];
+		one->rho = rho1 / 1.0;	/* merged cells sum released cells: weight stays rho1 */
+	}
+	out->n_oneway = d;
+	out->seconds[DP_PHASE_ONEWAY] = now() - t0;
+
+	/* ---- 3-5. InDif (0.1 rho), DenseMarg and Combine (post-processing) ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_SELECT, 0);
+	if (m > 0)
+	{
+		scores = zalloc(&c, sizeof(double) * m);
+		selected = zalloc(&c, m);
+		if (!scores || !selected || dp_indif_noisy(&merged, out->merged_sizes, rho2, scores) != 0)
+			return -2;
+		PROGRESS(DP_PHASE_SELECT, 0.5);
+		if (dp_densemarg(d, scores, out->merged_sizes, rho3, selected) == DP_SELECT_ERROR)
+			return -2;
+		nsets = dp_combine(d, selected, scores, out->merged_sizes, p->gamma, sets, set_sizes,
+						   DP_PRIVSYN_MAX_MARGS);
+		if (nsets == DP_SELECT_ERROR)
+			return -2;
+	}
+	out->seconds[DP_PHASE_SELECT] = now() - t0;
+
+	/* ---- 6. publish the selected marginals: 0.8 rho, rho_j ~ c_j^(2/3) ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_PUBLISH, 0);
+	if (nsets > 0)
+	{
+		uint64_t   *cells = zalloc(&c, sizeof(uint64_t) * nsets);
+		double	   *rho_j = zalloc(&c, sizeof(double) * nsets);
+
+		for (uint32_t s = 0; s < nsets; s++)
+		{
+			dp_marg    *mk = &margs[nmargs + s];
+
+			if (dp_marg_init(mk, set_sizes[s], sets[s], out->merged_sizes) != 0)
+				return -2;
+			cells[s] = mk->ncells;
+		}
+		dp_publication_split(cells, nsets, rho3, rho_j);
+		for (uint32_t s = 0; s < nsets; s++)
+		{
+			dp_marg    *mk = &margs[nmargs + s];
+
+			dp_marg_count(mk, &merged);
+			if (add_noise(mk, rho_j[s]) != 0)
+				return -2;
+			PROGRESS(DP_PHASE_PUBLISH, (s + 1.0) / nsets);
+		}
+		nmargs += nsets;
+	}
+	out->n_kway = nsets;
+	out->seconds[DP_PHASE_PUBLISH] = now() - t0;
+
+	/* The private data is no longer needed: everything below is post-processing. */
+	dp_codes_free(&merged);
+
+	/* ---- 7. consistency and non-negativity ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_CONSIST, 0);
+	out->total = dp_consist(margs, nmargs, 100);
+	out->seconds[DP_PHASE_CONSIST] = now() - t0;
+
+	/* ---- 8. GUM ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_GUM, 0);
+	nrows = p->rows ? p->rows : (uint64_t) llround(fmax(out->total, 0));
+	if (dp_codes_init(&synth_merged, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
+		return -2;
+	if (nrows > 0)
+	{
+		int			rc = dp_gum_run(margs, nmargs, d, out->merged_sizes, nrows, &p->gum, rng, &synth_merged);
+
+		if (rc != 0)
+			return rc == -1 ? -1 : -2;
+	}
+	out->seconds[DP_PHASE_GUM] = now() - t0;
+
+	/* ---- 9. split merged codes back, in proportion to their released one-way counts ---- */
+	if (dp_codes_init(&out->synth, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
+		return -2;
+	for (uint32_t j = 0; j < d; j++)
+	{
+		/* per merged code: its members and their cumulative weights */
+		uint32_t	ms = out->merged_sizes[j];
+		uint32_t   *first = zalloc(&c, sizeof(uint32_t) * (ms + 1));
+		uint32_t   *members = zalloc(&c, sizeof(uint32_t) * sizes[j]);
+		double	   *cum = zalloc(&c, sizeof(double) * sizes[j]);
+
+		for (uint32_t k = 0; k < sizes[j]; k++)
+			first[out->code_map[j][k] + 1]++;
+		for (uint32_t g = 0; g < ms; g++)
+			first[g + 1] += first[g];
+		{
+			uint32_t   *fill = zalloc(&c, sizeof(uint32_t) * ms);
+
+			for (uint32_t k = 0; k < sizes[j]; k++)
+			{
+				uint32_t	g = out->code_map[j][k];
+
+				members[first[g] + fill[g]++] = k;
+			}
+			c.free_fn(fill);
+		}
+		for (uint32_t g = 0; g < ms; g++)
+		{
+			double		acc = 0;
+
+			for (uint32_t i = first[g]; i < first[g + 1]; i++)
+			{
+				acc += fmax(out->oneway_noisy[j][members[i]], 0);
+				cum[i] = acc;
+			}
+		}
+		for (uint64_t i = 0; i < nrows; i++)
+		{
+			uint32_t	g = synth_merged.col[j][i];
+			uint32_t	lo = first[g],
+						hi = first[g + 1];
+			uint32_t	pick = lo;
+
+			if (hi - lo > 1)
+			{
+				double		total = cum[hi - 1];
+
+				if (total > 0)
+				{
+					double		u = dp_prng_unit(rng) * total;
+
+					while (pick + 1 < hi && cum[pick] <= u)
+						pick++;
+				}
+				else
+					pick = lo + (uint32_t) dp_prng_below(rng, hi - lo);
+			}
+			out->synth.col[j][i] = (uint16_t) members[pick];
+		}
+		c.free_fn(first);
+		c.free_fn(members);
+		c.free_fn(cum);
+	}
+	out->synth.nrows = nrows;
+	dp_codes_free(&synth_merged);
+	out->margs = margs;
+	out->nmargs = nmargs;
+	PROGRESS(DP_PHASE_GUM, 1);
+	return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * dp_privsyn.h - PrivSyn end to end on an encoded table (../shared/design/PRIVSYN.md).
+ *
+ * Input: the private encoded table (dp_codes, one code per column per row) and each column's
+ * number of codes (public, from the domains).  Output: the released model (consistent,
+ * non-negative noisy marginals over the original codes) and a synthetic encoded table drawn
+ * from it.  Pure C; the PostgreSQL glue does the charging, scanning, decoding and writing.
+ *
+ * Privacy (rho-zCDP, add/remove-one neighbours).  With rho the budget given here:
+ *   one-way marginals   0.1 rho split equally over the d columns, each histogram (every code,
+ *                       empty ones included) with sensitivity 1: sum = 0.1 rho
+ *   InDif scores        0.1 rho over the m = d(d-1)/2 pair scores (dp_select.h states the
+ *                       per-score calibration, sensitivity 4 plus rounding): 0.1 rho
+ *   selected marginals  0.8 rho split rho_j proportional to c_j^(2/3) (dp_publication_split),
+ *                       each with sensitivity 1 on every cell: sum = 0.8 rho
+ * By sequential composition the release is (0.1 + 0.1 + 0.8) rho = rho-zCDP.  Everything else
+ * (rare-value merge, DenseMarg, Combine, consistency, Norm-Sub, GUM, splitting merged codes) uses
+ * only released values and public facts: post-processing.  When the rare-value merge, selection
+ * or Combine depend on released values, they are functions of released values only.
+ */
+#ifndef DP_PRIVSYN_H
+#define DP_PRIVSYN_H
+
+#include <stdint.h>
+
+#include "dp_codes.h"
+#include "dp_gum.h"
+#include "dp_marg.h"
+#include "dp_prng.h"
+
+#define DP_PRIVSYN_MAX_MARGS 1024
+
+typedef enum dp_privsyn_phase
+{
+	DP_PHASE_ONEWAY,
+	DP_PHASE_SELECT,
+	DP_PHASE_PUBLISH,
+	DP_PHASE_CONSIST,
+	DP_PHASE_GUM,
+	DP_PHASE_COUNT
+} dp_privsyn_phase;
+
+typedef struct dp_privsyn_params
+{
+	double		rho;			/* the pipeline's whole budget */
+	uint64_t	rows;			/* synthetic rows; 0 = the consistent noisy total */
+	uint32_t	gamma;			/* Combine's cell bound, 5000 */
+	dp_gum_params gum;
+	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
+	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
+	void	   *progress_arg;
+} dp_privsyn_params;
+
+typedef struct dp_privsyn_result
+{
+	dp_marg    *margs;			/* the released model: consistent marginals, original codes */
+	uint32_t	nmargs;
+	uint32_t	n_oneway;		/* the first n_oneway of margs are one-way */
+	uint32_t	n_kway;
+	double		total;			/* consistent noisy total */
+	uint32_t	merged_codes;	/* codes merged as rare, over all columns */
+	/* the rare-value merge, post-processing of the released one-way marginals: the model's
+	 * marginals are over merged codes; code_map[j][c] is the merged code of original code c,
+	 * merged_sizes[j] the number of merged codes, and oneway_noisy[j][c] the released one-way
+	 * count of original code c (how a merged code is split back, in proportion) */
+	uint32_t   *merged_sizes;
+	uint16_t  **code_map;
+	double	  **oneway_noisy;
+	double		seconds[DP_PHASE_COUNT];
+	dp_codes	synth;			/* the synthetic rows, original codes */
+} dp_privsyn_result;
+
+void		dp_privsyn_default_params(dp_privsyn_params *p);
+
+/*
+ * Runs the pipeline.  Noise comes from dp_sampler (libsodium); rng drives post-processing only
+ * (GUM, splitting merged codes).  alloc/free_fn are used for every allocation (NULL: malloc/free).
+ * Returns 0, -1 if cancelled through the progress callback, -2 on invalid input or allocation
+ * failure.
+ */
+int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
+						   dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
+						   dp_privsyn_result *out);
+
+#endif
