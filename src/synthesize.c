@@ -43,6 +43,7 @@
 #include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/json.h"
+#include "utils/regproc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -550,10 +551,10 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 		AclResult	aclresult;
 
 		if (PG_ARGISNULL(3))
-			target = psprintf("%s_synthetic", get_rel_name(relid));
-		else
-			target = NameStr(*PG_GETARG_NAME(3));
-		rv = makeRangeVar(NULL, target, -1);
+			rv = makeRangeVar(NULL, psprintf("%s_synthetic", get_rel_name(relid)), -1);
+		else					/* a name, maybe schema-qualified and quoted */
+			rv = makeRangeVarFromNameList(stringToQualifiedNameList(NameStr(*PG_GETARG_NAME(3))));
+		target = rv->relname;
 		nspid = RangeVarGetCreationNamespace(rv);
 		aclresult = pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE);
 		if (aclresult != ACLCHECK_OK)

@@ -1,0 +1,112 @@
+-- dp_synthesize: the synthetic table looks like the source, is charged once, and is refused
+-- before anything is read when it cannot be made.
+CREATE ROLE dp_analyst IN ROLE dpsynth_analyst;
+CREATE SCHEMA analyst_space AUTHORIZATION dp_analyst;
+CREATE TYPE tier AS ENUM ('gold', 'silver');
+CREATE TABLE people (
+	id		serial PRIMARY KEY,
+	token	uuid,
+	sex		text NOT NULL CHECK (sex IN ('F', 'M')),
+	age		integer NOT NULL CHECK (age BETWEEN 0 AND 99),
+	income	numeric(10,2) CHECK (income >= 0 AND income <= 100000),
+	member	tier,
+	joined	date,
+	notes	text,
+	code	varchar(3) NOT NULL
+);
+INSERT INTO people (token, sex, age, income, member, joined, notes, code)
+SELECT gen_random_uuid(), (ARRAY['F', 'M'])[1 + i % 2], 20 + (i * 7) % 60,
+	   CASE WHEN i % 9 = 0 THEN NULL ELSE ((i * 37) % 90000) + 0.25 END,
+	   (ARRAY['gold', 'silver', NULL])[1 + i % 3]::tier, date '2020-01-01' + i % 366,
+	   'private note ' || i, (ARRAY['abc', 'de'])[1 + i % 2]
+FROM generate_series(1, 2000) i;
+SELECT dp_protect('people', epsilon => 50);
+SELECT dp_declare('people', 'income', lower => 0, upper => 100000, bins => 10);
+SELECT dp_declare('people', 'joined', lower => '2020-01-01'::date, upper => '2020-12-31'::date, bins => 12);
+SELECT dp_declare('people', 'code', categories => ARRAY['abc', 'de']);
+SELECT dp_column_policy('people', 'notes', treatment => 'exclude');
+
+-- The analyst, without any privilege on people, makes a copy in their own schema.
+SET ROLE dp_analyst;
+SET search_path = analyst_space, public;
+SELECT try_sql($$SELECT count(*) FROM public.people$$) AS cannot_read;
+SELECT target_table, rows_written, epsilon_charged, delta_charged, one_way_marginals,
+	   k_way_marginals >= 1 AS has_k_way, (seconds->>'total')::float8 < 60 AS timed
+FROM dp_synthesize('public.people', epsilon => 1, rows => 500);
+RESET search_path;
+RESET ROLE;
+
+-- Charged once, completed, for exactly what dp_rho says.
+SELECT function, columns, status, rho = dpsynth._units_rho(dpsynth._rho_units(1, 1e-6)) AS rho_ok,
+	   details->>'target' AS target
+FROM dp_ledger WHERE function = 'dp_synthesize';
+
+-- Same column names and types, in the source's order; NOT NULL; the CHECK constraints; owned by the caller.
+SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull
+FROM pg_attribute a WHERE a.attrelid = 'analyst_space.people_synthetic'::regclass AND a.attnum > 0 ORDER BY 1;
+SELECT count(*) AS differences FROM (
+	SELECT attname, atttypid, atttypmod, attnotnull FROM pg_attribute WHERE attrelid = 'people'::regclass AND attnum > 0
+	EXCEPT
+	SELECT attname, atttypid, atttypmod, attnotnull FROM pg_attribute
+	WHERE attrelid = 'analyst_space.people_synthetic'::regclass AND attnum > 0) d;
+SELECT pg_get_constraintdef(oid) FROM pg_constraint
+WHERE conrelid = 'analyst_space.people_synthetic'::regclass ORDER BY 1;
+SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'analyst_space.people_synthetic'::regclass;
+SELECT obj_description('analyst_space.people_synthetic'::regclass) LIKE
+	   'dpsynth synthetic copy of people: PrivSyn (DenseMarg + GUM), epsilon 1, delta 1e-06, ledger row %' AS provenance;
+
+-- The values: fresh identifiers, excluded columns NULL, everything inside its domain.
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids, count(DISTINCT token) AS distinct_tokens,
+	   count(notes) AS notes_released,
+	   bool_and(sex IN ('F', 'M')) AS sex_ok, bool_and(age BETWEEN 0 AND 99) AS age_ok,
+	   bool_and(income IS NULL OR (income BETWEEN 0 AND 100000 AND income = round(income, 2))) AS income_ok,
+	   bool_and(joined IS NULL OR joined BETWEEN '2020-01-01' AND '2020-12-31') AS joined_ok,
+	   bool_and(code IN ('abc', 'de')) AS code_ok,
+	   count(*) FILTER (WHERE member IS NULL) > 0 AS member_has_nulls
+FROM analyst_space.people_synthetic;
+-- not a copy: the synthetic tokens are not the real ones
+SELECT count(*) AS real_tokens_copied FROM analyst_space.people_synthetic s JOIN people p USING (token);
+
+-- Refused before anything is charged or read.
+SELECT count(*) AS ledger_before FROM dpsynth.ledger;
+SET ROLE dp_analyst;
+SET search_path = analyst_space, public;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1)$$) AS target_exists;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, target => 'x', columns => ARRAY['sex', 'age'])$$) AS not_null_left_out;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 0)$$) AS bad_epsilon;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, rows => -5)$$) AS bad_rows;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, delta => 2)$$) AS bad_delta;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 100, target => 'other')$$) AS over_budget;
+RESET search_path;
+SELECT try_sql($$SELECT * FROM dp_synthesize('people', epsilon => 1, target => 'nowhere')$$) AS no_create_privilege;
+RESET ROLE;
+SELECT count(*) AS ledger_after FROM dpsynth.ledger;
+SELECT count(*) AS refused FROM dpsynth.ledger WHERE status = 'refused';
+
+-- columns =>: the others are left NULL (when they may be).
+ALTER TABLE people ALTER COLUMN code DROP NOT NULL;
+SET ROLE dp_analyst;
+SELECT rows_written FROM dp_synthesize('public.people', epsilon => 1, target => 'analyst_space.two', rows => 100,
+									   columns => ARRAY['sex', 'age']);
+RESET ROLE;
+SELECT count(*) AS rows, count(income) AS incomes, count(code) AS codes, count(DISTINCT sex) AS sexes FROM analyst_space.two;
+
+-- A rolled-back call leaves no table, and keeps its charge.
+SELECT rho_spent AS before FROM dpsynth.budgets \gset
+SET ROLE dp_analyst;
+BEGIN;
+SELECT rows_written FROM dp_synthesize('public.people', epsilon => 1, target => 'analyst_space.gone', rows => 10);
+ROLLBACK;
+RESET ROLE;
+SELECT to_regclass('analyst_space.gone') IS NULL AS no_table, rho_spent > :before AS charge_kept FROM dpsynth.budgets;
+
+-- The default row count is the consistent noisy total (2,000 real rows).
+SET ROLE dp_analyst;
+SELECT abs(rows_written - 2000) < 200 AS about_2000 FROM dp_synthesize('public.people', epsilon => 2, target => 'analyst_space.full');
+RESET ROLE;
+
+DROP TABLE people;
+DROP TYPE tier CASCADE;
+DROP SCHEMA analyst_space CASCADE;
+DROP OWNED BY dp_analyst;
+DROP ROLE dp_analyst;
