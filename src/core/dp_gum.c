@@ -1041,7 +1041,12 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				}
 			}
 			for (uint32_t i = 0; i < g->nm; i++)
+			{
 				visit(g, &g->m[order[i]], alpha, r);
+				/* one visit is one pass over the rows: a cancel must not wait for a whole iteration */
+				if (prm->progress && prm->progress(prm->progress_arg, t, prm->iterations, -1) != 0)
+					return -1;
+			}
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
 				g->m[i].err = marg_error(g, &g->m[i]);
