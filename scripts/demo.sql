@@ -14,6 +14,8 @@ DO $$ BEGIN
 	END IF;
 END $$;
 GRANT dpsynth_analyst TO research_team;
+-- a schema of its own, where its synthetic copies go (first in the default search_path, "$user")
+CREATE SCHEMA research_team AUTHORIZATION research_team;
 
 \echo
 \echo '*** 2. The analyst (research_team) cannot read the table...'
@@ -38,7 +40,40 @@ FROM edu e JOIN (SELECT education, count(*) AS true_count FROM adult GROUP BY 1)
 ORDER BY t.true_count DESC LIMIT 6;
 
 \echo
-\echo '*** 4. The analyst spends the rest: calls at epsilon 1 until the budget refuses.'
+\echo '*** 4. The analyst makes a synthetic copy with epsilon 1 (PrivSyn, computed in the server).'
+SET ROLE research_team;
+SELECT target_table, rows_written, epsilon_charged, round(rho_charged, 6) AS rho_charged,
+	   one_way_marginals, k_way_marginals, seconds->>'total' AS seconds
+FROM dp_synthesize('adult', epsilon => 1.0);
+SELECT * FROM adult_synthetic LIMIT 5;
+RESET ROLE;
+
+\echo
+\echo '*** 5. How faithful is it?  (The owner compares it with the real table.)'
+CREATE TEMP VIEW pairs AS
+SELECT * FROM (VALUES ('sex', 'income'), ('education', 'income'), ('race', 'sex'), ('relationship', 'marital_status'),
+						('occupation', 'income'), ('workclass', 'sex')) p(a, b);
+CREATE FUNCTION pg_temp.tvd(a text, b text) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+	r numeric;
+BEGIN
+	EXECUTE format($q$
+		WITH real AS (SELECT %1$I::text x, %2$I::text y, count(*)::numeric / sum(count(*)) OVER () p FROM adult GROUP BY 1, 2),
+			 syn AS (SELECT %1$I::text x, %2$I::text y, count(*)::numeric / sum(count(*)) OVER () p FROM research_team.adult_synthetic GROUP BY 1, 2)
+		SELECT round(sum(abs(coalesce(real.p, 0) - coalesce(syn.p, 0))) / 2, 3)
+		FROM real FULL JOIN syn ON real.x IS NOT DISTINCT FROM syn.x AND real.y IS NOT DISTINCT FROM syn.y$q$, a, b) INTO r;
+	RETURN r;
+END $$;
+SELECT a || ' x ' || b AS marginal, pg_temp.tvd(a, b) AS total_variation_distance FROM pairs;
+SELECT education,
+	   round(avg((income = '>50K')::int) FILTER (WHERE src = 'real'), 3) AS real_share_over_50k,
+	   round(avg((income = '>50K')::int) FILTER (WHERE src = 'synthetic'), 3) AS synthetic_share_over_50k
+FROM (SELECT 'real' src, education, income FROM adult UNION ALL
+	  SELECT 'synthetic', education, income FROM research_team.adult_synthetic) u
+GROUP BY education ORDER BY real_share_over_50k DESC LIMIT 6;
+
+\echo
+\echo '*** 6. The analyst spends the rest: calls at epsilon 1 until the budget refuses.'
 SET ROLE research_team;
 DO $$
 DECLARE
@@ -56,7 +91,7 @@ SELECT count(*) FROM dp_marginal('adult', ARRAY['age'], epsilon => 1.0);
 RESET ROLE;
 
 \echo
-\echo '*** 5. The auditor reads the ledger: every charge, committed before any noise was drawn.'
+\echo '*** 7. The auditor reads the ledger: every charge, committed before any noise was drawn.'
 SELECT id, role, function, columns, epsilon, round(rho, 6) AS rho, status, reason FROM dp_ledger ORDER BY id;
 SELECT round(rho_allowance, 6) AS allowance, round(rho_spent, 6) AS spent,
 	   rho_spent = (SELECT sum(rho) FROM dp_ledger WHERE status <> 'refused') AS spent_equals_ledger

@@ -219,15 +219,31 @@ plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 	uint64_t	maxproj = 1,
 				maxcells = 1;
 	uint32_t	k = 0;
-	bool		anyrho = any_rho(margs, nmargs);
+	bool		anyrho;
 
 	memset(p, 0, sizeof(*p));
 	if (nmargs == 0 || margs == NULL)
 		return -1;
+	anyrho = any_rho(margs, nmargs);
 	for (uint32_t i = 0; i < nmargs; i++)
-		if (margs[i].cells == NULL || margs[i].ncells == 0 || margs[i].nattrs == 0 ||
-			margs[i].nattrs > DP_MARG_MAX_ATTRS)
+	{
+		uint64_t	nc = 1;
+
+		if (margs[i].cells == NULL || margs[i].nattrs == 0 || margs[i].nattrs > DP_MARG_MAX_ATTRS)
 			return -1;
+		for (uint32_t q = 0; q < margs[i].nattrs; q++)
+		{
+			if (margs[i].sizes[q] == 0 || nc > UINT64_MAX / margs[i].sizes[q] ||
+				(q > 0 && margs[i].attrs[q] <= margs[i].attrs[q - 1]))
+				return -1;
+			nc *= margs[i].sizes[q];
+		}
+		if (nc != margs[i].ncells || !isfinite(margs[i].rho))
+			return -1;
+		for (uint64_t c = 0; c < nc; c++)
+			if (!isfinite(margs[i].cells[c]))
+				return -1;
+	}
 
 	/* the sets: empty, pairwise intersections, then their closure under intersection */
 	memset(&s, 0, sizeof(s));
@@ -448,7 +464,7 @@ dp_normsub(dp_marg *m, double total)
 	uint64_t	n = m->ncells,
 				cnt = 0;
 	double		pos = 0,
-				delta = 0;
+				level = 0;
 
 	if (x == NULL || n == 0)
 		return;
@@ -479,45 +495,48 @@ dp_normsub(dp_marg *m, double total)
 	}
 
 	/*
-	 * Water-filling (Michelot's iteration): S = {x > delta} with cnt cells summing to pos; the level
-	 * that gives S the total is nd = (pos - total) / cnt >= delta.  When no cell of S is at or below
-	 * nd, nd is the answer; otherwise drop those cells and repeat (cnt decreases every round).
+	 * Water-filling (Michelot's iteration): S = {x > level} has cnt cells summing to pos; the shift
+	 * that gives S the total is nd = (pos - total) / cnt.  When every cell of S is above nd, nd is
+	 * the answer; otherwise the cells of S at or below nd leave S and level rises to nd.  S shrinks
+	 * strictly every round (the threshold never goes down, even when rounding puts nd below level),
+	 * so this ends after at most cnt rounds.
 	 */
 	for (;;)
 	{
 		double		nd = (pos - total) / (double) cnt,
+					thr = nd > level ? nd : level,
 					npos = 0;
 		uint64_t	ncnt = 0;
 
 		for (uint64_t c = 0; c < n; c++)
-			if (x[c] > nd)
+			if (x[c] > thr)
 			{
 				npos += x[c];
 				ncnt++;
 			}
+		if (ncnt == cnt)
+		{
+			/* S is {x > thr} too: every cell of S is above nd */
+			for (uint64_t c = 0; c < n; c++)
+				x[c] = x[c] > level ? x[c] - nd : 0;
+			return;
+		}
 		if (ncnt == 0)
 		{
 			/*
-			 * Only through rounding (total below ~1e-16 of the positive mass): the level is the top
-			 * of S.  Give S's cells equal shares.
+			 * Only through rounding (total below ~1e-16 of the positive mass): nd is at the top of
+			 * S.  Give S's cells equal shares.
 			 */
 			double		share = total / (double) cnt;
 
 			for (uint64_t c = 0; c < n; c++)
-				x[c] = x[c] > delta ? share : 0;
+				x[c] = x[c] > level ? share : 0;
 			return;
-		}
-		if (ncnt == cnt)
-		{
-			delta = nd;
-			break;
 		}
 		pos = npos;
 		cnt = ncnt;
-		delta = nd;
+		level = thr;
 	}
-	for (uint64_t c = 0; c < n; c++)
-		x[c] = x[c] > delta ? x[c] - delta : 0;
 }
 
 int
@@ -539,11 +558,12 @@ dp_consist(dp_marg *margs, uint32_t nmargs, int max_iters)
 	double		total = 0,
 				wsum = 0,
 				tol;
-	bool		anyrho = any_rho(margs, nmargs);
+	bool		anyrho;
 	int			iters = max_iters > 0 ? max_iters : DP_CONSIST_MAX_ITERS;
 
 	if (plan_build(&p, margs, nmargs) < 0)
 		return -1;
+	anyrho = any_rho(margs, nmargs);
 
 	/* the common total: the first pass's estimate on the empty set */
 	for (uint32_t i = 0; i < nmargs; i++)
@@ -567,9 +587,9 @@ dp_consist(dp_marg *margs, uint32_t nmargs, int max_iters)
 		for (uint32_t i = 0; i < nmargs; i++)
 			dp_normsub(&margs[i], total);
 		/*
-		 * incons measured the previous Norm-Sub's output, non-negative and consistent to within it;
-		 * this pass then moved cells by at most incons, and this Norm-Sub only undid the negatives
-		 * that made: the result is as near.
+		 * incons measured the previous Norm-Sub's output: non-negative and consistent to within
+		 * incons.  This pass moved each cell by at most incons, so this Norm-Sub had only negatives
+		 * of that order to undo: its output is consistent to within a small multiple of it.
 		 */
 		if (it > 0 && incons <= tol)
 			break;

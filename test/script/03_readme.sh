@@ -32,5 +32,7 @@ ok $rc "./scripts/demo exits 0"
 ok $(echo "$demo_out" | grep -q 'permission denied for table adult'; echo $?) "demo: the analyst cannot read the table"
 ok $(echo "$demo_out" | grep -q 'more calls at epsilon 1 were released; the next was refused'; echo $?) "demo: the budget runs out"
 ok $(echo "$demo_out" | grep -qE '^ +0\.185070 \| +0\.18[0-9]+ \| t'; echo $?) "demo: spent equals the ledger's sum"
+ok $(echo "$demo_out" | grep -qE '^ *adult_synthetic *\| +[0-9]{5} '; echo $?) "demo: the analyst makes a synthetic copy"
+ok $(echo "$demo_out" | grep -q 'total_variation_distance'; echo $?) "demo: it prints a fidelity summary"
 ok $([ ! -e "$TOP/tmp_cluster_demo" ]; echo $?) "demo removes its cluster"
 done_testing

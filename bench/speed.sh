@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/speed.sh - time and memory of one dp_synthesize call on Adult (32,561 rows) and on
+# 1,000,000 rows (Adult rows repeated), domain.json declared, epsilon 1.  Peak backend memory is
+# the largest RssAnon (private memory; shared buffers excluded) sampled every 20 ms during the call.
+# Usage: bench/speed.sh [--record]
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_speed}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54331}
+CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
+CLUSTER_PORT=$DPSYNTH_PORT
+trap dp_cluster_stop EXIT
+dp_install_packages
+dp_build_install >/dev/null
+dp_cluster_start >/dev/null
+psql -X -q -c "CREATE DATABASE bench"
+psql -X -q -d bench -c "CREATE EXTENSION dpsynth"
+dp_load_adult bench
+psql -X -q -d bench -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
+SELECT dp_protect('adult', epsilon => 999);
+SELECT dp_declare('adult', :'domain'::jsonb);
+CREATE TABLE adult_1m (LIKE adult INCLUDING ALL);
+INSERT INTO adult_1m SELECT a.* FROM adult a, generate_series(1, 31) g;
+INSERT INTO adult_1m SELECT * FROM adult LIMIT 1000000 - 31 * 32561;
+VACUUM ANALYZE adult, adult_1m;
+SELECT dp_protect('adult_1m', epsilon => 999);
+SELECT dp_declare('adult_1m', :'domain'::jsonb);
+SQL
+
+rows=()
+for t in adult adult_1m; do
+	for run in 1 2 3; do
+		fifo=$(mktemp -u); mkfifo "$fifo"
+		# one session: report its pid, wait for the go, run the call
+		( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo";
+		  echo "SELECT seconds, rows_written FROM dp_synthesize('$t', epsilon => 1, target => 's_${t}_$run');" ) |
+			psql -X -qAt -d bench > "$TOP/bench/out/speed.$t.$run" 2>&1 &
+		client=$!
+		mkdir -p "$TOP/bench/out"
+		for _ in $(seq 1 50); do pid=$(head -n1 "$TOP/bench/out/speed.$t.$run" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
+		base=$(awk '/RssAnon/{print $2}' /proc/$pid/status)
+		peak=$base
+		start=$(date +%s.%N)
+		echo go > "$fifo"
+		while kill -0 $client 2>/dev/null; do
+			v=$(awk '/RssAnon/{print $2}' /proc/$pid/status 2>/dev/null)
+			[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
+			sleep 0.02
+		done
+		rm -f "$fifo"
+		res=$(sed -n 2p "$TOP/bench/out/speed.$t.$run")
+		echo "# $t run $run: $res; RssAnon peak $((peak / 1024)) MB (before the call $((base / 1024)) MB)"
+		rows+=("| $t | $run | $(echo "$res" | cut -d'|' -f2) | $(echo "$res" | cut -d'|' -f1) | $((peak / 1024)) |")
+	done
+done
+report=$(
+	echo "### dp_synthesize speed, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
+	echo
+	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; epsilon 1, domain.json declared; seconds as dp_synthesize reports them (read = scan and encode, write = create, decode and insert); peak = largest private memory (RssAnon) of the backend during the call."
+	echo
+	echo "| table | run | rows written | seconds per phase | peak MB |"
+	echo "|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+)
+echo "$report"
+[ "${1:-}" = "--record" ] && printf '\n%s\n' "$report" >> "$TOP/bench/RESULTS.md"
+exit 0
