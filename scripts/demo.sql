@@ -58,10 +58,10 @@ DECLARE
 	r numeric;
 BEGIN
 	EXECUTE format($q$
-		WITH real AS (SELECT %1$I::text x, %2$I::text y, count(*)::numeric / sum(count(*)) OVER () p FROM adult GROUP BY 1, 2),
-			 syn AS (SELECT %1$I::text x, %2$I::text y, count(*)::numeric / sum(count(*)) OVER () p FROM research_team.adult_synthetic GROUP BY 1, 2)
+		WITH real AS (SELECT coalesce(%1$I::text, '(null)') x, coalesce(%2$I::text, '(null)') y, count(*)::numeric / sum(count(*)) OVER () p FROM adult GROUP BY 1, 2),
+			 syn AS (SELECT coalesce(%1$I::text, '(null)') x, coalesce(%2$I::text, '(null)') y, count(*)::numeric / sum(count(*)) OVER () p FROM research_team.adult_synthetic GROUP BY 1, 2)
 		SELECT round(sum(abs(coalesce(real.p, 0) - coalesce(syn.p, 0))) / 2, 3)
-		FROM real FULL JOIN syn ON real.x IS NOT DISTINCT FROM syn.x AND real.y IS NOT DISTINCT FROM syn.y$q$, a, b) INTO r;
+		FROM real FULL JOIN syn ON real.x = syn.x AND real.y = syn.y$q$, a, b) INTO r;
 	RETURN r;
 END $$;
 SELECT a || ' x ' || b AS marginal, pg_temp.tvd(a, b) AS total_variation_distance FROM pairs;
