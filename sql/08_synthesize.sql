@@ -12,11 +12,13 @@ CREATE TABLE people (
 	member	tier,
 	joined	date,
 	notes	text,
-	code	varchar(3) NOT NULL
+	code	varchar(3) NOT NULL,
+	CONSTRAINT young_or_poor CHECK (age < 40 OR income < 50000)	-- across columns: not a domain
 );
 INSERT INTO people (token, sex, age, income, member, joined, notes, code)
 SELECT gen_random_uuid(), (ARRAY['F', 'M'])[1 + i % 2], 20 + (i * 7) % 60,
-	   CASE WHEN i % 9 = 0 THEN NULL ELSE ((i * 37) % 90000) + 0.25 END,
+	   CASE WHEN i % 9 = 0 THEN NULL WHEN 20 + (i * 7) % 60 >= 40 THEN ((i * 37) % 49000) + 0.25
+			ELSE ((i * 37) % 90000) + 0.25 END,
 	   (ARRAY['gold', 'silver', NULL])[1 + i % 3]::tier, date '2020-01-01' + i % 366,
 	   'private note ' || i, (ARRAY['abc', 'de'])[1 + i % 2]
 FROM generate_series(1, 2000) i;
@@ -30,9 +32,11 @@ SELECT dp_column_policy('people', 'notes', treatment => 'exclude');
 SET ROLE dp_analyst;
 SET search_path = analyst_space, public;
 SELECT try_sql($$SELECT count(*) FROM public.people$$) AS cannot_read;
-SELECT target_table, rows_written, epsilon_charged, delta_charged, one_way_marginals,
-	   k_way_marginals >= 1 AS has_k_way, (seconds->>'total')::float8 < 60 AS timed
-FROM dp_synthesize('public.people', epsilon => 1, rows => 500);
+SELECT target_table, rows_written AS written, rows_written BETWEEN 250 AND 500 AS about_500, epsilon_charged,
+	   delta_charged, one_way_marginals, k_way_marginals >= 1 AS has_k_way, (seconds->>'total')::float8 < 60 AS timed
+FROM dp_synthesize('public.people', epsilon => 1, rows => 500) \gset
+SELECT :'target_table' AS target_table, :'about_500' AS about_500, :'epsilon_charged' AS epsilon_charged,
+	   :'delta_charged' AS delta_charged, :'one_way_marginals' AS one_way, :'has_k_way' AS has_k_way, :'timed' AS timed;
 RESET search_path;
 RESET ROLE;
 
@@ -56,12 +60,15 @@ SELECT obj_description('analyst_space.people_synthetic'::regclass) LIKE
 	   'dpsynth synthetic copy of people: PrivSyn (DenseMarg + GUM), epsilon 1, delta 1e-06, ledger row %' AS provenance;
 
 -- The values: fresh identifiers, excluded columns NULL, everything inside its domain.
-SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids, count(DISTINCT token) AS distinct_tokens,
+SELECT count(*) AS rows_violating_checks FROM analyst_space.people_synthetic WHERE NOT (age < 40 OR income < 50000);
+-- rows the cross-column CHECK rejects are deleted (post-processing): rows_written counts what is left
+SELECT count(*) = :written AS rows_written_is_rows_in_table FROM analyst_space.people_synthetic;
+SELECT count(*) <= 500 AS at_most_500, count(DISTINCT id) = count(*) AS distinct_ids,
 	   count(notes) AS notes_released,
 	   bool_and(sex IN ('F', 'M')) AS sex_ok, bool_and(age BETWEEN 0 AND 99) AS age_ok,
 	   bool_and(income IS NULL OR (income BETWEEN 0 AND 100000 AND income = round(income, 2))) AS income_ok,
 	   bool_and(joined IS NULL OR joined BETWEEN '2020-01-01' AND '2020-12-31') AS joined_ok,
-	   bool_and(code IN ('abc', 'de')) AS code_ok,
+	   bool_and(code IN ('abc', 'de')) AS code_ok, count(DISTINCT token) = count(*) AS distinct_tokens_ok,
 	   count(*) FILTER (WHERE member IS NULL) > 0 AS member_has_nulls
 FROM analyst_space.people_synthetic;
 -- not a copy: the synthetic tokens are not the real ones
@@ -95,7 +102,7 @@ SELECT count(*) AS rows, count(income) AS incomes, count(code) AS codes, count(D
 SELECT rho_spent AS before FROM dpsynth.budgets \gset
 SET ROLE dp_analyst;
 BEGIN;
-SELECT rows_written FROM dp_synthesize('public.people', epsilon => 1, target => 'analyst_space.gone', rows => 10);
+SELECT rows_written <= 10 AS at_most_10 FROM dp_synthesize('public.people', epsilon => 1, target => 'analyst_space.gone', rows => 10);
 ROLLBACK;
 RESET ROLE;
 SELECT to_regclass('analyst_space.gone') IS NULL AS no_table, rho_spent > :before AS charge_kept FROM dpsynth.budgets;

@@ -396,32 +396,25 @@ identifier_value(OutColumn *oc, int64 i)
 	}
 }
 
-/* CREATE TABLE target (same names and types, NOT NULL, the source's CHECK constraints), as the caller. */
+/*
+ * CREATE TABLE target (same names and types), as the caller.  Its constraints are added after the
+ * rows are in (add_constraints), so that PostgreSQL itself validates them.
+ */
 static Oid
-create_target(Oid relid, Oid nspid, const char *target, OutColumn *out, int nout, const char *comment)
+create_target(Oid nspid, const char *target, OutColumn *out, int nout, const char *comment)
 {
 	StringInfoData sql;
 	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	Oid			result;
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
 	for (int i = 0; i < nout; i++)
-		appendStringInfo(&sql, "%s%s %s%s", i ? ", " : "", quote_identifier(out[i].name),
-						 format_type_with_typemod(out[i].typid, out[i].typmod == -1 ? -1 : out[i].typmod),
-						 out[i].notnull ? " NOT NULL" : "");
+		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(out[i].name),
+						 format_type_with_typemod(out[i].typid, out[i].typmod == -1 ? -1 : out[i].typmod));
+	appendStringInfoChar(&sql, ')');
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* CHECK constraints are public schema facts: copy them */
-	if (SPI_execute_with_args("SELECT pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint "
-							  "WHERE conrelid = $1 AND contype = 'c' ORDER BY oid",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the constraints of the source");
-	for (uint64 i = 0; i < SPI_processed; i++)
-		appendStringInfo(&sql, ", %s", SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	appendStringInfoChar(&sql, ')');
 	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not create the target table");
 	if (SPI_execute(psprintf("COMMENT ON TABLE %s IS %s", qname, quote_literal_cstr(comment)), false, 0) != SPI_OK_UTILITY)
@@ -434,6 +427,59 @@ create_target(Oid relid, Oid nspid, const char *target, OutColumn *out, int nout
 	return result;
 }
 
+/*
+ * The source's CHECK constraints (public schema facts) and NOT NULLs on the target.  Synthetic rows
+ * that a CHECK constraint rejects (possible for checks across columns, or narrower than the declared
+ * domain) are deleted first: post-processing of released data.  Adding the constraints makes
+ * PostgreSQL validate every row.  Returns the number of rows deleted.
+ */
+static uint64
+add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int nout)
+{
+	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	uint64		deleted = 0;
+	List	   *checks = NIL;
+	ListCell   *lc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT conname, pg_catalog.pg_get_expr(conbin, conrelid) FROM pg_catalog.pg_constraint "
+							  "WHERE conrelid = $1 AND contype = 'c' ORDER BY oid",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the constraints of the source");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *expr = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+
+		checks = lappend(checks, psprintf("%s\n%s", name, expr));
+	}
+	foreach(lc, checks)
+	{
+		char	   *name = pstrdup(lfirst(lc));
+		char	   *expr = strchr(name, '\n');
+
+		*expr++ = '\0';
+		/* a CHECK holds unless its expression is false */
+		if (SPI_execute(psprintf("DELETE FROM %s WHERE (%s) IS FALSE", qname, expr), false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not apply constraint %s", name);
+		deleted += SPI_processed;
+		if (SPI_execute(psprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s)", qname, quote_identifier(name), expr),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not add constraint %s", name);
+	}
+	for (int i = 0; i < nout; i++)
+		if (out[i].notnull &&
+			SPI_execute(psprintf("ALTER TABLE %s ALTER COLUMN %s SET NOT NULL", qname, quote_identifier(out[i].name)),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not set NOT NULL on %s", out[i].name);
+	SPI_finish();
+	CommandCounterIncrement();
+	return deleted;
+}
+
 PG_FUNCTION_INFO_V1(dpsynth_synthesize);
 Datum
 dpsynth_synthesize(PG_FUNCTION_ARGS)
@@ -443,6 +489,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	double		delta;
 	char	   *target;
 	char	   *target_json;
+	uint64		deleted;
 	int64		rows = 0;
 	ArrayType  *only = NULL;
 	bool		verbose;
@@ -661,7 +708,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 
 	/* ---- 5. write the synthetic table, as the caller ---- */
 	report(&pr, "writing the synthetic table", 0);
-	target_relid = create_target(relid, nspid, target, out, nout,
+	target_relid = create_target(nspid, target, out, nout,
 								 psprintf("dpsynth synthetic copy of %s: PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, "
 										  "ledger row " INT64_FORMAT ", dpsynth 0.1.0, %s",
 										  get_rel_name(relid), float8out_internal(epsilon), float8out_internal(delta),
@@ -735,13 +782,14 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 		table_close(trel, NoLock);
 		MemoryContextDelete(batchcxt);
 	}
+	deleted = add_constraints(relid, nspid, target, out, nout);
 	t_write = (double) GetCurrentTimestamp() / 1e6;
 	table_close(rel, NoLock);
 	dpsynth_complete(ledger_id);
 	pgstat_report_activity(STATE_RUNNING, debug_query_string);
 
 	result[0] = ObjectIdGetDatum(target_relid);
-	result[1] = Int64GetDatum((int64) res.synth.nrows);
+	result[1] = Int64GetDatum((int64) (res.synth.nrows - deleted));
 	result[2] = Float8GetDatum(epsilon);
 	result[3] = Float8GetDatum(delta);
 	result[4] = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf(INT64_FORMAT "e-12", units)),
