@@ -35,7 +35,7 @@
 
 #define GUM_DECAY		0.84	/* alpha_t = alpha0 * 0.84^floor(t / 20) (PrivSyn) */
 #define GUM_DECAY_EVERY 20
-#define GUM_PATIENCE	10		/* early stop: iterations without a relative improvement of tolerance */
+#define GUM_PATIENCE	20		/* early stop: iterations without improvement */
 #define GUM_BLOCK		1024	/* rows whose cell indexes are computed together */
 #define GUM_BISECT		60		/* bisection steps for beta */
 
@@ -708,7 +708,7 @@ dp_gum_default_params(dp_gum_params *p)
 	memset(p, 0, sizeof(*p));
 	p->iterations = 200;
 	p->alpha0 = 1.0;
-	p->tolerance = 0.01;	/* relative: the error is a fraction of the best so far */
+	p->tolerance = 1e-4;
 	p->progress = NULL;
 	p->progress_arg = NULL;
 }
@@ -1055,7 +1055,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			mean /= g->nm;
 			if (prm->progress && prm->progress(prm->progress_arg, t + 1, prm->iterations, mean) != 0)
 				return -1;
-			if (mean < best * (1 - (prm->tolerance > 0 ? prm->tolerance : 0)))
+			if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 			{
 				best = mean;
 				best_at = t;
