@@ -31,7 +31,7 @@ $(OBJS): $(HEADERS)
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core
 UNIT_TESTS = $(patsubst test/unit/%.c,test/unit/bin/%,$(wildcard test/unit/test_*.c))
 
-test/unit/bin/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) test/unit/unit.h
+test/unit/bin/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
 	@mkdir -p test/unit/bin
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm
 
