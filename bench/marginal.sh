@@ -7,22 +7,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_bench}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 RUNS=${RUNS:-7}
-trap dp_cluster_stop EXIT
-dp_install_packages
-dp_build_install >/dev/null
-dp_cluster_start >/dev/null
-psql -X -q -c "CREATE DATABASE bench"
-psql -X -q -d bench -c "CREATE EXTENSION dpsynth"
-dp_load_adult bench
-psql -X -q -d bench -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
-SELECT dp_protect('adult', epsilon => 1e6);
-SELECT dp_declare('adult', :'domain'::jsonb);
-CREATE TABLE adult_1m (LIKE adult);
-INSERT INTO adult_1m SELECT a.* FROM adult a, generate_series(1, 31) g;
-INSERT INTO adult_1m SELECT * FROM adult LIMIT 1000000 - 31 * 32561;
-VACUUM ANALYZE adult, adult_1m;
-SELECT dp_protect('adult_1m', epsilon => 1e6);
-SELECT dp_declare('adult_1m', :'domain'::jsonb);
+dp_start_with_adult bench >/dev/null
+dp_protect_adult bench 1e6
+dp_make_adult_1m bench 1e6
+psql -X -q -d bench >/dev/null <<'SQL'
 CREATE TABLE tiny (g text);
 INSERT INTO tiny VALUES ('a');
 SELECT dp_protect('tiny', epsilon => 1e6);

@@ -14,17 +14,8 @@ EPSILONS=${EPSILONS:-"0.3 1 3"}
 SHARED=${SHARED:-$TOP/../shared}
 OUT=$TOP/bench/out
 mkdir -p "$OUT"
-trap dp_cluster_stop EXIT
-dp_install_packages python3-numpy python3-pandas python3-sklearn
-dp_build_install >/dev/null
-dp_cluster_start >/dev/null
-psql -X -q -c "CREATE DATABASE bench"
-psql -X -q -d bench -c "CREATE EXTENSION dpsynth"
-dp_load_adult bench
-psql -X -q -d bench -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
-SELECT dp_protect('adult', epsilon => 999, delta => 1e-6);
-SELECT dp_declare('adult', :'domain'::jsonb);
-SQL
+dp_start_with_adult bench python3-numpy python3-pandas python3-sklearn >/dev/null
+dp_protect_adult bench 999
 
 declare_quantiles() {
 	psql -X -q -d bench >/dev/null <<'SQL'
@@ -36,8 +27,7 @@ SELECT dp_declare('adult', 'hours_per_week', lower => 0, upper => 100, bins => 2
 SQL
 }
 declare_equal() {
-	echo "SELECT dp_declare('adult', :'domain'::jsonb);" |
-		psql -X -q -d bench -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null
+	dp_protect_adult bench 999	# re-declares domain.json (the budget stays as it is)
 }
 
 rows=()

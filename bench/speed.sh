@@ -8,23 +8,9 @@ export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_speed}
 export DPSYNTH_PORT=${DPSYNTH_PORT:-54331}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 CLUSTER_PORT=$DPSYNTH_PORT
-trap dp_cluster_stop EXIT
-dp_install_packages
-dp_build_install >/dev/null
-dp_cluster_start >/dev/null
-psql -X -q -c "CREATE DATABASE bench"
-psql -X -q -d bench -c "CREATE EXTENSION dpsynth"
-dp_load_adult bench
-psql -X -q -d bench -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
-SELECT dp_protect('adult', epsilon => 999);
-SELECT dp_declare('adult', :'domain'::jsonb);
-CREATE TABLE adult_1m (LIKE adult INCLUDING ALL);
-INSERT INTO adult_1m SELECT a.* FROM adult a, generate_series(1, 31) g;
-INSERT INTO adult_1m SELECT * FROM adult LIMIT 1000000 - 31 * 32561;
-VACUUM ANALYZE adult, adult_1m;
-SELECT dp_protect('adult_1m', epsilon => 999);
-SELECT dp_declare('adult_1m', :'domain'::jsonb);
-SQL
+dp_start_with_adult bench >/dev/null
+dp_protect_adult bench 999
+dp_make_adult_1m bench 999
 
 rows=()
 for t in adult adult_1m; do

@@ -87,3 +87,36 @@ dp_load_adult() {
 	psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
 		-c "\\copy adult FROM '$TOP/data/adult/adult_train.csv' WITH (FORMAT csv, HEADER true, NULL '?')"
 }
+
+# Installs what is needed (plus the packages given after the name), builds, starts a throwaway
+# cluster that is removed on exit, and creates database $1 with dpsynth and the Adult table.
+dp_start_with_adult() {
+	local db=$1
+	shift
+	trap dp_cluster_stop EXIT
+	dp_install_packages "$@"
+	dp_build_install
+	dp_cluster_start
+	psql -X -q -c "CREATE DATABASE $db"
+	psql -X -q -d "$db" -c "CREATE EXTENSION dpsynth"
+	dp_load_adult "$db"
+}
+
+# Protects adult with a budget of epsilon $2 and its domain.json, in database $1.
+dp_protect_adult() {
+	echo "SELECT dp_protect('adult', epsilon => $2); SELECT dp_declare('adult', :'domain'::jsonb);" |
+		psql -X -q -d "$1" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null
+}
+
+# Creates adult_1m (exactly 1,000,000 rows: Adult's rows repeated) in database $1, protected
+# with a budget of epsilon $2 and declared with domain.json.
+dp_make_adult_1m() {
+	psql -X -q -d "$1" -v domain="$(cat "$TOP/data/adult/domain.json")" -v eps="$2" >/dev/null <<'SQL'
+CREATE TABLE adult_1m (LIKE adult INCLUDING ALL);
+INSERT INTO adult_1m SELECT a.* FROM adult a, generate_series(1, 31) g;
+INSERT INTO adult_1m SELECT * FROM adult LIMIT 1000000 - 31 * 32561;
+VACUUM ANALYZE adult_1m;
+SELECT dp_protect('adult_1m', epsilon => :eps);
+SELECT dp_declare('adult_1m', :'domain'::jsonb);
+SQL
+}

@@ -366,9 +366,9 @@ dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double
 	return units;
 }
 
-void
-dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, double delta_each,
-				 int max_categories, int64 ledger_id)
+DpColumn *
+dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const DpDiscoveryPlan *plan,
+				 int64 ledger_id)
 {
 	Oid			relid = RelationGetRelid(rel);
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
@@ -412,7 +412,7 @@ dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, doub
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
 	}
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(units_each), 1.0)) != 0)
+	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 
 	/* ---- one scan; nothing here can fail on a value ---- */
@@ -440,7 +440,7 @@ dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, doub
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (ds[k].categories)
-			release_categories(relid, &ds[k], &noise, delta_each, max_categories, ledger_id);
+			release_categories(relid, &ds[k], &noise, plan->delta_each, plan->max_categories, ledger_id);
 		else if (ds[k].quantiles)
 			release_edges(relid, &ds[k], &noise, ledger_id);
 		else
@@ -448,4 +448,11 @@ dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each, doub
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+
+	/* the columns again, now with the domains just stored */
+	cols = dpsynth_load_columns(relid, names, &ncols);
+	for (int j = 0; j < ncols; j++)
+		if (cols[j].state != DP_COLUMN_READY)
+			elog(ERROR, "dpsynth: column \"%s\" has no domain after discovery", cols[j].name);
+	return cols;
 }

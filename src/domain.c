@@ -27,6 +27,12 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
@@ -1069,6 +1075,48 @@ dpsynth_encode(DpColumn *col, Datum value, bool isnull)
 			return dp_encode_real(&col->domain, dpsynth_value_real(col->typid, value));
 	}
 	return dp_encode_null(&col->domain);
+}
+
+/*
+ * One scan of the table: every row's codes for the columns, handed to row_fn.  Output settings
+ * are pinned (the cell a value lands in never depends on the caller's session), allocations are
+ * per row, and interrupts are checked on every row.  Nothing here can fail on a value.
+ */
+void
+dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (const dp_code *codes, void *arg),
+				   void *arg)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
+	dp_code    *codes = palloc(sizeof(dp_code) * ncols);
+	AttrNumber	maxatt = 0;
+	int			nestlevel = dpsynth_pin_output_settings();
+
+	for (int j = 0; j < ncols; j++)
+		maxatt = Max(maxatt, cols[j].attnum);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, maxatt);
+		old = MemoryContextSwitchTo(rowcxt);
+		for (int j = 0; j < ncols; j++)
+		{
+			AttrNumber	a = cols[j].attnum - 1;
+
+			codes[j] = dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+		row_fn(codes, arg);
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	MemoryContextDelete(rowcxt);
+	pfree(codes);
+	AtEOXact_GUC(false, nestlevel);
 }
 
 /* Labels: categories as declared; bins as ranges in the column's own notation. */

@@ -129,6 +129,10 @@ extern void dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 le
 extern void dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id,
 										const double *edges, int nedges);
 
+/* One scan of rel: each row's codes for the columns go to row_fn (see domain.c). */
+extern void dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols,
+							   void (*row_fn) (const dp_code *codes, void *arg), void *arg);
+
 /* Encodes one value; never raises on a value. */
 extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
 
@@ -140,13 +144,6 @@ extern double dpsynth_value_real(Oid typid, Datum value);
 
 /* ---- discover.c ---- */
 
-/*
- * Learns the domains of the columns in a DISCOVER state in one scan of rel, each with
- * units_each rho units (and delta_each additive delta for text), and stores them (source
- * 'dp', paid by ledger_id).  The caller reloads the columns afterwards.
- */
-extern void dpsynth_discover(Relation rel, DpColumn *cols, int ncols, int64 units_each,
-							 double delta_each, int max_categories, int64 ledger_id);
 
 /* How a release spends part of its charge on discovering domains (decided before the charge,
  * from public facts only). */
@@ -169,6 +166,14 @@ extern int64 dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 
 									double cell_limit, int max_categories, DpDiscoveryPlan *plan);
 
 /* Raises 54000 (a marginal too large). */
+/*
+ * Learns the domains of the columns in a DISCOVER state in one scan of rel, as the plan says
+ * (units per column, selection delta per text column, cap on categories), stores them (source
+ * 'dp', paid by ledger_id) and returns the columns (names) loaded again, all ready.
+ */
+extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
+								  const DpDiscoveryPlan *plan, int64 ledger_id);
+
 extern void dpsynth_too_many_cells(void);
 
 /* Opens a protected source table for reading (AccessShareLock); raises before anything is charged. */

@@ -17,62 +17,38 @@
 
 #include "access/relation.h"
 #include "access/table.h"
-#include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "utils/fmgroids.h"
-#include "utils/guc.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "dp_accounting.h"
 #include "dp_counts.h"
 #include "dp_discovery.h"
 #include "dp_sampler.h"
 
-/* One pass over the table: counts[sum_j code_j * stride_j] += 1 per row. */
-static void
-count_cells(Relation rel, DpColumn *cols, int ncols, const int64 *strides, int64 *counts)
+typedef struct CellCounter
 {
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row",
-												 ALLOCSET_SMALL_SIZES);
-	AttrNumber	maxatt = 0;
-	int			nestlevel = dpsynth_pin_output_settings();
+	int			ncols;
+	const int64 *strides;
+	int64	   *counts;
+} CellCounter;
 
-	for (int j = 0; j < ncols; j++)
-		maxatt = Max(maxatt, cols[j].attnum);
+/* counts[sum_j code_j * stride_j] += 1 per row */
+static void
+count_row(const dp_code *codes, void *arg)
+{
+	CellCounter *cc = arg;
+	int64		idx = 0;
 
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		MemoryContext old;
-		int64		idx = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, maxatt);
-		old = MemoryContextSwitchTo(rowcxt);
-		for (int j = 0; j < ncols; j++)
-		{
-			AttrNumber	a = cols[j].attnum - 1;
-
-			idx += strides[j] * dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
-		}
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
-		counts[idx]++;
-	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	MemoryContextDelete(rowcxt);
-	AtEOXact_GUC(false, nestlevel);
+	for (int j = 0; j < cc->ncols; j++)
+		idx += cc->strides[j] * codes[j];
+	cc->counts[idx]++;
 }
 
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
@@ -93,11 +69,6 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	int64	   *counts;
 	dp_dgauss	noise;
 	int64		ledger_id;
-	int			ndiscover = 0;
-	int64		units_discovery = 0;
-	double		delta_each = 0;
-	double		delta_add = 0;
-	int			max_categories = DP_MAX_CODES - 2;
 	DpDiscoveryPlan plan;
 	Datum	  **labels;
 	bool	  **label_nulls;
@@ -128,11 +99,6 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	 */
 	rho_units = dpsynth_plan_discovery(relid, cols, ncols, rho_units, epsilon,
 									   (double) DPSYNTH_MAX_MARGINAL_CELLS, DP_MAX_CODES - 2, &plan);
-	ndiscover = plan.ndiscover;
-	units_discovery = plan.units_each;
-	delta_each = plan.delta_each;
-	delta_add = plan.delta_each * plan.ntext;
-	max_categories = plan.max_categories;
 	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -141,19 +107,15 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	/* ---- charge: committed before any row is read or any noise drawn ---- */
 	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
 	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta,
-							   rho_units + units_discovery * ndiscover, delta_add,
+							   rho_units + plan.units_each * plan.ndiscover, plan.delta_each * plan.ntext,
 							   psprintf("{\"sigma2\": %.17g, \"discovered_columns\": %d, "
 										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g}",
-										dp_dgauss_sigma2(&noise), ndiscover, units_discovery, delta_each));
+										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
-	if (ndiscover > 0)
+	if (plan.ndiscover > 0)
 	{
-		dpsynth_discover(rel, cols, ncols, units_discovery, delta_each, max_categories, ledger_id);
-		cols = dpsynth_load_columns(relid, names, &ncols);
-		for (int j = 0; j < ncols; j++)
-			if (cols[j].state != DP_COLUMN_READY)
-				elog(ERROR, "dpsynth: column \"%s\" has no domain after discovery", cols[j].name);
+		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id);
 	}
 
 	strides = palloc(sizeof(int64) * ncols);
@@ -180,7 +142,11 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 			labels[j][c] = dpsynth_code_label(&cols[j], (dp_code) c, &label_nulls[j][c]);
 	}
 
-	count_cells(rel, cols, ncols, strides, counts);
+	{
+		CellCounter cc = {ncols, strides, counts};
+
+		dpsynth_scan_codes(rel, cols, ncols, count_row, &cc);
+	}
 	dp_counts_release(counts, ncells, &noise);
 
 	{

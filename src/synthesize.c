@@ -24,14 +24,12 @@
 
 #include "access/heapam.h"
 #include "access/table.h"
-#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
-#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -48,7 +46,6 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
@@ -84,6 +81,10 @@ typedef struct OutColumn
 	FmgrInfo	infunc;
 	Oid			ioparam;
 	Datum	   *category;		/* per code: the value, for category domains */
+	/* what a NOT NULL column's NULL/"other" cell becomes: a category's value (fallback), or for
+	 * bins a value drawn in the bin with the largest released one-way count (fallback_code) */
+	Datum		fallback;
+	dp_code		fallback_code;
 	int			scale;			/* numeric scale, -1 if none */
 } OutColumn;
 
@@ -307,20 +308,22 @@ prepare_decoding(OutColumn *oc, DpColumn *col)
 /* The value of a code, or NULL.  Never fails on released data: categories were converted
  * before the charge, bins decode inside their range. */
 static Datum
-decode_value(OutColumn *oc, DpColumn *col, dp_code code, dp_prng *rng, Datum fallback, bool *isnull)
+decode_value(OutColumn *oc, DpColumn *col, dp_code code, dp_prng *rng, bool *isnull)
 {
 	dp_domain  *d = &col->domain;
 
 	*isnull = false;
 	if (code >= d->nvalues)
 	{
-		/* the NULL/"other" cell: NULL where allowed, else the fallback value */
+		/* the NULL/"other" cell: NULL where allowed, else the column's fallback */
 		if (!oc->notnull)
 		{
 			*isnull = true;
 			return (Datum) 0;
 		}
-		return fallback;
+		if (d->kind == DP_DOMAIN_CATEGORIES)
+			return oc->fallback;
+		code = oc->fallback_code;	/* bins: a value in the most populous bin */
 	}
 	if (d->kind == DP_DOMAIN_CATEGORIES)
 		return oc->category[code];
@@ -442,6 +445,9 @@ add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int no
 	uint64		deleted = 0;
 	List	   *checks = NIL;
 	ListCell   *lc;
+	StringInfoData del;
+	StringInfoData alter;
+	int			nalter = 0;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -456,6 +462,11 @@ add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int no
 
 		checks = lappend(checks, psprintf("%s\n%s", name, expr));
 	}
+	/* one DELETE for all checks, then one ALTER TABLE: PostgreSQL validates it all in one scan */
+	initStringInfo(&del);
+	initStringInfo(&alter);
+	appendStringInfo(&del, "DELETE FROM %s WHERE false", qname);
+	appendStringInfo(&alter, "ALTER TABLE %s", qname);
 	foreach(lc, checks)
 	{
 		char	   *name = pstrdup(lfirst(lc));
@@ -463,21 +474,32 @@ add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int no
 
 		*expr++ = '\0';
 		/* a CHECK holds unless its expression is false */
-		if (SPI_execute(psprintf("DELETE FROM %s WHERE (%s) IS FALSE", qname, expr), false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not apply constraint %s", name);
-		deleted += SPI_processed;
-		if (SPI_execute(psprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s)", qname, quote_identifier(name), expr),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not add constraint %s", name);
+		appendStringInfo(&del, " OR (%s) IS FALSE", expr);
+		appendStringInfo(&alter, "%s ADD CONSTRAINT %s CHECK (%s)", nalter++ ? "," : "", quote_identifier(name), expr);
 	}
 	for (int i = 0; i < nout; i++)
-		if (out[i].notnull &&
-			SPI_execute(psprintf("ALTER TABLE %s ALTER COLUMN %s SET NOT NULL", qname, quote_identifier(out[i].name)),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not set NOT NULL on %s", out[i].name);
+		if (out[i].notnull)
+			appendStringInfo(&alter, "%s ALTER COLUMN %s SET NOT NULL", nalter++ ? "," : "",
+							 quote_identifier(out[i].name));
+	if (checks != NIL)
+	{
+		if (SPI_execute(del.data, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not apply the CHECK constraints");
+		deleted = SPI_processed;
+	}
+	if (nalter > 0 && SPI_execute(alter.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not add the constraints");
 	SPI_finish();
 	CommandCounterIncrement();
 	return deleted;
+}
+
+/* one row of the encoded table (dp_code is the core's uint16 code) */
+static void
+append_row(const dp_code *codes, void *arg)
+{
+	if (dp_codes_append((dp_codes *) arg, codes) != 0)
+		elog(ERROR, "out of memory");
 }
 
 PG_FUNCTION_INFO_V1(dpsynth_synthesize);
@@ -585,12 +607,6 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nout; i++)
 		if (out[i].kind == OUT_SYNTH)
 			prepare_decoding(&out[i], &cols[out[i].synth]);
-		else if (out[i].kind == OUT_IDENTIFIER)
-		{
-			Oid			infn;
-
-			getTypeInputInfo(out[i].typid, &infn, &out[i].ioparam);
-		}
 
 	/* target: the caller's creation schema, a new name, and the right to create there */
 	{
@@ -641,11 +657,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	if (plan.ndiscover > 0)
 	{
 		report(&pr, "discovering domains", 0);
-		dpsynth_discover(rel, cols, ncols, plan.units_each, plan.delta_each, plan.max_categories, ledger_id);
-		cols = dpsynth_load_columns(relid, synth_names, &ncols);
-		for (int j = 0; j < ncols; j++)
-			if (cols[j].state != DP_COLUMN_READY)
-				elog(ERROR, "dpsynth: column \"%s\" has no domain after discovery", cols[j].name);
+		cols = dpsynth_discover(rel, synth_names, cols, ncols, &plan, ledger_id);
 		for (int i = 0; i < nout; i++)
 			if (out[i].kind == OUT_SYNTH)
 				prepare_decoding(&out[i], &cols[out[i].synth]);
@@ -656,39 +668,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	report(&pr, "reading the table", 0);
 	if (dp_codes_init(&codes, ncols, 1024, core_alloc, core_realloc, core_free) != 0)
 		elog(ERROR, "out of memory");
-	{
-		TupleTableSlot *slot = table_slot_create(rel, NULL);
-		TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-		MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
-		uint16	   *row = palloc(sizeof(uint16) * ncols);
-		AttrNumber	maxatt = 0;
-		int			nestlevel = dpsynth_pin_output_settings();
-
-		for (int j = 0; j < ncols; j++)
-			maxatt = Max(maxatt, cols[j].attnum);
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			MemoryContext old;
-
-			CHECK_FOR_INTERRUPTS();
-			slot_getsomeattrs(slot, maxatt);
-			old = MemoryContextSwitchTo(rowcxt);
-			for (int j = 0; j < ncols; j++)
-			{
-				AttrNumber	a = cols[j].attnum - 1;
-
-				row[j] = dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
-			}
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(rowcxt);
-			if (dp_codes_append(&codes, row) != 0)
-				elog(ERROR, "out of memory");
-		}
-		table_endscan(scan);
-		ExecDropSingleTupleTableSlot(slot);
-		MemoryContextDelete(rowcxt);
-		AtEOXact_GUC(false, nestlevel);
-	}
+	dpsynth_scan_codes(rel, cols, ncols, append_row, &codes);
 	t_scan = (double) GetCurrentTimestamp() / 1e6;
 
 	/* ---- 4. PrivSyn ---- */
@@ -719,33 +699,33 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 		BulkInsertState bistate = GetBulkInsertState();
 		CommandId	cid = GetCurrentCommandId(true);
 		MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
-		Datum	   *fallback = palloc0(sizeof(Datum) * nout);
 		Datum	   *values = palloc(sizeof(Datum) * tdesc->natts);
 		bool	   *nulls = palloc(sizeof(bool) * tdesc->natts);
-		TupleTableSlot *slot = MakeSingleTupleTableSlot(tdesc, &TTSOpsHeapTuple);
 
-		/* a NOT NULL column's "other" cell decodes to the owner's placeholder, else its most frequent category */
+		/*
+		 * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the
+		 * value (or bin) with the largest released one-way count.  Post-processing.
+		 */
 		for (int i = 0; i < nout; i++)
 		{
 			DpColumn   *col;
+			const double *oneway;
 
 			if (out[i].kind != OUT_SYNTH)
 				continue;
 			col = &cols[out[i].synth];
-			if (col->domain.kind == DP_DOMAIN_CATEGORIES && col->domain.nvalues == 0)
-				fallback[i] = InputFunctionCall(&out[i].infunc, col->other ? col->other : "",
-												out[i].ioparam, out[i].typmod);
-			else if (col->domain.kind == DP_DOMAIN_CATEGORIES)
-			{
-				uint32		best = 0;
-
-				for (uint32 c = 1; c < col->domain.nvalues; c++)
-					if (res.oneway_noisy[out[i].synth][c] > res.oneway_noisy[out[i].synth][best])
-						best = c;
-				fallback[i] = col->other
-					? InputFunctionCall(&out[i].infunc, col->other, out[i].ioparam, out[i].typmod)
-					: out[i].category[best];
-			}
+			oneway = res.oneway_noisy[out[i].synth];
+			out[i].fallback_code = 0;
+			for (uint32 c = 1; c < col->domain.nvalues; c++)
+				if (oneway[c] > oneway[out[i].fallback_code])
+					out[i].fallback_code = (dp_code) c;
+			if (col->domain.kind != DP_DOMAIN_CATEGORIES)
+				continue;
+			if (col->other || col->domain.nvalues == 0)
+				out[i].fallback = InputFunctionCall(&out[i].infunc, col->other ? col->other : "",
+													out[i].ioparam, out[i].typmod);
+			else
+				out[i].fallback = out[i].category[out[i].fallback_code];
 		}
 
 		for (uint64 r = 0; r < res.synth.nrows; r++)
@@ -761,7 +741,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 				nulls[a] = false;
 				if (out[i].kind == OUT_SYNTH)
 					values[a] = decode_value(&out[i], &cols[out[i].synth],
-											 res.synth.col[out[i].synth][r], &rng, fallback[i], &nulls[a]);
+											 res.synth.col[out[i].synth][r], &rng, &nulls[a]);
 				else if (out[i].kind == OUT_IDENTIFIER)
 					values[a] = identifier_value(&out[i], (int64) r + 1);
 				else
@@ -777,7 +757,6 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 					report(&pr, "writing the synthetic table", (int) (100.0 * r / res.synth.nrows));
 			}
 		}
-		ExecDropSingleTupleTableSlot(slot);
 		FreeBulkInsertState(bistate);
 		table_close(trel, NoLock);
 		MemoryContextDelete(batchcxt);

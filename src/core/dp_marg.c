@@ -71,18 +71,27 @@ int
 dp_marg_copy(dp_marg *dst, const dp_marg *src)
 {
 	*dst = *src;
-	dst->cells = marg_alloc(sizeof(double) * src->ncells);
+	dst->cells = marg_alloc(sizeof(double) * (src->ncells ? src->ncells : 1));
 	if (dst->cells == NULL)
 		return -1;
-	memcpy(dst->cells, src->cells, sizeof(double) * src->ncells);
+	if (src->ncells > 0)
+		memcpy(dst->cells, src->cells, sizeof(double) * src->ncells);
 	return 0;
 }
 
+/* Rows with a code outside an attribute's domain are skipped, as dp_codes_count does. */
 void
 dp_marg_count(dp_marg *m, const dp_codes *t)
 {
 	for (uint64_t i = 0; i < t->nrows; i++)
-		m->cells[dp_marg_index(m, t, i)] += 1;
+	{
+		bool		inside = true;
+
+		for (uint32_t k = 0; k < m->nattrs; k++)
+			inside &= t->col[m->attrs[k]][i] < m->sizes[k];
+		if (inside)
+			m->cells[dp_marg_index(m, t, i)] += 1;
+	}
 }
 
 double

@@ -171,7 +171,11 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 			return -2;
 		for (uint32_t k = 0; k < sizes[j]; k++)
 			one->cells[out->code_map[j][k]] += out->oneway_noisy[j][k];
-		one->rho = rho1 / 1.0;	/* merged cells sum released cells: weight stays rho1 */
+		/*
+		 * rho is only the consistency step's weight here (post-processing): a merged cell sums
+		 * several released cells and is noisier than this weight says, which costs accuracy only.
+		 */
+		one->rho = rho1;
 	}
 	out->n_oneway = d;
 	out->seconds[DP_PHASE_ONEWAY] = now() - t0;

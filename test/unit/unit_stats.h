@@ -1,10 +1,11 @@
 /*
  * unit_stats.h - chi-square critical values for the statistical unit tests (shared by the
- * PRNG and decoding tests): the regularized upper incomplete gamma function and its inversion.
+ * sampler, PRNG and decoding tests): the regularized upper incomplete gamma function and its inversion.
  */
 #ifndef DPSYNTH_UNIT_STATS_H
 #define DPSYNTH_UNIT_STATS_H
 
+#include <float.h>
 #include <math.h>
 
 /* Regularized upper incomplete gamma Q(a, x) (series / Lentz continued fraction, long double). */
@@ -62,6 +63,14 @@ gamma_q(long double a, long double x)
 	}
 }
 
+/* P(chi2_df > x) */
+static long double
+chisq_sf(long double x, long df)
+{
+	return gamma_q(df / 2.0L, x / 2.0L);
+}
+
+/* x with P(chi2_df > x) = alpha, by bisection on the monotone survival function. */
 static double
 chisq_crit(long df, double alpha)
 {
@@ -72,7 +81,7 @@ chisq_crit(long df, double alpha)
 	{
 		long double mid = (lo + hi) / 2;
 
-		if (gamma_q(df / 2.0L, mid / 2.0L) > alpha)
+		if (chisq_sf(mid, df) > alpha)
 			lo = mid;
 		else
 			hi = mid;
