@@ -10,7 +10,7 @@ GLUE_SRCS = $(wildcard src/*.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 HEADERS = $(wildcard src/*.h src/core/*.h)
 
-SHLIB_LINK = -lsodium -lopenblas -lm
+SHLIB_LINK = -lsodium -lopenblas -lm -lpthread
 
 # pg_regress tests: sql/NN_name.sql with expected/NN_name.out (the extension script in sql/ is not a test)
 REGRESS = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9]*.sql)))
@@ -33,11 +33,19 @@ UNIT_TESTS = $(patsubst test/unit/%.c,test/unit/bin/%,$(wildcard test/unit/test_
 
 test/unit/bin/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
 	@mkdir -p test/unit/bin
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
 
 .PHONY: unit unit-build
 unit-build: $(UNIT_TESTS)
 unit: unit-build
 	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
 
-EXTRA_CLEAN = test/unit/bin test/regress_out
+EXTRA_CLEAN = test/unit/bin test/regress_out bench/bin
+
+# ---- benchmarks of the core (no server): bench/gum_bench.c ----
+bench/bin/%: bench/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
+	@mkdir -p bench/bin
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+
+.PHONY: bench-gum
+bench-gum: bench/bin/gum_bench

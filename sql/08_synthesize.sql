@@ -40,6 +40,10 @@ SELECT :'target_table' AS target_table, :'about_500' AS about_500, :'epsilon_cha
 RESET search_path;
 RESET ROLE;
 
+-- The released model is stored, for the ledger row that paid for it (sql/09_model.sql tests it).
+SELECT count(*) AS models, bool_and(table_name = 'people'::regclass) AS of_people,
+	   bool_and(ledger_id = (SELECT id FROM dpsynth.ledger WHERE function = 'dp_synthesize')) AS paid_by
+FROM dp_models WHERE relname = 'people';
 -- Charged once, completed, for exactly what dp_rho says.
 SELECT function, columns, status, rho = dpsynth._units_rho(dpsynth._rho_units(1, 1e-6)) AS rho_ok,
 	   details->>'target' AS target

@@ -34,6 +34,7 @@
 #include "utils/syscache.h"
 
 #include "dp_accounting.h"
+#include "dp_gum.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
 
@@ -42,6 +43,7 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 int			dpsynth_charge_timeout_ms = 30000;
+int			dpsynth_synthesis_threads = 2;
 
 void
 _PG_init(void)
@@ -52,6 +54,15 @@ _PG_init(void)
 							&dpsynth_charge_timeout_ms,
 							30000, 1, 3600 * 1000,
 							PGC_SUSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dpsynth.synthesis_threads",
+							"Threads one dp_synthesize or dp_sample call uses for GUM synthesis.",
+							"The synthetic rows do not depend on it (a seeded dp_sample gives the same rows); "
+							"tables under 65,536 rows use one thread.  Helper threads only compute, with "
+							"every signal blocked, and end before the call does.",
+							&dpsynth_synthesis_threads,
+							2, 1, DP_GUM_MAX_THREADS,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("dpsynth");
 	if (dp_random_init() != 0)

@@ -27,6 +27,7 @@
 /* ---- dpsynth.c ---- */
 
 extern int	dpsynth_charge_timeout_ms;
+extern int	dpsynth_synthesis_threads;
 
 /* Switching to the extension owner to read and write the catalog. */
 typedef struct DpOwnerSwitch

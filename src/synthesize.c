@@ -1,6 +1,7 @@
 /*
  * synthesize.c - dp_synthesize(source, epsilon, ...): a differentially private synthetic copy of a
- * protected table, made inside the server with PrivSyn (src/core/dp_privsyn.c).
+ * protected table, made inside the server with PrivSyn (src/core/dp_privsyn.c); and
+ * dp_sample(model, ...): another synthetic table drawn from a stored model, at no privacy cost.
  *
  * Order of work (PRIVACY.md):
  *   1. validate every argument, check privileges, plan the columns, load their domains, check that
@@ -8,7 +9,8 @@
  *   2. charge the whole call once (discovery share + PrivSyn's rho), committed by the worker;
  *   3. learn undeclared domains if needed (discover.c), then one scan builds the encoded table;
  *   4. PrivSyn: noisy one-way marginals, InDif, DenseMarg, Combine, publication, consistency, GUM;
- *   5. create the target table as the caller, decode and insert the rows, record provenance.
+ *   5. create the target table as the caller, decode and insert the rows, record provenance;
+ *   6. store the released model (model.c) for dp_sample and dp_model_json.
  * From step 3 on nothing fails or speaks in a way that depends on the data: the synthetic rows
  * and everything after them are post-processing of released values.
  *
@@ -18,13 +20,14 @@
  *   up to exactly dpsynth_units_rho(units_pipeline) (dp_privsyn.h): the call is rho-zCDP with rho
  *   <= charged * 1e-12, plus delta_each per text column discovered (approximate, see discover.c).
  */
-#include "dpsynth.h"
+#include "synthesize.h"
 
 #include <math.h>
 
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
@@ -33,6 +36,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "parser/scansup.h"
 #include "tcop/tcopprot.h"
 #include "pgstat.h"
 #include "utils/acl.h"
@@ -40,6 +44,7 @@
 #include "utils/date.h"
 #include "utils/float.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/json.h"
 #include "utils/regproc.h"
 #include "utils/lsyscache.h"
@@ -54,43 +59,23 @@
 #include "dp_decode.h"
 #include "dp_privsyn.h"
 #include "dp_prng.h"
+#include "dp_random.h"
 
 /* Discovered text columns keep at most this many values in a synthesis (public constant). */
 #define SYNTH_MAX_DISCOVERED_CATEGORIES 1000
 /* The largest pair marginal PrivSyn may need (codes of one column times codes of another). */
 #define SYNTH_MAX_PAIR_CELLS (INT64CONST(4) * 1024 * 1024)
 
-typedef enum OutKind
-{
-	OUT_SYNTH,					/* synthesized from the model */
-	OUT_NULL,					/* excluded: NULL */
-	OUT_IDENTIFIER				/* fresh values */
-} OutKind;
-
-typedef struct OutColumn
-{
-	char	   *name;
-	AttrNumber	attnum;
-	Oid			typid;			/* declared type (may be a domain) */
-	Oid			basetype;
-	int32		typmod;
-	bool		notnull;
-	OutKind		kind;
-	int			synth;			/* index into the synthesized columns */
-	/* decoding */
-	FmgrInfo	infunc;
-	Oid			ioparam;
-	Datum	   *category;		/* per code: the value, for category domains */
-	/* what a NOT NULL column's NULL/"other" cell becomes: a category's value (fallback), or for
-	 * bins a value drawn in the bin with the largest released one-way count (fallback_code) */
-	Datum		fallback;
-	dp_code		fallback_code;
-	int			scale;			/* numeric scale, -1 if none */
-} OutColumn;
+/* Discovered text columns keep at most this many values in a synthesis (public constant). */
+#define SYNTH_MAX_DISCOVERED_CATEGORIES 1000
+/* The largest pair marginal PrivSyn may need (codes of one column times codes of another). */
+#define SYNTH_MAX_PAIR_CELLS (INT64CONST(4) * 1024 * 1024)
+/* rows => at most this many (dp_synthesize and dp_sample) */
+#define SYNTH_MAX_ROWS INT64CONST(100000000)
 
 typedef struct Progress
 {
-	const char *source;
+	const char *label;			/* "dp_synthesize(people)", "dp_sample(model 3)" */
 	bool		verbose;
 	int			last_percent;
 	dp_privsyn_phase last_phase;
@@ -102,12 +87,21 @@ static const char *const phase_names[] = {"one-way marginals", "marginal selecti
 static void
 report(Progress *pr, const char *phase, int percent)
 {
-	char	   *msg = psprintf("dp_synthesize(%s): %s, %d%%", pr->source, phase, percent);
+	char	   *msg = psprintf("%s: %s, %d%%", pr->label, phase, percent);
 
 	pgstat_report_activity(STATE_RUNNING, msg);
 	if (pr->verbose)
 		ereport(NOTICE, (errmsg("%s", msg)));
 	pfree(msg);
+}
+
+static void
+progress_init(Progress *pr, const char *label, bool verbose)
+{
+	pr->label = label;
+	pr->verbose = verbose;
+	pr->last_percent = -100;
+	pr->last_phase = DP_PHASE_COUNT;
 }
 
 /* Called by the pipeline: reports progress, and lets cancel and statement_timeout in. */
@@ -136,8 +130,8 @@ gum_progress(void *arg, uint32_t iter, uint32_t iters, double err)
 
 /* Allocation hooks for the core: palloc in the current context, huge allocations allowed, so
  * that an error or a cancel (longjmp out of the core) leaks nothing. */
-static void *
-core_alloc(size_t n)
+void *
+dpsynth_core_alloc(Size n)
 {
 	return MemoryContextAllocHuge(CurrentMemoryContext, n);
 }
@@ -148,8 +142,8 @@ core_realloc(void *p, size_t n)
 	return repalloc_huge(p, n);
 }
 
-static void
-core_free(void *p)
+void
+dpsynth_core_free(void *p)
 {
 	pfree(p);
 }
@@ -166,7 +160,7 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	TupleDesc	desc = RelationGetDescr(rel);
-	OutColumn  *out = palloc0(sizeof(OutColumn) * desc->natts);
+	OutColumn  *out = palloc0(sizeof(OutColumn) * Max(desc->natts, 1));
 	int			nout = 0;
 	Datum	   *names = palloc(sizeof(Datum) * Max(desc->natts, 1));
 	int			nnames = 0;
@@ -232,12 +226,12 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		OutColumn  *oc;
 		bool		listed = (only == NULL);
+		bool		excluded;
 
 		if (att->attisdropped)
 			continue;
 		oc = &out[nout++];
 		oc->name = pstrdup(NameStr(att->attname));
-		oc->attnum = att->attnum;
 		oc->typid = att->atttypid;
 		oc->typmod = att->atttypmod;
 		oc->basetype = getBaseTypeAndTypmod(att->atttypid, &oc->typmod);
@@ -246,14 +240,22 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 		oc->scale = -1;
 		for (int k = 0; k < nonly; k++)
 			listed |= strcmp(TextDatumGetCString(only_elems[k]), oc->name) == 0;
+		excluded = treatments[i] && strcmp(treatments[i], "exclude") == 0;
 
 		if (is_identifier(oc, treatments[i], serials[i]))
+		{
 			oc->kind = OUT_IDENTIFIER;
-		else if ((treatments[i] && strcmp(treatments[i], "exclude") == 0) || !listed)
+			oc->treatment = "identifier";
+		}
+		else if (excluded || !listed)
+		{
 			oc->kind = OUT_NULL;
+			oc->treatment = excluded ? "excluded" : "not_selected";
+		}
 		else
 		{
 			oc->kind = OUT_SYNTH;
+			oc->treatment = "synthesized";
 			oc->synth = nnames;
 			names[nnames++] = CStringGetTextDatum(oc->name);
 		}
@@ -283,34 +285,68 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 	return out;
 }
 
-/* Prepares decoding of a synthesized column: category values through the type's input function
- * (with its typmod), so that a label that does not fit the type fails here, before the charge. */
+/*
+ * Prepares decoding of a synthesized column (oc->domain and oc->other set): category values and
+ * the owner's "other" value through the type's input function (with its typmod), so that a label
+ * that does not fit the type fails here, before the charge or any work.
+ */
 static void
-prepare_decoding(OutColumn *oc, DpColumn *col)
+prepare_decoding(OutColumn *oc)
 {
 	Oid			infn;
+	const dp_domain *d = oc->domain;
 
 	getTypeInputInfo(oc->typid, &infn, &oc->ioparam);
 	fmgr_info(infn, &oc->infunc);
+	oc->scale = -1;
 	if (oc->basetype == NUMERICOID && oc->typmod >= (int32) VARHDRSZ)
 		oc->scale = (int) ((oc->typmod - VARHDRSZ) & 0xffff);
-	if (col->domain.kind == DP_DOMAIN_CATEGORIES && col->state == DP_COLUMN_READY)
+	oc->category = NULL;
+	oc->has_other_value = false;
+	if (d->kind == DP_DOMAIN_CATEGORIES)
 	{
-		uint32		n = col->domain.nvalues;
+		uint32		n = d->nvalues;
 
 		oc->category = palloc(sizeof(Datum) * Max(n, 1));
 		for (uint32 c = 0; c < n; c++)
-			oc->category[c] = InputFunctionCall(&oc->infunc, pstrdup(col->domain.map.labels[c]),
+			oc->category[c] = InputFunctionCall(&oc->infunc, pnstrdup(d->map.labels[c], d->map.lens[c]),
 												oc->ioparam, oc->typmod);
+		if (oc->notnull && (oc->other || n == 0))
+		{
+			oc->other_value = InputFunctionCall(&oc->infunc, pstrdup(oc->other ? oc->other : ""),
+												oc->ioparam, oc->typmod);
+			oc->has_other_value = true;
+		}
 	}
 }
 
-/* The value of a code, or NULL.  Never fails on released data: categories were converted
- * before the charge, bins decode inside their range. */
-static Datum
-decode_value(OutColumn *oc, DpColumn *col, dp_code code, dp_prng *rng, bool *isnull)
+/*
+ * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the value
+ * (or bin) with the largest released one-way count.  Post-processing of the model.
+ */
+static void
+prepare_fallback(OutColumn *oc, const double *oneway)
 {
-	dp_domain  *d = &col->domain;
+	const dp_domain *d = oc->domain;
+
+	oc->fallback_code = 0;
+	for (uint32 c = 1; c < d->nvalues; c++)
+		if (oneway[c] > oneway[oc->fallback_code])
+			oc->fallback_code = (dp_code) c;
+	if (d->kind != DP_DOMAIN_CATEGORIES)
+		return;
+	if (oc->has_other_value)
+		oc->fallback = oc->other_value;
+	else if (d->nvalues > 0)
+		oc->fallback = oc->category[oc->fallback_code];
+}
+
+/* The value of a code, or NULL.  Never fails on released data: categories were converted
+ * before any work, bins decode inside their range. */
+static Datum
+decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
+{
+	const dp_domain *d = oc->domain;
 
 	*isnull = false;
 	if (code >= d->nvalues)
@@ -347,8 +383,12 @@ decode_value(OutColumn *oc, DpColumn *col, dp_code code, dp_prng *rng, bool *isn
 			case TIMESTAMPTZOID:
 			case INT8OID:
 				return Int64GetDatum(v);
+			case FLOAT4OID:
+				return Float4GetDatum((float4) v);
+			case FLOAT8OID:
+				return Float8GetDatum((float8) v);
 			default:
-				/* numeric or float column declared with integral bins */
+				/* numeric column declared with integral bins */
 				return DirectFunctionCall1(int8_numeric, Int64GetDatum(v));
 		}
 	}
@@ -378,10 +418,12 @@ decode_value(OutColumn *oc, DpColumn *col, dp_code code, dp_prng *rng, bool *isn
 	}
 }
 
-/* A fresh identifier for row i (1-based). */
+/* A fresh identifier for row i (1-based); uuids are random (version 4) from the post-processing
+ * generator, so that a seeded dp_sample is reproducible. */
 static Datum
-identifier_value(OutColumn *oc, int64 i)
+identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull)
 {
+	*isnull = false;
 	switch (oc->basetype)
 	{
 		case INT2OID:
@@ -393,10 +435,64 @@ identifier_value(OutColumn *oc, int64 i)
 		case NUMERICOID:
 			return DirectFunctionCall1(int8_numeric, Int64GetDatum(i));
 		case UUIDOID:
-			return OidFunctionCall0(F_GEN_RANDOM_UUID);
-		default:
+			{
+				pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+
+				for (int k = 0; k < UUID_LEN; k += 8)
+				{
+					uint64		w = dp_prng_next(rng);
+
+					for (int b = 0; b < 8; b++)
+						u->data[k + b] = (unsigned char) (w >> (8 * b));
+				}
+				u->data[6] = (u->data[6] & 0x0f) | 0x40;	/* version 4 */
+				u->data[8] = (u->data[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
+				return UUIDPGetDatum(u);
+			}
+		case TEXTOID:
+		case VARCHAROID:
 			return CStringGetTextDatum(psprintf("synthetic-" INT64_FORMAT, i));
+		default:
+			*isnull = true;
+			return (Datum) 0;
 	}
+}
+
+/*
+ * The target: the caller's creation schema (or the schema named), a new name, and the right to
+ * create there; raises before any work.  Returns the relation name, its schema in *nspid.
+ */
+static char *
+resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name, const char *function, Oid *nspid)
+{
+	RangeVar   *rv;
+	AclResult	aclresult;
+	char	   *target;
+
+	if (PG_ARGISNULL(argno))
+	{
+		char	   *name = pstrdup(default_name);
+
+		truncate_identifier(name, strlen(name), false);
+		rv = makeRangeVar(NULL, name, -1);
+	}
+	else						/* a name, maybe schema-qualified and quoted */
+		rv = makeRangeVarFromNameList(stringToQualifiedNameList(NameStr(*PG_GETARG_NAME(argno))));
+	target = rv->relname;
+	*nspid = RangeVarGetCreationNamespace(rv);
+	aclresult = pg_namespace_aclcheck(*nspid, GetUserId(), ACL_CREATE);
+	if (aclresult != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to create table %s in schema %s", target, get_namespace_name(*nspid)),
+				 errhint("%s creates its table in your current schema; choose one you may create in (SET search_path) or pass target => ...",
+						 function)));
+	if (OidIsValid(get_relname_relid(target, *nspid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("relation \"%s\" already exists in schema %s", target, get_namespace_name(*nspid)),
+				 errhint("Pass another name with target => ..., or drop the old copy.")));
+	return target;
 }
 
 /*
@@ -431,24 +527,21 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 }
 
 /*
- * The source's CHECK constraints (public schema facts) and NOT NULLs on the target.  Synthetic rows
- * that a CHECK constraint rejects (possible for checks across columns, or narrower than the declared
- * domain) are deleted first: post-processing of released data.  Adding the constraints makes
- * PostgreSQL validate every row.  Returns the number of rows deleted.
+ * The source's CHECK constraints (public schema facts), as "name\nexpression" strings.  They are
+ * deparsed with search_path pinned to pg_catalog, so that every object they name outside it is
+ * schema-qualified: the model stores them, and dp_sample applies them under another search_path.
  */
-static uint64
-add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int nout)
+static List *
+read_checks(Oid relid)
 {
-	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	uint64		deleted = 0;
+	MemoryContext caller_cxt = CurrentMemoryContext;
 	List	   *checks = NIL;
-	ListCell   *lc;
-	StringInfoData del;
-	StringInfoData alter;
-	int			nalter = 0;
+	int			nestlevel = NewGUCNestLevel();
 
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT conname, pg_catalog.pg_get_expr(conbin, conrelid) FROM pg_catalog.pg_constraint "
@@ -459,9 +552,34 @@ add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int no
 	{
 		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 		char	   *expr = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		MemoryContext old = MemoryContextSwitchTo(caller_cxt);
 
 		checks = lappend(checks, psprintf("%s\n%s", name, expr));
+		MemoryContextSwitchTo(old);
 	}
+	SPI_finish();
+	AtEOXact_GUC(false, nestlevel);
+	return checks;
+}
+
+/*
+ * The source's CHECK constraints and NOT NULLs on the target.  Synthetic rows that a CHECK
+ * constraint rejects (possible for checks across columns, or narrower than the declared domain)
+ * are deleted first: post-processing of released data.  Adding the constraints makes PostgreSQL
+ * validate every row.  Returns the number of rows deleted.
+ */
+static uint64
+add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *checks)
+{
+	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
+	uint64		deleted = 0;
+	ListCell   *lc;
+	StringInfoData del;
+	StringInfoData alter;
+	int			nalter = 0;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
 	/* one DELETE for all checks, then one ALTER TABLE: PostgreSQL validates it all in one scan */
 	initStringInfo(&del);
 	initStringInfo(&alter);
@@ -494,12 +612,102 @@ add_constraints(Oid relid, Oid nspid, const char *target, OutColumn *out, int no
 	return deleted;
 }
 
+/*
+ * Creates the target table as the caller, decodes the synthetic codes of the model's columns
+ * into it, and adds the source's constraints.  Returns the number of rows left in the table
+ * (rows a CHECK rejects are deleted); *target_relid is the table.  Post-processing only: it
+ * reads the model and the synthetic codes, and draws its randomness from rng.
+ */
+static uint64
+write_synthetic(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, const char *target,
+				const char *comment, Progress *pr, Oid *target_relid)
+{
+	OutColumn  *out = m->out;
+	int			nout = m->nout;
+	uint64		deleted;
+
+	report(pr, "writing the synthetic table", 0);
+	for (int i = 0; i < nout; i++)
+		if (out[i].kind == OUT_SYNTH)
+			prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
+	*target_relid = create_target(nspid, target, out, nout, comment);
+	{
+		Relation	trel = table_open(*target_relid, RowExclusiveLock);
+		TupleDesc	tdesc = RelationGetDescr(trel);
+		BulkInsertState bistate = GetBulkInsertState();
+		CommandId	cid = GetCurrentCommandId(true);
+		MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
+		Datum	   *values = palloc(sizeof(Datum) * Max(tdesc->natts, 1));
+		bool	   *nulls = palloc(sizeof(bool) * Max(tdesc->natts, 1));
+
+		if (tdesc->natts != nout)
+			elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
+		for (uint64 r = 0; r < synth->nrows; r++)
+		{
+			MemoryContext old = MemoryContextSwitchTo(batchcxt);
+			HeapTuple	tup;
+
+			CHECK_FOR_INTERRUPTS();
+			/* the target's columns are the model's, in order */
+			for (int i = 0; i < nout; i++)
+			{
+				nulls[i] = false;
+				if (out[i].kind == OUT_SYNTH)
+					values[i] = decode_value(&out[i], synth->col[out[i].synth][r], rng, &nulls[i]);
+				else if (out[i].kind == OUT_IDENTIFIER)
+					values[i] = identifier_value(&out[i], (int64) r + 1, rng, &nulls[i]);
+				else
+					nulls[i] = true;
+			}
+			tup = heap_form_tuple(tdesc, values, nulls);
+			heap_insert(trel, tup, cid, 0, bistate);
+			MemoryContextSwitchTo(old);
+			if ((r & 1023) == 1023)
+			{
+				MemoryContextReset(batchcxt);
+				if ((r & 65535) == 65535)
+					report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
+			}
+		}
+		FreeBulkInsertState(bistate);
+		table_close(trel, NoLock);
+		MemoryContextDelete(batchcxt);
+	}
+	deleted = add_constraints(nspid, target, out, nout, m->checks);
+	return synth->nrows - deleted;
+}
+
+static double
+now_seconds(void)
+{
+	return (double) GetCurrentTimestamp() / 1e6;
+}
+
 /* one row of the encoded table (dp_code is the core's uint16 code) */
 static void
 append_row(const dp_code *codes, void *arg)
 {
 	if (dp_codes_append((dp_codes *) arg, codes) != 0)
 		elog(ERROR, "out of memory");
+}
+
+static int64
+check_rows(FunctionCallInfo fcinfo, int argno)
+{
+	int64		rows = PG_GETARG_INT64(argno);
+
+	if (rows < 0 || rows > SYNTH_MAX_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rows must be between 0 and " INT64_FORMAT ", not " INT64_FORMAT, SYNTH_MAX_ROWS, rows)));
+	return rows;
+}
+
+static Datum
+numeric_from_units(int64 units)
+{
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf(INT64_FORMAT "e-12", units)),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
 PG_FUNCTION_INFO_V1(dpsynth_synthesize);
@@ -511,7 +719,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	double		delta;
 	char	   *target;
 	char	   *target_json;
-	uint64		deleted;
+	uint64		written;
 	int64		rows = 0;
 	ArrayType  *only = NULL;
 	bool		verbose;
@@ -527,18 +735,21 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	Oid			nspid;
 	int64		ledger_id;
 	uint32	   *sizes;
+	List	   *checks;
 	dp_codes	codes;
 	dp_privsyn_params params;
 	dp_privsyn_result res;
+	DpModel		model;
+	int64		model_id;
 	dp_prng		rng;
 	Progress	pr;
 	Oid			target_relid;
-	double		t_start = (double) GetCurrentTimestamp() / 1e6;
+	double		t_start = now_seconds();
 	double		t_scan,
 				t_write;
 	TupleDesc	tupdesc;
-	Datum		result[8];
-	bool		result_nulls[8] = {0};
+	Datum		result[9];
+	bool		result_nulls[9] = {0};
 	int			rc;
 
 	/* ---- 1. validate, plan, check: nothing charged or read yet ---- */
@@ -547,13 +758,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	epsilon = dpsynth_check_epsilon(fcinfo, 1);
 	if (!PG_ARGISNULL(4))
-	{
-		rows = PG_GETARG_INT64(4);
-		if (rows < 0 || rows > INT64CONST(100000000))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("rows must be between 0 and 100000000, not " INT64_FORMAT, rows)));
-	}
+		rows = check_rows(fcinfo, 4);
 	if (!PG_ARGISNULL(5))
 	{
 		only = PG_GETARG_ARRAYTYPE_P(5);
@@ -606,31 +811,14 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	}
 	for (int i = 0; i < nout; i++)
 		if (out[i].kind == OUT_SYNTH)
-			prepare_decoding(&out[i], &cols[out[i].synth]);
-
-	/* target: the caller's creation schema, a new name, and the right to create there */
-	{
-		RangeVar   *rv;
-		AclResult	aclresult;
-
-		if (PG_ARGISNULL(3))
-			rv = makeRangeVar(NULL, psprintf("%s_synthetic", get_rel_name(relid)), -1);
-		else					/* a name, maybe schema-qualified and quoted */
-			rv = makeRangeVarFromNameList(stringToQualifiedNameList(NameStr(*PG_GETARG_NAME(3))));
-		target = rv->relname;
-		nspid = RangeVarGetCreationNamespace(rv);
-		aclresult = pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE);
-		if (aclresult != ACLCHECK_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied to create table %s in schema %s", target, get_namespace_name(nspid)),
-					 errhint("dp_synthesize creates its table in your current schema; choose one you may create in (SET search_path) or pass target => ...")));
-		if (OidIsValid(get_relname_relid(target, nspid)))
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_TABLE),
-					 errmsg("relation \"%s\" already exists in schema %s", target, get_namespace_name(nspid)),
-					 errhint("Pass another name with target => ..., or drop the old copy.")));
-	}
+		{
+			out[i].domain = &cols[out[i].synth].domain;
+			out[i].other = cols[out[i].synth].other;
+			if (cols[out[i].synth].state == DP_COLUMN_READY)
+				prepare_decoding(&out[i]);
+		}
+	checks = read_checks(relid);
+	target = resolve_target(fcinfo, 3, psprintf("%s_synthetic", get_rel_name(relid)), "dp_synthesize", &nspid);
 
 	/* ---- 2. charge once for the whole call ---- */
 	{
@@ -650,26 +838,27 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 										units_pipeline));
 
 	/* ---- 3. from here on, nothing may fail or speak depending on the data ---- */
-	pr.source = get_rel_name(relid);
-	pr.verbose = verbose;
-	pr.last_percent = -100;
-	pr.last_phase = DP_PHASE_COUNT;
+	progress_init(&pr, psprintf("dp_synthesize(%s)", get_rel_name(relid)), verbose);
 	if (plan.ndiscover > 0)
 	{
 		report(&pr, "discovering domains", 0);
 		cols = dpsynth_discover(rel, synth_names, cols, ncols, &plan, ledger_id);
 		for (int i = 0; i < nout; i++)
 			if (out[i].kind == OUT_SYNTH)
-				prepare_decoding(&out[i], &cols[out[i].synth]);
+			{
+				out[i].domain = &cols[out[i].synth].domain;
+				out[i].other = cols[out[i].synth].other;
+				prepare_decoding(&out[i]);
+			}
 	}
 	for (int j = 0; j < ncols; j++)
 		sizes[j] = dp_domain_ncodes(&cols[j].domain);
 
 	report(&pr, "reading the table", 0);
-	if (dp_codes_init(&codes, ncols, 1024, core_alloc, core_realloc, core_free) != 0)
+	if (dp_codes_init(&codes, ncols, 1024, dpsynth_core_alloc, core_realloc, dpsynth_core_free) != 0)
 		elog(ERROR, "out of memory");
 	dpsynth_scan_codes(rel, cols, ncols, append_row, &codes);
-	t_scan = (double) GetCurrentTimestamp() / 1e6;
+	t_scan = now_seconds();
 
 	/* ---- 4. PrivSyn ---- */
 	dp_privsyn_default_params(&params);
@@ -679,100 +868,44 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	params.progress_arg = &pr;
 	params.gum.progress = gum_progress;
 	params.gum.progress_arg = &pr;
+	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	dp_prng_seed_random(&rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
-	rc = dp_privsyn_run(&codes, sizes, &params, &rng, core_alloc, core_free, &res);
+	rc = dp_privsyn_run(&codes, sizes, &params, &rng, dpsynth_core_alloc, dpsynth_core_free, &res);
 	if (rc != 0)
 		elog(ERROR, "dpsynth: the synthesis pipeline failed (%d)", rc);
 	dp_codes_free(&codes);
 
 	/* ---- 5. write the synthetic table, as the caller ---- */
-	report(&pr, "writing the synthetic table", 0);
-	target_relid = create_target(nspid, target, out, nout,
-								 psprintf("dpsynth synthetic copy of %s: PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, "
-										  "ledger row " INT64_FORMAT ", dpsynth 0.1.0, %s",
-										  get_rel_name(relid), float8out_internal(epsilon), float8out_internal(delta),
-										  ledger_id, timestamptz_to_str(GetCurrentTimestamp())));
-	{
-		Relation	trel = table_open(target_relid, RowExclusiveLock);
-		TupleDesc	tdesc = RelationGetDescr(trel);
-		BulkInsertState bistate = GetBulkInsertState();
-		CommandId	cid = GetCurrentCommandId(true);
-		MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
-		Datum	   *values = palloc(sizeof(Datum) * tdesc->natts);
-		bool	   *nulls = palloc(sizeof(bool) * tdesc->natts);
+	memset(&model, 0, sizeof(model));
+	model.relname = get_rel_name(relid);
+	model.nout = nout;
+	model.out = out;
+	model.ncols = ncols;
+	model.sizes = sizes;
+	model.res = res;
+	memset(&model.res.synth, 0, sizeof(model.res.synth));
+	model.checks = checks;
+	written = write_synthetic(&model, &res.synth, &rng, nspid, target,
+							  psprintf("dpsynth synthetic copy of %s: PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, "
+									   "ledger row " INT64_FORMAT ", dpsynth 0.1.0, %s",
+									   get_rel_name(relid), float8out_internal(epsilon), float8out_internal(delta),
+									   ledger_id, timestamptz_to_str(GetCurrentTimestamp())),
+							  &pr, &target_relid);
 
-		/*
-		 * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the
-		 * value (or bin) with the largest released one-way count.  Post-processing.
-		 */
-		for (int i = 0; i < nout; i++)
-		{
-			DpColumn   *col;
-			const double *oneway;
-
-			if (out[i].kind != OUT_SYNTH)
-				continue;
-			col = &cols[out[i].synth];
-			oneway = res.oneway_noisy[out[i].synth];
-			out[i].fallback_code = 0;
-			for (uint32 c = 1; c < col->domain.nvalues; c++)
-				if (oneway[c] > oneway[out[i].fallback_code])
-					out[i].fallback_code = (dp_code) c;
-			if (col->domain.kind != DP_DOMAIN_CATEGORIES)
-				continue;
-			if (col->other || col->domain.nvalues == 0)
-				out[i].fallback = InputFunctionCall(&out[i].infunc, col->other ? col->other : "",
-													out[i].ioparam, out[i].typmod);
-			else
-				out[i].fallback = out[i].category[out[i].fallback_code];
-		}
-
-		for (uint64 r = 0; r < res.synth.nrows; r++)
-		{
-			MemoryContext old = MemoryContextSwitchTo(batchcxt);
-			HeapTuple	tup;
-
-			CHECK_FOR_INTERRUPTS();
-			for (int i = 0; i < nout; i++)
-			{
-				int			a = out[i].attnum - 1;
-
-				nulls[a] = false;
-				if (out[i].kind == OUT_SYNTH)
-					values[a] = decode_value(&out[i], &cols[out[i].synth],
-											 res.synth.col[out[i].synth][r], &rng, &nulls[a]);
-				else if (out[i].kind == OUT_IDENTIFIER)
-					values[a] = identifier_value(&out[i], (int64) r + 1);
-				else
-					nulls[a] = true;
-			}
-			tup = heap_form_tuple(tdesc, values, nulls);
-			heap_insert(trel, tup, cid, 0, bistate);
-			MemoryContextSwitchTo(old);
-			if ((r & 1023) == 1023)
-			{
-				MemoryContextReset(batchcxt);
-				if ((r & 65535) == 65535)
-					report(&pr, "writing the synthetic table", (int) (100.0 * r / res.synth.nrows));
-			}
-		}
-		FreeBulkInsertState(bistate);
-		table_close(trel, NoLock);
-		MemoryContextDelete(batchcxt);
-	}
-	deleted = add_constraints(relid, nspid, target, out, nout);
-	t_write = (double) GetCurrentTimestamp() / 1e6;
+	/* ---- 6. store the released model ---- */
+	report(&pr, "storing the model", 0);
+	model_id = dpsynth_model_store(relid, ledger_id, epsilon, delta, units, &model, dpsynth_model_json(&model));
+	t_write = now_seconds();
 	table_close(rel, NoLock);
 	dpsynth_complete(ledger_id);
 	pgstat_report_activity(STATE_RUNNING, debug_query_string);
 
 	result[0] = ObjectIdGetDatum(target_relid);
-	result[1] = Int64GetDatum((int64) (res.synth.nrows - deleted));
+	result[1] = Int64GetDatum((int64) written);
 	result[2] = Float8GetDatum(epsilon);
 	result[3] = Float8GetDatum(delta);
-	result[4] = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf(INT64_FORMAT "e-12", units)),
-									ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	result[4] = numeric_from_units(units);
 	result[5] = Int32GetDatum((int32) res.n_oneway);
 	result[6] = Int32GetDatum((int32) res.n_kway);
 	result[7] = DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
@@ -782,6 +915,117 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 																	   res.seconds[DP_PHASE_PUBLISH], res.seconds[DP_PHASE_CONSIST], res.seconds[DP_PHASE_GUM],
 																	   t_write - t_scan - res.seconds[DP_PHASE_ONEWAY] - res.seconds[DP_PHASE_SELECT] -
 																	   res.seconds[DP_PHASE_PUBLISH] - res.seconds[DP_PHASE_CONSIST] - res.seconds[DP_PHASE_GUM],
+																	   t_write - t_start)));
+	result[8] = Int64GetDatum(model_id);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), result, result_nulls)));
+}
+
+/*
+ * dp_sample(model, rows, seed, target, verbose): a new synthetic table drawn from a stored model.
+ * The model is released data, so this is post-processing: nothing is charged, no private row is
+ * read, and the randomness (GUM, splitting merged codes, values inside bins, uuids) comes from the
+ * seedable generator; the same model, rows and seed give the same table.
+ */
+PG_FUNCTION_INFO_V1(dpsynth_sample);
+Datum
+dpsynth_sample(PG_FUNCTION_ARGS)
+{
+	int64		model_id;
+	int64		rows = -1;
+	uint64		seed;
+	bool		verbose;
+	DpModel    *m;
+	DpModelMeta meta;
+	char	   *target;
+	Oid			nspid;
+	Oid			target_relid;
+	dp_prng		rng;
+	dp_gum_params gum;
+	dp_codes	synth;
+	uint64		nrows;
+	uint64		written;
+	Progress	pr;
+	TupleDesc	tupdesc;
+	Datum		result[5];
+	bool		result_nulls[5] = {0};
+	double		t_start = now_seconds();
+	double		t_load,
+				t_gum,
+				t_write;
+	int			rc;
+
+	/* ---- validate and load: nothing created yet ---- */
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model must not be NULL"),
+						errhint("dp_models lists the models you may sample from.")));
+	model_id = PG_GETARG_INT64(0);
+	if (!PG_ARGISNULL(1))
+		rows = check_rows(fcinfo, 1);
+	if (!PG_ARGISNULL(2))
+		seed = (uint64) PG_GETARG_INT64(2);
+	else
+		dp_random_bytes(&seed, sizeof(seed));	/* reported, so that the call can be repeated */
+	verbose = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (XactReadOnly || RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("dp_sample cannot run in a read-only transaction"),
+				 errdetail("It creates a table."),
+				 errhint("Run it in a read-write transaction on the primary.")));
+
+	m = dpsynth_model_load(model_id, &meta);
+	for (int i = 0; i < m->nout; i++)
+		if (m->out[i].kind == OUT_SYNTH)
+			prepare_decoding(&m->out[i]);
+	target = resolve_target(fcinfo, 3, psprintf("%s_sample_" INT64_FORMAT, meta.relname, model_id), "dp_sample",
+							&nspid);
+	nrows = rows >= 0 ? (uint64) rows : dp_privsyn_default_rows(&m->res);
+	if (nrows > 0 && !(m->res.total > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model " INT64_FORMAT " has nothing to sample: its noisy total is %s", model_id,
+						float8out_internal(m->res.total)),
+				 errhint("Only rows => 0 can be drawn from it.")));
+	t_load = now_seconds();
+
+	/* ---- GUM and the split of merged codes, the same function as dp_synthesize's ---- */
+	progress_init(&pr, psprintf("dp_sample(model " INT64_FORMAT ")", model_id), verbose);
+	pipeline_progress(&pr, DP_PHASE_GUM, 0);
+	dp_gum_default_params(&gum);
+	gum.progress = gum_progress;
+	gum.progress_arg = &pr;
+	gum.threads = (uint32_t) dpsynth_synthesis_threads;
+	dp_prng_seed(&rng, seed);
+	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, dpsynth_core_alloc,
+						   dpsynth_core_free, &synth);
+	if (rc != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model " INT64_FORMAT " cannot be sampled (%d)", model_id, rc)));
+	t_gum = now_seconds();
+
+	/* ---- write it, as dp_synthesize does ---- */
+	written = write_synthetic(m, &synth, &rng, nspid, target,
+							  psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
+									   "PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, ledger row " INT64_FORMAT
+									   ", dpsynth 0.1.0, %s",
+									   model_id, (int64) seed, meta.relname, float8out_internal(meta.epsilon),
+									   float8out_internal(meta.delta), meta.ledger_id,
+									   timestamptz_to_str(GetCurrentTimestamp())),
+							  &pr, &target_relid);
+	dp_codes_free(&synth);
+	t_write = now_seconds();
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+
+	result[0] = ObjectIdGetDatum(target_relid);
+	result[1] = Int64GetDatum((int64) written);
+	result[2] = Int64GetDatum(model_id);
+	result[3] = Int64GetDatum((int64) seed);
+	result[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(psprintf(
+																	   "{\"load\": %.3f, \"gum\": %.3f, \"write\": %.3f, \"total\": %.3f}",
+																	   t_load - t_start, t_gum - t_load, t_write - t_gum,
 																	   t_write - t_start)));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), result, result_nulls)));
 }

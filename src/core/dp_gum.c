@@ -29,6 +29,8 @@
 #include "dp_gum.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,9 @@
 #define GUM_PATIENCE	20		/* early stop: iterations without improvement */
 #define GUM_BLOCK		1024	/* rows whose cell indexes are computed together */
 #define GUM_BISECT		60		/* bisection steps for beta */
+#define GUM_PAR_MIN_ROWS 65536	/* a table smaller than this is one part */
+#define GUM_MOVE_CHUNK	(1u << 15)	/* moves between two heartbeats (~10-20 ms) */
+#define GUM_PREFETCH	16		/* moves ahead whose rows are prefetched */
 
 #define CELL_EQ		0
 #define CELL_UNDER	1			/* target above current count */
@@ -52,10 +57,10 @@ typedef struct gmarg
 	uint32_t	ncells;
 	uint32_t	comp;			/* connected component of the core graph */
 	double	   *tgt;			/* target counts, scaled to n */
-	uint32_t   *cnt;			/* current counts */
+	uint32_t   *cnt[DP_GUM_MAX_THREADS];	/* current counts of the rows of part p */
 	uint32_t   *nbr;			/* marginals sharing a column with this one (itself included) */
 	uint32_t	nnbr;
-	double		err;			/* sum |cnt - tgt| / n */
+	double		err;			/* sum |count - tgt| / n */
 } gmarg;
 
 typedef struct gum
@@ -73,9 +78,28 @@ typedef struct gum
 	uint32_t   *comp_cols;
 	uint32_t   *comp_margs_off;
 	uint32_t   *comp_margs;
+	/*
+	 * The same lists split for speed: comp_pairs_off / comp_pairs hold component c's 2-way
+	 * marginals as flat (first column, second column, first stride, marginal) quadruples, and
+	 * comp_multi_off / comp_multi its other marginals (indexes into m).
+	 */
+	uint32_t   *comp_pairs_off;
+	uint32_t   *comp_pairs;
+	uint32_t   *comp_multi_off;
+	uint32_t   *comp_multi;
+
+	/*
+	 * The rows are cut into nparts parts of consecutive rows, part p = [pb[p], pb[p + 1]), one per
+	 * thread.  Every marginal counts the rows of each part separately (cnt[p]), which costs
+	 * nothing more when a row changes (only its own part's counts move) and lets each thread scan
+	 * its own part and move the rows of its own part, with no shared counter (see visit).
+	 */
+	uint32_t	nparts;
+	uint32_t	pb[DP_GUM_MAX_THREADS + 1];
+	uint32_t  **cntp;			/* nparts * nm: cnt[p] of marginal j at [p * nm + j] */
 
 	/* per-visit scratch, sized for the largest iterated marginal */
-	uint32_t   *seen,			/* pairs per cell: rows seen so far, next wanted ordinal */
+	uint32_t   *tot,			/* counts over all parts */
 			   *wbeg,
 			   *wend,
 			   *gain,
@@ -85,7 +109,22 @@ typedef struct gum
 	uint8_t    *cls;
 	double	   *x;
 	uint32_t   *want;			/* 2n: wanted ordinals, then the rows found */
-	uint32_t   *oldidx;			/* nm */
+	/* per part: pairs per cell (rows seen so far, next wanted ordinal), wanted range per cell */
+	uint32_t   *pseen[DP_GUM_MAX_THREADS],
+			   *pwbeg[DP_GUM_MAX_THREADS],
+			   *pwend[DP_GUM_MAX_THREADS];
+	uint64_t	pwanted[DP_GUM_MAX_THREADS];
+	/* the visit's moves: move i sends row want[i] to cell mvarg[i] (replace) or overwrites it
+	 * with a copy of row mvarg[i] (mvdup[i]); mvpart[p] lists the moves whose row is in part p */
+	uint32_t   *mvarg;
+	uint8_t    *mvdup;
+	uint32_t   *mvpart[DP_GUM_MAX_THREADS];
+	uint32_t	nmvpart[DP_GUM_MAX_THREADS];
+	uint16_t   *vold,			/* nparts * vstride: a changed row's codes before and after */
+			   *vnew;
+	size_t		vstride;
+	const dp_gum_params *prm;
+	uint32_t	iter;			/* iterations done (for heartbeats) */
 
 	/* every allocation, freed at the end */
 	void	  **allocs;
@@ -334,16 +373,6 @@ shuffle_u16(dp_prng *rng, uint16_t *a, size_t n)
 	}
 }
 
-static inline uint32_t
-gindex(const gmarg *m, uint16_t *const *col, uint32_t row)
-{
-	uint32_t	idx = 0;
-
-	for (uint32_t k = 0; k < m->nattrs; k++)
-		idx += m->strides[k] * col[m->attrs[k]][row];
-	return idx;
-}
-
 /*
  * Cell indexes of rows [start, start + nb) of marginal m.  A full block has a constant trip count
  * and restrict pointers, so that gcc -O2's "very cheap" vectoriser takes the loops.
@@ -382,15 +411,30 @@ recount(gum *g, gmarg *m)
 {
 	uint32_t	idx[GUM_BLOCK];
 
-	memset(m->cnt, 0, sizeof(uint32_t) * m->ncells);
-	for (uint32_t start = 0; start < g->n; start += GUM_BLOCK)
+	for (uint32_t p = 0; p < g->nparts; p++)
 	{
-		uint32_t	nb = g->n - start < GUM_BLOCK ? g->n - start : GUM_BLOCK;
+		uint32_t   *cnt = m->cnt[p];
 
-		gindex_block(m, g->col, start, nb, idx);
-		for (uint32_t i = 0; i < nb; i++)
-			m->cnt[idx[i]]++;
+		memset(cnt, 0, sizeof(uint32_t) * m->ncells);
+		for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
+		{
+			uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
+
+			gindex_block(m, g->col, start, nb, idx);
+			for (uint32_t i = 0; i < nb; i++)
+				cnt[idx[i]]++;
+		}
 	}
+}
+
+/* tot[k] = the count of cell k over all parts */
+static void
+total_counts(const gum *g, const gmarg *m, uint32_t *tot)
+{
+	memcpy(tot, m->cnt[0], sizeof(uint32_t) * m->ncells);
+	for (uint32_t p = 1; p < g->nparts; p++)
+		for (uint32_t k = 0; k < m->ncells; k++)
+			tot[k] += m->cnt[p][k];
 }
 
 static double
@@ -399,87 +443,291 @@ marg_error(const gum *g, const gmarg *m)
 	double		s = 0;
 
 	for (uint32_t k = 0; k < m->ncells; k++)
-		s += fabs((double) m->cnt[k] - m->tgt[k]);
+	{
+		uint32_t	c = 0;
+
+		for (uint32_t p = 0; p < g->nparts; p++)
+			c += m->cnt[p][k];
+		s += fabs((double) c - m->tgt[k]);
+	}
 	return s / (double) g->n;
 }
 
-/* ---------- row changes with incremental counts ---------- */
+/* ---------- running work on the parts' threads ---------- */
 
-/* Before changing row: remember its cell in every marginal of list. */
-static inline void
-cells_before(gum *g, const uint32_t *list, uint32_t nlist, uint32_t row)
+/*
+ * Runs fn(arg + i * argsize) for i = 0..T-1: i = 0 in this thread, the others on threads of their
+ * own, all joined before it returns.  A helper thread runs pure computation on memory allocated
+ * beforehand, with every signal blocked; no thread outlives the call, so a cancel raised later
+ * by the progress callback (a longjmp, inside PostgreSQL) never leaves one behind.  A thread
+ * that cannot be started has its share done here: the work of each i is independent of the
+ * others, and of which thread does it.
+ */
+static void
+run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
 {
-	for (uint32_t i = 0; i < nlist; i++)
-		g->oldidx[i] = gindex(&g->m[list[i]], g->col, row);
+	pthread_t	th[DP_GUM_MAX_THREADS];
+	bool		started[DP_GUM_MAX_THREADS] = {false};
+
+	if (T > 1)
+	{
+		sigset_t	all,
+					saved;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &saved);
+		for (uint32_t t = 1; t < T; t++)
+			started[t] = pthread_create(&th[t], NULL, fn, (char *) arg + t * argsize) == 0;
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	}
+	fn(arg);
+	for (uint32_t t = 1; t < T; t++)
+	{
+		if (started[t])
+			pthread_join(th[t], NULL);
+		else
+			fn((char *) arg + t * argsize);
+	}
 }
 
-static inline void
-cells_after(gum *g, const uint32_t *list, uint32_t nlist, uint32_t row)
+/* ---------- finding the wanted rows: one pass over each part ---------- */
+
+typedef struct scanner
 {
+	gum		   *g;
+	const gmarg *m;
+	uint32_t	part;
+	uint64_t	left;			/* wanted rows not found (0 when all were) */
+} scanner;
+
+/*
+ * The rows of part p holding the wanted ordinals of part p: pwbeg/pwend[p][k] delimit, in want,
+ * the ordinals of cell k that fall in part p, made local to the part; each is overwritten by the
+ * row found.  Stops as soon as every wanted row of the part is found.
+ */
+static void *
+scan_part(void *arg)
+{
+	scanner    *sc = arg;
+	gum		   *g = sc->g;
+	const uint32_t p = sc->part,
+				end = g->pb[p + 1];
+	uint32_t   *seen = g->pseen[p],
+			   *wbeg = g->pwbeg[p],
+			   *wend = g->pwend[p],
+			   *want = g->want;
+	uint64_t	remaining = g->pwanted[p];
+
+	for (uint32_t start = g->pb[p]; start < end && remaining > 0; start += GUM_BLOCK)
+	{
+		uint32_t	idx[GUM_BLOCK];
+		uint32_t	nb = end - start < GUM_BLOCK ? end - start : GUM_BLOCK;
+
+		gindex_block(sc->m, g->col, start, nb, idx);
+		for (uint32_t i = 0; i < nb; i++)
+		{
+			uint32_t	k = idx[i];
+			uint32_t   *sk = seen + 2 * k;
+			uint32_t	o = sk[0]++;
+
+			if (o == sk[1])
+			{
+				uint32_t	q = wbeg[k];
+
+				do
+				{
+					want[q++] = start + i;
+					remaining--;
+				} while (q < wend[k] && want[q] == o);
+				wbeg[k] = q;
+				sk[1] = q < wend[k] ? want[q] : UINT32_MAX;
+			}
+		}
+	}
+	sc->left = remaining;
+	return NULL;
+}
+
+/* ---------- moving rows, with incremental counts ---------- */
+
+/*
+ * The moves of one visit are independent of each other: every destination is a distinct pool
+ * row, and a duplicate's source lies in an under-full cell, which loses no row, so no source is
+ * ever overwritten during the visit.  Part p's thread carries out the moves whose destination
+ * row is in part p, and so changes only part p's rows and part p's counts: the threads share no
+ * written memory (but for cache lines of columns, byte-disjoint).  The result does not depend on
+ * the number of parts or threads: no randomness is drawn while moving.
+ *
+ * A row change reads the row's codes once into vold / vnew (indexed by column), so that the cells
+ * of every marginal concerned are computed from two small arrays that stay in L1, not from the
+ * column arrays (one cache line per column per row).
+ */
+typedef struct mover
+{
+	gum		   *g;
+	const gmarg *m;
+	uint32_t	part;
+	uint32_t	from,			/* moves mvpart[part][from .. to) */
+				to;
+	uint16_t   *vold,
+			   *vnew;
+} mover;
+
+static inline void
+update_counts(mover *w, const uint32_t *list, uint32_t nlist)
+{
+	gum		   *g = w->g;
+	uint32_t  **cntp = g->cntp + (size_t) w->part * g->nm;
+	const uint16_t *vo = w->vold,
+			   *vn = w->vnew;
+
 	for (uint32_t i = 0; i < nlist; i++)
 	{
-		gmarg	   *mm = &g->m[list[i]];
-		uint32_t	now = gindex(mm, g->col, row);
+		const gmarg *mm = &g->m[list[i]];
+		uint32_t   *cnt = cntp[list[i]];
+		uint32_t	io = 0,
+					in = 0;
 
-		if (now != g->oldidx[i])
+		for (uint32_t k = 0; k < mm->nattrs; k++)
 		{
-			mm->cnt[g->oldidx[i]]--;
-			mm->cnt[now]++;
+			uint32_t	a = mm->attrs[k];
+
+			io += mm->strides[k] * vo[a];
+			in += mm->strides[k] * vn[a];
 		}
+		/* branch-free: the two cells differ about half the time, unpredictably */
+		cnt[io]--;
+		cnt[in]++;
 	}
 }
 
 /* "replace": overwrite row's values of m's columns with the codes of cell k. */
 static void
-do_replace(gum *g, const gmarg *m, uint32_t row, const uint16_t *codes)
+do_replace(mover *w, uint32_t row, uint32_t k)
 {
-	cells_before(g, m->nbr, m->nnbr, row);
+	gum		   *g = w->g;
+	const gmarg *m = w->m;
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[m->comp];
+	uint32_t	ncc = g->comp_cols_off[m->comp + 1] - g->comp_cols_off[m->comp];
+
+	/* the neighbours of m only read columns of m's component */
+	for (uint32_t i = 0; i < ncc; i++)
+		w->vold[cc[i]] = w->vnew[cc[i]] = g->col[cc[i]][row];
 	for (uint32_t a = 0; a < m->nattrs; a++)
-		g->col[m->attrs[a]][row] = codes[a];
-	cells_after(g, m->nbr, m->nnbr, row);
+	{
+		uint16_t	code = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
+
+		w->vnew[m->attrs[a]] = code;
+		g->col[m->attrs[a]][row] = code;
+	}
+	update_counts(w, m->nbr, m->nnbr);
 }
 
 /* "duplicate": copy src's values of every column of m's component into row. */
 static void
-do_duplicate(gum *g, const gmarg *m, uint32_t row, uint32_t src)
+do_duplicate(mover *w, uint32_t row, uint32_t src)
 {
-	const uint32_t *ml = g->comp_margs + g->comp_margs_off[m->comp];
-	uint32_t	nml = g->comp_margs_off[m->comp + 1] - g->comp_margs_off[m->comp];
+	gum		   *g = w->g;
+	const uint32_t comp = w->m->comp;
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
+	uint32_t	ncc = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp];
+	const uint32_t *pp = g->comp_pairs + 4 * (size_t) g->comp_pairs_off[comp],
+			   *pend = g->comp_pairs + 4 * (size_t) g->comp_pairs_off[comp + 1];
+	uint32_t  **cntp = g->cntp + (size_t) w->part * g->nm;
+	const uint16_t *vo = w->vold,
+			   *vn = w->vnew;
 
-	cells_before(g, ml, nml, row);
-	for (uint32_t i = g->comp_cols_off[m->comp]; i < g->comp_cols_off[m->comp + 1]; i++)
+	for (uint32_t i = 0; i < ncc; i++)
 	{
-		uint16_t   *c = g->col[g->comp_cols[i]];
+		uint16_t   *c = g->col[cc[i]];
 
-		c[row] = c[src];
+		w->vold[cc[i]] = c[row];
+		w->vnew[cc[i]] = c[src];
 	}
-	cells_after(g, ml, nml, row);
+	for (uint32_t i = 0; i < ncc; i++)
+		g->col[cc[i]][row] = w->vnew[cc[i]];
+	/* the 2-way marginals (most of them), then the others */
+	for (; pp < pend; pp += 4)
+	{
+		uint32_t   *cnt = cntp[pp[3]];
+
+		cnt[pp[2] * vo[pp[0]] + vo[pp[1]]]--;
+		cnt[pp[2] * vn[pp[0]] + vn[pp[1]]]++;
+	}
+	update_counts(w, g->comp_multi + g->comp_multi_off[comp],
+				  g->comp_multi_off[comp + 1] - g->comp_multi_off[comp]);
+}
+
+/* The moves of one part, prefetching the rows of the moves a few places ahead. */
+static void *
+run_moves(void *arg)
+{
+	mover	   *w = arg;
+	gum		   *g = w->g;
+	const uint32_t *list = g->mvpart[w->part];
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[w->m->comp];
+	uint32_t	ncc = g->comp_cols_off[w->m->comp + 1] - g->comp_cols_off[w->m->comp];
+
+	for (uint32_t j = w->from; j < w->to; j++)
+	{
+		uint32_t	i = list[j];
+
+		if (j + GUM_PREFETCH < w->to)
+		{
+			uint32_t	ia = list[j + GUM_PREFETCH],
+						ra = g->want[ia];
+
+			if (g->mvdup[ia])
+			{
+				uint32_t	sa = g->mvarg[ia];
+
+				for (uint32_t c = 0; c < ncc; c++)
+				{
+					const uint16_t *col = g->col[cc[c]];
+
+					__builtin_prefetch(col + ra, 1);
+					__builtin_prefetch(col + sa, 0);
+				}
+			}
+			else
+				for (uint32_t c = 0; c < ncc; c++)
+					__builtin_prefetch(g->col[cc[c]] + ra, 1);
+		}
+		if (g->mvdup[i])
+			do_duplicate(w, g->want[i], g->mvarg[i]);
+		else
+			do_replace(w, g->want[i], g->mvarg[i]);
+	}
+	return NULL;
 }
 
 /* ---------- one visit of one marginal ---------- */
 
-static void
+/* Returns 0, or -1 when the progress callback cancelled (a heartbeat between chunks of moves). */
+static int
 visit(gum *g, gmarg *m, double alpha, double r)
 {
 	const uint32_t C = m->ncells;
 	double		sum_gain = 0,
 				lmax = 0;
 	uint32_t	nover = 0;
+	const uint32_t P = g->nparts;
+	uint32_t   *tot = g->tot;
 	uint64_t	G,
 				pos = 0,
-				remaining,
 				p;
 
+	total_counts(g, m, tot);
 	/* classify cells and the continuous gains */
 	for (uint32_t k = 0; k < C; k++)
 	{
-		double		c = m->cnt[k],
+		double		c = tot[k],
 					t = m->tgt[k];
 
 		if (t > c)
 		{
 			g->cls[k] = CELL_UNDER;
-			g->x[k] = m->cnt[k] > 0 ? fmin(t - c, alpha * c) : fmin(alpha * t, t);
+			g->x[k] = tot[k] > 0 ? fmin(t - c, alpha * c) : fmin(alpha * t, t);
 			sum_gain += g->x[k];
 		}
 		else
@@ -499,7 +747,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 	if ((double) G > floor(lmax + 0.5))
 		G = (uint64_t) floor(lmax + 0.5);
 	if (G == 0 || nover == 0)
-		return;
+		return 0;
 	G = cum_round(g->x, C, G, NULL, g->gain);
 
 	/* losses: beta by bisection so that sum min(s - a, beta * s) = G, then exact rounding */
@@ -519,7 +767,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 				for (uint32_t i = 0; i < nover; i++)
 				{
 					uint32_t	k = g->over[i];
-					double		c = m->cnt[k];
+					double		c = tot[k];
 
 					l += fmin(c - m->tgt[k], mid * c);
 				}
@@ -538,7 +786,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		for (uint32_t i = 0; i < nover; i++)
 		{
 			uint32_t	k = g->over[i];
-			double		c = m->cnt[k];
+			double		c = tot[k];
 
 			g->x[k] = fmin(c - m->tgt[k], beta * c);
 		}
@@ -548,7 +796,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 				g->x[k] = 0;
 	}
 	{
-		uint64_t	L = cum_round(g->x, C, G, m->cnt, g->lose);
+		uint64_t	L = cum_round(g->x, C, G, tot, g->lose);
 
 		if (L < G)
 		{
@@ -567,7 +815,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		}
 	}
 	if (G == 0)
-		return;
+		return 0;
 
 	/* wanted ordinals: losses of the over-full cells first (the pool), then duplicate sources */
 	for (uint32_t k = 0; k < C; k++)
@@ -582,13 +830,13 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		if (g->lose[k] == 0)
 			continue;
 		g->wbeg[k] = (uint32_t) pos;
-		sample_distinct_sorted(g->rng, m->cnt[k], g->lose[k], g->want + pos);
+		sample_distinct_sorted(g->rng, tot[k], g->lose[k], g->want + pos);
 		pos += g->lose[k];
 		g->wend[k] = (uint32_t) pos;
 	}
 	for (uint32_t k = 0; k < C; k++)
 	{
-		if (g->cls[k] != CELL_UNDER || g->gain[k] == 0 || m->cnt[k] == 0)
+		if (g->cls[k] != CELL_UNDER || g->gain[k] == 0 || tot[k] == 0)
 			continue;
 		g->dup[k] = (uint32_t) floor(r * g->gain[k] + 0.5);
 		if (g->dup[k] > g->gain[k])
@@ -596,75 +844,123 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		if (g->dup[k] == 0)
 			continue;
 		g->wbeg[k] = (uint32_t) pos;
-		sample_sorted(g->rng, m->cnt[k], g->dup[k], g->want + pos);
+		sample_sorted(g->rng, tot[k], g->dup[k], g->want + pos);
 		pos += g->dup[k];
 		g->wend[k] = (uint32_t) pos;
 	}
 
-	/* one pass: find the rows holding the wanted ordinals (overwriting the ordinals in place) */
+	/*
+	 * Find the rows holding the wanted ordinals, each part on its own thread.  The ordinals of a
+	 * cell count its rows in row order, and the parts are consecutive, so ordinal o of cell k lies
+	 * in part p when off_p <= o < off_p + cnt[p][k] (off_p: the cell's rows in the parts before
+	 * p); it is made local to the part.  The rows found are the same whatever the parts.
+	 */
+	for (uint32_t q = 0; q < P; q++)
+		g->pwanted[q] = 0;
 	for (uint32_t k = 0; k < C; k++)
 	{
-		g->seen[2 * k] = 0;
-		g->seen[2 * k + 1] = g->wbeg[k] < g->wend[k] ? g->want[g->wbeg[k]] : UINT32_MAX;
-	}
-	remaining = pos;
-	for (uint32_t start = 0; start < g->n && remaining > 0; start += GUM_BLOCK)
-	{
-		uint32_t	idx[GUM_BLOCK];
-		uint32_t	nb = g->n - start < GUM_BLOCK ? g->n - start : GUM_BLOCK;
+		uint32_t	w = g->wbeg[k],
+					off = 0;
 
-		gindex_block(m, g->col, start, nb, idx);
-		for (uint32_t i = 0; i < nb; i++)
+		for (uint32_t q = 0; q < P; q++)
 		{
-			uint32_t	k = idx[i];
-			uint32_t   *sk = g->seen + 2 * k;
-			uint32_t	o = sk[0]++;
+			uint32_t	lim = off + m->cnt[q][k],
+						b = w;
 
-			if (o == sk[1])
-			{
-				uint32_t	q = g->wbeg[k];
-
-				do
-				{
-					g->want[q++] = start + i;
-					remaining--;
-				} while (q < g->wend[k] && g->want[q] == o);
-				g->wbeg[k] = q;
-				sk[1] = q < g->wend[k] ? g->want[q] : UINT32_MAX;
-			}
+			while (w < g->wend[k] && g->want[w] < lim)
+				g->want[w++] -= off;
+			g->pwbeg[q][k] = b;
+			g->pwend[q][k] = w;
+			g->pwanted[q] += w - b;
+			g->pseen[q][2 * k] = 0;
+			g->pseen[q][2 * k + 1] = b < w ? g->want[b] : UINT32_MAX;
+			off = lim;
 		}
 	}
-	if (remaining > 0)
 	{
-		/* counts out of step with the table (a bug): resynchronise, change nothing */
-		recount(g, m);
-		return;
+		scanner		sc[DP_GUM_MAX_THREADS];
+		bool		lost = false;
+
+		for (uint32_t q = 0; q < P; q++)
+		{
+			sc[q].g = g;
+			sc[q].m = m;
+			sc[q].part = q;
+			sc[q].left = 0;
+		}
+		run_parallel(scan_part, sc, sizeof(scanner), P);
+		for (uint32_t q = 0; q < P; q++)
+			lost |= sc[q].left > 0;
+		if (lost)
+		{
+			/* counts out of step with the table (a bug): resynchronise, change nothing */
+			recount(g, m);
+			return 0;
+		}
 	}
 
 	/* the pool: rows lost by the over-full cells, in random order */
 	dp_prng_shuffle_u32(g->rng, g->want, (size_t) G);
 
-	/* hand the pool to the under-full cells */
+	/* hand the pool to the under-full cells: the move list, split by the part of its row */
 	p = 0;
 	{
 		uint64_t	srcpos = G;	/* duplicate sources follow the pool, cell by cell */
 
 		for (uint32_t k = 0; k < C; k++)
 		{
-			uint16_t	codes[DP_MARG_MAX_ATTRS];
 			uint32_t	rep;
 
 			if (g->cls[k] != CELL_UNDER || g->gain[k] == 0)
 				continue;
-			for (uint32_t a = 0; a < m->nattrs; a++)
-				codes[a] = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
 			rep = g->gain[k] - g->dup[k];
-			for (uint32_t j = 0; j < rep; j++)
-				do_replace(g, m, g->want[p++], codes);
-			for (uint32_t j = 0; j < g->dup[k]; j++)
-				do_duplicate(g, m, g->want[p++], g->want[srcpos++]);
+			for (uint32_t j = 0; j < rep; j++, p++)
+			{
+				g->mvdup[p] = 0;
+				g->mvarg[p] = k;
+			}
+			for (uint32_t j = 0; j < g->dup[k]; j++, p++)
+			{
+				g->mvdup[p] = 1;
+				g->mvarg[p] = g->want[srcpos++];
+			}
 		}
 	}
+	for (uint32_t q = 0; q < P; q++)
+		g->nmvpart[q] = 0;
+	for (uint32_t i = 0; i < (uint32_t) G; i++)
+	{
+		uint32_t	row = g->want[i],
+					q = 0;
+
+		while (row >= g->pb[q + 1])
+			q++;
+		g->mvpart[q][g->nmvpart[q]++] = i;
+	}
+
+	/* the moves, in chunks with a heartbeat between them (a cancel never waits for a visit) */
+	for (uint32_t done = 0; done < (uint32_t) G; done += GUM_MOVE_CHUNK)
+	{
+		mover		w[DP_GUM_MAX_THREADS];
+		uint32_t	upto = (uint32_t) G - done < GUM_MOVE_CHUNK ? (uint32_t) G : done + GUM_MOVE_CHUNK;
+
+		for (uint32_t q = 0; q < P; q++)
+		{
+			w[q].g = g;
+			w[q].m = m;
+			w[q].part = q;
+			/* this chunk's share of part q's moves, in proportion */
+			w[q].from = (uint32_t) ((uint64_t) g->nmvpart[q] * done / G);
+			w[q].to = (uint32_t) ((uint64_t) g->nmvpart[q] * upto / G);
+			w[q].vold = g->vold + (size_t) q * g->vstride;
+			w[q].vnew = g->vnew + (size_t) q * g->vstride;
+		}
+		run_parallel(run_moves, w, sizeof(mover), P);
+		if (upto < (uint32_t) G && g->prm->progress &&
+			g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---------- setup ---------- */
@@ -709,6 +1005,7 @@ dp_gum_default_params(dp_gum_params *p)
 	p->iterations = 200;
 	p->alpha0 = 1.0;
 	p->tolerance = 1e-4;
+	p->threads = 1;
 	p->progress = NULL;
 	p->progress_arg = NULL;
 }
@@ -884,9 +1181,11 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		if (m->ncells > maxcells)
 			maxcells = m->ncells;
 		m->tgt = galloc(g, sizeof(double) * m->ncells);
-		m->cnt = galloc(g, sizeof(uint32_t) * m->ncells);
-		if (!m->tgt || !m->cnt)
+		if (!m->tgt)
 			return -2;
+		for (uint32_t q = 0; q < g->nparts; q++)
+			if ((m->cnt[q] = galloc(g, sizeof(uint32_t) * m->ncells)) == NULL)
+				return -2;
 		for (uint32_t k = 0; k < m->ncells; k++)
 			s += t->cells[k] > 0 ? t->cells[k] : 0;
 		if (!(s > 0) || !isfinite(s))
@@ -915,18 +1214,28 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		}
 	g->comp_cols_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
 	g->comp_margs_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
+	g->comp_pairs_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
+	g->comp_multi_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
 	g->comp_cols = gcalloc(g, ncols, sizeof(uint32_t));
 	g->comp_margs = gcalloc(g, g->nm ? g->nm : 1, sizeof(uint32_t));
-	if (!g->comp_cols_off || !g->comp_margs_off || !g->comp_cols || !g->comp_margs)
+	g->comp_pairs = gcalloc(g, 4 * (size_t) (g->nm ? g->nm : 1), sizeof(uint32_t));
+	g->comp_multi = gcalloc(g, g->nm ? g->nm : 1, sizeof(uint32_t));
+	g->cntp = gcalloc(g, (size_t) g->nparts * (g->nm ? g->nm : 1), sizeof(uint32_t *));
+	if (!g->comp_cols_off || !g->comp_margs_off || !g->comp_cols || !g->comp_margs ||
+		!g->comp_pairs_off || !g->comp_multi_off || !g->comp_pairs || !g->comp_multi || !g->cntp)
 		return -2;
 	{
 		uint32_t	ci = 0,
-					mi = 0;
+					mi = 0,
+					np = 0,
+					nmu = 0;
 
 		for (uint32_t comp = 0; comp < ncomp; comp++)
 		{
 			g->comp_cols_off[comp] = ci;
 			g->comp_margs_off[comp] = mi;
+			g->comp_pairs_off[comp] = np;
+			g->comp_multi_off[comp] = nmu;
 			for (uint32_t c = 0; c < ncols; c++)
 			{
 				bool		covered = false;
@@ -939,15 +1248,33 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 					g->comp_cols[ci++] = c;
 			}
 			for (uint32_t i = 0; i < g->nm; i++)
-				if (comp_of_col[uf_find(uf_parent, g->m[i].attrs[0])] == comp)
+			{
+				gmarg	   *mm = &g->m[i];
+
+				if (comp_of_col[uf_find(uf_parent, mm->attrs[0])] != comp)
+					continue;
+				mm->comp = comp;
+				g->comp_margs[mi++] = i;
+				if (mm->nattrs == 2)
 				{
-					g->m[i].comp = comp;
-					g->comp_margs[mi++] = i;
+					g->comp_pairs[4 * np + 0] = mm->attrs[0];
+					g->comp_pairs[4 * np + 1] = mm->attrs[1];
+					g->comp_pairs[4 * np + 2] = mm->strides[0];
+					g->comp_pairs[4 * np + 3] = i;
+					np++;
 				}
+				else
+					g->comp_multi[nmu++] = i;
+			}
 		}
 		g->comp_cols_off[ncomp] = ci;
 		g->comp_margs_off[ncomp] = mi;
+		g->comp_pairs_off[ncomp] = np;
+		g->comp_multi_off[ncomp] = nmu;
 	}
+	for (uint32_t q = 0; q < g->nparts; q++)
+		for (uint32_t j = 0; j < g->nm; j++)
+			g->cntp[(size_t) q * g->nm + j] = g->m[j].cnt[q];
 	/* neighbours: marginals sharing a column */
 	for (uint32_t i = 0; i < g->nm; i++)
 	{
@@ -969,7 +1296,6 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	}
 
 	/* ---- scratch ---- */
-	g->seen = galloc(g, sizeof(uint32_t) * 2 * (size_t) maxcells);
 	g->wbeg = galloc(g, sizeof(uint32_t) * maxcells);
 	g->wend = galloc(g, sizeof(uint32_t) * maxcells);
 	g->gain = galloc(g, sizeof(uint32_t) * maxcells);
@@ -979,14 +1305,31 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	g->cls = galloc(g, maxcells);
 	g->x = galloc(g, sizeof(double) * maxcells);
 	g->want = galloc(g, sizeof(uint32_t) * 2 * (size_t) (n ? n : 1));
-	g->oldidx = galloc(g, sizeof(uint32_t) * (g->nm ? g->nm : 1));
+	/* each thread's scratch on cache lines of its own (no false sharing) */
+	g->vstride = (ncols + 63) / 32 * 32;
+	g->vold = gcalloc(g, (size_t) g->nparts * g->vstride, sizeof(uint16_t));
+	g->vnew = gcalloc(g, (size_t) g->nparts * g->vstride, sizeof(uint16_t));
+	g->tot = galloc(g, sizeof(uint32_t) * maxcells);
+	if (!g->vold || !g->vnew || !g->tot)
+		return -2;
+	for (uint32_t q = 0; q < g->nparts; q++)
+	{
+		g->pseen[q] = galloc(g, sizeof(uint32_t) * 2 * (size_t) maxcells);
+		g->pwbeg[q] = galloc(g, sizeof(uint32_t) * maxcells);
+		g->pwend[q] = galloc(g, sizeof(uint32_t) * maxcells);
+		g->mvpart[q] = galloc(g, sizeof(uint32_t) * (size_t) (g->pb[q + 1] - g->pb[q] + 1));
+		if (!g->pseen[q] || !g->pwbeg[q] || !g->pwend[q] || !g->mvpart[q])
+			return -2;
+	}
+	g->mvarg = galloc(g, sizeof(uint32_t) * (size_t) (n ? n : 1));
+	g->mvdup = galloc(g, (size_t) (n ? n : 1));
 	fi = galloc(g, sizeof(frac_idx) * maxsize);
 	cntbuf = galloc(g, sizeof(uint32_t) * (maxsize + 1));
 	codecnt = galloc(g, sizeof(uint32_t) * maxsize);
 	wbuf = galloc(g, sizeof(double) * maxsize);
 	order = galloc(g, sizeof(uint32_t) * (g->nm ? g->nm : 1));
-	if (!g->seen || !g->wbeg || !g->wend || !g->gain || !g->lose || !g->dup ||
-		!g->over || !g->cls || !g->x || !g->want || !g->oldidx || !fi || !cntbuf || !codecnt || !wbuf ||
+	if (!g->wbeg || !g->wend || !g->gain || !g->lose || !g->dup ||
+		!g->over || !g->cls || !g->x || !g->want || !g->vold || !g->vnew || !g->mvarg || !g->mvdup || !fi || !cntbuf || !codecnt || !wbuf ||
 		!order)
 		return -2;
 
@@ -1042,7 +1385,9 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			}
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
-				visit(g, &g->m[order[i]], alpha, r);
+				g->iter = t;
+				if (visit(g, &g->m[order[i]], alpha, r) != 0)
+					return -1;
 				/* one visit is one pass over the rows: a cancel must not wait for a whole iteration */
 				if (prm->progress && prm->progress(prm->progress_arg, t, prm->iterations, -1) != 0)
 					return -1;
@@ -1167,6 +1512,13 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 	g.ncols = ncols;
 	g.sizes = sizes;
 	g.rng = rng;
+	g.prm = params;
+	/* one part per thread; a small table is one part (threads would cost more than they save) */
+	g.nparts = params->threads < 1 ? 1 : params->threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : params->threads;
+	if (n < GUM_PAR_MIN_ROWS)
+		g.nparts = 1;
+	for (uint32_t q = 0; q <= g.nparts; q++)
+		g.pb[q] = (uint32_t) (n * q / g.nparts);
 	rc = gum_run(&g, targets, ntargets, params);
 	gfree_all(&g);
 	if (rc == 0)

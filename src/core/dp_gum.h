@@ -59,11 +59,20 @@
 #include "dp_marg.h"
 #include "dp_prng.h"
 
+#define DP_GUM_MAX_THREADS 4
+
 typedef struct dp_gum_params
 {
 	uint32_t	iterations;		/* T, default 200 */
 	double		alpha0;			/* initial step, default 1.0 (alpha_t = alpha0 * 0.84^floor(t/20)) */
 	double		tolerance;		/* early stop (see above); default 1e-4; < 0: never */
+	/*
+	 * Threads that carry out the row moves of a visit (1..DP_GUM_MAX_THREADS; default 1).  The
+	 * rows produced do not depend on it.  Helper threads block every signal, touch only memory
+	 * allocated beforehand, and are joined at the end of each visit, before the progress callback
+	 * runs (see make_moves in dp_gum.c).
+	 */
+	uint32_t	threads;
 	/*
 	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; never
 	 * called when no target is iterated, e.g. a tree of 2-way targets, which is all appended).

@@ -80,7 +80,6 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	double		rho3 = p->rho * PUBLISH_SHARE;
 	double		sigma1;
 	dp_codes	merged;
-	dp_codes	synth_merged;
 	double	   *scores = NULL;
 	uint8_t    *selected = NULL;
 	uint32_t	(*sets)[DP_MARG_MAX_ATTRS];
@@ -239,54 +238,101 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	out->total = dp_consist(margs, nmargs, 100);
 	out->seconds[DP_PHASE_CONSIST] = now() - t0;
 
-	/* ---- 8. GUM ---- */
+	/* ---- 8-9. GUM, and merged codes split back (post-processing, dp_privsyn_sample) ---- */
 	t0 = now();
 	PROGRESS(DP_PHASE_GUM, 0);
-	nrows = p->rows ? p->rows : (uint64_t) llround(fmax(out->total, 0));
+	out->margs = margs;
+	out->nmargs = nmargs;
+	nrows = p->rows ? p->rows : dp_privsyn_default_rows(out);
+	{
+		int			rc = dp_privsyn_sample(out, d, sizes, nrows, &p->gum, rng, c.alloc, c.free_fn, &out->synth);
+
+		if (rc != 0)
+			return rc;
+	}
+	out->seconds[DP_PHASE_GUM] = now() - t0;
+	PROGRESS(DP_PHASE_GUM, 1);
+	return 0;
+}
+
+uint64_t
+dp_privsyn_default_rows(const dp_privsyn_result *model)
+{
+	return (uint64_t) llround(fmax(model->total, 0));
+}
+
+int
+dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
+				  const dp_gum_params *gum, dp_prng *rng, void *(*alloc) (size_t),
+				  void (*free_fn) (void *), dp_codes *synth)
+{
+	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	dp_codes	synth_merged;
+
+	memset(synth, 0, sizeof(*synth));
+	if (d == 0 || model->nmargs == 0 || !model->merged_sizes || !model->code_map || !model->oneway_noisy)
+		return -2;
+	for (uint32_t j = 0; j < d; j++)
+	{
+		if (sizes[j] == 0 || model->merged_sizes[j] == 0 || model->merged_sizes[j] > sizes[j])
+			return -2;
+		for (uint32_t k = 0; k < sizes[j]; k++)
+			if (model->code_map[j][k] >= model->merged_sizes[j])
+				return -2;
+	}
+	dp_marg_set_allocator(c.alloc, c.free_fn);
+
+	/* ---- GUM on the model's marginals, over merged codes ---- */
 	if (dp_codes_init(&synth_merged, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
 		return -2;
 	if (nrows > 0)
 	{
-		int			rc = dp_gum_run(margs, nmargs, d, out->merged_sizes, nrows, &p->gum, rng, &synth_merged);
+		int			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, gum, rng,
+									&synth_merged);
 
 		if (rc != 0)
+		{
+			dp_codes_free(&synth_merged);
 			return rc == -1 ? -1 : -2;
+		}
 	}
-	out->seconds[DP_PHASE_GUM] = now() - t0;
 
-	/* ---- 9. split merged codes back, in proportion to their released one-way counts ---- */
-	if (dp_codes_init(&out->synth, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
+	/* ---- split merged codes back, in proportion to their released one-way counts ---- */
+	if (dp_codes_init(synth, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
+	{
+		dp_codes_free(&synth_merged);
 		return -2;
+	}
 	for (uint32_t j = 0; j < d; j++)
 	{
 		/* per merged code: its members and their cumulative weights */
-		uint32_t	ms = out->merged_sizes[j];
+		uint32_t	ms = model->merged_sizes[j];
+		const uint16_t *map = model->code_map[j];
 		uint32_t   *first = zalloc(&c, sizeof(uint32_t) * (ms + 1));
 		uint32_t   *members = zalloc(&c, sizeof(uint32_t) * sizes[j]);
 		double	   *cum = zalloc(&c, sizeof(double) * sizes[j]);
+		uint32_t   *fill = zalloc(&c, sizeof(uint32_t) * ms);
 
+		if (!first || !members || !cum || !fill)
+			return -2;
 		for (uint32_t k = 0; k < sizes[j]; k++)
-			first[out->code_map[j][k] + 1]++;
+			first[map[k] + 1]++;
 		for (uint32_t g = 0; g < ms; g++)
 			first[g + 1] += first[g];
+		for (uint32_t k = 0; k < sizes[j]; k++)
 		{
-			uint32_t   *fill = zalloc(&c, sizeof(uint32_t) * ms);
+			uint32_t	g = map[k];
 
-			for (uint32_t k = 0; k < sizes[j]; k++)
-			{
-				uint32_t	g = out->code_map[j][k];
-
-				members[first[g] + fill[g]++] = k;
-			}
-			c.free_fn(fill);
+			members[first[g] + fill[g]++] = k;
 		}
+		c.free_fn(fill);
 		for (uint32_t g = 0; g < ms; g++)
 		{
 			double		acc = 0;
 
 			for (uint32_t i = first[g]; i < first[g + 1]; i++)
 			{
-				acc += fmax(out->oneway_noisy[j][members[i]], 0);
+				acc += fmax(model->oneway_noisy[j][members[i]], 0);
 				cum[i] = acc;
 			}
 		}
@@ -311,16 +357,13 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 				else
 					pick = lo + (uint32_t) dp_prng_below(rng, hi - lo);
 			}
-			out->synth.col[j][i] = (uint16_t) members[pick];
+			synth->col[j][i] = (uint16_t) members[pick];
 		}
 		c.free_fn(first);
 		c.free_fn(members);
 		c.free_fn(cum);
 	}
-	out->synth.nrows = nrows;
+	synth->nrows = nrows;
 	dp_codes_free(&synth_merged);
-	out->margs = margs;
-	out->nmargs = nmargs;
-	PROGRESS(DP_PHASE_GUM, 1);
 	return 0;
 }

@@ -82,4 +82,24 @@ int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privs
 						   dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
 						   dp_privsyn_result *out);
 
+/*
+ * The released model alone (margs, nmargs, total, merged_sizes, code_map, oneway_noisy of a
+ * dp_privsyn_result, as dp_privsyn_run leaves them or as they are read back from storage) is all
+ * that synthesis needs.  dp_privsyn_sample draws nrows synthetic rows from it into synth (which it
+ * initialises; release it with dp_codes_free): GUM on the model's marginals over merged codes
+ * (params gum, NULL for the defaults), then every merged code split back among its member codes in
+ * proportion to their released (non-negative) one-way counts, uniformly if they are all zero.
+ * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
+ * its randomness is rng only, and the same model, nrows and rng state give the same rows.
+ * dp_privsyn_run calls it for its own synthetic rows, so a stored model sampled again is drawn
+ * exactly as the original synthesis was.  Returns 0, -1 if GUM's progress callback cancelled, -2
+ * on invalid input (a code_map entry out of range, no marginal, ...) or allocation failure.
+ */
+int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
+							  uint64_t nrows, const dp_gum_params *gum, dp_prng *rng,
+							  void *(*alloc) (size_t), void (*free_fn) (void *), dp_codes *synth);
+
+/* The default number of synthetic rows: the model's consistent noisy total, rounded, >= 0. */
+uint64_t	dp_privsyn_default_rows(const dp_privsyn_result *model);
+
 #endif

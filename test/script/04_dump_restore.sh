@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pg_dump / pg_restore keep a table's protection: the budget, what was spent, the domains and
-# the ledger follow the table to its new OID (catalog keys are regclass, not raw OIDs).
+# the ledger follow the table to its new OID (catalog keys are regclass, not raw OIDs); so do the
+# stored models, which sample the same rows after the restore.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 SRC=dpsynth_dump_src
 DST=dpsynth_dump_dst
@@ -14,7 +15,11 @@ SELECT dp_protect('t', epsilon => 2);
 SELECT dp_declare('t', 'g', categories => ARRAY['a', 'b']);
 SELECT dp_declare('t', 'n', lower => 0, upper => 49, bins => 5);
 SELECT count(*) FROM dp_marginal('t', ARRAY['g', 'n'], epsilon => 0.5);
+SELECT model_id FROM dp_synthesize('t', epsilon => 0.5, target => 'copy');
 SQL
+model=$(q $SRC "SELECT max(model_id) FROM dp_models")
+q $SRC "SELECT rows_written FROM dp_sample($model, seed => 5, target => 'sample_src')" >/dev/null
+sample_src=$(q $SRC "SELECT md5(string_agg(s::text, ';' ORDER BY s::text)) FROM sample_src s")
 spent=$(q $SRC "SELECT rho_spent FROM dpsynth.budgets")
 dump=$(mktemp)
 pg_dump -Fc -d $SRC -f "$dump"
@@ -26,7 +31,11 @@ rm -f "$dump"
 is "$(q $DST "SELECT relid = 't'::regclass FROM dpsynth.budgets")" t "the budget belongs to the restored table"
 is "$(q $DST "SELECT rho_spent FROM dpsynth.budgets")" "$spent" "what was spent is restored"
 is "$(q $DST "SELECT count(*) FROM dpsynth.domains WHERE relid = 't'::regclass")" 2 "the domains follow the table"
-is "$(q $DST "SELECT count(*) FROM dpsynth.ledger")" 1 "the ledger is restored"
+is "$(q $DST "SELECT count(*) FROM dpsynth.ledger")" 2 "the ledger is restored"
+is "$(q $DST "SELECT table_name = 't'::regclass FROM dp_models WHERE model_id = $model")" t "the model follows the table"
+q $DST "SELECT rows_written FROM dp_sample($model, seed => 5, target => 'sample_dst')" >/dev/null
+is "$(q $DST "SELECT md5(string_agg(s::text, ';' ORDER BY s::text)) FROM sample_dst s")" "$sample_src" \
+	"the restored model samples the same rows with the same seed"
 is "$(q $DST "SELECT count(*) FROM dp_marginal('t', ARRAY['g', 'n'], epsilon => 0.5)")" 15 "releases work on the restored table (3 x 5 cells)"
 is "$(q $DST "SELECT rho_spent > $spent FROM dpsynth.budgets")" t "and are charged to the restored budget"
 psql -X -q -d postgres -c "DROP DATABASE $SRC" -c "DROP DATABASE $DST"

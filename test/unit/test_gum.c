@@ -27,7 +27,6 @@
 #include "unit.h"
 
 static bool quick = false;
-static const char *argv0 = "";
 
 static double
 now_s(void)
@@ -552,199 +551,7 @@ test_alloc_failures(void)
 
 /* ---------- the real Adult table ---------- */
 
-#define ADULT_COLS 15
-#define MAX_BINS 32
-
-typedef struct acol
-{
-	char		name[64];
-	bool		categorical;
-	long		lower,
-				upper;
-	uint32_t	nbins;
-	char		values[64][64];
-	uint32_t	nvalues;
-	uint32_t	size;
-} acol;
-
-static char *
-slurp(const char *path)
-{
-	FILE	   *f = fopen(path, "rb");
-	long		len;
-	char	   *buf;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t) len + 1);
-	if (fread(buf, 1, (size_t) len, f) != (size_t) len)
-	{
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	buf[len] = 0;
-	fclose(f);
-	return buf;
-}
-
-static char *
-find_data(const char *file)
-{
-	char		path[4096];
-	const char *slash = strrchr(argv0, '/');
-	char	   *s;
-
-	/* test/unit/bin/test_gum -> ../../../data/adult */
-	if (slash)
-	{
-		snprintf(path, sizeof(path), "%.*s/../../../data/adult/%s", (int) (slash - argv0), argv0, file);
-		if ((s = slurp(path)) != NULL)
-			return s;
-	}
-	snprintf(path, sizeof(path), "data/adult/%s", file);
-	return slurp(path);
-}
-
-/* the domain of one column from domain.json (one column per line, as bundled) */
-static bool
-parse_domain(const char *json, acol *c)
-{
-	char		key[80];
-	const char *p,
-			   *eol,
-			   *q;
-
-	snprintf(key, sizeof(key), "\"%s\":", c->name);
-	p = strstr(json, key);
-	if (p == NULL)
-		return false;
-	eol = strchr(p, '\n');
-	if (eol == NULL)
-		eol = p + strlen(p);
-	c->categorical = (q = strstr(p, "\"categorical\"")) != NULL && q < eol;
-	if (c->categorical)
-	{
-		q = strstr(p, "\"values\"");
-		if (q == NULL || q > eol)
-			return false;
-		q = strchr(q, '[');
-		c->nvalues = 0;
-		while (q && q < eol && *q != ']')
-		{
-			const char *a = strchr(q, '"'),
-					   *b;
-
-			if (a == NULL || a > eol)
-				break;
-			b = strchr(a + 1, '"');
-			snprintf(c->values[c->nvalues++], 64, "%.*s", (int) (b - a - 1), a + 1);
-			q = b + 1;
-			while (*q == ',' || *q == ' ')
-				q++;
-		}
-		c->size = c->nvalues + 1;	/* + NULL / unknown */
-	}
-	else
-	{
-		q = strstr(p, "\"lower\":");
-		if (q == NULL || q > eol)
-			return false;
-		c->lower = strtol(q + 8, NULL, 10);
-		q = strstr(p, "\"upper\":");
-		if (q == NULL || q > eol)
-			return false;
-		c->upper = strtol(q + 8, NULL, 10);
-		c->nbins = (uint32_t) (c->upper - c->lower + 1 < MAX_BINS ? c->upper - c->lower + 1 : MAX_BINS);
-		c->size = c->nbins;
-	}
-	return true;
-}
-
-static uint16_t
-encode(const acol *c, const char *v)
-{
-	if (c->categorical)
-	{
-		for (uint32_t i = 0; i < c->nvalues; i++)
-			if (strcmp(v, c->values[i]) == 0)
-				return (uint16_t) i;
-		return (uint16_t) c->nvalues;
-	}
-	else
-	{
-		long		x = strtol(v, NULL, 10);
-		double		w = (double) (c->upper - c->lower + 1) / c->nbins;
-		long		b;
-
-		if (x < c->lower)
-			x = c->lower;
-		if (x > c->upper)
-			x = c->upper;
-		b = (long) floor((double) (x - c->lower) / w);
-		if (b >= (long) c->nbins)
-			b = c->nbins - 1;
-		return (uint16_t) b;
-	}
-}
-
-/* loads Adult into t (at most maxrows rows); returns false if the files are missing */
-static bool
-load_adult(dp_codes *t, acol *cols, uint32_t *sizes, uint64_t maxrows)
-{
-	char	   *csv = find_data("adult_train.csv"),
-			   *json = find_data("domain.json"),
-			   *line,
-			   *save = NULL;
-	uint32_t	nc = 0;
-	bool		ok = true;
-
-	if (csv == NULL || json == NULL)
-	{
-		free(csv);
-		free(json);
-		return false;
-	}
-	line = strtok_r(csv, "\n", &save);
-	/* header */
-	{
-		char	   *f,
-				   *s2 = NULL;
-
-		for (f = strtok_r(line, ",", &s2); f && nc < ADULT_COLS; f = strtok_r(NULL, ",", &s2))
-		{
-			memset(&cols[nc], 0, sizeof(acol));
-			snprintf(cols[nc].name, sizeof(cols[nc].name), "%s", f);
-			ok &= parse_domain(json, &cols[nc]);
-			sizes[nc] = cols[nc].size;
-			nc++;
-		}
-	}
-	ok &= nc == ADULT_COLS;
-	dp_codes_init(t, ADULT_COLS, 40000, NULL, NULL, NULL);
-	while (ok && (line = strtok_r(NULL, "\n", &save)) != NULL && t->nrows < maxrows)
-	{
-		uint16_t	row[ADULT_COLS];
-		char	   *p = line;
-
-		for (uint32_t j = 0; j < ADULT_COLS; j++)
-		{
-			char	   *comma = strchr(p, ',');
-
-			if (comma)
-				*comma = 0;
-			row[j] = encode(&cols[j], p);
-			p = comma ? comma + 1 : p + strlen(p);
-		}
-		dp_codes_append(t, row);
-	}
-	free(csv);
-	free(json);
-	return ok;
-}
+#include "adult_data.h"
 
 /* pairs by column name */
 static const char *adult_pairs[][2] = {
@@ -880,6 +687,84 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 	free_targets(tg, nt);
 }
 
+/*
+ * The rows do not depend on the number of threads (parts): Adult tiled to 120,000 rows (above the
+ * size at which GUM cuts the table into parts), 12 iterations, seed 7, with 1, 2 and 3 threads.
+ * Also heartbeats between chunks of moves: in the first iteration over 600,000 rows, visits move
+ * more rows than one chunk, so there are more heartbeats than visits (at most one per target).
+ */
+static int
+count_beats_then_cancel(void *arg, uint32_t iter, uint32_t iters, double err)
+{
+	(void) iter;
+	(void) iters;
+	if (err < 0)
+	{
+		++*(int *) arg;
+		return 0;
+	}
+	return 1;					/* the end of the first iteration */
+}
+
+static void
+test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
+{
+	const uint64_t n = 120000;
+	dp_marg		tg[ADULT_COLS + NPAIRS];
+	uint32_t	nt = 0;
+	dp_codes	out[3];
+	bool		same = true;
+	int			beats = 0,
+				rc;
+
+	for (uint32_t i = 0; i < NPAIRS; i++)
+	{
+		uint32_t	a[2] = {col_of(cols, adult_pairs[i][0]), col_of(cols, adult_pairs[i][1])};
+
+		exact_marg(&tg[nt++], src, 2, a, sizes);
+	}
+	add_one_ways(tg, &nt, src, sizes);
+	for (uint32_t t = 0; t < 3; t++)
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+
+		dp_gum_default_params(&p);
+		p.iterations = 12;
+		p.threads = t + 1;
+		dp_prng_seed(&rng, 7);
+		dp_codes_init(&out[t], ADULT_COLS, 0, NULL, NULL, NULL);
+		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out[t]);
+		unit_check(rc == 0 && out[t].nrows == n, "threads %u: GUM runs on %llu rows (rc %d)", t + 1,
+				   (unsigned long long) n, rc);
+	}
+	for (uint32_t t = 1; t < 3; t++)
+		for (uint32_t j = 0; j < ADULT_COLS && same; j++)
+			same = out[t].nrows == n && memcmp(out[0].col[j], out[t].col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "1, 2 and 3 threads give the same rows under the same seed");
+	for (uint32_t t = 0; t < 3; t++)
+		dp_codes_free(&out[t]);
+
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+		dp_codes	o;
+
+		dp_gum_default_params(&p);
+		p.threads = 2;
+		p.progress = count_beats_then_cancel;
+		p.progress_arg = &beats;
+		dp_prng_seed(&rng, 7);
+		dp_codes_init(&o, ADULT_COLS, 0, NULL, NULL, NULL);
+		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, 600000, &p, &rng, &o);
+		unit_check(rc == -1 && o.nrows == 0 && beats > (int) NPAIRS,
+				   "heartbeats within visits: %d in the first iteration over 600,000 rows, > %u targets; cancelled (rc %d)",
+				   beats, NPAIRS, rc);
+		dp_codes_free(&o);
+	}
+	free_targets(tg, nt);
+}
+
 static void
 test_adult(void)
 {
@@ -897,6 +782,8 @@ test_adult(void)
 	unit_check(quick ? src.nrows == 3000 : src.nrows == 32561, "Adult: %llu rows loaded",
 			   (unsigned long long) src.nrows);
 	run_adult(&src, cols, sizes, src.nrows, !quick, quick ? "Adult (first 3000 rows)" : "Adult");
+	if (!quick)
+		test_threads(&src, cols, sizes);
 
 	if (getenv("DPSYNTH_GUM_BENCH") && !quick)
 	{

@@ -1,0 +1,657 @@
+/*
+ * model.c - the released model of a dp_synthesize call: stored in dpsynth.models, loaded back by
+ * dp_sample, exported as JSON by dp_model_json (README.md documents the format).
+ *
+ * What a model holds, and why each part may be stored and shown (PRIVACY.md):
+ *   - the source's schema facts: column names, types, NOT NULL, CHECK constraints, and the
+ *     owner's column policies (treatment, "other" value): public;
+ *   - the public domain of every synthesized column (declared, from the type or the schema, or
+ *     released by a charged DP discovery and already shown in dp_domains): public;
+ *   - one_way_noisy: the noisy one-way counts PrivSyn released (discrete Gaussian, 0.1 rho);
+ *   - merged_code: the rare-value merge, a function of those noisy counts only;
+ *   - marginals: the consistent, non-negative marginals, post-processing of the noisy one-way
+ *     and selected marginals (their attribute sets are chosen from noisy InDif scores; their rho
+ *     is the public publication split);
+ *   - noisy_total: their consistent total.
+ * All of it is the output of the charged release or post-processing of it, so storing it and
+ * sampling from it again cost nothing.  Nothing computed from the rows without noise is stored:
+ * no exact count, no raw value, not the (noisy) InDif scores, not the timings.
+ */
+#include "synthesize.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "common/shortest_dec.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_type.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+
+#include "dp_marg.h"
+
+#define MODEL_FORMAT	"dpsynth-model"
+#define MODEL_VERSION	1
+
+/* ---------------------------------------------------------------------------------------
+ * To JSON
+ * --------------------------------------------------------------------------------------- */
+
+static void
+json_str(StringInfo b, const char *s)
+{
+	if (s)
+		escape_json(b, s);
+	else
+		appendStringInfoString(b, "null");
+}
+
+/* A double exactly: the shortest decimal that reads back as the same double (whatever
+ * extra_float_digits says); null if not finite (never the case for a released count). */
+static void
+json_num(StringInfo b, double x)
+{
+	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+	if (!isfinite(x))
+	{
+		appendStringInfoString(b, "null");
+		return;
+	}
+	double_to_shortest_decimal_buf(x, buf);
+	appendStringInfoString(b, buf);
+}
+
+/* A type's name as it is stored: schema-qualified, except for pg_catalog's types (the names are
+ * read back with search_path pinned to pg_catalog). */
+static const char *
+qualified_type(Oid typid, int32 typmod)
+{
+	char	   *name = format_type_extended(typid, typmod, FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+
+	if (strncmp(name, "pg_catalog.", 11) == 0)
+		return name + 11;
+	return name;
+}
+
+static void
+json_domain(StringInfo b, const OutColumn *oc)
+{
+	const dp_domain *d = oc->domain;
+
+	appendStringInfoString(b, "{\"kind\": ");
+	if (d->kind == DP_DOMAIN_CATEGORIES)
+	{
+		appendStringInfoString(b, "\"categories\", \"values\": [");
+		for (uint32 c = 0; c < d->nvalues; c++)
+		{
+			if (c)
+				appendStringInfoString(b, ", ");
+			json_str(b, pnstrdup(d->map.labels[c], d->map.lens[c]));
+		}
+		appendStringInfoChar(b, ']');
+	}
+	else if (d->kind == DP_DOMAIN_INT_BINS)
+	{
+		appendStringInfoString(b, "\"integer_bins\", \"edges\": [");
+		for (uint32 c = 0; c <= d->nvalues; c++)
+			appendStringInfo(b, "%s" INT64_FORMAT, c ? ", " : "", (int64) d->iedges[c]);
+		appendStringInfoChar(b, ']');
+		if (oc->basetype == DATEOID)
+			appendStringInfoString(b, ", \"unit\": \"days since 2000-01-01\"");
+		else if (oc->basetype == TIMESTAMPOID || oc->basetype == TIMESTAMPTZOID)
+			appendStringInfoString(b, ", \"unit\": \"microseconds since 2000-01-01 00:00:00 (UTC for timestamptz)\"");
+	}
+	else
+	{
+		appendStringInfoString(b, "\"real_bins\", \"edges\": [");
+		for (uint32 c = 0; c <= d->nvalues; c++)
+		{
+			if (c)
+				appendStringInfoString(b, ", ");
+			json_num(b, d->edges[c]);
+		}
+		appendStringInfoChar(b, ']');
+	}
+	appendStringInfo(b, ", \"null_cell\": %s}", d->has_null_cell ? "true" : "false");
+}
+
+char *
+dpsynth_model_json(const DpModel *m)
+{
+	StringInfoData b;
+	const dp_privsyn_result *r = &m->res;
+	int			nestlevel = dpsynth_pin_output_settings();	/* labels of dates, times */
+	ListCell   *lc;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "{\"format\": \"%s\", \"version\": %d, \"method\": \"PrivSyn (DenseMarg + GUM)\", \"source\": ",
+					 MODEL_FORMAT, MODEL_VERSION);
+	json_str(&b, m->relname);
+	appendStringInfoString(&b, ", \"noisy_total\": ");
+	json_num(&b, r->total);
+	appendStringInfo(&b, ", \"default_rows\": " UINT64_FORMAT ", \"one_way_marginals\": %u, \"k_way_marginals\": %u, "
+					 "\"merged_codes\": %u",
+					 dp_privsyn_default_rows(r), r->n_oneway, r->n_kway, r->merged_codes);
+
+	appendStringInfoString(&b, ",\n \"columns\": [");
+	for (int i = 0; i < m->nout; i++)
+	{
+		const OutColumn *oc = &m->out[i];
+
+		appendStringInfoString(&b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+		json_str(&b, oc->name);
+		appendStringInfoString(&b, ", \"type\": ");
+		json_str(&b, qualified_type(oc->typid, oc->typmod));
+		appendStringInfoString(&b, ", \"base_type\": ");
+		json_str(&b, qualified_type(oc->basetype, -1));
+		appendStringInfo(&b, ", \"not_null\": %s, \"treatment\": \"%s\"", oc->notnull ? "true" : "false",
+						 oc->treatment);
+		if (oc->kind == OUT_SYNTH)
+		{
+			int			j = oc->synth;
+			DpColumn	labeller;
+
+			appendStringInfo(&b, ", \"index\": %d, \"codes\": %u, \"domain\": ", j, m->sizes[j]);
+			json_domain(&b, oc);
+			appendStringInfoString(&b, ", \"other\": ");
+			json_str(&b, oc->other);
+			/* every code's label, as dp_marginal shows it; the NULL cell's is null */
+			memset(&labeller, 0, sizeof(labeller));
+			labeller.typid = oc->basetype;
+			labeller.domain = *oc->domain;
+			appendStringInfoString(&b, ", \"labels\": [");
+			for (uint32 c = 0; c < m->sizes[j]; c++)
+			{
+				bool		isnull;
+				Datum		label = dpsynth_code_label(&labeller, (dp_code) c, &isnull);
+
+				if (c)
+					appendStringInfoString(&b, ", ");
+				json_str(&b, isnull ? NULL : TextDatumGetCString(label));
+			}
+			appendStringInfoString(&b, "], \"one_way_noisy\": [");
+			for (uint32 c = 0; c < m->sizes[j]; c++)
+			{
+				if (c)
+					appendStringInfoString(&b, ", ");
+				json_num(&b, r->oneway_noisy[j][c]);
+			}
+			appendStringInfoString(&b, "], \"merged_code\": [");
+			for (uint32 c = 0; c < m->sizes[j]; c++)
+				appendStringInfo(&b, "%s%u", c ? ", " : "", (unsigned) r->code_map[j][c]);
+			appendStringInfo(&b, "], \"merged_codes\": %u", r->merged_sizes[j]);
+		}
+		appendStringInfoChar(&b, '}');
+	}
+
+	appendStringInfoString(&b, "],\n \"marginals\": [");
+	for (uint32 k = 0; k < r->nmargs; k++)
+	{
+		const dp_marg *mg = &r->margs[k];
+
+		appendStringInfoString(&b, k ? ",\n  {\"columns\": [" : "\n  {\"columns\": [");
+		for (uint32 a = 0; a < mg->nattrs; a++)
+		{
+			const char *name = NULL;
+
+			for (int i = 0; i < m->nout; i++)
+				if (m->out[i].kind == OUT_SYNTH && m->out[i].synth == (int) mg->attrs[a])
+					name = m->out[i].name;
+			if (a)
+				appendStringInfoString(&b, ", ");
+			json_str(&b, name);
+		}
+		appendStringInfoString(&b, "], \"attrs\": [");
+		for (uint32 a = 0; a < mg->nattrs; a++)
+			appendStringInfo(&b, "%s%u", a ? ", " : "", mg->attrs[a]);
+		appendStringInfoString(&b, "], \"sizes\": [");
+		for (uint32 a = 0; a < mg->nattrs; a++)
+			appendStringInfo(&b, "%s%u", a ? ", " : "", mg->sizes[a]);
+		appendStringInfoString(&b, "], \"rho\": ");
+		json_num(&b, mg->rho);
+		appendStringInfoString(&b, ", \"cells\": [");
+		for (uint64 c = 0; c < mg->ncells; c++)
+		{
+			if (c)
+				appendStringInfoString(&b, ", ");
+			json_num(&b, mg->cells[c]);
+		}
+		appendStringInfoString(&b, "]}");
+	}
+
+	appendStringInfoString(&b, "],\n \"checks\": [");
+	foreach(lc, m->checks)
+	{
+		char	   *name = pstrdup(lfirst(lc));
+		char	   *expr = strchr(name, '\n');
+
+		*expr++ = '\0';
+		appendStringInfoString(&b, foreach_current_index(lc) ? ", {\"name\": " : "{\"name\": ");
+		json_str(&b, name);
+		appendStringInfoString(&b, ", \"expression\": ");
+		json_str(&b, expr);
+		appendStringInfoChar(&b, '}');
+	}
+	appendStringInfoString(&b, "]}");
+	AtEOXact_GUC(false, nestlevel);
+	return b.data;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The catalog
+ * --------------------------------------------------------------------------------------- */
+
+int64
+dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, int64 units,
+					const DpModel *m, const char *json)
+{
+	Oid			user = GetUserId();
+	char	   *rolname = GetUserNameFromId(user, false);
+	uint64		cells = 0;
+	DpOwnerSwitch sw;
+	Oid			argtypes[13] = {OIDOID, TEXTOID, INT8OID, OIDOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID,
+	FLOAT8OID, INT4OID, INT4OID, INT8OID, TEXTOID};
+	Datum		values[13];
+	bool		isnull;
+	int64		id;
+
+	for (uint32 k = 0; k < m->res.nmargs; k++)
+		cells += m->res.margs[k].ncells;
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = CStringGetTextDatum(m->relname);
+	values[2] = Int64GetDatum(ledger_id);
+	values[3] = ObjectIdGetDatum(user);
+	values[4] = CStringGetTextDatum(rolname);
+	values[5] = Float8GetDatum(epsilon);
+	values[6] = Float8GetDatum(delta);
+	values[7] = Int64GetDatum(units);
+	values[8] = Float8GetDatum(m->res.total);
+	values[9] = Int32GetDatum(m->ncols);
+	values[10] = Int32GetDatum((int32) m->res.n_kway);
+	values[11] = Int64GetDatum((int64) cells);
+	values[12] = CStringGetTextDatum(json);
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("INSERT INTO dpsynth.models (budget_id, relid, relname, ledger_id, created_by, "
+							  "created_by_name, epsilon, delta, rho, noisy_total, columns, k_way_marginals, cells, model) "
+							  "SELECT b.id, $1, $2, $3, $4, $5, $6, $7, dpsynth._units_rho($8), $9, $10, $11, $12, $13::jsonb "
+							  "FROM dpsynth.budgets b WHERE b.relid = $1 RETURNING id",
+							  13, argtypes, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "could not store the model of table %u", relid);
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	return id;
+}
+
+static void
+corrupt(int64 model_id, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("model " INT64_FORMAT " is invalid: %s", model_id, what)));
+}
+
+/* An array column of an SPI row; NULL if the array or an element is NULL. */
+static Datum *
+row_array(HeapTuple tup, TupleDesc desc, int col, Oid elemtype, int *n)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+	Datum	   *elems;
+	bool	   *nulls;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	*n = 0;
+	if (isnull)
+		return NULL;
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(d), elemtype, typlen, typbyval, typalign, &elems, &nulls, n);
+	for (int i = 0; i < *n; i++)
+		if (nulls[i])
+			return NULL;
+	return elems;
+}
+
+static char *
+row_text(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/* Resolves a stored type name; raises if the type is gone. */
+static void
+resolve_type(OutColumn *oc, const char *type, const char *base_type, int64 model_id)
+{
+	Oid			typid;
+	int32		typmod;
+	int32		basetypmod;
+
+	parseTypeString(type, &typid, &typmod, true);
+	if (!OidIsValid(typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("type %s of column \"%s\" of model " INT64_FORMAT " does not exist any more", type, oc->name,
+						model_id),
+				 errhint("A sample is made with the column types the model was made with; create the type again, or synthesize anew.")));
+	oc->typid = typid;
+	oc->typmod = typmod;
+	basetypmod = typmod;
+	oc->basetype = getBaseTypeAndTypmod(typid, &basetypmod);
+	if (strcmp(qualified_type(oc->basetype, -1), base_type) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("type %s of column \"%s\" of model " INT64_FORMAT " is now based on %s, not %s", type,
+						oc->name, model_id, format_type_be(oc->basetype), base_type),
+				 errhint("The type changed since the model was made; synthesize anew.")));
+}
+
+DpModel *
+dpsynth_model_load(int64 model_id, DpModelMeta *meta)
+{
+	Oid			invoker = GetUserId();
+	MemoryContext caller_cxt = CurrentMemoryContext;
+	MemoryContext old;
+	DpOwnerSwitch sw;
+	DpModel    *m = palloc0(sizeof(DpModel));
+	dp_privsyn_result *r = &m->res;
+	Datum		model;
+	bool		isnull;
+	char	  **types;
+	char	  **base_types;
+	int			nsynth = 0;
+
+	meta->model_id = model_id;
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the row, if it exists and the invoker may use it (dpsynth._model_access raises otherwise) */
+	{
+		Oid			argtypes[2] = {OIDOID, INT8OID};
+		Datum		values[2] = {ObjectIdGetDatum(invoker), Int64GetDatum(model_id)};
+		HeapTuple	tup;
+		TupleDesc	desc;
+
+		if (SPI_execute_with_args("SELECT m.ledger_id, m.epsilon, m.delta, m.relname, m.model, "
+								  "(m.model->>'noisy_total')::float8, (m.model->>'one_way_marginals')::int4, "
+								  "(m.model->>'k_way_marginals')::int4, (m.model->>'merged_codes')::int4, "
+								  "m.model->>'format', (m.model->>'version')::int4 "
+								  "FROM dpsynth._model_access($1, $2) m",
+								  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not read model " INT64_FORMAT, model_id);
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		old = MemoryContextSwitchTo(caller_cxt);
+		meta->ledger_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		meta->epsilon = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+		meta->delta = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+		meta->relname = row_text(tup, desc, 4);
+		m->relname = meta->relname;
+		model = SPI_datumTransfer(SPI_getbinval(tup, desc, 5, &isnull), false, -1);
+		r->total = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
+		if (isnull)
+			corrupt(model_id, "no noisy_total");
+		r->n_oneway = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
+		r->n_kway = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
+		r->merged_codes = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
+		{
+			char	   *format = row_text(tup, desc, 10);
+			int			version = DatumGetInt32(SPI_getbinval(tup, desc, 11, &isnull));
+
+			if (!format || strcmp(format, MODEL_FORMAT) != 0 || isnull || version != MODEL_VERSION)
+				corrupt(model_id, "unknown format or version");
+		}
+		MemoryContextSwitchTo(old);
+	}
+
+	/* the columns */
+	{
+		Oid			argtypes[1] = {JSONBOID};
+		Datum		values[1] = {model};
+
+		if (SPI_execute_with_args("SELECT c->>'name', c->>'type', c->>'base_type', (c->>'not_null')::boolean, "
+								  "c->>'treatment', (c->>'index')::int4, c->'domain'->>'kind', "
+								  "(c->'domain'->>'null_cell')::boolean, dpsynth._jtexts(c->'domain'->'values'), "
+								  "CASE WHEN c->'domain'->>'kind' = 'integer_bins' THEN dpsynth._jints(c->'domain'->'edges') END, "
+								  "CASE WHEN c->'domain'->>'kind' = 'real_bins' THEN dpsynth._jnums(c->'domain'->'edges') END, "
+								  "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code') "
+								  "FROM jsonb_array_elements($1->'columns') WITH ORDINALITY x(c, i) ORDER BY i",
+								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the columns of model " INT64_FORMAT, model_id);
+		old = MemoryContextSwitchTo(caller_cxt);
+		m->nout = (int) SPI_processed;
+		if (m->nout < 1 || m->nout > MaxHeapAttributeNumber)
+			corrupt(model_id, "no columns");
+		m->out = palloc0(sizeof(OutColumn) * m->nout);
+		types = palloc0(sizeof(char *) * m->nout);
+		base_types = palloc0(sizeof(char *) * m->nout);
+		for (int i = 0; i < m->nout; i++)
+		{
+			char	   *t = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5);
+
+			if (t && strcmp(t, "synthesized") == 0)
+				nsynth++;
+		}
+		if (nsynth < 1)
+			corrupt(model_id, "no synthesized column");
+		m->ncols = nsynth;
+		m->sizes = palloc0(sizeof(uint32) * nsynth);
+		m->domains = palloc0(sizeof(dp_domain) * nsynth);
+		r->merged_sizes = palloc0(sizeof(uint32) * nsynth);
+		r->code_map = palloc0(sizeof(uint16 *) * nsynth);
+		r->oneway_noisy = palloc0(sizeof(double *) * nsynth);
+		for (int i = 0; i < m->nout; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			OutColumn  *oc = &m->out[i];
+			char	   *kind;
+			bool		null_cell;
+			int			j;
+
+			oc->name = row_text(tup, desc, 1);
+			types[i] = row_text(tup, desc, 2);
+			base_types[i] = row_text(tup, desc, 3);
+			oc->notnull = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+			oc->treatment = row_text(tup, desc, 5);
+			oc->scale = -1;
+			if (!oc->name || !types[i] || !base_types[i] || isnull || !oc->treatment)
+				corrupt(model_id, "a column without name, type or treatment");
+			if (strcmp(oc->treatment, "identifier") == 0)
+				oc->kind = OUT_IDENTIFIER;
+			else if (strcmp(oc->treatment, "excluded") == 0 || strcmp(oc->treatment, "not_selected") == 0)
+				oc->kind = OUT_NULL;
+			else if (strcmp(oc->treatment, "synthesized") == 0)
+				oc->kind = OUT_SYNTH;
+			else
+				corrupt(model_id, "unknown treatment");
+			if (oc->kind != OUT_SYNTH)
+				continue;
+
+			j = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
+			if (isnull || j < 0 || j >= nsynth || m->sizes[j] != 0)
+				corrupt(model_id, "synthesized columns are not numbered 0..n-1");
+			oc->synth = j;
+			oc->domain = &m->domains[j];
+			oc->other = row_text(tup, desc, 12);
+			kind = row_text(tup, desc, 7);
+			null_cell = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+			if (!kind || isnull)
+				corrupt(model_id, "a domain without kind");
+			if (strcmp(kind, "categories") == 0)
+			{
+				int			n;
+				Datum	   *vals = row_array(tup, desc, 9, TEXTOID, &n);
+				const char **labels = palloc(sizeof(char *) * Max(n, 1));
+				uint32	   *lens = palloc(sizeof(uint32) * Max(n, 1));
+				int32	   *slots = palloc(sizeof(int32) * dp_catmap_slots_needed(n));
+
+				if (!vals && n > 0)
+					corrupt(model_id, "a NULL category");
+				for (int c = 0; c < n; c++)
+				{
+					labels[c] = TextDatumGetCString(vals[c]);
+					lens[c] = strlen(labels[c]);
+				}
+				if (n >= DP_MAX_CODES ||
+					dp_domain_init_categories(&m->domains[j], labels, lens, n, slots, null_cell) != 0)
+					corrupt(model_id, "invalid categories");
+			}
+			else if (strcmp(kind, "integer_bins") == 0)
+			{
+				int			n;
+				Datum	   *e = row_array(tup, desc, 10, INT8OID, &n);
+				int64_t    *edges = palloc(sizeof(int64_t) * Max(n, 1));
+
+				for (int c = 0; c < n; c++)
+					edges[c] = DatumGetInt64(e[c]);
+				if (!e || n < 2 || dp_domain_init_int_edges(&m->domains[j], edges, n - 1, null_cell) != 0)
+					corrupt(model_id, "invalid integer bins");
+			}
+			else if (strcmp(kind, "real_bins") == 0)
+			{
+				int			n;
+				Datum	   *e = row_array(tup, desc, 11, FLOAT8OID, &n);
+				double	   *edges = palloc(sizeof(double) * Max(n, 1));
+
+				for (int c = 0; c < n; c++)
+					edges[c] = DatumGetFloat8(e[c]);
+				if (!e || n < 2 || dp_domain_init_real_edges(&m->domains[j], edges, n - 1, null_cell) != 0)
+					corrupt(model_id, "invalid real bins");
+			}
+			else
+				corrupt(model_id, "unknown domain kind");
+			m->sizes[j] = dp_domain_ncodes(&m->domains[j]);
+
+			/* the released one-way counts and the rare-value merge */
+			{
+				int			n1,
+							n2;
+				Datum	   *oneway = row_array(tup, desc, 13, FLOAT8OID, &n1);
+				Datum	   *map = row_array(tup, desc, 14, INT8OID, &n2);
+				bool	   *used;
+
+				if (!oneway || !map || n1 != (int) m->sizes[j] || n2 != (int) m->sizes[j])
+					corrupt(model_id, "one-way counts or merge do not match the domain");
+				r->oneway_noisy[j] = palloc(sizeof(double) * n1);
+				r->code_map[j] = palloc(sizeof(uint16) * n1);
+				for (int c = 0; c < n1; c++)
+				{
+					int64		g = DatumGetInt64(map[c]);
+
+					if (g < 0 || g >= n1)
+						corrupt(model_id, "a merged code out of range");
+					r->oneway_noisy[j][c] = DatumGetFloat8(oneway[c]);
+					r->code_map[j][c] = (uint16) g;
+					r->merged_sizes[j] = Max(r->merged_sizes[j], (uint32) g + 1);
+				}
+				/* every merged code has a member */
+				used = palloc0(sizeof(bool) * r->merged_sizes[j]);
+				for (int c = 0; c < n1; c++)
+					used[r->code_map[j][c]] = true;
+				for (uint32 g = 0; g < r->merged_sizes[j]; g++)
+					if (!used[g])
+						corrupt(model_id, "a merged code without members");
+			}
+		}
+		for (int j = 0; j < nsynth; j++)
+			if (m->sizes[j] == 0)
+				corrupt(model_id, "synthesized columns are not numbered 0..n-1");
+		MemoryContextSwitchTo(old);
+	}
+
+	/* the marginals, over merged codes */
+	{
+		Oid			argtypes[1] = {JSONBOID};
+		Datum		values[1] = {model};
+
+		if (SPI_execute_with_args("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells') "
+								  "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
+								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the marginals of model " INT64_FORMAT, model_id);
+		old = MemoryContextSwitchTo(caller_cxt);
+		if (SPI_processed < 1 || SPI_processed > (uint64) nsynth + DP_PRIVSYN_MAX_MARGS)
+			corrupt(model_id, "no marginals, or too many");
+		r->nmargs = (uint32) SPI_processed;
+		r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
+		dp_marg_set_allocator(dpsynth_core_alloc, dpsynth_core_free);
+		for (uint32 k = 0; k < r->nmargs; k++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[k];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			int			na,
+						nc;
+			Datum	   *attrs = row_array(tup, desc, 1, INT8OID, &na);
+			Datum	   *cells;
+			uint32		a[DP_MARG_MAX_ATTRS];
+			double		rho = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+
+			if (!attrs || na < 1 || na > DP_MARG_MAX_ATTRS)
+				corrupt(model_id, "a marginal without attributes");
+			for (int i = 0; i < na; i++)
+			{
+				int64		x = DatumGetInt64(attrs[i]);
+
+				if (x < 0 || x >= nsynth)
+					corrupt(model_id, "a marginal over an unknown column");
+				a[i] = (uint32) x;
+			}
+			if (dp_marg_init(&r->margs[k], (uint32) na, a, r->merged_sizes) != 0)
+				corrupt(model_id, "an invalid marginal");
+			cells = row_array(tup, desc, 3, FLOAT8OID, &nc);
+			if (!cells || (uint64) nc != r->margs[k].ncells)
+				corrupt(model_id, "a marginal's cells do not match its columns");
+			for (int c = 0; c < nc; c++)
+				r->margs[k].cells[c] = DatumGetFloat8(cells[c]);
+			r->margs[k].rho = isnull ? 0 : rho;
+		}
+		MemoryContextSwitchTo(old);
+	}
+
+	/* the source's CHECK constraints */
+	{
+		Oid			argtypes[1] = {JSONBOID};
+		Datum		values[1] = {model};
+
+		if (SPI_execute_with_args("SELECT c->>'name', c->>'expression' "
+								  "FROM jsonb_array_elements($1->'checks') WITH ORDINALITY x(c, i) ORDER BY i",
+								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the constraints of model " INT64_FORMAT, model_id);
+		old = MemoryContextSwitchTo(caller_cxt);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+			char	   *expr = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+
+			if (!name || !expr)
+				corrupt(model_id, "a CHECK constraint without name or expression");
+			m->checks = lappend(m->checks, psprintf("%s\n%s", name, expr));
+		}
+		MemoryContextSwitchTo(old);
+	}
+
+	/*
+	 * The column types, by the names the model recorded (the source may be gone or altered),
+	 * resolved with search_path pinned to pg_catalog as the names were written.
+	 */
+	old = MemoryContextSwitchTo(caller_cxt);
+	for (int i = 0; i < m->nout; i++)
+		resolve_type(&m->out[i], types[i], base_types[i], model_id);
+	MemoryContextSwitchTo(old);
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	return m;
+}

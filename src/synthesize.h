@@ -1,0 +1,108 @@
+/*
+ * synthesize.h - what dp_synthesize and dp_sample share (src/synthesize.c, src/model.c): the
+ * columns of a synthetic table, how their codes decode to values, and the released model.
+ *
+ * A model (DpModel) holds only released or public things: the source's schema facts (column
+ * names, types, NOT NULL, CHECK constraints, treatments), the public domains of the synthesized
+ * columns, and PrivSyn's released output (noisy one-way counts, the rare-value merge computed
+ * from them, the consistent marginals and the consistent noisy total).  Everything a synthetic
+ * table is made of is drawn from it: dp_synthesize from the model it has just released,
+ * dp_sample from a model stored in dpsynth.models, through the same functions.
+ */
+#ifndef DPSYNTH_SYNTHESIZE_H
+#define DPSYNTH_SYNTHESIZE_H
+
+#include "dpsynth.h"
+
+#include "nodes/pg_list.h"
+
+#include "dp_codes.h"
+#include "dp_privsyn.h"
+#include "dp_prng.h"
+
+typedef enum OutKind
+{
+	OUT_SYNTH,					/* synthesized from the model */
+	OUT_NULL,					/* excluded, or not selected: NULL */
+	OUT_IDENTIFIER				/* fresh values */
+} OutKind;
+
+/* A column of the synthetic table, in the source's column order. */
+typedef struct OutColumn
+{
+	char	   *name;
+	Oid			typid;			/* declared type (may be a domain) */
+	Oid			basetype;
+	int32		typmod;			/* the declared type's own typmod */
+	bool		notnull;
+	OutKind		kind;
+	/* why: "synthesized", "excluded" (the owner's policy), "not_selected" (columns => ...),
+	 * "identifier" (serial, identity, uuid or marked) */
+	const char *treatment;
+	int			synth;			/* OUT_SYNTH: index into the synthesized columns */
+	const dp_domain *domain;	/* OUT_SYNTH: the column's public domain */
+	const char *other;			/* the owner's value for a NOT NULL column's "other" cell, or NULL */
+	/* decoding (prepare_decoding) */
+	FmgrInfo	infunc;
+	Oid			ioparam;
+	Datum	   *category;		/* per code: the value, for category domains */
+	bool		has_other_value;
+	Datum		other_value;	/* `other` (or '') through the type's input function */
+	/* what a NOT NULL column's NULL/"other" cell becomes: other_value, a category's value
+	 * (fallback), or for bins a value drawn in the bin with the largest released one-way count
+	 * (fallback_code); computed from the model's released one-way counts */
+	Datum		fallback;
+	dp_code		fallback_code;
+	int			scale;			/* numeric scale, -1 if none */
+} OutColumn;
+
+typedef struct DpModel
+{
+	char	   *relname;		/* the source's name when the model was made */
+	int			nout;
+	OutColumn  *out;			/* every column of the synthetic table */
+	int			ncols;			/* synthesized columns */
+	uint32	   *sizes;			/* their numbers of codes */
+	dp_domain  *domains;		/* their domains, when loaded from the catalog (else borrowed) */
+	dp_privsyn_result res;		/* margs, nmargs, n_oneway, n_kway, total, merged_*, code_map,
+								 * oneway_noisy; res.synth is not part of the model */
+	List	   *checks;			/* the source's CHECK constraints: "name\nexpression" strings */
+} DpModel;
+
+/* What the catalog says about a stored model besides the model itself. */
+typedef struct DpModelMeta
+{
+	int64		model_id;
+	int64		ledger_id;
+	double		epsilon;
+	double		delta;
+	char	   *relname;
+} DpModelMeta;
+
+/* ---- synthesize.c ---- */
+
+/* Allocation hooks for the core: palloc (huge) in the current memory context. */
+extern void *dpsynth_core_alloc(Size n);
+extern void dpsynth_core_free(void *p);
+
+/* ---- model.c ---- */
+
+/* The model as JSON text (the format README.md documents). */
+extern char *dpsynth_model_json(const DpModel *m);
+
+/*
+ * Stores a model in dpsynth.models, in the caller's transaction, for the charge ledger_id on
+ * table relid; returns its id.
+ */
+extern int64 dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, int64 units,
+								 const DpModel *m, const char *json);
+
+/*
+ * Loads model_id for the current user: raises 42704 if there is no such model, 42501 if the
+ * user may not use it (only its creator, its table's owner and admins may), 42704 or 42804 if a
+ * column's type no longer exists or changed.  The returned model is ready to decode once
+ * prepare_decoding ran on its synthesized columns.
+ */
+extern DpModel *dpsynth_model_load(int64 model_id, DpModelMeta *meta);
+
+#endif							/* DPSYNTH_SYNTHESIZE_H */

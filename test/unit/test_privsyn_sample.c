@@ -1,0 +1,259 @@
+/*
+ * test_privsyn_sample.c - unit tests of dp_privsyn_sample (src/core/dp_privsyn.c): drawing
+ * synthetic rows again from a released PrivSyn model, as dp_sample does from a stored one.
+ *
+ * - dp_privsyn_run's own synthetic rows are exactly what dp_privsyn_sample draws from the model
+ *   it released with the same generator state (synthesis and sampling cannot diverge);
+ * - the same model, row count and seed give identical codes; another seed other codes;
+ * - the sampled rows reproduce the model's marginals (over merged codes) to a small normalised L1,
+ *   and the members of a merged rare code come back in proportion to their released counts;
+ * - any row count (0, 1, more than the model's total); invalid models are refused.
+ * The table: 6,000 rows of 4 dependent columns, one with rare values; a large rho (noise is
+ * small) so that the bars below test sampling, not noise.  The noise itself is libsodium's and
+ * unseeded, so these checks hold for any noise draw (the rare values are far below 3 sigma).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_codes.h"
+#include "dp_marg.h"
+#include "dp_privsyn.h"
+#include "dp_prng.h"
+#include "dp_random.h"
+#include "unit.h"
+
+#define NCOLS 4
+#define NROWS 6000
+
+static const uint32_t sizes[NCOLS] = {3, 5, 12, 4};
+
+/* a: 3 values; b depends on a; c (12 codes, the last 7 rare); d depends on b and c */
+static void
+make_table(dp_codes *t)
+{
+	dp_prng		p;
+	uint16_t	row[NCOLS];
+
+	dp_prng_seed(&p, 2024);
+	dp_codes_init(t, NCOLS, NROWS, NULL, NULL, NULL);
+	for (uint32_t i = 0; i < NROWS; i++)
+	{
+		row[0] = (uint16_t) dp_prng_below(&p, 3);
+		row[1] = (uint16_t) ((row[0] * 2 + dp_prng_below(&p, 2)) % 5);
+		row[2] = i < 7 ? (uint16_t) (5 + i) : (uint16_t) dp_prng_below(&p, 5);
+		row[3] = (uint16_t) ((row[1] + (row[2] % 2) + (dp_prng_below(&p, 10) == 0)) % 4);
+		dp_codes_append(t, row);
+	}
+}
+
+static bool
+same_codes(const dp_codes *x, const dp_codes *y)
+{
+	if (x->nrows != y->nrows || x->ncols != y->ncols)
+		return false;
+	for (uint32_t j = 0; j < x->ncols; j++)
+		if (x->nrows && memcmp(x->col[j], y->col[j], sizeof(uint16_t) * x->nrows) != 0)
+			return false;
+	return true;
+}
+
+/* the sampled rows in merged codes, to compare with the model's marginals */
+static void
+to_merged(const dp_privsyn_result *res, const dp_codes *s, dp_codes *out)
+{
+	dp_codes_init(out, NCOLS, s->nrows ? s->nrows : 1, NULL, NULL, NULL);
+	for (uint32_t j = 0; j < NCOLS; j++)
+		for (uint64_t i = 0; i < s->nrows; i++)
+			out->col[j][i] = res->code_map[j][s->col[j][i]];
+	out->nrows = s->nrows;
+}
+
+int
+main(void)
+{
+	dp_codes	data;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_prng		rng;
+	dp_codes	s1,
+				s2,
+				s3,
+				merged;
+	uint64_t	n;
+	int			rc;
+
+	if (dp_random_init() != 0)
+	{
+		printf("not ok 1 - libsodium\n1..1\n");
+		return 1;
+	}
+	make_table(&data);
+	dp_privsyn_default_params(&p);
+	p.rho = 5;
+	dp_prng_seed(&rng, 99);
+	memset(&res, 0, sizeof(res));
+	rc = dp_privsyn_run(&data, sizes, &p, &rng, NULL, NULL, &res);
+	unit_check(rc == 0 && res.nmargs == NCOLS + res.n_kway && res.n_kway >= 1,
+			   "dp_privsyn_run releases a model (%u one-way + %u k-way marginals)", res.n_oneway, res.n_kway);
+	unit_check(fabs(res.total - NROWS) < 20 && res.synth.nrows == dp_privsyn_default_rows(&res),
+			   "default rows: the consistent noisy total, %.1f", res.total);
+	unit_check(res.merged_sizes[2] < sizes[2] && res.merged_sizes[0] == sizes[0],
+			   "the rare values of column c are merged (%u merged codes of %u)", res.merged_sizes[2], sizes[2]);
+
+	/* 1. synthesis = sampling of the released model with the same generator state */
+	dp_prng_seed(&rng, 99);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, res.synth.nrows, &p.gum, &rng, NULL, NULL, &s1);
+	unit_check(rc == 0 && same_codes(&s1, &res.synth),
+			   "dp_privsyn_run's rows are dp_privsyn_sample's from its model, same seed (%llu rows)",
+			   (unsigned long long) s1.nrows);
+	dp_codes_free(&s1);
+
+	/* 2. same seed, same rows; another seed, other rows */
+	n = 5000;
+	dp_prng_seed(&rng, 7);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, NULL, NULL, &s1);
+	dp_prng_seed(&rng, 7);
+	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, NULL, NULL, &s2);
+	dp_prng_seed(&rng, 8);
+	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, NULL, NULL, &s3);
+	unit_check(rc == 0 && s1.nrows == n, "5,000 rows sampled three times");
+	unit_check(same_codes(&s1, &s2), "the same seed gives identical codes");
+	unit_check(!same_codes(&s1, &s3), "another seed gives other codes");
+
+	/* 3. the sample reproduces the model's marginals */
+	to_merged(&res, &s1, &merged);
+	{
+		double		worst = 0,
+					sum = 0;
+
+		for (uint32_t k = 0; k < res.nmargs; k++)
+		{
+			dp_marg		m;
+			double		e;
+
+			dp_marg_init(&m, res.margs[k].nattrs, res.margs[k].attrs, res.merged_sizes);
+			dp_marg_count(&m, &merged);
+			e = dp_marg_l1(&res.margs[k], &m, true);
+			sum += e;
+			worst = e > worst ? e : worst;
+			dp_marg_free(&m);
+		}
+		unit_diag("normalised L1 of the sample against the model: mean %.4f, worst %.4f over %u marginals",
+				  sum / res.nmargs, worst, res.nmargs);
+		unit_check(worst < 0.05, "every model marginal reproduced to L1 < 0.05 (worst %.4f)", worst);
+	}
+	dp_codes_free(&merged);
+
+	/* 4. a merged code's members: only those with a positive released count are drawn (the
+	 * proportions are checked on a hand-made model below) */
+	{
+		uint32_t	members[12] = {0};
+		uint32_t	g = 0;
+		bool		ok = true;
+		double		weight = 0;
+
+		for (uint32_t c = 0; c < sizes[2]; c++)
+			members[res.code_map[2][c]]++;
+		for (uint32_t k = 1; k < res.merged_sizes[2]; k++)
+			if (members[k] > members[g])
+				g = k;
+		for (uint32_t c = 0; c < sizes[2]; c++)
+			if (res.code_map[2][c] == g)
+				weight += fmax(res.oneway_noisy[2][c], 0);
+		/* (all weights zero: the members are drawn uniformly) */
+		for (uint64_t i = 0; i < s1.nrows; i++)
+			if (res.code_map[2][s1.col[2][i]] == g)
+				ok &= res.oneway_noisy[2][s1.col[2][i]] > 0 || weight == 0;
+		unit_check(members[g] >= 2 && ok,
+				   "a merged code of %u members: only members with a positive released count are drawn",
+				   members[g]);
+	}
+	dp_codes_free(&s1);
+	dp_codes_free(&s2);
+	dp_codes_free(&s3);
+
+	/* 5. row counts: none, one, more than the total */
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, 0, NULL, &rng, NULL, NULL, &s1);
+	unit_check(rc == 0 && s1.nrows == 0, "0 rows");
+	dp_codes_free(&s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, 1, NULL, &rng, NULL, NULL, &s1);
+	unit_check(rc == 0 && s1.nrows == 1, "1 row");
+	dp_codes_free(&s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, 3 * NROWS, NULL, &rng, NULL, NULL, &s1);
+	unit_check(rc == 0 && s1.nrows == 3 * NROWS, "three times the model's total");
+	{
+		bool		in_range = true;
+
+		for (uint32_t j = 0; j < NCOLS; j++)
+			for (uint64_t i = 0; i < s1.nrows; i++)
+				in_range &= s1.col[j][i] < sizes[j];
+		unit_check(in_range, "every code inside its column's domain");
+	}
+	dp_codes_free(&s1);
+
+	/* 5b. a model made by hand: the split of a merged code follows the released counts */
+	{
+		dp_privsyn_result hm;
+		static const uint32_t hsizes[2] = {4, 2};
+		uint32_t	hmerged[2] = {3, 2};
+		uint16_t	map_a[4] = {0, 0, 1, 2},
+					map_b[2] = {0, 1};
+		uint16_t   *maps[2] = {map_a, map_b};
+		double		one_a[4] = {300, 100, 300, 300},
+					one_b[2] = {500, 500};
+		double	   *ones[2] = {one_a, one_b};
+		dp_marg		margs[3];
+		uint32_t	a = 0,
+					b = 1,
+					ab[2] = {0, 1};
+		uint64_t	count[4] = {0};
+		static const double ab_cells[6] = {300, 100, 100, 200, 100, 200};
+
+		memset(&hm, 0, sizeof(hm));
+		dp_marg_init(&margs[0], 1, &a, hmerged);
+		dp_marg_init(&margs[1], 1, &b, hmerged);
+		dp_marg_init(&margs[2], 2, ab, hmerged);
+		margs[0].cells[0] = 400, margs[0].cells[1] = 300, margs[0].cells[2] = 300;
+		margs[1].cells[0] = 500, margs[1].cells[1] = 500;
+		memcpy(margs[2].cells, ab_cells, sizeof(ab_cells));
+		hm.margs = margs;
+		hm.nmargs = 3;
+		hm.n_oneway = 2;
+		hm.n_kway = 1;
+		hm.total = 1000;
+		hm.merged_sizes = hmerged;
+		hm.code_map = maps;
+		hm.oneway_noisy = ones;
+		dp_prng_seed(&rng, 1);
+		rc = dp_privsyn_sample(&hm, 2, hsizes, 20000, NULL, &rng, NULL, NULL, &s1);
+		for (uint64_t i = 0; i < s1.nrows; i++)
+			count[s1.col[0][i]]++;
+		unit_check(rc == 0 && s1.nrows == 20000, "a hand-made model is sampled");
+		unit_diag("merged code {0, 1} (released 300 : 100): drawn %llu : %llu",
+				  (unsigned long long) count[0], (unsigned long long) count[1]);
+		unit_check(fabs((double) count[0] / (count[0] + count[1]) - 0.75) < 0.02 &&
+				   fabs((count[0] + count[1]) / 20000.0 - 0.4) < 0.01,
+				   "its merged code is split 3 : 1 as released, and keeps its 40%% share");
+		dp_codes_free(&s1);
+		for (int k = 0; k < 3; k++)
+			dp_marg_free(&margs[k]);
+	}
+
+	/* 6. invalid models */
+	{
+		uint16_t	saved = res.code_map[1][0];
+
+		res.code_map[1][0] = (uint16_t) res.merged_sizes[1];
+		unit_check(dp_privsyn_sample(&res, NCOLS, sizes, 10, NULL, &rng, NULL, NULL, &s1) == -2,
+				   "a merged code out of range is refused");
+		res.code_map[1][0] = saved;
+		unit_check(dp_privsyn_sample(&res, 0, sizes, 10, NULL, &rng, NULL, NULL, &s1) == -2,
+				   "no columns is refused");
+	}
+	dp_codes_free(&data);
+	return unit_done();
+}
