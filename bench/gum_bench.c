@@ -23,6 +23,8 @@ static int
 on_gum(void *arg, uint32_t iter, uint32_t iters, double err)
 {
 	(void) iters;
+	if (err >= 0 && getenv("GUM_TRACE"))
+		fprintf(stderr, "iter %u err %.6f\n", iter, err);
 	if (err >= 0)
 	{
 		((Iters *) arg)->iters = iter;
@@ -86,6 +88,30 @@ main(int argc, char **argv)
 			   res.seconds[DP_PHASE_ONEWAY], res.seconds[DP_PHASE_SELECT], res.seconds[DP_PHASE_PUBLISH],
 			   res.seconds[DP_PHASE_CONSIST], res.seconds[DP_PHASE_GUM],
 			   it.iters ? res.seconds[DP_PHASE_GUM] / it.iters : 0.0);
+		if (rc == 0 && getenv("GUM_FIDELITY"))
+		{
+			/* mean 2-way TVD of the synthetic codes against the table's, over every pair */
+			double		tvd = 0;
+			uint32_t	npairs = 0;
+
+			for (uint32_t a = 0; a < ADULT_COLS; a++)
+				for (uint32_t b = a + 1; b < ADULT_COLS; b++)
+				{
+					double	   *x = calloc((size_t) sizes[a] * sizes[b], sizeof(double)),
+								d = 0;
+
+					for (uint64_t i = 0; i < big.nrows; i++)
+						x[big.col[a][i] * sizes[b] + big.col[b][i]] += 1.0 / (double) big.nrows;
+					for (uint64_t i = 0; i < res.synth.nrows; i++)
+						x[res.synth.col[a][i] * sizes[b] + res.synth.col[b][i]] -= 1.0 / (double) res.synth.nrows;
+					for (uint32_t k = 0; k < sizes[a] * sizes[b]; k++)
+						d += fabs(x[k]);
+					tvd += d / 2;
+					npairs++;
+					free(x);
+				}
+			printf("run %d: mean 2-way TVD against the table: %.5f\n", r + 1, tvd / npairs);
+		}
 		fflush(stdout);
 	}
 	return 0;

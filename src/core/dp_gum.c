@@ -1,10 +1,12 @@
 /*
  * dp_gum.c - GUM, PrivSyn's gradually update method (see dp_gum.h for the algorithm).
  *
- * Data structures.  The synthetic table is `out` itself (column-major uint16 codes).  Every
- * iterated marginal keeps its current integer cell counts, updated incrementally whenever a row
- * changes (the old and new cell of every marginal that touches a changed column), so the errors
- * that order the visits cost O(cells), not O(n).
+ * Data structures.  The synthetic table is `out` itself (column-major uint16 codes), or, while
+ * the iterations run, 8-bit copies of its core columns when every one has at most 256 codes (half
+ * the memory traffic; see dp_gum_kernels.h).  Every iterated marginal keeps its current integer
+ * cell counts, updated incrementally whenever a row changes (the old and new cell of every
+ * marginal that touches a changed column), so the errors that order the visits cost O(cells),
+ * not O(n).
  *
  * A visit of marginal M must pick rows uniformly inside cells.  Rather than sorting or bucketing
  * the rows by cell (O(n) memory per marginal to maintain, or O(n log n) per visit), a visit first
@@ -13,18 +15,25 @@
  * under-full cell that duplicates d rows, d ordinals drawn with replacement, sorted.  One
  * sequential pass over the rows then computes each row's cell of M (column by column over blocks
  * of rows, which vectorises), counts the rows seen per cell, and records a row when its ordinal in
- * its cell is the next wanted one.  The pass stops as soon as every wanted row is found.  Cost
- * per visit: O(n * |M|) sequential reads plus O(cells + rows moved), with 8 bytes per row of
- * work memory shared by all marginals (the wanted ordinals are overwritten in place by the rows
- * found).
+ * its cell is the next wanted one.  The pass stops as soon as every wanted row is found.
  *
- * Measured (gcc 12 -O2, one core of a shared 2-core VM): Adult, 32,561 rows, 18 iterated 2-way
- * targets: 200 iterations in 0.3-0.4 s, about 60% of it in the scan and 20% in the count updates
- * of moved rows (the scan runs at ~3.7 instructions per cycle: splitting it into interleaved row
- * ranges, to break the per-cell counter chains, added instructions and was slower, so it was
- * dropped); the default early stop ends after ~40 iterations (0.1 s).  1,000,000 rows drawn from
- * Adult, same targets: 200 iterations in 6-9 s, early stop in ~4 s, peak memory ~66 MB for the
- * whole test program.
+ * Parts and threads.  The rows are cut into `threads` parts of consecutive rows, and every
+ * marginal counts each part's rows separately.  A row change touches only its own part's counts,
+ * so this costs nothing more, and it makes a visit parallel without changing its result: the
+ * ordinals of a cell count its rows in row order, so a wanted ordinal falls in a known part, and
+ * each part's thread finds its own rows; then each part's thread carries out the moves whose
+ * destination row lies in its part (moves are independent: distinct destinations, and sources in
+ * under-full cells, which lose no row).  No counter or row is written by two threads, no
+ * randomness is drawn while they run, and the rows are the same whatever the number of threads
+ * (unit-tested).  Threads live for one pass and block every signal (see run_parallel).
+ *
+ * Measured (gcc 12 -O2, the 2-core VM; bench/gum_bench.c: Adult tiled to 1,000,000 rows, epsilon
+ * 1, 75 selected marginals, 45,827 cells): row changes were ~65% of the time and the pass ~15%,
+ * both memory-bound.  Reading a changed row's codes once into L1 (instead of recomputing every
+ * marginal's cell from the column arrays), flat 2-way updates, prefetching the rows of moves
+ * ahead, 8-bit working columns and a radix sort of the wanted ordinals took one iteration from
+ * ~0.49 s to ~0.3 s on one thread; two threads give 1.3-1.5x more on this VM (its two vCPUs
+ * share much).  The early stop usually ends 1M-row runs after 60-90 iterations, Adult after ~40.
  */
 #include "dp_gum.h"
 
@@ -63,10 +72,25 @@ typedef struct gmarg
 	double		err;			/* sum |count - tgt| / n */
 } gmarg;
 
+/* A 2-way marginal as a row change updates it: cell = stride * code[a0] + code[a1]. */
+typedef struct gpair
+{
+	uint32_t	a0,
+				a1,
+				stride;
+	uint32_t   *cnt;			/* the counts of one part */
+} gpair;
+
 typedef struct gum
 {
 	dp_codes   *out;
-	uint16_t  **col;
+	uint16_t  **col;			/* out's columns */
+	/*
+	 * The table GUM iterates on: out's columns, or (narrow) 8-bit copies of them when every
+	 * column has at most 256 codes; copied back before attribute appending.
+	 */
+	void	  **wcol;
+	bool		narrow;
 	uint32_t	n;
 	uint32_t	ncols;
 	const uint32_t *sizes;
@@ -85,6 +109,7 @@ typedef struct gum
 	 */
 	uint32_t   *comp_pairs_off;
 	uint32_t   *comp_pairs;
+	gpair	   *pairs[DP_GUM_MAX_THREADS];	/* comp_pairs with part p's count arrays */
 	uint32_t   *comp_multi_off;
 	uint32_t   *comp_multi;
 
@@ -118,6 +143,7 @@ typedef struct gum
 	 * with a copy of row mvarg[i] (mvdup[i]); mvpart[p] lists the moves whose row is in part p */
 	uint32_t   *mvarg;
 	uint8_t    *mvdup;
+	uint32_t   *sorttmp;		/* n: radix sort scratch */
 	uint32_t   *mvpart[DP_GUM_MAX_THREADS];
 	uint32_t	nmvpart[DP_GUM_MAX_THREADS];
 	uint16_t   *vold,			/* nparts * vstride: a changed row's codes before and after */
@@ -187,15 +213,6 @@ gfree_all(gum *g)
 }
 
 /* ---------- small helpers ---------- */
-
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32_t	x = *(const uint32_t *) a,
-				y = *(const uint32_t *) b;
-
-	return (x > y) - (x < y);
-}
 
 typedef struct frac_idx
 {
@@ -319,9 +336,62 @@ cum_round(const double *x, uint32_t m, uint64_t total, const uint32_t *cap, uint
 	return total - excess;
 }
 
-/* m distinct sorted values of [0, n), uniformly (m <= n). */
+/*
+ * Sorts a[0..m) ascending: insertion sort for a few values, else an LSD radix sort on 11-bit
+ * digits (as many passes as the largest value needs) through tmp (room for m values).
+ */
 static void
-sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst)
+sort_u32(uint32_t *a, uint32_t m, uint32_t *tmp)
+{
+	uint32_t	maxv = 0,
+				count[2048];
+	uint32_t   *src = a,
+			   *dst = tmp;
+
+	if (m < 64)
+	{
+		for (uint32_t i = 1; i < m; i++)
+		{
+			uint32_t	v = a[i],
+						j = i;
+
+			for (; j > 0 && a[j - 1] > v; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < m; i++)
+		if (a[i] > maxv)
+			maxv = a[i];
+	for (uint32_t shift = 0; shift < 32 && (maxv >> shift) != 0; shift += 11)
+	{
+		uint32_t	sum = 0,
+				   *t;
+
+		memset(count, 0, sizeof(count));
+		for (uint32_t i = 0; i < m; i++)
+			count[(src[i] >> shift) & 2047]++;
+		for (uint32_t d = 0; d < 2048; d++)
+		{
+			uint32_t	c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < m; i++)
+			dst[count[(src[i] >> shift) & 2047]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, sizeof(uint32_t) * m);
+}
+
+/* m distinct sorted values of [0, n), uniformly (m <= n); tmp: room for m values. */
+static void
+sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint32_t *tmp)
 {
 	uint32_t	have = 0;
 
@@ -342,7 +412,7 @@ sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst)
 
 		for (uint32_t i = have; i < m; i++)
 			dst[i] = (uint32_t) dp_prng_below(rng, n);
-		qsort(dst, m, sizeof(uint32_t), cmp_u32);
+		sort_u32(dst, m, tmp);
 		for (uint32_t i = 0; i < m; i++)
 			if (j == 0 || dst[i] != dst[j - 1])
 				dst[j++] = dst[i];
@@ -350,14 +420,13 @@ sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst)
 	}
 }
 
-/* m sorted values of [0, n) drawn with replacement. */
+/* m sorted values of [0, n) drawn with replacement; tmp: room for m values. */
 static void
-sample_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst)
+sample_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint32_t *tmp)
 {
 	for (uint32_t i = 0; i < m; i++)
 		dst[i] = (uint32_t) dp_prng_below(rng, n);
-	if (m > 1)
-		qsort(dst, m, sizeof(uint32_t), cmp_u32);
+	sort_u32(dst, m, tmp);
 }
 
 static void
@@ -370,60 +439,6 @@ shuffle_u16(dp_prng *rng, uint16_t *a, size_t n)
 
 		a[i - 1] = a[j];
 		a[j] = t;
-	}
-}
-
-/*
- * Cell indexes of rows [start, start + nb) of marginal m.  A full block has a constant trip count
- * and restrict pointers, so that gcc -O2's "very cheap" vectoriser takes the loops.
- */
-static inline void
-idx_first(uint32_t *restrict idx, const uint16_t *restrict c, uint32_t s, uint32_t nb)
-{
-	for (uint32_t i = 0; i < nb; i++)
-		idx[i] = s * c[i];
-}
-
-static inline void
-idx_add(uint32_t *restrict idx, const uint16_t *restrict c, uint32_t s, uint32_t nb)
-{
-	for (uint32_t i = 0; i < nb; i++)
-		idx[i] += s * c[i];
-}
-
-static void
-gindex_block(const gmarg *m, uint16_t *const *col, uint32_t start, uint32_t nb, uint32_t *idx)
-{
-	if (nb == GUM_BLOCK)
-	{
-		idx_first(idx, col[m->attrs[0]] + start, m->strides[0], GUM_BLOCK);
-		for (uint32_t k = 1; k < m->nattrs; k++)
-			idx_add(idx, col[m->attrs[k]] + start, m->strides[k], GUM_BLOCK);
-		return;
-	}
-	idx_first(idx, col[m->attrs[0]] + start, m->strides[0], nb);
-	for (uint32_t k = 1; k < m->nattrs; k++)
-		idx_add(idx, col[m->attrs[k]] + start, m->strides[k], nb);
-}
-
-static void
-recount(gum *g, gmarg *m)
-{
-	uint32_t	idx[GUM_BLOCK];
-
-	for (uint32_t p = 0; p < g->nparts; p++)
-	{
-		uint32_t   *cnt = m->cnt[p];
-
-		memset(cnt, 0, sizeof(uint32_t) * m->ncells);
-		for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
-		{
-			uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
-
-			gindex_block(m, g->col, start, nb, idx);
-			for (uint32_t i = 0; i < nb; i++)
-				cnt[idx[i]]++;
-		}
 	}
 }
 
@@ -500,54 +515,6 @@ typedef struct scanner
 	uint64_t	left;			/* wanted rows not found (0 when all were) */
 } scanner;
 
-/*
- * The rows of part p holding the wanted ordinals of part p: pwbeg/pwend[p][k] delimit, in want,
- * the ordinals of cell k that fall in part p, made local to the part; each is overwritten by the
- * row found.  Stops as soon as every wanted row of the part is found.
- */
-static void *
-scan_part(void *arg)
-{
-	scanner    *sc = arg;
-	gum		   *g = sc->g;
-	const uint32_t p = sc->part,
-				end = g->pb[p + 1];
-	uint32_t   *seen = g->pseen[p],
-			   *wbeg = g->pwbeg[p],
-			   *wend = g->pwend[p],
-			   *want = g->want;
-	uint64_t	remaining = g->pwanted[p];
-
-	for (uint32_t start = g->pb[p]; start < end && remaining > 0; start += GUM_BLOCK)
-	{
-		uint32_t	idx[GUM_BLOCK];
-		uint32_t	nb = end - start < GUM_BLOCK ? end - start : GUM_BLOCK;
-
-		gindex_block(sc->m, g->col, start, nb, idx);
-		for (uint32_t i = 0; i < nb; i++)
-		{
-			uint32_t	k = idx[i];
-			uint32_t   *sk = seen + 2 * k;
-			uint32_t	o = sk[0]++;
-
-			if (o == sk[1])
-			{
-				uint32_t	q = wbeg[k];
-
-				do
-				{
-					want[q++] = start + i;
-					remaining--;
-				} while (q < wend[k] && want[q] == o);
-				wbeg[k] = q;
-				sk[1] = q < wend[k] ? want[q] : UINT32_MAX;
-			}
-		}
-	}
-	sc->left = remaining;
-	return NULL;
-}
-
 /* ---------- moving rows, with incremental counts ---------- */
 
 /*
@@ -601,104 +568,47 @@ update_counts(mover *w, const uint32_t *list, uint32_t nlist)
 	}
 }
 
-/* "replace": overwrite row's values of m's columns with the codes of cell k. */
+/* ---------- the kernels, for 8- and 16-bit codes (dp_gum_kernels.h) ---------- */
+
+#define CODE_T uint8_t
+#define KFN(name) name##_u8
+#include "dp_gum_kernels.h"
+#undef CODE_T
+#undef KFN
+#define CODE_T uint16_t
+#define KFN(name) name##_u16
+#include "dp_gum_kernels.h"
+#undef CODE_T
+#undef KFN
+
 static void
-do_replace(mover *w, uint32_t row, uint32_t k)
+gindex_block(const gum *g, const gmarg *m, uint32_t start, uint32_t nb, uint32_t *idx)
 {
-	gum		   *g = w->g;
-	const gmarg *m = w->m;
-	const uint32_t *cc = g->comp_cols + g->comp_cols_off[m->comp];
-	uint32_t	ncc = g->comp_cols_off[m->comp + 1] - g->comp_cols_off[m->comp];
-
-	/* the neighbours of m only read columns of m's component */
-	for (uint32_t i = 0; i < ncc; i++)
-		w->vold[cc[i]] = w->vnew[cc[i]] = g->col[cc[i]][row];
-	for (uint32_t a = 0; a < m->nattrs; a++)
-	{
-		uint16_t	code = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
-
-		w->vnew[m->attrs[a]] = code;
-		g->col[m->attrs[a]][row] = code;
-	}
-	update_counts(w, m->nbr, m->nnbr);
+	if (g->narrow)
+		gindex_block_u8(m, (uint8_t *const *) g->wcol, start, nb, idx);
+	else
+		gindex_block_u16(m, (uint16_t *const *) g->wcol, start, nb, idx);
 }
 
-/* "duplicate": copy src's values of every column of m's component into row. */
 static void
-do_duplicate(mover *w, uint32_t row, uint32_t src)
+recount(gum *g, gmarg *m)
 {
-	gum		   *g = w->g;
-	const uint32_t comp = w->m->comp;
-	const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
-	uint32_t	ncc = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp];
-	const uint32_t *pp = g->comp_pairs + 4 * (size_t) g->comp_pairs_off[comp],
-			   *pend = g->comp_pairs + 4 * (size_t) g->comp_pairs_off[comp + 1];
-	uint32_t  **cntp = g->cntp + (size_t) w->part * g->nm;
-	const uint16_t *vo = w->vold,
-			   *vn = w->vnew;
+	uint32_t	idx[GUM_BLOCK];
 
-	for (uint32_t i = 0; i < ncc; i++)
+	for (uint32_t p = 0; p < g->nparts; p++)
 	{
-		uint16_t   *c = g->col[cc[i]];
+		uint32_t   *cnt = m->cnt[p];
 
-		w->vold[cc[i]] = c[row];
-		w->vnew[cc[i]] = c[src];
-	}
-	for (uint32_t i = 0; i < ncc; i++)
-		g->col[cc[i]][row] = w->vnew[cc[i]];
-	/* the 2-way marginals (most of them), then the others */
-	for (; pp < pend; pp += 4)
-	{
-		uint32_t   *cnt = cntp[pp[3]];
-
-		cnt[pp[2] * vo[pp[0]] + vo[pp[1]]]--;
-		cnt[pp[2] * vn[pp[0]] + vn[pp[1]]]++;
-	}
-	update_counts(w, g->comp_multi + g->comp_multi_off[comp],
-				  g->comp_multi_off[comp + 1] - g->comp_multi_off[comp]);
-}
-
-/* The moves of one part, prefetching the rows of the moves a few places ahead. */
-static void *
-run_moves(void *arg)
-{
-	mover	   *w = arg;
-	gum		   *g = w->g;
-	const uint32_t *list = g->mvpart[w->part];
-	const uint32_t *cc = g->comp_cols + g->comp_cols_off[w->m->comp];
-	uint32_t	ncc = g->comp_cols_off[w->m->comp + 1] - g->comp_cols_off[w->m->comp];
-
-	for (uint32_t j = w->from; j < w->to; j++)
-	{
-		uint32_t	i = list[j];
-
-		if (j + GUM_PREFETCH < w->to)
+		memset(cnt, 0, sizeof(uint32_t) * m->ncells);
+		for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
 		{
-			uint32_t	ia = list[j + GUM_PREFETCH],
-						ra = g->want[ia];
+			uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
 
-			if (g->mvdup[ia])
-			{
-				uint32_t	sa = g->mvarg[ia];
-
-				for (uint32_t c = 0; c < ncc; c++)
-				{
-					const uint16_t *col = g->col[cc[c]];
-
-					__builtin_prefetch(col + ra, 1);
-					__builtin_prefetch(col + sa, 0);
-				}
-			}
-			else
-				for (uint32_t c = 0; c < ncc; c++)
-					__builtin_prefetch(g->col[cc[c]] + ra, 1);
+			gindex_block(g, m, start, nb, idx);
+			for (uint32_t i = 0; i < nb; i++)
+				cnt[idx[i]]++;
 		}
-		if (g->mvdup[i])
-			do_duplicate(w, g->want[i], g->mvarg[i]);
-		else
-			do_replace(w, g->want[i], g->mvarg[i]);
 	}
-	return NULL;
 }
 
 /* ---------- one visit of one marginal ---------- */
@@ -830,7 +740,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		if (g->lose[k] == 0)
 			continue;
 		g->wbeg[k] = (uint32_t) pos;
-		sample_distinct_sorted(g->rng, tot[k], g->lose[k], g->want + pos);
+		sample_distinct_sorted(g->rng, tot[k], g->lose[k], g->want + pos, g->sorttmp);
 		pos += g->lose[k];
 		g->wend[k] = (uint32_t) pos;
 	}
@@ -844,7 +754,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		if (g->dup[k] == 0)
 			continue;
 		g->wbeg[k] = (uint32_t) pos;
-		sample_sorted(g->rng, tot[k], g->dup[k], g->want + pos);
+		sample_sorted(g->rng, tot[k], g->dup[k], g->want + pos, g->sorttmp);
 		pos += g->dup[k];
 		g->wend[k] = (uint32_t) pos;
 	}
@@ -888,7 +798,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			sc[q].part = q;
 			sc[q].left = 0;
 		}
-		run_parallel(scan_part, sc, sizeof(scanner), P);
+		run_parallel(g->narrow ? scan_part_u8 : scan_part_u16, sc, sizeof(scanner), P);
 		for (uint32_t q = 0; q < P; q++)
 			lost |= sc[q].left > 0;
 		if (lost)
@@ -955,7 +865,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			w[q].vold = g->vold + (size_t) q * g->vstride;
 			w[q].vnew = g->vnew + (size_t) q * g->vstride;
 		}
-		run_parallel(run_moves, w, sizeof(mover), P);
+		run_parallel(g->narrow ? run_moves_u8 : run_moves_u16, w, sizeof(mover), P);
 		if (upto < (uint32_t) G && g->prm->progress &&
 			g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1) != 0)
 			return -1;
@@ -1273,8 +1183,21 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		g->comp_multi_off[ncomp] = nmu;
 	}
 	for (uint32_t q = 0; q < g->nparts; q++)
+	{
+		uint32_t	np = g->comp_pairs_off[ncomp];
+
 		for (uint32_t j = 0; j < g->nm; j++)
 			g->cntp[(size_t) q * g->nm + j] = g->m[j].cnt[q];
+		if ((g->pairs[q] = galloc(g, sizeof(gpair) * (np ? np : 1))) == NULL)
+			return -2;
+		for (uint32_t i = 0; i < np; i++)
+		{
+			g->pairs[q][i].a0 = g->comp_pairs[4 * i];
+			g->pairs[q][i].a1 = g->comp_pairs[4 * i + 1];
+			g->pairs[q][i].stride = g->comp_pairs[4 * i + 2];
+			g->pairs[q][i].cnt = g->m[g->comp_pairs[4 * i + 3]].cnt[q];
+		}
+	}
 	/* neighbours: marginals sharing a column */
 	for (uint32_t i = 0; i < g->nm; i++)
 	{
@@ -1323,13 +1246,14 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	}
 	g->mvarg = galloc(g, sizeof(uint32_t) * (size_t) (n ? n : 1));
 	g->mvdup = galloc(g, (size_t) (n ? n : 1));
+	g->sorttmp = galloc(g, sizeof(uint32_t) * (size_t) (n ? n : 1));
 	fi = galloc(g, sizeof(frac_idx) * maxsize);
 	cntbuf = galloc(g, sizeof(uint32_t) * (maxsize + 1));
 	codecnt = galloc(g, sizeof(uint32_t) * maxsize);
 	wbuf = galloc(g, sizeof(double) * maxsize);
 	order = galloc(g, sizeof(uint32_t) * (g->nm ? g->nm : 1));
 	if (!g->wbeg || !g->wend || !g->gain || !g->lose || !g->dup ||
-		!g->over || !g->cls || !g->x || !g->want || !g->vold || !g->vnew || !g->mvarg || !g->mvdup || !fi || !cntbuf || !codecnt || !wbuf ||
+		!g->over || !g->cls || !g->x || !g->want || !g->vold || !g->vnew || !g->mvarg || !g->mvdup || !g->sorttmp || !fi || !cntbuf || !codecnt || !wbuf ||
 		!order)
 		return -2;
 
@@ -1349,6 +1273,30 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			for (uint32_t j = 0; j < cntbuf[v]; j++)
 				col[r++] = (uint16_t) v;
 		shuffle_u16(g->rng, col, n);
+	}
+	/* the working table: 8-bit copies of the core columns when they all fit */
+	g->narrow = g->nm > 0;
+	for (uint32_t c = 0; c < ncols; c++)
+		if (layer[c] == 0 && sizes[c] > 256)
+			g->narrow = false;
+	g->wcol = (void **) g->col;
+	if (g->narrow)
+	{
+		g->wcol = gcalloc(g, ncols, sizeof(void *));
+		if (g->wcol == NULL)
+			return -2;
+		for (uint32_t c = 0; c < ncols; c++)
+		{
+			uint8_t    *w8;
+
+			if (layer[c] != 0)
+				continue;
+			if ((w8 = galloc(g, n)) == NULL)
+				return -2;
+			for (uint32_t i = 0; i < n; i++)
+				w8[i] = (uint8_t) g->col[c][i];
+			g->wcol[c] = w8;
+		}
 	}
 	for (uint32_t i = 0; i < g->nm; i++)
 	{
@@ -1409,6 +1357,16 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				break;
 		}
 	}
+
+	if (g->narrow)
+		for (uint32_t c = 0; c < ncols; c++)
+			if (layer[c] == 0)
+			{
+				const uint8_t *w8 = g->wcol[c];
+
+				for (uint32_t i = 0; i < n; i++)
+					g->col[c][i] = w8[i];
+			}
 
 	/* ---- attribute appending, last peeled layer first ---- */
 	for (uint32_t L = nlayers; L >= 1; L--)
