@@ -72,15 +72,6 @@ typedef struct gmarg
 	double		err;			/* sum |count - tgt| / n */
 } gmarg;
 
-/* A 2-way marginal as a row change updates it: cell = stride * code[a0] + code[a1]. */
-typedef struct gpair
-{
-	uint32_t	a0,
-				a1,
-				stride;
-	uint32_t   *cnt;			/* the counts of one part */
-} gpair;
-
 typedef struct gum
 {
 	dp_codes   *out;
@@ -102,16 +93,7 @@ typedef struct gum
 	uint32_t   *comp_cols;
 	uint32_t   *comp_margs_off;
 	uint32_t   *comp_margs;
-	/*
-	 * The same lists split for speed: comp_pairs_off / comp_pairs hold component c's 2-way
-	 * marginals as flat (first column, second column, first stride, marginal) quadruples, and
-	 * comp_multi_off / comp_multi its other marginals (indexes into m).
-	 */
-	uint32_t   *comp_pairs_off;
-	uint32_t   *comp_pairs;
-	gpair	   *pairs[DP_GUM_MAX_THREADS];	/* comp_pairs with part p's count arrays */
-	uint32_t   *comp_multi_off;
-	uint32_t   *comp_multi;
+	uint32_t   *colpos;			/* ncols: a core column's index in its component's list */
 
 	/*
 	 * The rows are cut into nparts parts of consecutive rows, part p = [pb[p], pb[p + 1]), one per
@@ -146,9 +128,18 @@ typedef struct gum
 	uint32_t   *sorttmp;		/* n: radix sort scratch */
 	uint32_t   *mvpart[DP_GUM_MAX_THREADS];
 	uint32_t	nmvpart[DP_GUM_MAX_THREADS];
-	uint16_t   *vold,			/* nparts * vstride: a changed row's codes before and after */
-			   *vnew;
-	size_t		vstride;
+	/*
+	 * Per part, a batch of row changes (see run_moves): old and new codes of the component's
+	 * columns, column c at [c * batch ...), for duplicates (bd*) and replaces (br*); and the old
+	 * and new cells of one marginal (bio, bin).
+	 */
+	uint32_t	batch;
+	uint16_t   *bdold[DP_GUM_MAX_THREADS],
+			   *bdnew[DP_GUM_MAX_THREADS],
+			   *brold[DP_GUM_MAX_THREADS],
+			   *brnew[DP_GUM_MAX_THREADS];
+	uint32_t   *bio[DP_GUM_MAX_THREADS],
+			   *bin[DP_GUM_MAX_THREADS];
 	const dp_gum_params *prm;
 	uint32_t	iter;			/* iterations done (for heartbeats) */
 
@@ -524,10 +515,6 @@ typedef struct scanner
  * row is in part p, and so changes only part p's rows and part p's counts: the threads share no
  * written memory (but for cache lines of columns, byte-disjoint).  The result does not depend on
  * the number of parts or threads: no randomness is drawn while moving.
- *
- * A row change reads the row's codes once into vold / vnew (indexed by column), so that the cells
- * of every marginal concerned are computed from two small arrays that stay in L1, not from the
- * column arrays (one cache line per column per row).
  */
 typedef struct mover
 {
@@ -536,35 +523,54 @@ typedef struct mover
 	uint32_t	part;
 	uint32_t	from,			/* moves mvpart[part][from .. to) */
 				to;
-	uint16_t   *vold,
-			   *vnew;
+	uint32_t   *io,				/* batch: old and new cells of one marginal */
+			   *in;
 } mover;
 
-static inline void
-update_counts(mover *w, const uint32_t *list, uint32_t nlist)
+/*
+ * Moves the counts of part w->part for nb changed rows whose old and new codes are in old / new
+ * (column c of the component at [c * batch .. c * batch + nb)), for every marginal of list.
+ */
+static void
+batch_counts(mover *w, const uint16_t *old, const uint16_t *new, uint32_t nb,
+			 const uint32_t *list, uint32_t nlist)
 {
 	gum		   *g = w->g;
 	uint32_t  **cntp = g->cntp + (size_t) w->part * g->nm;
-	const uint16_t *vo = w->vold,
-			   *vn = w->vnew;
+	uint32_t   *restrict io = w->io,
+			   *restrict in = w->in;
 
-	for (uint32_t i = 0; i < nlist; i++)
+	if (nb == 0)
+		return;
+	for (uint32_t l = 0; l < nlist; l++)
 	{
-		const gmarg *mm = &g->m[list[i]];
-		uint32_t   *cnt = cntp[list[i]];
-		uint32_t	io = 0,
-					in = 0;
+		const gmarg *mm = &g->m[list[l]];
+		uint32_t   *cnt = cntp[list[l]];
 
 		for (uint32_t k = 0; k < mm->nattrs; k++)
 		{
-			uint32_t	a = mm->attrs[k];
+			const uint16_t *restrict o = old + (size_t) g->colpos[mm->attrs[k]] * g->batch,
+					   *restrict n = new + (size_t) g->colpos[mm->attrs[k]] * g->batch;
+			uint32_t	s = mm->strides[k];
 
-			io += mm->strides[k] * vo[a];
-			in += mm->strides[k] * vn[a];
+			if (k == 0)
+				for (uint32_t t = 0; t < nb; t++)
+				{
+					io[t] = s * o[t];
+					in[t] = s * n[t];
+				}
+			else
+				for (uint32_t t = 0; t < nb; t++)
+				{
+					io[t] += s * o[t];
+					in[t] += s * n[t];
+				}
 		}
-		/* branch-free: the two cells differ about half the time, unpredictably */
-		cnt[io]--;
-		cnt[in]++;
+		for (uint32_t t = 0; t < nb; t++)
+		{
+			cnt[io[t]]--;
+			cnt[in[t]]++;
+		}
 	}
 }
 
@@ -862,8 +868,8 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			/* this chunk's share of part q's moves, in proportion */
 			w[q].from = (uint32_t) ((uint64_t) g->nmvpart[q] * done / G);
 			w[q].to = (uint32_t) ((uint64_t) g->nmvpart[q] * upto / G);
-			w[q].vold = g->vold + (size_t) q * g->vstride;
-			w[q].vnew = g->vnew + (size_t) q * g->vstride;
+			w[q].io = g->bio[q];
+			w[q].in = g->bin[q];
 		}
 		run_parallel(g->narrow ? run_moves_u8 : run_moves_u16, w, sizeof(mover), P);
 		if (upto < (uint32_t) G && g->prm->progress &&
@@ -918,6 +924,16 @@ dp_gum_default_params(dp_gum_params *p)
 	p->threads = 1;
 	p->progress = NULL;
 	p->progress_arg = NULL;
+}
+
+/* A heartbeat for the progress callback outside the iterations (one per column filled or
+ * appended: O(n) work each); non-zero cancels. */
+static int
+heartbeat(gum *g)
+{
+	if (g->prm->progress == NULL)
+		return 0;
+	return g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1);
 }
 
 static int
@@ -1124,28 +1140,21 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		}
 	g->comp_cols_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
 	g->comp_margs_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
-	g->comp_pairs_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
-	g->comp_multi_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
 	g->comp_cols = gcalloc(g, ncols, sizeof(uint32_t));
 	g->comp_margs = gcalloc(g, g->nm ? g->nm : 1, sizeof(uint32_t));
-	g->comp_pairs = gcalloc(g, 4 * (size_t) (g->nm ? g->nm : 1), sizeof(uint32_t));
-	g->comp_multi = gcalloc(g, g->nm ? g->nm : 1, sizeof(uint32_t));
+	g->colpos = gcalloc(g, ncols, sizeof(uint32_t));
 	g->cntp = gcalloc(g, (size_t) g->nparts * (g->nm ? g->nm : 1), sizeof(uint32_t *));
 	if (!g->comp_cols_off || !g->comp_margs_off || !g->comp_cols || !g->comp_margs ||
-		!g->comp_pairs_off || !g->comp_multi_off || !g->comp_pairs || !g->comp_multi || !g->cntp)
+		!g->colpos || !g->cntp)
 		return -2;
 	{
 		uint32_t	ci = 0,
-					mi = 0,
-					np = 0,
-					nmu = 0;
+					mi = 0;
 
 		for (uint32_t comp = 0; comp < ncomp; comp++)
 		{
 			g->comp_cols_off[comp] = ci;
 			g->comp_margs_off[comp] = mi;
-			g->comp_pairs_off[comp] = np;
-			g->comp_multi_off[comp] = nmu;
 			for (uint32_t c = 0; c < ncols; c++)
 			{
 				bool		covered = false;
@@ -1155,7 +1164,10 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				for (uint32_t i = 0; i < g->nm && !covered; i++)
 					covered = dp_marg_contains(&targets[tgt_of[i]], 1, &c);
 				if (covered)
+				{
+					g->colpos[c] = ci - g->comp_cols_off[comp];
 					g->comp_cols[ci++] = c;
+				}
 			}
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
@@ -1165,39 +1177,14 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 					continue;
 				mm->comp = comp;
 				g->comp_margs[mi++] = i;
-				if (mm->nattrs == 2)
-				{
-					g->comp_pairs[4 * np + 0] = mm->attrs[0];
-					g->comp_pairs[4 * np + 1] = mm->attrs[1];
-					g->comp_pairs[4 * np + 2] = mm->strides[0];
-					g->comp_pairs[4 * np + 3] = i;
-					np++;
-				}
-				else
-					g->comp_multi[nmu++] = i;
 			}
 		}
 		g->comp_cols_off[ncomp] = ci;
 		g->comp_margs_off[ncomp] = mi;
-		g->comp_pairs_off[ncomp] = np;
-		g->comp_multi_off[ncomp] = nmu;
 	}
 	for (uint32_t q = 0; q < g->nparts; q++)
-	{
-		uint32_t	np = g->comp_pairs_off[ncomp];
-
 		for (uint32_t j = 0; j < g->nm; j++)
 			g->cntp[(size_t) q * g->nm + j] = g->m[j].cnt[q];
-		if ((g->pairs[q] = galloc(g, sizeof(gpair) * (np ? np : 1))) == NULL)
-			return -2;
-		for (uint32_t i = 0; i < np; i++)
-		{
-			g->pairs[q][i].a0 = g->comp_pairs[4 * i];
-			g->pairs[q][i].a1 = g->comp_pairs[4 * i + 1];
-			g->pairs[q][i].stride = g->comp_pairs[4 * i + 2];
-			g->pairs[q][i].cnt = g->m[g->comp_pairs[4 * i + 3]].cnt[q];
-		}
-	}
 	/* neighbours: marginals sharing a column */
 	for (uint32_t i = 0; i < g->nm; i++)
 	{
@@ -1228,13 +1215,32 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	g->cls = galloc(g, maxcells);
 	g->x = galloc(g, sizeof(double) * maxcells);
 	g->want = galloc(g, sizeof(uint32_t) * 2 * (size_t) (n ? n : 1));
-	/* each thread's scratch on cache lines of its own (no false sharing) */
-	g->vstride = (ncols + 63) / 32 * 32;
-	g->vold = gcalloc(g, (size_t) g->nparts * g->vstride, sizeof(uint16_t));
-	g->vnew = gcalloc(g, (size_t) g->nparts * g->vstride, sizeof(uint16_t));
 	g->tot = galloc(g, sizeof(uint32_t) * maxcells);
-	if (!g->vold || !g->vnew || !g->tot)
+	if (!g->tot)
 		return -2;
+	/* batches of about 256 KB of codes per part, 256 to 4096 rows */
+	{
+		uint32_t	maxcc = 1;
+
+		for (uint32_t comp = 0; comp < ncomp; comp++)
+			if (g->comp_cols_off[comp + 1] - g->comp_cols_off[comp] > maxcc)
+				maxcc = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp];
+		g->batch = 32768 / maxcc;
+		g->batch = g->batch < 256 ? 256 : g->batch > 4096 ? 4096 : g->batch;
+		for (uint32_t q = 0; q < g->nparts; q++)
+		{
+			size_t		sz = sizeof(uint16_t) * maxcc * g->batch;
+
+			g->bdold[q] = galloc(g, sz);
+			g->bdnew[q] = galloc(g, sz);
+			g->brold[q] = galloc(g, sz);
+			g->brnew[q] = galloc(g, sz);
+			g->bio[q] = galloc(g, sizeof(uint32_t) * g->batch);
+			g->bin[q] = galloc(g, sizeof(uint32_t) * g->batch);
+			if (!g->bdold[q] || !g->bdnew[q] || !g->brold[q] || !g->brnew[q] || !g->bio[q] || !g->bin[q])
+				return -2;
+		}
+	}
 	for (uint32_t q = 0; q < g->nparts; q++)
 	{
 		g->pseen[q] = galloc(g, sizeof(uint32_t) * 2 * (size_t) maxcells);
@@ -1253,7 +1259,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	wbuf = galloc(g, sizeof(double) * maxsize);
 	order = galloc(g, sizeof(uint32_t) * (g->nm ? g->nm : 1));
 	if (!g->wbeg || !g->wend || !g->gain || !g->lose || !g->dup ||
-		!g->over || !g->cls || !g->x || !g->want || !g->vold || !g->vnew || !g->mvarg || !g->mvdup || !g->sorttmp || !fi || !cntbuf || !codecnt || !wbuf ||
+		!g->over || !g->cls || !g->x || !g->want || !g->mvarg || !g->mvdup || !g->sorttmp || !fi || !cntbuf || !codecnt || !wbuf ||
 		!order)
 		return -2;
 
@@ -1273,6 +1279,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			for (uint32_t j = 0; j < cntbuf[v]; j++)
 				col[r++] = (uint16_t) v;
 		shuffle_u16(g->rng, col, n);
+		if (heartbeat(g) != 0)
+			return -1;
 	}
 	/* the working table: 8-bit copies of the core columns when they all fit */
 	g->narrow = g->nm > 0;
@@ -1346,6 +1354,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				mean += g->m[i].err;
 			}
 			mean /= g->nm;
+			g->iter = t + 1;
 			if (prm->progress && prm->progress(prm->progress_arg, t + 1, prm->iterations, mean) != 0)
 				return -1;
 			if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
@@ -1416,6 +1425,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 					for (uint32_t k = 0; k < codecnt[j]; k++)
 						g->col[c][rows[q++]] = (uint16_t) j;
 			}
+			if (heartbeat(g) != 0)
+				return -1;
 		}
 	return 0;
 }

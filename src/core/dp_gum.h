@@ -74,11 +74,12 @@ typedef struct dp_gum_params
 	 */
 	uint32_t	threads;
 	/*
-	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; never
-	 * called when no target is iterated, e.g. a tree of 2-way targets, which is all appended).
-	 * A non-zero return cancels: dp_gum_run returns -1.  It is also called after every
-	 * marginal visit within an iteration (a heartbeat: iter = iterations done so far, err = -1),
-	 * so that a cancel never waits for a whole iteration over a large table.
+	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; not
+	 * called so when no target is iterated, e.g. a tree of 2-way targets, which is all appended).
+	 * A non-zero return cancels: dp_gum_run returns -1.  It is also called as a heartbeat
+	 * (iter = iterations done so far, err = -1) after every column filled at the start or
+	 * appended at the end, after every marginal visit, and between chunks of a visit's moves, so
+	 * that a cancel never waits for more than about one pass over the rows.
 	 */
 	int			(*progress) (void *arg, uint32_t iter, uint32_t iters, double err);
 	void	   *progress_arg;

@@ -85,100 +85,100 @@ KFN(scan_part)(void *arg)
 	return NULL;
 }
 
-/* "replace": overwrite row's values of m's columns with the codes of cell k. */
-static void
-KFN(do_replace)(mover *w, uint32_t row, uint32_t k)
-{
-	gum		   *g = w->g;
-	const gmarg *m = w->m;
-	const uint32_t *cc = g->comp_cols + g->comp_cols_off[m->comp];
-	uint32_t	ncc = g->comp_cols_off[m->comp + 1] - g->comp_cols_off[m->comp];
-
-	/* the neighbours of m only read columns of m's component */
-	for (uint32_t i = 0; i < ncc; i++)
-		w->vold[cc[i]] = w->vnew[cc[i]] = ((CODE_T **) g->wcol)[cc[i]][row];
-	for (uint32_t a = 0; a < m->nattrs; a++)
-	{
-		uint16_t	code = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
-
-		w->vnew[m->attrs[a]] = code;
-		((CODE_T **) g->wcol)[m->attrs[a]][row] = (CODE_T) code;
-	}
-	update_counts(w, m->nbr, m->nnbr);
-}
-
-/* "duplicate": copy src's values of every column of m's component into row. */
-static void
-KFN(do_duplicate)(mover *w, uint32_t row, uint32_t src)
-{
-	gum		   *g = w->g;
-	const uint32_t comp = w->m->comp;
-	const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
-	uint32_t	ncc = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp];
-	const gpair *pp = g->pairs[w->part] + g->comp_pairs_off[comp],
-			   *pend = g->pairs[w->part] + g->comp_pairs_off[comp + 1];
-	const uint16_t *vo = w->vold,
-			   *vn = w->vnew;
-
-	for (uint32_t i = 0; i < ncc; i++)
-	{
-		CODE_T	   *c = ((CODE_T **) g->wcol)[cc[i]];
-
-		w->vold[cc[i]] = c[row];
-		w->vnew[cc[i]] = c[src];
-	}
-	for (uint32_t i = 0; i < ncc; i++)
-		((CODE_T **) g->wcol)[cc[i]][row] = (CODE_T) w->vnew[cc[i]];
-	/* the 2-way marginals (most of them), then the others */
-	for (; pp < pend; pp++)
-	{
-		pp->cnt[pp->stride * vo[pp->a0] + vo[pp->a1]]--;
-		pp->cnt[pp->stride * vn[pp->a0] + vn[pp->a1]]++;
-	}
-	update_counts(w, g->comp_multi + g->comp_multi_off[comp],
-				  g->comp_multi_off[comp + 1] - g->comp_multi_off[comp]);
-}
-
-/* The moves of one part, prefetching the rows of the moves a few places ahead. */
+/*
+ * The moves [from, to) of one part, in batches of g->batch: each move's row is changed at once
+ * (its codes prefetched a few moves ahead), and the old and new codes of the component's columns
+ * are written to the part's buffers, column by column; then batch_counts moves the counts of
+ * each marginal concerned, one marginal at a time over the whole batch, so that its counts stay
+ * in L1.  Duplicates change every column of the component, so every marginal of the component
+ * is updated; replaces change m's columns only, so only m's neighbours are.
+ */
 static void *
 KFN(run_moves)(void *arg)
 {
 	mover	   *w = arg;
 	gum		   *g = w->g;
+	const gmarg *m = w->m;
 	const uint32_t *list = g->mvpart[w->part];
-	const uint32_t *cc = g->comp_cols + g->comp_cols_off[w->m->comp];
-	uint32_t	ncc = g->comp_cols_off[w->m->comp + 1] - g->comp_cols_off[w->m->comp];
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[m->comp];
+	const uint32_t ncc = g->comp_cols_off[m->comp + 1] - g->comp_cols_off[m->comp],
+				B = g->batch;
+	CODE_T	  **col = (CODE_T **) g->wcol;
+	uint16_t   *dold = g->bdold[w->part],
+			   *dnew = g->bdnew[w->part],
+			   *rold = g->brold[w->part],
+			   *rnew = g->brnew[w->part];
+	uint32_t	mpos[DP_MARG_MAX_ATTRS];
 
-	for (uint32_t j = w->from; j < w->to; j++)
+	for (uint32_t a = 0; a < m->nattrs; a++)
+		mpos[a] = g->colpos[m->attrs[a]];
+	for (uint32_t j0 = w->from; j0 < w->to; j0 += B)
 	{
-		uint32_t	i = list[j];
+		uint32_t	j1 = w->to - j0 < B ? w->to : j0 + B,
+					nd = 0,
+					nr = 0;
 
-		if (j + GUM_PREFETCH < w->to)
+		for (uint32_t j = j0; j < j1; j++)
 		{
-			uint32_t	ia = list[j + GUM_PREFETCH],
-						ra = g->want[ia];
+			uint32_t	i = list[j],
+						row = g->want[i];
 
-			if (g->mvdup[ia])
+			if (j + GUM_PREFETCH < w->to)
 			{
-				uint32_t	sa = g->mvarg[ia];
+				uint32_t	ia = list[j + GUM_PREFETCH],
+							ra = g->want[ia];
+
+				if (g->mvdup[ia])
+				{
+					uint32_t	sa = g->mvarg[ia];
+
+					for (uint32_t c = 0; c < ncc; c++)
+					{
+						__builtin_prefetch(col[cc[c]] + ra, 1);
+						__builtin_prefetch(col[cc[c]] + sa, 0);
+					}
+				}
+				else
+					for (uint32_t c = 0; c < ncc; c++)
+						__builtin_prefetch(col[cc[c]] + ra, 1);
+			}
+			if (g->mvdup[i])
+			{
+				/* "duplicate": copy src's codes of every column of the component into row */
+				uint32_t	src = g->mvarg[i];
 
 				for (uint32_t c = 0; c < ncc; c++)
 				{
-					const CODE_T *col = ((CODE_T **) g->wcol)[cc[c]];
+					CODE_T	   *cp = col[cc[c]],
+								o = cp[row],
+								v = cp[src];
 
-					__builtin_prefetch(col + ra, 1);
-					__builtin_prefetch(col + sa, 0);
+					cp[row] = v;
+					dold[(size_t) c * B + nd] = o;
+					dnew[(size_t) c * B + nd] = v;
 				}
+				nd++;
 			}
 			else
+			{
+				/* "replace": overwrite row's codes of m's columns with those of cell k */
+				uint32_t	k = g->mvarg[i];
+
 				for (uint32_t c = 0; c < ncc; c++)
-					__builtin_prefetch(((CODE_T **) g->wcol)[cc[c]] + ra, 1);
+					rold[(size_t) c * B + nr] = rnew[(size_t) c * B + nr] = col[cc[c]][row];
+				for (uint32_t a = 0; a < m->nattrs; a++)
+				{
+					uint16_t	code = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
+
+					rnew[(size_t) mpos[a] * B + nr] = code;
+					col[m->attrs[a]][row] = (CODE_T) code;
+				}
+				nr++;
+			}
 		}
-		if (g->mvdup[i])
-			KFN(do_duplicate)(w, g->want[i], g->mvarg[i]);
-		else
-			KFN(do_replace)(w, g->want[i], g->mvarg[i]);
+		batch_counts(w, dold, dnew, nd, g->comp_margs + g->comp_margs_off[m->comp],
+					 g->comp_margs_off[m->comp + 1] - g->comp_margs_off[m->comp]);
+		batch_counts(w, rold, rnew, nr, m->nbr, m->nnbr);
 	}
 	return NULL;
 }
-
