@@ -6,8 +6,10 @@
 \echo '***    declares its public domain (categories from the documentation, round numeric bounds).'
 SELECT dp_protect('adult', epsilon => 3.0, delta => 1e-6);
 SELECT dp_declare('adult', :'domain'::jsonb) AS columns_declared;
-SELECT column_name, kind, coalesce(array_length(categories, 1), bins) AS cells, lower, upper
+SELECT column_name, kind, coalesce(array_length(categories, 1), bins) AS cells, lower, upper, binning
 FROM dp_domains ORDER BY column_name;
+\echo '***    Bounds without bins get binning auto: the first release that needs them learns'
+\echo '***    quantile bins by DP, within its own epsilon.'
 DO $$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'research_team') THEN
 		CREATE ROLE research_team;
@@ -47,6 +49,9 @@ SELECT target_table, rows_written, epsilon_charged, round(rho_charged, 6) AS rho
 FROM dp_synthesize('adult', epsilon => 1.0);
 SELECT * FROM adult_synthetic LIMIT 5;
 RESET ROLE;
+\echo '***    The bins it learned (and paid for) inside that epsilon, reused for free from now on:'
+SELECT column_name, kind, binning, source, cardinality(edges) - 1 AS bins, ledger_id
+FROM dp_domains WHERE source = 'dp' ORDER BY column_name;
 
 \echo
 \echo '*** 5. How faithful is it?  (The owner compares it with the real table.)'

@@ -75,6 +75,65 @@ SELECT kind, binning, source, ledger_id IS NOT NULL AS paid, edges[1] = 0 AND ed
 FROM dp_domains WHERE table_name = 'gains'::regclass;
 DROP TABLE gains;
 
+-- The default binning: bounds without bins or binning, on an integer range of more than 32
+-- values or on a real or date column, give 'auto'.  Where discovery is allowed it learns
+-- quantile bins (at most 16, spikes on top) like 'quantile', inside the call that first needs
+-- them, paid and stored with that call's ledger row; where it is forbidden it uses the
+-- declaration's 32 equal-width bins, without error.  Explicit bins, or a range of at most 32
+-- integers (one bin per value), keep equal widths.
+CREATE TABLE amounts (gain integer NOT NULL, ratio float8, day date NOT NULL, small integer NOT NULL,
+					  pinned integer NOT NULL);
+INSERT INTO amounts SELECT CASE WHEN i % 10 = 0 THEN (i * 37) % 20000 + 1 ELSE 0 END, (i % 1000) / 1000.0,
+	   date '2020-01-01' + i % 700, i % 20, i % 500
+FROM generate_series(1, 20000) i;
+SELECT dp_protect('amounts', epsilon => 50);
+SELECT dp_declare('amounts', 'gain', lower => 0, upper => 50000);
+SELECT dp_declare('amounts', 'ratio', lower => 0, upper => 1);
+SELECT dp_declare('amounts', 'day', lower => '2019-01-01'::date, upper => '2023-12-31'::date);
+SELECT dp_declare('amounts', 'small', lower => 0, upper => 19, binning => 'auto');
+SELECT dp_declare('amounts', '{"pinned": {"type": "integer", "lower": 0, "upper": 499, "bins": 10}}'::jsonb);
+SELECT try_sql($$SELECT dp_declare('amounts', 'pinned', lower => 0, upper => 499, binning => 'bogus')$$) AS bad_binning;
+SELECT column_name, kind, binning, bins, source FROM dp_domains
+WHERE table_name = 'amounts'::regclass ORDER BY 1;
+SET ROLE dp_analyst;
+SELECT count(*) AS cells FROM dp_marginal('amounts', ARRAY['small', 'pinned'], epsilon => 1);
+SELECT count(*) BETWEEN 2 AND 18 AS learned_gain_bins, (array_agg(cell[1] ORDER BY ord))[1] AS first_bin
+FROM dp_marginal('amounts', ARRAY['gain'], epsilon => 5) WITH ORDINALITY AS m(cell, noisy_count, ord);
+SELECT count(DISTINCT cell[1]) BETWEEN 2 AND 16 AS ratio_bins, count(DISTINCT cell[2]) BETWEEN 2 AND 16 AS day_bins,
+	   count(*) FILTER (WHERE cell[1] IS NULL) > 0 AS ratio_null_cell
+FROM dp_marginal('amounts', ARRAY['ratio', 'day'], epsilon => 5);
+RESET ROLE;
+SELECT column_name, kind, binning, source, ledger_id = (SELECT max(id) FROM dp_ledger l WHERE l.table_name = 'amounts'::regclass
+													   AND l.columns @> ARRAY[d.column_name::text]) AS paid_by_its_call,
+	   cardinality(edges) - 1 <= 16 + 2 AS at_most_16_bins_and_a_spike, bounds
+FROM dp_domains d WHERE table_name = 'amounts'::regclass AND source = 'dp' ORDER BY 1;
+SELECT columns, details->>'discovered_columns' AS discovered FROM dp_ledger
+WHERE table_name = 'amounts'::regclass ORDER BY id;
+-- Learned bins are reused for free.
+SET ROLE dp_analyst;
+SELECT count(*) > 0 AS released FROM dp_marginal('amounts', ARRAY['gain', 'ratio'], epsilon => 1);
+RESET ROLE;
+SELECT details->>'discovered_columns' AS discovered FROM dp_ledger
+WHERE table_name = 'amounts'::regclass ORDER BY id DESC LIMIT 1;
+-- Discovery forbidden (table, then column): 'auto' falls back to equal widths, no error, nothing learned.
+SELECT dp_declare('amounts', 'gain', lower => 0, upper => 50000);
+SELECT dp_declare('amounts', 'ratio', lower => 0, upper => 1);
+SELECT dp_protect('amounts', epsilon => 50, discovery => false);
+SET ROLE dp_analyst;
+SELECT count(*) AS cells, (array_agg(cell[1] ORDER BY ord))[1] AS first_bin
+FROM dp_marginal('amounts', ARRAY['gain'], epsilon => 1) WITH ORDINALITY AS m(cell, noisy_count, ord);
+RESET ROLE;
+SELECT dp_protect('amounts', epsilon => 50, discovery => true);
+SELECT dp_column_policy('amounts', 'ratio', discovery => false);
+SET ROLE dp_analyst;
+SELECT count(*) AS cells FROM dp_marginal('amounts', ARRAY['ratio'], epsilon => 1);
+RESET ROLE;
+SELECT column_name, kind, binning, bins, source, ledger_id FROM dp_domains
+WHERE table_name = 'amounts'::regclass AND column_name IN ('gain', 'ratio') ORDER BY 1;
+SELECT details->>'discovered_columns' AS discovered FROM dp_ledger
+WHERE table_name = 'amounts'::regclass ORDER BY id DESC LIMIT 2;
+DROP TABLE amounts;
+
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
 SELECT dp_column_policy('notes', 'tag', discovery => false);

@@ -74,8 +74,10 @@ CREATE TABLE dpsynth.domains (
 	edges			float8[],
 	points			float8[],
 	-- 'quantile': bin edges inside [lower, upper] are learned by DP at the first release that
-	-- needs them (the row then becomes kind 'edges', source 'dp'); 'equal': equal widths
-	binning			text NOT NULL DEFAULT 'equal' CHECK (binning IN ('equal', 'quantile')),
+	-- needs them (the row then becomes kind 'edges', source 'dp'); 'equal': equal widths;
+	-- 'auto' (the default of a declaration without bins on a range wider than its bins): as
+	-- 'quantile' where the policy allows DP discovery, else the equal widths of lower, upper, bins
+	binning			text NOT NULL DEFAULT 'equal' CHECK (binning IN ('equal', 'quantile', 'auto')),
 	source			text NOT NULL DEFAULT 'declared' CHECK (source IN ('declared', 'dp')),
 	ledger_id		bigint,
 	declared_by		oid NOT NULL,
@@ -406,8 +408,8 @@ BEGIN
 						  'timestamp'::regtype, 'timestamptz'::regtype);
 	is_real := typ IN ('float4'::regtype, 'float8'::regtype, 'numeric'::regtype);
 
-	IF coalesce(binning, 'equal') NOT IN ('equal', 'quantile') THEN
-		RAISE EXCEPTION 'binning must be equal or quantile, not %', binning USING ERRCODE = 'invalid_parameter_value';
+	IF coalesce(binning, 'equal') NOT IN ('equal', 'quantile', 'auto') THEN
+		RAISE EXCEPTION 'binning must be equal, quantile or auto, not %', binning USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	IF categories IS NOT NULL THEN
 		IF lower IS NOT NULL OR upper IS NOT NULL OR bins IS NOT NULL OR points IS NOT NULL
@@ -472,6 +474,11 @@ BEGIN
 				USING ERRCODE = 'invalid_parameter_value';
 		END IF;
 		nbins := coalesce(nbins, least(32, upper - lower + 1)::int4);
+		-- 'auto' only where equal-width bins would merge values: with one bin per value there is
+		-- nothing to learn
+		IF coalesce(binning, CASE WHEN bins IS NULL THEN 'auto' END) = 'auto' AND nbins >= upper - lower + 1 THEN
+			binning := 'equal';
+		END IF;
 		IF nbins > upper - lower + 1 THEN
 			RAISE EXCEPTION 'integer column "%" has only % values in [%, %], fewer than % bins', col,
 				upper - lower + 1, lower, upper, nbins
@@ -479,6 +486,10 @@ BEGIN
 		END IF;
 	END IF;
 	nbins := coalesce(nbins, 32);
+	-- the default: neither bins nor binning given
+	IF binning IS NULL AND bins IS NULL THEN
+		binning := 'auto';
+	END IF;
 	IF nbins < 1 OR nbins > 65535 THEN
 		RAISE EXCEPTION 'bins of column "%" must be between 1 and 65535, not %', col, nbins
 			USING ERRCODE = 'invalid_parameter_value';
@@ -551,7 +562,7 @@ $$;
 -- since 2000-01-01; a timestamptz argument is read in the session's time zone for a timestamp
 -- column.
 CREATE FUNCTION dpsynth._dp_declare(invoker oid, tbl regclass, col name, lower timestamptz,
-									upper timestamptz, bins int4, points timestamptz[])
+									upper timestamptz, bins int4, points timestamptz[], binning text)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	typ oid;
@@ -575,7 +586,7 @@ BEGIN
 	hi := dpsynth._time_unit(typ, upper);
 	pts := ARRAY(SELECT dpsynth._time_unit(typ, p) FROM unnest(points) p);
 	PERFORM dpsynth._declare_domain(invoker, tbl, col, NULL, lo, hi, bins,
-									CASE WHEN points IS NOT NULL THEN pts END, 'equal');
+									CASE WHEN points IS NOT NULL THEN pts END, binning);
 END
 $$;
 
@@ -761,18 +772,15 @@ BEGIN
 		RAISE EXCEPTION 'model must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	SELECT * INTO m FROM dpsynth.models WHERE id = p_id;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'model % does not exist', p_id
-			USING ERRCODE = 'undefined_object',
-				  HINT = 'dp_models lists the models you may use; dp_synthesize returns the model_id of the model it stores.';
-	END IF;
-	IF NOT (dpsynth._is_admin(invoker)
+	-- one answer for a model that does not exist and one the invoker may not use, so that
+	-- nobody learns which ids exist
+	IF NOT FOUND OR NOT coalesce(dpsynth._is_admin(invoker)
 			OR CASE WHEN dpsynth._role_exists(m.created_by) THEN pg_catalog.pg_has_role(invoker, m.created_by, 'MEMBER') END
 			OR EXISTS (SELECT 1 FROM dpsynth.budgets b JOIN pg_catalog.pg_class c ON c.oid = b.relid
-					   WHERE b.id = m.budget_id AND pg_catalog.pg_has_role(invoker, c.relowner, 'USAGE'))) THEN
-		RAISE EXCEPTION 'permission denied for model %', p_id
+					   WHERE b.id = m.budget_id AND pg_catalog.pg_has_role(invoker, c.relowner, 'USAGE')), false) THEN
+		RAISE EXCEPTION 'model % does not exist or you may not use it', p_id
 			USING ERRCODE = 'insufficient_privilege',
-				  HINT = 'Only the role that made a model, the owner of its table and members of dpsynth_admin may use it.';
+				  HINT = 'dp_models lists the models you may use: the role that made a model, the owner of its table and members of dpsynth_admin may use it.';
 	END IF;
 	RETURN m;
 END
@@ -792,12 +800,13 @@ CREATE FUNCTION dpsynth._jtexts(j jsonb) RETURNS text[] LANGUAGE sql IMMUTABLE
 	AS $$ SELECT coalesce(array_agg(e ORDER BY i), '{}')
 		  FROM jsonb_array_elements_text(j) WITH ORDINALITY x(e, i) $$;
 
--- The whole model as JSON: the catalog's facts about it, then the stored model.
+-- The whole model as JSON: the stored model, then the catalog's facts about it (last, so that
+-- no stored key can override them).
 CREATE FUNCTION dpsynth._dp_model_json(invoker oid, model bigint) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
-	AS $$ SELECT jsonb_build_object('model_id', m.id, 'table', m.relname, 'ledger_id', m.ledger_id,
+	AS $$ SELECT m.model || jsonb_build_object('model_id', m.id, 'table', m.relname, 'ledger_id', m.ledger_id,
 									'created_by', m.created_by_name, 'created_at', m.created_at,
-									'epsilon', m.epsilon, 'delta', m.delta, 'rho', m.rho) || m.model
+									'epsilon', m.epsilon, 'delta', m.delta, 'rho', m.rho)
 		  FROM dpsynth._model_access(invoker, model) m $$;
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dpsynth FROM PUBLIC;
@@ -814,16 +823,16 @@ COMMENT ON FUNCTION dp_protect(regclass, float8, float8, float8, boolean) IS
 
 CREATE FUNCTION dp_declare(tbl regclass, "column" name, categories text[] DEFAULT NULL,
 						   lower float8 DEFAULT NULL, upper float8 DEFAULT NULL, bins int4 DEFAULT NULL,
-						   points float8[] DEFAULT NULL, binning text DEFAULT 'equal')
+						   points float8[] DEFAULT NULL, binning text DEFAULT NULL)
 	RETURNS void AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dp_declare(regclass, name, text[], float8, float8, int4, float8[], text) IS
-	'declare the public domain of a column: categories, or numeric bounds, bins (equal-width, or quantile bins learned by DP) and point masses';
+	'declare the public domain of a column: categories, or numeric bounds, bins (equal-width, quantile bins learned by DP, or auto: quantile where discovery is allowed) and point masses';
 
 CREATE FUNCTION dp_declare(tbl regclass, "column" name, lower timestamptz, upper timestamptz,
-						   bins int4 DEFAULT NULL, points timestamptz[] DEFAULT NULL)
+						   bins int4 DEFAULT NULL, points timestamptz[] DEFAULT NULL, binning text DEFAULT NULL)
 	RETURNS void AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION dp_declare(regclass, name, timestamptz, timestamptz, int4, timestamptz[]) IS
-	'declare the public domain of a date or timestamp column: bounds, bins and point masses';
+COMMENT ON FUNCTION dp_declare(regclass, name, timestamptz, timestamptz, int4, timestamptz[], text) IS
+	'declare the public domain of a date or timestamp column: bounds, bins, point masses and binning';
 
 CREATE FUNCTION dp_undeclare(tbl regclass, "column" name) RETURNS void
 	AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
@@ -890,7 +899,7 @@ REVOKE ALL ON FUNCTION dp_marginal(regclass, text[], float8) FROM PUBLIC;
 -- table's owner or a member of dpsynth_admin (dpsynth._check_owner).
 GRANT EXECUTE ON FUNCTION dp_protect(regclass, float8, float8, float8, boolean) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, text[], float8, float8, int4, float8[], text) TO PUBLIC;
-GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, timestamptz, timestamptz, int4, timestamptz[]) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, timestamptz, timestamptz, int4, timestamptz[], text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_undeclare(regclass, name) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_column_policy(regclass, name, text, boolean, text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_declare(regclass, jsonb) TO PUBLIC;

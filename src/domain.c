@@ -3,7 +3,8 @@
  *
  * A column's domain comes, in this order, from:
  *   1. the owner's declaration, or a domain an earlier call released by DP discovery
- *      (dpsynth.domains, source 'declared' or 'dp');
+ *      (dpsynth.domains, source 'declared' or 'dp'); declared bounds with binning 'quantile',
+ *      or 'auto' where the policy allows discovery, first need their bins learned by DP;
  *   2. the type itself: boolean, enum labels;
  *   3. public schema facts: CHECK (col IN (...)), CHECK (col = a OR col = b),
  *      CHECK (col BETWEEN a AND b) and other range checks with both ends, on the table or on a
@@ -758,8 +759,16 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 			init_categories(col, cc.categories, cc.ncategories, true);
 			return;
 		}
-		if (strcmp(cc.kind, "bins") == 0 && cc.binning && strcmp(cc.binning, "quantile") == 0)
+		/*
+		 * 'auto' (the default of a declaration without bins, dp_declare) is 'quantile' where
+		 * the policy allows DP discovery; where it does not, the declaration's own equal-width
+		 * bins below (public, nothing to learn).
+		 */
+		if (strcmp(cc.kind, "bins") == 0 && cc.binning &&
+			(strcmp(cc.binning, "quantile") == 0 || (strcmp(cc.binning, "auto") == 0 && cc.discovery)))
 		{
+			bool		is_auto = strcmp(cc.binning, "auto") == 0;
+
 			/* quantile bins inside the declared bounds, not learned yet */
 			if (!cc.discovery)
 				ereport(ERROR,
@@ -771,7 +780,7 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 			col->state = DP_COLUMN_DISCOVER_EDGES;
 			col->quantile_lower = cc.lower;
 			col->quantile_upper = cc.upper;
-			col->quantile_bins = cc.bins;
+			col->quantile_bins = is_auto ? Min(cc.bins, DPSYNTH_AUTO_BINS) : cc.bins;
 			col->quantile_points = cc.npoints;
 			return;
 		}

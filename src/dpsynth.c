@@ -44,6 +44,7 @@ void		_PG_init(void);
 
 int			dpsynth_charge_timeout_ms = 30000;
 int			dpsynth_synthesis_threads = 2;
+int			dpsynth_max_sample_rows = 10000000;
 
 void
 _PG_init(void)
@@ -63,6 +64,14 @@ _PG_init(void)
 							&dpsynth_synthesis_threads,
 							2, 1, DP_GUM_MAX_THREADS,
 							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dpsynth.max_sample_rows",
+							"The most rows one dp_synthesize or dp_sample call may write.",
+							"Bounds rows => of both, and their default row count; checked before any work "
+							"(a synthetic table is built in memory).",
+							&dpsynth_max_sample_rows,
+							10000000, 0, INT_MAX,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("dpsynth");
 	if (dp_random_init() != 0)

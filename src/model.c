@@ -148,6 +148,12 @@ dpsynth_model_json(const DpModel *m)
 		json_str(&b, qualified_type(oc->typid, oc->typmod));
 		appendStringInfoString(&b, ", \"base_type\": ");
 		json_str(&b, qualified_type(oc->basetype, -1));
+		if (OidIsValid(oc->source_typid))
+		{
+			/* a domain that is not built-in only: the synthetic column has its base type */
+			appendStringInfoString(&b, ", \"source_type\": ");
+			json_str(&b, qualified_type(oc->source_typid, -1));
+		}
 		appendStringInfo(&b, ", \"not_null\": %s, \"treatment\": \"%s\"", oc->notnull ? "true" : "false",
 						 oc->treatment);
 		if (oc->kind == OUT_SYNTH)
@@ -226,15 +232,21 @@ dpsynth_model_json(const DpModel *m)
 	appendStringInfoString(&b, "],\n \"checks\": [");
 	foreach(lc, m->checks)
 	{
-		char	   *name = pstrdup(lfirst(lc));
-		char	   *expr = strchr(name, '\n');
+		const DpCheck *c = lfirst(lc);
 
-		*expr++ = '\0';
 		appendStringInfoString(&b, foreach_current_index(lc) ? ", {\"name\": " : "{\"name\": ");
-		json_str(&b, name);
+		json_str(&b, c->name);
 		appendStringInfoString(&b, ", \"expression\": ");
-		json_str(&b, expr);
+		json_str(&b, c->expr);
 		appendStringInfoChar(&b, '}');
+	}
+	/* the source's CHECKs not copied: they use objects that are not built in */
+	appendStringInfoString(&b, "],\n \"skipped_checks\": [");
+	foreach(lc, m->skipped_checks)
+	{
+		if (foreach_current_index(lc))
+			appendStringInfoString(&b, ", ");
+		json_str(&b, lfirst(lc));
 	}
 	appendStringInfoString(&b, "]}");
 	AtEOXact_GUC(false, nestlevel);
@@ -350,6 +362,7 @@ resolve_type(OutColumn *oc, const char *type, const char *base_type, int64 model
 	oc->typmod = typmod;
 	basetypmod = typmod;
 	oc->basetype = getBaseTypeAndTypmod(typid, &basetypmod);
+	oc->basetypmod = basetypmod;
 	if (strcmp(qualified_type(oc->basetype, -1), base_type) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -636,9 +649,27 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 			char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 			char	   *expr = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
 
+			DpCheck    *c = palloc(sizeof(DpCheck));
+
 			if (!name || !expr)
 				corrupt(model_id, "a CHECK constraint without name or expression");
-			m->checks = lappend(m->checks, psprintf("%s\n%s", name, expr));
+			/* validated again against the sample's table before it is added (synthesize.c) */
+			c->name = name;
+			c->expr = expr;
+			m->checks = lappend(m->checks, c);
+		}
+		MemoryContextSwitchTo(old);
+		if (SPI_execute_with_args("SELECT x FROM jsonb_array_elements_text(coalesce($1->'skipped_checks', '[]')) "
+								  "WITH ORDINALITY s(x, i) ORDER BY i",
+								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the constraints of model " INT64_FORMAT, model_id);
+		old = MemoryContextSwitchTo(caller_cxt);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+			if (name)
+				m->skipped_checks = lappend(m->skipped_checks, name);
 		}
 		MemoryContextSwitchTo(old);
 	}

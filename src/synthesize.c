@@ -24,18 +24,31 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/transam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_range.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_collate.h"
+#include "parser/parse_expr.h"
+#include "parser/parse_relation.h"
+#include "parser/parse_type.h"
+#include "parser/parser.h"
 #include "parser/scansup.h"
 #include "tcop/tcopprot.h"
 #include "pgstat.h"
@@ -51,8 +64,10 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 #include "utils/uuid.h"
 
 #include "dp_codes.h"
@@ -65,13 +80,6 @@
 #define SYNTH_MAX_DISCOVERED_CATEGORIES 1000
 /* The largest pair marginal PrivSyn may need (codes of one column times codes of another). */
 #define SYNTH_MAX_PAIR_CELLS (INT64CONST(4) * 1024 * 1024)
-
-/* Discovered text columns keep at most this many values in a synthesis (public constant). */
-#define SYNTH_MAX_DISCOVERED_CATEGORIES 1000
-/* The largest pair marginal PrivSyn may need (codes of one column times codes of another). */
-#define SYNTH_MAX_PAIR_CELLS (INT64CONST(4) * 1024 * 1024)
-/* rows => at most this many (dp_synthesize and dp_sample) */
-#define SYNTH_MAX_ROWS INT64CONST(100000000)
 
 typedef struct Progress
 {
@@ -147,6 +155,8 @@ dpsynth_core_free(void *p)
 {
 	pfree(p);
 }
+
+static void secure_column_type(OutColumn *oc, const char *label);
 
 static bool
 is_identifier(OutColumn *oc, const char *treatment, bool serial)
@@ -233,8 +243,8 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 		oc = &out[nout++];
 		oc->name = pstrdup(NameStr(att->attname));
 		oc->typid = att->atttypid;
-		oc->typmod = att->atttypmod;
-		oc->basetype = getBaseTypeAndTypmod(att->atttypid, &oc->typmod);
+		oc->basetypmod = att->atttypmod;
+		oc->basetype = getBaseTypeAndTypmod(att->atttypid, &oc->basetypmod);
 		oc->typmod = att->atttypmod;	/* the declared type's own typmod, for input and DDL */
 		oc->notnull = att->attnotnull;
 		oc->scale = -1;
@@ -259,6 +269,7 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 			oc->synth = nnames;
 			names[nnames++] = CStringGetTextDatum(oc->name);
 		}
+		secure_column_type(oc, psprintf("dp_synthesize(%s)", get_rel_name(relid)));
 		if (oc->kind == OUT_NULL && oc->notnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -285,6 +296,13 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 	return out;
 }
 
+/* the scale of a numeric typmod (PostgreSQL 15: 11 bits, signed) */
+static int
+numeric_typmod_scale(int32 typmod)
+{
+	return (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+}
+
 /*
  * Prepares decoding of a synthesized column (oc->domain and oc->other set): category values and
  * the owner's "other" value through the type's input function (with its typmod), so that a label
@@ -299,8 +317,21 @@ prepare_decoding(OutColumn *oc)
 	getTypeInputInfo(oc->typid, &infn, &oc->ioparam);
 	fmgr_info(infn, &oc->infunc);
 	oc->scale = -1;
-	if (oc->basetype == NUMERICOID && oc->typmod >= (int32) VARHDRSZ)
-		oc->scale = (int) ((oc->typmod - VARHDRSZ) & 0xffff);
+	oc->numeric_max = (Datum) 0;
+	if (oc->basetype == NUMERICOID && oc->basetypmod >= (int32) VARHDRSZ)
+	{
+		/* numeric(p,s), also under a domain: values rounded to s digits, clamped to what p
+		 * digits hold (a declaration or bins wider than the type) */
+		int			p = ((oc->basetypmod - VARHDRSZ) >> 16) & 0xffff;
+		char	   *nines = palloc(p + 1);
+
+		oc->scale = numeric_typmod_scale(oc->basetypmod);
+		memset(nines, '9', p);
+		nines[p] = '\0';
+		/* (10^p - 1) * 10^-s */
+		oc->numeric_max = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("%se%d", nines, -oc->scale)),
+											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	}
 	oc->category = NULL;
 	oc->has_other_value = false;
 	if (d->kind == DP_DOMAIN_CATEGORIES)
@@ -318,6 +349,20 @@ prepare_decoding(OutColumn *oc)
 			oc->has_other_value = true;
 		}
 	}
+}
+
+/* numeric(p,s): a value rounded to s digits, clamped into [-max, max] */
+static Datum
+fit_numeric(const OutColumn *oc, Datum num)
+{
+	if (oc->scale < 0 && oc->numeric_max == (Datum) 0)
+		return num;
+	num = DirectFunctionCall2(numeric_round, num, Int32GetDatum(oc->scale));
+	if (DatumGetBool(DirectFunctionCall2(numeric_gt, num, oc->numeric_max)))
+		return oc->numeric_max;
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, num, DirectFunctionCall1(numeric_uminus, oc->numeric_max))))
+		return DirectFunctionCall1(numeric_uminus, oc->numeric_max);
+	return num;
 }
 
 /*
@@ -389,7 +434,7 @@ decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 				return Float8GetDatum((float8) v);
 			default:
 				/* numeric column declared with integral bins */
-				return DirectFunctionCall1(int8_numeric, Int64GetDatum(v));
+				return fit_numeric(oc, DirectFunctionCall1(int8_numeric, Int64GetDatum(v)));
 		}
 	}
 	{
@@ -407,13 +452,7 @@ decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 			case FLOAT8OID:
 				return Float8GetDatum(v);
 			default:
-				{
-					Datum		num = DirectFunctionCall1(float8_numeric, Float8GetDatum(v));
-
-					if (oc->scale >= 0)
-						num = DirectFunctionCall2(numeric_round, num, Int32GetDatum(oc->scale));
-					return num;
-				}
+				return fit_numeric(oc, DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
 		}
 	}
 }
@@ -424,16 +463,22 @@ static Datum
 identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull)
 {
 	*isnull = false;
+	if (i > oc->id_capacity)
+	{
+		/* beyond what the type holds (a nullable column; NOT NULL ones were refused) */
+		*isnull = true;
+		return (Datum) 0;
+	}
 	switch (oc->basetype)
 	{
 		case INT2OID:
-			return Int16GetDatum((int16) Min(i, PG_INT16_MAX));
+			return Int16GetDatum((int16) i);
 		case INT4OID:
-			return Int32GetDatum((int32) Min(i, PG_INT32_MAX));
+			return Int32GetDatum((int32) i);
 		case INT8OID:
 			return Int64GetDatum(i);
 		case NUMERICOID:
-			return DirectFunctionCall1(int8_numeric, Int64GetDatum(i));
+			return fit_numeric(oc, DirectFunctionCall1(int8_numeric, Int64GetDatum(i)));
 		case UUIDOID:
 			{
 				pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
@@ -451,10 +496,82 @@ identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull)
 			}
 		case TEXTOID:
 		case VARCHAROID:
-			return CStringGetTextDatum(psprintf("synthetic-" INT64_FORMAT, i));
+			return CStringGetTextDatum(psprintf(oc->id_long_format ? "synthetic-" INT64_FORMAT : INT64_FORMAT, i));
 		default:
 			*isnull = true;
 			return (Datum) 0;
+	}
+}
+
+static int64
+pow10_minus_1(int digits)
+{
+	int64		x = 1;
+
+	if (digits <= 0)
+		return 0;
+	if (digits >= 18)
+		return PG_INT64_MAX;
+	while (digits-- > 0)
+		x *= 10;
+	return x - 1;
+}
+
+/*
+ * How many fresh identifiers (1..capacity) a column's type holds, for nrows rows: smallint and
+ * integer their range, numeric(p,s) 10^(p-s) - 1, varchar(n) "synthetic-N" when it fits nrows,
+ * else a plain "N" (10^n - 1).  Sets oc->id_capacity and oc->id_long_format.
+ */
+static void
+identifier_format(OutColumn *oc, int64 nrows)
+{
+	oc->id_long_format = true;
+	oc->id_capacity = PG_INT64_MAX;
+	if (oc->basetype == INT2OID)
+		oc->id_capacity = PG_INT16_MAX;
+	else if (oc->basetype == INT4OID)
+		oc->id_capacity = PG_INT32_MAX;
+	else if (oc->basetype == NUMERICOID && oc->basetypmod >= (int32) VARHDRSZ)
+		oc->id_capacity = pow10_minus_1((((oc->basetypmod - VARHDRSZ) >> 16) & 0xffff) -
+										numeric_typmod_scale(oc->basetypmod));
+	else if (oc->basetype == VARCHAROID && oc->basetypmod >= (int32) VARHDRSZ)
+	{
+		int			n = oc->basetypmod - VARHDRSZ;
+
+		if (nrows > pow10_minus_1(n - (int) strlen("synthetic-")))
+		{
+			oc->id_long_format = false;
+			oc->id_capacity = pow10_minus_1(n);
+		}
+		else
+			oc->id_capacity = pow10_minus_1(n - (int) strlen("synthetic-"));
+	}
+}
+
+/*
+ * Before any charge: a NOT NULL identifier column must hold fresh values for up to maxrows rows
+ * (the rows asked for, or at most dpsynth.max_sample_rows); refused with 22023 otherwise.  A
+ * nullable one gets NULL beyond what its type holds.
+ */
+static void
+check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given, const char *label)
+{
+	for (int i = 0; i < nout; i++)
+	{
+		OutColumn  *oc = &out[i];
+
+		if (oc->kind != OUT_IDENTIFIER)
+			continue;
+		identifier_format(oc, maxrows);
+		if (oc->notnull && oc->id_capacity < maxrows)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: identifier column \"%s\" of type %s cannot hold " INT64_FORMAT " fresh values",
+							label, oc->name, format_type_with_typemod(oc->typid, oc->typmod), maxrows),
+					 errdetail("It holds " INT64_FORMAT " at most.", oc->id_capacity),
+					 rows_given ? 0 :
+					 errhint("Without rows => the table may have up to dpsynth.max_sample_rows rows; pass rows => at most " INT64_FORMAT ".",
+							 oc->id_capacity)));
 	}
 }
 
@@ -526,13 +643,367 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 	return result;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * What a synthetic table may run.  The caller (often an admin) creates and fills it, so nothing
+ * of the source's owner may end up running with the caller's rights: not a CHECK expression
+ * calling the owner's function, not a domain constraint, not a constraint name spliced into SQL.
+ * Only expressions made of built-in objects (OID below FirstNormalObjectId) are kept, with
+ * non-volatile functions that run no query; a domain whose constraints or default are not
+ * built-in-only is replaced by its base type.  All of it is decided from the schema (public)
+ * before the charge.
+ * --------------------------------------------------------------------------------------- */
+
+typedef struct SafeCtx
+{
+	const char *why;			/* why not, when unsafe */
+	int			depth;
+} SafeCtx;
+
+static bool type_safe(Oid typid, int depth);
+
+/* built-in functions that run queries or read tables although not volatile */
+static bool
+function_runs_queries(Oid funcid)
+{
+	static const char *const names[] = {"table_to_xml", "table_to_xmlschema", "table_to_xml_and_xmlschema",
+		"schema_to_xml", "schema_to_xmlschema", "schema_to_xml_and_xmlschema", "database_to_xml",
+	"database_to_xmlschema", "database_to_xml_and_xmlschema", "query_to_xml", "query_to_xmlschema",
+	"query_to_xml_and_xmlschema", "cursor_to_xml", "cursor_to_xmlschema", "ts_stat", "ts_rewrite"};
+	char	   *name = get_func_name(funcid);
+
+	if (!name)
+		return true;
+	for (size_t i = 0; i < lengthof(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return strstr(name, "_validator") != NULL;
+}
+
+static bool
+function_unsafe(Oid funcid, void *arg)
+{
+	SafeCtx    *ctx = arg;
+
+	if (funcid >= FirstNormalObjectId)
+		ctx->why = "it calls a function that is not built in";
+	else if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
+		ctx->why = "it calls a volatile function";
+	else if (function_runs_queries(funcid))
+		ctx->why = "it calls a function that runs queries";
+	else
+		return false;
+	return true;
+}
+
 /*
- * The source's CHECK constraints (public schema facts), as "name\nexpression" strings.  They are
- * deparsed with search_path pinned to pg_catalog, so that every object they name outside it is
- * schema-qualified: the model stores them, and dp_sample applies them under another search_path.
+ * True if the (cooked) expression is unsafe: a function or operator that is not built in, or
+ * volatile, or runs queries; a sub-query; a value of a type that is not built in (a user enum, a
+ * domain, a composite: their input or checks may run code).  Column references (and a domain
+ * check's VALUE) are fine whatever their type: the synthetic table's columns are safe types.
+ */
+static bool
+unsafe_walker(Node *node, SafeCtx *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query) || IsA(node, SubLink) || IsA(node, SubPlan) || IsA(node, Aggref) ||
+		IsA(node, WindowFunc) || IsA(node, Param) || IsA(node, NextValueExpr))
+	{
+		ctx->why = "it is not a plain expression";
+		return true;
+	}
+	if (check_functions_in_node(node, function_unsafe, ctx))
+		return true;
+	if (!IsA(node, List) && !IsA(node, Var) && !IsA(node, CoerceToDomainValue))
+	{
+		Oid			t = exprType(node);
+
+		if (OidIsValid(t) && t >= FirstNormalObjectId)
+		{
+			ctx->why = "it uses a type that is not built in";
+			return true;
+		}
+	}
+	return expression_tree_walker(node, unsafe_walker, ctx);
+}
+
+static bool
+expr_builtin_only(Node *expr, const char **why)
+{
+	SafeCtx		ctx = {NULL, 0};
+
+	if (unsafe_walker(expr, &ctx))
+	{
+		if (why)
+			*why = ctx.why;
+		return false;
+	}
+	return true;
+}
+
+/* A domain's own constraints and default: built-in only? */
+static bool
+domain_builtin_only(Oid domid, HeapTuple typtup)
+{
+	Relation	conrel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		ok = true;
+	bool		isnull;
+	Datum		def = SysCacheGetAttr(TYPEOID, typtup, Anum_pg_type_typdefaultbin, &isnull);
+
+	if (!isnull && !expr_builtin_only(stringToNode(TextDatumGetCString(def)), NULL))
+		return false;
+	conrel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(domid));
+	scan = systable_beginscan(conrel, ConstraintTypidIndexId, true, NULL, 1, &key);
+	while (ok && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Datum		bin;
+
+		if (((Form_pg_constraint) GETSTRUCT(tup))->contype != CONSTRAINT_CHECK)
+			continue;
+		bin = heap_getattr(tup, Anum_pg_constraint_conbin, RelationGetDescr(conrel), &isnull);
+		if (!isnull && !expr_builtin_only(stringToNode(TextDatumGetCString(bin)), NULL))
+			ok = false;
+	}
+	systable_endscan(scan);
+	table_close(conrel, AccessShareLock);
+	return ok;
+}
+
+/* see synthesize.h */
+static bool
+type_safe(Oid typid, int depth)
+{
+	HeapTuple	tup;
+	Form_pg_type t;
+	bool		ok = true;
+
+	check_stack_depth();
+	if (depth > 32)
+		return false;
+	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	t = (Form_pg_type) GETSTRUCT(tup);
+	switch (t->typtype)
+	{
+		case TYPTYPE_DOMAIN:
+			ok = domain_builtin_only(typid, tup) && type_safe(t->typbasetype, depth + 1);
+			break;
+		case TYPTYPE_COMPOSITE:
+			if (typid >= FirstNormalObjectId)
+			{
+				TupleDesc	desc = lookup_rowtype_tupdesc_noerror(typid, -1, true);
+
+				if (!desc)
+					ok = false;
+				else
+				{
+					for (int i = 0; ok && i < desc->natts; i++)
+						if (!TupleDescAttr(desc, i)->attisdropped)
+							ok = type_safe(TupleDescAttr(desc, i)->atttypid, depth + 1);
+					ReleaseTupleDesc(desc);
+				}
+			}
+			break;
+		case TYPTYPE_RANGE:
+			{
+				HeapTuple	rt = SearchSysCache1(RANGETYPE, ObjectIdGetDatum(typid));
+
+				if (!HeapTupleIsValid(rt))
+					ok = false;
+				else
+				{
+					Form_pg_range r = (Form_pg_range) GETSTRUCT(rt);
+
+					ok = r->rngcanonical < FirstNormalObjectId && r->rngsubdiff < FirstNormalObjectId &&
+						type_safe(r->rngsubtype, depth + 1);
+					ReleaseSysCache(rt);
+				}
+			}
+			break;
+		case TYPTYPE_MULTIRANGE:
+			ok = type_safe(get_multirange_range(typid), depth + 1);
+			break;
+		default:
+			/* enums (built-in input), base types (only superusers make them), arrays: their
+			 * elements */
+			if (OidIsValid(t->typelem) && IsTrueArrayType(t))
+				ok = type_safe(t->typelem, depth + 1);
+			break;
+	}
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+bool
+dpsynth_type_is_safe(Oid typid)
+{
+	return type_safe(typid, 0);
+}
+
+/*
+ * A column whose type is not safe: a domain gets its base type (and the base type's typmod) in
+ * synthetic tables, with a NOTICE (the schema is public); any other unsafe type (a composite or
+ * array over such a domain) can only be left NULL.  Before any charge.
+ */
+static void
+secure_column_type(OutColumn *oc, const char *label)
+{
+	oc->source_typid = InvalidOid;
+	if (type_safe(oc->typid, 0))
+		return;
+	if (get_typtype(oc->typid) == TYPTYPE_DOMAIN)
+	{
+		int32		typmod = -1;
+		Oid			base = getBaseTypeAndTypmod(oc->typid, &typmod);
+
+		ereport(NOTICE,
+				(errmsg("%s: column \"%s\" gets type %s, the base type of its domain %s", label, oc->name,
+						format_type_with_typemod(base, typmod), format_type_be(oc->typid)),
+				 errdetail("The domain's constraints or default use objects that are not built in, which would run with your rights.")));
+		oc->source_typid = oc->typid;
+		oc->typid = base;
+		oc->typmod = typmod;
+		oc->basetypmod = typmod;
+		oc->basetype = base;
+	}
+	if (!type_safe(oc->typid, 0) && oc->kind == OUT_SYNTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s: column \"%s\" of type %s cannot be synthesized", label, oc->name, format_type_be(oc->typid)),
+				 errdetail("Making its values would run code that is not built in (a domain's constraints) with your rights."),
+				 errhint("Leave it out with columns => ..., or have the owner exclude it.")));
+}
+
+/* raw parse tree: function and operator names unqualified or in pg_catalog, built-in type names,
+ * columns of the relation with safe types, no sub-query */
+typedef struct RawCtx
+{
+	Relation	rel;
+	const char *why;
+} RawCtx;
+
+static bool
+qualified_outside_catalog(List *name)
+{
+	return list_length(name) > 1 && strcmp(strVal(linitial(name)), "pg_catalog") != 0;
+}
+
+static bool
+raw_unsafe_walker(Node *node, RawCtx *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubLink) || IsA(node, SelectStmt) || IsA(node, ParamRef))
+	{
+		ctx->why = "it is not a plain expression";
+		return true;
+	}
+	if ((IsA(node, FuncCall) && qualified_outside_catalog(((FuncCall *) node)->funcname)) ||
+		(IsA(node, A_Expr) && qualified_outside_catalog(((A_Expr *) node)->name)))
+	{
+		ctx->why = "it names a function or operator outside pg_catalog";
+		return true;
+	}
+	if (IsA(node, TypeName))
+	{
+		Type		typ = LookupTypeName(NULL, (TypeName *) node, NULL, true);
+		bool		builtin = typ && ((Form_pg_type) GETSTRUCT(typ))->oid < FirstNormalObjectId;
+
+		if (typ)
+			ReleaseSysCache(typ);
+		if (!builtin)
+		{
+			ctx->why = "it uses a type that is not built in";
+			return true;
+		}
+		return false;
+	}
+	if (IsA(node, ColumnRef))
+	{
+		ColumnRef  *cr = (ColumnRef *) node;
+		AttrNumber	att;
+
+		if (list_length(cr->fields) != 1 || !IsA(linitial(cr->fields), String))
+		{
+			ctx->why = "it references something other than a column";
+			return true;
+		}
+		att = attnameAttNum(ctx->rel, strVal(linitial(cr->fields)), false);
+		if (att <= 0 || !type_safe(TupleDescAttr(RelationGetDescr(ctx->rel), att - 1)->atttypid, 0))
+		{
+			ctx->why = "it references an unknown column, or one of a type that is not safe";
+			return true;
+		}
+		return false;
+	}
+	return raw_expression_tree_walker(node, raw_unsafe_walker, ctx);
+}
+
+/* see synthesize.h */
+char *
+dpsynth_validate_check_text(Oid relid, const char *expr, const char **why)
+{
+	int			nestlevel = NewGUCNestLevel();
+	List	   *raw;
+	SelectStmt *sel;
+	Node	   *rawexpr;
+	Node	   *cooked;
+	Relation	rel;
+	RawCtx		rctx;
+	char	   *result = NULL;
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	*why = "it is not a single expression";
+	raw = raw_parser(psprintf("SELECT (%s\n)", expr), RAW_PARSE_DEFAULT);
+	if (list_length(raw) != 1 || !IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
+		goto done;
+	sel = (SelectStmt *) linitial_node(RawStmt, raw)->stmt;
+	if (sel->op != SETOP_NONE || list_length(sel->targetList) != 1 || sel->distinctClause || sel->intoClause ||
+		sel->fromClause || sel->whereClause || sel->groupClause || sel->havingClause || sel->windowClause ||
+		sel->valuesLists || sel->sortClause || sel->limitOffset || sel->limitCount || sel->lockingClause ||
+		sel->withClause || ((ResTarget *) linitial(sel->targetList))->name)
+		goto done;
+	rawexpr = ((ResTarget *) linitial(sel->targetList))->val;
+	rel = table_open(relid, AccessShareLock);
+	rctx.rel = rel;
+	rctx.why = NULL;
+	if (raw_unsafe_walker(rawexpr, &rctx))
+		*why = rctx.why;
+	else
+	{
+		ParseState *pstate = make_parsestate(NULL);
+		ParseNamespaceItem *nsitem = addRangeTableEntryForRelation(pstate, rel, AccessShareLock, NULL, false, true);
+
+		addNSItemToQuery(pstate, nsitem, true, true, true);
+		cooked = transformExpr(pstate, rawexpr, EXPR_KIND_CHECK_CONSTRAINT);
+		cooked = coerce_to_boolean(pstate, cooked, "CHECK");
+		assign_expr_collations(pstate, cooked);
+		if (expr_builtin_only(cooked, why))
+			result = deparse_expression(cooked, deparse_context_for(RelationGetRelationName(rel), relid), false, false);
+		free_parsestate(pstate);
+	}
+	table_close(rel, NoLock);
+done:
+	AtEOXact_GUC(false, nestlevel);
+	return result;
+}
+
+/*
+ * The source's CHECK constraints (public schema facts), name and expression apart.  Those whose
+ * expression uses only built-in objects (every object the constraint depends on is the table, its
+ * columns or has an OID below FirstNormalObjectId; and the expression tree passes
+ * expr_builtin_only) are returned; the names of the others go to *skipped, each with a NOTICE
+ * (before the charge).  The expressions are deparsed with search_path pinned to pg_catalog,
+ * pg_temp, so that every object they name outside pg_catalog is schema-qualified.
  */
 static List *
-read_checks(Oid relid)
+read_checks(Oid relid, const char *label, List **skipped)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
@@ -540,21 +1011,47 @@ read_checks(Oid relid)
 	List	   *checks = NIL;
 	int			nestlevel = NewGUCNestLevel();
 
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+	*skipped = NIL;
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT conname, pg_catalog.pg_get_expr(conbin, conrelid) FROM pg_catalog.pg_constraint "
-							  "WHERE conrelid = $1 AND contype = 'c' ORDER BY oid",
+	if (SPI_execute_with_args("SELECT c.conname, pg_catalog.pg_get_expr(c.conbin, c.conrelid), c.conbin::text, "
+							  "NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass "
+							  "AND d.objid = c.oid AND d.refobjid >= 16384 "
+							  "AND NOT (d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refobjid = c.conrelid)) "
+							  "FROM pg_catalog.pg_constraint c "
+							  "WHERE c.conrelid = $1 AND c.contype = 'c' ORDER BY c.oid",
 							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the constraints of the source");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		char	   *expr = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *name = SPI_getvalue(tup, desc, 1);
+		char	   *expr = SPI_getvalue(tup, desc, 2);
+		char	   *bin = SPI_getvalue(tup, desc, 3);
+		bool		isnull;
+		bool		deps_ok = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+		const char *why = "it depends on objects that are not built in";
 		MemoryContext old = MemoryContextSwitchTo(caller_cxt);
 
-		checks = lappend(checks, psprintf("%s\n%s", name, expr));
+		if (deps_ok && expr && bin && expr_builtin_only(stringToNode(bin), &why))
+		{
+			DpCheck    *c = palloc(sizeof(DpCheck));
+
+			c->name = pstrdup(name);
+			c->expr = pstrdup(expr);
+			checks = lappend(checks, c);
+		}
+		else
+		{
+			ereport(NOTICE,
+					(errmsg("%s: CHECK constraint %s is not copied to the synthetic table", label,
+							quote_identifier(name)),
+					 errdetail("Only constraints made of built-in objects are copied: %s, which would run with your rights.", why)));
+			*skipped = lappend(*skipped, pstrdup(name));
+		}
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
@@ -563,13 +1060,128 @@ read_checks(Oid relid)
 }
 
 /*
+ * The checks to add to the target (created, still empty): each validated again against it by
+ * dpsynth_validate_check_text and deparsed from what was validated.  A stored model's text is
+ * never pasted as it is: a check that does not pass is left out, with a NOTICE.
+ */
+static List *
+validated_checks(Oid target_relid, List *checks, const char *label)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, checks)
+	{
+		DpCheck    *c = lfirst(lc);
+		const char *why = NULL;
+		char	   *expr = dpsynth_validate_check_text(target_relid, c->expr, &why);
+
+		if (expr)
+		{
+			DpCheck    *v = palloc(sizeof(DpCheck));
+
+			v->name = c->name;
+			v->expr = expr;
+			out = lappend(out, v);
+		}
+		else
+			ereport(NOTICE,
+					(errmsg("%s: CHECK constraint %s is not added to the synthetic table", label,
+							quote_identifier(c->name)),
+					 errdetail("Only constraints made of built-in objects are added: %s.", why)));
+	}
+	return out;
+}
+
+/* a domain check's VALUE, as the target's column (deparsed by name) */
+typedef struct ValueToVar
+{
+	AttrNumber	attnum;
+} ValueToVar;
+
+static Node *
+value_to_var(Node *node, ValueToVar *ctx)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, CoerceToDomainValue))
+	{
+		CoerceToDomainValue *v = (CoerceToDomainValue *) node;
+
+		return (Node *) makeVar(1, ctx->attnum, v->typeId, v->typeMod, v->collation, 0);
+	}
+	return expression_tree_mutator(node, value_to_var, ctx);
+}
+
+/*
+ * The CHECK constraints of the (built-in-only, see secure_column_type) domains of the target's
+ * columns, nested domains included, as expressions over the columns: heap_insert does not check
+ * domains, so synthetic rows whose values a domain rejects are deleted with those a CHECK
+ * rejects (post-processing).  Deparsed with search_path pinned to pg_catalog, pg_temp.
+ */
+static List *
+domain_check_exprs(Oid target_relid, OutColumn *out, int nout)
+{
+	List	   *exprs = NIL;
+	List	   *dpcontext = deparse_context_for(get_rel_name(target_relid), target_relid);
+	int			nestlevel = NewGUCNestLevel();
+	Relation	conrel = table_open(ConstraintRelationId, AccessShareLock);
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	for (int i = 0; i < nout; i++)
+	{
+		ValueToVar	ctx = {(AttrNumber) (i + 1)};
+		Oid			t = out[i].typid;
+
+		while (get_typtype(t) == TYPTYPE_DOMAIN)
+		{
+			ScanKeyData key;
+			SysScanDesc scan;
+			HeapTuple	tup;
+
+			ScanKeyInit(&key, Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(t));
+			scan = systable_beginscan(conrel, ConstraintTypidIndexId, true, NULL, 1, &key);
+			while (HeapTupleIsValid(tup = systable_getnext(scan)))
+			{
+				bool		isnull;
+				Datum		bin;
+				Node	   *e;
+
+				if (((Form_pg_constraint) GETSTRUCT(tup))->contype != CONSTRAINT_CHECK)
+					continue;
+				bin = heap_getattr(tup, Anum_pg_constraint_conbin, RelationGetDescr(conrel), &isnull);
+				if (isnull)
+					continue;
+				e = stringToNode(TextDatumGetCString(bin));
+				if (!expr_builtin_only(e, NULL))
+					continue;	/* not reached: such a domain was replaced by its base type */
+				e = value_to_var(e, &ctx);
+				exprs = lappend(exprs, deparse_expression(e, dpcontext, false, false));
+			}
+			systable_endscan(scan);
+			/* the domain's own base type (maybe a domain in turn) */
+			tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(t));
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "cache lookup failed for type %u", t);
+			t = ((Form_pg_type) GETSTRUCT(tup))->typbasetype;
+			ReleaseSysCache(tup);
+		}
+	}
+	table_close(conrel, AccessShareLock);
+	AtEOXact_GUC(false, nestlevel);
+	return exprs;
+}
+
+/*
  * The source's CHECK constraints and NOT NULLs on the target.  Synthetic rows that a CHECK
- * constraint rejects (possible for checks across columns, or narrower than the declared domain)
- * are deleted first: post-processing of released data.  Adding the constraints makes PostgreSQL
- * validate every row.  Returns the number of rows deleted.
+ * constraint or a column's domain rejects (possible for checks across columns, or narrower than
+ * the declared domain) are deleted first: post-processing of released data.  Adding the constraints makes PostgreSQL
+ * validate every row.  Runs with search_path pinned to pg_catalog, pg_temp (the expressions
+ * were deparsed and validated under it).  Returns the number of rows deleted.
  */
 static uint64
-add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *checks)
+add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *checks, List *domain_exprs)
 {
 	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
 	uint64		deleted = 0;
@@ -577,7 +1189,10 @@ add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *c
 	StringInfoData del;
 	StringInfoData alter;
 	int			nalter = 0;
+	int			nestlevel = NewGUCNestLevel();
 
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* one DELETE for all checks, then one ALTER TABLE: PostgreSQL validates it all in one scan */
@@ -587,19 +1202,20 @@ add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *c
 	appendStringInfo(&alter, "ALTER TABLE %s", qname);
 	foreach(lc, checks)
 	{
-		char	   *name = pstrdup(lfirst(lc));
-		char	   *expr = strchr(name, '\n');
+		DpCheck    *c = lfirst(lc);
 
-		*expr++ = '\0';
 		/* a CHECK holds unless its expression is false */
-		appendStringInfo(&del, " OR (%s) IS FALSE", expr);
-		appendStringInfo(&alter, "%s ADD CONSTRAINT %s CHECK (%s)", nalter++ ? "," : "", quote_identifier(name), expr);
+		appendStringInfo(&del, " OR (%s) IS FALSE", c->expr);
+		appendStringInfo(&alter, "%s ADD CONSTRAINT %s CHECK (%s)", nalter++ ? "," : "", quote_identifier(c->name),
+						 c->expr);
 	}
+	foreach(lc, domain_exprs)
+		appendStringInfo(&del, " OR (%s) IS FALSE", (char *) lfirst(lc));
 	for (int i = 0; i < nout; i++)
 		if (out[i].notnull)
 			appendStringInfo(&alter, "%s ALTER COLUMN %s SET NOT NULL", nalter++ ? "," : "",
 							 quote_identifier(out[i].name));
-	if (checks != NIL)
+	if (checks != NIL || domain_exprs != NIL)
 	{
 		if (SPI_execute(del.data, false, 0) != SPI_OK_DELETE)
 			elog(ERROR, "could not apply the CHECK constraints");
@@ -608,6 +1224,7 @@ add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *c
 	if (nalter > 0 && SPI_execute(alter.data, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not add the constraints");
 	SPI_finish();
+	AtEOXact_GUC(false, nestlevel);
 	CommandCounterIncrement();
 	return deleted;
 }
@@ -625,12 +1242,29 @@ write_synthetic(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, cons
 	OutColumn  *out = m->out;
 	int			nout = m->nout;
 	uint64		deleted;
+	List	   *checks;
+	StringInfoData full;
+	ListCell   *lc;
 
 	report(pr, "writing the synthetic table", 0);
 	for (int i = 0; i < nout; i++)
+	{
 		if (out[i].kind == OUT_SYNTH)
 			prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
-	*target_relid = create_target(nspid, target, out, nout, comment);
+		else if (out[i].kind == OUT_IDENTIFIER)
+			identifier_format(&out[i], (int64) synth->nrows);
+	}
+	/* provenance: what of the source's schema is not carried over, and why */
+	initStringInfo(&full);
+	appendStringInfoString(&full, comment);
+	foreach(lc, m->skipped_checks)
+		appendStringInfo(&full, "; CHECK %s not copied (not built-in only)", quote_identifier(lfirst(lc)));
+	for (int i = 0; i < nout; i++)
+		if (OidIsValid(out[i].source_typid))
+			appendStringInfo(&full, "; column %s has the base type of domain %s (not built-in only)",
+							 quote_identifier(out[i].name), format_type_be(out[i].source_typid));
+	*target_relid = create_target(nspid, target, out, nout, full.data);
+	checks = validated_checks(*target_relid, m->checks, pr->label);
 	{
 		Relation	trel = table_open(*target_relid, RowExclusiveLock);
 		TupleDesc	tdesc = RelationGetDescr(trel);
@@ -673,7 +1307,7 @@ write_synthetic(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, cons
 		table_close(trel, NoLock);
 		MemoryContextDelete(batchcxt);
 	}
-	deleted = add_constraints(nspid, target, out, nout, m->checks);
+	deleted = add_constraints(nspid, target, out, nout, checks, domain_check_exprs(*target_relid, out, nout));
 	return synth->nrows - deleted;
 }
 
@@ -696,10 +1330,16 @@ check_rows(FunctionCallInfo fcinfo, int argno)
 {
 	int64		rows = PG_GETARG_INT64(argno);
 
-	if (rows < 0 || rows > SYNTH_MAX_ROWS)
+	if (rows < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("rows must be between 0 and " INT64_FORMAT ", not " INT64_FORMAT, SYNTH_MAX_ROWS, rows)));
+				 errmsg("rows must not be negative, not " INT64_FORMAT, rows)));
+	if (rows > dpsynth_max_sample_rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("rows must be at most %d (dpsynth.max_sample_rows), not " INT64_FORMAT,
+						dpsynth_max_sample_rows, rows),
+				 errhint("A superuser may raise dpsynth.max_sample_rows; the table is built in memory.")));
 	return rows;
 }
 
@@ -736,6 +1376,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	int64		ledger_id;
 	uint32	   *sizes;
 	List	   *checks;
+	List	   *skipped_checks;
 	dp_codes	codes;
 	dp_privsyn_params params;
 	dp_privsyn_result res;
@@ -817,7 +1458,9 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 			if (cols[out[i].synth].state == DP_COLUMN_READY)
 				prepare_decoding(&out[i]);
 		}
-	checks = read_checks(relid);
+	checks = read_checks(relid, psprintf("dp_synthesize(%s)", get_rel_name(relid)), &skipped_checks);
+	check_identifiers(out, nout, rows > 0 ? rows : dpsynth_max_sample_rows, rows > 0,
+					  psprintf("dp_synthesize(%s)", get_rel_name(relid)));
 	target = resolve_target(fcinfo, 3, psprintf("%s_synthetic", get_rel_name(relid)), "dp_synthesize", &nspid);
 
 	/* ---- 2. charge once for the whole call ---- */
@@ -864,6 +1507,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	dp_privsyn_default_params(&params);
 	params.rho = dpsynth_units_rho(units_pipeline);
 	params.rows = (uint64) rows;
+	params.max_rows = (uint64) dpsynth_max_sample_rows;
 	params.progress = pipeline_progress;
 	params.progress_arg = &pr;
 	params.gum.progress = gum_progress;
@@ -886,6 +1530,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	model.res = res;
 	memset(&model.res.synth, 0, sizeof(model.res.synth));
 	model.checks = checks;
+	model.skipped_checks = skipped_checks;
 	written = write_synthetic(&model, &res.synth, &rng, nspid, target,
 							  psprintf("dpsynth synthetic copy of %s: PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, "
 									   "ledger row " INT64_FORMAT ", dpsynth 0.1.0, %s",
@@ -936,6 +1581,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	bool		verbose;
 	DpModel    *m;
 	DpModelMeta meta;
+	char	   *label;
 	char	   *target;
 	Oid			nspid;
 	Oid			target_relid;
@@ -976,12 +1622,23 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 				 errhint("Run it in a read-write transaction on the primary.")));
 
 	m = dpsynth_model_load(model_id, &meta);
+	label = psprintf("dp_sample(model " INT64_FORMAT ")", model_id);
+	nrows = rows >= 0 ? (uint64) rows : dp_privsyn_default_rows(&m->res);
+	if (nrows > (uint64) dpsynth_max_sample_rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model " INT64_FORMAT " would make " UINT64_FORMAT " rows by default, more than dpsynth.max_sample_rows (%d)",
+						model_id, nrows, dpsynth_max_sample_rows),
+				 errhint("Pass rows => at most %d.", dpsynth_max_sample_rows)));
+	/* the types as they are now: a domain changed since may have to give way to its base type */
+	for (int i = 0; i < m->nout; i++)
+		secure_column_type(&m->out[i], label);
 	for (int i = 0; i < m->nout; i++)
 		if (m->out[i].kind == OUT_SYNTH)
 			prepare_decoding(&m->out[i]);
+	check_identifiers(m->out, m->nout, (int64) nrows, true, label);
 	target = resolve_target(fcinfo, 3, psprintf("%s_sample_" INT64_FORMAT, meta.relname, model_id), "dp_sample",
 							&nspid);
-	nrows = rows >= 0 ? (uint64) rows : dp_privsyn_default_rows(&m->res);
 	if (nrows > 0 && !(m->res.total > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -991,7 +1648,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	t_load = now_seconds();
 
 	/* ---- GUM and the split of merged codes, the same function as dp_synthesize's ---- */
-	progress_init(&pr, psprintf("dp_sample(model " INT64_FORMAT ")", model_id), verbose);
+	progress_init(&pr, label, verbose);
 	pipeline_progress(&pr, DP_PHASE_GUM, 0);
 	dp_gum_default_params(&gum);
 	gum.progress = gum_progress;

@@ -34,6 +34,11 @@ typedef struct OutColumn
 	Oid			typid;			/* declared type (may be a domain) */
 	Oid			basetype;
 	int32		typmod;			/* the declared type's own typmod */
+	int32		basetypmod;		/* the base type's typmod (a domain's, or typmod) */
+	/* the source's type when it was a domain whose constraints or default reference objects
+	 * that are not built in: the synthetic column has the base type instead (typid, typmod),
+	 * so that no code of the domain's owner runs as the caller; else InvalidOid */
+	Oid			source_typid;
 	bool		notnull;
 	OutKind		kind;
 	/* why: "synthesized", "excluded" (the owner's policy), "not_selected" (columns => ...),
@@ -54,7 +59,21 @@ typedef struct OutColumn
 	Datum		fallback;
 	dp_code		fallback_code;
 	int			scale;			/* numeric scale, -1 if none */
+	Datum		numeric_max;	/* numeric(p,s): the largest value it holds (a numeric), else 0 */
+	/* identifiers: the largest row number that gets a value (beyond: NULL), and for text ids
+	 * whether they are "synthetic-N" (else "N", for a short varchar) */
+	int64		id_capacity;
+	bool		id_long_format;
 } OutColumn;
+
+/* A CHECK constraint of the source, copied to synthetic tables: its name (quoted with
+ * quote_identifier wherever it is used) and its expression, deparsed with search_path pinned
+ * to pg_catalog, pg_temp.  Kept apart everywhere (C, the model's JSON). */
+typedef struct DpCheck
+{
+	char	   *name;
+	char	   *expr;
+} DpCheck;
 
 typedef struct DpModel
 {
@@ -66,7 +85,8 @@ typedef struct DpModel
 	dp_domain  *domains;		/* their domains, when loaded from the catalog (else borrowed) */
 	dp_privsyn_result res;		/* margs, nmargs, n_oneway, n_kway, total, merged_*, code_map,
 								 * oneway_noisy; res.synth is not part of the model */
-	List	   *checks;			/* the source's CHECK constraints: "name\nexpression" strings */
+	List	   *checks;			/* the source's CHECK constraints that are copied: DpCheck * */
+	List	   *skipped_checks;	/* the names (char *) of those that are not (not built-in only) */
 } DpModel;
 
 /* What the catalog says about a stored model besides the model itself. */
@@ -85,6 +105,21 @@ typedef struct DpModelMeta
 extern void *dpsynth_core_alloc(Size n);
 extern void dpsynth_core_free(void *p);
 
+/*
+ * Whether values of a type can be made, compared and checked without running code that is not
+ * built in (domain constraints and defaults, composite fields, array elements, range subtypes,
+ * recursively); see synthesize.c.
+ */
+extern bool dpsynth_type_is_safe(Oid typid);
+
+/*
+ * Validates a stored CHECK expression for a synthetic table (relid, already created): parsed
+ * with search_path pinned to pg_catalog, pg_temp, refused unless it uses built-in, non-volatile
+ * functions and safe types only; returns it deparsed again, or NULL (with *why) if refused.
+ * Nothing of the expression is executed.
+ */
+extern char *dpsynth_validate_check_text(Oid relid, const char *expr, const char **why);
+
 /* ---- model.c ---- */
 
 /* The model as JSON text (the format README.md documents). */
@@ -98,8 +133,9 @@ extern int64 dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, dou
 								 const DpModel *m, const char *json);
 
 /*
- * Loads model_id for the current user: raises 42704 if there is no such model, 42501 if the
- * user may not use it (only its creator, its table's owner and admins may), 42704 or 42804 if a
+ * Loads model_id for the current user: raises 42501 "does not exist or you may not use it" alike
+ * for a model that does not exist and one the user may not use (only its creator, its table's
+ * owner and admins may), so that ids are not revealed; 42704 or 42804 if a
  * column's type no longer exists or changed.  The returned model is ready to decode once
  * prepare_decoding ran on its synthesized columns.
  */

@@ -244,6 +244,8 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	out->margs = margs;
 	out->nmargs = nmargs;
 	nrows = p->rows ? p->rows : dp_privsyn_default_rows(out);
+	if (p->max_rows && nrows > p->max_rows)
+		nrows = p->max_rows;	/* the default (noisy) count, capped: post-processing */
 	{
 		int			rc = dp_privsyn_sample(out, d, sizes, nrows, &p->gum, rng, c.alloc, c.free_fn, &out->synth);
 
@@ -343,6 +345,17 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 						hi = first[g + 1];
 			uint32_t	pick = lo;
 
+			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
+			if ((i & 0xFFFF) == 0xFFFF && gum && gum->progress &&
+				gum->progress(gum->progress_arg, gum->iterations, gum->iterations, -1) != 0)
+			{
+				c.free_fn(first);
+				c.free_fn(members);
+				c.free_fn(cum);
+				dp_codes_free(&synth_merged);
+				dp_codes_free(synth);
+				return -1;
+			}
 			if (hi - lo > 1)
 			{
 				double		total = cum[hi - 1];
@@ -350,9 +363,21 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 				if (total > 0)
 				{
 					double		u = dp_prng_unit(rng) * total;
+					uint32_t	a = lo,
+								b = hi - 1;
 
-					while (pick + 1 < hi && cum[pick] <= u)
-						pick++;
+					/* the first member whose cumulative weight exceeds u (the last if none):
+					 * binary search, O(log members) per row */
+					while (a < b)
+					{
+						uint32_t	mid = a + (b - a) / 2;
+
+						if (cum[mid] <= u)
+							a = mid + 1;
+						else
+							b = mid;
+					}
+					pick = a;
 				}
 				else
 					pick = lo + (uint32_t) dp_prng_below(rng, hi - lo);

@@ -7,7 +7,9 @@
  * - the same model, row count and seed give identical codes; another seed other codes;
  * - the sampled rows reproduce the model's marginals (over merged codes) to a small normalised L1,
  *   and the members of a merged rare code come back in proportion to their released counts;
- * - any row count (0, 1, more than the model's total); invalid models are refused.
+ * - any row count (0, 1, more than the model's total); invalid models are refused;
+ * - 20,000 members of one merged code come back in proportion (binary search over cumulative
+ *   weights), with a heartbeat every 65,536 rows that can cancel the split.
  * The table: 6,000 rows of 4 dependent columns, one with rare values; a large rho (noise is
  * small) so that the bars below test sampling, not noise.  The noise itself is libsodium's and
  * unseeded, so these checks hold for any noise draw (the rare values are far below 3 sigma).
@@ -70,6 +72,25 @@ to_merged(const dp_privsyn_result *res, const dp_codes *s, dp_codes *out)
 		for (uint64_t i = 0; i < s->nrows; i++)
 			out->col[j][i] = res->code_map[j][s->col[j][i]];
 	out->nrows = s->nrows;
+}
+
+/* counts the split's heartbeats (iter = iters = 1; GUM's own calls have iters = its iterations) */
+typedef struct split_beats
+{
+	int			calls;
+	int			cancel_at;		/* > 0: cancel at this heartbeat */
+} split_beats;
+
+static int
+count_split_beats(void *arg, uint32_t iter, uint32_t iters, double err)
+{
+	split_beats *b = arg;
+
+	/* the split's heartbeats: iter = iters (GUM is done), err = -1; GUM's own fill heartbeat
+	 * (iter 0 here: no target is iterated) is not counted */
+	if (iter == iters && iters > 0 && err < 0)
+		return ++b->calls == b->cancel_at;
+	return 0;
 }
 
 int
@@ -241,6 +262,69 @@ main(void)
 		dp_codes_free(&s1);
 		for (int k = 0; k < 3; k++)
 			dp_marg_free(&margs[k]);
+	}
+
+	/*
+	 * 7. many merged codes split back: a binary search over cumulative weights (the right
+	 * proportions), with a heartbeat (progress with iter = iters, err = -1) every 65,536 rows, through
+	 * which the split can be cancelled.
+	 */
+	{
+		enum {NMEMBERS = 20000, NSPLIT = 200000};
+		uint32_t	bsizes[1] = {NMEMBERS};
+		uint32_t	bmerged[1] = {1};
+		uint16_t   *bmap = calloc(NMEMBERS, sizeof(uint16_t));
+		double	   *bw = malloc(sizeof(double) * NMEMBERS);
+		uint16_t   *bmaps[1] = {bmap};
+		double	   *bws[1] = {bw};
+		dp_marg		bm;
+		uint32_t	attr0 = 0;
+		dp_privsyn_result big;
+		dp_gum_params gp;
+		split_beats beats = {0, 0};
+		double		mean = 0,
+					wsum = 0,
+					expect = 0;
+		int			rc;
+
+		for (uint32_t k = 0; k < NMEMBERS; k++)
+		{
+			bw[k] = k + 1.0;	/* member k drawn with probability (k + 1) / sum */
+			wsum += bw[k];
+			expect += (double) k * bw[k];
+		}
+		expect /= wsum;
+		dp_marg_init(&bm, 1, &attr0, bmerged);
+		bm.cells[0] = NSPLIT;
+		memset(&big, 0, sizeof(big));
+		big.margs = &bm;
+		big.nmargs = 1;
+		big.n_oneway = 1;
+		big.total = NSPLIT;
+		big.merged_sizes = bmerged;
+		big.code_map = bmaps;
+		big.oneway_noisy = bws;
+		dp_gum_default_params(&gp);
+		gp.progress = count_split_beats;
+		gp.progress_arg = &beats;
+		dp_prng_seed(&rng, 5);
+		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, NULL, NULL, &s1);
+		for (uint64_t i = 0; i < s1.nrows; i++)
+			mean += s1.col[0][i];
+		mean /= NSPLIT;
+		unit_diag("%d members: mean member drawn %.1f, expected %.1f; %d heartbeats", NMEMBERS, mean, expect,
+				  beats.calls);
+		unit_check(rc == 0 && s1.nrows == NSPLIT && fabs(mean - expect) < 0.01 * expect,
+				   "20,000 merged members come back in proportion to their weights");
+		unit_check(beats.calls == NSPLIT / 65536, "the split beats every 65,536 rows");
+		dp_codes_free(&s1);
+		beats.calls = 0;
+		beats.cancel_at = 1;
+		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, NULL, NULL, &s1);
+		unit_check(rc == -1 && beats.calls == 1, "a heartbeat of the split cancels it");
+		dp_marg_free(&bm);
+		free(bmap);
+		free(bw);
 	}
 
 	/* 6. invalid models */
