@@ -9,7 +9,7 @@
 #          (32, or one per value)
 # Every run pays for everything it learns: domain.json is declared anew before each run, which
 # forgets the bins the previous run learned.
-# Usage: bench/quality.sh [--record]      (RUNS=5 by default; EPSILONS="0.3 1 3")
+# Usage: bench/quality.sh [--record]      (RUNS=5 by default; EPSILONS="0.3 1 3"; BINNINGS="auto equal")
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_bench}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
@@ -49,7 +49,7 @@ run_once() {	# one run of $binning at $eps: declare, synthesize, evaluate; appen
 }
 
 rows=()
-for binning in auto equal; do
+for binning in ${BINNINGS:-auto equal}; do
 	for eps in $EPSILONS; do
 		: > "$OUT/$binning-$eps.jsonl"
 		for run in $(seq 1 "$RUNS"); do

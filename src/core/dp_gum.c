@@ -33,7 +33,7 @@
  * marginal's cell from the column arrays), flat 2-way updates, prefetching the rows of moves
  * ahead, 8-bit working columns and a radix sort of the wanted ordinals took one iteration from
  * ~0.49 s to ~0.3 s on one thread; two threads give 1.3-1.5x more on this VM (its two vCPUs
- * share much).  The early stop usually ends 1M-row runs after 60-90 iterations, Adult after ~40.
+ * share much).
  */
 #include "dp_gum.h"
 
@@ -46,7 +46,7 @@
 
 #define GUM_DECAY		0.84	/* alpha_t = alpha0 * 0.84^floor(t / 20) (PrivSyn) */
 #define GUM_DECAY_EVERY 20
-#define GUM_PATIENCE	20		/* early stop: iterations without improvement */
+#define GUM_PATIENCE	10		/* early stop: iterations without improvement */
 #define GUM_BLOCK		1024	/* rows whose cell indexes are computed together */
 #define GUM_BISECT		60		/* bisection steps for beta */
 #define GUM_PAR_MIN_ROWS 65536	/* a table smaller than this is one part */
@@ -328,18 +328,19 @@ cum_round(const double *x, uint32_t m, uint64_t total, const uint32_t *cap, uint
 }
 
 /*
- * Sorts a[0..m) ascending: insertion sort for a few values, else an LSD radix sort on 11-bit
- * digits (as many passes as the largest value needs) through tmp (room for m values).
+ * Sorts a[0..m) ascending: insertion sort for a few values, else an LSD radix sort on bytes (as
+ * many passes as the largest value needs: two for cells of up to 65,536 rows) through tmp (room
+ * for m values).
  */
 static void
 sort_u32(uint32_t *a, uint32_t m, uint32_t *tmp)
 {
 	uint32_t	maxv = 0,
-				count[2048];
+				count[256];
 	uint32_t   *src = a,
 			   *dst = tmp;
 
-	if (m < 64)
+	if (m < 32)
 	{
 		for (uint32_t i = 1; i < m; i++)
 		{
@@ -355,15 +356,15 @@ sort_u32(uint32_t *a, uint32_t m, uint32_t *tmp)
 	for (uint32_t i = 0; i < m; i++)
 		if (a[i] > maxv)
 			maxv = a[i];
-	for (uint32_t shift = 0; shift < 32 && (maxv >> shift) != 0; shift += 11)
+	for (uint32_t shift = 0; shift < 32 && (maxv >> shift) != 0; shift += 8)
 	{
 		uint32_t	sum = 0,
 				   *t;
 
 		memset(count, 0, sizeof(count));
 		for (uint32_t i = 0; i < m; i++)
-			count[(src[i] >> shift) & 2047]++;
-		for (uint32_t d = 0; d < 2048; d++)
+			count[(src[i] >> shift) & 255]++;
+		for (uint32_t d = 0; d < 256; d++)
 		{
 			uint32_t	c = count[d];
 
@@ -371,7 +372,7 @@ sort_u32(uint32_t *a, uint32_t m, uint32_t *tmp)
 			sum += c;
 		}
 		for (uint32_t i = 0; i < m; i++)
-			dst[count[(src[i] >> shift) & 2047]++] = src[i];
+			dst[count[(src[i] >> shift) & 255]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
@@ -683,9 +684,11 @@ visit(gum *g, gmarg *m, double alpha, double r)
 				for (uint32_t i = 0; i < nover; i++)
 				{
 					uint32_t	k = g->over[i];
-					double		c = tot[k];
+					double		c = tot[k],
+								e = c - m->tgt[k],
+								b = mid * c;
 
-					l += fmin(c - m->tgt[k], mid * c);
+					l += e < b ? e : b;
 				}
 				if (fabs(l - (double) G) < 0.25)
 				{
