@@ -1538,9 +1538,27 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 									   ledger_id, timestamptz_to_str(GetCurrentTimestamp())),
 							  &pr, &target_relid);
 
-	/* ---- 6. store the released model ---- */
+	/* ---- 6. store the released model (unless too large for one jsonb value) ---- */
 	report(&pr, "storing the model", 0);
-	model_id = dpsynth_model_store(relid, ledger_id, epsilon, delta, units, &model, dpsynth_model_json(&model));
+	{
+		uint64		cells = 0;
+
+		for (uint32 k = 0; k < res.nmargs; k++)
+			cells += res.margs[k].ncells;
+		if (cells <= DPSYNTH_MODEL_MAX_CELLS)
+			model_id = dpsynth_model_store(relid, ledger_id, epsilon, delta, units, &model,
+										   dpsynth_model_json(&model));
+		else
+		{
+			/* which marginals were published is released: this says nothing more */
+			ereport(WARNING,
+					(errmsg("the released model has " UINT64_FORMAT " cells, more than %d: it is not stored",
+							cells, DPSYNTH_MODEL_MAX_CELLS),
+					 errdetail("The synthetic table is complete; dp_sample and dp_model_json cannot use this release.")));
+			model_id = 0;
+			result_nulls[8] = true;
+		}
+	}
 	t_write = now_seconds();
 	table_close(rel, NoLock);
 	dpsynth_complete(ledger_id);

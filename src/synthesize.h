@@ -129,6 +129,12 @@ extern char *dpsynth_model_json(const DpModel *m);
  * Stores a model in dpsynth.models, in the caller's transaction, for the charge ledger_id on
  * table relid; returns its id.
  */
+/*
+ * The largest model stored (cells over all its marginals): a jsonb value holds at most 256 MB, and
+ * a stored cell takes 12-20 bytes.  A larger release still writes its table, with a WARNING.
+ */
+#define DPSYNTH_MODEL_MAX_CELLS 8000000
+
 extern int64 dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, int64 units,
 								 const DpModel *m, const char *json);
 
