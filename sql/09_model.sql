@@ -152,6 +152,17 @@ SELECT replace(try_sql(format('SELECT dp_model_json(%s)', :model)), 'model ' || 
 SELECT count(*) AS nobody_sees FROM dp_models;
 RESET ROLE;
 DROP ROLE m_nobody;
+-- The creator is recognised by oid and name: after a restore into another cluster the oid may
+-- belong to another role (simulated by changing the recorded name), which then gets nothing.
+UPDATE dpsynth.models SET created_by_name = 'm_somebody_else' WHERE id = :model;
+SET ROLE m_analyst;
+SELECT count(*) AS oid_reused_sees FROM dp_models WHERE model_id = :model;
+SELECT replace(try_sql(format('SELECT dp_model_json(%s)', :model)), 'model ' || :model, 'model N') AS oid_reused_reads;
+RESET ROLE;
+UPDATE dpsynth.models SET created_by_name = 'm_analyst' WHERE id = :model;
+SET ROLE m_analyst;
+SELECT count(*) AS creator_sees_again FROM dp_models WHERE model_id = :model;
+RESET ROLE;
 
 -- Refused before anything is created.
 SET ROLE m_analyst;

@@ -775,7 +775,10 @@ BEGIN
 	-- one answer for a model that does not exist and one the invoker may not use, so that
 	-- nobody learns which ids exist
 	IF NOT FOUND OR NOT coalesce(dpsynth._is_admin(invoker)
-			OR CASE WHEN dpsynth._role_exists(m.created_by) THEN pg_catalog.pg_has_role(invoker, m.created_by, 'MEMBER') END
+			-- the creator by oid AND name: a restore into another cluster may give the oid to
+			-- another role
+			OR CASE WHEN dpsynth._role_exists(m.created_by) AND pg_catalog.pg_get_userbyid(m.created_by) = m.created_by_name
+					THEN pg_catalog.pg_has_role(invoker, m.created_by, 'MEMBER') END
 			OR EXISTS (SELECT 1 FROM dpsynth.budgets b JOIN pg_catalog.pg_class c ON c.oid = b.relid
 					   WHERE b.id = m.budget_id AND pg_catalog.pg_has_role(invoker, c.relowner, 'USAGE')), false) THEN
 		RAISE EXCEPTION 'model % does not exist or you may not use it', p_id
@@ -991,7 +994,8 @@ SELECT m.id AS model_id, b.relid AS table_name, m.relname, m.created_by_name AS 
 FROM dpsynth.models m
 LEFT JOIN dpsynth.budgets b ON b.id = m.budget_id
 WHERE dpsynth._is_admin((SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user))
-   OR CASE WHEN dpsynth._role_exists(m.created_by) THEN pg_catalog.pg_has_role(current_user, m.created_by, 'MEMBER') END
+   OR CASE WHEN dpsynth._role_exists(m.created_by) AND pg_catalog.pg_get_userbyid(m.created_by) = m.created_by_name
+		   THEN pg_catalog.pg_has_role(current_user, m.created_by, 'MEMBER') END
    OR EXISTS (SELECT 1 FROM pg_catalog.pg_class c
 			  WHERE c.oid = b.relid AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE'));
 

@@ -29,6 +29,8 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "access/table.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
@@ -1266,43 +1268,59 @@ write_synthetic(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, cons
 	*target_relid = create_target(nspid, target, out, nout, full.data);
 	checks = validated_checks(*target_relid, m->checks, pr->label);
 	{
+		/*
+		 * Rows go in by table_multi_insert, WRITE_BATCH at a time (as COPY does: one WAL record
+		 * per page rather than per row); the table is new and has no index yet.
+		 */
+#define WRITE_BATCH 1000
 		Relation	trel = table_open(*target_relid, RowExclusiveLock);
 		TupleDesc	tdesc = RelationGetDescr(trel);
 		BulkInsertState bistate = GetBulkInsertState();
 		CommandId	cid = GetCurrentCommandId(true);
 		MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
-		Datum	   *values = palloc(sizeof(Datum) * Max(tdesc->natts, 1));
-		bool	   *nulls = palloc(sizeof(bool) * Max(tdesc->natts, 1));
+		TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * WRITE_BATCH);
+		int			nslots = 0;
 
 		if (tdesc->natts != nout)
 			elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
+		for (int b = 0; b < WRITE_BATCH; b++)
+			slots[b] = table_slot_create(trel, NULL);
 		for (uint64 r = 0; r < synth->nrows; r++)
 		{
 			MemoryContext old = MemoryContextSwitchTo(batchcxt);
-			HeapTuple	tup;
+			TupleTableSlot *slot = slots[nslots++];
 
 			CHECK_FOR_INTERRUPTS();
+			ExecClearTuple(slot);
 			/* the target's columns are the model's, in order */
 			for (int i = 0; i < nout; i++)
 			{
-				nulls[i] = false;
+				slot->tts_isnull[i] = false;
 				if (out[i].kind == OUT_SYNTH)
-					values[i] = decode_value(&out[i], synth->col[out[i].synth][r], rng, &nulls[i]);
+					slot->tts_values[i] = decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
 				else if (out[i].kind == OUT_IDENTIFIER)
-					values[i] = identifier_value(&out[i], (int64) r + 1, rng, &nulls[i]);
+					slot->tts_values[i] = identifier_value(&out[i], (int64) r + 1, rng, &slot->tts_isnull[i]);
 				else
-					nulls[i] = true;
+				{
+					slot->tts_values[i] = (Datum) 0;
+					slot->tts_isnull[i] = true;
+				}
 			}
-			tup = heap_form_tuple(tdesc, values, nulls);
-			heap_insert(trel, tup, cid, 0, bistate);
+			ExecStoreVirtualTuple(slot);
 			MemoryContextSwitchTo(old);
-			if ((r & 1023) == 1023)
+			if (nslots == WRITE_BATCH || r + 1 == synth->nrows)
 			{
+				table_multi_insert(trel, slots, nslots, cid, 0, bistate);
+				for (int b = 0; b < nslots; b++)
+					ExecClearTuple(slots[b]);
+				nslots = 0;
 				MemoryContextReset(batchcxt);
-				if ((r & 65535) == 65535)
+				if (((r + 1) / WRITE_BATCH) % 64 == 0)
 					report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
 			}
 		}
+		for (int b = 0; b < WRITE_BATCH; b++)
+			ExecDropSingleTupleTableSlot(slots[b]);
 		FreeBulkInsertState(bistate);
 		table_close(trel, NoLock);
 		MemoryContextDelete(batchcxt);
