@@ -58,6 +58,16 @@ RESET ROLE;
 SET ROLE dp_analyst;
 SELECT count(*) > 0 AS sees_own_rows, bool_and(role = 'dp_analyst') AS only_own FROM dp_ledger;
 RESET ROLE;
+-- A caller is recognised by role oid and name (a restore into another cluster may give the oid to
+-- another role): a role renamed since, standing in for that, sees none of those rows.
+ALTER ROLE dp_analyst RENAME TO dp_analyst_renamed;
+SET ROLE dp_analyst_renamed;
+SELECT count(*) AS rows_seen_after_rename FROM dp_ledger;
+RESET ROLE;
+ALTER ROLE dp_analyst_renamed RENAME TO dp_analyst;
+SET ROLE dp_analyst;
+SELECT count(*) > 0 AS sees_own_rows_again FROM dp_ledger;
+RESET ROLE;
 
 -- Budget in epsilon: what is spent plus what remains never exceeds the total (zCDP composes
 -- in rho, so the epsilons do not add up: that is the point of zCDP).

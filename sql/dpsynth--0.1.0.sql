@@ -951,7 +951,10 @@ SELECT l.id, l.relid::regclass AS table_name, l.relname, l.rolname AS role, l.ch
 	   l.columns, l.epsilon, l.delta, l.rho, l.delta_add, l.details, l.status, l.reason, l.completed_at
 FROM dpsynth.ledger l
 WHERE dpsynth._is_admin((SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user))
-   OR CASE WHEN dpsynth._role_exists(l.role) THEN pg_catalog.pg_has_role(current_user, l.role, 'MEMBER') END
+   -- the caller by oid AND name, as for models: a restore into another cluster may give the oid
+   -- to another role
+   OR CASE WHEN dpsynth._role_exists(l.role) AND pg_catalog.pg_get_userbyid(l.role) = l.rolname
+		   THEN pg_catalog.pg_has_role(current_user, l.role, 'MEMBER') END
    OR EXISTS (SELECT 1 FROM dpsynth.budgets b JOIN pg_catalog.pg_class c ON c.oid = b.relid
 			  WHERE b.id = l.budget_id AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE'));
 
