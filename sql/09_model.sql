@@ -181,6 +181,20 @@ SELECT to_regclass('m_space.x') IS NULL AS no_table;
 RESET search_path;
 RESET ROLE;
 
+-- A model larger than dpsynth.max_model_cells (superuser) is not stored: the table is written,
+-- model_id is NULL, a WARNING says so (its cell count depends on the release: not shown here).
+SET dpsynth.max_model_cells = 10;
+SET client_min_messages = error;
+SELECT model_id IS NULL AS not_stored, rows_written > 0 AS table_written
+FROM dp_synthesize('visits', epsilon => 1, target => 'm_space.too_big');
+RESET client_min_messages;
+RESET dpsynth.max_model_cells;
+SELECT count(*) > 0 AS rows_in_too_big FROM m_space.too_big;
+SET ROLE m_analyst;
+SELECT try_sql($$SET dpsynth.max_model_cells = 100$$) AS analyst_cannot_set;
+RESET ROLE;
+DROP TABLE m_space.too_big;
+
 -- The model does not depend on the source any more: altered (a column renamed, one added) or
 -- dropped, samples keep the model's columns and constraints.
 ALTER TABLE visits RENAME COLUMN sex TO gender;

@@ -7,6 +7,7 @@
  * extension owner may execute the implementations, so the invoker they are told is the truth.
  */
 #include "dpsynth.h"
+#include "synthesize.h"
 
 #include <math.h>
 
@@ -45,6 +46,7 @@ void		_PG_init(void);
 int			dpsynth_charge_timeout_ms = 30000;
 int			dpsynth_synthesis_threads = 2;
 int			dpsynth_max_sample_rows = 10000000;
+int			dpsynth_max_model_cells = DPSYNTH_MODEL_MAX_CELLS;
 
 void
 _PG_init(void)
@@ -64,6 +66,14 @@ _PG_init(void)
 							&dpsynth_synthesis_threads,
 							2, 1, DP_GUM_MAX_THREADS,
 							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dpsynth.max_model_cells",
+							"The largest released model dp_synthesize stores, in cells over all its marginals.",
+							"A larger release still writes its table, with a WARNING, and returns a NULL "
+							"model_id.  At most 8,000,000 (one jsonb value holds 256 MB).",
+							&dpsynth_max_model_cells,
+							DPSYNTH_MODEL_MAX_CELLS, 0, DPSYNTH_MODEL_MAX_CELLS,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("dpsynth.max_sample_rows",
 							"The most rows one dp_synthesize or dp_sample call may write.",

@@ -1563,7 +1563,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 
 		for (uint32 k = 0; k < res.nmargs; k++)
 			cells += res.margs[k].ncells;
-		if (cells <= DPSYNTH_MODEL_MAX_CELLS)
+		if (cells <= (uint64) dpsynth_max_model_cells)
 			model_id = dpsynth_model_store(relid, ledger_id, epsilon, delta, units, &model,
 										   dpsynth_model_json(&model));
 		else
@@ -1571,7 +1571,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 			/* which marginals were published is released: this says nothing more */
 			ereport(WARNING,
 					(errmsg("the released model has " UINT64_FORMAT " cells, more than %d: it is not stored",
-							cells, DPSYNTH_MODEL_MAX_CELLS),
+							cells, dpsynth_max_model_cells),
 					 errdetail("The synthetic table is complete; dp_sample and dp_model_json cannot use this release.")));
 			model_id = 0;
 			result_nulls[8] = true;
