@@ -929,6 +929,17 @@ dp_gum_default_params(dp_gum_params *p)
 	p->progress_arg = NULL;
 }
 
+/* The mean error of the iterated marginals as they stand (their err is refreshed every iteration). */
+static double
+last_err(const gum *g)
+{
+	double		s = 0;
+
+	for (uint32_t i = 0; i < g->nm; i++)
+		s += g->m[i].err;
+	return g->nm ? s / g->nm : 0;
+}
+
 /* A heartbeat for the progress callback outside the iterations (one per column filled or
  * appended: O(n) work each); non-zero cancels. */
 static int
@@ -1318,8 +1329,13 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	/* ---- GUM iterations ---- */
 	if (g->nm > 0 && n > 0)
 	{
-		double		best = INFINITY;
+		double		best = INFINITY,
+					snap_err = INFINITY;
 		uint32_t	best_at = 0;
+		void	  **snap = gcalloc(g, ncols, sizeof(void *));
+
+		if (snap == NULL)
+			return -2;
 
 		for (uint32_t t = 0; t < prm->iterations; t++)
 		{
@@ -1360,6 +1376,20 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			g->iter = t + 1;
 			if (prm->progress && prm->progress(prm->progress_arg, t + 1, prm->iterations, mean) != 0)
 				return -1;
+			if (mean < snap_err)
+			{
+				/* the best table so far: kept, and given back if later iterations do worse */
+				size_t		w = g->narrow ? 1 : 2;
+
+				snap_err = mean;
+				for (uint32_t c = 0; c < ncols; c++)
+					if (layer[c] == 0)
+					{
+						if (snap[c] == NULL && (snap[c] = galloc(g, w * n)) == NULL)
+							return -2;
+						memcpy(snap[c], g->wcol[c], w * n);
+					}
+			}
 			if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 			{
 				best = mean;
@@ -1368,6 +1398,10 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			else if (prm->tolerance >= 0 && t - best_at >= GUM_PATIENCE)
 				break;
 		}
+		if (snap_err < last_err(g))
+			for (uint32_t c = 0; c < ncols; c++)
+				if (layer[c] == 0)
+					memcpy(g->wcol[c], snap[c], (g->narrow ? 1 : 2) * (size_t) n);
 	}
 
 	if (g->narrow)
