@@ -763,6 +763,17 @@ CREATE FUNCTION dpsynth._complete(p_id bigint) RETURNS void LANGUAGE sql
 -- Models (dp_sample, dp_model_json).  Who may use a model: the role that made it (and its
 -- members), the owner of its table, and admins; the same readers as the ledger's.
 -------------------------------------------------------------------------------
+-- Who may use a model: admins, the role that made it (by oid AND name: a restore into another
+-- cluster may give the oid to another role) and its members, the owner of its table (NULL once
+-- the table is gone).  One rule for _model_access and the dp_models view.
+CREATE FUNCTION dpsynth._may_use_model(invoker oid, created_by oid, created_by_name name, table_owner oid)
+RETURNS boolean LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+	AS $$ SELECT coalesce(dpsynth._is_admin(invoker)
+			OR CASE WHEN dpsynth._role_exists(created_by) AND pg_catalog.pg_get_userbyid(created_by) = created_by_name
+					THEN pg_catalog.pg_has_role(invoker, created_by, 'MEMBER') END
+			OR CASE WHEN table_owner IS NOT NULL THEN pg_catalog.pg_has_role(invoker, table_owner, 'USAGE') END,
+			false) $$;
+
 CREATE FUNCTION dpsynth._model_access(invoker oid, p_id bigint) RETURNS dpsynth.models
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -774,13 +785,9 @@ BEGIN
 	SELECT * INTO m FROM dpsynth.models WHERE id = p_id;
 	-- one answer for a model that does not exist and one the invoker may not use, so that
 	-- nobody learns which ids exist
-	IF NOT FOUND OR NOT coalesce(dpsynth._is_admin(invoker)
-			-- the creator by oid AND name: a restore into another cluster may give the oid to
-			-- another role
-			OR CASE WHEN dpsynth._role_exists(m.created_by) AND pg_catalog.pg_get_userbyid(m.created_by) = m.created_by_name
-					THEN pg_catalog.pg_has_role(invoker, m.created_by, 'MEMBER') END
-			OR EXISTS (SELECT 1 FROM dpsynth.budgets b JOIN pg_catalog.pg_class c ON c.oid = b.relid
-					   WHERE b.id = m.budget_id AND pg_catalog.pg_has_role(invoker, c.relowner, 'USAGE')), false) THEN
+	IF NOT FOUND OR NOT dpsynth._may_use_model(invoker, m.created_by, m.created_by_name,
+				(SELECT c.relowner FROM dpsynth.budgets b JOIN pg_catalog.pg_class c ON c.oid = b.relid
+				 WHERE b.id = m.budget_id)) THEN
 		RAISE EXCEPTION 'model % does not exist or you may not use it', p_id
 			USING ERRCODE = 'insufficient_privilege',
 				  HINT = 'dp_models lists the models you may use: the role that made a model, the owner of its table and members of dpsynth_admin may use it.';
@@ -996,11 +1003,9 @@ SELECT m.id AS model_id, b.relid AS table_name, m.relname, m.created_by_name AS 
 	   pg_catalog.pg_column_size(m.model) AS bytes
 FROM dpsynth.models m
 LEFT JOIN dpsynth.budgets b ON b.id = m.budget_id
-WHERE dpsynth._is_admin((SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user))
-   OR CASE WHEN dpsynth._role_exists(m.created_by) AND pg_catalog.pg_get_userbyid(m.created_by) = m.created_by_name
-		   THEN pg_catalog.pg_has_role(current_user, m.created_by, 'MEMBER') END
-   OR EXISTS (SELECT 1 FROM pg_catalog.pg_class c
-			  WHERE c.oid = b.relid AND pg_catalog.pg_has_role(current_user, c.relowner, 'USAGE'));
+LEFT JOIN pg_catalog.pg_class c ON c.oid = b.relid
+WHERE dpsynth._may_use_model((SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user),
+							 m.created_by, m.created_by_name, c.relowner);
 
 -- Every view filters or shows only public facts, so every role may read it.
 GRANT SELECT ON dp_budget, dp_ledger, dp_domains, dp_role_limits, dp_column_policies, dp_models TO PUBLIC;
@@ -1008,6 +1013,7 @@ GRANT SELECT ON dp_budget, dp_ledger, dp_domains, dp_role_limits, dp_column_poli
 -- read the catalog).
 GRANT USAGE ON SCHEMA dpsynth TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dpsynth._role_exists(oid), dpsynth._is_admin(oid),
+	dpsynth._may_use_model(oid, oid, name, oid),
 	dpsynth._show_value(oid, float8), dpsynth._base_type(oid) TO PUBLIC;
 
 -------------------------------------------------------------------------------

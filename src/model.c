@@ -259,11 +259,10 @@ dpsynth_model_json(const DpModel *m)
 
 int64
 dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, int64 units,
-					const DpModel *m, const char *json)
+					const DpModel *m, uint64 cells, const char *json)
 {
 	Oid			user = GetUserId();
 	char	   *rolname = GetUserNameFromId(user, false);
-	uint64		cells = 0;
 	DpOwnerSwitch sw;
 	Oid			argtypes[13] = {OIDOID, TEXTOID, INT8OID, OIDOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID,
 	FLOAT8OID, INT4OID, INT4OID, INT8OID, TEXTOID};
@@ -271,8 +270,6 @@ dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, in
 	bool		isnull;
 	int64		id;
 
-	for (uint32 k = 0; k < m->res.nmargs; k++)
-		cells += m->res.margs[k].ncells;
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = CStringGetTextDatum(m->relname);
 	values[2] = Int64GetDatum(ledger_id);
@@ -371,6 +368,16 @@ resolve_type(OutColumn *oc, const char *type, const char *base_type, int64 model
 				 errhint("The type changed since the model was made; synthesize anew.")));
 }
 
+/* Runs a SELECT over the stored model ($1, jsonb) through SPI; its rows are in SPI_tuptable. */
+static void
+model_select(const char *sql, Datum model, int64 model_id, const char *what)
+{
+	Oid			argtype = JSONBOID;
+
+	if (SPI_execute_with_args(sql, 1, &argtype, &model, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the %s of model " INT64_FORMAT, what, model_id);
+}
+
 DpModel *
 dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 {
@@ -432,18 +439,14 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 
 	/* the columns */
 	{
-		Oid			argtypes[1] = {JSONBOID};
-		Datum		values[1] = {model};
-
-		if (SPI_execute_with_args("SELECT c->>'name', c->>'type', c->>'base_type', (c->>'not_null')::boolean, "
-								  "c->>'treatment', (c->>'index')::int4, c->'domain'->>'kind', "
-								  "(c->'domain'->>'null_cell')::boolean, dpsynth._jtexts(c->'domain'->'values'), "
-								  "CASE WHEN c->'domain'->>'kind' = 'integer_bins' THEN dpsynth._jints(c->'domain'->'edges') END, "
-								  "CASE WHEN c->'domain'->>'kind' = 'real_bins' THEN dpsynth._jnums(c->'domain'->'edges') END, "
-								  "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code') "
-								  "FROM jsonb_array_elements($1->'columns') WITH ORDINALITY x(c, i) ORDER BY i",
-								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the columns of model " INT64_FORMAT, model_id);
+		model_select("SELECT c->>'name', c->>'type', c->>'base_type', (c->>'not_null')::boolean, "
+					 "c->>'treatment', (c->>'index')::int4, c->'domain'->>'kind', "
+					 "(c->'domain'->>'null_cell')::boolean, dpsynth._jtexts(c->'domain'->'values'), "
+					 "CASE WHEN c->'domain'->>'kind' = 'integer_bins' THEN dpsynth._jints(c->'domain'->'edges') END, "
+					 "CASE WHEN c->'domain'->>'kind' = 'real_bins' THEN dpsynth._jnums(c->'domain'->'edges') END, "
+					 "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code') "
+					 "FROM jsonb_array_elements($1->'columns') WITH ORDINALITY x(c, i) ORDER BY i",
+					 model, model_id, "columns");
 		old = MemoryContextSwitchTo(caller_cxt);
 		m->nout = (int) SPI_processed;
 		if (m->nout < 1 || m->nout > MaxHeapAttributeNumber)
@@ -588,13 +591,9 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 
 	/* the marginals, over merged codes */
 	{
-		Oid			argtypes[1] = {JSONBOID};
-		Datum		values[1] = {model};
-
-		if (SPI_execute_with_args("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells') "
-								  "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
-								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the marginals of model " INT64_FORMAT, model_id);
+		model_select("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells') "
+					 "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
+					 model, model_id, "marginals");
 		old = MemoryContextSwitchTo(caller_cxt);
 		if (SPI_processed < 1 || SPI_processed > (uint64) nsynth + DP_PRIVSYN_MAX_MARGS)
 			corrupt(model_id, "no marginals, or too many");
@@ -636,13 +635,9 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 
 	/* the source's CHECK constraints */
 	{
-		Oid			argtypes[1] = {JSONBOID};
-		Datum		values[1] = {model};
-
-		if (SPI_execute_with_args("SELECT c->>'name', c->>'expression' "
-								  "FROM jsonb_array_elements($1->'checks') WITH ORDINALITY x(c, i) ORDER BY i",
-								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the constraints of model " INT64_FORMAT, model_id);
+		model_select("SELECT c->>'name', c->>'expression' "
+					 "FROM jsonb_array_elements($1->'checks') WITH ORDINALITY x(c, i) ORDER BY i",
+					 model, model_id, "constraints");
 		old = MemoryContextSwitchTo(caller_cxt);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
@@ -659,10 +654,9 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 			m->checks = lappend(m->checks, c);
 		}
 		MemoryContextSwitchTo(old);
-		if (SPI_execute_with_args("SELECT x FROM jsonb_array_elements_text(coalesce($1->'skipped_checks', '[]')) "
-								  "WITH ORDINALITY s(x, i) ORDER BY i",
-								  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the constraints of model " INT64_FORMAT, model_id);
+		model_select("SELECT x FROM jsonb_array_elements_text(coalesce($1->'skipped_checks', '[]')) "
+					 "WITH ORDINALITY s(x, i) ORDER BY i",
+					 model, model_id, "constraints");
 		old = MemoryContextSwitchTo(caller_cxt);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{

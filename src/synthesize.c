@@ -319,7 +319,7 @@ prepare_decoding(OutColumn *oc)
 	getTypeInputInfo(oc->typid, &infn, &oc->ioparam);
 	fmgr_info(infn, &oc->infunc);
 	oc->scale = -1;
-	oc->numeric_max = (Datum) 0;
+	oc->numeric_max = oc->numeric_min = (Datum) 0;
 	if (oc->basetype == NUMERICOID && oc->basetypmod >= (int32) VARHDRSZ)
 	{
 		/* numeric(p,s), also under a domain: values rounded to s digits, clamped to what p
@@ -333,6 +333,7 @@ prepare_decoding(OutColumn *oc)
 		/* (10^p - 1) * 10^-s */
 		oc->numeric_max = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("%se%d", nines, -oc->scale)),
 											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+		oc->numeric_min = DirectFunctionCall1(numeric_uminus, oc->numeric_max);
 	}
 	oc->category = NULL;
 	oc->has_other_value = false;
@@ -362,8 +363,8 @@ fit_numeric(const OutColumn *oc, Datum num)
 	num = DirectFunctionCall2(numeric_round, num, Int32GetDatum(oc->scale));
 	if (DatumGetBool(DirectFunctionCall2(numeric_gt, num, oc->numeric_max)))
 		return oc->numeric_max;
-	if (DatumGetBool(DirectFunctionCall2(numeric_lt, num, DirectFunctionCall1(numeric_uminus, oc->numeric_max))))
-		return DirectFunctionCall1(numeric_uminus, oc->numeric_max);
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, num, oc->numeric_min)))
+		return oc->numeric_min;
 	return num;
 }
 
@@ -629,7 +630,7 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
 	for (int i = 0; i < nout; i++)
 		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(out[i].name),
-						 format_type_with_typemod(out[i].typid, out[i].typmod == -1 ? -1 : out[i].typmod));
+						 format_type_with_typemod(out[i].typid, out[i].typmod));
 	appendStringInfoChar(&sql, ')');
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -658,7 +659,6 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 typedef struct SafeCtx
 {
 	const char *why;			/* why not, when unsafe */
-	int			depth;
 } SafeCtx;
 
 static bool type_safe(Oid typid, int depth);
@@ -732,7 +732,7 @@ unsafe_walker(Node *node, SafeCtx *ctx)
 static bool
 expr_builtin_only(Node *expr, const char **why)
 {
-	SafeCtx		ctx = {NULL, 0};
+	SafeCtx		ctx = {NULL};
 
 	if (unsafe_walker(expr, &ctx))
 	{
@@ -839,12 +839,6 @@ type_safe(Oid typid, int depth)
 	}
 	ReleaseSysCache(tup);
 	return ok;
-}
-
-bool
-dpsynth_type_is_safe(Oid typid)
-{
-	return type_safe(typid, 0);
 }
 
 /*
@@ -1291,7 +1285,7 @@ write_synthetic(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, cons
 			TupleTableSlot *slot = slots[nslots++];
 
 			CHECK_FOR_INTERRUPTS();
-			ExecClearTuple(slot);
+			/* (the slot was cleared after the last multi-insert, or is fresh) */
 			/* the target's columns are the model's, in order */
 			for (int i = 0; i < nout; i++)
 			{
@@ -1509,7 +1503,8 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 			{
 				out[i].domain = &cols[out[i].synth].domain;
 				out[i].other = cols[out[i].synth].other;
-				prepare_decoding(&out[i]);
+				if (out[i].infunc.fn_oid == InvalidOid)	/* not prepared before the charge */
+					prepare_decoding(&out[i]);
 			}
 	}
 	for (int j = 0; j < ncols; j++)
@@ -1564,7 +1559,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 		for (uint32 k = 0; k < res.nmargs; k++)
 			cells += res.margs[k].ncells;
 		if (cells <= (uint64) dpsynth_max_model_cells)
-			model_id = dpsynth_model_store(relid, ledger_id, epsilon, delta, units, &model,
+			model_id = dpsynth_model_store(relid, ledger_id, epsilon, delta, units, &model, cells,
 										   dpsynth_model_json(&model));
 		else
 		{

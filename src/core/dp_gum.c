@@ -29,11 +29,11 @@
  *
  * Measured (gcc 12 -O2, the 2-core VM; bench/gum_bench.c: Adult tiled to 1,000,000 rows, epsilon
  * 1, 75 selected marginals, 45,827 cells): row changes were ~65% of the time and the pass ~15%,
- * both memory-bound.  Reading a changed row's codes once into L1 (instead of recomputing every
- * marginal's cell from the column arrays), flat 2-way updates, prefetching the rows of moves
- * ahead, 8-bit working columns and a radix sort of the wanted ordinals took one iteration from
- * ~0.49 s to ~0.3 s on one thread; two threads give 1.3-1.5x more on this VM (its two vCPUs
- * share much).
+ * both memory-bound.  Changing rows in batches and then moving each marginal's counts over the
+ * whole batch (the counts stay in L1; see run_moves), prefetching the rows of moves ahead, 8-bit
+ * working columns and a radix sort of the wanted ordinals took one iteration from ~0.49 s to
+ * 0.27-0.29 s on one thread, 0.18-0.20 s on two (bench/gum.sh, bench/RESULTS.md; the VM's two
+ * vCPUs share much, so two threads give 1.3-1.5x, not 2x).
  */
 #include "dp_gum.h"
 
@@ -445,18 +445,13 @@ total_counts(const gum *g, const gmarg *m, uint32_t *tot)
 }
 
 static double
-marg_error(const gum *g, const gmarg *m)
+marg_error(gum *g, const gmarg *m)
 {
 	double		s = 0;
 
+	total_counts(g, m, g->tot);
 	for (uint32_t k = 0; k < m->ncells; k++)
-	{
-		uint32_t	c = 0;
-
-		for (uint32_t p = 0; p < g->nparts; p++)
-			c += m->cnt[p][k];
-		s += fabs((double) c - m->tgt[k]);
-	}
+		s += fabs((double) g->tot[k] - m->tgt[k]);
 	return s / (double) g->n;
 }
 

@@ -316,7 +316,11 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		uint32_t   *fill = zalloc(&c, sizeof(uint32_t) * ms);
 
 		if (!first || !members || !cum || !fill)
+		{
+			dp_codes_free(&synth_merged);
+			dp_codes_free(synth);
 			return -2;
+		}
 		for (uint32_t k = 0; k < sizes[j]; k++)
 			first[map[k] + 1]++;
 		for (uint32_t g = 0; g < ms; g++)

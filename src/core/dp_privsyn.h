@@ -93,8 +93,8 @@ int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privs
  * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
  * its randomness is rng only, and the same model, nrows and rng state give the same rows.
  * dp_privsyn_run calls it for its own synthetic rows, so a stored model sampled again is drawn
- * exactly as the original synthesis was.  The split calls gum->progress (with iter = iters = 1)
- * every 65,536 rows.  Returns 0, -1 if GUM's (or the split's) progress callback cancelled, -2
+ * exactly as the original synthesis was.  The split calls gum->progress (a heartbeat: iter =
+ * iters = gum->iterations, err = -1) every 65,536 rows.  Returns 0, -1 if GUM's (or the split's) progress callback cancelled, -2
  * on invalid input (a code_map entry out of range, no marginal, ...) or allocation failure.
  */
 int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
