@@ -38,6 +38,7 @@
 #define DISCOVER_MAX_LABEL	256		/* longer text values are never released as categories */
 #define DISCOVER_TAIL		0.001	/* noisy mass left outside each discovered bound */
 #define DISCOVER_SUBDIV		8		/* linear sub-cells per power of two of the grid */
+#define DISCOVER_DENOISE_Z	3.0		/* quantile mass: blocks of at least 3 sigma per sqrt(cell) */
 
 typedef struct ValueKey
 {
@@ -186,8 +187,27 @@ release_categories(Oid relid, Discovery *d, const dp_dgauss *noise, double delta
  * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
  * when the domain is loaded.
  */
+/*
+ * Binning 'auto': at most nbins bins over the (denoised, spikes removed) noisy mass, fewer where
+ * each would hold less than min_bin_mass; at least 1.  Post-processing of the noisy histogram.
+ */
+static uint32
+auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
+{
+	double		mass = 0;
+	uint32		ncells = dp_loggrid_ncells(&d->grid);
+
+	if (!d->col->quantile_auto || !(min_bin_mass > 0) || nbins <= 1)
+		return nbins;
+	for (uint32 c = 0; c < ncells; c++)
+		mass += Max(d->cells[c], 0);
+	if (mass < min_bin_mass * nbins)
+		nbins = (uint32) Max(1.0, floor(mass / min_bin_mass));
+	return nbins;
+}
+
 static void
-release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
+release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_mass, int64 ledger_id)
 {
 	DpColumn   *col = d->col;
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
@@ -197,6 +217,15 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 	bool		ok;
 
 	dp_counts_release(d->cells, ncells, noise);
+
+	/*
+	 * Post-processing of the noisy histogram: the positive noise of the many empty cells of a
+	 * sparse column would add up to phantom mass that the quantiles spread bins over; only the
+	 * cells of significant blocks keep their mass.
+	 */
+	if (dp_loggrid_denoise(&d->grid, d->cells, sqrt(dp_dgauss_sigma2(noise)), DISCOVER_DENOISE_Z,
+						   palloc(ncells)) < 0)
+		elog(ERROR, "dpsynth: invalid discovery grid");
 	if (d->grid.integral)
 	{
 		int64	   *iedges = palloc(sizeof(int64) * (nbins + 1));
@@ -226,7 +255,8 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 			}
 		}
 		ok = dp_loggrid_quantile_edges_int(&d->grid, d->cells, (int64) col->quantile_lower,
-										   (int64) col->quantile_upper, nbins - nspikes, iedges, &nedges) == 0;
+										   (int64) col->quantile_upper,
+										   auto_bins(d, nbins - nspikes, min_bin_mass), iedges, &nedges) == 0;
 		if (ok && nedges >= 2)
 		{
 			/* integer domains take edges as "first value of each bin", the last one past upper */
@@ -240,7 +270,7 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 	}
 	else
 		ok = dp_loggrid_quantile_edges(&d->grid, d->cells, col->quantile_lower, col->quantile_upper,
-									   nbins, edges, &nedges) == 0;
+									   auto_bins(d, nbins, min_bin_mass), edges, &nedges) == 0;
 	if (!ok || nedges < 2)
 	{
 		/* public fallback: equal widths (the edges of the declaration itself) */
@@ -442,7 +472,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		if (ds[k].categories)
 			release_categories(relid, &ds[k], &noise, plan->delta_each, plan->max_categories, ledger_id);
 		else if (ds[k].quantiles)
-			release_edges(relid, &ds[k], &noise, ledger_id);
+			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else
 			release_bounds(relid, &ds[k], &noise, ledger_id);
 	}

@@ -782,6 +782,7 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 			col->quantile_upper = cc.upper;
 			col->quantile_bins = is_auto ? Min(cc.bins, DPSYNTH_AUTO_BINS) : cc.bins;
 			col->quantile_points = cc.npoints;
+			col->quantile_auto = is_auto;
 			return;
 		}
 		if (strcmp(cc.kind, "bins") == 0)

@@ -1446,6 +1446,9 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	cols = dpsynth_load_columns(relid, synth_names, &ncols);
 	units_pipeline = dpsynth_plan_discovery(relid, cols, ncols, units, epsilon, 0,
 											SYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
+	/* 'auto' bins thick enough to survive the rare-value step (public: rho and d only) */
+	plan.min_bin_mass = DPSYNTH_AUTO_BIN_MARGIN *
+		dp_privsyn_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols);
 	sizes = palloc(sizeof(uint32) * ncols);
 	for (int j = 0; j < ncols; j++)
 	{

@@ -7,6 +7,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ============================================================================================
  * 1. Tail of the discrete Gaussian, threshold, partition selection
@@ -660,6 +661,81 @@ noisy_sum(const int64_t *noisy, uint64_t from, uint64_t to)
 }
 
 /*
+ * Calls fn(arg, start, end) for every MINIMAL significant block [start, end) of the histogram:
+ * dyadic blocks of 1, 2, 4, ... cells (the last block of a level may be shorter); a block is
+ * significant if its noisy sum reaches block_threshold(zs, length); minimal blocks are those
+ * neither of whose halves is significant: so a heavy cell (a spike at 0, say) does not drag the
+ * empty cells that share a big block with it along, while diffuse mass that no single cell shows
+ * is still found by a larger block.  Returns whether there was one.
+ */
+static long double denoise_threshold(long double z, long double sigma, uint64_t len);
+
+/* threshold of a block: bounds (z < 0: zs is z * sigma, block_threshold) or denoising */
+static long double
+threshold_of(long double zs, long double z, long double sigma, uint64_t len)
+{
+	return z < 0 ? block_threshold(zs, len) : denoise_threshold(z, sigma, len);
+}
+
+static bool
+minimal_blocks(const int64_t *noisy, uint32_t n, long double zs, long double z, long double sigma,
+			   void (*fn) (void *arg, uint64_t start, uint64_t end), void *arg)
+{
+	bool		found = false;
+
+	for (uint64_t len = 1;; len *= 2)
+	{
+		for (uint64_t start = 0; start < n; start += len)
+		{
+			uint64_t	end = start + len < n ? start + len : n;
+			uint64_t	mid = start + len / 2;
+			bool		minimal;
+
+			if (len == 1)
+				minimal = (long double) noisy[start] >= threshold_of(zs, z, sigma, 1);
+			else
+			{
+				long double sl,
+							sr;
+
+				if (mid >= end)
+					continue;	/* the same cells as its left half, tested at the level below */
+				sl = noisy_sum(noisy, start, mid);
+				sr = noisy_sum(noisy, mid, end);
+				minimal = sl + sr >= threshold_of(zs, z, sigma, end - start) &&
+					sl < threshold_of(zs, z, sigma, mid - start) &&
+					sr < threshold_of(zs, z, sigma, end - mid);
+			}
+			if (minimal)
+			{
+				found = true;
+				fn(arg, start, end);
+			}
+		}
+		if (len >= n)
+			break;
+	}
+	return found;
+}
+
+typedef struct span_arg
+{
+	uint32_t	lo,
+				hi;
+} span_arg;
+
+static void
+span_add(void *arg, uint64_t start, uint64_t end)
+{
+	span_arg   *s = arg;
+
+	if (start < s->lo)
+		s->lo = (uint32_t) start;
+	if (end - 1 > s->hi)
+		s->hi = (uint32_t) (end - 1);
+}
+
+/*
  * Core of the bounds: on success the cells of the two quantiles and the interpolated positions.
  * Returns 0, 1 (nothing significant) or -1 (invalid).
  */
@@ -670,7 +746,8 @@ bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail
 	uint32_t	n,
 				span_lo,
 				span_hi;
-	bool		found = false;
+	bool		found;
+	span_arg	span;
 	long double zs,
 				total = 0.0L;
 
@@ -679,50 +756,12 @@ bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail
 		return -1;
 	n = dp_loggrid_ncells(g);
 	zs = significance_z(n) * (long double) sigma;
-	span_lo = n;
-	span_hi = 0;
-
-	/*
-	 * Dyadic blocks of 1, 2, 4, ... cells (the last block of a level may be shorter).  A block is
-	 * significant if its noisy sum reaches block_threshold; the span is the union of the MINIMAL
-	 * significant blocks, those neither of whose halves is significant: so a heavy cell (a spike
-	 * at 0, say) does not drag the empty cells that share a big block with it into the span,
-	 * while diffuse mass that no single cell shows is still found by a larger block.
-	 */
-	for (uint64_t len = 1;; len *= 2)
-	{
-		for (uint64_t start = 0; start < n; start += len)
-		{
-			uint64_t	end = start + len < n ? start + len : n;
-			uint64_t	mid = start + len / 2;
-			bool		minimal;
-
-			if (len == 1)
-				minimal = (long double) noisy[start] >= block_threshold(zs, 1);
-			else
-			{
-				long double sl,
-							sr;
-
-				if (mid >= end)
-					continue;	/* the same cells as its left half, tested at the level below */
-				sl = noisy_sum(noisy, start, mid);
-				sr = noisy_sum(noisy, mid, end);
-				minimal = sl + sr >= block_threshold(zs, end - start) &&
-					sl < block_threshold(zs, mid - start) && sr < block_threshold(zs, end - mid);
-			}
-			if (minimal)
-			{
-				found = true;
-				if (start < span_lo)
-					span_lo = (uint32_t) start;
-				if (end - 1 > span_hi)
-					span_hi = (uint32_t) (end - 1);
-			}
-		}
-		if (len >= n)
-			break;
-	}
+	span.lo = n;
+	span.hi = 0;
+	/* the span is the union of the minimal significant blocks */
+	found = minimal_blocks(noisy, n, zs, -1.0L, 0.0L, span_add, &span);
+	span_lo = span.lo;
+	span_hi = span.hi;
 	if (!found)
 		return 1;
 	for (uint32_t c = span_lo; c <= span_hi; c++)
@@ -733,6 +772,47 @@ bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail
 	*xhi = mass_position(g, noisy, span_lo, span_hi,
 						 (1.0L - (long double) tail) * total, hi_cell);
 	return 0;
+}
+
+/*
+ * The denoising threshold of a block of len cells: sqrt(z^2 + 2 ln len) * sigma * sqrt(len).
+ * A false block of len cells keeps about len * 0.4 sigma of phantom mass, so longer blocks need
+ * a higher z: with this one a level's expected phantom mass shrinks as its blocks grow.
+ */
+static long double
+denoise_threshold(long double z, long double sigma, uint64_t len)
+{
+	long double t = sqrtl(z * z + 2.0L * logl((long double) len)) * sigma * sqrtl((long double) len);
+
+	return t < 1.0L ? 1.0L : t;
+}
+
+static void
+mask_add(void *arg, uint64_t start, uint64_t end)
+{
+	memset((uint8_t *) arg + start, 1, end - start);
+}
+
+int64_t
+dp_loggrid_denoise(const dp_loggrid *g, int64_t *noisy, double sigma, double z, uint8_t *scratch)
+{
+	uint32_t	n;
+	int64_t		kept = 0;
+
+	if (!grid_valid(g) || noisy == NULL || scratch == NULL || !isfinite(sigma) || sigma < 0.0 ||
+		!isfinite(z) || z < 0.0)
+		return -1;
+	n = dp_loggrid_ncells(g);
+	memset(scratch, 0, n);
+	minimal_blocks(noisy, n, 0.0L, (long double) z, (long double) sigma, mask_add, scratch);
+	for (uint32_t c = 0; c < n; c++)
+	{
+		if (scratch[c])
+			kept++;
+		else
+			noisy[c] = 0;
+	}
+	return kept;
 }
 
 int

@@ -207,6 +207,18 @@ extern int	dp_loggrid_bounds_int(const dp_loggrid *g, const int64_t *noisy, doub
 								  double tail, int64_t *lower, int64_t *upper);
 
 /*
+ * Denoising before quantile edges (post-processing): sets to 0 every cell that lies in no MINIMAL
+ * significant block, the blocks of dp_loggrid_bounds but with threshold max(1, sqrt(z^2 +
+ * 2 ln length) * sigma * sqrt(length)) (a false long block would keep much phantom mass, so
+ * longer blocks need more), so that the positive parts of the noise in the many empty cells
+ * of a sparse column (capital_gain between 1 and 100000, say) do not add up to phantom mass that
+ * the quantiles would spread bins over.  Kept cells keep their noisy values.  scratch: room for
+ * dp_loggrid_ncells(g) bytes.  Returns the number of cells kept, or -1 on invalid arguments.
+ */
+extern int64_t dp_loggrid_denoise(const dp_loggrid *g, int64_t *noisy, double sigma, double z,
+								  uint8_t *scratch);
+
+/*
  * Quantile edges (post-processing).  Up to nbins + 1 strictly increasing edges into edges[]
  * (room for nbins + 1), *nedges set: edges[0] = lower, the last = upper, and between them the
  * i/nbins quantiles (i = 1..nbins-1) of the noisy mass inside [lower, upper] (negative counts as

@@ -68,6 +68,16 @@ zalloc(Ctx *c, size_t n)
 #define PROGRESS(phase, done) \
 	do { if (p->progress && p->progress(p->progress_arg, (phase), (done)) != 0) return -1; } while (0)
 
+double
+dp_privsyn_rare_threshold(double rho, uint32_t d)
+{
+	dp_dgauss	g;
+
+	if (d == 0 || !(rho > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho * ONEWAY_SHARE / d, 1.0)) != 0)
+		return 0;
+	return RARE_SIGMAS * sqrt(dp_dgauss_sigma2(&g));
+}
+
 int
 dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p, dp_prng *rng,
 			   void *(*alloc) (size_t), void (*free_fn) (void *), dp_privsyn_result *out)
@@ -130,7 +140,8 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 	/*
 	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
-	 * below 3 sigma are merged into one code, when there are at least two of them ----
+	 * below 3 sigma are merged into one code, when there are at least two of them; a lone one
+	 * joins the least populous other code (dp_privsyn.h) ----
 	 */
 	for (uint32_t j = 0; j < d; j++)
 	{
@@ -138,12 +149,32 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 					next = 0;
 		int32_t		rare_code = -1;
 
+		int64_t		partner = -1;
+		uint8_t    *rare = zalloc(&c, sizes[j]);
+
 		out->code_map[j] = zalloc(&c, sizeof(uint16_t) * sizes[j]);
-		for (uint32_t k = 0; k < sizes[j]; k++)
-			nrare += out->oneway_noisy[j][k] < RARE_SIGMAS * sigma1;
+		if (!rare || !out->code_map[j])
+			return -2;
 		for (uint32_t k = 0; k < sizes[j]; k++)
 		{
-			if (nrare >= 2 && out->oneway_noisy[j][k] < RARE_SIGMAS * sigma1)
+			rare[k] = out->oneway_noisy[j][k] < RARE_SIGMAS * sigma1;
+			nrare += rare[k];
+		}
+		/*
+		 * A lone rare code (typically the NULL/other cell of a column that has none, such as
+		 * income's) is merged with the least populous other code rather than kept as a code of
+		 * its own: it would otherwise add a near-empty row of cells, pure noise, to every
+		 * marginal holding the column.  Split back in proportion as any merged code.
+		 */
+		if (nrare == 1 && sizes[j] > 1)
+			for (uint32_t k = 0; k < sizes[j]; k++)
+				if (!rare[k] && (partner < 0 || out->oneway_noisy[j][k] < out->oneway_noisy[j][partner]))
+					partner = k;
+		if (partner >= 0)
+			rare[partner] = 1;
+		for (uint32_t k = 0; k < sizes[j]; k++)
+		{
+			if (rare[k] && (nrare >= 2 || partner >= 0))
 			{
 				if (rare_code < 0)
 					rare_code = (int32_t) next++;
@@ -155,6 +186,9 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		out->merged_sizes[j] = next;
 		if (nrare >= 2)
 			out->merged_codes += nrare;
+		else if (partner >= 0)
+			out->merged_codes += 2;
+		c.free_fn(rare);
 	}
 	if (dp_codes_init(&merged, d, data->nrows, c.alloc, NULL, c.free_fn) != 0)
 		return -2;

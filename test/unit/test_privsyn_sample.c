@@ -93,6 +93,58 @@ count_split_beats(void *arg, uint32_t iter, uint32_t iters, double err)
 	return 0;
 }
 
+/*
+ * 7. A lone rare code (a column's NULL/other cell that nothing fills, as income's) is merged with
+ * the least populous other code instead of staying a near-empty code of every marginal holding
+ * the column; two or more rare codes are merged among themselves as before.
+ */
+static void
+test_lone_rare(void)
+{
+	const uint32_t lsizes[2] = {3, 2};
+	dp_codes	t;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_prng		rng;
+	uint16_t	row[2];
+	uint64_t	empty_rows = 0;
+	double		thr;
+	int			rc;
+
+	dp_prng_seed(&rng, 7);
+	dp_codes_init(&t, 2, 2000, NULL, NULL, NULL);
+	for (uint32_t i = 0; i < 2000; i++)
+	{
+		row[0] = (uint16_t) (i % 10 < 7 ? 0 : 1);	/* 1,400 and 600 rows; code 2 never */
+		row[1] = (uint16_t) (row[0] == 0 ? dp_prng_below(&rng, 10) < 8 : dp_prng_below(&rng, 10) < 2);
+		dp_codes_append(&t, row);
+	}
+	dp_privsyn_default_params(&p);
+	p.rho = 5;
+	memset(&res, 0, sizeof(res));
+	rc = dp_privsyn_run(&t, lsizes, &p, &rng, NULL, NULL, &res);
+	thr = dp_privsyn_rare_threshold(p.rho, 2);
+	unit_check(thr > 4.0 && thr < 4.5 && dp_privsyn_rare_threshold(0, 2) == 0 &&
+			   dp_privsyn_rare_threshold(1, 0) == 0,
+			   "rare threshold: 3 sigma of the one-way noise (rho 5, 2 columns: %.3f, ~4.24)", thr);
+	if (rc == 0 && res.oneway_noisy[0][2] >= thr)
+		/* the noise lifted the empty code over 3 sigma (p ~ 0.001): then nothing is rare */
+		unit_check(res.merged_sizes[0] == 3 && res.merged_codes == 0,
+				   "an empty code released above the threshold stays a code of its own");
+	else
+		unit_check(rc == 0 && res.merged_sizes[0] == 2 && res.code_map[0][2] == res.code_map[0][1] &&
+				   res.code_map[0][0] != res.code_map[0][1] && res.merged_sizes[1] == 2 &&
+				   res.merged_codes == 2,
+				   "a lone rare code joins the least populous other code (merged sizes %u, %u; %u merged codes)",
+				   res.merged_sizes[0], res.merged_sizes[1], res.merged_codes);
+	for (uint64_t i = 0; rc == 0 && i < res.synth.nrows; i++)
+		empty_rows += res.synth.col[0][i] == 2;
+	unit_check(rc == 0 && empty_rows <= res.synth.nrows / 100,
+			   "the empty code comes back only as its released count says (%llu of %llu rows)",
+			   (unsigned long long) empty_rows, (unsigned long long) res.synth.nrows);
+	dp_codes_free(&t);
+}
+
 int
 main(void)
 {
@@ -339,5 +391,6 @@ main(void)
 				   "no columns is refused");
 	}
 	dp_codes_free(&data);
+	test_lone_rare();
 	return unit_done();
 }
