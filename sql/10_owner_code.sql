@@ -136,7 +136,29 @@ SET ROLE oc_owner;
 SELECT try_sql('SET dpsynth.max_sample_rows = 1000000000') AS not_superuser;
 RESET ROLE;
 
-DROP TABLE ids, ids_a, ids_b, ids_c;
+-- A NOT NULL domain is a NOT NULL column: the copy says so and holds no NULL.  A placeholder for
+-- the "other" cell that does not fit the type is refused before the charge, also for a column whose
+-- categories are still to be discovered.
+CREATE DOMAIN nn_code AS varchar(3) NOT NULL;
+CREATE TABLE nn (k integer NOT NULL, c nn_code, d varchar(3) NOT NULL, idn numeric(6,2));
+INSERT INTO nn SELECT i % 3, (ARRAY['ab', 'cd'])[1 + i % 2], (ARRAY['x', 'y'])[1 + i % 2], i FROM generate_series(1, 400) i;
+SELECT dp_protect('nn', epsilon => 50, selection_delta => 1e-7);
+SELECT dp_declare('nn', 'k', lower => 0, upper => 2);
+SELECT dp_declare('nn', 'c', categories => ARRAY['ab']);	-- 'cd' goes to the "other" cell
+SELECT dp_column_policy('nn', 'idn', treatment => 'identifier');	-- fresh values with the type's scale
+-- d's categories are still to be discovered
+SELECT dp_column_policy('nn', 'd', other => 'toolong');
+SELECT count(*) AS ledger_before FROM dpsynth.ledger \gset
+SELECT try_sql($$SELECT * FROM dp_synthesize('nn', epsilon => 2, target => 'nn_b')$$) AS placeholder_too_long;
+SELECT count(*) = :ledger_before AS nothing_charged FROM dpsynth.ledger;
+SELECT dp_column_policy('nn', 'd');
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('nn', epsilon => 2, target => 'nn_a');
+SELECT attname, attnotnull FROM pg_attribute WHERE attrelid = 'nn_a'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT count(*) FILTER (WHERE c IS NULL) AS null_c FROM nn_a;
+SELECT min(idn)::text AS first_id, min(scale(idn)) = 2 AND max(scale(idn)) = 2 AS ids_have_scale_2 FROM nn_a;
+
+DROP TABLE ids, ids_a, ids_b, ids_c, nn, nn_a;
+DROP DOMAIN nn_code;
 DROP TABLE public.oc_dom, public.oc_copy, public.oc_sample, public.oc_sample2, public.oc_sample3, public.oc_calls;
 DROP SCHEMA oc CASCADE;
 DROP ROLE oc_owner;

@@ -38,7 +38,7 @@
 #define DISCOVER_MAX_LABEL	256		/* longer text values are never released as categories */
 #define DISCOVER_TAIL		0.001	/* noisy mass left outside each discovered bound */
 #define DISCOVER_SUBDIV		8		/* linear sub-cells per power of two of the grid */
-#define DISCOVER_DENOISE_Z	3.0		/* quantile mass: blocks of at least 3 sigma per sqrt(cell) */
+#define DISCOVER_DENOISE_Z	3.0		/* quantile mass: dp_loggrid_denoise's z (3 sigma for one cell) */
 
 typedef struct ValueKey
 {
@@ -183,11 +183,6 @@ release_categories(Oid relid, Discovery *d, const dp_dgauss *noise, double delta
 }
 
 /*
- * Quantile bins inside declared bounds: the noisy histogram of the clamped values on the public
- * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
- * when the domain is loaded.
- */
-/*
  * Binning 'auto': at most nbins bins over the (denoised, spikes removed) noisy mass, fewer where
  * each would hold less than min_bin_mass; at least 1.  Post-processing of the noisy histogram.
  */
@@ -206,6 +201,11 @@ auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
 	return nbins;
 }
 
+/*
+ * Quantile bins inside declared bounds: the noisy histogram of the clamped values on the public
+ * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
+ * when the domain is loaded.
+ */
 static void
 release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_mass, int64 ledger_id)
 {

@@ -137,9 +137,17 @@ dpsynth_become_owner(DpOwnerSwitch *sw)
 	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
 	SetUserIdAndSecContext(owner, sw->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	sw->save_nestlevel = NewGUCNestLevel();
+	sw->save_nestlevel = dpsynth_pin_search_path();
+}
+
+int
+dpsynth_pin_search_path(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
 }
 
 int

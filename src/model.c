@@ -393,7 +393,6 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 	char	  **base_types;
 	int			nsynth = 0;
 
-	meta->model_id = model_id;
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -406,9 +405,7 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 		TupleDesc	desc;
 
 		if (SPI_execute_with_args("SELECT m.ledger_id, m.epsilon, m.delta, m.relname, m.model, "
-								  "(m.model->>'noisy_total')::float8, (m.model->>'one_way_marginals')::int4, "
-								  "(m.model->>'k_way_marginals')::int4, (m.model->>'merged_codes')::int4, "
-								  "m.model->>'format', (m.model->>'version')::int4 "
+								  "(m.model->>'noisy_total')::float8, m.model->>'format', (m.model->>'version')::int4 "
 								  "FROM dpsynth._model_access($1, $2) m",
 								  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "could not read model " INT64_FORMAT, model_id);
@@ -418,18 +415,14 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 		meta->ledger_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 		meta->epsilon = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
 		meta->delta = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
-		meta->relname = row_text(tup, desc, 4);
-		m->relname = meta->relname;
+		m->relname = row_text(tup, desc, 4);
 		model = SPI_datumTransfer(SPI_getbinval(tup, desc, 5, &isnull), false, -1);
 		r->total = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
 		if (isnull)
 			corrupt(model_id, "no noisy_total");
-		r->n_oneway = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
-		r->n_kway = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
-		r->merged_codes = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
 		{
-			char	   *format = row_text(tup, desc, 10);
-			int			version = DatumGetInt32(SPI_getbinval(tup, desc, 11, &isnull));
+			char	   *format = row_text(tup, desc, 7);
+			int			version = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
 
 			if (!format || strcmp(format, MODEL_FORMAT) != 0 || isnull || version != MODEL_VERSION)
 				corrupt(model_id, "unknown format or version");

@@ -167,8 +167,28 @@ is_identifier(OutColumn *oc, const char *treatment, bool serial)
 }
 
 /* Plans every column of the source, in order; returns the synthesized ones' names. */
+/* Whether a domain on the type's chain is NOT NULL (pg_type.typnotnull, not a pg_constraint row). */
+static bool
+domain_notnull(Oid typid)
+{
+	while (get_typtype(typid) == TYPTYPE_DOMAIN)
+	{
+		HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+		bool		notnull;
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for type %u", typid);
+		notnull = ((Form_pg_type) GETSTRUCT(tup))->typnotnull;
+		typid = ((Form_pg_type) GETSTRUCT(tup))->typbasetype;
+		ReleaseSysCache(tup);
+		if (notnull)
+			return true;
+	}
+	return false;
+}
+
 static OutColumn *
-plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
+plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, ArrayType **synth_names)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -248,7 +268,8 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 		oc->basetypmod = att->atttypmod;
 		oc->basetype = getBaseTypeAndTypmod(att->atttypid, &oc->basetypmod);
 		oc->typmod = att->atttypmod;	/* the declared type's own typmod, for input and DDL */
-		oc->notnull = att->attnotnull;
+		/* a NOT NULL domain counts: rows are inserted without domain checks (table_multi_insert) */
+		oc->notnull = att->attnotnull || domain_notnull(att->atttypid);
 		oc->scale = -1;
 		for (int k = 0; k < nonly; k++)
 			listed |= strcmp(TextDatumGetCString(only_elems[k]), oc->name) == 0;
@@ -271,7 +292,7 @@ plan_columns(Oid relid, ArrayType *only, int *noutp, ArrayType **synth_names)
 			oc->synth = nnames;
 			names[nnames++] = CStringGetTextDatum(oc->name);
 		}
-		secure_column_type(oc, psprintf("dp_synthesize(%s)", get_rel_name(relid)));
+		secure_column_type(oc, label);
 		if (oc->kind == OUT_NULL && oc->notnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
@@ -306,9 +327,58 @@ numeric_typmod_scale(int32 typmod)
 }
 
 /*
- * Prepares decoding of a synthesized column (oc->domain and oc->other set): category values and
- * the owner's "other" value through the type's input function (with its typmod), so that a label
- * that does not fit the type fails here, before the charge or any work.
+ * numeric(p,s) columns, also under a domain, synthesized or identifiers: values rounded to s
+ * digits and clamped to what p digits hold (fit_numeric); scale -1 and no bound otherwise.
+ */
+static void
+prepare_numeric(OutColumn *oc)
+{
+	int			p;
+	char	   *nines;
+
+	oc->scale = -1;
+	oc->numeric_max = oc->numeric_min = (Datum) 0;
+	if (oc->basetype != NUMERICOID || oc->basetypmod < (int32) VARHDRSZ)
+		return;
+	/* a declaration or bins wider than the type are clamped */
+	p = ((oc->basetypmod - VARHDRSZ) >> 16) & 0xffff;
+	nines = palloc(p + 1);
+	oc->scale = numeric_typmod_scale(oc->basetypmod);
+	memset(nines, '9', p);
+	nines[p] = '\0';
+	/* (10^p - 1) * 10^-s */
+	oc->numeric_max = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("%se%d", nines, -oc->scale)),
+										  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	oc->numeric_min = DirectFunctionCall1(numeric_uminus, oc->numeric_max);
+}
+
+/*
+ * The owner's placeholder for the NULL/"other" cell of a NOT NULL column with categories (declared
+ * or still to be discovered), through the type's input function (with its typmod): run before
+ * the charge for every such column, so that a placeholder that does not fit the type fails
+ * before any work.
+ */
+static void
+prepare_other(OutColumn *oc)
+{
+	Oid			infn,
+				ioparam;
+
+	oc->has_other_value = false;
+	if (!oc->notnull || !oc->other)
+		return;
+	getTypeInputInfo(oc->typid, &infn, &ioparam);
+	oc->other_value = OidInputFunctionCall(infn, pstrdup(oc->other), ioparam, oc->typmod);
+	oc->has_other_value = true;
+}
+
+/*
+ * Prepares decoding of a synthesized column (oc->domain set, prepare_other run): category values
+ * through the type's input function (with its typmod), so that a declared label that does not
+ * fit the type fails here, before the charge or any work (discovered labels are the column's own
+ * values).  A NOT NULL column left with no category and no placeholder writes '' through its
+ * base type (text-like: discovery releases categories of text columns only), so that nothing
+ * here can fail on what discovery released; a domain's checks then drop such rows as any.
  */
 static void
 prepare_decoding(OutColumn *oc)
@@ -318,25 +388,8 @@ prepare_decoding(OutColumn *oc)
 
 	getTypeInputInfo(oc->typid, &infn, &oc->ioparam);
 	fmgr_info(infn, &oc->infunc);
-	oc->scale = -1;
-	oc->numeric_max = oc->numeric_min = (Datum) 0;
-	if (oc->basetype == NUMERICOID && oc->basetypmod >= (int32) VARHDRSZ)
-	{
-		/* numeric(p,s), also under a domain: values rounded to s digits, clamped to what p
-		 * digits hold (a declaration or bins wider than the type) */
-		int			p = ((oc->basetypmod - VARHDRSZ) >> 16) & 0xffff;
-		char	   *nines = palloc(p + 1);
-
-		oc->scale = numeric_typmod_scale(oc->basetypmod);
-		memset(nines, '9', p);
-		nines[p] = '\0';
-		/* (10^p - 1) * 10^-s */
-		oc->numeric_max = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("%se%d", nines, -oc->scale)),
-											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-		oc->numeric_min = DirectFunctionCall1(numeric_uminus, oc->numeric_max);
-	}
+	prepare_numeric(oc);
 	oc->category = NULL;
-	oc->has_other_value = false;
 	if (d->kind == DP_DOMAIN_CATEGORIES)
 	{
 		uint32		n = d->nvalues;
@@ -345,12 +398,42 @@ prepare_decoding(OutColumn *oc)
 		for (uint32 c = 0; c < n; c++)
 			oc->category[c] = InputFunctionCall(&oc->infunc, pnstrdup(d->map.labels[c], d->map.lens[c]),
 												oc->ioparam, oc->typmod);
-		if (oc->notnull && (oc->other || n == 0))
+		if (oc->notnull && !oc->has_other_value && n == 0)
 		{
-			oc->other_value = InputFunctionCall(&oc->infunc, pstrdup(oc->other ? oc->other : ""),
-												oc->ioparam, oc->typmod);
+			Oid			basein,
+						baseioparam;
+
+			getTypeInputInfo(oc->basetype, &basein, &baseioparam);
+			oc->other_value = OidInputFunctionCall(basein, pstrdup(""), baseioparam, oc->basetypmod);
 			oc->has_other_value = true;
 		}
+	}
+	oc->decoding_ready = true;
+}
+
+/*
+ * Points the synthesized output columns at their columns' domains and placeholders, and prepares
+ * the decoding of those whose domain is known.  Before the charge (discovered = false) also the
+ * placeholders of every categories column, discovered or not; after discovery (true), the
+ * decoding of the columns that only now have a domain.
+ */
+static void
+bind_columns(OutColumn *out, int nout, DpColumn *cols, bool discovered)
+{
+	for (int i = 0; i < nout; i++)
+	{
+		DpColumn   *col;
+
+		if (out[i].kind != OUT_SYNTH)
+			continue;
+		col = &cols[out[i].synth];
+		out[i].domain = &col->domain;
+		out[i].other = col->other;
+		if (!discovered && (col->state == DP_COLUMN_DISCOVER_CATEGORIES ||
+							(col->state == DP_COLUMN_READY && col->domain.kind == DP_DOMAIN_CATEGORIES)))
+			prepare_other(&out[i]);
+		if (col->state == DP_COLUMN_READY && !out[i].decoding_ready)
+			prepare_decoding(&out[i]);
 	}
 }
 
@@ -565,6 +648,7 @@ check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given, cons
 
 		if (oc->kind != OUT_IDENTIFIER)
 			continue;
+		prepare_numeric(oc);	/* a numeric(p,s) identifier gets its scale */
 		identifier_format(oc, maxrows);
 		if (oc->notnull && oc->id_capacity < maxrows)
 			ereport(ERROR,
@@ -743,39 +827,54 @@ expr_builtin_only(Node *expr, const char **why)
 	return true;
 }
 
-/* A domain's own constraints and default: built-in only? */
-static bool
-domain_builtin_only(Oid domid, HeapTuple typtup)
+/* A domain's own CHECK expressions (not its base type's), as stored (pg_constraint.conbin). */
+static List *
+domain_checks(Oid domid)
 {
-	Relation	conrel;
+	List	   *checks = NIL;
+	Relation	conrel = table_open(ConstraintRelationId, AccessShareLock);
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	bool		ok = true;
-	bool		isnull;
-	Datum		def = SysCacheGetAttr(TYPEOID, typtup, Anum_pg_type_typdefaultbin, &isnull);
 
-	if (!isnull && !expr_builtin_only(stringToNode(TextDatumGetCString(def)), NULL))
-		return false;
-	conrel = table_open(ConstraintRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(domid));
 	scan = systable_beginscan(conrel, ConstraintTypidIndexId, true, NULL, 1, &key);
-	while (ok && HeapTupleIsValid(tup = systable_getnext(scan)))
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
+		bool		isnull;
 		Datum		bin;
 
 		if (((Form_pg_constraint) GETSTRUCT(tup))->contype != CONSTRAINT_CHECK)
 			continue;
 		bin = heap_getattr(tup, Anum_pg_constraint_conbin, RelationGetDescr(conrel), &isnull);
-		if (!isnull && !expr_builtin_only(stringToNode(TextDatumGetCString(bin)), NULL))
-			ok = false;
+		if (!isnull)
+			checks = lappend(checks, stringToNode(TextDatumGetCString(bin)));
 	}
 	systable_endscan(scan);
 	table_close(conrel, AccessShareLock);
-	return ok;
+	return checks;
 }
 
-/* see synthesize.h */
+/* A domain's own constraints and default: built-in only? */
+static bool
+domain_builtin_only(Oid domid, HeapTuple typtup)
+{
+	bool		isnull;
+	Datum		def = SysCacheGetAttr(TYPEOID, typtup, Anum_pg_type_typdefaultbin, &isnull);
+	ListCell   *lc;
+
+	if (!isnull && !expr_builtin_only(stringToNode(TextDatumGetCString(def)), NULL))
+		return false;
+	foreach(lc, domain_checks(domid))
+		if (!expr_builtin_only(lfirst(lc), NULL))
+			return false;
+	return true;
+}
+
+/*
+ * Whether values of a type can be handled without running code its owner wrote: built-in types,
+ * and domains (at any depth, at most 32) whose CHECKs are built-in only, over such types.
+ */
 static bool
 type_safe(Oid typid, int depth)
 {
@@ -940,11 +1039,16 @@ raw_unsafe_walker(Node *node, RawCtx *ctx)
 	return raw_expression_tree_walker(node, raw_unsafe_walker, ctx);
 }
 
-/* see synthesize.h */
-char *
-dpsynth_validate_check_text(Oid relid, const char *expr, const char **why)
+/*
+ * Validates a stored CHECK expression for a synthetic table (relid, already created): parsed
+ * with search_path pinned to pg_catalog, pg_temp, refused unless it uses built-in, non-volatile
+ * functions and safe types only; returns it deparsed again, or NULL (with *why) if refused.
+ * Nothing of the expression is executed.
+ */
+static char *
+validate_check_text(Oid relid, const char *expr, const char **why)
 {
-	int			nestlevel = NewGUCNestLevel();
+	int			nestlevel = dpsynth_pin_search_path();
 	List	   *raw;
 	SelectStmt *sel;
 	Node	   *rawexpr;
@@ -953,8 +1057,6 @@ dpsynth_validate_check_text(Oid relid, const char *expr, const char **why)
 	RawCtx		rctx;
 	char	   *result = NULL;
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
 	*why = "it is not a single expression";
 	raw = raw_parser(psprintf("SELECT (%s\n)", expr), RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1 || !IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
@@ -1005,11 +1107,9 @@ read_checks(Oid relid, const char *label, List **skipped)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	MemoryContext caller_cxt = CurrentMemoryContext;
 	List	   *checks = NIL;
-	int			nestlevel = NewGUCNestLevel();
+	int			nestlevel = dpsynth_pin_search_path();
 
 	*skipped = NIL;
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT c.conname, pg_catalog.pg_get_expr(c.conbin, c.conrelid), c.conbin::text, "
@@ -1057,7 +1157,7 @@ read_checks(Oid relid, const char *label, List **skipped)
 
 /*
  * The checks to add to the target (created, still empty): each validated again against it by
- * dpsynth_validate_check_text and deparsed from what was validated.  A stored model's text is
+ * validate_check_text and deparsed from what was validated.  A stored model's text is
  * never pasted as it is: a check that does not pass is left out, with a NOTICE.
  */
 static List *
@@ -1070,7 +1170,7 @@ validated_checks(Oid target_relid, List *checks, const char *label)
 	{
 		DpCheck    *c = lfirst(lc);
 		const char *why = NULL;
-		char	   *expr = dpsynth_validate_check_text(target_relid, c->expr, &why);
+		char	   *expr = validate_check_text(target_relid, c->expr, &why);
 
 		if (expr)
 		{
@@ -1120,11 +1220,8 @@ domain_check_exprs(Oid target_relid, OutColumn *out, int nout)
 {
 	List	   *exprs = NIL;
 	List	   *dpcontext = deparse_context_for(get_rel_name(target_relid), target_relid);
-	int			nestlevel = NewGUCNestLevel();
-	Relation	conrel = table_open(ConstraintRelationId, AccessShareLock);
+	int			nestlevel = dpsynth_pin_search_path();
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
 	for (int i = 0; i < nout; i++)
 	{
 		ValueToVar	ctx = {(AttrNumber) (i + 1)};
@@ -1132,30 +1229,18 @@ domain_check_exprs(Oid target_relid, OutColumn *out, int nout)
 
 		while (get_typtype(t) == TYPTYPE_DOMAIN)
 		{
-			ScanKeyData key;
-			SysScanDesc scan;
 			HeapTuple	tup;
+			ListCell   *lc;
 
-			ScanKeyInit(&key, Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(t));
-			scan = systable_beginscan(conrel, ConstraintTypidIndexId, true, NULL, 1, &key);
-			while (HeapTupleIsValid(tup = systable_getnext(scan)))
+			foreach(lc, domain_checks(t))
 			{
-				bool		isnull;
-				Datum		bin;
-				Node	   *e;
+				Node	   *e = lfirst(lc);
 
-				if (((Form_pg_constraint) GETSTRUCT(tup))->contype != CONSTRAINT_CHECK)
-					continue;
-				bin = heap_getattr(tup, Anum_pg_constraint_conbin, RelationGetDescr(conrel), &isnull);
-				if (isnull)
-					continue;
-				e = stringToNode(TextDatumGetCString(bin));
+				/* defence in depth: such a domain was replaced by its base type before */
 				if (!expr_builtin_only(e, NULL))
-					continue;	/* not reached: such a domain was replaced by its base type */
-				e = value_to_var(e, &ctx);
-				exprs = lappend(exprs, deparse_expression(e, dpcontext, false, false));
+					continue;
+				exprs = lappend(exprs, deparse_expression(value_to_var(e, &ctx), dpcontext, false, false));
 			}
-			systable_endscan(scan);
 			/* the domain's own base type (maybe a domain in turn) */
 			tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(t));
 			if (!HeapTupleIsValid(tup))
@@ -1164,7 +1249,6 @@ domain_check_exprs(Oid target_relid, OutColumn *out, int nout)
 			ReleaseSysCache(tup);
 		}
 	}
-	table_close(conrel, AccessShareLock);
 	AtEOXact_GUC(false, nestlevel);
 	return exprs;
 }
@@ -1185,10 +1269,8 @@ add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *c
 	StringInfoData del;
 	StringInfoData alter;
 	int			nalter = 0;
-	int			nestlevel = NewGUCNestLevel();
+	int			nestlevel = dpsynth_pin_search_path();
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* one DELETE for all checks, then one ALTER TABLE: PostgreSQL validates it all in one scan */
@@ -1370,6 +1452,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	double		epsilon;
 	double		delta;
 	char	   *target;
+	char	   *label;
 	char	   *target_json;
 	uint64		written;
 	int64		rows = 0;
@@ -1442,7 +1525,8 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 							float8out_internal(delta))));
 	}
 
-	out = plan_columns(relid, only, &nout, &synth_names);
+	label = psprintf("dp_synthesize(%s)", get_rel_name(relid));
+	out = plan_columns(relid, only, label, &nout, &synth_names);
 	cols = dpsynth_load_columns(relid, synth_names, &ncols);
 	units_pipeline = dpsynth_plan_discovery(relid, cols, ncols, units, epsilon, 0,
 											SYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
@@ -1465,17 +1549,10 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 									cols[k].name, cols[j].name, sizes[k], sizes[j]),
 							 errhint("Declare coarser domains (fewer categories or bins) for them.")));
 	}
-	for (int i = 0; i < nout; i++)
-		if (out[i].kind == OUT_SYNTH)
-		{
-			out[i].domain = &cols[out[i].synth].domain;
-			out[i].other = cols[out[i].synth].other;
-			if (cols[out[i].synth].state == DP_COLUMN_READY)
-				prepare_decoding(&out[i]);
-		}
-	checks = read_checks(relid, psprintf("dp_synthesize(%s)", get_rel_name(relid)), &skipped_checks);
+	bind_columns(out, nout, cols, false);
+	checks = read_checks(relid, label, &skipped_checks);
 	check_identifiers(out, nout, rows > 0 ? rows : dpsynth_max_sample_rows, rows > 0,
-					  psprintf("dp_synthesize(%s)", get_rel_name(relid)));
+					  label);
 	target = resolve_target(fcinfo, 3, psprintf("%s_synthetic", get_rel_name(relid)), "dp_synthesize", &nspid);
 
 	/* ---- 2. charge once for the whole call ---- */
@@ -1496,19 +1573,12 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 										units_pipeline));
 
 	/* ---- 3. from here on, nothing may fail or speak depending on the data ---- */
-	progress_init(&pr, psprintf("dp_synthesize(%s)", get_rel_name(relid)), verbose);
+	progress_init(&pr, label, verbose);
 	if (plan.ndiscover > 0)
 	{
 		report(&pr, "discovering domains", 0);
 		cols = dpsynth_discover(rel, synth_names, cols, ncols, &plan, ledger_id);
-		for (int i = 0; i < nout; i++)
-			if (out[i].kind == OUT_SYNTH)
-			{
-				out[i].domain = &cols[out[i].synth].domain;
-				out[i].other = cols[out[i].synth].other;
-				if (out[i].infunc.fn_oid == InvalidOid)	/* not prepared before the charge */
-					prepare_decoding(&out[i]);
-			}
+		bind_columns(out, nout, cols, true);
 	}
 	for (int j = 0; j < ncols; j++)
 		sizes[j] = dp_domain_ncodes(&cols[j].domain);
@@ -1553,6 +1623,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 									   get_rel_name(relid), float8out_internal(epsilon), float8out_internal(delta),
 									   ledger_id, timestamptz_to_str(GetCurrentTimestamp())),
 							  &pr, &target_relid);
+	dp_codes_free(&res.synth);	/* written; the model below needs the marginals only */
 
 	/* ---- 6. store the released model (unless too large for one jsonb value) ---- */
 	report(&pr, "storing the model", 0);
@@ -1669,16 +1740,14 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 		secure_column_type(&m->out[i], label);
 	for (int i = 0; i < m->nout; i++)
 		if (m->out[i].kind == OUT_SYNTH)
+		{
+			if (m->out[i].domain->kind == DP_DOMAIN_CATEGORIES)
+				prepare_other(&m->out[i]);
 			prepare_decoding(&m->out[i]);
+		}
 	check_identifiers(m->out, m->nout, (int64) nrows, true, label);
-	target = resolve_target(fcinfo, 3, psprintf("%s_sample_" INT64_FORMAT, meta.relname, model_id), "dp_sample",
+	target = resolve_target(fcinfo, 3, psprintf("%s_sample_" INT64_FORMAT, m->relname, model_id), "dp_sample",
 							&nspid);
-	if (nrows > 0 && !(m->res.total > 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("model " INT64_FORMAT " has nothing to sample: its noisy total is %s", model_id,
-						float8out_internal(m->res.total)),
-				 errhint("Only rows => 0 can be drawn from it.")));
 	t_load = now_seconds();
 
 	/* ---- GUM and the split of merged codes, the same function as dp_synthesize's ---- */
@@ -1702,7 +1771,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 							  psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
 									   "PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, ledger row " INT64_FORMAT
 									   ", dpsynth 0.1.0, %s",
-									   model_id, (int64) seed, meta.relname, float8out_internal(meta.epsilon),
+									   model_id, (int64) seed, m->relname, float8out_internal(meta.epsilon),
 									   float8out_internal(meta.delta), meta.ledger_id,
 									   timestamptz_to_str(GetCurrentTimestamp())),
 							  &pr, &target_relid);

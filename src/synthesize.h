@@ -48,11 +48,13 @@ typedef struct OutColumn
 	const dp_domain *domain;	/* OUT_SYNTH: the column's public domain */
 	const char *other;			/* the owner's value for a NOT NULL column's "other" cell, or NULL */
 	/* decoding (prepare_decoding) */
+	bool		decoding_ready;	/* prepare_decoding has run */
 	FmgrInfo	infunc;
 	Oid			ioparam;
 	Datum	   *category;		/* per code: the value, for category domains */
 	bool		has_other_value;
-	Datum		other_value;	/* `other` (or '') through the type's input function */
+	Datum		other_value;	/* `other` through the type's input function (prepare_other), or
+								 * '' through the base type's if a column has no category */
 	/* what a NOT NULL column's NULL/"other" cell becomes: other_value, a category's value
 	 * (fallback), or for bins a value drawn in the bin with the largest released one-way count
 	 * (fallback_code); computed from the model's released one-way counts */
@@ -93,11 +95,9 @@ typedef struct DpModel
 /* What the catalog says about a stored model besides the model itself. */
 typedef struct DpModelMeta
 {
-	int64		model_id;
 	int64		ledger_id;
 	double		epsilon;
 	double		delta;
-	char	   *relname;
 } DpModelMeta;
 
 /* ---- synthesize.c ---- */
@@ -106,14 +106,6 @@ typedef struct DpModelMeta
 extern void *dpsynth_core_alloc(Size n);
 extern void dpsynth_core_free(void *p);
 
-
-/*
- * Validates a stored CHECK expression for a synthetic table (relid, already created): parsed
- * with search_path pinned to pg_catalog, pg_temp, refused unless it uses built-in, non-volatile
- * functions and safe types only; returns it deparsed again, or NULL (with *why) if refused.
- * Nothing of the expression is executed.
- */
-extern char *dpsynth_validate_check_text(Oid relid, const char *expr, const char **why);
 
 /* ---- model.c ---- */
 

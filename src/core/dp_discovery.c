@@ -642,10 +642,25 @@ significance_z(uint32_t ncells)
 	return sqrtl(2.0L * logl(2.0L * (long double) ncells / 0.001L));
 }
 
-static long double
-block_threshold(long double zs, uint64_t len)
+/*
+ * When a block of len cells counts as significant: its noisy sum reaches
+ * max(1, sqrt(z^2 + g) * sigma * sqrt(len)), with g = 0 for the bounds (one z for every block)
+ * and g = 2 ln len for denoising: a false block of len cells keeps about len * 0.4 sigma of
+ * phantom mass, so longer blocks need a higher z (a level's expected phantom mass then shrinks
+ * as its blocks grow).
+ */
+typedef struct block_rule
 {
-	long double t = zs * sqrtl((long double) len);
+	long double z,
+				sigma;
+	bool		grow;
+} block_rule;
+
+static long double
+rule_threshold(const block_rule *r, uint64_t len)
+{
+	long double z2 = r->z * r->z + (r->grow ? 2.0L * logl((long double) len) : 0.0L);
+	long double t = sqrtl(z2) * r->sigma * sqrtl((long double) len);
 
 	return t < 1.0L ? 1.0L : t;
 }
@@ -663,22 +678,13 @@ noisy_sum(const int64_t *noisy, uint64_t from, uint64_t to)
 /*
  * Calls fn(arg, start, end) for every MINIMAL significant block [start, end) of the histogram:
  * dyadic blocks of 1, 2, 4, ... cells (the last block of a level may be shorter); a block is
- * significant if its noisy sum reaches block_threshold(zs, length); minimal blocks are those
+ * significant by the rule (rule_threshold); minimal blocks are those
  * neither of whose halves is significant: so a heavy cell (a spike at 0, say) does not drag the
  * empty cells that share a big block with it along, while diffuse mass that no single cell shows
  * is still found by a larger block.  Returns whether there was one.
  */
-static long double denoise_threshold(long double z, long double sigma, uint64_t len);
-
-/* threshold of a block: bounds (z < 0: zs is z * sigma, block_threshold) or denoising */
-static long double
-threshold_of(long double zs, long double z, long double sigma, uint64_t len)
-{
-	return z < 0 ? block_threshold(zs, len) : denoise_threshold(z, sigma, len);
-}
-
 static bool
-minimal_blocks(const int64_t *noisy, uint32_t n, long double zs, long double z, long double sigma,
+minimal_blocks(const int64_t *noisy, uint32_t n, const block_rule *rule,
 			   void (*fn) (void *arg, uint64_t start, uint64_t end), void *arg)
 {
 	bool		found = false;
@@ -692,7 +698,7 @@ minimal_blocks(const int64_t *noisy, uint32_t n, long double zs, long double z, 
 			bool		minimal;
 
 			if (len == 1)
-				minimal = (long double) noisy[start] >= threshold_of(zs, z, sigma, 1);
+				minimal = (long double) noisy[start] >= rule_threshold(rule, 1);
 			else
 			{
 				long double sl,
@@ -702,9 +708,8 @@ minimal_blocks(const int64_t *noisy, uint32_t n, long double zs, long double z, 
 					continue;	/* the same cells as its left half, tested at the level below */
 				sl = noisy_sum(noisy, start, mid);
 				sr = noisy_sum(noisy, mid, end);
-				minimal = sl + sr >= threshold_of(zs, z, sigma, end - start) &&
-					sl < threshold_of(zs, z, sigma, mid - start) &&
-					sr < threshold_of(zs, z, sigma, end - mid);
+				minimal = sl + sr >= rule_threshold(rule, end - start) &&
+					sl < rule_threshold(rule, mid - start) && sr < rule_threshold(rule, end - mid);
 			}
 			if (minimal)
 			{
@@ -743,48 +748,31 @@ static int
 bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail,
 			long double *xlo, uint32_t *lo_cell, long double *xhi, uint32_t *hi_cell)
 {
-	uint32_t	n,
-				span_lo,
-				span_hi;
-	bool		found;
+	uint32_t	n;
+	block_rule	rule;
 	span_arg	span;
-	long double zs,
-				total = 0.0L;
+	long double total = 0.0L;
 
 	if (!grid_valid(g) || noisy == NULL || !isfinite(sigma) || sigma < 0.0 ||
 		!(tail >= 0.0 && tail < 0.5))
 		return -1;
 	n = dp_loggrid_ncells(g);
-	zs = significance_z(n) * (long double) sigma;
+	rule.z = significance_z(n);
+	rule.sigma = (long double) sigma;
+	rule.grow = false;
 	span.lo = n;
 	span.hi = 0;
 	/* the span is the union of the minimal significant blocks */
-	found = minimal_blocks(noisy, n, zs, -1.0L, 0.0L, span_add, &span);
-	span_lo = span.lo;
-	span_hi = span.hi;
-	if (!found)
+	if (!minimal_blocks(noisy, n, &rule, span_add, &span))
 		return 1;
-	for (uint32_t c = span_lo; c <= span_hi; c++)
+	for (uint32_t c = span.lo; c <= span.hi; c++)
 		total += noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
 	if (!(total > 0.0L))
 		return 1;				/* not reached: a significant block has positive mass */
-	*xlo = mass_position(g, noisy, span_lo, span_hi, (long double) tail * total, lo_cell);
-	*xhi = mass_position(g, noisy, span_lo, span_hi,
+	*xlo = mass_position(g, noisy, span.lo, span.hi, (long double) tail * total, lo_cell);
+	*xhi = mass_position(g, noisy, span.lo, span.hi,
 						 (1.0L - (long double) tail) * total, hi_cell);
 	return 0;
-}
-
-/*
- * The denoising threshold of a block of len cells: sqrt(z^2 + 2 ln len) * sigma * sqrt(len).
- * A false block of len cells keeps about len * 0.4 sigma of phantom mass, so longer blocks need
- * a higher z: with this one a level's expected phantom mass shrinks as its blocks grow.
- */
-static long double
-denoise_threshold(long double z, long double sigma, uint64_t len)
-{
-	long double t = sqrtl(z * z + 2.0L * logl((long double) len)) * sigma * sqrtl((long double) len);
-
-	return t < 1.0L ? 1.0L : t;
 }
 
 static void
@@ -798,13 +786,14 @@ dp_loggrid_denoise(const dp_loggrid *g, int64_t *noisy, double sigma, double z, 
 {
 	uint32_t	n;
 	int64_t		kept = 0;
+	block_rule	rule = {(long double) z, (long double) sigma, true};
 
 	if (!grid_valid(g) || noisy == NULL || scratch == NULL || !isfinite(sigma) || sigma < 0.0 ||
 		!isfinite(z) || z < 0.0)
 		return -1;
 	n = dp_loggrid_ncells(g);
 	memset(scratch, 0, n);
-	minimal_blocks(noisy, n, 0.0L, (long double) z, (long double) sigma, mask_add, scratch);
+	minimal_blocks(noisy, n, &rule, mask_add, scratch);
 	for (uint32_t c = 0; c < n; c++)
 	{
 		if (scratch[c])

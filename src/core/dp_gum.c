@@ -2,11 +2,11 @@
  * dp_gum.c - GUM, PrivSyn's gradually update method (see dp_gum.h for the algorithm).
  *
  * Data structures.  The synthetic table is `out` itself (column-major uint16 codes), or, while
- * the iterations run, 8-bit copies of its core columns when every one has at most 256 codes (half
- * the memory traffic; see dp_gum_kernels.h).  Every iterated marginal keeps its current integer
- * cell counts, updated incrementally whenever a row changes (the old and new cell of every
- * marginal that touches a changed column), so the errors that order the visits cost O(cells),
- * not O(n).
+ * the iterations run, 8-bit copies of the iterated marginals' columns when every one has at most
+ * 256 codes (half the memory traffic; see dp_gum_kernels.h).  Every iterated marginal keeps its
+ * current integer cell counts, updated incrementally whenever a row changes (the old and new cell
+ * of every marginal that touches a changed column), so the errors that order the visits cost
+ * O(cells), not O(n).
  *
  * A visit of marginal M must pick rows uniformly inside cells.  Rather than sorting or bucketing
  * the rows by cell (O(n) memory per marginal to maintain, or O(n log n) per visit), a visit first
@@ -77,8 +77,9 @@ typedef struct gum
 	dp_codes   *out;
 	uint16_t  **col;			/* out's columns */
 	/*
-	 * The table GUM iterates on: out's columns, or (narrow) 8-bit copies of them when every
-	 * column has at most 256 codes; copied back before attribute appending.
+	 * The table GUM iterates on: out's columns, or (narrow) 8-bit copies of the iterated
+	 * marginals' columns (comp_cols; the other entries are NULL) when each has at most 256 codes;
+	 * copied back before attribute appending.
 	 */
 	void	  **wcol;
 	bool		narrow;
@@ -123,9 +124,8 @@ typedef struct gum
 	uint64_t	pwanted[DP_GUM_MAX_THREADS];
 	/* the visit's moves: move i sends row want[i] to cell mvarg[i] (replace) or overwrites it
 	 * with a copy of row mvarg[i] (mvdup[i]); mvpart[p] lists the moves whose row is in part p */
-	uint32_t   *mvarg;
+	uint32_t   *mvarg;			/* n; before the moves are listed, the sampling's sort scratch */
 	uint8_t    *mvdup;
-	uint32_t   *sorttmp;		/* n: radix sort scratch */
 	uint32_t   *mvpart[DP_GUM_MAX_THREADS];
 	uint32_t	nmvpart[DP_GUM_MAX_THREADS];
 	/*
@@ -519,8 +519,6 @@ typedef struct mover
 	uint32_t	part;
 	uint32_t	from,			/* moves mvpart[part][from .. to) */
 				to;
-	uint32_t   *io,				/* batch: old and new cells of one marginal */
-			   *in;
 } mover;
 
 /*
@@ -533,8 +531,8 @@ batch_counts(mover *w, const uint16_t *old, const uint16_t *new, uint32_t nb,
 {
 	gum		   *g = w->g;
 	uint32_t  **cntp = g->cntp + (size_t) w->part * g->nm;
-	uint32_t   *restrict io = w->io,
-			   *restrict in = w->in;
+	uint32_t   *restrict io = g->bio[w->part],
+			   *restrict in = g->bin[w->part];
 
 	if (nb == 0)
 		return;
@@ -731,7 +729,11 @@ visit(gum *g, gmarg *m, double alpha, double r)
 	if (G == 0)
 		return 0;
 
-	/* wanted ordinals: losses of the over-full cells first (the pool), then duplicate sources */
+	/*
+	 * Wanted ordinals: losses of the over-full cells first (the pool), then duplicate sources.
+	 * mvarg (n values; a cell's ordinals are at most n) is free until the moves are listed below
+	 * (this thread alone, no helper thread runs yet): it is the sorts' scratch.
+	 */
 	for (uint32_t k = 0; k < C; k++)
 	{
 		g->wbeg[k] = g->wend[k] = 0;
@@ -744,7 +746,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		if (g->lose[k] == 0)
 			continue;
 		g->wbeg[k] = (uint32_t) pos;
-		sample_distinct_sorted(g->rng, tot[k], g->lose[k], g->want + pos, g->sorttmp);
+		sample_distinct_sorted(g->rng, tot[k], g->lose[k], g->want + pos, g->mvarg);
 		pos += g->lose[k];
 		g->wend[k] = (uint32_t) pos;
 	}
@@ -758,7 +760,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		if (g->dup[k] == 0)
 			continue;
 		g->wbeg[k] = (uint32_t) pos;
-		sample_sorted(g->rng, tot[k], g->dup[k], g->want + pos, g->sorttmp);
+		sample_sorted(g->rng, tot[k], g->dup[k], g->want + pos, g->mvarg);
 		pos += g->dup[k];
 		g->wend[k] = (uint32_t) pos;
 	}
@@ -866,8 +868,6 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			/* this chunk's share of part q's moves, in proportion */
 			w[q].from = (uint32_t) ((uint64_t) g->nmvpart[q] * done / G);
 			w[q].to = (uint32_t) ((uint64_t) g->nmvpart[q] * upto / G);
-			w[q].io = g->bio[q];
-			w[q].in = g->bin[q];
 		}
 		run_parallel(g->narrow ? run_moves_u8 : run_moves_u16, w, sizeof(mover), P);
 		if (upto < (uint32_t) G && g->prm->progress &&
@@ -924,17 +924,6 @@ dp_gum_default_params(dp_gum_params *p)
 	p->progress_arg = NULL;
 }
 
-/* The mean error of the iterated marginals as they stand (their err is refreshed every iteration). */
-static double
-last_err(const gum *g)
-{
-	double		s = 0;
-
-	for (uint32_t i = 0; i < g->nm; i++)
-		s += g->m[i].err;
-	return g->nm ? s / g->nm : 0;
-}
-
 /* A heartbeat for the progress callback outside the iterations (one per column filled or
  * appended: O(n) work each); non-zero cancels. */
 static int
@@ -966,7 +955,9 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	uint32_t	maxsize = 1,
 				maxcells = 1,
 				nlayers = 0,
-				ncomp = 0;
+				ncomp = 0,
+				ncc;			/* columns of the iterated marginals: comp_cols[0 .. ncc) */
+	size_t		cw;				/* bytes per code of the working table */
 	frac_idx   *fi;
 	uint32_t   *cntbuf,
 			   *codecnt;
@@ -1261,14 +1252,13 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	}
 	g->mvarg = galloc(g, sizeof(uint32_t) * (size_t) (n ? n : 1));
 	g->mvdup = galloc(g, (size_t) (n ? n : 1));
-	g->sorttmp = galloc(g, sizeof(uint32_t) * (size_t) (n ? n : 1));
 	fi = galloc(g, sizeof(frac_idx) * maxsize);
 	cntbuf = galloc(g, sizeof(uint32_t) * (maxsize + 1));
 	codecnt = galloc(g, sizeof(uint32_t) * maxsize);
 	wbuf = galloc(g, sizeof(double) * maxsize);
 	order = galloc(g, sizeof(uint32_t) * (g->nm ? g->nm : 1));
 	if (!g->wbeg || !g->wend || !g->gain || !g->lose || !g->dup ||
-		!g->over || !g->cls || !g->x || !g->want || !g->mvarg || !g->mvdup || !g->sorttmp || !fi || !cntbuf || !codecnt || !wbuf ||
+		!g->over || !g->cls || !g->x || !g->want || !g->mvarg || !g->mvdup || !fi || !cntbuf || !codecnt || !wbuf ||
 		!order)
 		return -2;
 
@@ -1291,27 +1281,32 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		if (heartbeat(g) != 0)
 			return -1;
 	}
-	/* the working table: 8-bit copies of the core columns when they all fit */
+	/*
+	 * The working table: 8-bit copies of the iterated marginals' columns (comp_cols, the only
+	 * columns the iterations read or write) when they all fit.  The other core columns (degree 0,
+	 * or in no iterated marginal) keep their initial fill in out.
+	 */
+	ncc = g->comp_cols_off[ncomp];
 	g->narrow = g->nm > 0;
-	for (uint32_t c = 0; c < ncols; c++)
-		if (layer[c] == 0 && sizes[c] > 256)
+	for (uint32_t i = 0; i < ncc; i++)
+		if (sizes[g->comp_cols[i]] > 256)
 			g->narrow = false;
+	cw = g->narrow ? 1 : 2;
 	g->wcol = (void **) g->col;
 	if (g->narrow)
 	{
 		g->wcol = gcalloc(g, ncols, sizeof(void *));
 		if (g->wcol == NULL)
 			return -2;
-		for (uint32_t c = 0; c < ncols; c++)
+		for (uint32_t i = 0; i < ncc; i++)
 		{
+			uint32_t	c = g->comp_cols[i];
 			uint8_t    *w8;
 
-			if (layer[c] != 0)
-				continue;
 			if ((w8 = galloc(g, n)) == NULL)
 				return -2;
-			for (uint32_t i = 0; i < n; i++)
-				w8[i] = (uint8_t) g->col[c][i];
+			for (uint32_t r = 0; r < n; r++)
+				w8[r] = (uint8_t) g->col[c][r];
 			g->wcol[c] = w8;
 		}
 	}
@@ -1325,7 +1320,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	if (g->nm > 0 && n > 0)
 	{
 		double		best = INFINITY,
-					snap_err = INFINITY;
+					snap_err = INFINITY,
+					mean = INFINITY;	/* of the last iteration */
 		uint32_t	best_at = 0;
 		void	  **snap = gcalloc(g, ncols, sizeof(void *));
 
@@ -1336,7 +1332,6 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		{
 			double		alpha = prm->alpha0 * pow(GUM_DECAY, (double) (t / GUM_DECAY_EVERY));
 			double		r = (t % 2 == 0) ? 0.5 : 1.0;
-			double		mean = 0;
 
 			/* largest error first (ties: target order) */
 			for (uint32_t i = 0; i < g->nm; i++)
@@ -1353,15 +1348,16 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 					j--;
 				}
 			}
+			g->iter = t;
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
-				g->iter = t;
 				if (visit(g, &g->m[order[i]], alpha, r) != 0)
 					return -1;
 				/* one visit is one pass over the rows: a cancel must not wait for a whole iteration */
 				if (prm->progress && prm->progress(prm->progress_arg, t, prm->iterations, -1) != 0)
 					return -1;
 			}
+			mean = 0;
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
 				g->m[i].err = marg_error(g, &g->m[i]);
@@ -1374,16 +1370,15 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			if (mean < snap_err)
 			{
 				/* the best table so far: kept, and given back if later iterations do worse */
-				size_t		w = g->narrow ? 1 : 2;
-
 				snap_err = mean;
-				for (uint32_t c = 0; c < ncols; c++)
-					if (layer[c] == 0)
-					{
-						if (snap[c] == NULL && (snap[c] = galloc(g, w * n)) == NULL)
-							return -2;
-						memcpy(snap[c], g->wcol[c], w * n);
-					}
+				for (uint32_t i = 0; i < ncc; i++)
+				{
+					uint32_t	c = g->comp_cols[i];
+
+					if (snap[c] == NULL && (snap[c] = galloc(g, cw * n)) == NULL)
+						return -2;
+					memcpy(snap[c], g->wcol[c], cw * n);
+				}
 			}
 			if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 			{
@@ -1393,21 +1388,21 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			else if (prm->tolerance >= 0 && t - best_at >= GUM_PATIENCE)
 				break;
 		}
-		if (snap_err < last_err(g))
-			for (uint32_t c = 0; c < ncols; c++)
-				if (layer[c] == 0)
-					memcpy(g->wcol[c], snap[c], (g->narrow ? 1 : 2) * (size_t) n);
+		/* mean: the error of the table as it stands (INFINITY when no iteration ran) */
+		if (snap_err < mean)
+			for (uint32_t i = 0; i < ncc; i++)
+				memcpy(g->wcol[g->comp_cols[i]], snap[g->comp_cols[i]], cw * n);
 	}
 
 	if (g->narrow)
-		for (uint32_t c = 0; c < ncols; c++)
-			if (layer[c] == 0)
-			{
-				const uint8_t *w8 = g->wcol[c];
+		for (uint32_t i = 0; i < ncc; i++)
+		{
+			const uint8_t *w8 = g->wcol[g->comp_cols[i]];
+			uint16_t   *c16 = g->col[g->comp_cols[i]];
 
-				for (uint32_t i = 0; i < n; i++)
-					g->col[c][i] = w8[i];
-			}
+			for (uint32_t r = 0; r < n; r++)
+				c16[r] = w8[r];
+		}
 
 	/* ---- attribute appending, last peeled layer first ---- */
 	for (uint32_t L = nlayers; L >= 1; L--)

@@ -39,7 +39,8 @@
  *      rule was reverted for costing 0.008 of AUC over 2 runs: within the run-to-run spread.)
  *      The table GUM hands on is the best one it reached (lowest mean L1 at the end of an
  *      iteration), not the last: on exact Adult targets, 200 iterations end at a mean 2-way L1 of
- *      0.0044 instead of 0.0062.  A copy of the core columns is kept for it (n bytes per column).
+ *      0.0044 instead of 0.0062.  A copy of the iterated marginals' columns is kept for it (n bytes
+ *      per column with 8-bit codes, 2 * n with 16-bit).
  *   4. The peeled columns are appended, last peeled layer first, each from its 2-way target
  *      conditioned on its (already synthesized) neighbour: for each neighbour value v, the rows
  *      holding v receive the column's codes in counts apportioned by largest remainder from
@@ -54,12 +55,17 @@
  *
  * Memory: every work array, and the growth of `out`, go through out's alloc / realloc_fn / free_fn
  * hooks (inside PostgreSQL: palloc in a memory context, so that an error thrown by the progress
- * callback leaks nothing beyond that context).  Work memory (counted from the allocations) is
- * about 21 * n bytes (wanted ordinals, the move lists, sort scratch), plus per core column 2 * n
- * bytes (8-bit codes: a working copy and the best table's copy; 16-bit: the best table's copy),
- * plus the counts (threads * cells * 4 bytes) and batch buffers (about 64 KB per thread),
- * besides the 2 * n bytes per column of the output.  1M rows of Adult: a backend peak of 98 MB
- * for the whole dp_synthesize call (bench/speed.sh).
+ * callback leaks nothing beyond that context).  Work memory, counted from the allocations of
+ * dp_gum.c: 17 * n bytes for the visits (wanted ordinals and then the rows found, 2n uint32; the
+ * moves' arguments, n uint32, also the sort scratch of the sampling; their kinds, n bytes; the
+ * moves split by part, n uint32 over all parts), plus 2 * n bytes per column of the iterated
+ * marginals (8-bit codes: a working copy and the best table's copy; 16-bit: the best table's
+ * copy), plus per cell of an iterated marginal 8 bytes of target and 4 * threads bytes of counts,
+ * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
+ * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component) and
+ * 8 * batch bytes of cell indexes, besides the 2 * n bytes per column of the output.  1M rows of
+ * Adult: a backend peak of 98 MB for the whole dp_synthesize call (bench/speed.sh, measured
+ * while a further 4 * n bytes of sort scratch were still allocated).
  */
 #ifndef DP_GUM_H
 #define DP_GUM_H
@@ -78,10 +84,11 @@ typedef struct dp_gum_params
 	double		alpha0;			/* initial step, default 1.0 (alpha_t = alpha0 * 0.84^floor(t/20)) */
 	double		tolerance;		/* early stop (see above); default 1e-4; < 0: never */
 	/*
-	 * Threads that carry out the row moves of a visit (1..DP_GUM_MAX_THREADS; default 1).  The
-	 * rows produced do not depend on it.  Helper threads block every signal, touch only memory
-	 * allocated beforehand, and are joined at the end of each visit, before the progress callback
-	 * runs (see make_moves in dp_gum.c).
+	 * Threads that carry out a visit's pass over the rows and its row moves (1..DP_GUM_MAX_THREADS;
+	 * default 1).  The rows produced do not depend on it.  Helper threads block every signal,
+	 * touch only memory allocated beforehand, and live for one pass: they are started and joined
+	 * by run_parallel in dp_gum.c, once for a visit's scan of the rows and once for every chunk
+	 * of its moves, so that none runs when the progress callback does (see visit in dp_gum.c).
 	 */
 	uint32_t	threads;
 	/*

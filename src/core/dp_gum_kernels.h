@@ -91,7 +91,9 @@ KFN(scan_part)(void *arg)
  * are written to the part's buffers, column by column; then batch_counts moves the counts of
  * each marginal concerned, one marginal at a time over the whole batch, so that its counts stay
  * in L1.  Duplicates change every column of the component, so every marginal of the component
- * is updated; replaces change m's columns only, so only m's neighbours are.
+ * is updated; replaces change m's columns only, so only m's neighbours are.  The moves of one
+ * cell are consecutive in the list (visit builds it cell by cell), so a replace decodes its cell
+ * into codes only when the cell differs from the previous replace's.
  */
 static void *
 KFN(run_moves)(void *arg)
@@ -108,7 +110,9 @@ KFN(run_moves)(void *arg)
 			   *dnew = g->bdnew[w->part],
 			   *rold = g->brold[w->part],
 			   *rnew = g->brnew[w->part];
-	uint32_t	mpos[DP_MARG_MAX_ATTRS];
+	uint32_t	mpos[DP_MARG_MAX_ATTRS],
+				lastk = UINT32_MAX;	/* no cell: cells are < 2^32 - 1 */
+	uint16_t	code[DP_MARG_MAX_ATTRS] = {0};
 
 	for (uint32_t a = 0; a < m->nattrs; a++)
 		mpos[a] = g->colpos[m->attrs[a]];
@@ -128,19 +132,15 @@ KFN(run_moves)(void *arg)
 				uint32_t	ia = list[j + GUM_PREFETCH],
 							ra = g->want[ia];
 
+				for (uint32_t c = 0; c < ncc; c++)
+					__builtin_prefetch(col[cc[c]] + ra, 1);
 				if (g->mvdup[ia])
 				{
 					uint32_t	sa = g->mvarg[ia];
 
 					for (uint32_t c = 0; c < ncc; c++)
-					{
-						__builtin_prefetch(col[cc[c]] + ra, 1);
 						__builtin_prefetch(col[cc[c]] + sa, 0);
-					}
 				}
-				else
-					for (uint32_t c = 0; c < ncc; c++)
-						__builtin_prefetch(col[cc[c]] + ra, 1);
 			}
 			if (g->mvdup[i])
 			{
@@ -164,14 +164,18 @@ KFN(run_moves)(void *arg)
 				/* "replace": overwrite row's codes of m's columns with those of cell k */
 				uint32_t	k = g->mvarg[i];
 
+				if (k != lastk)
+				{
+					for (uint32_t a = 0; a < m->nattrs; a++)
+						code[a] = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
+					lastk = k;
+				}
 				for (uint32_t c = 0; c < ncc; c++)
 					rold[(size_t) c * B + nr] = rnew[(size_t) c * B + nr] = col[cc[c]][row];
 				for (uint32_t a = 0; a < m->nattrs; a++)
 				{
-					uint16_t	code = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
-
-					rnew[(size_t) mpos[a] * B + nr] = code;
-					col[m->attrs[a]][row] = (CODE_T) code;
+					rnew[(size_t) mpos[a] * B + nr] = code[a];
+					col[m->attrs[a]][row] = (CODE_T) code[a];
 				}
 				nr++;
 			}

@@ -88,7 +88,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	double		rho1 = p->rho * ONEWAY_SHARE / d;
 	double		rho2 = p->rho * INDIF_SHARE;
 	double		rho3 = p->rho * PUBLISH_SHARE;
-	double		sigma1;
+	double		rare_below = dp_privsyn_rare_threshold(p->rho, d);
 	dp_codes	merged;
 	double	   *scores = NULL;
 	uint8_t    *selected = NULL;
@@ -101,7 +101,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	double		t0;
 
 	memset(out, 0, sizeof(*out));
-	if (d == 0 || !(p->rho > 0))
+	if (d == 0 || !(rare_below > 0))	/* also: rho not positive, or noise out of range */
 		return -2;
 	dp_marg_set_allocator(c.alloc, c.free_fn);
 	dp_select_set_allocator(c.alloc, c.free_fn);
@@ -117,13 +117,6 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	/* ---- 1. one-way marginals: 0.1 rho over the d columns ---- */
 	t0 = now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	{
-		dp_dgauss	g;
-
-		if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho1, 1.0)) != 0)
-			return -2;
-		sigma1 = sqrt(dp_dgauss_sigma2(&g));
-	}
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
@@ -145,36 +138,36 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	 */
 	for (uint32_t j = 0; j < d; j++)
 	{
-		uint32_t	nrare = 0,
+		uint32_t	nmerged = 0,
 					next = 0;
-		int32_t		rare_code = -1;
-
-		int64_t		partner = -1;
-		uint8_t    *rare = zalloc(&c, sizes[j]);
+		int32_t		rare_code = -1,
+					partner = -1;
 
 		out->code_map[j] = zalloc(&c, sizeof(uint16_t) * sizes[j]);
-		if (!rare || !out->code_map[j])
+		if (!out->code_map[j])
 			return -2;
 		for (uint32_t k = 0; k < sizes[j]; k++)
-		{
-			rare[k] = out->oneway_noisy[j][k] < RARE_SIGMAS * sigma1;
-			nrare += rare[k];
-		}
+			nmerged += out->oneway_noisy[j][k] < rare_below;
+
 		/*
 		 * A lone rare code (typically the NULL/other cell of a column that has none, such as
 		 * income's) is merged with the least populous other code rather than kept as a code of
 		 * its own: it would otherwise add a near-empty row of cells, pure noise, to every
 		 * marginal holding the column.  Split back in proportion as any merged code.
 		 */
-		if (nrare == 1 && sizes[j] > 1)
+		if (nmerged == 1 && sizes[j] > 1)
+		{
 			for (uint32_t k = 0; k < sizes[j]; k++)
-				if (!rare[k] && (partner < 0 || out->oneway_noisy[j][k] < out->oneway_noisy[j][partner]))
-					partner = k;
-		if (partner >= 0)
-			rare[partner] = 1;
+				if (out->oneway_noisy[j][k] >= rare_below &&
+					(partner < 0 || out->oneway_noisy[j][k] < out->oneway_noisy[j][partner]))
+					partner = (int32_t) k;
+			nmerged = 2;
+		}
+		if (nmerged < 2)
+			nmerged = 0;		/* nothing to merge with */
 		for (uint32_t k = 0; k < sizes[j]; k++)
 		{
-			if (rare[k] && (nrare >= 2 || partner >= 0))
+			if (nmerged > 0 && (out->oneway_noisy[j][k] < rare_below || (int32_t) k == partner))
 			{
 				if (rare_code < 0)
 					rare_code = (int32_t) next++;
@@ -184,11 +177,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 				out->code_map[j][k] = (uint16_t) next++;
 		}
 		out->merged_sizes[j] = next;
-		if (nrare >= 2)
-			out->merged_codes += nrare;
-		else if (partner >= 0)
-			out->merged_codes += 2;
-		c.free_fn(rare);
+		out->merged_codes += nmerged;
 	}
 	if (dp_codes_init(&merged, d, data->nrows, c.alloc, NULL, c.free_fn) != 0)
 		return -2;
@@ -316,12 +305,45 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			if (model->code_map[j][k] >= model->merged_sizes[j])
 				return -2;
 	}
-	dp_marg_set_allocator(c.alloc, c.free_fn);
 
 	/* ---- GUM on the model's marginals, over merged codes ---- */
 	if (dp_codes_init(&synth_merged, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
 		return -2;
-	if (nrows > 0)
+	if (nrows > 0 && !(model->total > 0))
+	{
+		/*
+		 * Nothing released to follow (a noisy total of 0 zeroes every consistent marginal):
+		 * every column uniform over its merged codes, rather than a failure that would depend
+		 * on the release.
+		 */
+		uint16_t   *row = zalloc(&c, sizeof(uint16_t) * d);
+
+		if (!row)
+		{
+			dp_codes_free(&synth_merged);
+			return -2;
+		}
+		for (uint64_t i = 0; i < nrows; i++)
+		{
+			int			rc = 0;
+
+			for (uint32_t j = 0; j < d; j++)
+				row[j] = (uint16_t) dp_prng_below(rng, model->merged_sizes[j]);
+			if (dp_codes_append(&synth_merged, row) != 0)
+				rc = -2;
+			else if ((i & 0xFFFF) == 0xFFFF && gum && gum->progress &&
+					 gum->progress(gum->progress_arg, gum->iterations, gum->iterations, -1) != 0)
+				rc = -1;		/* the same heartbeat as the split's */
+			if (rc != 0)
+			{
+				c.free_fn(row);
+				dp_codes_free(&synth_merged);
+				return rc;
+			}
+		}
+		c.free_fn(row);
+	}
+	else if (nrows > 0)
 	{
 		int			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, gum, rng,
 									&synth_merged);
@@ -351,6 +373,15 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 
 		if (!first || !members || !cum || !fill)
 		{
+			/* free_fn may be pfree: only what was allocated */
+			if (first)
+				c.free_fn(first);
+			if (members)
+				c.free_fn(members);
+			if (cum)
+				c.free_fn(cum);
+			if (fill)
+				c.free_fn(fill);
 			dp_codes_free(&synth_merged);
 			dp_codes_free(synth);
 			return -2;

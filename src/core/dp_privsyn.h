@@ -23,7 +23,7 @@
  * with the column's least populous other code instead of staying a code of its own, where it
  * would add a slice of pure-noise cells to every marginal holding the column.  On Adult at
  * epsilon 1 (domain.json, 30-50 runs of bench/quality.sh's protocol) TSTR AUC went 0.8893 ->
- * 0.8902 together with the 'auto' bin changes of the same commit.
+ * 0.8899-0.8903 together with the 'auto' bin changes of the same commit (bench/RESULTS.md).
  */
 #ifndef DP_PRIVSYN_H
 #define DP_PRIVSYN_H
@@ -103,7 +103,8 @@ int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privs
  * dp_privsyn_result, as dp_privsyn_run leaves them or as they are read back from storage) is all
  * that synthesis needs.  dp_privsyn_sample draws nrows synthetic rows from it into synth (which it
  * initialises; release it with dp_codes_free): GUM on the model's marginals over merged codes
- * (params gum, NULL for the defaults), then every merged code split back among its member codes in
+ * (params gum, NULL for the defaults; every column uniform instead when the model's total is
+ * not positive, so that its marginals are all zero), then every merged code split back among its member codes in
  * proportion to their released (non-negative) one-way counts, uniformly if they are all zero.
  * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
  * its randomness is rng only, and the same model, nrows and rng state give the same rows.

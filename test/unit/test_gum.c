@@ -4,6 +4,8 @@
  * - two columns, one 2-way target (an isolated pair: the second column is appended to the first);
  * - a triangle of three 2-way targets (no leaf: the GUM loop itself), a 3-way target with a tail;
  * - attribute appending on a chain (every column peeled, layer by layer) and a leaf on a triangle;
+ * - 16-bit codes (a column of 300 codes in a triangle) with 1, 2 and 3 threads, and a degree-0
+ *   column of 400 codes beside 8-bit ones;
  * - determinism under a seed, cancellation through the progress callback, invalid input;
  * - the bar: exact 1-way and 2-way marginals of the real UCI Adult table (data/adult, 32,561
  *   rows) fed to GUM with n = 32,561; the mean normalised 2-way L1 error after GUM is reported and
@@ -339,6 +341,90 @@ test_appending(void)
 	dp_codes_free(&out);
 	dp_codes_free(&src);
 	free_targets(tg, nt);
+}
+
+/*
+ * 16-bit codes: a triangle whose column 0 has 300 codes (so the iterations run the uint16_t
+ * kernels; every other test has at most 42 codes per column, which runs the 8-bit ones), plus a
+ * column of degree 0 with 400 codes, on 150,000 rows (several parts) with 1, 2 and 3 threads: the
+ * rows must be the same, the triangle's marginals matched and the degree-0 column keep its exact
+ * 1-way counts.  Then the same triangle with a small column 0 (8-bit codes) and the 400-code
+ * degree-0 column: that column is no column of an iterated marginal, so it keeps its initial
+ * fill whatever width the working table has.
+ */
+static void
+test_wide_codes(void)
+{
+	const uint64_t n = quick ? 20000 : 150000;
+	uint32_t	sizes[4] = {300, 7, 12, 400};
+	uint32_t	pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
+	dp_marg		tg[7];
+	uint32_t	nt = 0;
+	dp_codes	src,
+				out[3];
+	double		e0 = 0;
+	bool		same = true;
+
+	for (uint32_t pass = 0; pass < 2; pass++)
+	{
+		const char *label = pass == 0 ? "16-bit codes" : "8-bit codes, 400-code degree-0 column";
+
+		if (pass == 1)
+			sizes[0] = 30;
+		nt = 0;
+		make_source(&src, 4, sizes, n, 41);
+		for (int i = 0; i < 3; i++)
+			exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
+		add_one_ways(tg, &nt, &src, sizes);
+		{
+			dp_gum_params p;
+			dp_prng		rng;
+
+			dp_gum_default_params(&p);
+			p.iterations = 0;
+			dp_prng_seed(&rng, 13);
+			dp_codes_init(&out[0], 4, 0, NULL, NULL, NULL);
+			dp_gum_run(tg, nt, 4, sizes, n, &p, &rng, &out[0]);
+			e0 = max_l1(tg, 0, 3, &out[0], sizes);
+			dp_codes_free(&out[0]);
+		}
+		for (uint32_t t = 0; t < (pass == 0 ? 3u : 1u); t++)
+		{
+			dp_gum_params p;
+			dp_prng		rng;
+			int			rc;
+			double		e,
+						e1;
+
+			dp_gum_default_params(&p);
+			p.threads = t + 1;
+			dp_prng_seed(&rng, 13);
+			dp_codes_init(&out[t], 4, 0, NULL, NULL, NULL);
+			rc = dp_gum_run(tg, nt, 4, sizes, n, &p, &rng, &out[t]);
+			e = max_l1(tg, 0, 3, &out[t], sizes);
+			e1 = l1_of(&tg[3 + 3], &out[t], sizes);
+			unit_diag("%s, %u thread(s): max 2-way L1 %.5f (%.5f with independent columns), "
+					  "degree-0 1-way L1 %.5f", label, t + 1, e, e0, e1);
+			unit_check(rc == 0 && out[t].nrows == n && e < 0.02 && e < e0 / 10,
+					   "%s, %u thread(s): %llu rows (rc %d), max 2-way L1 %.5f < 0.02 and < 1/10 of %.4f",
+					   label, t + 1, (unsigned long long) n, rc, e, e0);
+			unit_check(e1 < 0.002, "%s, %u thread(s): degree-0 column keeps its exact 1-way counts: "
+					   "L1 %.5f", label, t + 1, e1);
+		}
+		if (pass == 0)
+		{
+			for (uint32_t t = 1; t < 3; t++)
+				for (uint32_t j = 0; j < 4 && same; j++)
+					same = out[t].nrows == n &&
+						memcmp(out[0].col[j], out[t].col[j], sizeof(uint16_t) * n) == 0;
+			unit_check(same, "%s: 1, 2 and 3 threads give the same rows under the same seed", label);
+			for (uint32_t t = 1; t < 3; t++)
+				dp_codes_free(&out[t]);
+		}
+		dp_codes_free(&out[0]);
+		dp_codes_free(&src);
+		free_targets(tg, nt);
+	}
 }
 
 static int	cancel_calls = 0;
@@ -819,6 +905,7 @@ main(int argc, char **argv)
 	test_triangle();
 	test_three_way_and_tail();
 	test_appending();
+	test_wide_codes();
 	test_cancel_and_errors();
 	test_alloc_failures();
 	test_adult();

@@ -390,6 +390,23 @@ main(void)
 		unit_check(dp_privsyn_sample(&res, 0, sizes, 10, NULL, &rng, NULL, NULL, &s1) == -2,
 				   "no columns is refused");
 	}
+	/* 7. a model with nothing released to follow (noisy total 0, marginals zeroed, as the
+	 * consistency step leaves them): uniform columns, not a failure */
+	{
+		uint32_t	seen = 0;
+
+		res.total = 0;
+		for (uint32_t k = 0; k < res.nmargs; k++)
+			memset(res.margs[k].cells, 0, sizeof(double) * res.margs[k].ncells);
+		rc = dp_privsyn_sample(&res, NCOLS, sizes, 3000, NULL, &rng, NULL, NULL, &s1);
+		for (uint64_t i = 0; rc == 0 && i < s1.nrows; i++)
+			seen |= 1u << s1.col[0][i];
+		unit_check(rc == 0 && s1.nrows == 3000 && seen == 7,
+				   "a model with a zero total samples uniform columns (rc %d, %llu rows, codes of a seen %x)",
+				   rc, (unsigned long long) s1.nrows, seen);
+		if (rc == 0)
+			dp_codes_free(&s1);
+	}
 	dp_codes_free(&data);
 	test_lone_rare();
 	return unit_done();
