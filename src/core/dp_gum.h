@@ -64,8 +64,7 @@
  * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
  * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component) and
  * 8 * batch bytes of cell indexes, besides the 2 * n bytes per column of the output.  1M rows of
- * Adult: a backend peak of 98 MB for the whole dp_synthesize call (bench/speed.sh, measured
- * while a further 4 * n bytes of sort scratch were still allocated).
+ * Adult: a backend peak of 97 MB for the whole dp_synthesize call (bench/speed.sh, 2026-11-24).
  */
 #ifndef DP_GUM_H
 #define DP_GUM_H
