@@ -6,8 +6,10 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGVER=${PGVER:-15}
-PGBIN=/usr/lib/postgresql/$PGVER/bin
-export PG_CONFIG=/usr/lib/postgresql/$PGVER/bin/pg_config
+# PGBIN may point at another installation (for example a private copy, so that parallel work does
+# not share one extension directory); PG_CONFIG follows it.
+PGBIN=${PGBIN:-/usr/lib/postgresql/$PGVER/bin}
+export PG_CONFIG=${PG_CONFIG:-$PGBIN/pg_config}
 CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster}
 CLUSTER_PORT=${DPSYNTH_PORT:-54329}
 SUDO=""
