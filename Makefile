@@ -1,9 +1,12 @@
 # dpsynth: PGXS build.  `make && make install`, then `make installcheck` against a running server;
 # `make unit` runs the pure C unit tests without a server.  scripts/test runs everything.
 EXTENSION = dpsynth
-EXTVERSION = 0.1.0
+# The version is written once, in dpsynth.control.  sql/dpsynth.sql is the current install script
+# (copied to dpsynth--$(EXTVERSION).sql); released versions keep their full scripts, and upgrade
+# scripts dpsynth--OLD--NEW.sql are picked up by the wildcard.
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" dpsynth.control)
 MODULE_big = dpsynth
-DATA = sql/dpsynth--$(EXTVERSION).sql
+DATA = sql/dpsynth--$(EXTVERSION).sql $(filter-out sql/dpsynth--$(EXTVERSION).sql,$(wildcard sql/dpsynth--*.sql))
 
 CORE_SRCS = $(wildcard src/core/*.c)
 GLUE_SRCS = $(wildcard src/*.c)
@@ -21,11 +24,16 @@ PG_INCLUDE_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 # PostgreSQL's own headers are treated as system headers so that -Wextra speaks about our code only.
 PG_CPPFLAGS = -isystem $(PG_INCLUDE_SERVER) -Isrc -Isrc/core
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -O2
+PG_CPPFLAGS += -DDPSYNTH_VERSION='"$(EXTVERSION)"'
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(HEADERS)
+
+sql/dpsynth--$(EXTVERSION).sql: sql/dpsynth.sql
+	cp $< $@
+all: sql/dpsynth--$(EXTVERSION).sql
 
 # ---- pure C unit tests (no server) ----
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core
@@ -40,7 +48,7 @@ unit-build: $(UNIT_TESTS)
 unit: unit-build
 	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
 
-EXTRA_CLEAN = test/unit/bin test/regress_out bench/bin
+EXTRA_CLEAN = test/unit/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
 
 # ---- benchmarks of the core (no server): bench/gum_bench.c ----
 bench/bin/%: bench/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)

@@ -57,7 +57,8 @@ SELECT count(*) AS spy_calls FROM public.oc_calls;
 -- the safe CHECKs are copied (the odd name intact), the others are not
 SELECT replace(conname, E'\n', '\n') AS conname, pg_get_constraintdef(oid) FROM pg_constraint
 WHERE conrelid = 'public.oc_copy'::regclass ORDER BY 1;
--- b has the base type of its domain; c keeps its (built-in-only) domain
+-- every column over a domain gets its base type (the copy must not depend on the owner's types);
+-- the built-in CHECKs of the domains c and e become the columns' own constraints
 SELECT attname, format_type(atttypid, atttypmod) AS type FROM pg_attribute
 WHERE attrelid = 'public.oc_copy'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT obj_description('public.oc_copy'::regclass) LIKE '%; CHECK spying not copied (not built-in only)%; column b has the base type of domain oc.spied_int (not built-in only)' AS provenance;
@@ -97,6 +98,11 @@ SELECT rows_written > 0 AS sampled FROM dp_sample(:oc_model, "rows" => 200, seed
 SELECT count(*) AS spy_calls FROM public.oc_calls;
 SELECT format_type(atttypid, atttypmod) AS c_type FROM pg_attribute
 WHERE attrelid = 'public.oc_sample3'::regclass AND attname = 'c';
+-- the copy made before the owner changed the domain does not depend on it: writing into the copy
+-- runs nothing of the owner's (issue 9, finding 3)
+TRUNCATE public.oc_calls;
+INSERT INTO public.oc_copy (a, c, e) VALUES (1, 'ab', 2);
+SELECT count(*) AS spy_calls_on_insert FROM public.oc_calls;
 RESET client_min_messages;
 
 -- Identifiers fit their type.
@@ -159,6 +165,10 @@ SELECT min(idn)::text AS first_id, min(scale(idn)) = 2 AND max(scale(idn)) = 2 A
 
 DROP TABLE ids, ids_a, ids_b, ids_c, nn, nn_a;
 DROP DOMAIN nn_code;
-DROP TABLE public.oc_dom, public.oc_copy, public.oc_sample, public.oc_sample2, public.oc_sample3, public.oc_calls;
+DROP TABLE public.oc_dom, public.oc_sample, public.oc_sample2, public.oc_sample3, public.oc_calls;
 DROP SCHEMA oc CASCADE;
+-- ... and dropping the owner's types leaves every column of the copy
+SELECT count(*) AS copy_columns_left FROM pg_attribute
+WHERE attrelid = 'public.oc_copy'::regclass AND attnum > 0 AND NOT attisdropped;
+DROP TABLE public.oc_copy;
 DROP ROLE oc_owner;

@@ -14,6 +14,10 @@
  *
  * If the caller is cancelled while it waits, it raises and releases nothing; the worker still
  * finishes and the charge, if it committed, stays (the safe direction).
+ *
+ * A refused attempt releases nothing, so its record (the first of its kind a ledger row, the
+ * others a counter in dpsynth.refusals) is committed without waiting for the WAL flush: a loop
+ * of refused calls costs bounded disk and no synchronous I/O.
  */
 #include "dpsynth.h"
 
@@ -167,9 +171,9 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 					(errcode(ERRCODE_DPSYNTH_BUDGET_EXHAUSTED),
 					 errmsg("privacy budget of table %s is exhausted", get_rel_name(relid)),
 					 req->delta_add > 0 ?
-					 errdetail("This call needs rho %s and selection delta %g; the table has rho %s left, or not enough selection delta. The attempt is in the ledger as refused.",
+					 errdetail("This call needs rho %s and selection delta %g; the table has rho %s left, or not enough selection delta. The attempt is recorded in dp_refusals.",
 							   req->rho_charged, req->delta_add, req->rho_remaining) :
-					 errdetail("This call needs rho %s; the table has rho %s left. The attempt is in the ledger as refused.",
+					 errdetail("This call needs rho %s; the table has rho %s left. The attempt is recorded in dp_refusals.",
 							   req->rho_charged, req->rho_remaining),
 					 errhint("Ask for a smaller epsilon, or ask the table's owner to raise the budget with dp_protect.")));
 			break;
@@ -177,7 +181,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 			ereport(ERROR,
 					(errcode(ERRCODE_DPSYNTH_ROLE_LIMIT),
 					 errmsg("role limit on table %s is exhausted", get_rel_name(relid)),
-					 errdetail("This call needs rho %s, more than the limit set on role %s leaves. The attempt is in the ledger as refused.",
+					 errdetail("This call needs rho %s, more than the limit set on role %s leaves. The attempt is recorded in dp_refusals.",
 							   req->rho_charged, GetUserNameFromId(req->limit_role, true)),
 					 errhint("Ask the table's owner to raise the limit with dp_limit_role.")));
 			break;
@@ -196,17 +200,27 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 	return ledger_id;
 }
 
+/*
+ * Marks the call's ledger row completed, in the caller's transaction.  The row was committed by
+ * the charging worker after this transaction's snapshot may have been taken (REPEATABLE READ,
+ * SERIALIZABLE), so it is updated under the latest snapshot: nobody else updates it.
+ */
 void
 dpsynth_complete(int64 ledger_id)
 {
 	DpOwnerSwitch sw;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(ledger_id)};
+	SPIPlanPtr	plan;
 
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT dpsynth._complete($1)", 1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+	plan = SPI_prepare("UPDATE dpsynth.ledger SET status = 'completed', completed_at = pg_catalog.clock_timestamp() "
+					   "WHERE id = $1 AND status = 'charged'", 1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot, false, true, 1) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
 		elog(ERROR, "could not mark ledger row " INT64_FORMAT " completed", ledger_id);
 	SPI_finish();
 	dpsynth_restore_user(&sw);
@@ -305,6 +319,10 @@ dpsynth_charge_worker_main(Datum main_arg)
 			strlcpy(rho_remaining, SPI_getvalue(tup, desc, 4), sizeof(rho_remaining));
 		d = SPI_getbinval(tup, desc, 5, &isnull);
 		limit_role = isnull ? InvalidOid : DatumGetObjectId(d);
+		/* nothing is released after a refusal: its record need not be flushed synchronously */
+		if (status != CHARGE_CHARGED &&
+			SPI_execute("SET LOCAL synchronous_commit = off", false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not configure the refusal's transaction");
 
 		SPI_finish();
 		PopActiveSnapshot();

@@ -29,6 +29,7 @@
 
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -381,7 +382,8 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(
-							  "SELECT p.treatment, coalesce(p.discovery, b.discovery), p.other, "
+							  /* the table's switch forbids discovery outright; a column's can only narrow it */
+							  "SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
 							  "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
 							  "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning "
 							  "FROM dpsynth.budgets b "
@@ -885,8 +887,44 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 					 rel, col->name)));
 }
 
+static DpColumn *load_columns_once(Oid relid, ArrayType *names, int *ncolumns);
+
+/*
+ * The columns with their domains.  Where one must still be discovered, the table's domain lock
+ * is taken first (held to the end of the transaction) and the columns are read again: a
+ * concurrent call that was discovering the same column has then committed its result, which is
+ * reused, or rolled back.  Either way this call plans, and pays for, what is really still
+ * unknown, and no store of a discovered domain can collide with another after the charge
+ * (READ COMMITTED: each statement here sees what committed before it).
+ */
 DpColumn *
 dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
+{
+	DpColumn   *cols = load_columns_once(relid, names, ncolumns);
+
+	for (int i = 0; i < *ncolumns; i++)
+		if (cols[i].state != DP_COLUMN_READY)
+		{
+			/*
+			 * Under REPEATABLE READ or SERIALIZABLE the transaction's snapshot can neither see a
+			 * discovery another call committed meanwhile nor store one over the budget row the
+			 * charge updates (its foreign-key check would fail after the charge): refused here.
+			 */
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("the domain of column \"%s\" of table %s cannot be discovered in a REPEATABLE READ or SERIALIZABLE transaction",
+								cols[i].name, get_rel_name(relid)),
+						 errdetail("Nothing was charged."),
+						 errhint("Make this call in a READ COMMITTED transaction, or ask the table's owner to declare the domain.")));
+			dpsynth_lock_domains(relid);
+			return load_columns_once(relid, names, ncolumns);
+		}
+	return cols;
+}
+
+static DpColumn *
+load_columns_once(Oid relid, ArrayType *names, int *ncolumns)
 {
 	Datum	   *elems;
 	bool	   *nulls;

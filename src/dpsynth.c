@@ -18,6 +18,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "utils/fmgroids.h"
@@ -25,7 +26,10 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "storage/lmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -47,6 +51,7 @@ int			dpsynth_charge_timeout_ms = 30000;
 int			dpsynth_synthesis_threads = 2;
 int			dpsynth_max_sample_rows = 10000000;
 int			dpsynth_max_model_cells = DPSYNTH_MODEL_MAX_CELLS;
+static bool dpsynth_allow_drop_extension = false;
 
 void
 _PG_init(void)
@@ -83,6 +88,14 @@ _PG_init(void)
 							10000000, 0, INT_MAX,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("dpsynth.allow_drop_extension",
+							 "Lets DROP EXTENSION dpsynth delete every privacy budget and the whole ledger.",
+							 "Off by default: dropping the extension (also through DROP SCHEMA ... CASCADE or "
+							 "DROP OWNED) is refused.  Only a superuser can set it.",
+							 &dpsynth_allow_drop_extension,
+							 false,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("dpsynth");
 	if (dp_random_init() != 0)
 		ereport(ERROR,
@@ -95,9 +108,9 @@ _PG_init(void)
 				 errmsg("dpsynth's noise sampler failed its self-test; refusing to load")));
 }
 
-/* The extension's owner, read from pg_extension directly (no SQL, so no search_path). */
-Oid
-dpsynth_extension_owner(void)
+/* The extension's owner and schema, read from pg_extension directly (no SQL, so no search_path). */
+static Oid
+read_extension(Oid *nspid)
 {
 	Oid			extoid = get_extension_oid("dpsynth", true);
 	Oid			owner = InvalidOid;
@@ -115,12 +128,23 @@ dpsynth_extension_owner(void)
 	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
+	{
 		owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+		*nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	if (!OidIsValid(owner))
 		elog(ERROR, "could not find the owner of extension dpsynth");
 	return owner;
+}
+
+Oid
+dpsynth_extension_owner(void)
+{
+	Oid			nspid;
+
+	return read_extension(&nspid);
 }
 
 /*
@@ -188,7 +212,102 @@ dpsynth_open_source(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an ordinary table", RelationGetRelationName(rel))));
+	/* dp_protect refuses them; a protection made before it did must not be used either */
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("temporary table \"%s\" cannot be released", RelationGetRelationName(rel)),
+				 errdetail("dpsynth protects only permanent and unlogged tables. Nothing was charged.")));
 	return rel;
+}
+
+/*
+ * The lock that serializes changes of a table's domains and policies with DP discovery: an
+ * object lock whose class is the dpsynth extension itself, so that nothing else (and no SQL
+ * function a user can call) takes it.  Held to the end of the transaction.
+ */
+void
+dpsynth_lock_domains(Oid relid)
+{
+	Oid			extoid = get_extension_oid("dpsynth", false);
+
+	LockDatabaseObject(extoid, relid, 0, ExclusiveLock);
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_lock_domains_sql);
+Datum
+dpsynth_lock_domains_sql(PG_FUNCTION_ARGS)
+{
+	dpsynth_lock_domains(PG_GETARG_OID(0));
+	PG_RETURN_VOID();
+}
+
+/* Whether a DROP command would take the extension dpsynth with it. */
+static bool
+drop_takes_dpsynth(Node *stmt)
+{
+	Oid			extoid = get_extension_oid("dpsynth", true);
+	ListCell   *lc;
+
+	if (!OidIsValid(extoid))
+		return false;
+	if (IsA(stmt, DropStmt))
+	{
+		DropStmt   *d = (DropStmt *) stmt;
+
+		if (d->removeType == OBJECT_EXTENSION)
+		{
+			foreach(lc, d->objects)
+				if (strcmp(strVal(lfirst(lc)), "dpsynth") == 0)
+					return true;
+		}
+		else if (d->removeType == OBJECT_SCHEMA && d->behavior == DROP_CASCADE)
+		{
+			Oid			extschema;
+
+			(void) read_extension(&extschema);
+
+			foreach(lc, d->objects)
+			{
+				Oid			nsp = get_namespace_oid(strVal(lfirst(lc)), true);
+
+				if (nsp == extschema || strcmp(strVal(lfirst(lc)), "dpsynth") == 0)
+					return true;
+			}
+		}
+	}
+	else if (IsA(stmt, DropOwnedStmt))
+	{
+		Oid			owner = dpsynth_extension_owner();
+
+		foreach(lc, ((DropOwnedStmt *) stmt)->roles)
+			if (get_rolespec_oid(lfirst(lc), true) == owner)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Event trigger (ddl_command_start): DROP EXTENSION dpsynth deletes every budget and the whole
+ * ledger with it, so it is refused unless a superuser has confirmed it for the session with
+ * SET dpsynth.allow_drop_extension = on.
+ */
+PG_FUNCTION_INFO_V1(dpsynth_guard_drop);
+Datum
+dpsynth_guard_drop(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "dpsynth_guard_drop: not fired by an event trigger");
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (!dpsynth_allow_drop_extension && drop_takes_dpsynth(trigdata->parsetree))
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("dropping extension dpsynth would delete every privacy budget and the whole ledger"),
+				 errdetail("Budgets, spent privacy loss, declared domains, models and the ledger live in the extension's schema; a table protected again later would start with nothing spent."),
+				 errhint("Keep them first with a whole-database pg_dump. A superuser confirms the drop for the session with SET dpsynth.allow_drop_extension = on.")));
+	PG_RETURN_NULL();
 }
 
 static bool

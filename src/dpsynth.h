@@ -192,6 +192,10 @@ extern void dpsynth_too_many_cells(void);
 /* Opens a protected source table for reading (AccessShareLock); raises before anything is charged. */
 extern Relation dpsynth_open_source(Oid relid);
 
+/* Serializes changes of a table's domains and policies with DP discovery (to the end of the
+ * transaction). */
+extern void dpsynth_lock_domains(Oid relid);
+
 /* Share of a call's rho spent on discovering domains, split equally among those columns. */
 #define DPSYNTH_DISCOVERY_SHARE 0.1
 /* Bins of a discovered numeric domain (plus a NULL cell). */

@@ -701,7 +701,11 @@ resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name, con
 
 /*
  * CREATE TABLE target (same names and types), as the caller.  Its constraints are added after the
- * rows are in (add_constraints), so that PostgreSQL itself validates them.
+ * rows are in (add_constraints), so that PostgreSQL itself validates them.  A column over a domain
+ * gets the domain's base type, and the domain's NOT NULL and (built-in) CHECKs become the
+ * column's own constraints: the copy must not depend on a type the source's owner controls,
+ * who could otherwise add a CHECK calling their own function (run by whoever writes the copy) or
+ * drop the type and the analyst's column with it.
  */
 static Oid
 create_target(Oid nspid, const char *target, OutColumn *out, int nout, const char *comment)
@@ -714,7 +718,7 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
 	for (int i = 0; i < nout; i++)
 		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(out[i].name),
-						 format_type_with_typemod(out[i].typid, out[i].typmod));
+						 format_type_with_typemod(out[i].basetype, out[i].basetypmod));
 	appendStringInfoChar(&sql, ')');
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -1288,7 +1292,10 @@ add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *c
 						 c->expr);
 	}
 	foreach(lc, domain_exprs)
+	{
 		appendStringInfo(&del, " OR (%s) IS FALSE", (char *) lfirst(lc));
+		appendStringInfo(&alter, "%s ADD CHECK (%s)", nalter++ ? "," : "", (char *) lfirst(lc));
+	}
 	for (int i = 0; i < nout; i++)
 		if (out[i].notnull)
 			appendStringInfo(&alter, "%s ALTER COLUMN %s SET NOT NULL", nalter++ ? "," : "",
@@ -1619,7 +1626,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	model.skipped_checks = skipped_checks;
 	written = write_synthetic(&model, &res.synth, &rng, nspid, target,
 							  psprintf("dpsynth synthetic copy of %s: PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, "
-									   "ledger row " INT64_FORMAT ", dpsynth 0.1.0, %s",
+									   "ledger row " INT64_FORMAT ", dpsynth " DPSYNTH_VERSION ", %s",
 									   get_rel_name(relid), float8out_internal(epsilon), float8out_internal(delta),
 									   ledger_id, timestamptz_to_str(GetCurrentTimestamp())),
 							  &pr, &target_relid);
@@ -1770,7 +1777,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	written = write_synthetic(m, &synth, &rng, nspid, target,
 							  psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
 									   "PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, ledger row " INT64_FORMAT
-									   ", dpsynth 0.1.0, %s",
+									   ", dpsynth " DPSYNTH_VERSION ", %s",
 									   model_id, (int64) seed, m->relname, float8out_internal(meta.epsilon),
 									   float8out_internal(meta.delta), meta.ledger_id,
 									   timestamptz_to_str(GetCurrentTimestamp())),

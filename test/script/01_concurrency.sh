@@ -43,7 +43,9 @@ is "$(q $DB "SELECT rho_spent <= rho_allowance FROM dpsynth.budgets")" t "spent 
 is "$(q $DB "SELECT rho_spent = (SELECT coalesce(sum(rho), 0) FROM dpsynth.ledger WHERE status <> 'refused') FROM dpsynth.budgets")" t "the ledger's sum equals spent"
 is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status = 'completed'")" "$calls_ok" "one completed ledger row per released call"
 is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status = 'charged'")" 0 "no charge without a completed release"
-is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status = 'refused'")" "$refused" "every refusal is in the ledger"
+is "$(q $DB "SELECT coalesce(sum(attempts), 0) FROM dpsynth.refusals")" "$refused" "every refusal is counted in dpsynth.refusals"
+is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status = 'refused'")" \
+	"$(q $DB "SELECT count(*) FROM dpsynth.refusals")" "one ledger row per kind of refusal, not per attempt"
 is "$other_errors" 0 "no other errors"
 is "$(q $DB "SELECT count(DISTINCT role) FROM dpsynth.ledger")" 1 "ledger names the calling role"
 rm -rf "$out"
