@@ -319,16 +319,44 @@ BEGIN
 END
 $$;
 
+-- The protected tables that share rows with rel: its ancestors and descendants through
+-- partitioning or inheritance.  A tree holds one protection at most (dp_protect, and
+-- dpsynth._on_attach for ATTACH PARTITION and INHERIT), so that no row has two budgets.
+CREATE FUNCTION dpsynth._protected_relatives(rel oid) RETURNS SETOF regclass LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS $$ WITH RECURSIVE up(r) AS (
+			  SELECT inhparent FROM pg_catalog.pg_inherits WHERE inhrelid = rel
+			  UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.r),
+		  down(r) AS (
+			  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = rel
+			  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.r)
+		  SELECT b.relid FROM dpsynth.budgets b
+		  WHERE b.relid IN (SELECT r FROM up UNION ALL SELECT r FROM down)
+			AND dpsynth._identifies(b.relid, b.relname)
+		  ORDER BY 1 $$;
+
 CREATE FUNCTION dpsynth._check_protected(rel oid) RETURNS dpsynth.budgets
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	b dpsynth.budgets;
+	other regclass;
 BEGIN
 	SELECT * INTO b FROM dpsynth.budgets WHERE relid = rel AND dpsynth._identifies(relid, relname);
-	IF NOT FOUND THEN
+	other := (SELECT r FROM dpsynth._protected_relatives(rel) r LIMIT 1);
+	IF NOT FOUND AND other IS NOT NULL THEN
+		RAISE EXCEPTION 'table % is not protected by dpsynth', rel::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Its rows are protected as part of table %s.', other),
+				  HINT = format('Release from %s.', other);
+	ELSIF NOT FOUND THEN
 		RAISE EXCEPTION 'table % is not protected by dpsynth', rel::regclass
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'The table''s owner must first call dp_protect(table, epsilon => ..., delta => ...).';
+	ELSIF other IS NOT NULL THEN	-- not reachable through dpsynth's own DDL checks: defence in depth
+		RAISE EXCEPTION 'table % shares rows with protected table %', rel::regclass, other
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A row may be protected by one budget only; nothing was charged.',
+				  HINT = 'Detach one of them (ALTER TABLE ... DETACH PARTITION or NO INHERIT).';
 	END IF;
 	RETURN b;
 END
@@ -343,6 +371,7 @@ RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	kind "char";
 	persistence "char";
+	other regclass;
 	allowance numeric;
 	spent numeric;
 	dspent numeric;
@@ -390,10 +419,28 @@ BEGIN
 			USING ERRCODE = 'wrong_object_type',
 				  HINT = 'Protect an ordinary (permanent or unlogged) table.';
 	END IF;
-	IF kind <> 'r' THEN
-		RAISE EXCEPTION '% is not an ordinary table', tbl
+	IF kind NOT IN ('r', 'p') THEN
+		RAISE EXCEPTION '% is not a table', tbl
 			USING ERRCODE = 'wrong_object_type',
-				  HINT = 'dpsynth protects ordinary tables; views, partitioned and foreign tables are not supported yet.';
+				  HINT = 'dpsynth protects ordinary and partitioned tables; views and foreign tables are not supported.';
+	END IF;
+	-- a partitioned or inherited table is protected as one table: its partitions and children
+	-- are read with it, and none of them, nor any table above it, may have a budget of its own
+	other := (SELECT r FROM dpsynth._protected_relatives(tbl) r LIMIT 1);
+	IF other IS NOT NULL THEN
+		RAISE EXCEPTION 'table % shares rows with protected table %', tbl, other
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A partitioned or inherited table is protected as one table, with its partitions and children; a row may have one budget only.',
+				  HINT = format('Release from %s, or detach the table from it first.', other);
+	END IF;
+	IF EXISTS (WITH RECURSIVE down(r) AS (
+				   SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = tbl
+				   UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.r)
+			   SELECT 1 FROM down JOIN pg_catalog.pg_class c ON c.oid = down.r
+			   WHERE c.relkind = 'f' OR c.relpersistence = 't') THEN
+		RAISE EXCEPTION 'table % has a foreign or temporary partition or child', tbl
+			USING ERRCODE = 'feature_not_supported',
+				  HINT = 'dpsynth reads only permanent and unlogged tables stored in this server.';
 	END IF;
 	PERFORM dpsynth._lock_domains(tbl);
 	-- Protections that no longer identify their table (see dpsynth.budgets) go now, with their
@@ -1145,6 +1192,84 @@ $$;
 REVOKE ALL ON FUNCTION dpsynth._on_drop() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_on_drop ON sql_drop EXECUTE FUNCTION dpsynth._on_drop();
 
+-- ATTACH PARTITION and INHERIT (called by dpsynth_guard_ddl before the command runs): a table
+-- whose rows already have a budget cannot join a tree whose rows have another.
+CREATE FUNCTION dpsynth._on_attach(child oid, parent oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	mine regclass;
+	theirs regclass;
+BEGIN
+	mine := (SELECT b.relid FROM dpsynth.budgets b
+			 WHERE (b.relid = child OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(child) r))
+			   AND dpsynth._identifies(b.relid, b.relname) LIMIT 1);
+	theirs := (SELECT b.relid FROM dpsynth.budgets b
+			   WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
+				 AND dpsynth._identifies(b.relid, b.relname) LIMIT 1);
+	IF mine IS NOT NULL AND theirs IS NOT NULL AND mine <> theirs THEN
+		RAISE EXCEPTION 'cannot attach % to %: both hold rows protected by dpsynth (% and %)',
+			child::regclass, parent::regclass, mine, theirs
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A row may have one budget only, and two budgets cannot be merged.';
+	END IF;
+END
+$$;
+
+-- DETACH PARTITION and NO INHERIT (called by dpsynth_guard_ddl before the command runs): the
+-- table leaving a protected tree keeps the protection its rows had.  It gets a budget of its
+-- own with the tree's epsilon, delta and what was spent (every release of the tree read its
+-- rows), the same domains, policies and role limits (columns matched by name), and ledger
+-- rows carrying what each role spent, so that spent equals its ledger's sum and role limits
+-- go on counting.
+CREATE FUNCTION dpsynth._on_detach(child oid, parent oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	donor dpsynth.budgets;
+	new_id bigint;
+BEGIN
+	SELECT b.* INTO donor FROM dpsynth.budgets b
+		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
+		  AND dpsynth._identifies(b.relid, b.relname)
+		LIMIT 1;
+	IF NOT FOUND OR donor.relid = child THEN
+		RETURN;
+	END IF;
+	INSERT INTO dpsynth.budgets (relid, relname, epsilon, delta, rho_allowance, rho_spent, delta_spent,
+								 selection_delta, discovery, protected_by)
+		VALUES (child, dpsynth._qualified_name(child), donor.epsilon, donor.delta, donor.rho_allowance,
+				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by)
+		RETURNING id INTO new_id;
+	INSERT INTO dpsynth.domains (relid, attnum, kind, categories, lower, upper, bins, edges, points, binning,
+								 source, ledger_id, declared_by, declared_at)
+		SELECT child, ca.attnum, d.kind, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning,
+			   d.source, d.ledger_id, d.declared_by, d.declared_at
+		FROM dpsynth.domains d
+		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = d.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		WHERE d.relid = donor.relid;
+	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, set_at)
+		SELECT child, ca.attnum, p.treatment, p.discovery, p.other, p.set_by, p.set_at
+		FROM dpsynth.column_policies p
+		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = p.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		WHERE p.relid = donor.relid;
+	INSERT INTO dpsynth.role_limits (relid, role, epsilon, rho_limit, set_by, set_at)
+		SELECT child, role, epsilon, rho_limit, set_by, set_at FROM dpsynth.role_limits WHERE relid = donor.relid;
+	INSERT INTO dpsynth.ledger (budget_id, relid, relname, role, rolname, session_role, charged_to, function,
+								epsilon, delta, rho, delta_add, details, status, completed_at)
+		SELECT new_id, child, dpsynth._qualified_name(child), min(l.role), min(l.rolname), min(l.session_role),
+			   l.charged_to, 'detached', donor.epsilon, donor.delta, sum(l.rho), sum(l.delta_add),
+			   jsonb_build_object('from_table', donor.relname, 'from_budget', donor.id, 'charges', count(*)),
+			   'completed', pg_catalog.clock_timestamp()
+		FROM dpsynth.ledger l WHERE l.budget_id = donor.id AND l.status <> 'refused'
+		GROUP BY l.charged_to;
+	RAISE NOTICE 'table % leaves protected table % and keeps its protection: epsilon %, delta %, rho spent % of %',
+		child::regclass, donor.relid, donor.epsilon, donor.delta, donor.rho_spent, donor.rho_allowance;
+END
+$$;
+
+REVOKE ALL ON FUNCTION dpsynth._on_attach(oid, oid), dpsynth._on_detach(oid, oid) FROM PUBLIC;
+
 -- A renamed table (or schema) keeps its protection: the qualified name of the altered table, or
 -- of the tables of the altered schema, is brought up to date.  Only rows that identified their
 -- table before the change are followed (the name part that the command did not change must
@@ -1172,11 +1297,14 @@ REVOKE ALL ON FUNCTION dpsynth._on_alter() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_on_alter ON ddl_command_end
 	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA') EXECUTE FUNCTION dpsynth._on_alter();
 
--- DROP EXTENSION dpsynth (or DROP OWNED BY its owner) would delete every budget and the whole
--- ledger: refused unless a superuser confirms it for the session with
--- SET dpsynth.allow_drop_extension = on (src/dpsynth.c, dpsynth_guard_drop).
-CREATE FUNCTION dpsynth._guard_drop() RETURNS event_trigger
-	AS 'MODULE_PATHNAME', 'dpsynth_guard_drop' LANGUAGE C;
-REVOKE ALL ON FUNCTION dpsynth._guard_drop() FROM PUBLIC;
-CREATE EVENT TRIGGER dpsynth_guard_drop ON ddl_command_start
-	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA') EXECUTE FUNCTION dpsynth._guard_drop();
+-- Before DDL that would break a promise (src/dpsynth.c, dpsynth_guard_ddl):
+--  * DROP EXTENSION dpsynth (or DROP SCHEMA ... CASCADE of its schema, DROP OWNED BY its owner)
+--    would delete every budget and the whole ledger: refused unless a superuser confirms it for
+--    the session with SET dpsynth.allow_drop_extension = on;
+--  * ALTER TABLE ... ATTACH PARTITION / INHERIT: dpsynth._on_attach;
+--  * ALTER TABLE ... DETACH PARTITION / NO INHERIT: dpsynth._on_detach.
+CREATE FUNCTION dpsynth._guard_ddl() RETURNS event_trigger
+	AS 'MODULE_PATHNAME', 'dpsynth_guard_ddl' LANGUAGE C;
+REVOKE ALL ON FUNCTION dpsynth._guard_ddl() FROM PUBLIC;
+CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
+	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();

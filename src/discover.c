@@ -409,7 +409,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	int			nd = 0;
 	AttrNumber	maxatt = 0;
 	TupleTableSlot *slot;
-	TableScanDesc scan;
+	DpSourceScan scan;
 	dp_dgauss	noise;
 
 	for (int j = 0; j < ncols; j++)
@@ -446,9 +446,8 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 
 	/* ---- one scan; nothing here can fail on a value ---- */
-	slot = table_slot_create(rel, NULL);
-	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	dpsynth_source_begin(&scan, rel);
+	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
 		slot_getsomeattrs(slot, maxatt);
@@ -463,8 +462,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		MemoryContextSwitchTo(cxt);
 		MemoryContextReset(rowcxt);
 	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	dpsynth_source_end(&scan);
 
 	for (int k = 0; k < nd; k++)
 	{

@@ -1134,8 +1134,8 @@ void
 dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (const dp_code *codes, void *arg),
 				   void *arg)
 {
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	DpSourceScan scan;
+	TupleTableSlot *slot;
 	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
 	dp_code    *codes = palloc(sizeof(dp_code) * ncols);
 	AttrNumber	maxatt = 0;
@@ -1143,7 +1143,8 @@ dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (cons
 
 	for (int j = 0; j < ncols; j++)
 		maxatt = Max(maxatt, cols[j].attnum);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	dpsynth_source_begin(&scan, rel);
+	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
 		MemoryContext old;
 
@@ -1160,8 +1161,7 @@ dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (cons
 		MemoryContextReset(rowcxt);
 		row_fn(codes, arg);
 	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	dpsynth_source_end(&scan);
 	MemoryContextDelete(rowcxt);
 	pfree(codes);
 	AtEOXact_GUC(false, nestlevel);

@@ -208,16 +208,17 @@ dpsynth_open_source(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
+	if (rel->rd_rel->relkind != RELKIND_RELATION && rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an ordinary table", RelationGetRelationName(rel))));
+				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel))));
 	/* dp_protect refuses them; a protection made before it did must not be used either */
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("temporary table \"%s\" cannot be released", RelationGetRelationName(rel)),
 				 errdetail("dpsynth protects only permanent and unlogged tables. Nothing was charged.")));
+	dpsynth_check_tree(rel);
 	return rel;
 }
 
@@ -287,20 +288,83 @@ drop_takes_dpsynth(Node *stmt)
 	return false;
 }
 
+/* Calls dpsynth._on_attach or _on_detach(child, parent) as the extension owner. */
+static void
+call_tree_hook(const char *fn, Oid child, Oid parent)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[2] = {OIDOID, OIDOID};
+	Datum		values[2] = {ObjectIdGetDatum(child), ObjectIdGetDatum(parent)};
+
+	if (!OidIsValid(child) || !OidIsValid(parent))
+		return;					/* PostgreSQL reports the missing table itself */
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT dpsynth.%s($1, $2)", fn), 2, argtypes, values, NULL, false, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "dpsynth.%s failed", fn);
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+}
+
 /*
- * Event trigger (ddl_command_start): DROP EXTENSION dpsynth deletes every budget and the whole
- * ledger with it, so it is refused unless a superuser has confirmed it for the session with
- * SET dpsynth.allow_drop_extension = on.
+ * ALTER TABLE commands that move rows into or out of a protected tree: ATTACH PARTITION and
+ * INHERIT must not give rows a second budget; DETACH PARTITION and NO INHERIT hand the leaving
+ * table the protection its rows had.
  */
-PG_FUNCTION_INFO_V1(dpsynth_guard_drop);
+static void
+guard_alter_table(AlterTableStmt *stmt)
+{
+	Oid			rel;
+	ListCell   *lc;
+
+	if (!OidIsValid(get_extension_oid("dpsynth", true)))
+		return;
+	rel = RangeVarGetRelid(stmt->relation, NoLock, true);
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst(lc);
+
+		switch (cmd->subtype)
+		{
+			case AT_AttachPartition:
+				call_tree_hook("_on_attach", RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
+				break;
+			case AT_DetachPartition:
+				call_tree_hook("_on_detach", RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
+				break;
+			case AT_AddInherit:
+				call_tree_hook("_on_attach", rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
+				break;
+			case AT_DropInherit:
+				call_tree_hook("_on_detach", rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
+				break;
+			default:
+				break;
+		}
+	}
+}
+
+/*
+ * Event trigger (ddl_command_start).  DROP EXTENSION dpsynth deletes every budget and the whole
+ * ledger with it, so it is refused unless a superuser has confirmed it for the session with
+ * SET dpsynth.allow_drop_extension = on.  ALTER TABLE: guard_alter_table.
+ */
+PG_FUNCTION_INFO_V1(dpsynth_guard_ddl);
 Datum
-dpsynth_guard_drop(PG_FUNCTION_ARGS)
+dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 {
 	EventTriggerData *trigdata;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		elog(ERROR, "dpsynth_guard_drop: not fired by an event trigger");
+		elog(ERROR, "dpsynth_guard_ddl: not fired by an event trigger");
 	trigdata = (EventTriggerData *) fcinfo->context;
+	if (IsA(trigdata->parsetree, AlterTableStmt))
+	{
+		guard_alter_table((AlterTableStmt *) trigdata->parsetree);
+		PG_RETURN_NULL();
+	}
 	if (!dpsynth_allow_drop_extension && drop_takes_dpsynth(trigdata->parsetree))
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),

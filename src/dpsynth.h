@@ -189,8 +189,38 @@ extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols
 
 extern void dpsynth_too_many_cells(void);
 
-/* Opens a protected source table for reading (AccessShareLock); raises before anything is charged. */
+/* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
+ * children too); raises before anything is charged. */
 extern Relation dpsynth_open_source(Oid relid);
+
+/* ---- scan.c: one pass over a table and its partitions or inheritance children ---- */
+#include "access/attmap.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#if PG_VERSION_NUM >= 160000
+#define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out), false)
+#else
+#define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out))
+#endif
+
+typedef struct DpSourceScan
+{
+	Relation	root;
+	List	   *leaves;			/* OIDs of the relations of the tree that hold rows */
+	ListCell   *next;
+	Relation	leaf;			/* being read, or NULL */
+	TableScanDesc scan;
+	TupleTableSlot *leafslot;
+	TupleTableSlot *rootslot;	/* a row converted to the root's layout */
+	AttrMap    *map;			/* leaf -> root columns, NULL where they agree */
+} DpSourceScan;
+
+/* Raises (before the charge) if the table's tree holds a foreign or temporary table. */
+extern void dpsynth_check_tree(Relation root);
+extern void dpsynth_source_begin(DpSourceScan *s, Relation root);
+/* The next row, in the root's layout (a slot owned by the scan), or NULL at the end. */
+extern TupleTableSlot *dpsynth_source_next(DpSourceScan *s);
+extern void dpsynth_source_end(DpSourceScan *s);
 
 /* Serializes changes of a table's domains and policies with DP discovery (to the end of the
  * transaction). */

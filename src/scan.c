@@ -1,0 +1,131 @@
+/*
+ * scan.c - one pass over every row of a protected table: its own rows, and those of its
+ * partitions and inheritance children, at any depth.
+ *
+ * A partitioned or inherited table is protected as one table (one budget; its partitions cannot
+ * be protected on their own, see dpsynth._dp_protect), so a release reads the whole tree.  Rows
+ * come back in the root's column layout: a leaf whose columns differ (dropped columns, another
+ * order) is converted by name.  Which leaves are read depends on the schema only: relations
+ * without storage are skipped, and so are foreign tables and temporary tables, which
+ * dpsynth_open_source refuses before the charge (a leaf attached since then is skipped rather
+ * than failing after the charge; ATTACH PARTITION waits for this transaction's lock anyway).
+ */
+#include "dpsynth.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/tupconvert.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "executor/tuptable.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+/* Whether a relation of the tree holds rows dpsynth reads. */
+static bool
+leaf_is_read(Oid relid)
+{
+	return get_rel_relkind(relid) == RELKIND_RELATION &&
+		get_rel_persistence(relid) != RELPERSISTENCE_TEMP;
+}
+
+void
+dpsynth_check_tree(Relation root)
+{
+	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
+	ListCell   *lc;
+
+	foreach(lc, tree)
+	{
+		Oid			relid = lfirst_oid(lc);
+		char		kind = get_rel_relkind(relid);
+
+		if (kind == RELKIND_FOREIGN_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("partition \"%s\" of table \"%s\" is a foreign table", get_rel_name(relid),
+							RelationGetRelationName(root)),
+					 errdetail("dpsynth reads only partitions stored in this server. Nothing was charged.")));
+		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("table \"%s\" has a temporary partition or child \"%s\"",
+							RelationGetRelationName(root), get_rel_name(relid)),
+					 errdetail("dpsynth protects only permanent and unlogged tables. Nothing was charged.")));
+	}
+	list_free(tree);
+}
+
+void
+dpsynth_source_begin(DpSourceScan *s, Relation root)
+{
+	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
+	ListCell   *lc;
+
+	memset(s, 0, sizeof(*s));
+	s->root = root;
+	foreach(lc, tree)
+		if (leaf_is_read(lfirst_oid(lc)))
+			s->leaves = lappend_oid(s->leaves, lfirst_oid(lc));
+	list_free(tree);
+	s->next = list_head(s->leaves);
+}
+
+/* Opens the next leaf; false when there is none. */
+static bool
+open_next_leaf(DpSourceScan *s)
+{
+	Oid			relid;
+
+	if (s->next == NULL)
+		return false;
+	relid = lfirst_oid(s->next);
+	s->next = lnext(s->leaves, s->next);
+	/* the root is open already; the others are locked by find_all_inheritors */
+	s->leaf = relid == RelationGetRelid(s->root) ? s->root : table_open(relid, NoLock);
+	s->leafslot = table_slot_create(s->leaf, NULL);
+	s->map = s->leaf == s->root ? NULL :
+		dpsynth_attrmap_by_name_if_req(RelationGetDescr(s->leaf), RelationGetDescr(s->root));
+	if (s->map != NULL && s->rootslot == NULL)
+		s->rootslot = table_slot_create(s->root, NULL);
+	s->scan = table_beginscan(s->leaf, GetActiveSnapshot(), 0, NULL);
+	return true;
+}
+
+static void
+close_leaf(DpSourceScan *s)
+{
+	table_endscan(s->scan);
+	ExecDropSingleTupleTableSlot(s->leafslot);
+	if (s->map != NULL)
+		free_attrmap(s->map);
+	if (s->leaf != s->root)
+		table_close(s->leaf, NoLock);	/* locks are kept to the end of the transaction */
+	s->leaf = NULL;
+	s->map = NULL;
+}
+
+TupleTableSlot *
+dpsynth_source_next(DpSourceScan *s)
+{
+	for (;;)
+	{
+		if (s->leaf == NULL && !open_next_leaf(s))
+			return NULL;
+		if (table_scan_getnextslot(s->scan, ForwardScanDirection, s->leafslot))
+			return s->map == NULL ? s->leafslot : execute_attr_map_slot(s->map, s->leafslot, s->rootslot);
+		close_leaf(s);
+	}
+}
+
+void
+dpsynth_source_end(DpSourceScan *s)
+{
+	if (s->leaf != NULL)
+		close_leaf(s);
+	if (s->rootslot != NULL)
+		ExecDropSingleTupleTableSlot(s->rootslot);
+	list_free(s->leaves);
+}
