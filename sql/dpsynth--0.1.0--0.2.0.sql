@@ -7,7 +7,8 @@
 --  * repeated refusals are counted in dpsynth.refusals instead of one ledger row each;
 --  * DROP EXTENSION dpsynth is refused unless a superuser sets dpsynth.allow_drop_extension;
 --  * partitioned and inherited tables are protected as one table (one budget for the tree;
---    ATTACH refused where rows would get two budgets, DETACH hands the protection along).
+--    ATTACH refused where rows would get two budgets, DETACH hands the protection along);
+--  * dp_discover learns every undeclared domain once, as a charged release of its own.
 \echo Use "ALTER EXTENSION dpsynth UPDATE TO '0.2.0'" to load this file. \quit
 
 CREATE FUNCTION dpsynth._qualified_name(rel oid) RETURNS text LANGUAGE sql STABLE
@@ -511,6 +512,16 @@ WHERE dpsynth._is_admin((SELECT oid FROM pg_catalog.pg_roles WHERE rolname = cur
 
 GRANT SELECT ON dp_refusals TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dpsynth._qualified_name(oid), dpsynth._identifies(oid, text) TO PUBLIC;
+
+-- dp_discover: learn every undeclared domain once, as a charged release of its own (discover.c).
+CREATE FUNCTION dp_discover(tbl regclass, epsilon float8, columns text[] DEFAULT NULL,
+							OUT column_name text, OUT kind text, OUT cells int4)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dpsynth_discover_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_discover(regclass, float8, text[]) IS
+	'learn the domains of columns that have none (categories, bounds) by DP, charged once to the table''s budget, and keep them for every later call';
+REVOKE ALL ON FUNCTION dp_discover(regclass, float8, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_discover(regclass, float8, text[]) TO dpsynth_analyst, dpsynth_admin;
+
 
 -- ATTACH PARTITION and INHERIT (called by dpsynth_guard_ddl before the command runs): a table
 -- whose rows already have a budget cannot join a tree whose rows have another.

@@ -1012,6 +1012,15 @@ CREATE FUNCTION dp_marginal(tbl regclass, columns text[], epsilon float8,
 COMMENT ON FUNCTION dp_marginal(regclass, text[], float8) IS
 	'noisy counts of every cell of the declared domain of some columns (discrete Gaussian, charged to the table''s budget)';
 
+-- dp_discover: learn every undeclared domain once, as a charged release of its own (discover.c).
+CREATE FUNCTION dp_discover(tbl regclass, epsilon float8, columns text[] DEFAULT NULL,
+							OUT column_name text, OUT kind text, OUT cells int4)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dpsynth_discover_sql' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_discover(regclass, float8, text[]) IS
+	'learn the domains of columns that have none (categories, bounds) by DP, charged once to the table''s budget, and keep them for every later call';
+REVOKE ALL ON FUNCTION dp_discover(regclass, float8, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_discover(regclass, float8, text[]) TO dpsynth_analyst, dpsynth_admin;
+
 CREATE FUNCTION dp_synthesize(source regclass, epsilon float8, delta float8 DEFAULT NULL,
 							  target name DEFAULT NULL, "rows" int8 DEFAULT NULL, columns text[] DEFAULT NULL,
 							  verbose boolean DEFAULT false,

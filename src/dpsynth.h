@@ -170,13 +170,15 @@ typedef struct DpDiscoveryPlan
 } DpDiscoveryPlan;
 
 /*
- * Plans discovery for the columns in a DISCOVER state, taking DPSYNTH_DISCOVERY_SHARE of units;
+ * Plans discovery for the columns in a DISCOVER state, taking share of units (a release:
+ * DPSYNTH_DISCOVERY_SHARE; dp_discover: all of them);
  * returns the units left for the release itself.  With a cell limit (> 0), the product of the
  * columns' code counts must stay under it whatever discovery releases: text columns are capped
  * accordingly, and the call is refused if that is impossible.  Raises before any charge.
  */
-extern int64 dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double epsilon,
-									double cell_limit, int max_categories, DpDiscoveryPlan *plan);
+extern int64 dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double share,
+									double epsilon, double cell_limit, int max_categories,
+									DpDiscoveryPlan *plan);
 
 /* Raises 54000 (a marginal too large). */
 /*
@@ -228,6 +230,8 @@ extern void dpsynth_lock_domains(Oid relid);
 
 /* Share of a call's rho spent on discovering domains, split equally among those columns. */
 #define DPSYNTH_DISCOVERY_SHARE 0.1
+/* The most categories discovery keeps for a text column that dp_synthesize may pair with others. */
+#define DPSYNTH_MAX_DISCOVERED_CATEGORIES 1000
 /* Bins of a discovered numeric domain (plus a NULL cell). */
 #define DPSYNTH_DISCOVERED_BINS 32
 /*

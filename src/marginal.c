@@ -97,7 +97,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	 * call's rho.  The marginal's size must be known before the charge, so discovered text
 	 * columns keep at most as many values as keep any outcome under the cell limit.
 	 */
-	rho_units = dpsynth_plan_discovery(relid, cols, ncols, rho_units, epsilon,
+	rho_units = dpsynth_plan_discovery(relid, cols, ncols, rho_units, DPSYNTH_DISCOVERY_SHARE, epsilon,
 									   (double) DPSYNTH_MAX_MARGINAL_CELLS, DP_MAX_CODES - 2, &plan);
 	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0)
 		ereport(ERROR,

@@ -78,8 +78,6 @@
 #include "dp_prng.h"
 #include "dp_random.h"
 
-/* Discovered text columns keep at most this many values in a synthesis (public constant). */
-#define SYNTH_MAX_DISCOVERED_CATEGORIES 1000
 /* The largest pair marginal PrivSyn may need (codes of one column times codes of another). */
 #define SYNTH_MAX_PAIR_CELLS (INT64CONST(4) * 1024 * 1024)
 
@@ -1535,8 +1533,8 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	label = psprintf("dp_synthesize(%s)", get_rel_name(relid));
 	out = plan_columns(relid, only, label, &nout, &synth_names);
 	cols = dpsynth_load_columns(relid, synth_names, &ncols);
-	units_pipeline = dpsynth_plan_discovery(relid, cols, ncols, units, epsilon, 0,
-											SYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
+	units_pipeline = dpsynth_plan_discovery(relid, cols, ncols, units, DPSYNTH_DISCOVERY_SHARE, epsilon, 0,
+											DPSYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
 	/* 'auto' bins thick enough to survive the rare-value step (public: rho and d only) */
 	plan.min_bin_mass = DPSYNTH_AUTO_BIN_MARGIN *
 		dp_privsyn_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols);

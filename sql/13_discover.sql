@@ -1,0 +1,65 @@
+-- dp_discover: a table with nothing declared learns every domain once, as a charged release of
+-- its own, with the whole call's rho (issue 10, "Tables with nothing declared"); later releases
+-- reuse the domains at no cost.
+CREATE ROLE regress_disc_analyst IN ROLE dpsynth_analyst;
+CREATE TABLE nd (id serial, token uuid, city text NOT NULL, town text, age integer, score float8,
+				 secret text);
+-- city and town: 40 values of 200 rows each
+INSERT INTO nd (token, city, town, age, score, secret)
+SELECT gen_random_uuid(), 'c' || (i % 40), 't' || (i % 40), 20 + i % 50, (i % 1000) / 10.0, 's' || i
+FROM generate_series(1, 8000) i;
+SELECT dp_protect('nd', epsilon => 10, selection_delta => 1e-5);
+SELECT dp_column_policy('nd', 'secret', treatment => 'exclude');
+SELECT rho_spent AS spent_before FROM dpsynth.budgets WHERE relid = 'nd'::regclass \gset
+SELECT count(*) AS ledger_before FROM dpsynth.ledger \gset
+
+-- A release that discovers spends a tenth of its rho on it: at epsilon 0.3 hardly any of city's
+-- 40 values survive (the selection threshold is about 340 rows, 6 sigma of its noise).
+SET ROLE regress_disc_analyst;
+SELECT count(*) - 1 < 10 AS few_city_values_kept_by_a_release
+FROM dp_marginal('nd', ARRAY['city'], epsilon => 0.3);
+RESET ROLE;
+SELECT dp_undeclare('nd', 'city');
+
+-- dp_discover at the same epsilon puts all of it into discovery (threshold about 120 rows):
+-- every value of city is kept (the "other" cell is the 41st).
+SET ROLE regress_disc_analyst;
+SELECT column_name, kind, cells FROM dp_discover('nd', epsilon => 0.3, columns => ARRAY['city']);
+-- without columns: every undeclared column that can be discovered (not the serial, the uuid or
+-- the excluded column)
+SELECT column_name, kind, cells > 1 AS learned FROM dp_discover('nd', epsilon => 0.5) ORDER BY 1;
+RESET ROLE;
+SELECT l.function, l.columns, l.status, (l.details->>'discovered_columns')::int AS discovered,
+	   l.rho <= dpsynth._units_rho(dpsynth._rho_units(l.epsilon, 1e-6)) AS within_epsilon
+FROM dpsynth.ledger l WHERE l.function = 'dp_discover' ORDER BY l.id;
+SELECT rho_spent - :spent_before = (SELECT sum(rho) FROM dpsynth.ledger WHERE id > :ledger_before) AS spent_is_ledger_sum
+FROM dpsynth.budgets WHERE relid = 'nd'::regclass;
+SELECT column_name, source, (SELECT function FROM dpsynth.ledger WHERE id = ledger_id) AS paid_by
+FROM dp_domains WHERE table_name = 'nd'::regclass ORDER BY 1;
+
+-- Later calls reuse the domains: nothing left to discover, nothing charged; a synthesis discovers
+-- nothing.
+SELECT count(*) AS ledger_before FROM dpsynth.ledger \gset
+SET ROLE regress_disc_analyst;
+SELECT * FROM dp_discover('nd', epsilon => 0.5);
+RESET ROLE;
+SELECT count(*) = :ledger_before AS nothing_charged FROM dpsynth.ledger;
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('nd', epsilon => 1, target => 'nd_copy');
+SELECT (details->>'discovered_columns')::int AS discovered_by_synthesis FROM dpsynth.ledger
+WHERE function = 'dp_synthesize' ORDER BY id DESC LIMIT 1;
+
+-- Named columns; errors before any charge.
+SELECT dp_undeclare('nd', 'age');
+SELECT column_name, kind FROM dp_discover('nd', epsilon => 0.2, columns => ARRAY['age']);
+SELECT count(*) AS ledger_before FROM dpsynth.ledger \gset
+SELECT try_sql($$SELECT * FROM dp_discover('nd', epsilon => 0.2, columns => ARRAY['secret'])$$) AS excluded;
+SELECT try_sql($$SELECT * FROM dp_discover('nd', epsilon => 0.2, columns => ARRAY['nope'])$$) AS missing;
+SELECT try_sql($$SELECT * FROM dp_discover('nd', epsilon => -1)$$) AS bad_epsilon;
+SELECT try_sql($$SELECT * FROM dp_discover(NULL, epsilon => 1)$$) AS null_table;
+SELECT count(*) = :ledger_before AS nothing_charged FROM dpsynth.ledger;
+SET ROLE regress_disc_analyst;
+SELECT try_sql($$SELECT * FROM dp_discover('nd', epsilon => 1000)$$) AS over_budget_or_nothing_to_do;
+RESET ROLE;
+
+DROP TABLE nd, nd_copy;
+DROP ROLE regress_disc_analyst;
