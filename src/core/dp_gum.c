@@ -52,6 +52,8 @@
 #define GUM_PAR_MIN_ROWS 65536	/* a table smaller than this is one part */
 #define GUM_MOVE_CHUNK	(1u << 15)	/* moves between two heartbeats (~10-20 ms) */
 #define GUM_PREFETCH	16		/* moves ahead whose rows are prefetched */
+#define GUM_PREFETCH_MIN_BYTES (1u << 20)	/* ... when the working table is larger than this */
+#define GUM_LAZY_MARGIN 1.5		/* lazy counting only where it saves a third at least */
 
 #define CELL_EQ		0
 #define CELL_UNDER	1			/* target above current count */
@@ -70,6 +72,7 @@ typedef struct gmarg
 	uint32_t   *nbr;			/* marginals sharing a column with this one (itself included) */
 	uint32_t	nnbr;
 	double		err;			/* sum |count - tgt| / n */
+	bool		dirty;			/* counts out of date (lazy counting): recount before use */
 } gmarg;
 
 typedef struct gum
@@ -142,6 +145,20 @@ typedef struct gum
 			   *bin[DP_GUM_MAX_THREADS];
 	const dp_gum_params *prm;
 	uint32_t	iter;			/* iterations done (for heartbeats) */
+
+	/*
+	 * Counting mode of an iteration.  Incremental: every row change moves the counts of every
+	 * marginal it touches, about G x (attributes of the component's marginals) per visit of G
+	 * moves.  Lazy: a visit only marks its component's marginals dirty, and a marginal is
+	 * recounted (n x its attributes) when it is next needed: at its own visit and at the end of
+	 * the iteration.  Both keep exact counts, so the rows are the same; lazy wins on wide tables
+	 * (hundreds of marginals in one component: every duplicate touched them all) and incremental
+	 * on long, narrow ones.  Each iteration takes the mode that the previous one shows cheaper.
+	 */
+	bool		lazy;
+	uint64_t   *comp_attrs;		/* per component: attributes of its marginals, summed */
+	double		inc_work;		/* this iteration: what incremental counting costs */
+	double		recount_work;	/* this iteration: what lazy counting cost */
 
 	/* every allocation, freed at the end */
 	void	  **allocs;
@@ -591,24 +608,82 @@ gindex_block(const gum *g, const gmarg *m, uint32_t start, uint32_t nb, uint32_t
 }
 
 static void
-recount(gum *g, gmarg *m)
+recount_part(gum *g, gmarg *m, uint32_t p)
 {
 	uint32_t	idx[GUM_BLOCK];
+	uint32_t   *cnt = m->cnt[p];
 
+	memset(cnt, 0, sizeof(uint32_t) * m->ncells);
+	for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
+	{
+		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
+
+		gindex_block(g, m, start, nb, idx);
+		for (uint32_t i = 0; i < nb; i++)
+			cnt[idx[i]]++;
+	}
+}
+
+static void
+recount(gum *g, gmarg *m)
+{
+	for (uint32_t p = 0; p < g->nparts; p++)
+		recount_part(g, m, p);
+	m->dirty = false;
+}
+
+/* lazy counting: part p's thread recounts the dirty marginals' rows of its part */
+typedef struct recounter
+{
+	gum		   *g;
+	uint32_t	part;
+	gmarg	   *only;			/* one marginal, or NULL: every dirty one */
+} recounter;
+
+static void *
+recount_worker(void *arg)
+{
+	recounter  *rc = arg;
+	gum		   *g = rc->g;
+
+	if (rc->only != NULL)
+		recount_part(g, rc->only, rc->part);
+	else
+		for (uint32_t i = 0; i < g->nm; i++)
+			if (g->m[i].dirty)
+				recount_part(g, &g->m[i], rc->part);
+	return NULL;
+}
+
+/* Brings the counts of m (or, with m NULL, of every marginal) up to date. */
+static void
+ensure_counts(gum *g, gmarg *m)
+{
+	recounter	rc[DP_GUM_MAX_THREADS];
+	bool		any = false;
+
+	if (m != NULL ? !m->dirty : true)
+	{
+		if (m != NULL)
+			return;
+		for (uint32_t i = 0; i < g->nm && !any; i++)
+			any = g->m[i].dirty;
+		if (!any)
+			return;
+	}
 	for (uint32_t p = 0; p < g->nparts; p++)
 	{
-		uint32_t   *cnt = m->cnt[p];
-
-		memset(cnt, 0, sizeof(uint32_t) * m->ncells);
-		for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
-		{
-			uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
-
-			gindex_block(g, m, start, nb, idx);
-			for (uint32_t i = 0; i < nb; i++)
-				cnt[idx[i]]++;
-		}
+		rc[p].g = g;
+		rc[p].part = p;
+		rc[p].only = m;
 	}
+	run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
+	for (uint32_t i = 0; i < g->nm; i++)
+		if (m == NULL ? g->m[i].dirty : &g->m[i] == m)
+		{
+			g->recount_work += (double) g->n * g->m[i].nattrs;
+			g->m[i].dirty = false;
+		}
 }
 
 /* ---------- one visit of one marginal ---------- */
@@ -627,6 +702,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 				pos = 0,
 				p;
 
+	ensure_counts(g, m);
 	total_counts(g, m, tot);
 	/* classify cells and the continuous gains */
 	for (uint32_t k = 0; k < C; k++)
@@ -853,6 +929,12 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			q++;
 		g->mvpart[q][g->nmvpart[q]++] = i;
 	}
+
+	/* what incremental counting costs for these moves; lazy: the component's counts go stale */
+	g->inc_work += (double) G * (double) g->comp_attrs[m->comp];
+	if (g->lazy)
+		for (uint32_t j = g->comp_margs_off[m->comp]; j < g->comp_margs_off[m->comp + 1]; j++)
+			g->m[g->comp_margs[j]].dirty = true;
 
 	/* the moves, in chunks with a heartbeat between them (a cancel never waits for a visit) */
 	for (uint32_t done = 0; done < (uint32_t) G; done += GUM_MOVE_CHUNK)
@@ -1181,6 +1263,10 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		}
 		g->comp_cols_off[ncomp] = ci;
 		g->comp_margs_off[ncomp] = mi;
+		if ((g->comp_attrs = gcalloc(g, ncomp ? ncomp : 1, sizeof(uint64_t))) == NULL)
+			return -2;
+		for (uint32_t i = 0; i < g->nm; i++)
+			g->comp_attrs[g->m[i].comp] += g->m[i].nattrs;
 	}
 	for (uint32_t q = 0; q < g->nparts; q++)
 		for (uint32_t j = 0; j < g->nm; j++)
@@ -1349,6 +1435,28 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				}
 			}
 			g->iter = t;
+			/*
+			 * The counting mode: lazy where incremental counting would cost more than recounting.
+			 * Before the first iteration, a visit moves about min(alpha, err / 2) of the rows.
+			 */
+			if (t == 0)
+			{
+				g->inc_work = 0;
+				for (uint32_t i = 0; i < g->nm; i++)
+					g->inc_work += fmin(alpha, g->m[i].err / 2) * n * (double) g->comp_attrs[g->m[i].comp];
+			}
+			if (t == 0 || !g->lazy)
+			{
+				double		total_attrs = 0;
+
+				for (uint32_t c = 0; c < ncomp; c++)
+					total_attrs += (double) g->comp_attrs[c];
+				g->recount_work = 2.0 * n * total_attrs;	/* at most: two recounts each */
+			}
+			g->lazy = prm->counting == DP_GUM_COUNT_LAZY ||
+				(prm->counting != DP_GUM_COUNT_INCREMENTAL && g->inc_work > GUM_LAZY_MARGIN * g->recount_work);
+			g->inc_work = 0;
+			g->recount_work = 0;
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
 				if (visit(g, &g->m[order[i]], alpha, r) != 0)
@@ -1358,6 +1466,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 					return -1;
 			}
 			mean = 0;
+			ensure_counts(g, NULL);
 			for (uint32_t i = 0; i < g->nm; i++)
 			{
 				g->m[i].err = marg_error(g, &g->m[i]);

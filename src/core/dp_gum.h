@@ -91,6 +91,12 @@ typedef struct dp_gum_params
 	 */
 	uint32_t	threads;
 	/*
+	 * How the marginals' counts follow the row changes (dp_gum.c, "Counting mode"): AUTO (the
+	 * default) picks, iteration by iteration, the cheaper of INCREMENTAL and LAZY.  The rows
+	 * produced do not depend on it (both keep exact counts); it exists for tests and benchmarks.
+	 */
+	int			counting;
+	/*
 	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; not
 	 * called so when no target is iterated, e.g. a tree of 2-way targets, which is all appended).
 	 * A non-zero return cancels: dp_gum_run returns -1.  It is also called as a heartbeat
@@ -101,6 +107,10 @@ typedef struct dp_gum_params
 	int			(*progress) (void *arg, uint32_t iter, uint32_t iters, double err);
 	void	   *progress_arg;
 } dp_gum_params;
+
+#define DP_GUM_COUNT_AUTO			0
+#define DP_GUM_COUNT_INCREMENTAL	1
+#define DP_GUM_COUNT_LAZY			2
 
 void		dp_gum_default_params(dp_gum_params *p);
 

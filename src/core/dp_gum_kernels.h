@@ -113,6 +113,9 @@ KFN(run_moves)(void *arg)
 	uint32_t	mpos[DP_MARG_MAX_ATTRS],
 				lastk = UINT32_MAX;	/* no cell: cells are < 2^32 - 1 */
 	uint16_t	code[DP_MARG_MAX_ATTRS] = {0};
+	const bool	lazy = g->lazy;
+	/* rows of a working table that fits in cache need no prefetching */
+	const bool	prefetch = (size_t) g->n * ncc * sizeof(CODE_T) > GUM_PREFETCH_MIN_BYTES;
 
 	for (uint32_t a = 0; a < m->nattrs; a++)
 		mpos[a] = g->colpos[m->attrs[a]];
@@ -127,7 +130,7 @@ KFN(run_moves)(void *arg)
 			uint32_t	i = list[j],
 						row = g->want[i];
 
-			if (j + GUM_PREFETCH < w->to)
+			if (prefetch && j + GUM_PREFETCH < w->to)
 			{
 				uint32_t	ia = list[j + GUM_PREFETCH],
 							ra = g->want[ia];
@@ -142,7 +145,15 @@ KFN(run_moves)(void *arg)
 						__builtin_prefetch(col[cc[c]] + sa, 0);
 				}
 			}
-			if (g->mvdup[i])
+			if (g->mvdup[i] && lazy)
+			{
+				/* lazy counting: the row changes, nothing is recorded */
+				uint32_t	src = g->mvarg[i];
+
+				for (uint32_t c = 0; c < ncc; c++)
+					col[cc[c]][row] = col[cc[c]][src];
+			}
+			else if (g->mvdup[i])
 			{
 				/* "duplicate": copy src's codes of every column of the component into row */
 				uint32_t	src = g->mvarg[i];
@@ -170,6 +181,12 @@ KFN(run_moves)(void *arg)
 						code[a] = (uint16_t) ((k / m->strides[a]) % m->sizes[a]);
 					lastk = k;
 				}
+				if (lazy)
+				{
+					for (uint32_t a = 0; a < m->nattrs; a++)
+						col[m->attrs[a]][row] = (CODE_T) code[a];
+					continue;
+				}
 				for (uint32_t c = 0; c < ncc; c++)
 					rold[(size_t) c * B + nr] = rnew[(size_t) c * B + nr] = col[cc[c]][row];
 				for (uint32_t a = 0; a < m->nattrs; a++)
@@ -180,9 +197,12 @@ KFN(run_moves)(void *arg)
 				nr++;
 			}
 		}
-		batch_counts(w, dold, dnew, nd, g->comp_margs + g->comp_margs_off[m->comp],
-					 g->comp_margs_off[m->comp + 1] - g->comp_margs_off[m->comp]);
-		batch_counts(w, rold, rnew, nr, m->nbr, m->nnbr);
+		if (!lazy)
+		{
+			batch_counts(w, dold, dnew, nd, g->comp_margs + g->comp_margs_off[m->comp],
+						 g->comp_margs_off[m->comp + 1] - g->comp_margs_off[m->comp]);
+			batch_counts(w, rold, rnew, nr, m->nbr, m->nnbr);
+		}
 	}
 	return NULL;
 }
