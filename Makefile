@@ -11,7 +11,8 @@ DATA = sql/dpsynth--$(EXTVERSION).sql $(filter-out sql/dpsynth--$(EXTVERSION).sq
 CORE_SRCS = $(wildcard src/core/*.c)
 GLUE_SRCS = $(wildcard src/*.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
-HEADERS = $(wildcard src/*.h src/core/*.h)
+# (not HEADERS: that is PGXS's list of headers to install, and these are private)
+DP_HEADERS = $(wildcard src/*.h src/core/*.h)
 
 SHLIB_LINK = -lsodium -lopenblas -lm -lpthread
 
@@ -23,13 +24,14 @@ PG_CONFIG ?= pg_config
 PG_INCLUDE_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 # PostgreSQL's own headers are treated as system headers so that -Wextra speaks about our code only.
 PG_CPPFLAGS = -isystem $(PG_INCLUDE_SERVER) -Isrc -Isrc/core
-PG_CFLAGS = -std=gnu11 -Wall -Wextra -O2
+# warnings only: the optimisation level is PostgreSQL's (pg_config --cflags) or the user's CFLAGS
+PG_CFLAGS = -std=gnu11 -Wall -Wextra
 PG_CPPFLAGS += -DDPSYNTH_VERSION='"$(EXTVERSION)"'
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(HEADERS)
+$(OBJS): $(DP_HEADERS)
 
 sql/dpsynth--$(EXTVERSION).sql: sql/dpsynth.sql
 	cp $< $@

@@ -88,7 +88,7 @@ BEGIN
 		PERFORM count(*) FROM dp_marginal('adult', ARRAY['age', 'income'], epsilon => 1.0);
 		n := n + 1;
 	END LOOP;
-EXCEPTION WHEN SQLSTATE 'DP001' THEN
+EXCEPTION WHEN SQLSTATE 'YD001' THEN
 	RAISE NOTICE '% more calls at epsilon 1 were released; the next was refused: %', n, SQLERRM;
 END
 $$;

@@ -63,6 +63,9 @@ SELECT dp_declare('patients', '{"_comment": "ignored", "sex": {"type": "categori
 SELECT column_name, categories, lower, upper, bins FROM dp_domains ORDER BY column_name;
 SELECT try_sql($$SELECT dp_declare('patients', '[1, 2]'::jsonb)$$);
 SELECT try_sql($$SELECT dp_declare('patients', '{"nope": {"values": ["a"]}}'::jsonb)$$);
+-- a misspelt key is refused, not ignored ("_" keys are comments)
+SELECT try_sql($$SELECT dp_declare('patients', '{"age": {"type": "integer", "lower": 0, "upper": 120, "point_masses": [0]}}'::jsonb)$$);
+SELECT try_sql($$SELECT dp_declare('patients', '{"score": {"type": "float", "lower": 0, "upper": 10, "bins": 5, "_note": "x", "nullable": true}}'::jsonb)$$);
 RESET ROLE;
 
 -- Others may not declare; admins may, but only on tables they may read.

@@ -667,6 +667,17 @@ BEGIN
 		IF jsonb_typeof(v) <> 'object' THEN
 			RAISE EXCEPTION 'domain of column "%" must be a JSON object', k USING ERRCODE = 'invalid_parameter_value';
 		END IF;
+		-- a misspelt key (say "point_masses" for "points") must not be ignored silently
+		IF EXISTS (SELECT 1 FROM jsonb_object_keys(v) x
+				   WHERE x NOT IN ('type', 'values', 'lower', 'upper', 'bins', 'points', 'binning', 'nullable')
+					 AND x NOT LIKE '\_%') THEN
+			RAISE EXCEPTION 'domain of column "%" has an unknown key "%"', k,
+				(SELECT x FROM jsonb_object_keys(v) x
+				 WHERE x NOT IN ('type', 'values', 'lower', 'upper', 'bins', 'points', 'binning', 'nullable')
+				   AND x NOT LIKE '\_%' ORDER BY 1 LIMIT 1)
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'The keys are type, values, lower, upper, bins, points, binning and nullable; keys starting with "_" are comments.';
+		END IF;
 		IF v ? 'values' THEN
 			PERFORM dpsynth._dp_declare(invoker, tbl, k::name,
 				ARRAY(SELECT jsonb_array_elements_text(v -> 'values')), NULL, NULL, NULL, NULL, NULL);

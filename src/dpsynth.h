@@ -16,10 +16,11 @@
 
 #include "dp_domain.h"
 
-/* SQLSTATEs of dpsynth's own (class DP); the README lists them. */
-#define ERRCODE_DPSYNTH_BUDGET_EXHAUSTED	MAKE_SQLSTATE('D','P','0','0','1')
-#define ERRCODE_DPSYNTH_ROLE_LIMIT			MAKE_SQLSTATE('D','P','0','0','2')
-#define ERRCODE_DPSYNTH_CHARGE_FAILED		MAKE_SQLSTATE('D','P','0','0','3')
+/* SQLSTATEs of dpsynth's own, in class YD: the SQL standard reserves the classes that begin
+ * with 0-4 or A-H, PostgreSQL uses 5x, F0, HV, P0 and XX.  The README lists them. */
+#define ERRCODE_DPSYNTH_BUDGET_EXHAUSTED	MAKE_SQLSTATE('Y','D','0','0','1')
+#define ERRCODE_DPSYNTH_ROLE_LIMIT			MAKE_SQLSTATE('Y','D','0','0','2')
+#define ERRCODE_DPSYNTH_CHARGE_FAILED		MAKE_SQLSTATE('Y','D','0','0','3')
 
 /* The largest marginal dp_marginal computes, in cells (8 bytes of counts per cell). */
 #define DPSYNTH_MAX_MARGINAL_CELLS	(INT64CONST(16) * 1024 * 1024)
