@@ -1,5 +1,5 @@
 /*
- * dp_privsyn.h - PrivSyn end to end on an encoded table (../shared/design/PRIVSYN.md).
+ * dp_privsyn.h - PrivSyn end to end on an encoded table (docs/PRIVSYN.md).
  *
  * Input: the private encoded table (dp_codes, one code per column per row) and each column's
  * number of codes (public, from the domains).  Output: the released model (consistent,
