@@ -18,7 +18,7 @@ SHLIB_LINK = -lsodium -lopenblas -lm -lpthread
 
 # pg_regress tests: sql/NN_name.sql with expected/NN_name.out (the extension script in sql/ is not a test)
 REGRESS = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9]*.sql)))
-REGRESS_OPTS = --inputdir=. --outputdir=test/regress_out
+REGRESS_OPTS = --inputdir=. --outputdir=test/regress_out --load-extension=dpsynth
 
 PG_CONFIG ?= pg_config
 PG_INCLUDE_SERVER := $(shell $(PG_CONFIG) --includedir-server)

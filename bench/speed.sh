@@ -13,6 +13,7 @@ dp_protect_adult bench 999
 dp_make_adult_1m bench 999
 
 rows=()
+mkdir -p "$TOP/bench/out"
 for t in adult adult_1m; do
 	for run in 1 2 3; do
 		fifo=$(mktemp -u); mkfifo "$fifo"
@@ -21,7 +22,6 @@ for t in adult adult_1m; do
 		  echo "SELECT seconds, rows_written FROM dp_synthesize('$t', epsilon => 1, target => 's_${t}_$run');" ) |
 			psql -X -qAt -d bench > "$TOP/bench/out/speed.$t.$run" 2>&1 &
 		client=$!
-		mkdir -p "$TOP/bench/out"
 		for _ in $(seq 1 50); do pid=$(head -n1 "$TOP/bench/out/speed.$t.$run" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
 		base=$(awk '/RssAnon/{print $2}' /proc/$pid/status)
 		peak=$base

@@ -115,8 +115,8 @@ dp_protect_adult() {
 dp_make_adult_1m() {
 	psql -X -q -d "$1" -v domain="$(cat "$TOP/data/adult/domain.json")" -v eps="$2" >/dev/null <<'SQL'
 CREATE TABLE adult_1m (LIKE adult INCLUDING ALL);
-INSERT INTO adult_1m SELECT a.* FROM adult a, generate_series(1, 31) g;
-INSERT INTO adult_1m SELECT * FROM adult LIMIT 1000000 - 31 * 32561;
+INSERT INTO adult_1m SELECT a.* FROM adult a, generate_series(1, 30) g;
+INSERT INTO adult_1m SELECT * FROM adult LIMIT 1000000 - 30 * 32561;
 VACUUM ANALYZE adult_1m;
 SELECT dp_protect('adult_1m', epsilon => :eps);
 SELECT dp_declare('adult_1m', :'domain'::jsonb);

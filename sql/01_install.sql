@@ -1,20 +1,8 @@
 -- Installation: objects, roles, the catalog's privileges, and the accounting conversions.
-CREATE EXTENSION dpsynth;
+\i test/regress_helpers.sql
 SELECT extname, extversion FROM pg_extension WHERE extname = 'dpsynth';
 SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname IN ('dpsynth_analyst', 'dpsynth_admin') ORDER BY 1;
 
--- Prints SQLSTATE, message and hint of a failing statement (used by every test file).
-CREATE FUNCTION try_sql(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; hint text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || CASE WHEN hint <> '' THEN ' (hint: ' || hint || ')' ELSE '' END;
-END
-$$;
 
 -- The conversion of PRIVACY.md: rho(1) = 0.02436 and rho(3) = 0.18507 at delta 1e-6, so seven
 -- calls at epsilon 1 fit in a budget of epsilon 3, and eight do not.

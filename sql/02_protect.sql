@@ -1,20 +1,21 @@
 -- Registering tables, budgets, declarations, role limits: who may do what, and validation.
-CREATE ROLE dp_owner;
-CREATE ROLE dp_other;
-CREATE ROLE dp_admin_user IN ROLE dpsynth_admin;
+\i test/regress_helpers.sql
+CREATE ROLE regress_dp_owner;
+CREATE ROLE regress_dp_other;
+CREATE ROLE regress_dp_admin_user IN ROLE dpsynth_admin;
 CREATE TABLE patients (id serial, sex text, age integer NOT NULL, score float8, smoker boolean);
-ALTER TABLE patients OWNER TO dp_owner;
+ALTER TABLE patients OWNER TO regress_dp_owner;
 CREATE VIEW patients_v AS SELECT * FROM patients;
-ALTER VIEW patients_v OWNER TO dp_owner;
+ALTER VIEW patients_v OWNER TO regress_dp_owner;
 
 -- Unregistered tables are refused (fail closed) - checked in 03_marginal too.
 SELECT * FROM dp_budget;
 
 -- Only the owner or an admin may protect.
-SET ROLE dp_other;
+SET ROLE regress_dp_other;
 SELECT try_sql($$SELECT dp_protect('patients', epsilon => 3.0, delta => 1e-6)$$);
 RESET ROLE;
-SET ROLE dp_owner;
+SET ROLE regress_dp_owner;
 SELECT dp_protect('patients', epsilon => 3.0, delta => 1e-6);
 SELECT table_name, epsilon, delta, rho_allowance, rho_spent, rho_remaining, epsilon_spent, epsilon_remaining
 FROM dp_budget;
@@ -22,7 +23,7 @@ SELECT try_sql($$SELECT dp_protect('patients_v', epsilon => 1)$$);
 RESET ROLE;
 
 -- Argument validation.
-SET ROLE dp_owner;
+SET ROLE regress_dp_owner;
 SELECT try_sql($$SELECT dp_protect('patients', epsilon => 'NaN')$$);
 SELECT try_sql($$SELECT dp_protect('patients', epsilon => 'Infinity')$$);
 SELECT try_sql($$SELECT dp_protect('patients', epsilon => 0)$$);
@@ -69,46 +70,46 @@ SELECT try_sql($$SELECT dp_declare('patients', '{"score": {"type": "float", "low
 RESET ROLE;
 
 -- Others may not declare; admins may, but only on tables they may read.
-SET ROLE dp_other;
+SET ROLE regress_dp_other;
 SELECT try_sql($$SELECT dp_declare('patients', 'sex', categories => ARRAY['F', 'M'])$$);
 RESET ROLE;
-SET ROLE dp_admin_user;
+SET ROLE regress_dp_admin_user;
 SELECT try_sql($$SELECT dp_protect('patients', epsilon => 4.0, delta => 1e-6)$$);
 RESET ROLE;
-GRANT SELECT ON patients TO dp_admin_user;
-SET ROLE dp_admin_user;
+GRANT SELECT ON patients TO regress_dp_admin_user;
+SET ROLE regress_dp_admin_user;
 SELECT dp_declare('patients', 'sex', categories => ARRAY['F', 'M']);
 SELECT dp_protect('patients', epsilon => 4.0, delta => 1e-6);
 RESET ROLE;
 
 -- Role limits.
-SET ROLE dp_owner;
-SELECT dp_limit_role('patients', 'dp_other', epsilon => 1.0);
+SET ROLE regress_dp_owner;
+SELECT dp_limit_role('patients', 'regress_dp_other', epsilon => 1.0);
 SELECT table_name, role, epsilon, rho_limit, rho_spent FROM dp_role_limits;
-SELECT try_sql($$SELECT dp_limit_role('patients', 'dp_other', epsilon => -1)$$);
+SELECT try_sql($$SELECT dp_limit_role('patients', 'regress_dp_other', epsilon => -1)$$);
 SELECT try_sql($$SELECT dp_limit_role('patients', 'no_such_role', epsilon => 1)$$);
-SELECT dp_limit_role('patients', 'dp_other', epsilon => NULL);
+SELECT dp_limit_role('patients', 'regress_dp_other', epsilon => NULL);
 SELECT count(*) FROM dp_role_limits;
 RESET ROLE;
-SET ROLE dp_other;
-SELECT try_sql($$SELECT dp_limit_role('patients', 'dp_other', epsilon => 100)$$);
+SET ROLE regress_dp_other;
+SELECT try_sql($$SELECT dp_limit_role('patients', 'regress_dp_other', epsilon => 100)$$);
 -- the catalog itself is out of reach
 SELECT try_sql($$UPDATE dpsynth.budgets SET rho_spent = 0$$);
 SELECT try_sql($$SELECT * FROM dpsynth.budgets$$);
-SELECT try_sql($$SELECT dpsynth._dp_protect('dp_owner'::regrole, 'patients', 100, 1e-6, 0, true)$$);
-SELECT try_sql($$SELECT * FROM dpsynth._charge('patients'::regclass, 'dp_other'::regrole, 'dp_other'::regrole, 'x', NULL, 1, 1e-6, 0, 0, NULL)$$);
+SELECT try_sql($$SELECT dpsynth._dp_protect('regress_dp_owner'::regrole, 'patients', 100, 1e-6, 0, true)$$);
+SELECT try_sql($$SELECT * FROM dpsynth._charge('patients'::regclass, 'regress_dp_other'::regrole, 'regress_dp_other'::regrole, 'x', NULL, 1, 1e-6, 0, 0, NULL)$$);
 -- system tables cannot be protected, even by a superuser
 RESET ROLE;
 SELECT try_sql($$SELECT dp_protect('pg_catalog.pg_authid', epsilon => 1)$$);
-SET ROLE dp_other;
+SET ROLE regress_dp_other;
 RESET ROLE;
 
 -- Dropping a protected table removes its budget and domains; its ledger rows stay.
 DROP VIEW patients_v;
 DROP TABLE patients;
-DROP ROLE dp_owner;
-DROP ROLE dp_other;
-DROP OWNED BY dp_admin_user;
-DROP ROLE dp_admin_user;
+DROP ROLE regress_dp_owner;
+DROP ROLE regress_dp_other;
+DROP OWNED BY regress_dp_admin_user;
+DROP ROLE regress_dp_admin_user;
 SELECT count(*) AS budgets_left FROM dpsynth.budgets;
 SELECT count(*) AS domains_left FROM dpsynth.domains;

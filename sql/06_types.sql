@@ -1,5 +1,6 @@
 -- Every column kind: its domain source, its cells, and where odd values go.
-CREATE ROLE dp_analyst IN ROLE dpsynth_analyst;
+\i test/regress_helpers.sql
+CREATE ROLE regress_dp_analyst IN ROLE dpsynth_analyst;
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 CREATE DOMAIN percent AS numeric(5,2) CHECK (VALUE >= 0 AND VALUE <= 100);
 CREATE DOMAIN grade AS text CHECK (VALUE IN ('A', 'B', 'C'));
@@ -72,9 +73,9 @@ SELECT try_sql($$SELECT dp_declare('everything', 'exact', lower => 0, upper => 1
 SELECT dp_column_policy('everything', 'note', treatment => 'exclude');
 SELECT dp_column_policy('everything', 'big', treatment => 'identifier');
 SELECT table_name, column_name, treatment, discovery, other FROM dp_column_policies ORDER BY 2;
-GRANT SELECT ON everything TO dp_analyst;	-- only to compare with the truth below; releases need no privilege
+GRANT SELECT ON everything TO regress_dp_analyst;	-- only to compare with the truth below; releases need no privilege
 
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 -- A helper: the cells of a 1-way marginal with near-exact counts (epsilon 300: sigma^2 < 0.002).
 CREATE FUNCTION pg_temp.cells(c text) RETURNS TABLE (cell text, n bigint) LANGUAGE sql AS
 	$$ SELECT m.cell[1], m.noisy_count FROM dp_marginal('everything', ARRAY[c], 300) m $$;
@@ -117,7 +118,7 @@ SELECT try_sql($$SELECT * FROM dp_marginal('everything', ARRAY['doc'], 1)$$) AS 
 SELECT try_sql($$SELECT * FROM dp_marginal('everything', ARRAY['label', 'medium', 'flag'], 1)$$) AS fine;
 RESET ROLE;
 SELECT dp_undeclare('everything', 'medium');
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT try_sql($$SELECT * FROM dp_marginal('everything', ARRAY['medium'], 1)$$) AS no_discovery;
 RESET ROLE;
 
@@ -131,5 +132,5 @@ DROP TABLE everything;
 DROP DOMAIN percent;
 DROP DOMAIN grade;
 DROP TYPE mood;
-DROP OWNED BY dp_analyst;
-DROP ROLE dp_analyst;
+DROP OWNED BY regress_dp_analyst;
+DROP ROLE regress_dp_analyst;

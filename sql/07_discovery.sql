@@ -1,5 +1,6 @@
 -- DP discovery of undeclared domains: charged, stored, reused, and blind to rare values.
-CREATE ROLE dp_analyst IN ROLE dpsynth_analyst;
+\i test/regress_helpers.sql
+CREATE ROLE regress_dp_analyst IN ROLE dpsynth_analyst;
 
 -- A free-text column: 5,000 unique notes and 5 common values (1,000 rows each).
 CREATE TABLE notes (body text, n integer NOT NULL);
@@ -18,7 +19,7 @@ SELECT dp_protect('notes', epsilon => 20, selection_delta => 1e-9);
 SELECT dp_protect('twin_a', epsilon => 20, selection_delta => 1e-9);
 SELECT dp_protect('twin_b', epsilon => 20, selection_delta => 1e-9);
 
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 -- Text: partition selection.  With a selection delta of 1e-9 for the column, each of the 5,000
 -- unique notes is released with probability <= 1e-9, so all of them stay hidden except with
 -- probability <= 5e-6 (the false-alarm rate of this check); the 5 common values (count 1,000,
@@ -40,7 +41,7 @@ SELECT delta_spent > 0 AND delta_spent <= selection_delta AS delta_within, delta
 FROM dp_budget WHERE table_name = 'notes'::regclass;
 
 -- Reused without paying again: no second discovery.
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) AS cells FROM dp_marginal('notes', ARRAY['body', 'n'], epsilon => 1);
 RESET ROLE;
 SELECT details->>'discovered_columns' AS discovered, delta_add FROM dp_ledger
@@ -48,7 +49,7 @@ WHERE table_name = 'notes'::regclass ORDER BY id DESC LIMIT 1;
 
 -- Neighbouring tables (one extra row with a unique value) release the same domain, except with
 -- probability <= 1e-9 (the selection delta bounds the chance that 'Saint-Véran' is released).
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) FROM dp_marginal('twin_a', ARRAY['city'], epsilon => 5);
 SELECT count(*) FROM dp_marginal('twin_b', ARRAY['city'], epsilon => 5);
 RESET ROLE;
@@ -65,7 +66,7 @@ CREATE TABLE gains (gain integer NOT NULL);
 INSERT INTO gains SELECT CASE WHEN i % 10 = 0 THEN (i * 37) % 20000 + 1 ELSE 0 END FROM generate_series(1, 20000) i;
 SELECT dp_protect('gains', epsilon => 20);
 SELECT dp_declare('gains', 'gain', lower => 0, upper => 50000, bins => 6, binning => 'quantile');
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) <= 6 AS at_most_6_bins, (array_agg(cell[1] ORDER BY ord))[1] AS first_bin,
 	   bool_and(noisy_count > 200) AS every_bin_holds_mass
 FROM dp_marginal('gains', ARRAY['gain'], epsilon => 5) WITH ORDINALITY AS m(cell, noisy_count, ord);
@@ -95,7 +96,7 @@ SELECT dp_declare('amounts', '{"pinned": {"type": "integer", "lower": 0, "upper"
 SELECT try_sql($$SELECT dp_declare('amounts', 'pinned', lower => 0, upper => 499, binning => 'bogus')$$) AS bad_binning;
 SELECT column_name, kind, binning, bins, source FROM dp_domains
 WHERE table_name = 'amounts'::regclass ORDER BY 1;
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) AS cells FROM dp_marginal('amounts', ARRAY['small', 'pinned'], epsilon => 1);
 SELECT count(*) BETWEEN 2 AND 18 AS learned_gain_bins, (array_agg(cell[1] ORDER BY ord))[1] AS first_bin
 FROM dp_marginal('amounts', ARRAY['gain'], epsilon => 5) WITH ORDINALITY AS m(cell, noisy_count, ord);
@@ -110,7 +111,7 @@ FROM dp_domains d WHERE table_name = 'amounts'::regclass AND source = 'dp' ORDER
 SELECT columns, details->>'discovered_columns' AS discovered FROM dp_ledger
 WHERE table_name = 'amounts'::regclass ORDER BY id;
 -- Learned bins are reused for free.
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) > 0 AS released FROM dp_marginal('amounts', ARRAY['gain', 'ratio'], epsilon => 1);
 RESET ROLE;
 SELECT details->>'discovered_columns' AS discovered FROM dp_ledger
@@ -119,13 +120,13 @@ WHERE table_name = 'amounts'::regclass ORDER BY id DESC LIMIT 1;
 SELECT dp_declare('amounts', 'gain', lower => 0, upper => 50000);
 SELECT dp_declare('amounts', 'ratio', lower => 0, upper => 1);
 SELECT dp_protect('amounts', epsilon => 50, discovery => false);
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) AS cells, (array_agg(cell[1] ORDER BY ord))[1] AS first_bin
 FROM dp_marginal('amounts', ARRAY['gain'], epsilon => 1) WITH ORDINALITY AS m(cell, noisy_count, ord);
 RESET ROLE;
 SELECT dp_protect('amounts', epsilon => 50, discovery => true);
 SELECT dp_column_policy('amounts', 'ratio', discovery => false);
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT count(*) AS cells FROM dp_marginal('amounts', ARRAY['ratio'], epsilon => 1);
 RESET ROLE;
 SELECT column_name, kind, binning, bins, source, ledger_id FROM dp_domains
@@ -137,17 +138,17 @@ DROP TABLE amounts;
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
 SELECT dp_column_policy('notes', 'tag', discovery => false);
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT try_sql($$SELECT * FROM dp_marginal('notes', ARRAY['tag'], 1)$$) AS column_forbids;
 RESET ROLE;
 SELECT dp_column_policy('notes', 'tag');	-- back to the table's setting
 SELECT dp_protect('notes', epsilon => 20, selection_delta => 1e-9, discovery => false);
-SET ROLE dp_analyst;
+SET ROLE regress_dp_analyst;
 SELECT try_sql($$SELECT * FROM dp_marginal('notes', ARRAY['tag'], 1)$$) AS table_forbids;
 RESET ROLE;
 -- The selection delta can never fall below what was spent.
 SELECT try_sql($$SELECT dp_protect('notes', epsilon => 20, selection_delta => 0)$$) AS lower_selection_delta;
 
 DROP TABLE notes, twin_a, twin_b;
-DROP OWNED BY dp_analyst;
-DROP ROLE dp_analyst;
+DROP OWNED BY regress_dp_analyst;
+DROP ROLE regress_dp_analyst;

@@ -1,10 +1,11 @@
 -- The released model: stored by dp_synthesize, sampled again by dp_sample at no cost (same seed,
 -- same table), exported by dp_model_json, listed in dp_models for the ledger's readers.
-CREATE ROLE m_analyst IN ROLE dpsynth_analyst;
-CREATE ROLE m_other IN ROLE dpsynth_analyst;
-CREATE ROLE m_owner IN ROLE dpsynth_analyst;
-CREATE SCHEMA m_space AUTHORIZATION m_analyst;
-CREATE SCHEMA m_other_space AUTHORIZATION m_other;
+\i test/regress_helpers.sql
+CREATE ROLE regress_m_analyst IN ROLE dpsynth_analyst;
+CREATE ROLE regress_m_other IN ROLE dpsynth_analyst;
+CREATE ROLE regress_m_owner IN ROLE dpsynth_analyst;
+CREATE SCHEMA m_space AUTHORIZATION regress_m_analyst;
+CREATE SCHEMA m_other_space AUTHORIZATION regress_m_other;
 CREATE TYPE m_level AS ENUM ('low', 'mid', 'high');
 CREATE TABLE visits (
 	id		serial PRIMARY KEY,
@@ -31,14 +32,14 @@ SELECT dp_declare('visits', 'amount', lower => 0, upper => 500, bins => 10);
 SELECT dp_declare('visits', 'day', lower => '2021-01-01'::date, upper => '2021-12-31'::date, bins => 12);
 SELECT dp_declare('visits', 'city', categories => ARRAY['Paris', 'Lyon', 'r1', 'r2', 'r3', 'r4', 'r5']);
 SELECT dp_column_policy('visits', 'notes', treatment => 'exclude');
-ALTER TABLE visits OWNER TO m_owner;
+ALTER TABLE visits OWNER TO regress_m_owner;
 
 -- dp_synthesize stores its model and returns its id.
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SELECT model_id AS model, rows_written AS synth_rows
 FROM dp_synthesize('public.visits', epsilon => 1, target => 'm_space.visits_synthetic') \gset
 SELECT count(*) AS my_models, bool_and(model_id = :model) AS same_id, bool_and(table_name = 'visits'::regclass) AS tbl,
-	   bool_and(created_by = 'm_analyst') AS by_me, bool_and(epsilon = 1 AND delta = 1e-6) AS eps_delta,
+	   bool_and(created_by = 'regress_m_analyst') AS by_me, bool_and(epsilon = 1 AND delta = 1e-6) AS eps_delta,
 	   bool_and(rho = (SELECT l.rho FROM dp_ledger l WHERE l.id = ledger_id)) AS rho_ok,
 	   bool_and(ledger_id = (SELECT max(id) FROM dp_ledger WHERE function = 'dp_synthesize')) AS paid_by,
 	   bool_and(columns = 7) AS seven_columns, bool_and(k_way_marginals >= 1) AS has_k_way
@@ -48,7 +49,7 @@ RESET ROLE;
 -- Sampling costs nothing: the budget and the ledger do not move.
 SELECT rho_spent AS spent_before FROM dpsynth.budgets WHERE relid = 'visits'::regclass \gset
 SELECT count(*) AS ledger_before FROM dpsynth.ledger \gset
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SET search_path = m_space, public;
 SELECT target_table, rows_written AS a_rows, seed_used, (seconds->>'total')::float8 < 60 AS timed
 FROM dp_sample(:model, seed => 7) \gset
@@ -145,36 +146,36 @@ SELECT fi <> mi AND
 FROM c, m, s;
 
 -- Who sees and uses a model: its creator, the table's owner, admins; not another analyst.
-SET ROLE m_other;
+SET ROLE regress_m_other;
 SELECT count(*) AS others_see FROM dp_models WHERE model_id = :model;
 SELECT replace(try_sql(format('SELECT * FROM dp_sample(%s, target => %L)', :model, 'm_other_space.mine')), 'model ' || :model, 'model N') AS other_samples;
 SELECT replace(try_sql(format('SELECT dp_model_json(%s)', :model)), 'model ' || :model, 'model N') AS other_reads_json;
 RESET ROLE;
-SET ROLE m_owner;
+SET ROLE regress_m_owner;
 SELECT count(*) AS owner_sees FROM dp_models WHERE model_id = :model;
 SELECT dp_model_json(:model)->>'source' AS owner_reads_json;
 RESET ROLE;
 SELECT count(*) AS admin_sees FROM dp_models WHERE model_id = :model;
-CREATE ROLE m_nobody;
-SET ROLE m_nobody;
+CREATE ROLE regress_m_nobody;
+SET ROLE regress_m_nobody;
 SELECT replace(try_sql(format('SELECT dp_model_json(%s)', :model)), 'model ' || :model, 'model N') AS not_an_analyst;
 SELECT count(*) AS nobody_sees FROM dp_models;
 RESET ROLE;
-DROP ROLE m_nobody;
+DROP ROLE regress_m_nobody;
 -- The creator is recognised by oid and name: after a restore into another cluster the oid may
 -- belong to another role (simulated by changing the recorded name), which then gets nothing.
 UPDATE dpsynth.models SET created_by_name = 'm_somebody_else' WHERE id = :model;
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SELECT count(*) AS oid_reused_sees FROM dp_models WHERE model_id = :model;
 SELECT replace(try_sql(format('SELECT dp_model_json(%s)', :model)), 'model ' || :model, 'model N') AS oid_reused_reads;
 RESET ROLE;
-UPDATE dpsynth.models SET created_by_name = 'm_analyst' WHERE id = :model;
-SET ROLE m_analyst;
+UPDATE dpsynth.models SET created_by_name = 'regress_m_analyst' WHERE id = :model;
+SET ROLE regress_m_analyst;
 SELECT count(*) AS creator_sees_again FROM dp_models WHERE model_id = :model;
 RESET ROLE;
 
 -- Refused before anything is created.
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SET search_path = m_space, public;
 SELECT try_sql($$SELECT * FROM dp_sample(999999999, target => 'x')$$) AS unknown_model;
 SELECT try_sql($$SELECT * FROM dp_sample(NULL, target => 'x')$$) AS null_model;
@@ -199,7 +200,7 @@ FROM dp_synthesize('visits', epsilon => 1, target => 'm_space.too_big');
 RESET client_min_messages;
 RESET dpsynth.max_model_cells;
 SELECT count(*) > 0 AS rows_in_too_big FROM m_space.too_big;
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SELECT try_sql($$SET dpsynth.max_model_cells = 100$$) AS analyst_cannot_set;
 RESET ROLE;
 DROP TABLE m_space.too_big;
@@ -208,14 +209,14 @@ DROP TABLE m_space.too_big;
 -- dropped, samples keep the model's columns and constraints.
 ALTER TABLE visits RENAME COLUMN sex TO gender;
 ALTER TABLE visits ADD COLUMN extra int;
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SELECT rows_written = :b_rows AS same_rows FROM dp_sample(:model, seed => 7, target => 'm_space.after_alter');
 RESET ROLE;
 SELECT (SELECT count(*) FROM (TABLE m_space.b EXCEPT ALL TABLE m_space.after_alter) x) AS differences_after_alter,
 	   (SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute
 		WHERE attrelid = 'm_space.after_alter'::regclass AND attnum > 0) AS columns;
 DROP TABLE visits;
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SELECT model_id = :model AS still_listed, table_name IS NULL AS table_gone, relname FROM dp_models WHERE model_id = :model;
 SELECT rows_written = :b_rows AS same_rows FROM dp_sample(:model, seed => 7, target => 'm_space.after_drop');
 RESET ROLE;
@@ -225,12 +226,12 @@ DROP TABLE m_space.visits_synthetic, m_space.b, m_space.c, m_space.d, m_space.e,
 	m_space.after_drop;
 DROP TABLE m_space.:"target_table";
 DROP TYPE m_level;
-SET ROLE m_analyst;
+SET ROLE regress_m_analyst;
 SELECT replace(try_sql(format('SELECT * FROM dp_sample(%s, target => %L)', :model, 'm_space.no_type')), 'model ' || :model, 'model N') AS type_gone;
 RESET ROLE;
 SELECT to_regclass('m_space.no_type') IS NULL AS no_table;
 
 DROP SCHEMA m_space CASCADE;
 DROP SCHEMA m_other_space CASCADE;
-DROP OWNED BY m_analyst, m_other, m_owner;
-DROP ROLE m_analyst, m_other, m_owner;
+DROP OWNED BY regress_m_analyst, regress_m_other, regress_m_owner;
+DROP ROLE regress_m_analyst, regress_m_other, regress_m_owner;

@@ -2,11 +2,12 @@
 -- constraint name spliced into SQL, not a CHECK calling the owner's function, not a domain's
 -- constraint.  Built-in-only CHECKs are still copied.  And synthetic values fit their column's
 -- type: identifiers, numeric(p,s), domains over numeric.
-CREATE ROLE oc_owner;
-CREATE SCHEMA oc AUTHORIZATION oc_owner;
+\i test/regress_helpers.sql
+CREATE ROLE regress_oc_owner;
+CREATE SCHEMA oc AUTHORIZATION regress_oc_owner;
 CREATE TABLE public.oc_calls (who name, what text);
 GRANT INSERT, SELECT ON public.oc_calls TO PUBLIC;
-SET ROLE oc_owner;
+SET ROLE regress_oc_owner;
 -- the owner's spy: records who runs it
 CREATE FUNCTION oc.spy(x int) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
@@ -90,7 +91,7 @@ SELECT rows_written > 0 AS sampled FROM dp_sample(:oc_model, "rows" => 200, seed
 SELECT count(*) AS spy_calls FROM public.oc_calls;
 SELECT count(*) AS sample2_checks FROM pg_constraint WHERE conrelid = 'public.oc_sample2'::regclass;
 -- the owner turns a kept domain into a spying one: samples get its base type
-SET ROLE oc_owner;
+SET ROLE regress_oc_owner;
 ALTER DOMAIN oc.short_code ADD CONSTRAINT spy_too CHECK (oc.spy(length(VALUE)));
 RESET ROLE;
 TRUNCATE public.oc_calls;
@@ -138,7 +139,7 @@ SELECT regexp_replace(replace(try_sql(format('SELECT * FROM dp_sample(%s, target
 					   'model ' || :ids_model, 'model N'), 'make \d+ rows', 'make K rows') AS default_over_max;
 SELECT try_sql($$SELECT * FROM dp_synthesize('ids', epsilon => 1, rows => 101, target => 'ids_d')$$) AS synth_over_max;
 RESET dpsynth.max_sample_rows;
-SET ROLE oc_owner;
+SET ROLE regress_oc_owner;
 SELECT try_sql('SET dpsynth.max_sample_rows = 1000000000') AS not_superuser;
 RESET ROLE;
 
@@ -171,4 +172,4 @@ DROP SCHEMA oc CASCADE;
 SELECT count(*) AS copy_columns_left FROM pg_attribute
 WHERE attrelid = 'public.oc_copy'::regclass AND attnum > 0 AND NOT attisdropped;
 DROP TABLE public.oc_copy;
-DROP ROLE oc_owner;
+DROP ROLE regress_oc_owner;

@@ -1,4 +1,5 @@
 -- The holes an outside audit found (issue 9), each closed: every check here failed on 0.1.0.
+\i test/regress_helpers.sql
 CREATE ROLE regress_hole_analyst IN ROLE dpsynth_analyst;
 CREATE ROLE regress_hole_owner;
 CREATE SCHEMA hole AUTHORIZATION regress_hole_owner;

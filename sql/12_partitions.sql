@@ -1,6 +1,7 @@
 -- Partitioned and inherited tables are protected as one table: one budget for all their rows,
 -- every partition read, no partition with a budget of its own, and attaching or detaching a
 -- partition keeps every row under exactly one budget (issue 12, item 3).
+\i test/regress_helpers.sql
 CREATE ROLE regress_part_analyst IN ROLE dpsynth_analyst;
 CREATE TABLE part (region text NOT NULL, k integer NOT NULL, v integer) PARTITION BY LIST (region);
 CREATE TABLE part_n PARTITION OF part FOR VALUES IN ('n');

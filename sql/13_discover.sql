@@ -1,6 +1,7 @@
 -- dp_discover: a table with nothing declared learns every domain once, as a charged release of
 -- its own, with the whole call's rho (issue 10, "Tables with nothing declared"); later releases
 -- reuse the domains at no cost.
+\i test/regress_helpers.sql
 CREATE ROLE regress_disc_analyst IN ROLE dpsynth_analyst;
 CREATE TABLE nd (id serial, token uuid, city text NOT NULL, town text, age integer, score float8,
 				 secret text);
