@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench/quality_all.sh - fidelity of dp_synthesize on every table in ../shared/datasets, judged by
+# ../shared/tools/evaluate.py (tvd1, tvd2, tvd3, range queries, train-on-synthetic test-on-real AUC
+# on TABLE_test.csv), with AIM's and MST's figures from ../shared/datasets/ANCHORS.md beside it.
+# Each table is loaded as its owner would (scripts/load_dataset.py: domain.json declared), and
+# each run declares domain.json anew, so that every run pays for whatever it learns.
+# Usage: bench/quality_all.sh [--record]   (RUNS=5, EPSILONS="1", DATASETS="adult diamonds arrests smokeban star",
+#        METHOD= (dp_synthesize's default), EXTRA= (more dp_synthesize arguments, e.g. ", method => 'privsyn'"))
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_quality}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54332}
+CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
+CLUSTER_PORT=$DPSYNTH_PORT
+RUNS=${RUNS:-5}
+EPSILONS=${EPSILONS:-1}
+DATASETS=${DATASETS:-"adult diamonds arrests smokeban star"}
+EXTRA=${EXTRA:-}
+SHARED=${SHARED:-$TOP/../shared}
+OUT=$TOP/bench/out
+mkdir -p "$OUT"
+declare -A TARGET=([adult]=income [diamonds]=cut [arrests]=released [smokeban]=smoker [star]=star1)
+
+dp_start_with_adult bench python3-numpy python3-pandas python3-sklearn >/dev/null
+for d in $DATASETS; do
+	python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/$d" "$d" 999999 | psql -X -q -d bench -v ON_ERROR_STOP=1 >/dev/null
+done
+
+run_once() {	# $1 dataset, $2 epsilon: declare, synthesize, evaluate; appends a JSON line
+	local d=$1 eps=$2 secs res
+	echo "SELECT dp_declare('$d', :'dom'::jsonb);" | psql -X -q -d bench -v dom="$(cat "$SHARED/datasets/$d/domain.json")" >/dev/null || return 1
+	psql -X -q -d bench -c "DROP TABLE IF EXISTS synth" >/dev/null || return 1
+	secs=$(psql -X -qAt -d bench -c "SELECT (seconds->>'total') FROM dp_synthesize('$d', epsilon => $eps, target => 'synth'$EXTRA)") || return 1
+	psql -X -q -d bench -c "\\copy synth TO '$OUT/synth.csv' WITH (FORMAT csv, HEADER true)" || return 1
+	res=$(/usr/bin/python3 "$SHARED/tools/evaluate.py" "$SHARED/datasets/$d/${d}_train.csv" "$OUT/synth.csv" \
+		--test "$SHARED/datasets/$d/${d}_test.csv" --target "${TARGET[$d]}" --json) || return 1
+	echo "$res" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); d['seconds']=$secs; print(json.dumps(d))" >> "$OUT/q-$d-$eps.jsonl"
+}
+
+rows=()
+for eps in $EPSILONS; do
+	for d in $DATASETS; do
+		: > "$OUT/q-$d-$eps.jsonl"
+		for run in $(seq 1 "$RUNS"); do
+			run_once "$d" "$eps" || { echo "run failed: $d eps=$eps" >&2; exit 1; }
+			echo "# $d eps=$eps run $run: $(tail -n 1 "$OUT/q-$d-$eps.jsonl")"
+		done
+		rows+=("$(/usr/bin/python3 - "$OUT/q-$d-$eps.jsonl" "$d" "$eps" "$SHARED/datasets/ANCHORS.md" <<'PY'
+import json, re, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+name, eps = sys.argv[2], sys.argv[3]
+def m(k):
+    v = [r[k] for r in rs if r.get(k) is not None]
+    return sum(v) / len(v) if v else float("nan")
+# AIM and MST rows of this table in ANCHORS.md (measured at epsilon 1 only)
+anch, cur = {}, None
+for line in open(sys.argv[4]):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) < 9 or cells[0].startswith("---") or cells[0] == "table (target)":
+        continue
+    if cells[0]:
+        cur = cells[0].split(" ")[0]
+    if cur == name and cells[1] in ("MST", "AIM") or (cur == name and cells[1].startswith("AIM")):
+        anch[cells[1].split(",")[0]] = cells[3:8]
+def f(v, nd):
+    return f"{v:.{nd}f}".lstrip("0") if v == v else ""
+ours = [f(m("tvd1"), 3), f(m("tvd2"), 3), f(m("tvd3"), 3), f(m("range"), 4), f(m("tstr_auc"), 3)]
+aim = " / ".join(anch.get("AIM", [""] * 5)) if eps in ("1", "1.0") else ""
+mst = " / ".join(anch.get("MST", [""] * 5)) if eps in ("1", "1.0") else ""
+print(f"| {name} | {eps} | {' / '.join(ours)} | {aim} | {mst} | {m('seconds'):.2f} | {len(rs)} |")
+PY
+)")
+	done
+done
+report=$(
+	echo "### dp_synthesize quality on every dataset, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
+	echo
+	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. Command: \`RUNS=$RUNS EPSILONS=\"$EPSILONS\" bench/quality_all.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\""). delta 1e-6, domain.json declared, means of the runs; evaluate.py against TABLE_train.csv, TSTR on TABLE_test.csv. AIM and MST from ANCHORS.md (epsilon 1)."
+	echo
+	echo "| table | epsilon | dpsynth tvd1 / tvd2 / tvd3 / range / AUC | AIM | MST | seconds | runs |"
+	echo "|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+)
+echo "$report"
+[ "${1:-}" = "--record" ] && printf '\n%s\n' "$report" >> "$TOP/bench/RESULTS.md"
+exit 0
