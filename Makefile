@@ -50,7 +50,7 @@ unit-build: $(UNIT_TESTS)
 unit: unit-build
 	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
 
-EXTRA_CLEAN = test/unit/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
+EXTRA_CLEAN = test/unit/bin test/fuzz/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
 
 # ---- benchmarks of the core (no server): bench/gum_bench.c ----
 bench/bin/%: bench/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
@@ -59,3 +59,15 @@ bench/bin/%: bench/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/uni
 
 .PHONY: bench-gum
 bench-gum: bench/bin/gum_bench
+
+# ---- fuzzing of the core with libFuzzer (clang, ASan + UBSan): scripts/fuzz runs them ----
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc/core
+FUZZ_BINS = $(patsubst test/fuzz/%.c,test/fuzz/bin/%,$(wildcard test/fuzz/fuzz_*.c))
+
+test/fuzz/bin/%: test/fuzz/%.c test/fuzz/fuzz_input.h $(CORE_SRCS) $(wildcard src/core/*.h)
+	@mkdir -p test/fuzz/bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+
+.PHONY: fuzz-build
+fuzz-build: $(FUZZ_BINS)

@@ -143,22 +143,28 @@ plan_free(cs_plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* rho of a marginal as a weight: its positive part, or 1 for all when no rho is positive. */
+/*
+ * rho of a marginal as a weight: its positive part relative to the largest rho (so that no sum of
+ * weights can overflow, whatever finite rho is given), or 1 for all when no rho is positive.
+ */
 static double
-rho_weight(const dp_marg *m, bool anyrho)
+rho_weight(const dp_marg *m, double maxrho)
 {
-	if (!anyrho)
+	if (!(maxrho > 0))
 		return 1;
-	return m->rho > 0 ? m->rho : 0;
+	return m->rho > 0 ? m->rho / maxrho : 0;
 }
 
-static bool
-any_rho(const dp_marg *margs, uint32_t nmargs)
+/* the largest positive rho, or 0 */
+static double
+max_rho(const dp_marg *margs, uint32_t nmargs)
 {
+	double		r = 0;
+
 	for (uint32_t i = 0; i < nmargs; i++)
-		if (margs[i].rho > 0)
-			return true;
-	return false;
+		if (margs[i].rho > r)
+			r = margs[i].rho;
+	return r;
 }
 
 /*
@@ -219,12 +225,12 @@ plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 	uint64_t	maxproj = 1,
 				maxcells = 1;
 	uint32_t	k = 0;
-	bool		anyrho;
+	double		maxrho;
 
 	memset(p, 0, sizeof(*p));
 	if (nmargs == 0 || margs == NULL)
 		return -1;
-	anyrho = any_rho(margs, nmargs);
+	maxrho = max_rho(margs, nmargs);
 	for (uint32_t i = 0; i < nmargs; i++)
 	{
 		uint64_t	nc = 1;
@@ -325,7 +331,7 @@ plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 		}
 		for (uint32_t m = 0; m < gr->nmem; m++)
 		{
-			gr->mem[m].w = rho_weight(&margs[gr->mem[m].marg], anyrho) / gr->mem[m].g;
+			gr->mem[m].w = rho_weight(&margs[gr->mem[m].marg], maxrho) / gr->mem[m].g;
 			wsum += gr->mem[m].w;
 		}
 		if (!(wsum > 0))
@@ -558,22 +564,24 @@ dp_consist(dp_marg *margs, uint32_t nmargs, int max_iters)
 	double		total = 0,
 				wsum = 0,
 				tol;
-	bool		anyrho;
+	double		maxrho;
 	int			iters = max_iters > 0 ? max_iters : DP_CONSIST_MAX_ITERS;
 
 	if (plan_build(&p, margs, nmargs) < 0)
 		return -1;
-	anyrho = any_rho(margs, nmargs);
+	maxrho = max_rho(margs, nmargs);
 
-	/* the common total: the first pass's estimate on the empty set */
+	/* the common total: the first pass's estimate on the empty set (normalised weights) */
 	for (uint32_t i = 0; i < nmargs; i++)
+		wsum += rho_weight(&margs[i], maxrho) / (double) margs[i].ncells;
+	for (uint32_t i = 0; i < nmargs; i++)
+		total += rho_weight(&margs[i], maxrho) / (double) margs[i].ncells / wsum * dp_marg_total(&margs[i]);
+	if (!isfinite(total))
 	{
-		double		w = rho_weight(&margs[i], anyrho) / (double) margs[i].ncells;
-
-		total += w * dp_marg_total(&margs[i]);
-		wsum += w;
+		/* cells so large that their sums overflow: no count ever is; refused like a malformed input */
+		plan_free(&p);
+		return -1;
 	}
-	total /= wsum;
 	if (!(total > 0))
 		total = 0;
 	tol = DP_CONSIST_TOL * (total > 1 ? total : 1);

@@ -53,7 +53,8 @@
  *
  * Returns the common total, or -1 (marginals untouched) when nmargs is 0, a marginal is malformed
  * (no cells, ncells not the product of its sizes, attributes not increasing, a cell or rho not
- * finite), two marginals give one attribute different sizes, or allocation fails.
+ * finite), two marginals give one attribute different sizes, the totals overflow a double, or
+ * allocation fails.
  */
 double		dp_consist(dp_marg *margs, uint32_t nmargs, int max_iters);
 

@@ -952,6 +952,39 @@ test_adult_sized(double rho)
 	dp_codes_free(&t);
 }
 
+/*
+ * Found by fuzzing (test/fuzz/fuzz_consist.c): a huge but finite rho (1.76e156) with a huge cell
+ * made the weighted total overflow, and Norm-Sub then wrote NaN cells.  Weights are now relative to
+ * the largest rho, and totals that overflow a double are refused like a malformed input.
+ */
+static void
+test_huge_values(void)
+{
+	uint32_t	sizes[3] = {1, 1, 3},
+				a3[3] = {0, 1, 2},
+				a1[1] = {2};
+	dp_marg		m[2];
+	double		total;
+	bool		finite = true;
+
+	dp_marg_init(&m[0], 3, a3, sizes);
+	dp_marg_init(&m[1], 1, a1, sizes);
+	m[0].cells[0] = 33.99;
+	m[0].cells[1] = -141.415;
+	m[0].cells[2] = 1.7565805777393029e+156;
+	m[0].rho = 1.7565805777393029e+156;
+	m[1].rho = 0;
+	total = dp_consist(m, 2, 0);
+	for (int i = 0; i < 2; i++)
+		for (uint64_t k = 0; k < m[i].ncells; k++)
+			finite &= isfinite(m[i].cells[k]) && m[i].cells[k] >= 0;
+	unit_check(total >= 0 && finite, "huge rho and cell: total %g, every cell finite and >= 0", total);
+	m[0].cells[0] = m[0].cells[1] = m[0].cells[2] = 1.5e308;
+	unit_check(dp_consist(m, 2, 0) == -1 && m[0].cells[0] == 1.5e308, "totals that overflow a double: refused, untouched");
+	dp_marg_free(&m[0]);
+	dp_marg_free(&m[1]);
+}
+
 int
 main(void)
 {
@@ -960,6 +993,7 @@ main(void)
 	quick = q && *q && strcmp(q, "0") != 0;
 	alarm(300);					/* a hang (as in the Norm-Sub rounding case) fails, not blocks */
 	test_normsub_examples();
+	test_huge_values();
 	test_normsub_random();
 	test_pass_by_hand();
 	test_random_pass_vs_reference();
