@@ -388,7 +388,7 @@ dpsynth_check_release_privilege(Oid relid, const char *function)
 	Oid			user = GetUserId();
 
 	if (has_role_named(user, "dpsynth_analyst") || has_role_named(user, "dpsynth_admin") ||
-		pg_class_ownercheck(relid, user))
+		dpsynth_table_ownercheck(relid, user))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

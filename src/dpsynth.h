@@ -14,6 +14,7 @@
 #include "utils/array.h"
 #include "utils/relcache.h"
 
+#include "compat.h"
 #include "dp_domain.h"
 
 /* SQLSTATEs of dpsynth's own, in class YD: the SQL standard reserves the classes that begin
@@ -197,14 +198,8 @@ extern void dpsynth_too_many_cells(void);
 extern Relation dpsynth_open_source(Oid relid);
 
 /* ---- scan.c: one pass over a table and its partitions or inheritance children ---- */
-#include "access/attmap.h"
 #include "access/tableam.h"
 #include "executor/tuptable.h"
-#if PG_VERSION_NUM >= 160000
-#define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out), false)
-#else
-#define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out))
-#endif
 
 typedef struct DpSourceScan
 {

@@ -679,7 +679,7 @@ resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name, con
 		rv = makeRangeVar(NULL, name, -1);
 	}
 	else						/* a name, maybe schema-qualified and quoted */
-		rv = makeRangeVarFromNameList(stringToQualifiedNameList(NameStr(*PG_GETARG_NAME(argno))));
+		rv = makeRangeVarFromNameList(dpsynth_qualified_name_list(NameStr(*PG_GETARG_NAME(argno))));
 	target = rv->relname;
 	*nspid = RangeVarGetCreationNamespace(rv);
 	aclresult = pg_namespace_aclcheck(*nspid, GetUserId(), ACL_CREATE);

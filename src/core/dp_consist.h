@@ -43,6 +43,12 @@
 #define DP_CONSIST_TOL 1e-12
 
 /*
+ * The largest magnitude of a cell dp_consist accepts: counts and their noise are far below it
+ * (2^63 rows), and every sum of such cells stays finite, so no step can overflow to NaN.
+ */
+#define DP_CONSIST_MAX_CELL 1e100
+
+/*
  * Makes margs[0..nmargs) mutually consistent and non-negative, in place (see above).  The common
  * total is the inverse-variance weighted average of the marginals' totals (weight rho_j / c_j, c_j
  * the cell count), clamped at 0; every marginal ends with that total.  max_iters <= 0 means
@@ -52,9 +58,9 @@
  * the cap did.
  *
  * Returns the common total, or -1 (marginals untouched) when nmargs is 0, a marginal is malformed
- * (no cells, ncells not the product of its sizes, attributes not increasing, a cell or rho not
- * finite), two marginals give one attribute different sizes, the totals overflow a double, or
- * allocation fails.
+ * (no cells, ncells not the product of its sizes, attributes not increasing, rho not finite, a
+ * cell not finite or beyond DP_CONSIST_MAX_CELL), two marginals give one attribute different
+ * sizes, or allocation fails.
  */
 double		dp_consist(dp_marg *margs, uint32_t nmargs, int max_iters);
 

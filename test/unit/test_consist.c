@@ -954,8 +954,9 @@ test_adult_sized(double rho)
 
 /*
  * Found by fuzzing (test/fuzz/fuzz_consist.c): a huge but finite rho (1.76e156) with a huge cell
- * made the weighted total overflow, and Norm-Sub then wrote NaN cells.  Weights are now relative to
- * the largest rho, and totals that overflow a double are refused like a malformed input.
+ * made the weighted total overflow, and Norm-Sub then wrote NaN cells; later cells near DBL_MAX did
+ * the same inside a pass.  Weights are now relative to the largest rho, and cells beyond
+ * DP_CONSIST_MAX_CELL (1e100; no count comes near) are refused like a malformed input.
  */
 static void
 test_huge_values(void)
@@ -971,7 +972,7 @@ test_huge_values(void)
 	dp_marg_init(&m[1], 1, a1, sizes);
 	m[0].cells[0] = 33.99;
 	m[0].cells[1] = -141.415;
-	m[0].cells[2] = 1.7565805777393029e+156;
+	m[0].cells[2] = 1.7565805777393029e+96;
 	m[0].rho = 1.7565805777393029e+156;
 	m[1].rho = 0;
 	total = dp_consist(m, 2, 0);
@@ -979,8 +980,9 @@ test_huge_values(void)
 		for (uint64_t k = 0; k < m[i].ncells; k++)
 			finite &= isfinite(m[i].cells[k]) && m[i].cells[k] >= 0;
 	unit_check(total >= 0 && finite, "huge rho and cell: total %g, every cell finite and >= 0", total);
-	m[0].cells[0] = m[0].cells[1] = m[0].cells[2] = 1.5e308;
-	unit_check(dp_consist(m, 2, 0) == -1 && m[0].cells[0] == 1.5e308, "totals that overflow a double: refused, untouched");
+	m[0].cells[0] = 102.9;
+	m[0].cells[1] = -1.7976931348623157e308;
+	unit_check(dp_consist(m, 2, 0) == -1 && m[0].cells[0] == 102.9, "a cell beyond 1e100: refused, untouched");
 	dp_marg_free(&m[0]);
 	dp_marg_free(&m[1]);
 }

@@ -1,0 +1,34 @@
+/*
+ * compat.h - every difference between the PostgreSQL versions dpsynth builds against (15 and
+ * later), in one place (pgvector style): the glue calls these names, never the versioned APIs.
+ */
+#ifndef DPSYNTH_COMPAT_H
+#define DPSYNTH_COMPAT_H
+
+#include "access/attmap.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "utils/acl.h"
+
+/* 16: pg_class_ownercheck and friends became object_ownercheck(classid, ...) */
+#if PG_VERSION_NUM >= 160000
+#define dpsynth_table_ownercheck(relid, roleid) object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#define dpsynth_table_ownercheck(relid, roleid) pg_class_ownercheck((relid), (roleid))
+#endif
+
+/* 16: stringToQualifiedNameList takes an escontext for soft errors */
+#if PG_VERSION_NUM >= 160000
+#define dpsynth_qualified_name_list(s) stringToQualifiedNameList((s), NULL)
+#else
+#define dpsynth_qualified_name_list(s) stringToQualifiedNameList(s)
+#endif
+
+/* 16: build_attrmap_by_name_if_req takes missing_ok */
+#if PG_VERSION_NUM >= 160000
+#define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out), false)
+#else
+#define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out))
+#endif
+
+#endif							/* DPSYNTH_COMPAT_H */
