@@ -59,7 +59,7 @@ SELECT count(*) AS differences FROM (
 	SELECT attname, atttypid, atttypmod, attnotnull FROM pg_attribute
 	WHERE attrelid = 'analyst_space.people_synthetic'::regclass AND attnum > 0) d;
 SELECT pg_get_constraintdef(oid) FROM pg_constraint
-WHERE conrelid = 'analyst_space.people_synthetic'::regclass ORDER BY 1;
+WHERE conrelid = 'analyst_space.people_synthetic'::regclass AND contype = 'c' ORDER BY 1;
 SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'analyst_space.people_synthetic'::regclass;
 SELECT obj_description('analyst_space.people_synthetic'::regclass) LIKE
 	   'dpsynth synthetic copy of people: PrivSyn (DenseMarg + GUM), epsilon 1, delta 1e-06, ledger row %' AS provenance;

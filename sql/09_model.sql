@@ -85,7 +85,7 @@ SELECT count(*) AS shape_differences FROM (
 	 WHERE attrelid = 'm_space.b'::regclass AND attnum > 0
 	 EXCEPT SELECT attnum, attname, atttypid, atttypmod, attnotnull FROM pg_attribute
 	 WHERE attrelid = 'visits'::regclass AND attnum > 0)) d;
-SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'm_space.b'::regclass ORDER BY 1;
+SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'm_space.b'::regclass AND contype = 'c' ORDER BY 1;
 SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'm_space.b'::regclass;
 SELECT obj_description('m_space.b'::regclass) LIKE
 	   'dpsynth sample of model ' || :model || ', seed 7: synthetic copy of visits: PrivSyn (DenseMarg + GUM), epsilon 1, delta 1e-06, ledger row %'

@@ -122,6 +122,19 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION dpsynth._show_value(typ oid, v float8) RETURNS text LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+	-- each arm guarded by a range test on v alone: PostgreSQL 18 plans SQL functions with their
+	-- arguments as constants and folds every arm whose guard is not constant-false, so an arm
+	-- meant for another type must not be able to fail on this v
+	AS $$ SELECT CASE dpsynth._base_type(typ)
+		WHEN 'date'::regtype THEN CASE WHEN abs(v) < 1e8 THEN (date '2000-01-01' + v::int4)::text END
+		WHEN 'timestamp'::regtype THEN
+			CASE WHEN abs(v) < 1e17 THEN (timestamp '2000-01-01' + v * interval '1 microsecond')::text END
+		WHEN 'timestamptz'::regtype THEN
+			CASE WHEN abs(v) < 1e17 THEN (timestamptz '2000-01-01 00:00:00+00' + v * interval '1 microsecond')::text END
+		ELSE v::text END $$;
+
 CREATE OR REPLACE FUNCTION dpsynth._check_protected(rel oid) RETURNS dpsynth.budgets
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE

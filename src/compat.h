@@ -8,7 +8,12 @@
 #include "access/attmap.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
+#include "parser/parse_type.h"
 #include "utils/acl.h"
+#if PG_VERSION_NUM >= 160000
+#include "nodes/miscnodes.h"
+#endif
 
 /* 16: pg_class_ownercheck and friends became object_ownercheck(classid, ...) */
 #if PG_VERSION_NUM >= 160000
@@ -30,5 +35,29 @@
 #else
 #define dpsynth_attrmap_by_name_if_req(in, out) build_attrmap_by_name_if_req((in), (out))
 #endif
+
+/* 16: pg_namespace_aclcheck became object_aclcheck(NamespaceRelationId, ...) */
+#if PG_VERSION_NUM >= 160000
+#define dpsynth_namespace_aclcheck(nsp, roleid, mode) object_aclcheck(NamespaceRelationId, (nsp), (roleid), (mode))
+#else
+#define dpsynth_namespace_aclcheck(nsp, roleid, mode) pg_namespace_aclcheck((nsp), (roleid), (mode))
+#endif
+
+/* A type by name, InvalidOid if there is none (16: parseTypeString reports that as a soft error) */
+static inline void
+dpsynth_parse_type(const char *str, Oid *typid, int32 *typmod)
+{
+#if PG_VERSION_NUM >= 160000
+	ErrorSaveContext escontext;
+
+	memset(&escontext, 0, sizeof(escontext));
+	escontext.type = T_ErrorSaveContext;
+
+	if (!parseTypeString(str, typid, typmod, (Node *) &escontext))
+		*typid = InvalidOid;
+#else
+	parseTypeString(str, typid, typmod, true);
+#endif
+}
 
 #endif							/* DPSYNTH_COMPAT_H */

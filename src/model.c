@@ -348,7 +348,7 @@ resolve_type(OutColumn *oc, const char *type, const char *base_type, int64 model
 	int32		typmod;
 	int32		basetypmod;
 
-	parseTypeString(type, &typid, &typmod, true);
+	dpsynth_parse_type(type, &typid, &typmod);
 	if (!OidIsValid(typid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -682,7 +682,7 @@ resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name, con
 		rv = makeRangeVarFromNameList(dpsynth_qualified_name_list(NameStr(*PG_GETARG_NAME(argno))));
 	target = rv->relname;
 	*nspid = RangeVarGetCreationNamespace(rv);
-	aclresult = pg_namespace_aclcheck(*nspid, GetUserId(), ACL_CREATE);
+	aclresult = dpsynth_namespace_aclcheck(*nspid, GetUserId(), ACL_CREATE);
 	if (aclresult != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
