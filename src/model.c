@@ -588,7 +588,7 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 					 "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
 					 model, model_id, "marginals");
 		old = MemoryContextSwitchTo(caller_cxt);
-		if (SPI_processed < 1 || SPI_processed > (uint64) nsynth + DP_PRIVSYN_MAX_MARGS)
+		if (SPI_processed < 1 || SPI_processed > (uint64) nsynth + (uint64) nsynth * (nsynth - 1) / 2)
 			corrupt(model_id, "no marginals, or too many");
 		r->nmargs = (uint32) SPI_processed;
 		r->margs = palloc0(sizeof(dp_marg) * r->nmargs);

@@ -105,9 +105,10 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		return -2;
 	dp_marg_set_allocator(c.alloc, c.free_fn);
 	dp_select_set_allocator(c.alloc, c.free_fn);
-	margs = zalloc(&c, sizeof(dp_marg) * (d + DP_PRIVSYN_MAX_MARGS));
-	sets = zalloc(&c, sizeof(*sets) * DP_PRIVSYN_MAX_MARGS);
-	set_sizes = zalloc(&c, sizeof(uint32_t) * DP_PRIVSYN_MAX_MARGS);
+	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
+	margs = zalloc(&c, sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
+	sets = zalloc(&c, sizeof(*sets) * (m > 0 ? m : 1));
+	set_sizes = zalloc(&c, sizeof(uint32_t) * (m > 0 ? m : 1));
 	out->merged_sizes = zalloc(&c, sizeof(uint32_t) * d);
 	out->code_map = zalloc(&c, sizeof(uint16_t *) * d);
 	out->oneway_noisy = zalloc(&c, sizeof(double *) * d);
@@ -215,7 +216,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		if (dp_densemarg(d, scores, out->merged_sizes, rho3, selected) == DP_SELECT_ERROR)
 			return -2;
 		nsets = dp_combine(d, selected, scores, out->merged_sizes, p->gamma, sets, set_sizes,
-						   DP_PRIVSYN_MAX_MARGS);
+						   m);
 		if (nsets == DP_SELECT_ERROR)
 			return -2;
 	}

@@ -35,8 +35,6 @@
 #include "dp_marg.h"
 #include "dp_prng.h"
 
-#define DP_PRIVSYN_MAX_MARGS 1024
-
 typedef enum dp_privsyn_phase
 {
 	DP_PHASE_ONEWAY,
