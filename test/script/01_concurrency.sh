@@ -6,12 +6,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_concurrency
 SESSIONS=8
 fresh_db $DB
+ensure_analyst $DB dp_conc_analyst
 psql -X -q -d $DB >/dev/null 2>&1 <<'SQL'
-DO $$ BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'dp_conc_analyst') THEN
-		CREATE ROLE dp_conc_analyst LOGIN IN ROLE dpsynth_analyst;
-	END IF;
-END $$;
 CREATE TABLE t (g text NOT NULL);
 INSERT INTO t SELECT (ARRAY['a', 'b', 'c'])[1 + i % 3] FROM generate_series(1, 5000) i;
 SELECT dp_protect('t', epsilon => 3, delta => 1e-6);

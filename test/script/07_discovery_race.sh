@@ -7,12 +7,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_discovery_race
 SESSIONS=6
 fresh_db $DB
+ensure_analyst $DB regress_race_analyst
 psql -X -q -d $DB >/dev/null 2>&1 <<'SQL'
-DO $$ BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'regress_race_analyst') THEN
-		CREATE ROLE regress_race_analyst LOGIN IN ROLE dpsynth_analyst;
-	END IF;
-END $$;
 CREATE TABLE t (g text NOT NULL, h text NOT NULL);
 INSERT INTO t SELECT (ARRAY['a', 'b', 'c'])[1 + i % 3], (ARRAY['x', 'y'])[1 + i % 2] FROM generate_series(1, 3000) i;
 SELECT dp_protect('t', epsilon => 50, delta => 1e-6, selection_delta => 1e-4);

@@ -14,12 +14,8 @@ q $DB "CREATE EXTENSION dpsynth VERSION '0.1.0'" >/dev/null
 is "$(q $DB "SELECT extversion FROM pg_extension WHERE extname = 'dpsynth'")" 0.1.0 "0.1.0 installs"
 
 # Fill 0.1.0's catalog through its own functions.
+ensure_analyst $DB regress_upgrade_analyst
 psql -X -q -d $DB >/dev/null 2>&1 <<'SQL'
-DO $$ BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'regress_upgrade_analyst') THEN
-		CREATE ROLE regress_upgrade_analyst LOGIN IN ROLE dpsynth_analyst;
-	END IF;
-END $$;
 CREATE TABLE t (g text NOT NULL, n int NOT NULL, secret text);
 INSERT INTO t SELECT (ARRAY['a', 'b', 'c'])[1 + i % 3], i % 40, 'x' || i FROM generate_series(1, 2000) i;
 SELECT dp_protect('t', epsilon => 5, selection_delta => 1e-5);

@@ -16,12 +16,8 @@ RANDOM=$SEED
 FAULTS=$([ "${DPSYNTH_HEAVY:-0}" = 1 ] && echo 40 || echo 8)
 echo "# seed $SEED, $FAULTS faults"
 fresh_db $DB
+ensure_analyst $DB regress_attacker
 psql -X -q -d $DB >/dev/null 2>&1 <<'SQL'
-DO $$ BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'regress_attacker') THEN
-		CREATE ROLE regress_attacker LOGIN IN ROLE dpsynth_analyst;
-	END IF;
-END $$;
 CREATE SCHEMA loot AUTHORIZATION regress_attacker;
 CREATE TABLE t (g text NOT NULL, k integer NOT NULL);
 INSERT INTO t SELECT (ARRAY['a', 'b', 'c'])[1 + i % 3], i % 10 FROM generate_series(1, 3000) i;

@@ -26,3 +26,12 @@ fresh_db() {
 	psql -X -q -d postgres -c "CREATE DATABASE $db"
 	psql -X -q -d "$db" -c "CREATE EXTENSION dpsynth"
 }
+
+# ensure_analyst DB ROLE: a login role in dpsynth_analyst (roles are cluster-wide: kept if it exists)
+ensure_analyst() {
+	psql -X -q -d "$1" -c "DO \$\$ BEGIN
+		IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$2') THEN
+			CREATE ROLE $2 LOGIN IN ROLE dpsynth_analyst;
+		END IF;
+	END \$\$" >/dev/null 2>&1
+}
