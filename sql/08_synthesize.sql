@@ -62,7 +62,18 @@ SELECT pg_get_constraintdef(oid) FROM pg_constraint
 WHERE conrelid = 'analyst_space.people_synthetic'::regclass AND contype = 'c' ORDER BY 1;
 SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'analyst_space.people_synthetic'::regclass;
 SELECT obj_description('analyst_space.people_synthetic'::regclass) LIKE
-	   'dpsynth synthetic copy of people: PrivSyn (DenseMarg + GUM), epsilon 1, delta 1e-06, ledger row %' AS provenance;
+	   'dpsynth synthetic copy of people: adaptive (AIM-style rounds + GUM), epsilon 1, delta 1e-06, ledger row %' AS provenance;
+
+-- The method: adaptive by default, PrivSyn on request (named in the ledger, the comment and the
+-- model); an unknown method is refused before anything is charged.
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, method => 'mst')$$) AS unknown_method;
+SELECT count(*) AS charges_so_far FROM dp_ledger WHERE function = 'dp_synthesize';
+SELECT target_table, k_way_marginals >= 1 AS has_k_way
+FROM dp_synthesize('public.people', epsilon => 1, target => 'people_privsyn', method => 'PrivSyn');
+SELECT details->>'method' AS method FROM dp_ledger WHERE function = 'dp_synthesize' ORDER BY id;
+SELECT obj_description('people_privsyn'::regclass) LIKE
+	   'dpsynth synthetic copy of people: PrivSyn (DenseMarg + GUM), epsilon 1, %' AS privsyn_provenance;
+DROP TABLE people_privsyn;
 
 -- The values: fresh identifiers, excluded columns NULL, everything inside its domain.
 SELECT count(*) AS rows_violating_checks FROM analyst_space.people_synthetic WHERE NOT (age < 40 OR income < 50000);

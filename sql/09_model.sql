@@ -88,7 +88,7 @@ SELECT count(*) AS shape_differences FROM (
 SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'm_space.b'::regclass AND contype = 'c' ORDER BY 1;
 SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'm_space.b'::regclass;
 SELECT obj_description('m_space.b'::regclass) LIKE
-	   'dpsynth sample of model ' || :model || ', seed 7: synthetic copy of visits: PrivSyn (DenseMarg + GUM), epsilon 1, delta 1e-06, ledger row %'
+	   'dpsynth sample of model ' || :model || ', seed 7: synthetic copy of visits: adaptive (AIM-style rounds + GUM), epsilon 1, delta 1e-06, ledger row %'
 	   AS provenance;
 -- Values inside their domains, fresh identifiers, the excluded column NULL, rare cities split back.
 SELECT count(DISTINCT id) = count(*) AS distinct_ids, count(DISTINCT token) = count(*) AS distinct_tokens,

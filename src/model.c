@@ -128,8 +128,9 @@ dpsynth_model_json(const DpModel *m)
 	ListCell   *lc;
 
 	initStringInfo(&b);
-	appendStringInfo(&b, "{\"format\": \"%s\", \"version\": %d, \"method\": \"PrivSyn (DenseMarg + GUM)\", \"source\": ",
-					 MODEL_FORMAT, MODEL_VERSION);
+	appendStringInfo(&b, "{\"format\": \"%s\", \"version\": %d, \"method\": ", MODEL_FORMAT, MODEL_VERSION);
+	json_str(&b, m->method ? m->method : DPSYNTH_METHOD_PRIVSYN_LABEL);
+	appendStringInfoString(&b, ", \"source\": ");
 	json_str(&b, m->relname);
 	appendStringInfoString(&b, ", \"noisy_total\": ");
 	json_num(&b, r->total);
@@ -405,7 +406,8 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 		TupleDesc	desc;
 
 		if (SPI_execute_with_args("SELECT m.ledger_id, m.epsilon, m.delta, m.relname, m.model, "
-								  "(m.model->>'noisy_total')::float8, m.model->>'format', (m.model->>'version')::int4 "
+								  "(m.model->>'noisy_total')::float8, m.model->>'format', (m.model->>'version')::int4, "
+								  "m.model->>'method' "
 								  "FROM dpsynth._model_access($1, $2) m",
 								  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "could not read model " INT64_FORMAT, model_id);
@@ -427,6 +429,9 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 			if (!format || strcmp(format, MODEL_FORMAT) != 0 || isnull || version != MODEL_VERSION)
 				corrupt(model_id, "unknown format or version");
 		}
+		m->method = row_text(tup, desc, 9);
+		if (!m->method)
+			m->method = DPSYNTH_METHOD_PRIVSYN_LABEL;
 		MemoryContextSwitchTo(old);
 	}
 

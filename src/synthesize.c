@@ -1424,6 +1424,34 @@ append_row(const dp_code *codes, void *arg)
 		elog(ERROR, "out of memory");
 }
 
+/*
+ * The method argument: NULL is the default.  Validated before anything is charged or read.
+ */
+static const char *
+check_method(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *m;
+
+	if (PG_ARGISNULL(argno))
+		return DPSYNTH_DEFAULT_METHOD;
+	m = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (pg_strcasecmp(m, "privsyn") == 0)
+		return "privsyn";
+	if (pg_strcasecmp(m, "adaptive") == 0)
+		return "adaptive";
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown synthesis method \"%s\"", m),
+			 errhint("The methods are 'adaptive' (the default) and 'privsyn'.")));
+	return NULL;				/* not reached */
+}
+
+static const char *
+method_label(const char *method)
+{
+	return strcmp(method, "adaptive") == 0 ? DPSYNTH_METHOD_ADAPTIVE_LABEL : DPSYNTH_METHOD_PRIVSYN_LABEL;
+}
+
 static int64
 check_rows(FunctionCallInfo fcinfo, int argno)
 {
@@ -1480,6 +1508,8 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	dp_codes	codes;
 	dp_privsyn_params params;
 	dp_privsyn_result res;
+	dp_adaptive_stats astats;
+	const char *method;
 	DpModel		model;
 	int64		model_id;
 	dp_prng		rng;
@@ -1507,6 +1537,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 			ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("columns must be a one-dimensional array")));
 	}
 	verbose = !PG_ARGISNULL(6) && PG_GETARG_BOOL(6);
+	method = check_method(fcinfo, 7);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
@@ -1571,10 +1602,10 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	ledger_id = dpsynth_charge(relid, "dp_synthesize",
 							   OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(synth_names)),
 							   epsilon, delta, units, plan.delta_each * plan.ntext,
-							   psprintf("{\"target\": %s, \"rows\": " INT64_FORMAT ", \"method\": \"PrivSyn\", "
+							   psprintf("{\"target\": %s, \"rows\": " INT64_FORMAT ", \"method\": \"%s\", "
 										"\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT ", "
 										"\"rho_units_pipeline\": " INT64_FORMAT "}",
-										target_json, rows, plan.ndiscover, plan.units_each,
+										target_json, rows, method, plan.ndiscover, plan.units_each,
 										units_pipeline));
 
 	/* ---- 3. from here on, nothing may fail or speak depending on the data ---- */
@@ -1606,14 +1637,23 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	dp_prng_seed_random(&rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
-	rc = dp_privsyn_run(&codes, sizes, &params, &rng, dpsynth_core_alloc, dpsynth_core_free, &res);
+	if (strcmp(method, "adaptive") == 0)
+		rc = dp_adaptive_run(&codes, sizes, &params, &rng, dpsynth_core_alloc, dpsynth_core_free, &res,
+							 &astats);
+	else
+		rc = dp_privsyn_run(&codes, sizes, &params, &rng, dpsynth_core_alloc, dpsynth_core_free, &res);
 	if (rc != 0)
 		elog(ERROR, "dpsynth: the synthesis pipeline failed (%d)", rc);
+	if (verbose && strcmp(method, "adaptive") == 0)
+		ereport(NOTICE,
+				(errmsg("%s: %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
+						label, astats.rounds, astats.anneals, astats.candidates, res.n_kway)));
 	dp_codes_free(&codes);
 
 	/* ---- 5. write the synthetic table, as the caller ---- */
 	memset(&model, 0, sizeof(model));
 	model.relname = get_rel_name(relid);
+	model.method = method_label(method);
 	model.nout = nout;
 	model.out = out;
 	model.ncols = ncols;
@@ -1623,9 +1663,9 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	model.checks = checks;
 	model.skipped_checks = skipped_checks;
 	written = write_synthetic(&model, &res.synth, &rng, nspid, target,
-							  psprintf("dpsynth synthetic copy of %s: PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, "
+							  psprintf("dpsynth synthetic copy of %s: %s, epsilon %s, delta %s, "
 									   "ledger row " INT64_FORMAT ", dpsynth " DPSYNTH_VERSION ", %s",
-									   get_rel_name(relid), float8out_internal(epsilon), float8out_internal(delta),
+									   get_rel_name(relid), model.method, float8out_internal(epsilon), float8out_internal(delta),
 									   ledger_id, timestamptz_to_str(GetCurrentTimestamp())),
 							  &pr, &target_relid);
 	dp_codes_free(&res.synth);	/* written; the model below needs the marginals only */
@@ -1774,9 +1814,9 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	/* ---- write it, as dp_synthesize does ---- */
 	written = write_synthetic(m, &synth, &rng, nspid, target,
 							  psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
-									   "PrivSyn (DenseMarg + GUM), epsilon %s, delta %s, ledger row " INT64_FORMAT
+									   "%s, epsilon %s, delta %s, ledger row " INT64_FORMAT
 									   ", dpsynth " DPSYNTH_VERSION ", %s",
-									   model_id, (int64) seed, m->relname, float8out_internal(meta.epsilon),
+									   model_id, (int64) seed, m->relname, m->method, float8out_internal(meta.epsilon),
 									   float8out_internal(meta.delta), meta.ledger_id,
 									   timestamptz_to_str(GetCurrentTimestamp())),
 							  &pr, &target_relid);

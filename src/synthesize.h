@@ -17,6 +17,7 @@
 #include "nodes/pg_list.h"
 
 #include "dp_codes.h"
+#include "dp_adaptive.h"
 #include "dp_privsyn.h"
 #include "dp_prng.h"
 
@@ -81,6 +82,7 @@ typedef struct DpCheck
 typedef struct DpModel
 {
 	char	   *relname;		/* the source's name when the model was made */
+	const char *method;			/* how it was made, as the model's JSON and comments say it */
 	int			nout;
 	OutColumn  *out;			/* every column of the synthetic table */
 	int			ncols;			/* synthesized columns */
@@ -123,6 +125,11 @@ extern char *dpsynth_model_json(const DpModel *m);
  * 160 MB.  A larger release still writes its table, with a WARNING (dpsynth.max_model_cells).
  */
 #define DPSYNTH_MODEL_MAX_CELLS 8000000
+
+/* The synthesis methods dp_synthesize offers (its method argument) and how models name them. */
+#define DPSYNTH_DEFAULT_METHOD			"adaptive"
+#define DPSYNTH_METHOD_PRIVSYN_LABEL	"PrivSyn (DenseMarg + GUM)"
+#define DPSYNTH_METHOD_ADAPTIVE_LABEL	"adaptive (AIM-style rounds + GUM)"
 
 extern int64 dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, int64 units,
 								 const DpModel *m, uint64 cells, const char *json);

@@ -1359,6 +1359,19 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			memset(col, 0, sizeof(uint16_t) * n);	/* filled by appending */
 			continue;
 		}
+		if (prm->start && prm->start->nrows == n && prm->start->ncols == ncols)
+		{
+			/* a warm start: the caller's rows (codes checked, out of range read as 0) */
+			for (uint32_t i = 0; i < n; i++)
+			{
+				uint16_t	v = prm->start->col[c][i];
+
+				col[i] = v < sizes[c] ? v : 0;
+			}
+			if (heartbeat(g) != 0)
+				return -1;
+			continue;
+		}
 		largest_remainder(onew[c], sizes[c], n, cntbuf, fi);
 		for (uint32_t v = 0; v < sizes[c]; v++)
 			for (uint32_t j = 0; j < cntbuf[v]; j++)

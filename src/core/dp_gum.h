@@ -97,6 +97,13 @@ typedef struct dp_gum_params
 	 */
 	int			counting;
 	/*
+	 * A warm start (NULL: none): when it has n rows and ncols columns, the core columns start
+	 * from its rows instead of the independent fill of step 2 (the peeled ones are appended as
+	 * always).  dp_adaptive.c re-estimates after every round from the previous round's rows.
+	 */
+	const dp_codes *start;
+
+	/*
 	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; not
 	 * called so when no target is iterated, e.g. a tree of 2-way targets, which is all appended).
 	 * A non-zero return cancels: dp_gum_run returns -1.  It is also called as a heartbeat

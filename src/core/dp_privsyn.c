@@ -79,45 +79,24 @@ dp_privsyn_rare_threshold(double rho, uint32_t d)
 }
 
 int
-dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p, dp_prng *rng,
-			   void *(*alloc) (size_t), void (*free_fn) (void *), dp_privsyn_result *out)
+dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
+						void *(*alloc) (size_t), void (*free_fn) (void *),
+						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged)
 {
 	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
-	uint32_t	m = d * (d - 1) / 2;
-	double		rho1 = p->rho * ONEWAY_SHARE / d;
-	double		rho2 = p->rho * INDIF_SHARE;
-	double		rho3 = p->rho * PUBLISH_SHARE;
-	double		rare_below = dp_privsyn_rare_threshold(p->rho, d);
-	dp_codes	merged;
-	double	   *scores = NULL;
-	uint8_t    *selected = NULL;
-	uint32_t	(*sets)[DP_MARG_MAX_ATTRS];
-	uint32_t   *set_sizes;
-	uint32_t	nsets = 0;
-	dp_marg    *margs;
+	double		rho1 = rho * ONEWAY_SHARE / d;
+	double		rare_below = dp_privsyn_rare_threshold(rho, d);
 	uint32_t	nmargs = 0;
-	uint64_t	nrows;
-	double		t0;
 
-	memset(out, 0, sizeof(*out));
-	if (d == 0 || !(rare_below > 0))	/* also: rho not positive, or noise out of range */
+	if (d == 0 || !(rare_below > 0))
 		return -2;
-	dp_marg_set_allocator(c.alloc, c.free_fn);
-	dp_select_set_allocator(c.alloc, c.free_fn);
-	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
-	margs = zalloc(&c, sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
-	sets = zalloc(&c, sizeof(*sets) * (m > 0 ? m : 1));
-	set_sizes = zalloc(&c, sizeof(uint32_t) * (m > 0 ? m : 1));
 	out->merged_sizes = zalloc(&c, sizeof(uint32_t) * d);
 	out->code_map = zalloc(&c, sizeof(uint16_t *) * d);
 	out->oneway_noisy = zalloc(&c, sizeof(double *) * d);
-	if (!margs || !sets || !set_sizes || !out->merged_sizes || !out->code_map || !out->oneway_noisy)
+	if (!out->merged_sizes || !out->code_map || !out->oneway_noisy)
 		return -2;
-
 	/* ---- 1. one-way marginals: 0.1 rho over the d columns ---- */
-	t0 = now();
-	PROGRESS(DP_PHASE_ONEWAY, 0);
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
@@ -180,12 +159,12 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		out->merged_sizes[j] = next;
 		out->merged_codes += nmerged;
 	}
-	if (dp_codes_init(&merged, d, data->nrows, c.alloc, NULL, c.free_fn) != 0)
+	if (dp_codes_init(merged, d, data->nrows, c.alloc, NULL, c.free_fn) != 0)
 		return -2;
 	for (uint32_t j = 0; j < d; j++)
 		for (uint64_t i = 0; i < data->nrows; i++)
-			merged.col[j][i] = out->code_map[j][data->col[j][i]];
-	merged.nrows = data->nrows;
+			merged->col[j][i] = out->code_map[j][data->col[j][i]];
+	merged->nrows = data->nrows;
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg    *one = &margs[nmargs++];
@@ -200,6 +179,52 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		 */
 		one->rho = rho1;
 	}
+	out->n_oneway = d;
+	return 0;
+}
+
+int
+dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p, dp_prng *rng,
+			   void *(*alloc) (size_t), void (*free_fn) (void *), dp_privsyn_result *out)
+{
+	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	uint32_t	d = data->ncols;
+	uint32_t	m = d * (d - 1) / 2;
+	double		rho2 = p->rho * INDIF_SHARE;
+	double		rho3 = p->rho * PUBLISH_SHARE;
+	double		rare_below = dp_privsyn_rare_threshold(p->rho, d);
+	dp_codes	merged;
+	double	   *scores = NULL;
+	uint8_t    *selected = NULL;
+	uint32_t	(*sets)[DP_MARG_MAX_ATTRS];
+	uint32_t   *set_sizes;
+	uint32_t	nsets = 0;
+	dp_marg    *margs;
+	uint32_t	nmargs = 0;
+	uint64_t	nrows;
+	double		t0;
+
+	memset(out, 0, sizeof(*out));
+	if (d == 0 || !(rare_below > 0))	/* also: rho not positive, or noise out of range */
+		return -2;
+	dp_marg_set_allocator(c.alloc, c.free_fn);
+	dp_select_set_allocator(c.alloc, c.free_fn);
+	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
+	margs = zalloc(&c, sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
+	sets = zalloc(&c, sizeof(*sets) * (m > 0 ? m : 1));
+	set_sizes = zalloc(&c, sizeof(uint32_t) * (m > 0 ? m : 1));
+	if (!margs || !sets || !set_sizes)
+		return -2;
+
+	t0 = now();
+	PROGRESS(DP_PHASE_ONEWAY, 0);
+	{
+		int			rc = dp_privsyn_oneway_stage(data, sizes, p->rho, c.alloc, c.free_fn, out, margs, &merged);
+
+		if (rc != 0)
+			return rc;
+	}
+	nmargs = d;
 	out->n_oneway = d;
 	out->seconds[DP_PHASE_ONEWAY] = now() - t0;
 

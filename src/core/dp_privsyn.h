@@ -115,6 +115,18 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
 							  uint64_t nrows, const dp_gum_params *gum, dp_prng *rng,
 							  void *(*alloc) (size_t), void (*free_fn) (void *), dp_codes *synth);
 
+/*
+ * Steps 1-2 of the pipeline, shared by every method (dp_privsyn_run and dp_adaptive_run): the d
+ * one-way marginals released with 0.1 rho in all (ONEWAY_SHARE, rho / (10 d) each, discrete
+ * Gaussian, sensitivity 1), then the rare-value merge (post-processing).  Fills out->merged_sizes,
+ * code_map, oneway_noisy, merged_codes and n_oneway (out zeroed by the caller), margs[0..d) with
+ * the one-way marginals over merged codes (rho = rho / (10 d), the consistency weight), and
+ * merged (initialised here) with the private table recoded to merged codes.  Returns 0 or -2.
+ */
+int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
+									void *(*alloc) (size_t), void (*free_fn) (void *),
+									dp_privsyn_result *out, dp_marg *margs, dp_codes *merged);
+
 /* The default number of synthetic rows: the model's consistent noisy total, rounded, >= 0. */
 uint64_t	dp_privsyn_default_rows(const dp_privsyn_result *model);
 

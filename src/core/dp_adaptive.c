@@ -1,0 +1,535 @@
+/*
+ * dp_adaptive.c - adaptive measurement in rounds (see dp_adaptive.h for the method and its
+ * privacy arithmetic).
+ */
+#include "dp_adaptive.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dp_accounting.h"
+#include "dp_consist.h"
+#include "dp_random.h"
+#include "dp_sampler.h"
+
+#define ONEWAY_SHARE	0.1		/* as dp_privsyn.c: dp_privsyn_oneway_stage spends it */
+#define ROUNDS_PER_COL	16		/* AIM: T = 16 d */
+#define MEASURE_SHARE	0.9		/* AIM: of a round's cost, the rest selects */
+#define SCORE_UNITS		1024	/* scores on a grid of 1/1024 */
+/*
+ * Sensitivity of a pair's integer score, in grid units: one row moves one exact count by 1, so
+ * sum |x - y| moves by at most 1 (1024 units); every term is computed in double (x < 2^32 is exact,
+ * the subtraction errs by at most 2^-21, i.e. 2^-11 units) and rounded to the nearest unit, which
+ * adds at most 1 unit to the change of the one term that moved (the others are computed from the
+ * same operands).  A column's score is half of it (weight 1/2).
+ */
+#define SCORE_SENS		(SCORE_UNITS + 1)
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- the exponential mechanism ---- */
+
+/* Bernoulli(exp(-num * diff / 2^40)), exact, without overflow (a product of exact factors). */
+static int
+accept_exp(uint64_t num, uint64_t diff)
+{
+	while (num > 0 && diff > 0)
+	{
+		uint64_t	piece = diff;
+
+		if (piece > UINT64_MAX / num)
+			piece = UINT64_MAX / num;
+		if (!dp_bernoulli_exp(num * piece, (uint64_t) 1 << 40))
+			return 0;
+		diff -= piece;
+	}
+	return 1;
+}
+
+uint32_t
+dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
+{
+	int64_t		max;
+	double		c;
+	uint64_t	num;
+
+	if (k == 0 || !(eps > 0) || !isfinite(eps) || sens == 0)
+		return k;
+	max = score[0];
+	for (uint32_t r = 1; r < k; r++)
+		if (score[r] > max)
+			max = score[r];
+	/* exp(-c * (max - score)), c = eps / (2 sens) per unit, as num / 2^40 rounded down */
+	c = ldexp(eps / (2.0 * (double) sens), 40);
+	c = nextafter(c, 0);
+	num = c >= 1.8e19 ? UINT64_MAX : (uint64_t) floor(c);
+	for (;;)
+	{
+		uint32_t	r = (uint32_t) dp_random_uniform(k);
+		uint64_t	diff = (uint64_t) max - (uint64_t) score[r];	/* max >= score: no wrap */
+
+		if (accept_exp(num, diff))
+			return r;
+	}
+}
+
+/* ---- the method ---- */
+
+typedef struct Ctx
+{
+	void	   *(*alloc) (size_t);
+	void		(*free_fn) (void *);
+} Ctx;
+
+static void *
+zalloc(Ctx *c, size_t n)
+{
+	void	   *p = c->alloc(n ? n : 1);
+
+	if (p)
+		memset(p, 0, n ? n : 1);
+	return p;
+}
+
+typedef struct Cand
+{
+	uint32_t	nattrs;
+	uint32_t	attrs[2];
+	uint64_t	cells;
+	uint64_t	offset;			/* into the exact counts */
+	int32_t		meas;			/* index of its measurement in margs, -1 if none */
+} Cand;
+
+static int
+cmp_cells(const void *a, const void *b)
+{
+	const Cand *x = a,
+			   *y = b;
+
+	if (x->cells != y->cells)
+		return x->cells < y->cells ? -1 : 1;
+	if (x->nattrs != y->nattrs)
+		return x->nattrs < y->nattrs ? -1 : 1;
+	if (x->attrs[0] != y->attrs[0])
+		return x->attrs[0] < y->attrs[0] ? -1 : 1;
+	return x->attrs[1] < y->attrs[1] ? -1 : (x->attrs[1] > y->attrs[1]);
+}
+
+static inline uint64_t
+cand_index(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint64_t i)
+{
+	if (cd->nattrs == 1)
+		return t->col[cd->attrs[0]][i];
+	return (uint64_t) t->col[cd->attrs[0]][i] * sizes[cd->attrs[1]] + t->col[cd->attrs[1]][i];
+}
+
+/* The estimate's counts of candidate cd, scaled to total (y). */
+static void
+est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double total, double *y)
+{
+	double		scale = synth->nrows > 0 ? total / (double) synth->nrows : 0;
+
+	memset(y, 0, sizeof(double) * cd->cells);
+	for (uint64_t i = 0; i < synth->nrows; i++)
+		y[cand_index(cd, synth, sizes, i)] += 1;
+	for (uint64_t c = 0; c < cd->cells; c++)
+		y[c] *= scale;
+}
+
+/*
+ * The estimate (post-processing): margs[0..nmargs) copied, made consistent, and GUM draws
+ * min(DP_ADAPTIVE_SYNTH_ROWS, total) rows from them into synth (freed and made anew).
+ */
+static int
+estimate(Ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
+		 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total)
+{
+	dp_marg    *work = zalloc(c, sizeof(dp_marg) * nmargs);
+	dp_codes	next = {0};
+	dp_gum_params prm = *gum;
+	uint64_t	ns;
+	int			rc = 0;
+
+	if (!work)
+		return -2;
+	for (uint32_t k = 0; k < nmargs; k++)
+		if (dp_marg_copy(&work[k], &margs[k]) != 0)
+		{
+			for (uint32_t j = 0; j < k; j++)
+				dp_marg_free(&work[j]);
+			c->free_fn(work);
+			return -2;
+		}
+	*total = dp_consist(work, nmargs, 100);
+	/* the first estimate fixes the number of rows; the later ones start from its rows */
+	if (synth->nrows > 0 && synth->ncols == d)
+		ns = synth->nrows;
+	else
+		ns = *total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
+			(*total >= 1 ? (uint64_t) llround(*total) : 1);
+	if (synth->nrows == ns && synth->ncols == d)
+	{
+		/* warm: from the previous estimate's rows, which already follow all but the newest */
+		prm.start = synth;
+		prm.iterations = DP_ADAPTIVE_WARM_ITERS;
+	}
+	else
+		prm.start = NULL;
+	if (*total < 0 || dp_codes_init(&next, d, ns, c->alloc, NULL, c->free_fn) != 0)
+		rc = -2;
+	else if (!(*total > 0))
+	{
+		/* nothing to follow: uniform rows, as dp_privsyn_sample */
+		for (uint32_t j = 0; j < d; j++)
+			for (uint64_t i = 0; i < ns; i++)
+				next.col[j][i] = (uint16_t) dp_prng_below(rng, sizes[j]);
+		next.nrows = ns;
+	}
+	else
+	{
+		rc = dp_gum_run(work, nmargs, d, sizes, ns, &prm, rng, &next);
+		if (rc != 0)
+			rc = rc == -1 ? -1 : -2;
+	}
+	for (uint32_t k = 0; k < nmargs; k++)
+		dp_marg_free(&work[k]);
+	c->free_fn(work);
+	dp_codes_free(synth);
+	*synth = next;
+	return rc;
+}
+
+#define PROGRESS(phase, frac) \
+	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = -1; goto done; } } while (0)
+#define FAIL() do { rc = -2; goto done; } while (0)
+
+int
+dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
+				dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
+				dp_privsyn_result *out, dp_adaptive_stats *stats)
+{
+	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	uint32_t	d = data->ncols;
+	dp_codes	merged = {0},
+				synth = {0};
+	Cand	   *cand = NULL;
+	uint32_t	ncand = 0,
+				maxcand;
+	uint32_t   *counts = NULL;
+	double	   *y = NULL,
+			   *zbuf = NULL;
+	int64_t    *sub = NULL;
+	uint32_t   *subidx = NULL,
+			   *picked = NULL,
+				batch;
+	int64_t    *score = NULL;
+	dp_marg    *margs = NULL;
+	uint32_t	nmargs = 0;
+	uint64_t	maxcells = 1,
+				totcells = 0;
+	double		R,
+				used = 0,
+				rho_t,
+				eps_t,
+				total = 0;
+	uint64_t	nrows;
+	dp_adaptive_stats st = {0};
+	dp_gum_params round_gum;
+	double		t0;
+	int			rc = 0;
+	bool		merged_ok = false;
+
+	memset(out, 0, sizeof(*out));
+	if (d == 0 || !(p->rho > 0) || !isfinite(p->rho) || data->nrows >= ((uint64_t) 1 << 31))
+		return -2;
+	dp_marg_set_allocator(c.alloc, c.free_fn);
+	maxcand = d + (d * (d - 1)) / 2;
+	/* the measured marginals: the d one-way ones, then one per measured pair at most */
+	margs = zalloc(&c, sizeof(dp_marg) * maxcand);
+	cand = zalloc(&c, sizeof(Cand) * maxcand);
+	if (!margs || !cand)
+		FAIL();
+
+	/* ---- 1. one-way marginals and the rare-value merge: 0.1 rho ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_ONEWAY, 0);
+	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, c.alloc, c.free_fn, out, margs, &merged);
+	if (rc != 0)
+		goto done;
+	merged_ok = true;
+	nmargs = d;
+	st.rho_oneway = p->rho * ONEWAY_SHARE;
+	out->seconds[DP_PHASE_ONEWAY] = now() - t0;
+
+	/* ---- 2. candidates (public: the merged sizes) and their exact counts ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_SELECT, 0);
+	for (uint32_t a = 0; a < d; a++)
+	{
+		Cand	   *cd = &cand[ncand];
+
+		cd->nattrs = 1;
+		cd->attrs[0] = a;
+		cd->cells = out->merged_sizes[a];
+		ncand++;
+	}
+	for (uint32_t a = 0; a < d; a++)
+		for (uint32_t b = a + 1; b < d; b++)
+		{
+			uint64_t	cells = (uint64_t) out->merged_sizes[a] * out->merged_sizes[b];
+
+			if (cells > DP_ADAPTIVE_MAX_CELLS)
+				continue;
+			cand[ncand].nattrs = 2;
+			cand[ncand].attrs[0] = a;
+			cand[ncand].attrs[1] = b;
+			cand[ncand].cells = cells;
+			ncand++;
+		}
+	qsort(cand, ncand, sizeof(Cand), cmp_cells);
+	{
+		uint32_t	keep = 0;
+
+		/* smallest first until the total is reached; columns always fit (their cells < 2^16 each) */
+		for (uint32_t r = 0; r < ncand; r++)
+		{
+			if (cand[r].nattrs == 2 && totcells + cand[r].cells > DP_ADAPTIVE_MAX_TOTAL)
+				continue;
+			cand[r].offset = totcells;
+			totcells += cand[r].cells;
+			if (cand[r].cells > maxcells)
+				maxcells = cand[r].cells;
+			cand[keep++] = cand[r];
+		}
+		ncand = keep;
+	}
+	st.candidates = ncand;
+	counts = zalloc(&c, sizeof(uint32_t) * totcells);
+	y = zalloc(&c, sizeof(double) * maxcells);
+	score = zalloc(&c, sizeof(int64_t) * ncand);
+	if (!counts || !y || !score)
+		FAIL();
+	for (uint32_t r = 0; r < ncand; r++)
+	{
+		Cand	   *cd = &cand[r];
+		uint32_t   *x = counts + cd->offset;
+
+		cd->meas = cd->nattrs == 1 ? (int32_t) cd->attrs[0] : -1;
+		for (uint64_t i = 0; i < merged.nrows; i++)
+			x[cand_index(cd, &merged, out->merged_sizes, i)]++;
+		if ((r & 63) == 63)
+			PROGRESS(DP_PHASE_SELECT, 0);
+	}
+	/* the exact counts now hold all the private data the rounds need */
+	dp_codes_free(&merged);
+	merged_ok = false;
+
+	/* ---- 3. rounds ---- */
+	R = p->rho * (1 - ONEWAY_SHARE);
+	{
+		double		T = (double) ROUNDS_PER_COL * d;
+
+		rho_t = MEASURE_SHARE * R / T;
+		eps_t = sqrt(8 * (1 - MEASURE_SHARE) * R / T);
+	}
+	round_gum = p->gum;
+	round_gum.progress = NULL;	/* short runs: the rounds report and check between them */
+	rc = estimate(&c, margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
+	if (rc != 0)
+		goto done;
+	batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
+	if (batch > ncand)
+		batch = ncand;
+	picked = zalloc(&c, sizeof(uint32_t) * batch);
+	zbuf = zalloc(&c, sizeof(double) * batch * maxcells);
+	sub = zalloc(&c, sizeof(int64_t) * ncand);
+	subidx = zalloc(&c, sizeof(uint32_t) * ncand);
+	if (!picked || !zbuf || !sub || !subidx)
+		FAIL();
+	for (;;)
+	{
+		bool		last = false;
+		double		sigma;
+		dp_dgauss	g;
+		double		moved = 0,
+					expect = 0;
+
+		if (R - used < 2 * batch * (rho_t + eps_t * eps_t / 8))
+		{
+			/* the last round: what is left, rounded down, over the batch */
+			double		rem = (R - used) * (1 - 1e-9);
+
+			if (!(rem > 0))
+				break;
+			rho_t = MEASURE_SHARE * rem / batch;
+			eps_t = sqrt(8 * (1 - MEASURE_SHARE) * rem / batch) * (1 - 1e-12);
+			last = true;
+		}
+		if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho_t, 1.0)) != 0)
+			FAIL();
+		sigma = sqrt(dp_dgauss_sigma2(&g));
+
+		/* b. scores against the current estimate */
+		for (uint32_t k = 0; k < ncand; k++)
+		{
+			const Cand *ck = &cand[k];
+			const uint32_t *xk = counts + ck->offset;
+			int64_t		e = 0,
+						bias;
+
+			if ((k & 63) == 63)
+				PROGRESS(DP_PHASE_SELECT, fmin(used / R, 1));
+			est_counts(ck, &synth, out->merged_sizes, total, y);
+			for (uint64_t q = 0; q < ck->cells; q++)
+				e += llround(fabs((double) xk[q] - y[q]) * SCORE_UNITS);
+			bias = llround(sqrt(2 / M_PI) * sigma * (double) ck->cells * SCORE_UNITS);
+			score[k] = ck->nattrs == 2 ? e - bias : (e - bias) / 2;
+		}
+
+		/* select and measure the batch, one exponential mechanism each, without repeats */
+		for (uint32_t b = 0; b < batch; b++)
+		{
+			uint32_t	nsub = 0,
+						r;
+			Cand	   *cd;
+			const uint32_t *x;
+			dp_marg		noisy;
+
+			for (uint32_t k = 0; k < ncand; k++)
+			{
+				bool		taken = false;
+
+				for (uint32_t e = 0; e < b; e++)
+					taken |= picked[e] == k;
+				if (!taken)
+				{
+					sub[nsub] = score[k];
+					subidx[nsub++] = k;
+				}
+			}
+			used += rho_t + eps_t * eps_t / 8;
+			st.rho_measure += rho_t;
+			st.rho_select += eps_t * eps_t / 8;
+			r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
+			if (r >= nsub)
+				FAIL();
+			r = subidx[r];
+			picked[b] = r;
+			cd = &cand[r];
+			x = counts + cd->offset;
+			est_counts(cd, &synth, out->merged_sizes, total, zbuf + (size_t) b * maxcells);
+
+			/* c. measure */
+			if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, out->merged_sizes) != 0)
+				FAIL();
+			for (uint64_t q = 0; q < cd->cells; q++)
+				noisy.cells[q] = (double) x[q] + (double) dp_dgauss_sample(&g);
+			noisy.rho = rho_t;
+			if (cd->meas < 0)
+			{
+				cd->meas = (int32_t) nmargs;
+				margs[nmargs++] = noisy;
+			}
+			else
+			{
+				dp_marg    *old = &margs[cd->meas];
+				double		wsum = old->rho + noisy.rho;
+
+				for (uint64_t q = 0; q < cd->cells; q++)
+					old->cells[q] = (old->cells[q] * old->rho + noisy.cells[q] * noisy.rho) / wsum;
+				old->rho = wsum;
+				dp_marg_free(&noisy);
+			}
+		}
+		st.rounds++;
+
+		/* a. the next estimate; d. anneal */
+		rc = estimate(&c, margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
+		if (rc != 0)
+			goto done;
+		for (uint32_t b = 0; b < batch; b++)
+		{
+			const Cand *cd = &cand[picked[b]];
+			const double *zb = zbuf + (size_t) b * maxcells;
+
+			est_counts(cd, &synth, out->merged_sizes, total, y);
+			for (uint64_t q = 0; q < cd->cells; q++)
+				moved += fabs(y[q] - zb[q]);
+			expect += sqrt(2 / M_PI) * sigma * (double) cd->cells;
+		}
+		PROGRESS(DP_PHASE_SELECT, fmin(used / R, 1));
+		if (last)
+			break;
+		if (moved <= expect)
+		{
+			rho_t *= 4;
+			eps_t *= 2;
+			st.anneals++;
+		}
+	}
+	out->seconds[DP_PHASE_SELECT] = now() - t0;
+	dp_codes_free(&synth);
+
+	/* ---- 4. the final model ---- */
+	t0 = now();
+	PROGRESS(DP_PHASE_CONSIST, 0);
+	out->total = dp_consist(margs, nmargs, 100);
+	if (out->total < 0)
+		FAIL();
+	out->margs = margs;
+	out->nmargs = nmargs;
+	out->n_kway = nmargs - d;
+	margs = NULL;				/* out owns them */
+	out->seconds[DP_PHASE_CONSIST] = now() - t0;
+
+	t0 = now();
+	PROGRESS(DP_PHASE_GUM, 0);
+	nrows = p->rows ? p->rows : dp_privsyn_default_rows(out);
+	if (p->max_rows && nrows > p->max_rows)
+		nrows = p->max_rows;
+	rc = dp_privsyn_sample(out, d, sizes, nrows, &p->gum, rng, c.alloc, c.free_fn, &out->synth);
+	if (rc != 0)
+		goto done;
+	out->seconds[DP_PHASE_GUM] = now() - t0;
+	PROGRESS(DP_PHASE_GUM, 1);
+
+done:
+	if (merged_ok)
+		dp_codes_free(&merged);
+	dp_codes_free(&synth);
+	if (margs)
+	{
+		/* a failure before the model was handed over: out->margs is unset */
+		for (uint32_t k = 0; k < nmargs; k++)
+			dp_marg_free(&margs[k]);
+		c.free_fn(margs);
+	}
+	if (cand)
+		c.free_fn(cand);
+	if (counts)
+		c.free_fn(counts);
+	if (y)
+		c.free_fn(y);
+	if (score)
+		c.free_fn(score);
+	if (zbuf)
+		c.free_fn(zbuf);
+	if (sub)
+		c.free_fn(sub);
+	if (subidx)
+		c.free_fn(subidx);
+	if (picked)
+		c.free_fn(picked);
+	if (stats)
+		*stats = st;
+	return rc;
+}

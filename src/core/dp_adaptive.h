@@ -1,0 +1,93 @@
+/*
+ * dp_adaptive.h - adaptive measurement in rounds: AIM's selection (McKenna, Mullins, Sheldon,
+ * Miklau, "AIM: An Adaptive and Iterative Mechanism for Differentially Private Synthetic Data",
+ * VLDB 2022) with GUM as the estimator in place of a graphical model.
+ *
+ * Same input and output as dp_privsyn_run (dp_privsyn.h): the released model is the one-way
+ * marginals plus the measured ones, consistent and non-negative, over merged codes, and the
+ * synthetic rows are drawn from it by dp_privsyn_sample.  A stored model is sampled again exactly
+ * as a PrivSyn model is.
+ *
+ * What it does, with rho the budget given here:
+ *   1. One-way marginals and the rare-value merge, as PrivSyn (dp_privsyn_oneway_stage): 0.1 rho.
+ *   2. Candidates: every column (weight 1/2) and every pair of columns (weight 1) whose marginal
+ *      over merged codes has at most DP_ADAPTIVE_MAX_CELLS cells, the largest dropped first until
+ *      all of them hold at most DP_ADAPTIVE_MAX_TOTAL cells together (public: the sizes).  Their
+ *      exact counts are taken in one pass per candidate over the encoded table.
+ *   3. Rounds, AIM's schedule over the remaining 0.9 rho = R: T = 16 d selections; every
+ *      selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T and
+ *      eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  A round selects and measures a batch of
+ *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; on star,
+ *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity, bench/RESULTS.md):
+ *        a. estimate: the measured marginals made consistent (dp_consist) and GUM draws
+ *           min(DP_ADAPTIVE_SYNTH_ROWS, first consistent total) rows from them (post-processing):
+ *           the first estimate with GUM's full iterations, every later one warm, from the
+ *           previous estimate's rows (dp_gum_params.start), with DP_ADAPTIVE_WARM_ITERS
+ *           iterations.  Measured on Adult at epsilon 1 (test_adaptive.c): 5 warm iterations
+ *           over 8,192 rows give the same mean 2-way TVD (.033-.035) as 20 over 16,384 in a sixth
+ *           of the time;
+ *        b. select: every candidate r is scored
+ *             q_r = w_r * ( || x_r - y_r ||_1 - sqrt(2/pi) * sigma_t * cells_r )
+ *           with x_r its exact counts and y_r the estimate's counts scaled to the consistent
+ *           total, and B candidates are drawn one after the other, each by the exponential
+ *           mechanism with eps_t over the candidates not yet drawn in this round (dp_exp_mech:
+ *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
+ *        c. measure: each one's exact counts plus discrete Gaussian noise on every cell with rho_t
+ *           (sensitivity 1); a candidate measured before is averaged with its earlier
+ *           measurement, weights in proportion to their rho (the average of two Gaussian
+ *           measurements with rho a and rho b is one with rho a + b);
+ *        d. anneal: if the new estimate moved the batch's marginals by no more than
+ *           sqrt(2/pi) * sigma_t * cells in all (L1), the next rounds use 4 rho_t and 2 eps_t;
+ *        e. when what is left of R is below twice a round's cost, the last round spends exactly
+ *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
+ *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
+ *
+ * Privacy: 0.1 rho (step 1) + the rounds' costs, which add up to exactly R = 0.9 rho by the
+ * schedule (the last round takes the remainder; every cost is rounded down, never up, where it is
+ * computed from the remainder).  Selection, measurement and the rounds' estimates read the private
+ * table only through the exact counts x_r, each time through a mechanism: the exponential
+ * mechanism (scores) and the Gaussian (measurements); everything else is a function of released
+ * values and public facts.  Adaptive composition of zCDP mechanisms adds their rho.
+ */
+#ifndef DP_ADAPTIVE_H
+#define DP_ADAPTIVE_H
+
+#include <stdint.h>
+
+#include "dp_privsyn.h"
+
+#define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
+#define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
+#define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
+#define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
+#define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
+
+/*
+ * The exponential mechanism, exact: returns r in [0, k) with probability proportional to
+ * exp(eps * (score[r] - max score) / (2 * sens)), scores on an integer grid (units), sens the
+ * scores' sensitivity in the same units (>= 1).  eps is rounded down to a multiple of 2^-40 *
+ * 2 * sens, so the mechanism is eps-DP (and eps^2/8-zCDP) with the eps given.  Randomness:
+ * libsodium (dp_bernoulli_exp, dp_random_uniform), rejection from the uniform proposal.
+ * Returns k on invalid input (k == 0, eps not positive and finite, sens == 0).
+ */
+uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens);
+
+/* Counters a run leaves for reports and tests. */
+typedef struct dp_adaptive_stats
+{
+	uint32_t	rounds;
+	uint32_t	candidates;
+	uint32_t	anneals;
+	double		rho_oneway;		/* spent on step 1 */
+	double		rho_select;		/* on the exponential mechanisms */
+	double		rho_measure;	/* on the rounds' measurements */
+} dp_adaptive_stats;
+
+/*
+ * Runs the method (same contract as dp_privsyn_run; p->gamma is not used).  stats may be NULL.
+ */
+int			dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
+							dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
+							dp_privsyn_result *out, dp_adaptive_stats *stats);
+
+#endif
