@@ -71,7 +71,7 @@ dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 	/* exp(-c * (max - score)), c = eps / (2 sens) per unit, as num / 2^40 rounded down */
 	c = ldexp(eps / (2.0 * (double) sens), 40);
 	c = nextafter(c, 0);
-	num = c >= 1.8e19 ? UINT64_MAX : (uint64_t) floor(c);
+	num = c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t) floor(c);	/* 2^64: never rounds up */
 	for (;;)
 	{
 		uint32_t	r = (uint32_t) dp_random_uniform(k);
@@ -249,7 +249,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	bool		merged_ok = false;
 
 	memset(out, 0, sizeof(*out));
-	if (d == 0 || !(p->rho > 0) || !isfinite(p->rho) || data->nrows >= ((uint64_t) 1 << 31))
+	if (d == 0 || d > 4096 || !(p->rho > 0) || !isfinite(p->rho) || data->nrows >= ((uint64_t) 1 << 31))
 		return -2;
 	dp_marg_set_allocator(c.alloc, c.free_fn);
 	maxcand = d + (d * (d - 1)) / 2;
