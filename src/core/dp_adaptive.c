@@ -186,8 +186,9 @@ estimate(Ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32
 		prm.start = NULL;
 	if (*total < 0 || dp_codes_init(&next, d, ns, c->alloc, NULL, c->free_fn) != 0)
 		rc = -2;
-	else if (!(*total > 0))
+	else if (!(*total >= 0.5))
 	{
+		/* a total under half a row: consistent marginals may have no positive cell left */
 		/* nothing to follow: uniform rows, as dp_privsyn_sample */
 		for (uint32_t j = 0; j < d; j++)
 			for (uint64_t i = 0; i < ns; i++)

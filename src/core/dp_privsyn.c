@@ -335,7 +335,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 	/* ---- GUM on the model's marginals, over merged codes ---- */
 	if (dp_codes_init(&synth_merged, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
 		return -2;
-	if (nrows > 0 && !(model->total > 0))
+	if (nrows > 0 && !(model->total >= 0.5))	/* under half a row: may have no positive cell */
 	{
 		/*
 		 * Nothing released to follow (a noisy total of 0 zeroes every consistent marginal):
