@@ -1581,7 +1581,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 				if ((int64) sizes[j] * sizes[k] > SYNTH_MAX_PAIR_CELLS)
 					ereport(ERROR,
 							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("columns \"%s\" and \"%s\" have too many codes together (%u x %u) for PrivSyn",
+							 errmsg("columns \"%s\" and \"%s\" have too many codes together (%u x %u) to synthesize",
 									cols[k].name, cols[j].name, sizes[k], sizes[j]),
 							 errhint("Declare coarser domains (fewer categories or bins) for them.")));
 	}

@@ -7,14 +7,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dp_accounting.h"
+#include "dp_internal.h"
 #include "dp_consist.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
 
-#define ONEWAY_SHARE	0.1		/* as dp_privsyn.c: dp_privsyn_oneway_stage spends it */
 #define ROUNDS_PER_COL	16		/* AIM: T = 16 d */
 #define MEASURE_SHARE	0.9		/* AIM: of a round's cost, the rest selects */
 #define SCORE_UNITS		1024	/* scores on a grid of 1/1024 */
@@ -26,15 +25,6 @@
  * same operands).  A column's score is half of it (weight 1/2).
  */
 #define SCORE_SENS		(SCORE_UNITS + 1)
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- the exponential mechanism ---- */
 
@@ -83,22 +73,6 @@ dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 }
 
 /* ---- the method ---- */
-
-typedef struct Ctx
-{
-	void	   *(*alloc) (size_t);
-	void		(*free_fn) (void *);
-} Ctx;
-
-static void *
-zalloc(Ctx *c, size_t n)
-{
-	void	   *p = c->alloc(n ? n : 1);
-
-	if (p)
-		memset(p, 0, n ? n : 1);
-	return p;
-}
 
 typedef struct Cand
 {
@@ -150,10 +124,10 @@ est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double 
  * min(DP_ADAPTIVE_SYNTH_ROWS, total) rows from them into synth (freed and made anew).
  */
 static int
-estimate(Ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
+estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
 		 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total)
 {
-	dp_marg    *work = zalloc(c, sizeof(dp_marg) * nmargs);
+	dp_marg    *work = dp_zalloc(c, sizeof(dp_marg) * nmargs);
 	dp_codes	next = {0};
 	dp_gum_params prm = *gum;
 	uint64_t	ns;
@@ -218,7 +192,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 				dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
 				dp_privsyn_result *out, dp_adaptive_stats *stats)
 {
-	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
 	dp_codes	merged = {0},
 				synth = {0};
@@ -255,24 +229,24 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	dp_marg_set_allocator(c.alloc, c.free_fn);
 	maxcand = d + (d * (d - 1)) / 2;
 	/* the measured marginals: the d one-way ones, then one per measured pair at most */
-	margs = zalloc(&c, sizeof(dp_marg) * maxcand);
-	cand = zalloc(&c, sizeof(Cand) * maxcand);
+	margs = dp_zalloc(&c, sizeof(dp_marg) * maxcand);
+	cand = dp_zalloc(&c, sizeof(Cand) * maxcand);
 	if (!margs || !cand)
 		FAIL();
 
 	/* ---- 1. one-way marginals and the rare-value merge: 0.1 rho ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, c.alloc, c.free_fn, out, margs, &merged);
 	if (rc != 0)
 		goto done;
 	merged_ok = true;
 	nmargs = d;
-	st.rho_oneway = p->rho * ONEWAY_SHARE;
-	out->seconds[DP_PHASE_ONEWAY] = now() - t0;
+	st.rho_oneway = p->rho * DP_PRIVSYN_ONEWAY_SHARE;
+	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 
 	/* ---- 2. candidates (public: the merged sizes) and their exact counts ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_SELECT, 0);
 	for (uint32_t a = 0; a < d; a++)
 	{
@@ -314,9 +288,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		ncand = keep;
 	}
 	st.candidates = ncand;
-	counts = zalloc(&c, sizeof(uint32_t) * totcells);
-	y = zalloc(&c, sizeof(double) * maxcells);
-	score = zalloc(&c, sizeof(int64_t) * ncand);
+	counts = dp_zalloc(&c, sizeof(uint32_t) * totcells);
+	y = dp_zalloc(&c, sizeof(double) * maxcells);
+	score = dp_zalloc(&c, sizeof(int64_t) * ncand);
 	if (!counts || !y || !score)
 		FAIL();
 	for (uint32_t r = 0; r < ncand; r++)
@@ -335,7 +309,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	merged_ok = false;
 
 	/* ---- 3. rounds ---- */
-	R = p->rho * (1 - ONEWAY_SHARE);
+	R = p->rho * (1 - DP_PRIVSYN_ONEWAY_SHARE);
 	{
 		double		T = (double) ROUNDS_PER_COL * d;
 
@@ -350,10 +324,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
 	if (batch > ncand)
 		batch = ncand;
-	picked = zalloc(&c, sizeof(uint32_t) * batch);
-	zbuf = zalloc(&c, sizeof(double) * batch * maxcells);
-	sub = zalloc(&c, sizeof(int64_t) * ncand);
-	subidx = zalloc(&c, sizeof(uint32_t) * ncand);
+	picked = dp_zalloc(&c, sizeof(uint32_t) * batch);
+	zbuf = dp_zalloc(&c, sizeof(double) * batch * maxcells);
+	sub = dp_zalloc(&c, sizeof(int64_t) * ncand);
+	subidx = dp_zalloc(&c, sizeof(uint32_t) * ncand);
 	if (!picked || !zbuf || !sub || !subidx)
 		FAIL();
 	for (;;)
@@ -477,11 +451,11 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			st.anneals++;
 		}
 	}
-	out->seconds[DP_PHASE_SELECT] = now() - t0;
+	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
 	dp_codes_free(&synth);
 
 	/* ---- 4. the final model ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_CONSIST, 0);
 	out->total = dp_consist(margs, nmargs, 100);
 	if (out->total < 0)
@@ -490,9 +464,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	out->nmargs = nmargs;
 	out->n_kway = nmargs - d;
 	margs = NULL;				/* out owns them */
-	out->seconds[DP_PHASE_CONSIST] = now() - t0;
+	out->seconds[DP_PHASE_CONSIST] = dp_now() - t0;
 
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_GUM, 0);
 	nrows = p->rows ? p->rows : dp_privsyn_default_rows(out);
 	if (p->max_rows && nrows > p->max_rows)
@@ -500,7 +474,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	rc = dp_privsyn_sample(out, d, sizes, nrows, &p->gum, rng, c.alloc, c.free_fn, &out->synth);
 	if (rc != 0)
 		goto done;
-	out->seconds[DP_PHASE_GUM] = now() - t0;
+	out->seconds[DP_PHASE_GUM] = dp_now() - t0;
 	PROGRESS(DP_PHASE_GUM, 1);
 
 done:

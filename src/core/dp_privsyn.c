@@ -6,26 +6,16 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dp_accounting.h"
+#include "dp_internal.h"
 #include "dp_consist.h"
 #include "dp_sampler.h"
 #include "dp_select.h"
 
-#define ONEWAY_SHARE	0.1
 #define INDIF_SHARE		0.1
 #define PUBLISH_SHARE	0.8
 #define RARE_SIGMAS		3.0		/* PRIVSYN.md step 3 */
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void
 dp_privsyn_default_params(dp_privsyn_params *p)
@@ -49,22 +39,6 @@ add_noise(dp_marg *m, double rho)
 	return 0;
 }
 
-typedef struct Ctx
-{
-	void	   *(*alloc) (size_t);
-	void		(*free_fn) (void *);
-} Ctx;
-
-static void *
-zalloc(Ctx *c, size_t n)
-{
-	void	   *p = c->alloc(n ? n : 1);
-
-	if (p)
-		memset(p, 0, n ? n : 1);
-	return p;
-}
-
 #define PROGRESS(phase, done) \
 	do { if (p->progress && p->progress(p->progress_arg, (phase), (done)) != 0) return -1; } while (0)
 
@@ -73,7 +47,7 @@ dp_privsyn_rare_threshold(double rho, uint32_t d)
 {
 	dp_dgauss	g;
 
-	if (d == 0 || !(rho > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho * ONEWAY_SHARE / d, 1.0)) != 0)
+	if (d == 0 || !(rho > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho * DP_PRIVSYN_ONEWAY_SHARE / d, 1.0)) != 0)
 		return 0;
 	return RARE_SIGMAS * sqrt(dp_dgauss_sigma2(&g));
 }
@@ -83,17 +57,17 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 						void *(*alloc) (size_t), void (*free_fn) (void *),
 						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged)
 {
-	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
-	double		rho1 = rho * ONEWAY_SHARE / d;
+	double		rho1 = rho * DP_PRIVSYN_ONEWAY_SHARE / d;
 	double		rare_below = dp_privsyn_rare_threshold(rho, d);
 	uint32_t	nmargs = 0;
 
 	if (d == 0 || !(rare_below > 0))
 		return -2;
-	out->merged_sizes = zalloc(&c, sizeof(uint32_t) * d);
-	out->code_map = zalloc(&c, sizeof(uint16_t *) * d);
-	out->oneway_noisy = zalloc(&c, sizeof(double *) * d);
+	out->merged_sizes = dp_zalloc(&c, sizeof(uint32_t) * d);
+	out->code_map = dp_zalloc(&c, sizeof(uint16_t *) * d);
+	out->oneway_noisy = dp_zalloc(&c, sizeof(double *) * d);
 	if (!out->merged_sizes || !out->code_map || !out->oneway_noisy)
 		return -2;
 	/* ---- 1. one-way marginals: 0.1 rho over the d columns ---- */
@@ -106,7 +80,7 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 		dp_marg_count(&one, data);
 		if (add_noise(&one, rho1) != 0)
 			return -2;
-		out->oneway_noisy[j] = zalloc(&c, sizeof(double) * sizes[j]);
+		out->oneway_noisy[j] = dp_zalloc(&c, sizeof(double) * sizes[j]);
 		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
 		dp_marg_free(&one);
 	}
@@ -123,7 +97,7 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 		int32_t		rare_code = -1,
 					partner = -1;
 
-		out->code_map[j] = zalloc(&c, sizeof(uint16_t) * sizes[j]);
+		out->code_map[j] = dp_zalloc(&c, sizeof(uint16_t) * sizes[j]);
 		if (!out->code_map[j])
 			return -2;
 		for (uint32_t k = 0; k < sizes[j]; k++)
@@ -187,7 +161,7 @@ int
 dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p, dp_prng *rng,
 			   void *(*alloc) (size_t), void (*free_fn) (void *), dp_privsyn_result *out)
 {
-	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
 	uint32_t	m = d * (d - 1) / 2;
 	double		rho2 = p->rho * INDIF_SHARE;
@@ -210,13 +184,13 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	dp_marg_set_allocator(c.alloc, c.free_fn);
 	dp_select_set_allocator(c.alloc, c.free_fn);
 	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
-	margs = zalloc(&c, sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
-	sets = zalloc(&c, sizeof(*sets) * (m > 0 ? m : 1));
-	set_sizes = zalloc(&c, sizeof(uint32_t) * (m > 0 ? m : 1));
+	margs = dp_zalloc(&c, sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
+	sets = dp_zalloc(&c, sizeof(*sets) * (m > 0 ? m : 1));
+	set_sizes = dp_zalloc(&c, sizeof(uint32_t) * (m > 0 ? m : 1));
 	if (!margs || !sets || !set_sizes)
 		return -2;
 
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	{
 		int			rc = dp_privsyn_oneway_stage(data, sizes, p->rho, c.alloc, c.free_fn, out, margs, &merged);
@@ -225,16 +199,15 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 			return rc;
 	}
 	nmargs = d;
-	out->n_oneway = d;
-	out->seconds[DP_PHASE_ONEWAY] = now() - t0;
+	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 
 	/* ---- 3-5. InDif (0.1 rho), DenseMarg and Combine (post-processing) ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_SELECT, 0);
 	if (m > 0)
 	{
-		scores = zalloc(&c, sizeof(double) * m);
-		selected = zalloc(&c, m);
+		scores = dp_zalloc(&c, sizeof(double) * m);
+		selected = dp_zalloc(&c, m);
 		if (!scores || !selected || dp_indif_noisy(&merged, out->merged_sizes, rho2, scores) != 0)
 			return -2;
 		PROGRESS(DP_PHASE_SELECT, 0.5);
@@ -245,15 +218,15 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		if (nsets == DP_SELECT_ERROR)
 			return -2;
 	}
-	out->seconds[DP_PHASE_SELECT] = now() - t0;
+	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
 
 	/* ---- 6. publish the selected marginals: 0.8 rho, rho_j ~ c_j^(2/3) ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_PUBLISH, 0);
 	if (nsets > 0)
 	{
-		uint64_t   *cells = zalloc(&c, sizeof(uint64_t) * nsets);
-		double	   *rho_j = zalloc(&c, sizeof(double) * nsets);
+		uint64_t   *cells = dp_zalloc(&c, sizeof(uint64_t) * nsets);
+		double	   *rho_j = dp_zalloc(&c, sizeof(double) * nsets);
 
 		for (uint32_t s = 0; s < nsets; s++)
 		{
@@ -276,19 +249,19 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		nmargs += nsets;
 	}
 	out->n_kway = nsets;
-	out->seconds[DP_PHASE_PUBLISH] = now() - t0;
+	out->seconds[DP_PHASE_PUBLISH] = dp_now() - t0;
 
 	/* The private data is no longer needed: everything below is post-processing. */
 	dp_codes_free(&merged);
 
 	/* ---- 7. consistency and non-negativity ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_CONSIST, 0);
 	out->total = dp_consist(margs, nmargs, 100);
-	out->seconds[DP_PHASE_CONSIST] = now() - t0;
+	out->seconds[DP_PHASE_CONSIST] = dp_now() - t0;
 
 	/* ---- 8-9. GUM, and merged codes split back (post-processing, dp_privsyn_sample) ---- */
-	t0 = now();
+	t0 = dp_now();
 	PROGRESS(DP_PHASE_GUM, 0);
 	out->margs = margs;
 	out->nmargs = nmargs;
@@ -301,7 +274,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		if (rc != 0)
 			return rc;
 	}
-	out->seconds[DP_PHASE_GUM] = now() - t0;
+	out->seconds[DP_PHASE_GUM] = dp_now() - t0;
 	PROGRESS(DP_PHASE_GUM, 1);
 	return 0;
 }
@@ -317,7 +290,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 				  const dp_gum_params *gum, dp_prng *rng, void *(*alloc) (size_t),
 				  void (*free_fn) (void *), dp_codes *synth)
 {
-	Ctx			c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
+	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	dp_codes	synth_merged;
 
 	memset(synth, 0, sizeof(*synth));
@@ -342,7 +315,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		 * every column uniform over its merged codes, rather than a failure that would depend
 		 * on the release.
 		 */
-		uint16_t   *row = zalloc(&c, sizeof(uint16_t) * d);
+		uint16_t   *row = dp_zalloc(&c, sizeof(uint16_t) * d);
 
 		if (!row)
 		{
@@ -392,10 +365,10 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		/* per merged code: its members and their cumulative weights */
 		uint32_t	ms = model->merged_sizes[j];
 		const uint16_t *map = model->code_map[j];
-		uint32_t   *first = zalloc(&c, sizeof(uint32_t) * (ms + 1));
-		uint32_t   *members = zalloc(&c, sizeof(uint32_t) * sizes[j]);
-		double	   *cum = zalloc(&c, sizeof(double) * sizes[j]);
-		uint32_t   *fill = zalloc(&c, sizeof(uint32_t) * ms);
+		uint32_t   *first = dp_zalloc(&c, sizeof(uint32_t) * (ms + 1));
+		uint32_t   *members = dp_zalloc(&c, sizeof(uint32_t) * sizes[j]);
+		double	   *cum = dp_zalloc(&c, sizeof(double) * sizes[j]);
+		uint32_t   *fill = dp_zalloc(&c, sizeof(uint32_t) * ms);
 
 		if (!first || !members || !cum || !fill)
 		{

@@ -35,6 +35,9 @@
 #include "dp_marg.h"
 #include "dp_prng.h"
 
+/* The share of rho that the one-way marginals take (both methods, dp_privsyn_oneway_stage). */
+#define DP_PRIVSYN_ONEWAY_SHARE 0.1
+
 typedef enum dp_privsyn_phase
 {
 	DP_PHASE_ONEWAY,

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dp_codes.h"
+#include "dp_marg.h"
 
 static const char *argv0 = "";
 
@@ -210,6 +211,33 @@ load_adult(dp_codes *t, acol *cols, uint32_t *sizes, uint64_t maxrows)
 	free(csv);
 	free(json);
 	return ok;
+}
+
+/* Mean over all pairs of columns of the TVD (half the normalised L1) between a's and b's pair
+ * marginals (tables over the same columns and sizes). */
+static double __attribute__((unused))
+mean_tvd2(const dp_codes *a, const dp_codes *b, const uint32_t *sizes)
+{
+	double		sum = 0;
+	uint32_t	npairs = 0;
+
+	for (uint32_t i = 0; i < a->ncols; i++)
+		for (uint32_t j = i + 1; j < a->ncols; j++)
+		{
+			uint32_t	attrs[2] = {i, j};
+			dp_marg		ma,
+						mb;
+
+			dp_marg_init(&ma, 2, attrs, sizes);
+			dp_marg_init(&mb, 2, attrs, sizes);
+			dp_marg_count(&ma, a);
+			dp_marg_count(&mb, b);
+			sum += dp_marg_l1(&ma, &mb, true) / 2;
+			npairs++;
+			dp_marg_free(&ma);
+			dp_marg_free(&mb);
+		}
+	return npairs ? sum / npairs : 0;
 }
 
 #endif							/* ADULT_DATA_H */

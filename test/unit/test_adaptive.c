@@ -85,33 +85,6 @@ test_exp_mech(void)
 			   "dp_exp_mech refuses k = 0, eps <= 0, NaN, infinite, sens = 0");
 }
 
-/* mean over all pairs of the TVD between the pair marginals of a and b */
-static double
-mean_tvd2(const dp_codes *a, const dp_codes *b, const uint32_t *sizes)
-{
-	uint32_t	d = a->ncols;
-	double		sum = 0;
-	int			npairs = 0;
-
-	for (uint32_t i = 0; i < d; i++)
-		for (uint32_t j = i + 1; j < d; j++)
-		{
-			uint32_t	attrs[2] = {i, j};
-			dp_marg		ma,
-						mb;
-
-			dp_marg_init(&ma, 2, attrs, sizes);
-			dp_marg_init(&mb, 2, attrs, sizes);
-			dp_marg_count(&ma, a);
-			dp_marg_count(&mb, b);
-			sum += dp_marg_l1(&ma, &mb, true) / 2;
-			npairs++;
-			dp_marg_free(&ma);
-			dp_marg_free(&mb);
-		}
-	return sum / npairs;
-}
-
 static void
 test_adult(void)
 {
