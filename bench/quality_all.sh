@@ -5,7 +5,10 @@
 # Each table is loaded as its owner would (scripts/load_dataset.py: domain.json declared), and
 # each run declares domain.json anew, so that every run pays for whatever it learns.
 # Usage: bench/quality_all.sh [--record]   (RUNS=5, EPSILONS="1", DATASETS="adult diamonds arrests smokeban star",
-#        METHOD= (dp_synthesize's default), EXTRA= (more dp_synthesize arguments, e.g. ", method => 'privsyn'"))
+#        METHOD= (dp_synthesize's default), EXTRA= (more dp_synthesize arguments, e.g. ", method => 'privsyn'"),
+#        DECLARE=none: nothing declared; every domain is learned once by dp_discover at epsilon
+#        DISCOVER_EPS (default 1), stored, and reused by the runs; the table is protected with a
+#        budget that covers them and SELECTION_DELTA, default 1e-6, for its text columns)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_quality}
 export DPSYNTH_PORT=${DPSYNTH_PORT:-54332}
@@ -15,6 +18,9 @@ RUNS=${RUNS:-5}
 EPSILONS=${EPSILONS:-1}
 DATASETS=${DATASETS:-"adult diamonds arrests smokeban star"}
 EXTRA=${EXTRA:-}
+DECLARE=${DECLARE:-domain.json}
+DISCOVER_EPS=${DISCOVER_EPS:-1}
+SELECTION_DELTA=${SELECTION_DELTA:-1e-6}
 SHARED=${SHARED:-$TOP/../shared}
 OUT=$TOP/bench/out
 mkdir -p "$OUT"
@@ -27,7 +33,9 @@ done
 
 run_once() {	# $1 dataset, $2 epsilon: declare, synthesize, evaluate; appends a JSON line
 	local d=$1 eps=$2 secs res
-	echo "SELECT dp_declare('$d', :'dom'::jsonb);" | psql -X -q -d bench -v dom="$(cat "$SHARED/datasets/$d/domain.json")" >/dev/null || return 1
+	if [ "$DECLARE" != none ]; then
+		echo "SELECT dp_declare('$d', :'dom'::jsonb);" | psql -X -q -d bench -v dom="$(cat "$SHARED/datasets/$d/domain.json")" >/dev/null || return 1
+	fi
 	psql -X -q -d bench -c "DROP TABLE IF EXISTS synth" >/dev/null || return 1
 	secs=$(psql -X -qAt -d bench -c "SELECT (seconds->>'total') FROM dp_synthesize('$d', epsilon => $eps, target => 'synth'$EXTRA)") || return 1
 	psql -X -q -d bench -c "\\copy synth TO '$OUT/synth.csv' WITH (FORMAT csv, HEADER true)" || return 1
@@ -40,6 +48,16 @@ rows=()
 for eps in $EPSILONS; do
 	for d in $DATASETS; do
 		: > "$OUT/q-$d-$eps.jsonl"
+		if [ "$DECLARE" = none ]; then
+			# forget what load_dataset.py declared, then learn it once, as an owner would
+			# a realistic budget (discovery plus every run): text discovery's delta share is
+			# selection_delta / exp(budget epsilon), zero for the loader's 999999
+			budget=$(/usr/bin/python3 -c "import sys; print($DISCOVER_EPS + $RUNS * sum(float(e) for e in '$EPSILONS'.split()) + 0.5)")
+			psql -X -q -d bench -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$d', epsilon => $budget, selection_delta => $SELECTION_DELTA)" >/dev/null || exit 1
+			psql -X -q -d bench -v ON_ERROR_STOP=1 -c "SELECT count(dp_undeclare('$d', attname)) FROM pg_attribute
+				WHERE attrelid = '$d'::regclass AND attnum > 0 AND NOT attisdropped" >/dev/null || exit 1
+			psql -X -q -d bench -v ON_ERROR_STOP=1 -c "SELECT count(*) FROM dp_discover('$d', epsilon => $DISCOVER_EPS)" >/dev/null || exit 1
+		fi
 		for run in $(seq 1 "$RUNS"); do
 			run_once "$d" "$eps" || { echo "run failed: $d eps=$eps" >&2; exit 1; }
 			echo "# $d eps=$eps run $run: $(tail -n 1 "$OUT/q-$d-$eps.jsonl")"
@@ -74,7 +92,7 @@ done
 report=$(
 	echo "### dp_synthesize quality on every dataset, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. Command: \`RUNS=$RUNS EPSILONS=\"$EPSILONS\" bench/quality_all.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\""). delta 1e-6, domain.json declared, means of the runs; evaluate.py against TABLE_train.csv, TSTR on TABLE_test.csv. AIM and MST from ANCHORS.md (epsilon 1)."
+	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. Command: \`RUNS=$RUNS EPSILONS=\"$EPSILONS\" bench/quality_all.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\"")$( [ "$DECLARE" = none ] && echo " with DECLARE=none DISCOVER_EPS=$DISCOVER_EPS SELECTION_DELTA=$SELECTION_DELTA"). delta 1e-6, $( [ "$DECLARE" = none ] && echo "nothing declared: every domain learned once by dp_discover at epsilon $DISCOVER_EPS (charged separately)" || echo "domain.json declared"), means of the runs; evaluate.py against TABLE_train.csv, TSTR on TABLE_test.csv. AIM and MST from ANCHORS.md (epsilon 1)."
 	echo
 	echo "| table | epsilon | dpsynth tvd1 / tvd2 / tvd3 / range / AUC | AIM | MST | seconds | runs |"
 	echo "|---|---|---|---|---|---|---|"

@@ -1,14 +1,17 @@
 /*
  * synthesize.c - dp_synthesize(source, epsilon, ...): a differentially private synthetic copy of a
- * protected table, made inside the server with PrivSyn (src/core/dp_privsyn.c); and
+ * protected table, made inside the server by the adaptive method (src/core/dp_adaptive.c, the
+ * default) or PrivSyn (src/core/dp_privsyn.c); and
  * dp_sample(model, ...): another synthetic table drawn from a stored model, at no privacy cost.
  *
  * Order of work (PRIVACY.md):
  *   1. validate every argument, check privileges, plan the columns, load their domains, check that
  *      the target can be created: all before anything is charged or read;
- *   2. charge the whole call once (discovery share + PrivSyn's rho), committed by the worker;
+ *   2. charge the whole call once (discovery share + the method's rho), committed by the worker;
  *   3. learn undeclared domains if needed (discover.c), then one scan builds the encoded table;
- *   4. PrivSyn: noisy one-way marginals, InDif, DenseMarg, Combine, publication, consistency, GUM;
+ *   4. the method: adaptive (noisy one-way marginals, rounds of exponential-mechanism selection and
+ *      Gaussian measurement, consistency, GUM) or PrivSyn (noisy one-way marginals, InDif,
+ *      DenseMarg, Combine, publication, consistency, GUM);
  *   5. create the target table as the caller, decode and insert the rows, record provenance;
  *   6. store the released model (model.c) for dp_sample and dp_model_json.
  * From step 3 on nothing fails or speaks in a way that depends on the data: the synthetic rows
@@ -16,8 +19,8 @@
  *
  * Privacy arithmetic of one call (rho units of 1e-12, see dpsynth_rho_units):
  *   charged = units_discovery * k + units_pipeline, with units_discovery = floor(10% * units / k)
- *   for the k columns that need discovery (discover.c), and PrivSyn's released quantities adding
- *   up to exactly dpsynth_units_rho(units_pipeline) (dp_privsyn.h): the call is rho-zCDP with rho
+ *   for the k columns that need discovery (discover.c), and the method's released quantities adding
+ *   up to exactly dpsynth_units_rho(units_pipeline) (dp_privsyn.h, dp_adaptive.h): the call is rho-zCDP with rho
  *   <= charged * 1e-12, plus delta_each per text column discovered (approximate, see discover.c).
  */
 #include "synthesize.h"
@@ -1446,12 +1449,6 @@ check_method(FunctionCallInfo fcinfo, int argno)
 	return NULL;				/* not reached */
 }
 
-static const char *
-method_label(const char *method)
-{
-	return strcmp(method, "adaptive") == 0 ? DPSYNTH_METHOD_ADAPTIVE_LABEL : DPSYNTH_METHOD_PRIVSYN_LABEL;
-}
-
 static int64
 check_rows(FunctionCallInfo fcinfo, int argno)
 {
@@ -1510,6 +1507,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	dp_privsyn_result res;
 	dp_adaptive_stats astats;
 	const char *method;
+	bool		adaptive;
 	DpModel		model;
 	int64		model_id;
 	dp_prng		rng;
@@ -1538,6 +1536,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	}
 	verbose = !PG_ARGISNULL(6) && PG_GETARG_BOOL(6);
 	method = check_method(fcinfo, 7);
+	adaptive = strcmp(method, "adaptive") == 0;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
@@ -1625,7 +1624,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	dpsynth_scan_codes(rel, cols, ncols, append_row, &codes);
 	t_scan = now_seconds();
 
-	/* ---- 4. PrivSyn ---- */
+	/* ---- 4. the method ---- */
 	dp_privsyn_default_params(&params);
 	params.rho = dpsynth_units_rho(units_pipeline);
 	params.rows = (uint64) rows;
@@ -1637,14 +1636,14 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	dp_prng_seed_random(&rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
-	if (strcmp(method, "adaptive") == 0)
+	if (adaptive)
 		rc = dp_adaptive_run(&codes, sizes, &params, &rng, dpsynth_core_alloc, dpsynth_core_free, &res,
 							 &astats);
 	else
 		rc = dp_privsyn_run(&codes, sizes, &params, &rng, dpsynth_core_alloc, dpsynth_core_free, &res);
 	if (rc != 0)
 		elog(ERROR, "dpsynth: the synthesis pipeline failed (%d)", rc);
-	if (verbose && strcmp(method, "adaptive") == 0)
+	if (verbose && adaptive)
 		ereport(NOTICE,
 				(errmsg("%s: %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
 						label, astats.rounds, astats.anneals, astats.candidates, res.n_kway)));
@@ -1653,7 +1652,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	/* ---- 5. write the synthetic table, as the caller ---- */
 	memset(&model, 0, sizeof(model));
 	model.relname = get_rel_name(relid);
-	model.method = method_label(method);
+	model.method = adaptive ? DPSYNTH_METHOD_ADAPTIVE_LABEL : DPSYNTH_METHOD_PRIVSYN_LABEL;
 	model.nout = nout;
 	model.out = out;
 	model.ncols = ncols;

@@ -131,6 +131,7 @@ estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uin
 	dp_codes	next = {0};
 	dp_gum_params prm = *gum;
 	uint64_t	ns;
+	bool		warm;
 	int			rc = 0;
 
 	if (!work)
@@ -144,26 +145,22 @@ estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uin
 			return -2;
 		}
 	*total = dp_consist(work, nmargs, 100);
-	/* the first estimate fixes the number of rows; the later ones start from its rows */
-	if (synth->nrows > 0 && synth->ncols == d)
-		ns = synth->nrows;
-	else
-		ns = *total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
-			(*total >= 1 ? (uint64_t) llround(*total) : 1);
-	if (synth->nrows == ns && synth->ncols == d)
-	{
-		/* warm: from the previous estimate's rows, which already follow all but the newest */
-		prm.start = synth;
+	/*
+	 * The first estimate fixes the number of rows; every later one is warm, from the previous
+	 * estimate's rows, which already follow all but the newest measurements.
+	 */
+	warm = synth->nrows > 0 && synth->ncols == d;
+	ns = warm ? synth->nrows : *total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
+		(*total >= 1 ? (uint64_t) llround(*total) : 1);
+	prm.start = warm ? synth : NULL;
+	if (warm)
 		prm.iterations = DP_ADAPTIVE_WARM_ITERS;
-	}
-	else
-		prm.start = NULL;
 	if (*total < 0 || dp_codes_init(&next, d, ns, c->alloc, NULL, c->free_fn) != 0)
 		rc = -2;
 	else if (!(*total >= 0.5))
 	{
-		/* a total under half a row: consistent marginals may have no positive cell left */
-		/* nothing to follow: uniform rows, as dp_privsyn_sample */
+		/* under half a row: the marginals may keep no positive cell; uniform rows, as
+		 * dp_privsyn_sample */
 		for (uint32_t j = 0; j < d; j++)
 			for (uint64_t i = 0; i < ns; i++)
 				next.col[j][i] = (uint16_t) dp_prng_below(rng, sizes[j]);
