@@ -1567,7 +1567,8 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 											DPSYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
 	/* 'auto' bins thick enough to survive the rare-value step (public: rho and d only) */
 	plan.min_bin_mass = DPSYNTH_AUTO_BIN_MARGIN *
-		dp_privsyn_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols);
+		(adaptive ? dp_adaptive_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols)
+		 : dp_privsyn_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols));
 	sizes = palloc(sizeof(uint32) * ncols);
 	for (int j = 0; j < ncols; j++)
 	{

@@ -74,6 +74,12 @@ dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 
 /* ---- the method ---- */
 
+double
+dp_adaptive_rare_threshold(double rho, uint32_t d)
+{
+	return dp_rare_threshold(rho, DP_ADAPTIVE_ONEWAY_SHARE, d);
+}
+
 typedef struct Cand
 {
 	uint32_t	nattrs;
@@ -231,15 +237,15 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	if (!margs || !cand)
 		FAIL();
 
-	/* ---- 1. one-way marginals and the rare-value merge: 0.1 rho ---- */
+	/* ---- 1. one-way marginals and the rare-value merge: DP_ADAPTIVE_ONEWAY_SHARE of rho ---- */
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, c.alloc, c.free_fn, out, margs, &merged);
+	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, c.alloc, c.free_fn, out, margs, &merged);
 	if (rc != 0)
 		goto done;
 	merged_ok = true;
 	nmargs = d;
-	st.rho_oneway = p->rho * DP_PRIVSYN_ONEWAY_SHARE;
+	st.rho_oneway = p->rho * DP_ADAPTIVE_ONEWAY_SHARE;
 	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 
 	/* ---- 2. candidates (public: the merged sizes) and their exact counts ---- */
@@ -306,7 +312,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	merged_ok = false;
 
 	/* ---- 3. rounds ---- */
-	R = p->rho * (1 - DP_PRIVSYN_ONEWAY_SHARE);
+	R = p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
 	{
 		double		T = (double) ROUNDS_PER_COL * d;
 

@@ -9,12 +9,18 @@
  * as a PrivSyn model is.
  *
  * What it does, with rho the budget given here:
- *   1. One-way marginals and the rare-value merge, as PrivSyn (dp_privsyn_oneway_stage): 0.1 rho.
+ *   1. One-way marginals and the rare-value merge, as PrivSyn (dp_privsyn_oneway_stage), with
+ *      DP_ADAPTIVE_ONEWAY_SHARE = 0.25 of rho instead of PrivSyn's 0.1: every estimate and the
+ *      rare-value merge stand on them (MST spends a third there; AIM about 0.06 and measures them
+ *      again in its rounds).  Measured against 0.1 at epsilon 1 (bench/RESULTS.md, 5 runs with
+ *      domain.json): star .039 / .131 / .265 / .0040 / AUC .947 against .050 / .144 / .280 /
+ *      .0044 / .941, arrests' range .0023 against .0025, Adult, diamonds and smokeban within a
+ *      run's spread; 0.4 was no better than 0.25 in 2-run trials.
  *   2. Candidates: every column (weight 1/2) and every pair of columns (weight 1) whose marginal
  *      over merged codes has at most DP_ADAPTIVE_MAX_CELLS cells, the largest dropped first until
  *      all of them hold at most DP_ADAPTIVE_MAX_TOTAL cells together (public: the sizes).  Their
  *      exact counts are taken in one pass per candidate over the encoded table.
- *   3. Rounds, AIM's schedule over the remaining 0.9 rho = R: T = 16 d selections; every
+ *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R: T = 16 d selections; every
  *      selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T and
  *      eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  A round selects and measures a batch of
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; on star,
@@ -42,7 +48,7 @@
  *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
  *
- * Privacy: 0.1 rho (step 1) + the rounds' costs, which add up to exactly R = 0.9 rho by the
+ * Privacy: 0.25 rho (step 1) + the rounds' costs, which add up to exactly R = 0.75 rho by the
  * schedule (the last round takes the remainder; every cost is rounded down, never up, where it is
  * computed from the remainder).  Selection, measurement and the rounds' estimates read the private
  * table only through the exact counts x_r, each time through a mechanism: the exponential
@@ -56,6 +62,7 @@
 
 #include "dp_privsyn.h"
 
+#define DP_ADAPTIVE_ONEWAY_SHARE 0.25		/* of rho, for the one-way marginals (step 1) */
 #define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
 #define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
@@ -71,6 +78,10 @@
  * Returns k on invalid input (k == 0, eps not positive and finite, sens == 0).
  */
 uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens);
+
+/* The rare-value threshold of an adaptive run with budget rho over d columns (see
+ * dp_privsyn_rare_threshold; the glue sizes 'auto' bins with it). */
+double		dp_adaptive_rare_threshold(double rho, uint32_t d);
 
 /* Counters a run leaves for reports and tests. */
 typedef struct dp_adaptive_stats

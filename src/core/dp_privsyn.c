@@ -43,24 +43,30 @@ add_noise(dp_marg *m, double rho)
 	do { if (p->progress && p->progress(p->progress_arg, (phase), (done)) != 0) return -1; } while (0)
 
 double
-dp_privsyn_rare_threshold(double rho, uint32_t d)
+dp_rare_threshold(double rho, double share, uint32_t d)
 {
 	dp_dgauss	g;
 
-	if (d == 0 || !(rho > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho * DP_PRIVSYN_ONEWAY_SHARE / d, 1.0)) != 0)
+	if (d == 0 || !(rho > 0) || !(share > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho * share / d, 1.0)) != 0)
 		return 0;
 	return RARE_SIGMAS * sqrt(dp_dgauss_sigma2(&g));
 }
 
+double
+dp_privsyn_rare_threshold(double rho, uint32_t d)
+{
+	return dp_rare_threshold(rho, DP_PRIVSYN_ONEWAY_SHARE, d);
+}
+
 int
-dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
+dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
 						void *(*alloc) (size_t), void (*free_fn) (void *),
 						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged)
 {
 	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
-	double		rho1 = rho * DP_PRIVSYN_ONEWAY_SHARE / d;
-	double		rare_below = dp_privsyn_rare_threshold(rho, d);
+	double		rho1 = rho * share / d;
+	double		rare_below = dp_rare_threshold(rho, share, d);
 	uint32_t	nmargs = 0;
 
 	if (d == 0 || !(rare_below > 0))
@@ -193,7 +199,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	{
-		int			rc = dp_privsyn_oneway_stage(data, sizes, p->rho, c.alloc, c.free_fn, out, margs, &merged);
+		int			rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_PRIVSYN_ONEWAY_SHARE, c.alloc, c.free_fn, out, margs, &merged);
 
 		if (rc != 0)
 			return rc;

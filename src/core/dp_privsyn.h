@@ -35,7 +35,7 @@
 #include "dp_marg.h"
 #include "dp_prng.h"
 
-/* The share of rho that the one-way marginals take (both methods, dp_privsyn_oneway_stage). */
+/* The share of rho that PrivSyn's one-way marginals take (dp_privsyn_oneway_stage). */
 #define DP_PRIVSYN_ONEWAY_SHARE 0.1
 
 typedef enum dp_privsyn_phase
@@ -89,6 +89,9 @@ void		dp_privsyn_default_params(dp_privsyn_params *p);
  */
 double		dp_privsyn_rare_threshold(double rho, uint32_t d);
 
+/* The same for one-way marginals that take a share `share` of rho (any method). */
+double		dp_rare_threshold(double rho, double share, uint32_t d);
+
 /*
  * Runs the pipeline.  Noise comes from dp_sampler (libsodium); rng drives post-processing only
  * (GUM, splitting merged codes).  alloc/free_fn are used for every allocation (NULL: malloc/free).
@@ -120,13 +123,14 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
 
 /*
  * Steps 1-2 of the pipeline, shared by every method (dp_privsyn_run and dp_adaptive_run): the d
- * one-way marginals released with 0.1 rho in all (ONEWAY_SHARE, rho / (10 d) each, discrete
- * Gaussian, sensitivity 1), then the rare-value merge (post-processing).  Fills out->merged_sizes,
+ * one-way marginals released with share * rho in all (share * rho / d each, discrete Gaussian,
+ * sensitivity 1; PrivSyn's share is DP_PRIVSYN_ONEWAY_SHARE, the adaptive method's
+ * DP_ADAPTIVE_ONEWAY_SHARE), then the rare-value merge below dp_rare_threshold (post-processing).  Fills out->merged_sizes,
  * code_map, oneway_noisy, merged_codes and n_oneway (out zeroed by the caller), margs[0..d) with
  * the one-way marginals over merged codes (rho = rho / (10 d), the consistency weight), and
  * merged (initialised here) with the private table recoded to merged codes.  Returns 0 or -2.
  */
-int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
+int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
 									void *(*alloc) (size_t), void (*free_fn) (void *),
 									dp_privsyn_result *out, dp_marg *margs, dp_codes *merged);
 

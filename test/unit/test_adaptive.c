@@ -120,9 +120,9 @@ test_adult(void)
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6),
 			   "the budget adds up: %.9g one-way + %.9g selection + %.9g measurement = %.9g of rho %.9g",
 			   st.rho_oneway, st.rho_select, st.rho_measure, spent, p.rho);
-	unit_check(fabs(st.rho_oneway - 0.1 * p.rho) < 1e-15 && st.rho_select <= 0.1 * 0.9 * p.rho * (1 + 1e-9) &&
-			   st.rho_measure <= 0.9 * 0.9 * p.rho * (1 + 1e-9),
-			   "shares: 0.1 rho one-way, at most 0.09 rho selecting, at most 0.81 rho measuring");
+	unit_check(fabs(st.rho_oneway - 0.25 * p.rho) < 1e-15 && st.rho_select <= 0.1 * 0.75 * p.rho * (1 + 1e-9) &&
+			   st.rho_measure <= 0.9 * 0.75 * p.rho * (1 + 1e-9),
+			   "shares: 0.25 rho one-way, at most 0.075 rho selecting, at most 0.675 rho measuring");
 	unit_check(st.rounds >= 2 && res.n_kway >= 1 && res.nmargs == res.n_oneway + res.n_kway,
 			   "rounds measured marginals (%u rounds, %u pairs)", st.rounds, res.n_kway);
 	unit_check(res.synth.nrows == dp_privsyn_default_rows(&res) && fabs(res.total - src.nrows) < 200,
