@@ -24,7 +24,9 @@
  *      selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T and
  *      eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  A round selects and measures a batch of
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; on star,
- *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity, bench/RESULTS.md):
+ *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity.  ceil(d / 4)
+ *      was tried too: star's rounds took 1.0-1.1 s and Adult's 0.4-0.5 s, but arrests, with 8
+ *      columns, got a batch of 2 and its AUC fell from .649 to .623 over 5 runs; bench/RESULTS.md):
  *        a. estimate: the measured marginals made consistent (dp_consist) and GUM draws
  *           min(DP_ADAPTIVE_SYNTH_ROWS, first consistent total) rows from them (post-processing):
  *           the first estimate with GUM's full iterations, every later one warm, from the
