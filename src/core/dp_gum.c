@@ -25,7 +25,7 @@
  * destination row lies in its part (moves are independent: distinct destinations, and sources in
  * under-full cells, which lose no row).  No counter or row is written by two threads, no
  * randomness is drawn while they run, and the rows are the same whatever the number of threads
- * (unit-tested).  Threads live for one pass and block every signal (see run_parallel).
+ * (unit-tested).  Threads live for one pass and block every signal (see dp_run_parallel).
  *
  * Measured (gcc 12 -O2, the 2-core VM; bench/gum_bench.c: Adult tiled to 1,000,000 rows, epsilon
  * 1, 75 selected marginals, 45,827 cells): row changes were ~65% of the time and the pass ~15%,
@@ -36,6 +36,7 @@
  * vCPUs share much, so two threads give 1.3-1.5x, not 2x).
  */
 #include "dp_gum.h"
+#include "dp_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -482,8 +483,8 @@ marg_error(gum *g, const gmarg *m)
  * that cannot be started has its share done here: the work of each i is independent of the
  * others, and of which thread does it.
  */
-static void
-run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
+void
+dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
 {
 	pthread_t	th[DP_GUM_MAX_THREADS];
 	bool		started[DP_GUM_MAX_THREADS] = {false};
@@ -677,7 +678,7 @@ ensure_counts(gum *g, gmarg *m)
 		rc[p].part = p;
 		rc[p].only = m;
 	}
-	run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
+	dp_run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
 	for (uint32_t i = 0; i < g->nm; i++)
 		if (m == NULL ? g->m[i].dirty : &g->m[i] == m)
 		{
@@ -880,7 +881,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			sc[q].part = q;
 			sc[q].left = 0;
 		}
-		run_parallel(g->narrow ? scan_part_u8 : scan_part_u16, sc, sizeof(scanner), P);
+		dp_run_parallel(g->narrow ? scan_part_u8 : scan_part_u16, sc, sizeof(scanner), P);
 		for (uint32_t q = 0; q < P; q++)
 			lost |= sc[q].left > 0;
 		if (lost)
@@ -951,7 +952,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			w[q].from = (uint32_t) ((uint64_t) g->nmvpart[q] * done / G);
 			w[q].to = (uint32_t) ((uint64_t) g->nmvpart[q] * upto / G);
 		}
-		run_parallel(g->narrow ? run_moves_u8 : run_moves_u16, w, sizeof(mover), P);
+		dp_run_parallel(g->narrow ? run_moves_u8 : run_moves_u16, w, sizeof(mover), P);
 		if (upto < (uint32_t) G && g->prm->progress &&
 			g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1) != 0)
 			return -1;

@@ -6,6 +6,7 @@
 #define DP_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,5 +37,14 @@ dp_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+/*
+ * fn(arg + t * argsize) for t = 0..T-1: t = 0 on the calling thread, the others on helper threads
+ * that block every signal and are joined before it returns (a helper that cannot be started has
+ * its share run here).  fn must not call back into the caller's hooks (allocation, progress:
+ * inside PostgreSQL those may longjmp) and must only touch memory allocated beforehand.
+ * Defined in dp_gum.c.
+ */
+void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
 
 #endif
