@@ -17,11 +17,12 @@
  * From step 3 on nothing fails or speaks in a way that depends on the data: the synthetic rows
  * and everything after them are post-processing of released values.
  *
- * Privacy arithmetic of one call (rho units of 1e-12, see dpsynth_rho_units):
- *   charged = units_discovery * k + units_pipeline, with units_discovery = floor(10% * units / k)
- *   for the k columns that need discovery (discover.c), and the method's released quantities adding
- *   up to exactly dpsynth_units_rho(units_pipeline) (dp_privsyn.h, dp_adaptive.h): the call is rho-zCDP with rho
- *   <= charged * 1e-12, plus delta_each per text column discovered (approximate, see discover.c).
+ * Privacy arithmetic of one call: the call's privacy plan (src/core/dp_plan.h, dp_plan_make):
+ *   charged = units_each * k + units_release, units_each = floor(10% * units / k) for the k
+ *   columns that need discovery (discover.c), and the method's released quantities adding up to
+ *   exactly dp_units_rho(units_release) (dp_privsyn.h, dp_adaptive.h): the call is rho-zCDP with
+ *   rho <= charged * 1e-12, plus delta_each per text column discovered (approximate, see
+ *   dp_discovery.h).
  */
 #include "synthesize.h"
 
@@ -80,9 +81,6 @@
 #include "dp_privsyn.h"
 #include "dp_prng.h"
 #include "dp_random.h"
-
-/* The largest pair marginal PrivSyn may need (codes of one column times codes of another). */
-#define SYNTH_MAX_PAIR_CELLS (INT64CONST(4) * 1024 * 1024)
 
 typedef struct Progress
 {
@@ -1496,7 +1494,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	int			ncols;
 	int64		units;
 	int64		units_pipeline;
-	DpDiscoveryPlan plan;
+	dp_plan		plan;
 	Oid			nspid;
 	int64		ledger_id;
 	uint32	   *sizes;
@@ -1547,10 +1545,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	{
 		double		d = PG_GETARG_FLOAT8(2);
 
-		if (!(d > 0 && d < 1))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("delta must be in the open interval (0, 1), not %s", float8out_internal(d))));
+		dpsynth_check_delta(d);
 		delta = d;
 		units = dpsynth_rho_units(epsilon, delta);
 		if (units < 1)
@@ -1563,28 +1558,9 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	label = psprintf("dp_synthesize(%s)", get_rel_name(relid));
 	out = plan_columns(relid, only, label, &nout, &synth_names);
 	cols = dpsynth_load_columns(relid, synth_names, &ncols);
-	units_pipeline = dpsynth_plan_discovery(relid, cols, ncols, units, DPSYNTH_DISCOVERY_SHARE, epsilon, 0,
-											DPSYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
-	/* 'auto' bins thick enough to survive the rare-value step (public: rho and d only) */
-	plan.min_bin_mass = DPSYNTH_AUTO_BIN_MARGIN *
-		(adaptive ? dp_adaptive_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols)
-		 : dp_privsyn_rare_threshold(dpsynth_units_rho(units_pipeline), (uint32) ncols));
+	dpsynth_plan_call(relid, adaptive ? DP_CALL_ADAPTIVE : DP_CALL_PRIVSYN, units, epsilon, cols, ncols, &plan);
+	units_pipeline = plan.units_release;
 	sizes = palloc(sizeof(uint32) * ncols);
-	for (int j = 0; j < ncols; j++)
-	{
-		sizes[j] = cols[j].state == DP_COLUMN_READY ? dp_domain_ncodes(&cols[j].domain)
-			: cols[j].state == DP_COLUMN_DISCOVER_CATEGORIES ? (uint32) plan.max_categories + 1
-			: cols[j].state == DP_COLUMN_DISCOVER_BOUNDS ? DPSYNTH_DISCOVERED_BINS + 1
-			: (uint32) (cols[j].quantile_bins + 2 * cols[j].quantile_points + 1);
-		if (ncols > 1)
-			for (int k = 0; k < j; k++)
-				if ((int64) sizes[j] * sizes[k] > SYNTH_MAX_PAIR_CELLS)
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("columns \"%s\" and \"%s\" have too many codes together (%u x %u) to synthesize",
-									cols[k].name, cols[j].name, sizes[k], sizes[j]),
-							 errhint("Declare coarser domains (fewer categories or bins) for them.")));
-	}
 	bind_columns(out, nout, cols, false);
 	checks = read_checks(relid, label, &skipped_checks);
 	check_identifiers(out, nout, rows > 0 ? rows : dpsynth_max_sample_rows, rows > 0,
@@ -1601,7 +1577,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	}
 	ledger_id = dpsynth_charge(relid, "dp_synthesize",
 							   OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(synth_names)),
-							   epsilon, delta, units, plan.delta_each * plan.ntext,
+							   epsilon, delta, plan.units_charged, plan.delta_charged,
 							   psprintf("{\"target\": %s, \"rows\": " INT64_FORMAT ", \"method\": \"%s\", "
 										"\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT ", "
 										"\"rho_units_pipeline\": " INT64_FORMAT "}",
