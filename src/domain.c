@@ -884,8 +884,8 @@ to_discover(Oid relid, DpColumn *col, const CatalogColumn *cc)
 					 errmsg("column \"%s\" of table %s has no public domain, and no selection delta is left to discover its values",
 							col->name, rel),
 					 errdetail("Discovering which text values exist (DP partition selection) needs an additive delta."),
-					 errhint("%s Or the owner can set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
-							 declare_hint, rel)));
+					 errhint("The table's owner can declare it: SELECT dp_declare('%s', '%s', categories => ARRAY[...]); or set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
+							 rel, col->name, rel)));
 		col->state = is_text_type(col->typid) ? DP_COLUMN_DISCOVER_CATEGORIES : DP_COLUMN_DISCOVER_BOUNDS;
 		col->source = "dp";
 		return;

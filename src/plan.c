@@ -68,8 +68,9 @@ raise_refusal(const dp_plan *plan, const DpColumn *cols, double epsilon)
 		case DP_PLAN_DISCOVERY_TOO_SMALL:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epsilon %s is too small to discover %d domains", float8out_internal(epsilon),
-							plan->ndiscover),
+					 errmsg_plural("epsilon %s is too small to discover %d domain",
+								   "epsilon %s is too small to discover %d domains",
+								   plan->ndiscover, float8out_internal(epsilon), plan->ndiscover),
 					 errhint("Ask for a larger epsilon, or let the owner declare the domains.")));
 			break;
 		case DP_PLAN_PAIR_TOO_LARGE:

@@ -42,7 +42,7 @@ synth_resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_nam
 	if (aclresult != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to create table %s in schema %s", target, get_namespace_name(*nspid)),
+				 errmsg("permission denied to create table \"%s\" in schema \"%s\"", target, get_namespace_name(*nspid)),
 				 errhint("%s creates its table in your current schema; choose one you may create in (SET search_path) or pass target => ...",
 						 function)));
 	if (OidIsValid(get_relname_relid(target, *nspid)))

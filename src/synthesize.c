@@ -167,7 +167,8 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("epsilon %s cannot be converted to zCDP at delta %s", float8out_internal(c->epsilon),
-							float8out_internal(c->delta))));
+							float8out_internal(c->delta)),
+					 errhint("rho(epsilon, delta) must be at least 1e-12.")));
 	}
 	c->label = psprintf("dp_synthesize(%s)", get_rel_name(c->relid));
 	c->out = synth_plan_columns(c->relid, c->only, c->label, &c->nout, &c->synth_names);
