@@ -145,6 +145,20 @@ SELECT count(*) AS rows, count(score) AS scores, count(amount) AS amounts,
 FROM analyst_space.measured;
 DROP TABLE measures;
 
+-- Refused by the call's privacy plan (src/core/dp_plan.c) before anything is charged: a pair of
+-- columns too large to measure together, and an epsilon too small to discover a domain with.
+CREATE TABLE wide (a integer, b integer, t text);
+INSERT INTO wide SELECT i % 2100, i % 2099, 'v' || i % 3 FROM generate_series(1, 100) i;
+SELECT dp_protect('wide', epsilon => 10, selection_delta => 1e-7);
+SELECT dp_declare('wide', 'a', lower => 0, upper => 2099, bins => 2100);
+SELECT dp_declare('wide', 'b', lower => 0, upper => 2099, bins => 2100);
+SET ROLE regress_dp_analyst;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.wide', epsilon => 1, columns => ARRAY['a', 'b'])$$);
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.wide', epsilon => 1e-6, columns => ARRAY['t'])$$);
+RESET ROLE;
+SELECT count(*) AS charges FROM dpsynth.ledger WHERE relname = 'wide';
+DROP TABLE wide;
+
 DROP TABLE people;
 DROP TYPE tier CASCADE;
 DROP SCHEMA analyst_space CASCADE;

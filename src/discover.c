@@ -2,7 +2,7 @@
  * discover.c - learning undeclared domains from the data, under DP, inside a charged call.
  *
  * A release that needs columns without a public domain spends part of its charge on learning
- * them first (src/marginal.c decides the split from public facts only):
+ * them first (the split is the call's privacy plan, src/core/dp_plan.c, from public facts only):
  *   text columns      DP partition selection (dp_discovery.h): exact counts of the values
  *                     present, discrete Gaussian noise, a threshold chosen so that a value held
  *                     by one row is released with probability <= delta_col.  (rho_col,
@@ -308,7 +308,7 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 	double		sigma = sqrt(dp_dgauss_sigma2(noise));
 	double		lower = 0,
 				upper = 1;		/* public fallback when the noisy histogram shows nothing */
-	int			bins = 32;
+	int			bins = DP_PLAN_DISCOVERED_BINS;
 
 	dp_counts_release(d->cells, ncells, noise);
 	if (d->grid.integral)
@@ -340,70 +340,8 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
 	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
 }
 
-void
-dpsynth_too_many_cells(void)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("the marginal of these columns has more than " INT64_FORMAT " cells",
-					DPSYNTH_MAX_MARGINAL_CELLS),
-			 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
-}
-
-int64
-dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double share, double epsilon,
-					   double cell_limit, int max_categories, DpDiscoveryPlan *plan)
-{
-	double		known = 1;
-
-	memset(plan, 0, sizeof(*plan));
-	plan->max_categories = max_categories;
-	for (int j = 0; j < ncols; j++)
-	{
-		if (cols[j].state == DP_COLUMN_READY)
-			known *= dp_domain_ncodes(&cols[j].domain);
-		else if (cols[j].state == DP_COLUMN_DISCOVER_BOUNDS)
-			known *= DPSYNTH_DISCOVERED_BINS + 1;
-		else if (cols[j].state == DP_COLUMN_DISCOVER_EDGES)
-			known *= cols[j].quantile_bins + 2.0 * cols[j].quantile_points + 1;
-		else
-			plan->ntext++;
-		plan->ndiscover += cols[j].state != DP_COLUMN_READY;
-	}
-	if (cell_limit > 0 && known > cell_limit)
-		dpsynth_too_many_cells();
-	if (plan->ntext > 0)
-	{
-		if (cell_limit > 0)
-		{
-			double		room = pow(cell_limit / known, 1.0 / plan->ntext);
-
-			plan->max_categories = (int) Min(floor(room) - 1, plan->max_categories);
-			if (plan->max_categories < 1)
-				dpsynth_too_many_cells();
-		}
-		plan->delta_each = dpsynth_selection_share(relid);
-	}
-	if (plan->ndiscover > 0)
-	{
-		dp_dgauss	g;
-
-		plan->units_each = (int64) floor(units * share / plan->ndiscover);
-		if (plan->units_each < 1 ||
-			dp_dgauss_init(&g, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0 ||
-			(plan->ntext > 0 && dp_partition_threshold(&g, plan->delta_each) <= 0))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epsilon %s is too small to discover %d domains", float8out_internal(epsilon),
-							plan->ndiscover),
-					 errhint("Ask for a larger epsilon, or let the owner declare the domains.")));
-		units -= plan->units_each * plan->ndiscover;
-	}
-	return units;
-}
-
 DpColumn *
-dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const DpDiscoveryPlan *plan,
+dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
 				 int64 ledger_id)
 {
 	Oid			relid = RelationGetRelid(rel);
@@ -558,7 +496,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	Datum	   *todo_names;
 	int			ncols;
 	int			ntodo = 0;
-	DpDiscoveryPlan plan;
+	dp_plan		plan;
 	int64		ledger_id;
 
 	if (PG_ARGISNULL(0))
@@ -600,11 +538,10 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	names = construct_array(todo_names, ntodo, TEXTOID, -1, false, TYPALIGN_INT);
-	(void) dpsynth_plan_discovery(relid, todo, ntodo, units, 1.0, epsilon, 0,
-								  DPSYNTH_MAX_DISCOVERED_CATEGORIES, &plan);
+	dpsynth_plan_call(relid, DP_CALL_DISCOVER, units, epsilon, todo, ntodo, &plan);
 
 	ledger_id = dpsynth_charge(relid, "dp_discover", OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names)),
-							   epsilon, delta, plan.units_each * plan.ndiscover, plan.delta_each * plan.ntext,
+							   epsilon, delta, plan.units_charged, plan.delta_charged,
 							   psprintf("{\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT
 										", \"delta_per_selection\": %.17g}",
 										plan.ndiscover, plan.units_each, plan.delta_each));

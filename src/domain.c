@@ -720,87 +720,81 @@ read_schema_facts(Oid relid, DpColumn *col, Oid declared_type, SchemaFacts *f)
 		walk_check(col, lfirst(lc), f);
 }
 
+/* Excluded and identifier columns are never released. */
 static void
-column_error(Oid relid, DpColumn *col, int sqlstate, const char *msg, const char *hint)
+check_releasable(Oid relid, DpColumn *col, const CatalogColumn *cc)
 {
-	ereport(ERROR,
-			(errcode(sqlstate),
-			 errmsg("column \"%s\" of table %s %s", col->name, get_rel_name(relid), msg),
-			 hint ? errhint("%s", hint) : 0));
+	if (cc->treatment && strcmp(cc->treatment, "exclude") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("column \"%s\" of table %s is excluded from releases", col->name, get_rel_name(relid)),
+				 errhint("The table's owner excluded it with dp_column_policy; synthetic copies leave it NULL.")));
+	if ((cc->treatment && strcmp(cc->treatment, "identifier") == 0) || cc->serial || col->typid == UUIDOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("column \"%s\" of table %s is an identifier and is never released", col->name,
+						get_rel_name(relid)),
+				 errhint("Serial, identity and uuid columns, and columns the owner marks as identifiers, get fresh values in synthetic copies.")));
 }
 
-static void
-load_column(Oid relid, DpColumn *col, Oid declared_type)
+/* 1. A domain the owner declared, or one an earlier DP discovery released (source 'dp'). */
+static bool
+from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 {
-	CatalogColumn cc;
-	SchemaFacts sf;
 	char	   *rel = get_rel_name(relid);
+	bool		ok;
 
-	read_catalog(relid, col, &cc);
-	col->other = cc.other;
-
-	/* ---- never released ---- */
-	if (cc.treatment && strcmp(cc.treatment, "exclude") == 0)
-		column_error(relid, col, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, "is excluded from releases",
-					 "The table's owner excluded it with dp_column_policy; synthetic copies leave it NULL.");
-	if ((cc.treatment && strcmp(cc.treatment, "identifier") == 0) || cc.serial || col->typid == UUIDOID)
-		column_error(relid, col, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-					 "is an identifier and is never released",
-					 "Serial, identity and uuid columns, and columns the owner marks as identifiers, get fresh values in synthetic copies.");
-
-	col->state = DP_COLUMN_READY;
-
-	/* ---- 1. declared, or released by an earlier DP discovery ---- */
-	if (cc.kind)
+	if (!cc->kind)
+		return false;
+	col->source = cc->source;
+	if (strcmp(cc->kind, "categories") == 0)
 	{
-		bool		ok;
-
-		col->source = cc.source;
-		if (strcmp(cc.kind, "categories") == 0)
-		{
-			init_categories(col, cc.categories, cc.ncategories, true);
-			return;
-		}
-		/*
-		 * 'auto' (the default of a declaration without bins, dp_declare) is 'quantile' where
-		 * the policy allows DP discovery; where it does not, the declaration's own equal-width
-		 * bins below (public, nothing to learn).
-		 */
-		if (strcmp(cc.kind, "bins") == 0 && cc.binning &&
-			(strcmp(cc.binning, "quantile") == 0 || (strcmp(cc.binning, "auto") == 0 && cc.discovery)))
-		{
-			bool		is_auto = strcmp(cc.binning, "auto") == 0;
-
-			/* quantile bins inside the declared bounds, not learned yet */
-			if (!cc.discovery)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("column \"%s\" of table %s needs quantile bins learned by DP, and the policy forbids DP discovery",
-								col->name, rel),
-						 errhint("Declare equal-width bins instead: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);",
-								 rel, col->name)));
-			col->state = DP_COLUMN_DISCOVER_EDGES;
-			col->quantile_lower = cc.lower;
-			col->quantile_upper = cc.upper;
-			col->quantile_bins = is_auto ? Min(cc.bins, DPSYNTH_AUTO_BINS) : cc.bins;
-			col->quantile_points = cc.npoints;
-			col->quantile_auto = is_auto;
-			return;
-		}
-		if (strcmp(cc.kind, "bins") == 0)
-			ok = init_numeric(col, cc.lower, cc.upper, cc.bins, NULL, 0, cc.points, cc.npoints);
-		else
-			ok = init_numeric(col, 0, 0, 0, cc.edges, cc.nedges, cc.points, cc.npoints);
-		if (!ok)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("declared domain of column \"%s\" of table %s does not fit its type %s",
-							col->name, rel, format_type_be(col->typid)),
-					 errhint("The column's type changed since the declaration; the owner must declare it again with dp_declare.")));
-		return;
+		init_categories(col, cc->categories, cc->ncategories, true);
+		return true;
 	}
+	/*
+	 * 'auto' (the default of a declaration without bins, dp_declare) is 'quantile' where
+	 * the policy allows DP discovery; where it does not, the declaration's own equal-width
+	 * bins below (public, nothing to learn).
+	 */
+	if (strcmp(cc->kind, "bins") == 0 && cc->binning &&
+		(strcmp(cc->binning, "quantile") == 0 || (strcmp(cc->binning, "auto") == 0 && cc->discovery)))
+	{
+		bool		is_auto = strcmp(cc->binning, "auto") == 0;
 
-	/* ---- 2. the type itself ---- */
+		/* quantile bins inside the declared bounds, not learned yet */
+		if (!cc->discovery)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column \"%s\" of table %s needs quantile bins learned by DP, and the policy forbids DP discovery",
+							col->name, rel),
+					 errhint("Declare equal-width bins instead: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);",
+							 rel, col->name)));
+		col->state = DP_COLUMN_DISCOVER_EDGES;
+		col->quantile_lower = cc->lower;
+		col->quantile_upper = cc->upper;
+		col->quantile_bins = is_auto ? Min(cc->bins, DPSYNTH_AUTO_BINS) : cc->bins;
+		col->quantile_points = cc->npoints;
+		col->quantile_auto = is_auto;
+		return true;
+	}
+	if (strcmp(cc->kind, "bins") == 0)
+		ok = init_numeric(col, cc->lower, cc->upper, cc->bins, NULL, 0, cc->points, cc->npoints);
+	else
+		ok = init_numeric(col, 0, 0, 0, cc->edges, cc->nedges, cc->points, cc->npoints);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("declared domain of column \"%s\" of table %s does not fit its type %s",
+						col->name, rel, format_type_be(col->typid)),
+				 errhint("The column's type changed since the declaration; the owner must declare it again with dp_declare.")));
+	return true;
+}
+
+/* 2. A domain the type itself gives: boolean, enum. */
+static bool
+from_type(DpColumn *col)
+{
 	if (col->typid == BOOLOID)
 	{
 		static const char *bool_labels[2] = {"false", "true"};
@@ -808,16 +802,23 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 		init_categories(col, bool_labels, 2, !col->notnull);
 		col->encoding = DP_ENC_BOOL;
 		col->source = "type";
-		return;
+		return true;
 	}
 	if (type_is_enum(col->typid))
 	{
 		init_enum(col);
 		col->source = "type";
-		return;
+		return true;
 	}
+	return false;
+}
 
-	/* ---- 3. schema facts ---- */
+/* 3. A domain the schema states: the values or bounds CHECK constraints allow. */
+static bool
+from_schema(Oid relid, DpColumn *col, Oid declared_type)
+{
+	SchemaFacts sf;
+
 	read_schema_facts(relid, col, declared_type, &sf);
 	if (sf.have_categories && list_length(sf.categories) > 0)
 	{
@@ -836,7 +837,7 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 		}
 		init_categories(col, labels, n, true);
 		col->source = "schema";
-		return;
+		return true;
 	}
 	if (sf.have_lower && sf.have_upper && sf.lower < sf.upper &&
 		(dpsynth_value_is_integral(col->typid) || is_real_type(col->typid)) &&
@@ -848,11 +849,21 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 		if (lo < hi && init_numeric(col, lo, hi, default_bins(col, lo, hi), NULL, 0, NULL, 0))
 		{
 			col->source = "schema";
-			return;
+			return true;
 		}
 	}
+	return false;
+}
 
-	/* ---- 4. DP discovery, if allowed ---- */
+/*
+ * 4. Otherwise the domain must be discovered under DP, where the policy allows it and, for text,
+ * a selection delta is left; else the call is refused, before any charge.
+ */
+static void
+to_discover(Oid relid, DpColumn *col, const CatalogColumn *cc)
+{
+	char	   *rel = get_rel_name(relid);
+
 	if (is_text_type(col->typid) || dpsynth_value_is_integral(col->typid) || is_real_type(col->typid))
 	{
 		const char *declare_hint = is_text_type(col->typid)
@@ -861,7 +872,7 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 			? psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', lower => '...'::timestamptz, upper => '...'::timestamptz);", rel, col->name)
 			: psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);", rel, col->name);
 
-		if (!cc.discovery)
+		if (!cc->discovery)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("column \"%s\" of table %s has no public domain, and the policy forbids DP discovery",
@@ -873,8 +884,8 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 					 errmsg("column \"%s\" of table %s has no public domain, and no selection delta is left to discover its values",
 							col->name, rel),
 					 errdetail("Discovering which text values exist (DP partition selection) needs an additive delta."),
-					 errhint("%s Or the owner can set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
-							 declare_hint, rel)));
+					 errhint("The table's owner can declare it: SELECT dp_declare('%s', '%s', categories => ARRAY[...]); or set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
+							 rel, col->name, rel)));
 		col->state = is_text_type(col->typid) ? DP_COLUMN_DISCOVER_CATEGORIES : DP_COLUMN_DISCOVER_BOUNDS;
 		col->source = "dp";
 		return;
@@ -885,6 +896,20 @@ load_column(Oid relid, DpColumn *col, Oid declared_type)
 					col->name, rel, format_type_be(col->typid)),
 			 errhint("Declare categories for it with dp_declare, or exclude it: SELECT dp_column_policy('%s', '%s', treatment => 'exclude');",
 					 rel, col->name)));
+}
+
+static void
+load_column(Oid relid, DpColumn *col, Oid declared_type)
+{
+	CatalogColumn cc;
+
+	read_catalog(relid, col, &cc);
+	col->other = cc.other;
+	check_releasable(relid, col, &cc);
+	col->state = DP_COLUMN_READY;
+	if (from_declaration(relid, col, &cc) || from_type(col) || from_schema(relid, col, declared_type))
+		return;
+	to_discover(relid, col, &cc);
 }
 
 static DpColumn *load_columns_once(Oid relid, ArrayType *names, int *ncolumns);

@@ -416,32 +416,30 @@ dpsynth_check_epsilon(FunctionCallInfo fcinfo, int argno)
 	return epsilon;
 }
 
-/*
- * rho(epsilon, delta) in whole units of 1e-12, rounded down (with a relative margin of 1e-12
- * against floating-point error), so units * 1e-12 <= rho(epsilon, delta).  Budgets, limits and
- * charges are all whole units; a release is calibrated to exactly the units it is charged.
- */
+/* The glue's names for the core's unit arithmetic (dp_plan.h), which budgets, limits and
+ * charges all use. */
 int64
 dpsynth_rho_units(double epsilon, double delta)
 {
-	double		rho = dp_zcdp_rho(epsilon, delta);
-	double		units;
-
-	if (!(rho > 0) || !isfinite(rho))
-		return -1;
-	units = floor(rho * 1e12 * (1 - 1e-12));
-	if (!(units >= 1) || units > 9e18)
-		return -1;
-	return (int64) units;
+	return dp_rho_units(epsilon, delta);
 }
 
-/* The rho a release with this many units may use: a hair below units * 1e-12. */
 double
 dpsynth_units_rho(int64 units)
 {
-	return (double) units * 1e-12 * (1 - 1e-12);
+	return dp_units_rho(units);
 }
 
+void
+dpsynth_check_delta(double delta)
+{
+	if (!dp_delta_valid(delta))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be in the open interval (0, 1), not %s", float8out_internal(delta))));
+}
+
+/* dp_rho(epsilon, delta) and dp_epsilon(rho, delta): the conversions used for every budget. */
 PG_FUNCTION_INFO_V1(dpsynth_rho_units_sql);
 Datum
 dpsynth_rho_units_sql(PG_FUNCTION_ARGS)
@@ -450,10 +448,7 @@ dpsynth_rho_units_sql(PG_FUNCTION_ARGS)
 	double		delta = PG_GETARG_FLOAT8(1);
 	int64		units;
 
-	if (!(delta > 0 && delta < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("delta must be in the open interval (0, 1), not %s", float8out_internal(delta))));
+	dpsynth_check_delta(delta);
 	units = dpsynth_rho_units(epsilon, delta);
 	if (units < 1)
 		ereport(ERROR,
@@ -585,15 +580,6 @@ dpsynth_admin_call(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* dp_rho(epsilon, delta) and dp_epsilon(rho, delta): the conversions used for every budget. */
-static void
-check_delta(double delta)
-{
-	if (!(delta > 0 && delta < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("delta must be in the open interval (0, 1), not %s", float8out_internal(delta))));
-}
 
 PG_FUNCTION_INFO_V1(dpsynth_rho);
 Datum
@@ -603,7 +589,7 @@ dpsynth_rho(PG_FUNCTION_ARGS)
 	double		delta = PG_GETARG_FLOAT8(1);
 	double		rho;
 
-	check_delta(delta);
+	dpsynth_check_delta(delta);
 	rho = dp_zcdp_rho(epsilon, delta);
 	if (isnan(rho))
 		ereport(ERROR,
@@ -625,7 +611,7 @@ dpsynth_epsilon(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("rho must be a non-negative finite number, not %s", float8out_internal(rho))));
-	check_delta(delta);
+	dpsynth_check_delta(delta);
 	epsilon = dp_zcdp_epsilon(rho, delta);
 	if (isnan(epsilon))
 		ereport(ERROR,

@@ -16,15 +16,13 @@
 
 #include "compat.h"
 #include "dp_domain.h"
+#include "dp_plan.h"
 
 /* SQLSTATEs of dpsynth's own, in class YD: the SQL standard reserves the classes that begin
  * with 0-4 or A-H, PostgreSQL uses 5x, F0, HV, P0 and XX.  The README lists them. */
 #define ERRCODE_DPSYNTH_BUDGET_EXHAUSTED	MAKE_SQLSTATE('Y','D','0','0','1')
 #define ERRCODE_DPSYNTH_ROLE_LIMIT			MAKE_SQLSTATE('Y','D','0','0','2')
 #define ERRCODE_DPSYNTH_CHARGE_FAILED		MAKE_SQLSTATE('Y','D','0','0','3')
-
-/* The largest marginal dp_marginal computes, in cells (8 bytes of counts per cell). */
-#define DPSYNTH_MAX_MARGINAL_CELLS	(INT64CONST(16) * 1024 * 1024)
 
 /* ---- dpsynth.c ---- */
 
@@ -57,7 +55,11 @@ extern void dpsynth_check_release_privilege(Oid relid, const char *function);
 /* Validates an epsilon argument (not NULL, finite, positive). */
 extern double dpsynth_check_epsilon(FunctionCallInfo fcinfo, int argno);
 
-/* rho(epsilon, delta) in whole units of 1e-12, rounded down; -1 if out of range. */
+/* Validates a delta argument: in the open interval (0, 1) (dp_delta_valid). */
+extern void dpsynth_check_delta(double delta);
+
+/* rho(epsilon, delta) in whole units of 1e-12, rounded down; -1 if out of range
+ * (dp_rho_units, src/core/dp_plan.c). */
 extern int64 dpsynth_rho_units(double epsilon, double delta);
 /* The rho a release charged this many units may use (never more than units * 1e-12). */
 extern double dpsynth_units_rho(int64 units);
@@ -151,47 +153,30 @@ extern bool dpsynth_value_is_integral(Oid typid);
 extern int64 dpsynth_value_int(Oid typid, Datum value);
 extern double dpsynth_value_real(Oid typid, Datum value);
 
+/* ---- plan.c: the privacy plan of a call (src/core/dp_plan.h), before its charge ---- */
+
+/*
+ * Plans a call over its loaded columns (units: the call's rho units; epsilon for messages) and
+ * raises the plan's refusal, if any: 54000 for a marginal or a pair too large, 22023 for an
+ * epsilon too small to discover or to release.  Reads the table's selection delta when a text
+ * column awaits discovery.  Raises before any charge.
+ */
+extern void dpsynth_plan_call(Oid relid, dp_plan_call call, int64 units, double epsilon,
+							  const DpColumn *cols, int ncols, dp_plan *plan);
+
+/* Raises 54000: a marginal over DP_PLAN_MAX_MARGINAL_CELLS. */
+extern void dpsynth_too_many_cells(void) pg_attribute_noreturn();
+
 /* ---- discover.c ---- */
 
-
-/* How a release spends part of its charge on discovering domains (decided before the charge,
- * from public facts only). */
-typedef struct DpDiscoveryPlan
-{
-	int			ndiscover;		/* columns to discover */
-	int			ntext;			/* of which text (partition selection) */
-	int64		units_each;		/* rho units per discovered column */
-	double		delta_each;		/* selection delta per text column */
-	int			max_categories; /* cap on released categories per text column */
-	/*
-	 * Binning 'auto': the least noisy mass a learned quantile bin should hold (0: no minimum).
-	 * Set by the caller from public facts (dp_synthesize: a margin over the threshold below
-	 * which its rare-value step would merge the bin away, DPSYNTH_AUTO_BIN_MARGIN).
-	 */
-	double		min_bin_mass;
-} DpDiscoveryPlan;
-
-/*
- * Plans discovery for the columns in a DISCOVER state, taking share of units (a release:
- * DPSYNTH_DISCOVERY_SHARE; dp_discover: all of them);
- * returns the units left for the release itself.  With a cell limit (> 0), the product of the
- * columns' code counts must stay under it whatever discovery releases: text columns are capped
- * accordingly, and the call is refused if that is impossible.  Raises before any charge.
- */
-extern int64 dpsynth_plan_discovery(Oid relid, DpColumn *cols, int ncols, int64 units, double share,
-									double epsilon, double cell_limit, int max_categories,
-									DpDiscoveryPlan *plan);
-
-/* Raises 54000 (a marginal too large). */
 /*
  * Learns the domains of the columns in a DISCOVER state in one scan of rel, as the plan says
- * (units per column, selection delta per text column, cap on categories), stores them (source
- * 'dp', paid by ledger_id) and returns the columns (names) loaded again, all ready.
+ * (units per column, selection delta per text column, cap on categories, 'auto' bins' least
+ * mass), stores them (source 'dp', paid by ledger_id) and returns the columns (names) loaded
+ * again, all ready.
  */
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
-								  const DpDiscoveryPlan *plan, int64 ledger_id);
-
-extern void dpsynth_too_many_cells(void);
+								  const dp_plan *plan, int64 ledger_id);
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */
@@ -224,12 +209,6 @@ extern void dpsynth_source_end(DpSourceScan *s);
  * transaction). */
 extern void dpsynth_lock_domains(Oid relid);
 
-/* Share of a call's rho spent on discovering domains, split equally among those columns. */
-#define DPSYNTH_DISCOVERY_SHARE 0.1
-/* The most categories discovery keeps for a text column that dp_synthesize may pair with others. */
-#define DPSYNTH_MAX_DISCOVERED_CATEGORIES 1000
-/* Bins of a discovered numeric domain (plus a NULL cell). */
-#define DPSYNTH_DISCOVERED_BINS 32
 /*
  * Quantile bins that binning 'auto' learns (at most the declaration's bins; spikes and point
  * masses get bins of their own on top).  Chosen by measurement on Adult among 16, 24 and 32
@@ -242,16 +221,6 @@ extern void dpsynth_lock_domains(Oid relid);
  * relative to its count, which matters most at small epsilon.
  */
 #define DPSYNTH_AUTO_BINS 16
-/*
- * Binning 'auto' in dp_synthesize: a learned bin should hold at least this many times the
- * rare-value threshold (3 sigma of the one-way noise), so that it is not merged away with
- * unrelated bins (5/3: 5 sigma, merged with probability about 2% when the bin holds just that).
- * Measured on Adult at epsilon 1 (TSTR AUC, runs of bench/quality.sh's protocol): no minimum
- * 0.8898 (30 runs), 5/3 0.8902 (50), 3 0.8902 (30), denoising then at z 3 for every block
- * length; with the committed rule, 5/3: 0.8899 (30).  The bins matter little for AUC once their
- * noise is cleared; 5/3 keeps capital_gain's bins from being merged across its range.
- */
-#define DPSYNTH_AUTO_BIN_MARGIN (5.0 / 3.0)
 
 /* Label of a code (NULL for the NULL cell) as a text datum. */
 extern Datum dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull);

@@ -69,7 +69,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	int64	   *counts;
 	dp_dgauss	noise;
 	int64		ledger_id;
-	DpDiscoveryPlan plan;
+	dp_plan		plan;
 	Datum	  **labels;
 	bool	  **label_nulls;
 	char	   *columns_literal;
@@ -93,21 +93,19 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	cols = dpsynth_load_columns(relid, names, &ncols);
 
 	/*
-	 * Columns without a public domain are learned first, with DPSYNTH_DISCOVERY_SHARE of the
-	 * call's rho.  The marginal's size must be known before the charge, so discovered text
-	 * columns keep at most as many values as keep any outcome under the cell limit.
+	 * The plan (dp_plan.h): columns without a public domain are learned first, with
+	 * DP_PLAN_DISCOVERY_SHARE of the call's rho; the marginal's size must be known before the
+	 * charge, so discovered text columns keep at most as many values as keep any outcome under
+	 * the cell limit.
 	 */
-	rho_units = dpsynth_plan_discovery(relid, cols, ncols, rho_units, DPSYNTH_DISCOVERY_SHARE, epsilon,
-									   (double) DPSYNTH_MAX_MARGINAL_CELLS, DP_MAX_CODES - 2, &plan);
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(rho_units), 1.0)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epsilon %s is too small for the noise sampler", float8out_internal(epsilon))));
+	dpsynth_plan_call(relid, DP_CALL_MARGINAL, rho_units, epsilon, cols, ncols, &plan);
+	if (dp_dgauss_init(&noise, plan.release_sigma2) != 0)
+		elog(ERROR, "dpsynth: the planned noise is out of range");	/* the plan checked it */
 
 	/* ---- charge: committed before any row is read or any noise drawn ---- */
 	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
 	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta,
-							   rho_units + plan.units_each * plan.ndiscover, plan.delta_each * plan.ntext,
+							   plan.units_charged, plan.delta_charged,
 							   psprintf("{\"sigma2\": %.17g, \"discovered_columns\": %d, "
 										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g}",
 										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each));
@@ -124,7 +122,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 		strides[j] = ncells;
 		ncells *= dp_domain_ncodes(&cols[j].domain);
 	}
-	Assert(ncells <= DPSYNTH_MAX_MARGINAL_CELLS);
+	Assert(ncells <= DP_PLAN_MAX_MARGINAL_CELLS);
 
 	InitMaterializedSRF(fcinfo, 0);
 	counts = palloc0(sizeof(int64) * ncells);

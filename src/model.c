@@ -301,6 +301,8 @@ dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, in
 	return id;
 }
 
+static void corrupt(int64 model_id, const char *what) pg_attribute_noreturn();
+
 static void
 corrupt(int64 model_id, const char *what)
 {
@@ -379,6 +381,322 @@ model_select(const char *sql, Datum model, int64 model_id, const char *what)
 		elog(ERROR, "could not read the %s of model " INT64_FORMAT, what, model_id);
 }
 
+/* The model's row, if it exists and the invoker (the calling user, captured before the switch
+ * to the extension owner) may use it (dpsynth._model_access raises otherwise): the catalog's
+ * facts in *meta, the stored jsonb returned (in the caller's context). */
+static Datum
+load_row(Oid invoker, int64 model_id, DpModel *m, DpModelMeta *meta, MemoryContext caller_cxt)
+{
+	Oid			argtypes[2] = {OIDOID, INT8OID};
+	Datum		values[2] = {ObjectIdGetDatum(invoker), Int64GetDatum(model_id)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		model;
+	char	   *format;
+	int			version;
+	MemoryContext old;
+
+	if (SPI_execute_with_args("SELECT m.ledger_id, m.epsilon, m.delta, m.relname, m.model, "
+							  "(m.model->>'noisy_total')::float8, m.model->>'format', (m.model->>'version')::int4, "
+							  "m.model->>'method' "
+							  "FROM dpsynth._model_access($1, $2) m",
+							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read model " INT64_FORMAT, model_id);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	old = MemoryContextSwitchTo(caller_cxt);
+	meta->ledger_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	meta->epsilon = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+	meta->delta = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+	m->relname = row_text(tup, desc, 4);
+	model = SPI_datumTransfer(SPI_getbinval(tup, desc, 5, &isnull), false, -1);
+	m->res.total = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
+	if (isnull)
+		corrupt(model_id, "no noisy_total");
+	format = row_text(tup, desc, 7);
+	version = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
+	if (!format || strcmp(format, MODEL_FORMAT) != 0 || isnull || version != MODEL_VERSION)
+		corrupt(model_id, "unknown format or version");
+	m->method = row_text(tup, desc, 9);
+	if (!m->method)
+		m->method = DPSYNTH_METHOD_PRIVSYN_LABEL;
+	MemoryContextSwitchTo(old);
+	return model;
+}
+
+/* A column's treatment, as stored; raises on an unknown one. */
+static OutKind
+out_kind(const char *treatment, int64 model_id)
+{
+	if (strcmp(treatment, "identifier") == 0)
+		return OUT_IDENTIFIER;
+	if (strcmp(treatment, "excluded") == 0 || strcmp(treatment, "not_selected") == 0)
+		return OUT_NULL;
+	if (strcmp(treatment, "synthesized") == 0)
+		return OUT_SYNTH;
+	corrupt(model_id, "unknown treatment");
+}
+
+/* A synthesized column's stored domain (columns 7-11 of the columns' query) into *d. */
+static void
+load_domain(HeapTuple tup, TupleDesc desc, dp_domain *d, int64 model_id)
+{
+	bool		isnull;
+	char	   *kind = row_text(tup, desc, 7);
+	bool		null_cell = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
+	int			n;
+
+	if (!kind || isnull)
+		corrupt(model_id, "a domain without kind");
+	if (strcmp(kind, "categories") == 0)
+	{
+		Datum	   *vals = row_array(tup, desc, 9, TEXTOID, &n);
+		const char **labels = palloc(sizeof(char *) * Max(n, 1));
+		uint32	   *lens = palloc(sizeof(uint32) * Max(n, 1));
+		int32	   *slots = palloc(sizeof(int32) * dp_catmap_slots_needed(n));
+
+		if (!vals && n > 0)
+			corrupt(model_id, "a NULL category");
+		for (int c = 0; c < n; c++)
+		{
+			labels[c] = TextDatumGetCString(vals[c]);
+			lens[c] = strlen(labels[c]);
+		}
+		if (n >= DP_MAX_CODES || dp_domain_init_categories(d, labels, lens, n, slots, null_cell) != 0)
+			corrupt(model_id, "invalid categories");
+	}
+	else if (strcmp(kind, "integer_bins") == 0)
+	{
+		Datum	   *e = row_array(tup, desc, 10, INT8OID, &n);
+		int64_t    *edges = palloc(sizeof(int64_t) * Max(n, 1));
+
+		for (int c = 0; c < n; c++)
+			edges[c] = DatumGetInt64(e[c]);
+		if (!e || n < 2 || dp_domain_init_int_edges(d, edges, n - 1, null_cell) != 0)
+			corrupt(model_id, "invalid integer bins");
+	}
+	else if (strcmp(kind, "real_bins") == 0)
+	{
+		Datum	   *e = row_array(tup, desc, 11, FLOAT8OID, &n);
+		double	   *edges = palloc(sizeof(double) * Max(n, 1));
+
+		for (int c = 0; c < n; c++)
+			edges[c] = DatumGetFloat8(e[c]);
+		if (!e || n < 2 || dp_domain_init_real_edges(d, edges, n - 1, null_cell) != 0)
+			corrupt(model_id, "invalid real bins");
+	}
+	else
+		corrupt(model_id, "unknown domain kind");
+}
+
+/* Synthesized column j's released one-way counts and rare-value merge (columns 13-14). */
+static void
+load_oneway(HeapTuple tup, TupleDesc desc, DpModel *m, int j, int64 model_id)
+{
+	dp_privsyn_result *r = &m->res;
+	int			n1,
+				n2;
+	Datum	   *oneway = row_array(tup, desc, 13, FLOAT8OID, &n1);
+	Datum	   *map = row_array(tup, desc, 14, INT8OID, &n2);
+	bool	   *used;
+
+	if (!oneway || !map || n1 != (int) m->sizes[j] || n2 != (int) m->sizes[j])
+		corrupt(model_id, "one-way counts or merge do not match the domain");
+	r->oneway_noisy[j] = palloc(sizeof(double) * n1);
+	r->code_map[j] = palloc(sizeof(uint16) * n1);
+	for (int c = 0; c < n1; c++)
+	{
+		int64		g = DatumGetInt64(map[c]);
+
+		if (g < 0 || g >= n1)
+			corrupt(model_id, "a merged code out of range");
+		r->oneway_noisy[j][c] = DatumGetFloat8(oneway[c]);
+		r->code_map[j][c] = (uint16) g;
+		r->merged_sizes[j] = Max(r->merged_sizes[j], (uint32) g + 1);
+	}
+	/* every merged code has a member */
+	used = palloc0(sizeof(bool) * r->merged_sizes[j]);
+	for (int c = 0; c < n1; c++)
+		used[r->code_map[j][c]] = true;
+	for (uint32 g = 0; g < r->merged_sizes[j]; g++)
+		if (!used[g])
+			corrupt(model_id, "a merged code without members");
+}
+
+/* Row i of the columns' query: one output column, and if synthesized its domain and counts. */
+static void
+load_column(HeapTuple tup, TupleDesc desc, DpModel *m, int i, char **type, char **base_type,
+			int64 model_id)
+{
+	OutColumn  *oc = &m->out[i];
+	bool		isnull;
+	int			j;
+
+	oc->name = row_text(tup, desc, 1);
+	*type = row_text(tup, desc, 2);
+	*base_type = row_text(tup, desc, 3);
+	oc->notnull = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	oc->treatment = row_text(tup, desc, 5);
+	oc->scale = -1;
+	if (!oc->name || !*type || !*base_type || isnull || !oc->treatment)
+		corrupt(model_id, "a column without name, type or treatment");
+	oc->kind = out_kind(oc->treatment, model_id);
+	if (oc->kind != OUT_SYNTH)
+		return;
+
+	j = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
+	if (isnull || j < 0 || j >= m->ncols || m->sizes[j] != 0)
+		corrupt(model_id, "synthesized columns are not numbered 0..n-1");
+	oc->synth = j;
+	oc->domain = &m->domains[j];
+	oc->other = row_text(tup, desc, 12);
+	load_domain(tup, desc, &m->domains[j], model_id);
+	m->sizes[j] = dp_domain_ncodes(&m->domains[j]);
+	load_oneway(tup, desc, m, j, model_id);
+}
+
+/* The columns, in the synthetic table's order; their stored type names in *types, *base_types. */
+static void
+load_columns(Datum model, DpModel *m, char ***types, char ***base_types, int64 model_id,
+			 MemoryContext caller_cxt)
+{
+	dp_privsyn_result *r = &m->res;
+	int			nsynth = 0;
+	MemoryContext old;
+
+	model_select("SELECT c->>'name', c->>'type', c->>'base_type', (c->>'not_null')::boolean, "
+				 "c->>'treatment', (c->>'index')::int4, c->'domain'->>'kind', "
+				 "(c->'domain'->>'null_cell')::boolean, dpsynth._jtexts(c->'domain'->'values'), "
+				 "CASE WHEN c->'domain'->>'kind' = 'integer_bins' THEN dpsynth._jints(c->'domain'->'edges') END, "
+				 "CASE WHEN c->'domain'->>'kind' = 'real_bins' THEN dpsynth._jnums(c->'domain'->'edges') END, "
+				 "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code') "
+				 "FROM jsonb_array_elements($1->'columns') WITH ORDINALITY x(c, i) ORDER BY i",
+				 model, model_id, "columns");
+	old = MemoryContextSwitchTo(caller_cxt);
+	m->nout = (int) SPI_processed;
+	if (m->nout < 1 || m->nout > MaxHeapAttributeNumber)
+		corrupt(model_id, "no columns");
+	m->out = palloc0(sizeof(OutColumn) * m->nout);
+	*types = palloc0(sizeof(char *) * m->nout);
+	*base_types = palloc0(sizeof(char *) * m->nout);
+	for (int i = 0; i < m->nout; i++)
+	{
+		char	   *t = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5);
+
+		if (t && strcmp(t, "synthesized") == 0)
+			nsynth++;
+	}
+	if (nsynth < 1)
+		corrupt(model_id, "no synthesized column");
+	m->ncols = nsynth;
+	m->sizes = palloc0(sizeof(uint32) * nsynth);
+	m->domains = palloc0(sizeof(dp_domain) * nsynth);
+	r->merged_sizes = palloc0(sizeof(uint32) * nsynth);
+	r->code_map = palloc0(sizeof(uint16 *) * nsynth);
+	r->oneway_noisy = palloc0(sizeof(double *) * nsynth);
+	for (int i = 0; i < m->nout; i++)
+		load_column(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, m, i, &(*types)[i], &(*base_types)[i],
+					model_id);
+	for (int j = 0; j < nsynth; j++)
+		if (m->sizes[j] == 0)
+			corrupt(model_id, "synthesized columns are not numbered 0..n-1");
+	MemoryContextSwitchTo(old);
+}
+
+/* Row k of the marginals' query: one released marginal over merged codes. */
+static void
+load_marginal(HeapTuple tup, TupleDesc desc, DpModel *m, uint32 k, int64 model_id)
+{
+	dp_privsyn_result *r = &m->res;
+	bool		isnull;
+	int			na,
+				nc;
+	Datum	   *attrs = row_array(tup, desc, 1, INT8OID, &na);
+	Datum	   *cells;
+	uint32		a[DP_MARG_MAX_ATTRS];
+	double		rho = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+
+	if (!attrs || na < 1 || na > DP_MARG_MAX_ATTRS)
+		corrupt(model_id, "a marginal without attributes");
+	for (int i = 0; i < na; i++)
+	{
+		int64		x = DatumGetInt64(attrs[i]);
+
+		if (x < 0 || x >= m->ncols)
+			corrupt(model_id, "a marginal over an unknown column");
+		a[i] = (uint32) x;
+	}
+	if (dp_marg_init(&r->margs[k], (uint32) na, a, r->merged_sizes) != 0)
+		corrupt(model_id, "an invalid marginal");
+	cells = row_array(tup, desc, 3, FLOAT8OID, &nc);
+	if (!cells || (uint64) nc != r->margs[k].ncells)
+		corrupt(model_id, "a marginal's cells do not match its columns");
+	for (int c = 0; c < nc; c++)
+		r->margs[k].cells[c] = DatumGetFloat8(cells[c]);
+	r->margs[k].rho = isnull ? 0 : rho;
+}
+
+/* The released marginals; at most one per column and one per pair. */
+static void
+load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
+{
+	dp_privsyn_result *r = &m->res;
+	uint64		nsynth = (uint64) m->ncols;
+	MemoryContext old;
+
+	model_select("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells') "
+				 "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
+				 model, model_id, "marginals");
+	old = MemoryContextSwitchTo(caller_cxt);
+	if (SPI_processed < 1 || SPI_processed > nsynth + nsynth * (nsynth - 1) / 2)
+		corrupt(model_id, "no marginals, or too many");
+	r->nmargs = (uint32) SPI_processed;
+	r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
+	dp_marg_set_allocator(dpsynth_core_alloc, dpsynth_core_free);
+	for (uint32 k = 0; k < r->nmargs; k++)
+		load_marginal(SPI_tuptable->vals[k], SPI_tuptable->tupdesc, m, k, model_id);
+	MemoryContextSwitchTo(old);
+}
+
+/* The source's CHECK constraints, and the names of those not copied. */
+static void
+load_checks(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
+{
+	MemoryContext old;
+
+	model_select("SELECT c->>'name', c->>'expression' "
+				 "FROM jsonb_array_elements($1->'checks') WITH ORDINALITY x(c, i) ORDER BY i",
+				 model, model_id, "constraints");
+	old = MemoryContextSwitchTo(caller_cxt);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *expr = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		DpCheck    *c = palloc(sizeof(DpCheck));
+
+		if (!name || !expr)
+			corrupt(model_id, "a CHECK constraint without name or expression");
+		/* validated again against the sample's table before it is added (synth_constraints.c) */
+		c->name = name;
+		c->expr = expr;
+		m->checks = lappend(m->checks, c);
+	}
+	MemoryContextSwitchTo(old);
+	model_select("SELECT x FROM jsonb_array_elements_text(coalesce($1->'skipped_checks', '[]')) "
+				 "WITH ORDINALITY s(x, i) ORDER BY i",
+				 model, model_id, "constraints");
+	old = MemoryContextSwitchTo(caller_cxt);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+
+		if (name)
+			m->skipped_checks = lappend(m->skipped_checks, name);
+	}
+	MemoryContextSwitchTo(old);
+}
+
 DpModel *
 dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 {
@@ -387,284 +705,17 @@ dpsynth_model_load(int64 model_id, DpModelMeta *meta)
 	MemoryContext old;
 	DpOwnerSwitch sw;
 	DpModel    *m = palloc0(sizeof(DpModel));
-	dp_privsyn_result *r = &m->res;
 	Datum		model;
-	bool		isnull;
 	char	  **types;
 	char	  **base_types;
-	int			nsynth = 0;
 
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-
-	/* the row, if it exists and the invoker may use it (dpsynth._model_access raises otherwise) */
-	{
-		Oid			argtypes[2] = {OIDOID, INT8OID};
-		Datum		values[2] = {ObjectIdGetDatum(invoker), Int64GetDatum(model_id)};
-		HeapTuple	tup;
-		TupleDesc	desc;
-
-		if (SPI_execute_with_args("SELECT m.ledger_id, m.epsilon, m.delta, m.relname, m.model, "
-								  "(m.model->>'noisy_total')::float8, m.model->>'format', (m.model->>'version')::int4, "
-								  "m.model->>'method' "
-								  "FROM dpsynth._model_access($1, $2) m",
-								  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "could not read model " INT64_FORMAT, model_id);
-		tup = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		old = MemoryContextSwitchTo(caller_cxt);
-		meta->ledger_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		meta->epsilon = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-		meta->delta = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
-		m->relname = row_text(tup, desc, 4);
-		model = SPI_datumTransfer(SPI_getbinval(tup, desc, 5, &isnull), false, -1);
-		r->total = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
-		if (isnull)
-			corrupt(model_id, "no noisy_total");
-		{
-			char	   *format = row_text(tup, desc, 7);
-			int			version = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
-
-			if (!format || strcmp(format, MODEL_FORMAT) != 0 || isnull || version != MODEL_VERSION)
-				corrupt(model_id, "unknown format or version");
-		}
-		m->method = row_text(tup, desc, 9);
-		if (!m->method)
-			m->method = DPSYNTH_METHOD_PRIVSYN_LABEL;
-		MemoryContextSwitchTo(old);
-	}
-
-	/* the columns */
-	{
-		model_select("SELECT c->>'name', c->>'type', c->>'base_type', (c->>'not_null')::boolean, "
-					 "c->>'treatment', (c->>'index')::int4, c->'domain'->>'kind', "
-					 "(c->'domain'->>'null_cell')::boolean, dpsynth._jtexts(c->'domain'->'values'), "
-					 "CASE WHEN c->'domain'->>'kind' = 'integer_bins' THEN dpsynth._jints(c->'domain'->'edges') END, "
-					 "CASE WHEN c->'domain'->>'kind' = 'real_bins' THEN dpsynth._jnums(c->'domain'->'edges') END, "
-					 "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code') "
-					 "FROM jsonb_array_elements($1->'columns') WITH ORDINALITY x(c, i) ORDER BY i",
-					 model, model_id, "columns");
-		old = MemoryContextSwitchTo(caller_cxt);
-		m->nout = (int) SPI_processed;
-		if (m->nout < 1 || m->nout > MaxHeapAttributeNumber)
-			corrupt(model_id, "no columns");
-		m->out = palloc0(sizeof(OutColumn) * m->nout);
-		types = palloc0(sizeof(char *) * m->nout);
-		base_types = palloc0(sizeof(char *) * m->nout);
-		for (int i = 0; i < m->nout; i++)
-		{
-			char	   *t = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5);
-
-			if (t && strcmp(t, "synthesized") == 0)
-				nsynth++;
-		}
-		if (nsynth < 1)
-			corrupt(model_id, "no synthesized column");
-		m->ncols = nsynth;
-		m->sizes = palloc0(sizeof(uint32) * nsynth);
-		m->domains = palloc0(sizeof(dp_domain) * nsynth);
-		r->merged_sizes = palloc0(sizeof(uint32) * nsynth);
-		r->code_map = palloc0(sizeof(uint16 *) * nsynth);
-		r->oneway_noisy = palloc0(sizeof(double *) * nsynth);
-		for (int i = 0; i < m->nout; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			OutColumn  *oc = &m->out[i];
-			char	   *kind;
-			bool		null_cell;
-			int			j;
-
-			oc->name = row_text(tup, desc, 1);
-			types[i] = row_text(tup, desc, 2);
-			base_types[i] = row_text(tup, desc, 3);
-			oc->notnull = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-			oc->treatment = row_text(tup, desc, 5);
-			oc->scale = -1;
-			if (!oc->name || !types[i] || !base_types[i] || isnull || !oc->treatment)
-				corrupt(model_id, "a column without name, type or treatment");
-			if (strcmp(oc->treatment, "identifier") == 0)
-				oc->kind = OUT_IDENTIFIER;
-			else if (strcmp(oc->treatment, "excluded") == 0 || strcmp(oc->treatment, "not_selected") == 0)
-				oc->kind = OUT_NULL;
-			else if (strcmp(oc->treatment, "synthesized") == 0)
-				oc->kind = OUT_SYNTH;
-			else
-				corrupt(model_id, "unknown treatment");
-			if (oc->kind != OUT_SYNTH)
-				continue;
-
-			j = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
-			if (isnull || j < 0 || j >= nsynth || m->sizes[j] != 0)
-				corrupt(model_id, "synthesized columns are not numbered 0..n-1");
-			oc->synth = j;
-			oc->domain = &m->domains[j];
-			oc->other = row_text(tup, desc, 12);
-			kind = row_text(tup, desc, 7);
-			null_cell = DatumGetBool(SPI_getbinval(tup, desc, 8, &isnull));
-			if (!kind || isnull)
-				corrupt(model_id, "a domain without kind");
-			if (strcmp(kind, "categories") == 0)
-			{
-				int			n;
-				Datum	   *vals = row_array(tup, desc, 9, TEXTOID, &n);
-				const char **labels = palloc(sizeof(char *) * Max(n, 1));
-				uint32	   *lens = palloc(sizeof(uint32) * Max(n, 1));
-				int32	   *slots = palloc(sizeof(int32) * dp_catmap_slots_needed(n));
-
-				if (!vals && n > 0)
-					corrupt(model_id, "a NULL category");
-				for (int c = 0; c < n; c++)
-				{
-					labels[c] = TextDatumGetCString(vals[c]);
-					lens[c] = strlen(labels[c]);
-				}
-				if (n >= DP_MAX_CODES ||
-					dp_domain_init_categories(&m->domains[j], labels, lens, n, slots, null_cell) != 0)
-					corrupt(model_id, "invalid categories");
-			}
-			else if (strcmp(kind, "integer_bins") == 0)
-			{
-				int			n;
-				Datum	   *e = row_array(tup, desc, 10, INT8OID, &n);
-				int64_t    *edges = palloc(sizeof(int64_t) * Max(n, 1));
-
-				for (int c = 0; c < n; c++)
-					edges[c] = DatumGetInt64(e[c]);
-				if (!e || n < 2 || dp_domain_init_int_edges(&m->domains[j], edges, n - 1, null_cell) != 0)
-					corrupt(model_id, "invalid integer bins");
-			}
-			else if (strcmp(kind, "real_bins") == 0)
-			{
-				int			n;
-				Datum	   *e = row_array(tup, desc, 11, FLOAT8OID, &n);
-				double	   *edges = palloc(sizeof(double) * Max(n, 1));
-
-				for (int c = 0; c < n; c++)
-					edges[c] = DatumGetFloat8(e[c]);
-				if (!e || n < 2 || dp_domain_init_real_edges(&m->domains[j], edges, n - 1, null_cell) != 0)
-					corrupt(model_id, "invalid real bins");
-			}
-			else
-				corrupt(model_id, "unknown domain kind");
-			m->sizes[j] = dp_domain_ncodes(&m->domains[j]);
-
-			/* the released one-way counts and the rare-value merge */
-			{
-				int			n1,
-							n2;
-				Datum	   *oneway = row_array(tup, desc, 13, FLOAT8OID, &n1);
-				Datum	   *map = row_array(tup, desc, 14, INT8OID, &n2);
-				bool	   *used;
-
-				if (!oneway || !map || n1 != (int) m->sizes[j] || n2 != (int) m->sizes[j])
-					corrupt(model_id, "one-way counts or merge do not match the domain");
-				r->oneway_noisy[j] = palloc(sizeof(double) * n1);
-				r->code_map[j] = palloc(sizeof(uint16) * n1);
-				for (int c = 0; c < n1; c++)
-				{
-					int64		g = DatumGetInt64(map[c]);
-
-					if (g < 0 || g >= n1)
-						corrupt(model_id, "a merged code out of range");
-					r->oneway_noisy[j][c] = DatumGetFloat8(oneway[c]);
-					r->code_map[j][c] = (uint16) g;
-					r->merged_sizes[j] = Max(r->merged_sizes[j], (uint32) g + 1);
-				}
-				/* every merged code has a member */
-				used = palloc0(sizeof(bool) * r->merged_sizes[j]);
-				for (int c = 0; c < n1; c++)
-					used[r->code_map[j][c]] = true;
-				for (uint32 g = 0; g < r->merged_sizes[j]; g++)
-					if (!used[g])
-						corrupt(model_id, "a merged code without members");
-			}
-		}
-		for (int j = 0; j < nsynth; j++)
-			if (m->sizes[j] == 0)
-				corrupt(model_id, "synthesized columns are not numbered 0..n-1");
-		MemoryContextSwitchTo(old);
-	}
-
-	/* the marginals, over merged codes */
-	{
-		model_select("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells') "
-					 "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
-					 model, model_id, "marginals");
-		old = MemoryContextSwitchTo(caller_cxt);
-		if (SPI_processed < 1 || SPI_processed > (uint64) nsynth + (uint64) nsynth * (nsynth - 1) / 2)
-			corrupt(model_id, "no marginals, or too many");
-		r->nmargs = (uint32) SPI_processed;
-		r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
-		dp_marg_set_allocator(dpsynth_core_alloc, dpsynth_core_free);
-		for (uint32 k = 0; k < r->nmargs; k++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[k];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			int			na,
-						nc;
-			Datum	   *attrs = row_array(tup, desc, 1, INT8OID, &na);
-			Datum	   *cells;
-			uint32		a[DP_MARG_MAX_ATTRS];
-			double		rho = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-
-			if (!attrs || na < 1 || na > DP_MARG_MAX_ATTRS)
-				corrupt(model_id, "a marginal without attributes");
-			for (int i = 0; i < na; i++)
-			{
-				int64		x = DatumGetInt64(attrs[i]);
-
-				if (x < 0 || x >= nsynth)
-					corrupt(model_id, "a marginal over an unknown column");
-				a[i] = (uint32) x;
-			}
-			if (dp_marg_init(&r->margs[k], (uint32) na, a, r->merged_sizes) != 0)
-				corrupt(model_id, "an invalid marginal");
-			cells = row_array(tup, desc, 3, FLOAT8OID, &nc);
-			if (!cells || (uint64) nc != r->margs[k].ncells)
-				corrupt(model_id, "a marginal's cells do not match its columns");
-			for (int c = 0; c < nc; c++)
-				r->margs[k].cells[c] = DatumGetFloat8(cells[c]);
-			r->margs[k].rho = isnull ? 0 : rho;
-		}
-		MemoryContextSwitchTo(old);
-	}
-
-	/* the source's CHECK constraints */
-	{
-		model_select("SELECT c->>'name', c->>'expression' "
-					 "FROM jsonb_array_elements($1->'checks') WITH ORDINALITY x(c, i) ORDER BY i",
-					 model, model_id, "constraints");
-		old = MemoryContextSwitchTo(caller_cxt);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-			char	   *expr = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-
-			DpCheck    *c = palloc(sizeof(DpCheck));
-
-			if (!name || !expr)
-				corrupt(model_id, "a CHECK constraint without name or expression");
-			/* validated again against the sample's table before it is added (synthesize.c) */
-			c->name = name;
-			c->expr = expr;
-			m->checks = lappend(m->checks, c);
-		}
-		MemoryContextSwitchTo(old);
-		model_select("SELECT x FROM jsonb_array_elements_text(coalesce($1->'skipped_checks', '[]')) "
-					 "WITH ORDINALITY s(x, i) ORDER BY i",
-					 model, model_id, "constraints");
-		old = MemoryContextSwitchTo(caller_cxt);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-
-			if (name)
-				m->skipped_checks = lappend(m->skipped_checks, name);
-		}
-		MemoryContextSwitchTo(old);
-	}
+	model = load_row(invoker, model_id, m, meta, caller_cxt);
+	load_columns(model, m, &types, &base_types, model_id, caller_cxt);
+	load_marginals(model, m, model_id, caller_cxt);
+	load_checks(model, m, model_id, caller_cxt);
 
 	/*
 	 * The column types, by the names the model recorded (the source may be gone or altered),

@@ -102,11 +102,76 @@ typedef struct DpModelMeta
 	double		delta;
 } DpModelMeta;
 
-/* ---- synthesize.c ---- */
+/* ---- synth_progress.c: the core's callbacks (progress, interrupts, allocation) ---- */
 
 /* Allocation hooks for the core: palloc (huge) in the current memory context. */
 extern void *dpsynth_core_alloc(Size n);
+extern void *dpsynth_core_realloc(void *p, size_t n);
 extern void dpsynth_core_free(void *p);
+
+typedef struct SynthProgress
+{
+	const char *label;			/* "dp_synthesize(people)", "dp_sample(model 3)" */
+	bool		verbose;
+	int			last_percent;
+	dp_privsyn_phase last_phase;
+} SynthProgress;
+
+extern void synth_progress_init(SynthProgress *pr, const char *label, bool verbose);
+/* Reports a phase in pg_stat_activity (and as a NOTICE when verbose). */
+extern void synth_report(SynthProgress *pr, const char *phase, int percent);
+/* The core's progress callbacks: report, and let cancel and statement_timeout in. */
+extern int	synth_pipeline_progress(void *arg, dp_privsyn_phase phase, double done);
+extern int	synth_gum_progress(void *arg, uint32_t iter, uint32_t iters, double err);
+/* Seconds since the epoch, for the timings a call returns. */
+extern double synth_now(void);
+
+/* ---- synth_columns.c: the synthetic table's columns, planned before the charge ---- */
+
+/* Plans every column of the source, in order; returns the synthesized ones' names. */
+extern OutColumn *synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp,
+									 ArrayType **synth_names);
+/* Points the synthesized columns at their domains; prepares what can be prepared so far. */
+extern void synth_bind_columns(OutColumn *out, int nout, DpColumn *cols, bool discovered);
+/* Refuses (22023) a NOT NULL identifier column that cannot hold maxrows fresh values. */
+extern void synth_check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given,
+									const char *label);
+
+/* ---- synth_decode.c: codes to values (post-processing) ---- */
+
+extern void synth_prepare_numeric(OutColumn *oc);
+extern void synth_prepare_other(OutColumn *oc);
+extern void synth_prepare_decoding(OutColumn *oc);
+extern void synth_prepare_fallback(OutColumn *oc, const double *oneway);
+extern Datum synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull);
+extern void synth_identifier_format(OutColumn *oc, int64 nrows);
+extern Datum synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull);
+
+/* ---- synth_constraints.c: what a synthetic table may carry (schema facts, before the charge) ---- */
+
+/* Replaces a domain that is not built-in-only by its base type (NOTICE), or refuses the column. */
+extern void synth_secure_column_type(OutColumn *oc, const char *label);
+/* The source's CHECK constraints made of built-in objects (DpCheck *); the others' names in *skipped. */
+extern List *synth_read_checks(Oid relid, const char *label, List **skipped);
+/* The checks validated again against the created target (a stored model's text is never trusted). */
+extern List *synth_validated_checks(Oid target_relid, List *checks, const char *label);
+/* The target columns' domains' CHECKs, as expressions over the columns. */
+extern List *synth_domain_check_exprs(Oid target_relid, OutColumn *out, int nout);
+
+/* ---- synth_write.c: the synthetic table, written as the caller ---- */
+
+/* The target's name (in *nspid's schema): new, and creatable by the caller; raises otherwise. */
+extern char *synth_resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name,
+								  const char *function, Oid *nspid);
+/* Creates the target, writes the decoded rows, adds the constraints; returns the rows kept. */
+extern uint64 synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid,
+								const char *target, const char *comment, SynthProgress *pr,
+								Oid *target_relid);
+
+/* ---- synthesize.c ---- */
+
+/* The rows argument of dp_synthesize and dp_sample: 0 <= rows <= dpsynth.max_sample_rows. */
+extern int64 synth_check_rows(FunctionCallInfo fcinfo, int argno);
 
 
 /* ---- model.c ---- */

@@ -1,0 +1,251 @@
+/*
+ * synth_write.c - writing a synthetic table, as the caller: the target's name and schema
+ * (checked before the charge), CREATE TABLE, the decoded rows (table_multi_insert), then the
+ * source's CHECK constraints and NOT NULLs, with the rows they reject deleted first.
+ * Post-processing of released data only.
+ */
+#include "synthesize.h"
+
+#include "access/heapam.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/scansup.h"
+#include "utils/builtins.h"
+#include "utils/regproc.h"
+#include "utils/lsyscache.h"
+
+/*
+ * The target: the caller's creation schema (or the schema named), a new name, and the right to
+ * create there; raises before any work.  Returns the relation name, its schema in *nspid.
+ */
+char *
+synth_resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name, const char *function, Oid *nspid)
+{
+	RangeVar   *rv;
+	AclResult	aclresult;
+	char	   *target;
+
+	if (PG_ARGISNULL(argno))
+	{
+		char	   *name = pstrdup(default_name);
+
+		truncate_identifier(name, strlen(name), false);
+		rv = makeRangeVar(NULL, name, -1);
+	}
+	else						/* a name, maybe schema-qualified and quoted */
+		rv = makeRangeVarFromNameList(dpsynth_qualified_name_list(NameStr(*PG_GETARG_NAME(argno))));
+	target = rv->relname;
+	*nspid = RangeVarGetCreationNamespace(rv);
+	aclresult = dpsynth_namespace_aclcheck(*nspid, GetUserId(), ACL_CREATE);
+	if (aclresult != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to create table \"%s\" in schema \"%s\"", target, get_namespace_name(*nspid)),
+				 errhint("%s creates its table in your current schema; choose one you may create in (SET search_path) or pass target => ...",
+						 function)));
+	if (OidIsValid(get_relname_relid(target, *nspid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("relation \"%s\" already exists in schema %s", target, get_namespace_name(*nspid)),
+				 errhint("Pass another name with target => ..., or drop the old copy.")));
+	return target;
+}
+
+/*
+ * CREATE TABLE target (same names and types), as the caller.  Its constraints are added after the
+ * rows are in (add_constraints), so that PostgreSQL itself validates them.  A column over a domain
+ * gets the domain's base type, and the domain's NOT NULL and (built-in) CHECKs become the
+ * column's own constraints: the copy must not depend on a type the source's owner controls,
+ * who could otherwise add a CHECK calling their own function (run by whoever writes the copy) or
+ * drop the type and the analyst's column with it.
+ */
+static Oid
+create_target(Oid nspid, const char *target, OutColumn *out, int nout, const char *comment)
+{
+	StringInfoData sql;
+	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
+	Oid			result;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
+	for (int i = 0; i < nout; i++)
+		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(out[i].name),
+						 format_type_with_typemod(out[i].basetype, out[i].basetypmod));
+	appendStringInfoChar(&sql, ')');
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not create the target table");
+	if (SPI_execute(psprintf("COMMENT ON TABLE %s IS %s", qname, quote_literal_cstr(comment)), false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not comment the target table");
+	SPI_finish();
+	CommandCounterIncrement();
+	result = get_relname_relid(target, nspid);
+	if (!OidIsValid(result))
+		elog(ERROR, "target table vanished");
+	return result;
+}
+
+/*
+ * The source's CHECK constraints and NOT NULLs on the target.  Synthetic rows that a CHECK
+ * constraint or a column's domain rejects (possible for checks across columns, or narrower than
+ * the declared domain) are deleted first: post-processing of released data.  Adding the constraints makes PostgreSQL
+ * validate every row.  Runs with search_path pinned to pg_catalog, pg_temp (the expressions
+ * were deparsed and validated under it).  Returns the number of rows deleted.
+ */
+static uint64
+add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *checks, List *domain_exprs)
+{
+	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
+	uint64		deleted = 0;
+	ListCell   *lc;
+	StringInfoData del;
+	StringInfoData alter;
+	int			nalter = 0;
+	int			nestlevel = dpsynth_pin_search_path();
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* one DELETE for all checks, then one ALTER TABLE: PostgreSQL validates it all in one scan */
+	initStringInfo(&del);
+	initStringInfo(&alter);
+	appendStringInfo(&del, "DELETE FROM %s WHERE false", qname);
+	appendStringInfo(&alter, "ALTER TABLE %s", qname);
+	foreach(lc, checks)
+	{
+		DpCheck    *c = lfirst(lc);
+
+		/* a CHECK holds unless its expression is false */
+		appendStringInfo(&del, " OR (%s) IS FALSE", c->expr);
+		appendStringInfo(&alter, "%s ADD CONSTRAINT %s CHECK (%s)", nalter++ ? "," : "", quote_identifier(c->name),
+						 c->expr);
+	}
+	foreach(lc, domain_exprs)
+	{
+		appendStringInfo(&del, " OR (%s) IS FALSE", (char *) lfirst(lc));
+		appendStringInfo(&alter, "%s ADD CHECK (%s)", nalter++ ? "," : "", (char *) lfirst(lc));
+	}
+	for (int i = 0; i < nout; i++)
+		if (out[i].notnull)
+			appendStringInfo(&alter, "%s ALTER COLUMN %s SET NOT NULL", nalter++ ? "," : "",
+							 quote_identifier(out[i].name));
+	if (checks != NIL || domain_exprs != NIL)
+	{
+		if (SPI_execute(del.data, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not apply the CHECK constraints");
+		deleted = SPI_processed;
+	}
+	if (nalter > 0 && SPI_execute(alter.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not add the constraints");
+	SPI_finish();
+	AtEOXact_GUC(false, nestlevel);
+	CommandCounterIncrement();
+	return deleted;
+}
+
+/*
+ * Decodes every synthetic row into the (new, empty, index-free) target.  Rows go in by
+ * table_multi_insert, WRITE_BATCH at a time (as COPY does: one WAL record per page rather than
+ * per row).
+ */
+#define WRITE_BATCH 1000
+
+static void
+insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, dp_prng *rng,
+			SynthProgress *pr)
+{
+	Relation	trel = table_open(target_relid, RowExclusiveLock);
+	TupleDesc	tdesc = RelationGetDescr(trel);
+	BulkInsertState bistate = GetBulkInsertState();
+	CommandId	cid = GetCurrentCommandId(true);
+	MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
+	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * WRITE_BATCH);
+	int			nslots = 0;
+
+	if (tdesc->natts != nout)
+		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
+	for (int b = 0; b < WRITE_BATCH; b++)
+		slots[b] = table_slot_create(trel, NULL);
+	for (uint64 r = 0; r < synth->nrows; r++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(batchcxt);
+		TupleTableSlot *slot = slots[nslots++];
+
+		CHECK_FOR_INTERRUPTS();
+		/* (the slot was cleared after the last multi-insert, or is fresh) */
+		/* the target's columns are the model's, in order */
+		for (int i = 0; i < nout; i++)
+		{
+			slot->tts_isnull[i] = false;
+			if (out[i].kind == OUT_SYNTH)
+				slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
+			else if (out[i].kind == OUT_IDENTIFIER)
+				slot->tts_values[i] = synth_identifier_value(&out[i], (int64) r + 1, rng, &slot->tts_isnull[i]);
+			else
+			{
+				slot->tts_values[i] = (Datum) 0;
+				slot->tts_isnull[i] = true;
+			}
+		}
+		ExecStoreVirtualTuple(slot);
+		MemoryContextSwitchTo(old);
+		if (nslots == WRITE_BATCH || r + 1 == synth->nrows)
+		{
+			table_multi_insert(trel, slots, nslots, cid, 0, bistate);
+			for (int b = 0; b < nslots; b++)
+				ExecClearTuple(slots[b]);
+			nslots = 0;
+			MemoryContextReset(batchcxt);
+			if (((r + 1) / WRITE_BATCH) % 64 == 0)
+				synth_report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
+		}
+	}
+	for (int b = 0; b < WRITE_BATCH; b++)
+		ExecDropSingleTupleTableSlot(slots[b]);
+	FreeBulkInsertState(bistate);
+	table_close(trel, NoLock);
+	MemoryContextDelete(batchcxt);
+}
+
+/*
+ * Creates the target table as the caller, decodes the synthetic codes of the model's columns
+ * into it, and adds the source's constraints.  Returns the number of rows left in the table
+ * (rows a CHECK rejects are deleted); *target_relid is the table.  Post-processing only: it
+ * reads the model and the synthetic codes, and draws its randomness from rng.
+ */
+uint64
+synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, const char *target,
+				const char *comment, SynthProgress *pr, Oid *target_relid)
+{
+	OutColumn  *out = m->out;
+	int			nout = m->nout;
+	uint64		deleted;
+	List	   *checks;
+	StringInfoData full;
+	ListCell   *lc;
+
+	synth_report(pr, "writing the synthetic table", 0);
+	for (int i = 0; i < nout; i++)
+	{
+		if (out[i].kind == OUT_SYNTH)
+			synth_prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
+		else if (out[i].kind == OUT_IDENTIFIER)
+			synth_identifier_format(&out[i], (int64) synth->nrows);
+	}
+	/* provenance: what of the source's schema is not carried over, and why */
+	initStringInfo(&full);
+	appendStringInfoString(&full, comment);
+	foreach(lc, m->skipped_checks)
+		appendStringInfo(&full, "; CHECK %s not copied (not built-in only)", quote_identifier(lfirst(lc)));
+	for (int i = 0; i < nout; i++)
+		if (OidIsValid(out[i].source_typid))
+			appendStringInfo(&full, "; column %s has the base type of domain %s (not built-in only)",
+							 quote_identifier(out[i].name), format_type_be(out[i].source_typid));
+	*target_relid = create_target(nspid, target, out, nout, full.data);
+	checks = synth_validated_checks(*target_relid, m->checks, pr->label);
+	insert_rows(*target_relid, out, nout, synth, rng, pr);
+	deleted = add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));
+	return synth->nrows - deleted;
+}
