@@ -45,9 +45,10 @@ SELECT rho_spent AS spent_before FROM dpsynth.budgets WHERE relid = 'i_src'::reg
 
 -- What the model measured: the four synthesized columns' one-way marginals first, then the
 -- others; sigma is the noise of a cell measured with rho; together they spent at most the rho
--- charged (the rest went on selection); city's rare values are one merged cell.
+-- charged (the rest went on selection).
 SET ROLE regress_i_analyst;
-SELECT marginal, columns, cells, abs(sigma - sqrt((1 + 2.0 ^ (-30)) / (2 * rho))) < 1e-9 * sigma AS sigma_of_rho, merged_cells
+SELECT marginal, columns, abs(sigma - sqrt((1 + 2.0 ^ (-30)) / (2 * rho))) < 1e-9 * sigma AS sigma_of_rho,
+	   merged_cells <= 1 AS one_merged_cell_at_most
 FROM dp_model_marginals(:model) WHERE marginal <= 4 ORDER BY marginal;
 SELECT count(*) >= 5 AS has_k_way, bool_and(cardinality(columns) = 2) FILTER (WHERE marginal > 4) AS pairs,
 	   sum(rho) <= (SELECT rho FROM dp_models WHERE model_id = :model) AS within_charge,
@@ -58,9 +59,14 @@ FROM dp_model_marginals(:privsyn_model);
 
 -- One column: its cells with their values (from its one-way marginal or projected from a pair,
 -- whichever is less noisy), intervals around the estimate, shares.
-SELECT cell, members, basis IN ('measured', 'projected') AS covered, 'city' = ANY (measured_columns) AS from_city
-FROM dp_marginal_intervals(:model, ARRAY['city']) ORDER BY cell;
-SELECT count(*) AS cells, bool_and(lower <= estimate AND estimate <= upper AND lower >= 0) AS count_ok,
+-- city's rare values (and its empty NULL cell) are merged: such a cell lists its values; which
+-- of them fall below the merge's threshold is up to the noise, Paris and Lyon never do.
+SELECT bool_and(basis IN ('measured', 'projected')) AS covered, bool_and('city' = ANY (measured_columns)) AS from_city,
+	   count(*) FILTER (WHERE members > 1) AS merged, sum(members) AS city_codes,
+	   bool_and(cardinality(string_to_array(cell[1], ' | ')) = members) AS lists_its_values,
+	   bool_or(cell = '{Paris}') AND bool_or(cell = '{Lyon}') AS common_alone
+FROM dp_marginal_intervals(:model, ARRAY['city']);
+SELECT bool_and(lower <= estimate AND estimate <= upper AND lower >= 0) AS count_ok,
 	   bool_and(share_lower <= share AND share <= share_upper AND share_lower >= 0 AND share_upper <= 1) AS share_ok,
 	   abs(sum(estimate) - (SELECT noisy_total FROM dp_models WHERE model_id = :model)) < 1e-6 AS sums_to_total,
 	   abs(sum(share) - 1) < 1e-9 AS shares_sum_to_1
@@ -96,7 +102,9 @@ LEFT JOIN dp_marginal_intervals(:model, ARRAY[(:'pair'::text[])[2], (:'pair'::te
 	   AND r.estimate = a.estimate AND r.lower = a.lower AND r.share_upper = a.share_upper;
 SELECT DISTINCT basis IN ('measured', 'projected') AS single_column_covered
 FROM dp_marginal_intervals(:model, (:'pair'::text[])[1:1]);
-SELECT basis, count(*) AS cells, count(estimate) AS estimates, count(lower) AS intervals, count(measured_columns) AS sources
+SELECT basis, count(*) = (SELECT exp(sum(ln(cells)))::int8 FROM dp_model_marginals(:model)
+						   WHERE columns IN ('{sex}', '{smoker}', '{city}')) AS every_cell,
+	   count(estimate) AS estimates, count(lower) AS intervals, count(measured_columns) AS sources
 FROM dp_marginal_intervals(:model, ARRAY['sex', 'smoker', 'city']) GROUP BY basis;
 RESET ROLE;
 

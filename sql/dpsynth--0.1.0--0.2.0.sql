@@ -725,7 +725,7 @@ REVOKE ALL ON FUNCTION dp_model_marginals(int8) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_model_marginals(int8) TO dpsynth_analyst, dpsynth_admin;
 
 CREATE FUNCTION dp_marginal_intervals(model int8, columns text[], confidence float8 DEFAULT 0.95,
-									  OUT cell text[], OUT members int4, OUT estimate float8,
+									  OUT cell text[], OUT members int8, OUT estimate float8,
 									  OUT lower float8, OUT upper float8, OUT share float8,
 									  OUT share_lower float8, OUT share_upper float8, OUT sigma float8,
 									  OUT basis text, OUT measured_columns text[])

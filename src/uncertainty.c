@@ -268,7 +268,7 @@ emit_rows(const IntervalRows *ir)
 		bool		nulls[12];
 		uint64		rest = row,
 					idx = 0;
-		int32		members = 1;
+		int64		members = 1;
 
 		if ((row & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -278,13 +278,13 @@ emit_rows(const IntervalRows *ir)
 
 			rest /= ir->sizes[i];
 			idx += stride[i] * code;
-			members *= (int32) ir->members[i][code];
+			members *= ir->members[i][code];
 			elems[i] = ir->labels[i][code];
 			enulls[i] = ir->label_nulls[i][code];
 		}
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = PointerGetDatum(construct_md_array(elems, enulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
-		values[1] = Int32GetDatum(members);
+		values[1] = Int64GetDatum(members);
 		if (ir->cells)
 		{
 			const dp_unc_cell *u = &ir->cells[idx];
