@@ -1333,3 +1333,28 @@ CREATE FUNCTION dpsynth._guard_ddl() RETURNS event_trigger
 REVOKE ALL ON FUNCTION dpsynth._guard_ddl() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
 	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();
+
+-------------------------------------------------------------------------------
+-- Error bars for the analyst, from the released model alone (src/uncertainty.c,
+-- src/core/dp_uncertainty.h): post-processing of a stored model, no charge, the source table
+-- never read.  Who may call them on a model: as dp_sample (dpsynth._model_access).
+-------------------------------------------------------------------------------
+CREATE FUNCTION dp_model_marginals(model int8,
+								   OUT marginal int4, OUT columns text[], OUT cells int8, OUT rho float8,
+								   OUT sigma float8, OUT merged_cells int4)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dpsynth_model_marginals' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dp_model_marginals(int8) IS
+	'the marginals a released model measured: columns, cells, the rho they were measured with and the noise of a cell (sigma; a merged cell of m values in a one-way marginal: sqrt(m) sigma at most)';
+REVOKE ALL ON FUNCTION dp_model_marginals(int8) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_model_marginals(int8) TO dpsynth_analyst, dpsynth_admin;
+
+CREATE FUNCTION dp_marginal_intervals(model int8, columns text[], confidence float8 DEFAULT 0.95,
+									  OUT cell text[], OUT members int8, OUT estimate float8,
+									  OUT lower float8, OUT upper float8, OUT share float8,
+									  OUT share_lower float8, OUT share_upper float8, OUT sigma float8,
+									  OUT basis text, OUT measured_columns text[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dpsynth_marginal_intervals' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dp_marginal_intervals(int8, text[], float8) IS
+	'a marginal of a released model with confidence intervals on its counts and shares, from the noise it was measured with (measured, projected from a measured superset, or not measured)';
+REVOKE ALL ON FUNCTION dp_marginal_intervals(int8, text[], float8) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_marginal_intervals(int8, text[], float8) TO dpsynth_analyst, dpsynth_admin;
