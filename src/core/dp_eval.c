@@ -376,7 +376,7 @@ is_missing(const char *s)
 
 /* evaluate.py's canonical(): number-like labels by value (repr(float(v))), others as written */
 static int
-canonicalize(const dp_eval *e, ev_entry *x)
+entry_canonical(const dp_eval *e, ev_entry *x)
 {
 	double		v;
 	char		buf[40];
@@ -619,7 +619,7 @@ discretize(dp_eval *e, int c, dp_eval_column *col)
 	if (vals == NULL || order == NULL)
 		return -1;
 	for (int32_t i = 0; i < d->n; i++)
-		if (canonicalize(e, &d->e[i]) != 0)
+		if (entry_canonical(e, &d->e[i]) != 0)
 			return -1;
 	col->name = e->names[c];
 	col->numeric = looks_numeric(d, vals, &nv);
