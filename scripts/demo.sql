@@ -77,6 +77,20 @@ FROM (SELECT 'real' src, education, income FROM adult UNION ALL
 	  SELECT 'synthetic', education, income FROM research_team.adult_synthetic) u
 GROUP BY education ORDER BY real_share_over_50k DESC LIMIT 6;
 
+\echo '***    The owner''s full report, from SQL: dp_evaluate reads the real table with the owner''s rights'
+\echo '***    (NOT a DP release, nothing charged), evaluate.py''s definitions (README, "dp_evaluate"):'
+SELECT metric, round(value::numeric, 4) AS value, round(reference::numeric, 4) AS reference
+FROM dp_evaluate('adult', 'research_team.adult_synthetic') WHERE scope = 'table' AND value IS NOT NULL;
+\pset tuples_only on
+\pset format unaligned
+\o :report
+SELECT dp_report('adult', 'research_team.adult_synthetic');
+\o
+\pset tuples_only off
+\pset format aligned
+\echo '***    ... and as one picture (dp_report: histograms, 2-way TVD heat map, the numbers, the budget):'
+\echo '***    written to' :report
+
 \echo
 \echo '*** 6. The analyst spends the rest: calls at epsilon 1 until the budget refuses.'
 SET ROLE research_team;

@@ -734,3 +734,25 @@ COMMENT ON FUNCTION dp_marginal_intervals(int8, text[], float8) IS
 	'a marginal of a released model with confidence intervals on its counts and shares, from the noise it was measured with (measured, projected from a measured superset, or not measured)';
 REVOKE ALL ON FUNCTION dp_marginal_intervals(int8, text[], float8) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_marginal_intervals(int8, text[], float8) TO dpsynth_analyst, dpsynth_admin;
+
+-- BEGIN dp_evaluate / dp_report (issue 13 items 1 and 3; src/evaluate.c, src/report.c,
+-- src/core/dp_eval.h for the definitions).  The data owner's quality report of a synthetic
+-- table.  NOT a differentially private release: it reads every row of the real table (and of
+-- the holdout) with the caller's rights (SECURITY INVOKER, through SPI; SELECT on every table is
+-- checked before a row is read: 42501), returns exact statistics of them and charges nothing.
+-- So it is granted to PUBLIC: what decides who may run it is the SELECT privilege on the tables.
+-------------------------------------------------------------------------------
+CREATE FUNCTION dp_evaluate("real" regclass, synthetic regclass, holdout regclass DEFAULT NULL,
+							target name DEFAULT NULL,
+							OUT scope text, OUT column_name text, OUT metric text, OUT value float8,
+							OUT reference float8, OUT note text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'dpsynth_evaluate' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_evaluate(regclass, regclass, regclass, name) IS
+	'the owner''s quality report of a synthetic table against the real one (TVDs, range queries, correlation, train-on-synthetic, copies and distances); reads the real table with your rights: NOT differentially private';
+CREATE FUNCTION dp_report("real" regclass, synthetic regclass, holdout regclass DEFAULT NULL,
+						  target name DEFAULT NULL) RETURNS text
+	AS 'MODULE_PATHNAME', 'dpsynth_report' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_report(regclass, regclass, regclass, name) IS
+	'dp_evaluate as one self-contained HTML page (histograms, 2-way TVD heat map, headline numbers, privacy parameters); NOT differentially private';
+GRANT EXECUTE ON FUNCTION dp_evaluate(regclass, regclass, regclass, name), dp_report(regclass, regclass, regclass, name) TO PUBLIC;
+-- END dp_evaluate / dp_report
