@@ -70,6 +70,7 @@
 #define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
+#define DP_ADAPTIVE_FINAL_ITERS	60			/* at most, for the synthetic table (step 5) */
 
 /*
  * The exponential mechanism, exact: returns r in [0, k) with probability proportional to
