@@ -15,6 +15,10 @@
 # Usage: bench/regenerate.sh
 #   RUNS=5  EPSILONS="0.3 1 3"  DATASETS="adult diamonds arrests smokeban star"
 #   ROWS="10000 100000 1000000 10000000"  SPEED_RUNS=3
+#   REUSE_QUALITY=FILE: take the quality lines from FILE (the quality.jsonl of an earlier run of
+#   the same matrix, e.g. ROWS="" RECORD=0, copied out of bench/out/regenerate) instead of measuring
+#   them again, so that the speed series can be timed on an otherwise idle machine; QUALITY_COMMIT
+#   names the commit they were measured on, and the record says so.
 #   A reduced matrix (any knob changed) is a smoke run: it is written to bench/out/regenerate/
 #   only, never to RESULTS.md or next to it, unless RECORD=1 is set.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -68,7 +72,14 @@ quality_once() {	# $1 dataset, $2 epsilon: declare, synthesize, evaluate; append
 		>> "$OUT/quality.jsonl"
 }
 
-for eps in $EPSILONS; do
+if [ -n "${REUSE_QUALITY:-}" ]; then
+	cp "$REUSE_QUALITY" "$OUT/quality.jsonl"
+	EPSILONS_TO_RUN=""
+	echo "# quality: $(wc -l < "$OUT/quality.jsonl") runs reused from $REUSE_QUALITY (commit ${QUALITY_COMMIT:-unknown})"
+else
+	EPSILONS_TO_RUN=$EPSILONS
+fi
+for eps in $EPSILONS_TO_RUN; do
 	for d in $DATASETS; do
 		for run in $(seq 1 "$RUNS"); do
 			quality_once "$d" "$eps" || { echo "quality run failed: $d epsilon $eps" >&2; exit 1; }
@@ -129,6 +140,7 @@ done
 commit="$(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet HEAD || echo '+dirty')"
 machine="$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; $(psql -X -qAt -d bench -c 'SELECT version()' | cut -d, -f1)"
 command="RUNS=\"$RUNS\" EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" ROWS=\"$ROWS\" SPEED_RUNS=\"$SPEED_RUNS\" bench/regenerate.sh"
+[ -n "${REUSE_QUALITY:-}" ] && command="$command (quality runs measured on commit ${QUALITY_COMMIT:-unknown} with ROWS=\"\", then reused with REUSE_QUALITY)"
 /usr/bin/python3 "$TOP/bench/plot_results.py" --out "$OUT" --anchors "$SHARED/datasets/ANCHORS.md" \
 	--date "$(date -u +%Y-%m-%d)" --commit "$commit" --machine "$machine" --command "$command" \
 	$( [ "$full" = 1 ] || echo --smoke ) > "$OUT/generated.md"
