@@ -696,19 +696,19 @@ REVOKE ALL ON FUNCTION dpsynth._guard_ddl() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
 	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();
 
--- dp_synthesize gains a method argument ('adaptive', the default, or 'privsyn')
+-- dp_synthesize gains a method argument ('adaptive', the default, or 'privsyn') and focus (columns whose every pair the adaptive method measures)
 DROP FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean);
 CREATE FUNCTION dp_synthesize(source regclass, epsilon float8, delta float8 DEFAULT NULL,
 							  target name DEFAULT NULL, "rows" int8 DEFAULT NULL, columns text[] DEFAULT NULL,
-							  verbose boolean DEFAULT false, method text DEFAULT NULL,
+							  verbose boolean DEFAULT false, method text DEFAULT NULL, focus text[] DEFAULT NULL,
 							  OUT target_table regclass, OUT rows_written int8, OUT epsilon_charged float8,
 							  OUT delta_charged float8, OUT rho_charged numeric, OUT one_way_marginals int4,
 							  OUT k_way_marginals int4, OUT seconds jsonb, OUT model_id int8)
 	RETURNS record AS 'MODULE_PATHNAME', 'dpsynth_synthesize' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text) IS
-	'create a differentially private synthetic copy of a protected table (method: adaptive, the default, or privsyn), charged once to its budget';
-REVOKE ALL ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text) TO dpsynth_analyst, dpsynth_admin;
+COMMENT ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text, text[]) IS
+	'create a differentially private synthetic copy of a protected table (method: adaptive, the default, or privsyn; focus: columns whose every pair the adaptive method measures), charged once to its budget';
+REVOKE ALL ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text, text[]) TO dpsynth_analyst, dpsynth_admin;
 
 -------------------------------------------------------------------------------
 -- Error bars for the analyst, from the released model alone (src/uncertainty.c,

@@ -175,6 +175,77 @@ est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double 
 }
 
 /*
+ * Measures candidate cd: its exact counts x plus discrete Gaussian noise g (rho) on every cell.
+ * A candidate measured before is averaged with its earlier measurement, weights in proportion to
+ * their rho (the average of Gaussian measurements with rho a and b is one with rho a + b).
+ */
+static int
+measure(Cand *cd, const uint32_t *x, const uint32_t *sizes, dp_dgauss *g, double rho, dp_marg *margs,
+		uint32_t *nmargs)
+{
+	dp_marg		noisy;
+
+	if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, sizes) != 0)
+		return -2;
+	for (uint64_t q = 0; q < cd->cells; q++)
+		noisy.cells[q] = (double) x[q] + (double) dp_dgauss_sample(g);
+	noisy.rho = rho;
+	if (cd->meas < 0)
+	{
+		cd->meas = (int32_t) *nmargs;
+		margs[(*nmargs)++] = noisy;
+	}
+	else
+	{
+		dp_marg    *old = &margs[cd->meas];
+		double		wsum = old->rho + noisy.rho;
+
+		for (uint64_t q = 0; q < cd->cells; q++)
+			old->cells[q] = (old->cells[q] * old->rho + noisy.cells[q] * noisy.rho) / wsum;
+		old->rho = wsum;
+		dp_marg_free(&noisy);
+	}
+	return 0;
+}
+
+/*
+ * Step 2b: the focus pairs, measured once each before the rounds (see dp_adaptive.h); returns
+ * what they cost (0 with no focus), or -1 on failure.
+ */
+static double
+measure_focus(Cand *cand, uint32_t ncand, const uint32_t *counts, const uint32_t *sizes,
+			  const uint8_t *focus, double R, double rho_t, dp_marg *margs, uint32_t *nmargs,
+			  uint32_t *npairs)
+{
+	uint32_t	F = 0;
+	double		rho_f = rho_t;
+	dp_dgauss	g;
+
+	*npairs = 0;
+	if (!focus)
+		return 0;
+	for (uint32_t k = 0; k < ncand; k++)
+		F += cand[k].nattrs == 2 && (focus[cand[k].attrs[0]] || focus[cand[k].attrs[1]]);
+	if (F == 0)
+		return 0;
+	if ((double) F * rho_f > R / 2)
+		rho_f = nextafter(R / (2.0 * F), 0);	/* rounded down: never more than R / 2 in all */
+	if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho_f, 1.0)) != 0)
+		return -1;
+	for (uint32_t k = 0; k < ncand; k++)
+	{
+		Cand	   *cd = &cand[k];
+
+		if (cd->nattrs != 2 || !(focus[cd->attrs[0]] || focus[cd->attrs[1]]))
+			continue;
+		if (measure(cd, counts + cd->offset, sizes, &g, rho_f, margs, nmargs) != 0)
+			return -1;
+	}
+	*npairs = F;
+	return (double) F * rho_f;
+}
+
+/*
  * Scoring, split over threads: candidates [k0, k1) against the estimate, each with its own
  * scratch.  The scores do not depend on the split.  No hook is called from here (see
  * dp_run_parallel).
@@ -433,6 +504,15 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		rho_t = MEASURE_SHARE * R / T;
 		eps_t = sqrt(8 * (1 - MEASURE_SHARE) * R / T);
 	}
+	{
+		double		cost = measure_focus(cand, ncand, counts, out->merged_sizes, p->focus, R, rho_t, margs,
+										 &nmargs, &st.focus_pairs);
+
+		if (cost < 0)
+			FAIL();
+		used += cost;
+		st.rho_measure += cost;
+	}
 	round_gum = p->gum;
 	round_gum.progress = NULL;	/* short runs: the rounds report and check between them */
 	rc = estimate(&c, margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
@@ -495,7 +575,6 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 						r;
 			Cand	   *cd;
 			const uint32_t *x;
-			dp_marg		noisy;
 
 			for (uint32_t k = 0; k < ncand; k++)
 			{
@@ -522,26 +601,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			est_counts(cd, &synth, out->merged_sizes, total, zbuf + (size_t) b * maxcells, ycnt, lanebuf);
 
 			/* c. measure */
-			if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, out->merged_sizes) != 0)
+			if (measure(cd, x, out->merged_sizes, &g, rho_t, margs, &nmargs) != 0)
 				FAIL();
-			for (uint64_t q = 0; q < cd->cells; q++)
-				noisy.cells[q] = (double) x[q] + (double) dp_dgauss_sample(&g);
-			noisy.rho = rho_t;
-			if (cd->meas < 0)
-			{
-				cd->meas = (int32_t) nmargs;
-				margs[nmargs++] = noisy;
-			}
-			else
-			{
-				dp_marg    *old = &margs[cd->meas];
-				double		wsum = old->rho + noisy.rho;
-
-				for (uint64_t q = 0; q < cd->cells; q++)
-					old->cells[q] = (old->cells[q] * old->rho + noisy.cells[q] * noisy.rho) / wsum;
-				old->rho = wsum;
-				dp_marg_free(&noisy);
-			}
 		}
 		st.rounds++;
 

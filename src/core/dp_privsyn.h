@@ -55,6 +55,12 @@ typedef struct dp_privsyn_params
 	uint64_t	max_rows;		/* if > 0, at most this many rows (caps the default count) */
 	uint32_t	gamma;			/* Combine's cell bound, 5000 */
 	dp_gum_params gum;
+	/*
+	 * The adaptive method only (NULL: none): d flags, non-zero for a column the caller will model
+	 * (public: an argument of the call).  Every candidate pair with a flagged column is measured
+	 * once before the rounds, whatever its score (see dp_adaptive.h).
+	 */
+	const uint8_t *focus;
 	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
 	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
 	void	   *progress_arg;
