@@ -52,7 +52,7 @@ check_method(FunctionCallInfo fcinfo, int argno)
 {
 	char	   *m;
 
-	if (PG_ARGISNULL(argno))
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))	/* an older SQL definition has no such argument */
 		return DPSYNTH_DEFAULT_METHOD;
 	m = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	if (pg_strcasecmp(m, "privsyn") == 0)
@@ -148,7 +148,7 @@ read_arguments(FunctionCallInfo fcinfo, SynthCall *c)
 	c->verbose = !PG_ARGISNULL(6) && PG_GETARG_BOOL(6);
 	c->method = check_method(fcinfo, 7);
 	c->adaptive = strcmp(c->method, "adaptive") == 0;
-	if (!PG_ARGISNULL(8))
+	if (PG_NARGS() > 8 && !PG_ARGISNULL(8))	/* an older SQL definition has no focus */
 	{
 		c->focus_arg = PG_GETARG_ARRAYTYPE_P(8);
 		if (ARR_NDIM(c->focus_arg) > 1)
