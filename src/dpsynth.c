@@ -56,6 +56,7 @@ static bool dpsynth_allow_drop_extension = false;
 void
 _PG_init(void)
 {
+	dpsynth_install_core_handlers();	/* the core's one contract (src/core/dp_env.h) */
 	DefineCustomIntVariable("dpsynth.charge_timeout",
 							"How long the charging worker waits for a table's budget row lock.",
 							"A charge that cannot take the lock in time fails, and nothing is released.",

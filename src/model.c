@@ -653,7 +653,6 @@ load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt
 		corrupt(model_id, "no marginals, or too many");
 	r->nmargs = (uint32) SPI_processed;
 	r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
-	dp_marg_set_allocator(dpsynth_core_alloc, dpsynth_core_free);
 	for (uint32 k = 0; k < r->nmargs; k++)
 		load_marginal(SPI_tuptable->vals[k], SPI_tuptable->tupdesc, m, k, model_id);
 	MemoryContextSwitchTo(old);

@@ -111,7 +111,7 @@ test_adult(void)
 	dp_privsyn_default_params(&p);
 	p.rho = 0.024356;			/* epsilon 1, delta 1e-6 */
 	dp_prng_seed(&rng, 5);
-	rc = dp_adaptive_run(&src, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "dp_adaptive_run on Adult at epsilon 1 (%u rounds, %u anneals, %u candidates, %u k-way)",
 			   st.rounds, st.anneals, st.candidates, res.n_kway);
 	if (rc != 0)
@@ -146,7 +146,7 @@ test_adult(void)
 	unit_check(worst < 2e-4 * res.total, "the released model is consistent (worst L1 %.3g rows)", worst);
 
 	/* quality: independent columns drawn from the real one-way marginals as the baseline */
-	dp_codes_init(&indep, ADULT_COLS, src.nrows, NULL, NULL, NULL);
+	dp_codes_init(&indep, ADULT_COLS, src.nrows);
 	for (uint32_t j = 0; j < ADULT_COLS; j++)
 	{
 		for (uint64_t i = 0; i < src.nrows; i++)
@@ -189,31 +189,31 @@ test_edges(void)
 	p.rho = 0.5;
 	dp_prng_seed(&rng, 1);
 
-	dp_codes_init(&t, 3, 0, NULL, NULL, NULL);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	dp_codes_init(&t, 3, 0);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "an empty table: a release of noise (rc %d, %llu rows)", rc,
 			   (unsigned long long) res.synth.nrows);
 	dp_codes_free(&res.synth);
 
 	dp_codes_append(&t, row);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho,
 			   "one row: rc %d, budget within rho", rc);
 	dp_codes_free(&res.synth);
 	dp_codes_free(&t);
 
-	dp_codes_init(&t, 1, 0, NULL, NULL, NULL);
+	dp_codes_init(&t, 1, 0);
 	for (int i = 0; i < 100; i++)
 		dp_codes_append(&t, row);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && res.n_kway == 0 && st.candidates == 1,
 			   "a single column: only its one-way marginal (rc %d, %u rounds)", rc, st.rounds);
 	dp_codes_free(&res.synth);
 	dp_codes_free(&t);
 
 	p.rho = 0;
-	dp_codes_init(&t, 3, 0, NULL, NULL, NULL);
-	unit_check(dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st) == -2, "rho 0 is refused");
+	dp_codes_init(&t, 3, 0);
+	unit_check(dp_adaptive_run(&t, sizes, &p, &rng, &res, &st) == -2, "rho 0 is refused");
 	dp_codes_free(&t);
 }
 
