@@ -393,7 +393,7 @@ dpsynth_check_release_privilege(Oid relid, const char *function)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to call %s on table %s", function, get_rel_name(relid)),
+			 errmsg("permission denied to call %s on table \"%s\"", function, get_rel_name(relid)),
 			 errhint("Grant the role dpsynth_analyst to the caller: GRANT dpsynth_analyst TO %s;",
 					 quote_identifier(GetUserNameFromId(user, false)))));
 }

@@ -308,7 +308,8 @@ corrupt(int64 model_id, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("model " INT64_FORMAT " is invalid: %s", model_id, what)));
+			 errmsg("model " INT64_FORMAT " is invalid", model_id),
+			 errdetail("The stored model has %s.", what)));
 }
 
 /* An array column of an SPI row; NULL if the array or an element is NULL. */
