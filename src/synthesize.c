@@ -282,8 +282,11 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		c->sizes[j] = dp_domain_ncodes(&c->cols[j].domain);
 
 	synth_report(pr, "reading the table", 0);
-	if (dp_codes_init(codes, c->ncols, 1024, dpsynth_core_alloc, dpsynth_core_realloc, dpsynth_core_free) != 0)
-		elog(ERROR, "out of memory");
+	if (dp_codes_init(codes, c->ncols, 1024) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("%s", dp_last_error())));
 	dpsynth_scan_codes(c->rel, c->cols, c->ncols, append_row, codes);
 	c->t_scan = synth_now();
 }
@@ -308,12 +311,14 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)
-		rc = dp_adaptive_run(codes, c->sizes, &params, rng, dpsynth_core_alloc, dpsynth_core_free, &c->res,
-							 &c->astats);
+		rc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
 	else
-		rc = dp_privsyn_run(codes, c->sizes, &params, rng, dpsynth_core_alloc, dpsynth_core_free, &c->res);
+		rc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
 	if (rc != 0)
-		elog(ERROR, "dpsynth: the synthesis pipeline failed (%d)", rc);
+		ereport(ERROR,
+				(errcode(dpsynth_core_errcode()),
+				 errmsg("could not synthesize a copy of table \"%s\"", get_rel_name(c->relid)),
+				 errdetail("The %s method failed: %s.", c->adaptive ? "adaptive" : "PrivSyn", dp_last_error())));
 	if (c->verbose && c->adaptive)
 		ereport(NOTICE,
 				(c->astats.focus_pairs > 0 ?

@@ -107,7 +107,6 @@ typedef struct dp_adaptive_stats
  * Runs the method (same contract as dp_privsyn_run; p->gamma is not used).  stats may be NULL.
  */
 int			dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
-							dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
-							dp_privsyn_result *out, dp_adaptive_stats *stats);
+							dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats);
 
 #endif

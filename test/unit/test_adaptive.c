@@ -147,7 +147,7 @@ test_focus(void)
 		p.rho = 0.024356;
 		p.focus = run ? focus : NULL;
 		dp_prng_seed(&rng, 11);
-		if (dp_adaptive_run(&src, sizes, &p, &rng, NULL, NULL, &res[run], &st[run]) != 0)
+		if (dp_adaptive_run(&src, sizes, &p, &rng, &res[run], &st[run]) != 0)
 		{
 			unit_check(false, "dp_adaptive_run on Adult (focus %d)", run);
 			dp_codes_free(&src);
@@ -192,7 +192,7 @@ test_focus_cap(void)
 	double		R;
 
 	dp_prng_seed(&rng, 3);
-	dp_codes_init(&t, D, N, NULL, NULL, NULL);
+	dp_codes_init(&t, D, N);
 	for (uint32_t j = 0; j < D; j++)
 	{
 		sizes[j] = 3;
@@ -208,7 +208,7 @@ test_focus_cap(void)
 	p.rho = 0.05;
 	p.focus = focus;
 	R = 0.75 * p.rho;
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && st.focus_pairs == D * (D - 1) / 2 && res.n_kway >= st.focus_pairs,
 			   "focus on all 40 columns: %u pairs measured", st.focus_pairs);
 	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho &&
@@ -246,7 +246,7 @@ test_adult(void)
 	dp_privsyn_default_params(&p);
 	p.rho = 0.024356;			/* epsilon 1, delta 1e-6 */
 	dp_prng_seed(&rng, 5);
-	rc = dp_adaptive_run(&src, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "dp_adaptive_run on Adult at epsilon 1 (%u rounds, %u anneals, %u candidates, %u k-way)",
 			   st.rounds, st.anneals, st.candidates, res.n_kway);
 	if (rc != 0)
@@ -281,7 +281,7 @@ test_adult(void)
 	unit_check(worst < 2e-4 * res.total, "the released model is consistent (worst L1 %.3g rows)", worst);
 
 	/* quality: independent columns drawn from the real one-way marginals as the baseline */
-	dp_codes_init(&indep, ADULT_COLS, src.nrows, NULL, NULL, NULL);
+	dp_codes_init(&indep, ADULT_COLS, src.nrows);
 	for (uint32_t j = 0; j < ADULT_COLS; j++)
 	{
 		for (uint64_t i = 0; i < src.nrows; i++)
@@ -324,31 +324,31 @@ test_edges(void)
 	p.rho = 0.5;
 	dp_prng_seed(&rng, 1);
 
-	dp_codes_init(&t, 3, 0, NULL, NULL, NULL);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	dp_codes_init(&t, 3, 0);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "an empty table: a release of noise (rc %d, %llu rows)", rc,
 			   (unsigned long long) res.synth.nrows);
 	dp_codes_free(&res.synth);
 
 	dp_codes_append(&t, row);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho,
 			   "one row: rc %d, budget within rho", rc);
 	dp_codes_free(&res.synth);
 	dp_codes_free(&t);
 
-	dp_codes_init(&t, 1, 0, NULL, NULL, NULL);
+	dp_codes_init(&t, 1, 0);
 	for (int i = 0; i < 100; i++)
 		dp_codes_append(&t, row);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && res.n_kway == 0 && st.candidates == 1,
 			   "a single column: only its one-way marginal (rc %d, %u rounds)", rc, st.rounds);
 	dp_codes_free(&res.synth);
 	dp_codes_free(&t);
 
 	p.rho = 0;
-	dp_codes_init(&t, 3, 0, NULL, NULL, NULL);
-	unit_check(dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st) == -2, "rho 0 is refused");
+	dp_codes_init(&t, 3, 0);
+	unit_check(dp_adaptive_run(&t, sizes, &p, &rng, &res, &st) == -2, "rho 0 is refused");
 	dp_codes_free(&t);
 }
 
