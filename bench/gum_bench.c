@@ -52,7 +52,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "run from the checkout's top: data/adult not found\n");
 		return 2;
 	}
-	dp_codes_init(&big, ADULT_COLS, rows, NULL, NULL, NULL);
+	dp_codes_init(&big, ADULT_COLS, rows);
 	for (uint64_t i = 0; i < rows; i++)
 	{
 		for (uint32_t j = 0; j < ADULT_COLS; j++)
@@ -81,7 +81,7 @@ main(int argc, char **argv)
 		p.gum.progress_arg = &it;
 		dp_prng_seed_random(&rng);
 		memset(&res, 0, sizeof(res));
-		rc = dp_privsyn_run(&big, sizes, &p, &rng, NULL, NULL, &res);
+		rc = dp_privsyn_run(&big, sizes, &p, &rng, &res);
 		printf("run %d: rc %d, %u one-way + %u k-way marginals, GUM %u iterations (mean L1 %.5f); "
 			   "seconds: one_way %.3f select %.3f publish %.3f consistency %.3f gum %.3f (GUM phase / iterations %.3f)\n",
 			   r + 1, rc, res.n_oneway, res.n_kway, it.iters, it.err,

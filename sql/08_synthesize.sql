@@ -74,6 +74,21 @@ SELECT details->>'method' AS method FROM dp_ledger WHERE function = 'dp_synthesi
 SELECT obj_description('people_privsyn'::regclass) LIKE
 	   'dpsynth synthetic copy of people: PrivSyn (DenseMarg + GUM), epsilon 1, %' AS privsyn_provenance;
 DROP TABLE people_privsyn;
+-- focus => columns: every pair with them measured before the rounds (the adaptive method only),
+-- named in the ledger; refused before any charge with another method, an unknown or unsynthesized
+-- column, or a NULL name.
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, method => 'privsyn', focus => ARRAY['sex'])$$) AS focus_privsyn;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, focus => ARRAY['no_such'])$$) AS focus_unknown;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, focus => ARRAY['id'])$$) AS focus_not_synthesized;
+SELECT try_sql($$SELECT * FROM dp_synthesize('public.people', epsilon => 1, focus => ARRAY[NULL::text])$$) AS focus_null;
+SELECT count(*) AS charges_so_far FROM dp_ledger WHERE function = 'dp_synthesize';
+SELECT one_way_marginals - 1 AS sex_pairs, model_id AS focus_model
+FROM dp_synthesize('public.people', epsilon => 1, target => 'people_focus', focus => ARRAY['sex', 'sex']) \gset
+SELECT count(*) = :sex_pairs AS every_pair_with_sex_measured
+FROM dp_model_marginals(:focus_model) WHERE cardinality(columns) = 2 AND 'sex' = ANY (columns);
+SELECT details->'focus' AS focus, details->>'method' AS method
+FROM dp_ledger WHERE function = 'dp_synthesize' ORDER BY id DESC LIMIT 1;
+DROP TABLE people_focus;
 
 -- The values: fresh identifiers, excluded columns NULL, everything inside its domain.
 SELECT count(*) AS rows_violating_checks FROM analyst_space.people_synthetic WHERE NOT (age < 40 OR income < 50000);

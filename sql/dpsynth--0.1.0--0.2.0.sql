@@ -696,19 +696,19 @@ REVOKE ALL ON FUNCTION dpsynth._guard_ddl() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
 	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();
 
--- dp_synthesize gains a method argument ('adaptive', the default, or 'privsyn')
+-- dp_synthesize gains a method argument ('adaptive', the default, or 'privsyn') and focus (columns whose every pair the adaptive method measures)
 DROP FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean);
 CREATE FUNCTION dp_synthesize(source regclass, epsilon float8, delta float8 DEFAULT NULL,
 							  target name DEFAULT NULL, "rows" int8 DEFAULT NULL, columns text[] DEFAULT NULL,
-							  verbose boolean DEFAULT false, method text DEFAULT NULL,
+							  verbose boolean DEFAULT false, method text DEFAULT NULL, focus text[] DEFAULT NULL,
 							  OUT target_table regclass, OUT rows_written int8, OUT epsilon_charged float8,
 							  OUT delta_charged float8, OUT rho_charged numeric, OUT one_way_marginals int4,
 							  OUT k_way_marginals int4, OUT seconds jsonb, OUT model_id int8)
 	RETURNS record AS 'MODULE_PATHNAME', 'dpsynth_synthesize' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text) IS
-	'create a differentially private synthetic copy of a protected table (method: adaptive, the default, or privsyn), charged once to its budget';
-REVOKE ALL ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text) TO dpsynth_analyst, dpsynth_admin;
+COMMENT ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text, text[]) IS
+	'create a differentially private synthetic copy of a protected table (method: adaptive, the default, or privsyn; focus: columns whose every pair the adaptive method measures), charged once to its budget';
+REVOKE ALL ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_synthesize(regclass, float8, float8, name, int8, text[], boolean, text, text[]) TO dpsynth_analyst, dpsynth_admin;
 
 -------------------------------------------------------------------------------
 -- Error bars for the analyst, from the released model alone (src/uncertainty.c,
@@ -756,3 +756,49 @@ COMMENT ON FUNCTION dp_report(regclass, regclass, regclass, name) IS
 	'dp_evaluate as one self-contained HTML page (histograms, 2-way TVD heat map, headline numbers, privacy parameters); NOT differentially private';
 GRANT EXECUTE ON FUNCTION dp_evaluate(regclass, regclass, regclass, name), dp_report(regclass, regclass, regclass, name) TO PUBLIC;
 -- END dp_evaluate / dp_report
+
+-- BEGIN partial counts (issue 12 item 4; src/partial.c, src/core/dp_partial.h,
+-- docs/DISTRIBUTED.md).  Aggregates of EXACT counts over the joint cells of one marginal, with a
+-- combine function and a byte form of their state, so that parallel workers and shards (a
+-- postgres_fdw server, a Citus worker) count their own rows and only counts travel.  They are
+-- not releases: no EXECUTE for PUBLIC or dpsynth_analyst; only the extension owner's code uses
+-- them, and anything released from their result goes through the charged noise path.
+-------------------------------------------------------------------------------
+CREATE FUNCTION dpsynth._partial_counts_add(internal, int4[], int4[]) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dpsynth._partial_merge_add(internal, bytea) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_merge_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dpsynth._partial_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_combine' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dpsynth._partial_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_serialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dpsynth._partial_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_deserialize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dpsynth._partial_final(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dpsynth._partial_vector(state bytea, sizes int4[]) RETURNS int8[]
+	AS 'MODULE_PATHNAME', 'dpsynth_partial_vector' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dpsynth._partial_vector(bytea, int4[]) IS
+	'the exact counts of a partial-count state of the given shape, cell by cell (first column slowest); NULL state: zeros';
+
+CREATE AGGREGATE dpsynth._partial_counts(codes int4[], sizes int4[]) (
+	SFUNC = dpsynth._partial_counts_add, STYPE = internal,
+	COMBINEFUNC = dpsynth._partial_combine,
+	SERIALFUNC = dpsynth._partial_serialize, DESERIALFUNC = dpsynth._partial_deserialize,
+	FINALFUNC = dpsynth._partial_final, PARALLEL = SAFE);
+COMMENT ON AGGREGATE dpsynth._partial_counts(int4[], int4[]) IS
+	'exact counts of the rows over the joint cells of one marginal (a code per column, the columns'' domain sizes), as a mergeable state; not a release';
+CREATE AGGREGATE dpsynth._partial_merge(state bytea) (
+	SFUNC = dpsynth._partial_merge_add, STYPE = internal,
+	COMBINEFUNC = dpsynth._partial_combine,
+	SERIALFUNC = dpsynth._partial_serialize, DESERIALFUNC = dpsynth._partial_deserialize,
+	FINALFUNC = dpsynth._partial_final, PARALLEL = SAFE);
+COMMENT ON AGGREGATE dpsynth._partial_merge(bytea) IS
+	'the sum of partial-count states counted elsewhere (workers, partitions, shards); not a release';
+
+REVOKE ALL ON FUNCTION dpsynth._partial_counts_add(internal, int4[], int4[]),
+	dpsynth._partial_merge_add(internal, bytea), dpsynth._partial_combine(internal, internal),
+	dpsynth._partial_serialize(internal), dpsynth._partial_deserialize(bytea, internal),
+	dpsynth._partial_final(internal), dpsynth._partial_vector(bytea, int4[]),
+	dpsynth._partial_counts(int4[], int4[]), dpsynth._partial_merge(bytea) FROM PUBLIC;
+-- END partial counts

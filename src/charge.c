@@ -169,7 +169,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 		case CHARGE_OVER_BUDGET:
 			ereport(ERROR,
 					(errcode(ERRCODE_DPSYNTH_BUDGET_EXHAUSTED),
-					 errmsg("privacy budget of table %s is exhausted", get_rel_name(relid)),
+					 errmsg("privacy budget of table \"%s\" is exhausted", get_rel_name(relid)),
 					 req->delta_add > 0 ?
 					 errdetail("This call needs rho %s and selection delta %g; the table has rho %s left, or not enough selection delta. The attempt is recorded in dp_refusals.",
 							   req->rho_charged, req->delta_add, req->rho_remaining) :
@@ -180,7 +180,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 		case CHARGE_OVER_ROLE_LIMIT:
 			ereport(ERROR,
 					(errcode(ERRCODE_DPSYNTH_ROLE_LIMIT),
-					 errmsg("role limit on table %s is exhausted", get_rel_name(relid)),
+					 errmsg("role limit on table \"%s\" is exhausted", get_rel_name(relid)),
 					 errdetail("This call needs rho %s, more than the limit set on role %s leaves. The attempt is recorded in dp_refusals.",
 							   req->rho_charged, GetUserNameFromId(req->limit_role, true)),
 					 errhint("Ask the table's owner to raise the limit with dp_limit_role.")));
@@ -188,7 +188,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 		case CHARGE_UNPROTECTED:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("table %s is not protected by dpsynth", get_rel_name(relid))));
+					 errmsg("table \"%s\" is not protected by dpsynth", get_rel_name(relid))));
 			break;
 		default:
 			ereport(ERROR,

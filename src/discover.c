@@ -655,7 +655,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) == 0)
 	{
 		ereport(NOTICE,
-				(errmsg("every column of table %s that can be discovered has a domain", get_rel_name(relid)),
+				(errmsg("every column of table \"%s\" that can be discovered has a domain", get_rel_name(relid)),
 				 errdetail("Nothing was charged.")));
 		table_close(rel, NoLock);
 		return (Datum) 0;

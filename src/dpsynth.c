@@ -56,6 +56,7 @@ static bool dpsynth_allow_drop_extension = false;
 void
 _PG_init(void)
 {
+	dpsynth_install_core_handlers();	/* the core's one contract (src/core/dp_env.h) */
 	DefineCustomIntVariable("dpsynth.charge_timeout",
 							"How long the charging worker waits for a table's budget row lock.",
 							"A charge that cannot take the lock in time fails, and nothing is released.",
@@ -392,7 +393,7 @@ dpsynth_check_release_privilege(Oid relid, const char *function)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied to call %s on table %s", function, get_rel_name(relid)),
+			 errmsg("permission denied to call %s on table \"%s\"", function, get_rel_name(relid)),
 			 errhint("Grant the role dpsynth_analyst to the caller: GRANT dpsynth_analyst TO %s;",
 					 quote_identifier(GetUserNameFromId(user, false)))));
 }

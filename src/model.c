@@ -308,7 +308,8 @@ corrupt(int64 model_id, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("model " INT64_FORMAT " is invalid: %s", model_id, what)));
+			 errmsg("model " INT64_FORMAT " is invalid", model_id),
+			 errdetail("The stored model has %s.", what)));
 }
 
 /* An array column of an SPI row; NULL if the array or an element is NULL. */
@@ -653,7 +654,6 @@ load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt
 		corrupt(model_id, "no marginals, or too many");
 	r->nmargs = (uint32) SPI_processed;
 	r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
-	dp_marg_set_allocator(dpsynth_core_alloc, dpsynth_core_free);
 	for (uint32 k = 0; k < r->nmargs; k++)
 		load_marginal(SPI_tuptable->vals[k], SPI_tuptable->tupdesc, m, k, model_id);
 	MemoryContextSwitchTo(old);

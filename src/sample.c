@@ -104,12 +104,12 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0 && gum.iterations > DP_ADAPTIVE_FINAL_ITERS)
 		gum.iterations = DP_ADAPTIVE_FINAL_ITERS;
 	dp_prng_seed(&rng, seed);
-	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, dpsynth_core_alloc,
-						   dpsynth_core_free, &synth);
+	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
 	if (rc != 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model " INT64_FORMAT " cannot be sampled (%d)", model_id, rc)));
+				(errcode(dp_last_error_kind() == DP_ERR_INVALID ? ERRCODE_DATA_CORRUPTED : dpsynth_core_errcode()),
+				 errmsg("model " INT64_FORMAT " cannot be sampled", model_id),
+				 errdetail("Sampling failed: %s.", dp_last_error())));
 	t_gum = synth_now();
 
 	/* ---- write it, as dp_synthesize does ---- */

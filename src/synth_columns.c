@@ -158,8 +158,8 @@ synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, Ar
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
 					 errmsg("column \"%s\" of table %s is NOT NULL but would not be synthesized", oc->name,
 							get_rel_name(relid)),
-					 errhint(only ? "Include it in columns => ..." :
-							 "The owner excluded it; a synthetic copy would leave it NULL.")));
+					 only ? errhint("Include it in columns => ...") :
+					 errhint("The owner excluded it; a synthetic copy would leave it NULL.")));
 		if (oc->kind == OUT_IDENTIFIER && oc->notnull &&
 			!(oc->basetype == INT2OID || oc->basetype == INT4OID || oc->basetype == INT8OID ||
 			  oc->basetype == NUMERICOID || oc->basetype == UUIDOID || oc->basetype == TEXTOID ||
@@ -173,7 +173,7 @@ synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, Ar
 	if (nnames == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("table %s has no column to synthesize", get_rel_name(relid))));
+				 errmsg("table \"%s\" has no column to synthesize", get_rel_name(relid))));
 	*synth_names = construct_array(names, nnames, TEXTOID, -1, false, TYPALIGN_INT);
 	*noutp = nout;
 	return out;
@@ -224,8 +224,9 @@ synth_check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given
 		if (oc->notnull && oc->id_capacity < maxrows)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: identifier column \"%s\" of type %s cannot hold " INT64_FORMAT " fresh values",
-							label, oc->name, format_type_with_typemod(oc->typid, oc->typmod), maxrows),
+					 errmsg("identifier column \"%s\" of type %s cannot hold " INT64_FORMAT " fresh values",
+							oc->name, format_type_with_typemod(oc->typid, oc->typmod), maxrows),
+					 errcontext("%s", label),
 					 errdetail("It holds " INT64_FORMAT " at most.", oc->id_capacity),
 					 rows_given ? 0 :
 					 errhint("Without rows => the table may have up to dpsynth.max_sample_rows rows; pass rows => at most " INT64_FORMAT ".",

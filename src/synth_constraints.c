@@ -254,9 +254,10 @@ synth_secure_column_type(OutColumn *oc, const char *label)
 		Oid			base = getBaseTypeAndTypmod(oc->typid, &typmod);
 
 		ereport(NOTICE,
-				(errmsg("%s: column \"%s\" gets type %s, the base type of its domain %s", label, oc->name,
+				(errmsg("column \"%s\" gets type %s, the base type of its domain %s", oc->name,
 						format_type_with_typemod(base, typmod), format_type_be(oc->typid)),
-				 errdetail("The domain's constraints or default use objects that are not built in, which would run with your rights.")));
+				 errdetail("The domain's constraints or default use objects that are not built in, which would run with your rights."),
+				 errcontext("%s", label)));
 		oc->source_typid = oc->typid;
 		oc->typid = base;
 		oc->typmod = typmod;
@@ -266,9 +267,10 @@ synth_secure_column_type(OutColumn *oc, const char *label)
 	if (!type_safe(oc->typid, 0) && oc->kind == OUT_SYNTH)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s: column \"%s\" of type %s cannot be synthesized", label, oc->name, format_type_be(oc->typid)),
+				 errmsg("column \"%s\" of type %s cannot be synthesized", oc->name, format_type_be(oc->typid)),
 				 errdetail("Making its values would run code that is not built in (a domain's constraints) with your rights."),
-				 errhint("Leave it out with columns => ..., or have the owner exclude it.")));
+				 errhint("Leave it out with columns => ..., or have the owner exclude it."),
+				 errcontext("%s", label)));
 }
 
 /* raw parse tree: function and operator names unqualified or in pg_catalog, built-in type names,
@@ -440,9 +442,9 @@ synth_read_checks(Oid relid, const char *label, List **skipped)
 		else
 		{
 			ereport(NOTICE,
-					(errmsg("%s: CHECK constraint %s is not copied to the synthetic table", label,
-							quote_identifier(name)),
-					 errdetail("Only constraints made of built-in objects are copied: %s, which would run with your rights.", why)));
+					(errmsg("CHECK constraint \"%s\" is not copied to the synthetic table", name),
+					 errdetail("Only constraints made of built-in objects are copied: %s, which would run with your rights.", why),
+					 errcontext("%s", label)));
 			*skipped = lappend(*skipped, pstrdup(name));
 		}
 		MemoryContextSwitchTo(old);
@@ -479,9 +481,9 @@ synth_validated_checks(Oid target_relid, List *checks, const char *label)
 		}
 		else
 			ereport(NOTICE,
-					(errmsg("%s: CHECK constraint %s is not added to the synthetic table", label,
-							quote_identifier(c->name)),
-					 errdetail("Only constraints made of built-in objects are added: %s.", why)));
+					(errmsg("CHECK constraint \"%s\" is not added to the synthetic table", c->name),
+					 errdetail("Only constraints made of built-in objects are added: %s.", why),
+					 errcontext("%s", label)));
 	}
 	return out;
 }

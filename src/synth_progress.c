@@ -56,24 +56,64 @@ synth_gum_progress(void *arg, uint32_t iter, uint32_t iters, double err)
 	return synth_pipeline_progress(arg, DP_PHASE_GUM, iters ? (double) iter / iters : 1);
 }
 
-/* Allocation hooks for the core: palloc in the current context, huge allocations allowed, so
- * that an error or a cancel (longjmp out of the core) leaks nothing. */
-void *
-dpsynth_core_alloc(Size n)
+/*
+ * The core's handlers (src/core/dp_env.h), installed once by _PG_init: palloc in the current
+ * memory context, huge allocations allowed, so that an error or a cancel that longjmps out of the
+ * core leaks nothing; NOTICEs; CHECK_FOR_INTERRUPTS.  palloc never returns NULL (it raises ERROR
+ * with SQLSTATE 53200), so inside the server the core's own out-of-memory paths are not taken.
+ * None of these may run on a helper thread: the core calls them on the backend's thread only.
+ */
+static void *
+core_alloc(size_t n)
 {
 	return MemoryContextAllocHuge(CurrentMemoryContext, n);
 }
 
-void *
-dpsynth_core_realloc(void *p, size_t n)
+static void *
+core_realloc(void *p, size_t n)
 {
 	return repalloc_huge(p, n);
 }
 
-void
-dpsynth_core_free(void *p)
+static void
+core_free(void *p)
 {
 	pfree(p);
+}
+
+static void
+core_notice(const char *msg)
+{
+	ereport(NOTICE, (errmsg_internal("%s", msg)));
+}
+
+static void
+core_interrupt(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+void
+dpsynth_install_core_handlers(void)
+{
+	static const dp_handlers handlers = {core_alloc, core_realloc, core_free, core_notice, core_interrupt};
+
+	dp_set_handlers(&handlers);
+}
+
+/* The SQLSTATE of the core's last failure (dp_last_error_kind). */
+int
+dpsynth_core_errcode(void)
+{
+	switch (dp_last_error_kind())
+	{
+		case DP_ERR_NOMEM:
+			return ERRCODE_OUT_OF_MEMORY;
+		case DP_ERR_CANCELLED:
+			return ERRCODE_QUERY_CANCELED;
+		default:
+			return ERRCODE_INTERNAL_ERROR;
+	}
 }
 
 double

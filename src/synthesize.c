@@ -52,7 +52,7 @@ check_method(FunctionCallInfo fcinfo, int argno)
 {
 	char	   *m;
 
-	if (PG_ARGISNULL(argno))
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))	/* an older SQL definition has no such argument */
 		return DPSYNTH_DEFAULT_METHOD;
 	m = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	if (pg_strcasecmp(m, "privsyn") == 0)
@@ -103,6 +103,9 @@ typedef struct SynthCall
 	bool		verbose;
 	const char *method;
 	bool		adaptive;
+	ArrayType  *focus_arg;		/* focus => ..., or NULL */
+	uint8	   *focus;			/* per synthesized column: in focus (NULL: no focus) */
+	char	   *focus_json;		/* the focus columns for the ledger, as a JSON array */
 	char	   *label;			/* "dp_synthesize(people)", for messages */
 	/* the plan: public facts only */
 	Relation	rel;
@@ -145,6 +148,64 @@ read_arguments(FunctionCallInfo fcinfo, SynthCall *c)
 	c->verbose = !PG_ARGISNULL(6) && PG_GETARG_BOOL(6);
 	c->method = check_method(fcinfo, 7);
 	c->adaptive = strcmp(c->method, "adaptive") == 0;
+	if (PG_NARGS() > 8 && !PG_ARGISNULL(8))	/* an older SQL definition has no focus */
+	{
+		c->focus_arg = PG_GETARG_ARRAYTYPE_P(8);
+		if (ARR_NDIM(c->focus_arg) > 1)
+			ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("focus must be a one-dimensional array")));
+		if (!c->adaptive)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("focus is available with the adaptive method only"),
+					 errdetail("The privsyn method measures the marginals its own selection picks."),
+					 errhint("Call with method => 'adaptive' (the default), or without focus.")));
+	}
+}
+
+/*
+ * The focus => columns, as flags over the synthesized columns (public: the caller's choice).
+ * Every name must be a column this call synthesizes.
+ */
+static void
+plan_focus(SynthCall *c)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	StringInfoData js;
+
+	if (!c->focus_arg)
+		return;
+	deconstruct_array(c->focus_arg, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	c->focus = palloc0(sizeof(uint8) * Max(c->ncols, 1));
+	initStringInfo(&js);
+	appendStringInfoChar(&js, '[');
+	for (int i = 0; i < n; i++)
+	{
+		char	   *name;
+		int			j;
+
+		if (nulls[i])
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("focus column names must not be NULL")));
+		name = TextDatumGetCString(elems[i]);
+		for (j = 0; j < c->ncols; j++)
+			if (strcmp(c->cols[j].name, name) == 0)
+				break;
+		if (j == c->ncols)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("focus column \"%s\" is not a column this call synthesizes", name),
+					 errhint("Name columns of the table that columns => (or the column policies) leave in the synthesis.")));
+		if (!c->focus[j])
+		{
+			if (js.len > 1)
+				appendStringInfoString(&js, ", ");
+			escape_json(&js, name);
+		}
+		c->focus[j] = 1;
+	}
+	appendStringInfoChar(&js, ']');
+	c->focus_json = js.data;
 }
 
 /*
@@ -173,6 +234,7 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 	c->label = psprintf("dp_synthesize(%s)", get_rel_name(c->relid));
 	c->out = synth_plan_columns(c->relid, c->only, c->label, &c->nout, &c->synth_names);
 	c->cols = dpsynth_load_columns(c->relid, c->synth_names, &c->ncols);
+	plan_focus(c);
 	dpsynth_plan_call(c->relid, c->adaptive ? DP_CALL_ADAPTIVE : DP_CALL_PRIVSYN, c->units, c->epsilon,
 					  c->cols, c->ncols, &c->plan);
 	c->sizes = palloc(sizeof(uint32) * c->ncols);
@@ -196,9 +258,13 @@ charge_call(SynthCall *c)
 								  OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(c->synth_names)),
 								  c->epsilon, c->delta, c->plan.units_charged, c->plan.delta_charged,
 								  psprintf("{\"target\": %s, \"rows\": " INT64_FORMAT ", \"method\": \"%s\", "
+										   "%s%s%s"
 										   "\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT ", "
 										   "\"rho_units_pipeline\": " INT64_FORMAT "}",
-										   tj.data, c->rows, c->method, c->plan.ndiscover, c->plan.units_each,
+										   tj.data, c->rows, c->method,
+										   c->focus_json ? "\"focus\": " : "", c->focus_json ? c->focus_json : "",
+										   c->focus_json ? ", " : "",
+										   c->plan.ndiscover, c->plan.units_each,
 										   c->plan.units_release));
 }
 
@@ -216,8 +282,11 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		c->sizes[j] = dp_domain_ncodes(&c->cols[j].domain);
 
 	synth_report(pr, "reading the table", 0);
-	if (dp_codes_init(codes, c->ncols, 1024, dpsynth_core_alloc, dpsynth_core_realloc, dpsynth_core_free) != 0)
-		elog(ERROR, "out of memory");
+	if (dp_codes_init(codes, c->ncols, 1024) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("%s", dp_last_error())));
 	dpsynth_scan_codes(c->rel, c->cols, c->ncols, append_row, codes);
 	c->t_scan = synth_now();
 }
@@ -238,18 +307,25 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.gum.progress = synth_gum_progress;
 	params.gum.progress_arg = pr;
 	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
+	params.focus = c->focus;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)
-		rc = dp_adaptive_run(codes, c->sizes, &params, rng, dpsynth_core_alloc, dpsynth_core_free, &c->res,
-							 &c->astats);
+		rc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
 	else
-		rc = dp_privsyn_run(codes, c->sizes, &params, rng, dpsynth_core_alloc, dpsynth_core_free, &c->res);
+		rc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
 	if (rc != 0)
-		elog(ERROR, "dpsynth: the synthesis pipeline failed (%d)", rc);
+		ereport(ERROR,
+				(errcode(dpsynth_core_errcode()),
+				 errmsg("could not synthesize a copy of table \"%s\"", get_rel_name(c->relid)),
+				 errdetail("The %s method failed: %s.", c->adaptive ? "adaptive" : "PrivSyn", dp_last_error())));
 	if (c->verbose && c->adaptive)
 		ereport(NOTICE,
-				(errmsg("%s: %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
+				(c->astats.focus_pairs > 0 ?
+				 errmsg("%s: %u pairs measured for focus, then %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
+						c->label, c->astats.focus_pairs, c->astats.rounds, c->astats.anneals, c->astats.candidates,
+						c->res.n_kway) :
+				 errmsg("%s: %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
 						c->label, c->astats.rounds, c->astats.anneals, c->astats.candidates, c->res.n_kway)));
 }
 

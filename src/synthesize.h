@@ -16,6 +16,7 @@
 
 #include "nodes/pg_list.h"
 
+#include "dp_env.h"
 #include "dp_codes.h"
 #include "dp_adaptive.h"
 #include "dp_privsyn.h"
@@ -105,9 +106,8 @@ typedef struct DpModelMeta
 /* ---- synth_progress.c: the core's callbacks (progress, interrupts, allocation) ---- */
 
 /* Allocation hooks for the core: palloc (huge) in the current memory context. */
-extern void *dpsynth_core_alloc(Size n);
-extern void *dpsynth_core_realloc(void *p, size_t n);
-extern void dpsynth_core_free(void *p);
+extern void dpsynth_install_core_handlers(void);
+extern int	dpsynth_core_errcode(void);
 
 typedef struct SynthProgress
 {

@@ -334,7 +334,6 @@ dpsynth_marginal_intervals(PG_FUNCTION_ARGS)
 	n = resolve_columns(fcinfo, v, model_id, attrs);
 	for (int i = 0; i < n; i++)
 		sizes[i] = r->merged_sizes[attrs[i]];
-	dp_marg_set_allocator(dpsynth_core_alloc, dpsynth_core_free);
 	cover = dp_unc_cover(r->margs, r->nmargs, (uint32) n, attrs, (const uint32 *const *) v->members);
 
 	memset(&ir, 0, sizeof(ir));

@@ -175,6 +175,80 @@ est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double 
 }
 
 /*
+ * Measures candidate cd: its exact counts x plus discrete Gaussian noise g (rho) on every cell.
+ * A candidate measured before is averaged with its earlier measurement, weights in proportion to
+ * their rho (the average of Gaussian measurements with rho a and b is one with rho a + b).
+ */
+static int
+measure(Cand *cd, const uint32_t *x, const uint32_t *sizes, dp_dgauss *g, double rho, dp_marg *margs,
+		uint32_t *nmargs)
+{
+	dp_marg		noisy;
+
+	if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, sizes) != 0)
+		return -2;
+	for (uint64_t q = 0; q < cd->cells; q++)
+		noisy.cells[q] = (double) x[q] + (double) dp_dgauss_sample(g);
+	noisy.rho = rho;
+	if (cd->meas < 0)
+	{
+		cd->meas = (int32_t) *nmargs;
+		margs[(*nmargs)++] = noisy;
+	}
+	else
+	{
+		dp_marg    *old = &margs[cd->meas];
+		double		wsum = old->rho + noisy.rho;
+
+		for (uint64_t q = 0; q < cd->cells; q++)
+			old->cells[q] = (old->cells[q] * old->rho + noisy.cells[q] * noisy.rho) / wsum;
+		old->rho = wsum;
+		dp_marg_free(&noisy);
+	}
+	return 0;
+}
+
+/*
+ * Step 2b: the focus pairs, measured once each before the rounds (see dp_adaptive.h); returns
+ * what they cost (0 with no focus), or -1 on failure.
+ */
+static double
+measure_focus(Cand *cand, uint32_t ncand, const uint32_t *counts, const uint32_t *sizes,
+			  const uint8_t *focus, double R, double rho_t, dp_marg *margs, uint32_t *nmargs,
+			  uint32_t *npairs)
+{
+	uint32_t	F = 0;
+	double		rho_f = rho_t;
+	dp_dgauss	g;
+
+	*npairs = 0;
+	if (!focus)
+		return 0;
+	for (uint32_t k = 0; k < ncand; k++)
+		F += cand[k].nattrs == 2 && (focus[cand[k].attrs[0]] || focus[cand[k].attrs[1]]);
+	if (F == 0)
+		return 0;
+	if ((double) F * rho_f > R / 2)
+		rho_f = nextafter(R / (2.0 * F), 0);	/* rounded down: never more than R / 2 in all */
+	if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho_f, 1.0)) != 0)
+	{
+		dp_invalid("the focus pairs' noise scale is out of range");	/* recorded: the first failure wins */
+		return -1;
+	}
+	for (uint32_t k = 0; k < ncand; k++)
+	{
+		Cand	   *cd = &cand[k];
+
+		if (cd->nattrs != 2 || !(focus[cd->attrs[0]] || focus[cd->attrs[1]]))
+			continue;
+		if (measure(cd, counts + cd->offset, sizes, &g, rho_f, margs, nmargs) != 0)
+			return -1;
+	}
+	*npairs = F;
+	return (double) F * rho_f;
+}
+
+/*
  * Scoring, split over threads: candidates [k0, k1) against the estimate, each with its own
  * scratch.  The scores do not depend on the split.  No hook is called from here (see
  * dp_run_parallel).
@@ -221,10 +295,10 @@ score_worker(void *arg)
  * min(DP_ADAPTIVE_SYNTH_ROWS, total) rows from them into synth (freed and made anew).
  */
 static int
-estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
+estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
 		 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total)
 {
-	dp_marg    *work = dp_zalloc(c, sizeof(dp_marg) * nmargs);
+	dp_marg    *work = dp_zalloc(sizeof(dp_marg) * nmargs);
 	dp_codes	next = {0};
 	dp_gum_params prm = *gum;
 	uint64_t	ns;
@@ -232,14 +306,14 @@ estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uin
 	int			rc = 0;
 
 	if (!work)
-		return -2;
+		return dp_nomem("could not allocate the marginals of a round's estimate");
 	for (uint32_t k = 0; k < nmargs; k++)
 		if (dp_marg_copy(&work[k], &margs[k]) != 0)
 		{
 			for (uint32_t j = 0; j < k; j++)
 				dp_marg_free(&work[j]);
-			c->free_fn(work);
-			return -2;
+			dp_free(work);
+			return dp_nomem("could not allocate the marginals of a round's estimate");
 		}
 	*total = dp_consist(work, nmargs, 100);
 	/*
@@ -252,8 +326,8 @@ estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uin
 	prm.start = warm ? synth : NULL;
 	if (warm)
 		prm.iterations = DP_ADAPTIVE_WARM_ITERS;
-	if (*total < 0 || dp_codes_init(&next, d, ns, c->alloc, NULL, c->free_fn) != 0)
-		rc = -2;
+	if (*total < 0 || dp_codes_init(&next, d, ns) != 0)
+		rc = -2;				/* dp_consist or dp_codes_init said why */
 	else if (!(*total >= 0.5))
 	{
 		/* under half a row: the marginals may keep no positive cell; uniform rows, as
@@ -266,27 +340,27 @@ estimate(dp_ctx *c, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uin
 	else
 	{
 		rc = dp_gum_run(work, nmargs, d, sizes, ns, &prm, rng, &next);
-		if (rc != 0)
-			rc = rc == -1 ? -1 : -2;
+		if (rc == -1)
+			rc = dp_cancelled();
+		else if (rc != 0)
+			rc = dp_invalid("GUM could not synthesize a round's estimate from the measured marginals");
 	}
 	for (uint32_t k = 0; k < nmargs; k++)
 		dp_marg_free(&work[k]);
-	c->free_fn(work);
+	dp_free(work);
 	dp_codes_free(synth);
 	*synth = next;
 	return rc;
 }
 
 #define PROGRESS(phase, frac) \
-	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = -1; goto done; } } while (0)
-#define FAIL() do { rc = -2; goto done; } while (0)
+	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
+#define FAIL(call) do { rc = (call); goto done; } while (0)
 
 int
 dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
-				dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
-				dp_privsyn_result *out, dp_adaptive_stats *stats)
+				dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats)
 {
-	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
 	dp_codes	merged = {0},
 				synth = {0};
@@ -323,23 +397,27 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	bool		merged_ok = false;
 
 	memset(out, 0, sizeof(*out));
-	if (d == 0 || d > 4096 || !(p->rho > 0) || !isfinite(p->rho) || data->nrows >= ((uint64_t) 1 << 31))
-		return -2;
-	dp_marg_set_allocator(c.alloc, c.free_fn);
+	dp_clear_error();
+	if (d == 0 || d > 4096)
+		return dp_invalid("the adaptive method synthesizes 1 to 4096 columns");
+	if (!(p->rho > 0) || !isfinite(p->rho))
+		return dp_invalid("rho is not a positive number");
+	if (data->nrows >= ((uint64_t) 1 << 31))
+		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
 	maxcand = d + (d * (d - 1)) / 2;
 	/* the measured marginals: the d one-way ones, then one per measured pair at most */
-	margs = dp_zalloc(&c, sizeof(dp_marg) * maxcand);
-	cand = dp_zalloc(&c, sizeof(Cand) * maxcand);
+	margs = dp_zalloc(sizeof(dp_marg) * maxcand);
+	cand = dp_zalloc(sizeof(Cand) * maxcand);
 	if (!margs || !cand)
-		FAIL();
+		FAIL(dp_nomem("could not allocate the adaptive method's candidate marginals"));
 
 	/* ---- 1. one-way marginals and the rare-value merge: DP_ADAPTIVE_ONEWAY_SHARE of rho ---- */
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, c.alloc, c.free_fn, out, margs, &merged);
+	merged_ok = true;			/* dp_codes_free is harmless on what the stage did not initialise */
+	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, out, margs, &merged);
 	if (rc != 0)
 		goto done;
-	merged_ok = true;
 	nmargs = d;
 	st.rho_oneway = p->rho * DP_ADAPTIVE_ONEWAY_SHARE;
 	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
@@ -387,15 +465,15 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		ncand = keep;
 	}
 	st.candidates = ncand;
-	counts = dp_zalloc(&c, sizeof(uint32_t) * totcells);
-	y = dp_zalloc(&c, sizeof(double) * maxcells);
-	lanebuf = dp_zalloc(&c, sizeof(uint32_t) * LANES * LANE_CELLS);
-	ycnt = dp_zalloc(&c, sizeof(uint32_t) * maxcells);
-	score = dp_zalloc(&c, sizeof(int64_t) * ncand);
+	counts = dp_zalloc(sizeof(uint32_t) * totcells);
+	y = dp_zalloc(sizeof(double) * maxcells);
+	lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
+	ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
+	score = dp_zalloc(sizeof(int64_t) * ncand);
 	nthreads = p->gum.threads < 1 ? 1 : p->gum.threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : p->gum.threads;
-	scorers = dp_zalloc(&c, sizeof(Scorer) * nthreads);
+	scorers = dp_zalloc(sizeof(Scorer) * nthreads);
 	if (!counts || !y || !lanebuf || !ycnt || !score || !scorers)
-		FAIL();
+		FAIL(dp_nomem("could not allocate the candidates' exact counts and scoring buffers"));
 	for (uint32_t t = 0; t < nthreads; t++)
 	{
 		Scorer	   *s = &scorers[t];
@@ -405,11 +483,11 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		s->sizes = out->merged_sizes;
 		s->score = score;
 		/* thread 0 uses the buffers the rest of the rounds use */
-		s->y = t == 0 ? y : dp_zalloc(&c, sizeof(double) * maxcells);
-		s->ycnt = t == 0 ? ycnt : dp_zalloc(&c, sizeof(uint32_t) * maxcells);
-		s->lane = t == 0 ? lanebuf : dp_zalloc(&c, sizeof(uint32_t) * LANES * LANE_CELLS);
+		s->y = t == 0 ? y : dp_zalloc(sizeof(double) * maxcells);
+		s->ycnt = t == 0 ? ycnt : dp_zalloc(sizeof(uint32_t) * maxcells);
+		s->lane = t == 0 ? lanebuf : dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 		if (!s->y || !s->ycnt || !s->lane)
-			FAIL();
+			FAIL(dp_nomem("could not allocate a scoring thread's buffers"));
 	}
 	for (uint32_t r = 0; r < ncand; r++)
 	{
@@ -433,20 +511,29 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		rho_t = MEASURE_SHARE * R / T;
 		eps_t = sqrt(8 * (1 - MEASURE_SHARE) * R / T);
 	}
+	{
+		double		cost = measure_focus(cand, ncand, counts, out->merged_sizes, p->focus, R, rho_t, margs,
+										 &nmargs, &st.focus_pairs);
+
+		if (cost < 0)
+			FAIL(dp_nomem("could not allocate the focus pairs' measured marginals"));
+		used += cost;
+		st.rho_measure += cost;
+	}
 	round_gum = p->gum;
 	round_gum.progress = NULL;	/* short runs: the rounds report and check between them */
-	rc = estimate(&c, margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
+	rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 	if (rc != 0)
 		goto done;
 	batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
 	if (batch > ncand)
 		batch = ncand;
-	picked = dp_zalloc(&c, sizeof(uint32_t) * batch);
-	zbuf = dp_zalloc(&c, sizeof(double) * batch * maxcells);
-	sub = dp_zalloc(&c, sizeof(int64_t) * ncand);
-	subidx = dp_zalloc(&c, sizeof(uint32_t) * ncand);
+	picked = dp_zalloc(sizeof(uint32_t) * batch);
+	zbuf = dp_zalloc(sizeof(double) * batch * maxcells);
+	sub = dp_zalloc(sizeof(int64_t) * ncand);
+	subidx = dp_zalloc(sizeof(uint32_t) * ncand);
 	if (!picked || !zbuf || !sub || !subidx)
-		FAIL();
+		FAIL(dp_nomem("could not allocate the rounds' selection buffers"));
 	for (;;)
 	{
 		bool		last = false;
@@ -454,6 +541,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		dp_dgauss	g;
 		double		moved = 0,
 					expect = 0;
+
+		dp_check_interrupts();	/* up to 16 d rounds, each an estimate by GUM */
 
 		if (R - used < 2 * batch * (rho_t + eps_t * eps_t / 8))
 		{
@@ -467,7 +556,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			last = true;
 		}
 		if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho_t, 1.0)) != 0)
-			FAIL();
+			FAIL(dp_invalid("a round's measurement noise is out of the sampler's range"));
 		sigma = sqrt(dp_dgauss_sigma2(&g));
 
 		/* b. scores against the current estimate, over nthreads threads */
@@ -495,7 +584,6 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 						r;
 			Cand	   *cd;
 			const uint32_t *x;
-			dp_marg		noisy;
 
 			for (uint32_t k = 0; k < ncand; k++)
 			{
@@ -514,7 +602,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			st.rho_select += eps_t * eps_t / 8;
 			r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
 			if (r >= nsub)
-				FAIL();
+				FAIL(dp_invalid("a round's exponential mechanism had no candidate to select"));
 			r = subidx[r];
 			picked[b] = r;
 			cd = &cand[r];
@@ -522,31 +610,13 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			est_counts(cd, &synth, out->merged_sizes, total, zbuf + (size_t) b * maxcells, ycnt, lanebuf);
 
 			/* c. measure */
-			if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, out->merged_sizes) != 0)
-				FAIL();
-			for (uint64_t q = 0; q < cd->cells; q++)
-				noisy.cells[q] = (double) x[q] + (double) dp_dgauss_sample(&g);
-			noisy.rho = rho_t;
-			if (cd->meas < 0)
-			{
-				cd->meas = (int32_t) nmargs;
-				margs[nmargs++] = noisy;
-			}
-			else
-			{
-				dp_marg    *old = &margs[cd->meas];
-				double		wsum = old->rho + noisy.rho;
-
-				for (uint64_t q = 0; q < cd->cells; q++)
-					old->cells[q] = (old->cells[q] * old->rho + noisy.cells[q] * noisy.rho) / wsum;
-				old->rho = wsum;
-				dp_marg_free(&noisy);
-			}
+			if (measure(cd, x, out->merged_sizes, &g, rho_t, margs, &nmargs) != 0)
+				FAIL(dp_nomem("could not allocate a measured marginal"));
 		}
 		st.rounds++;
 
 		/* a. the next estimate; d. anneal */
-		rc = estimate(&c, margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
+		rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 		if (rc != 0)
 			goto done;
 		for (uint32_t b = 0; b < batch; b++)
@@ -577,7 +647,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	PROGRESS(DP_PHASE_CONSIST, 0);
 	out->total = dp_consist(margs, nmargs, 100);
 	if (out->total < 0)
-		FAIL();
+		FAIL(-2);				/* dp_consist said why */
 	out->margs = margs;
 	out->nmargs = nmargs;
 	out->n_kway = nmargs - d;
@@ -597,7 +667,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	final_gum = p->gum;
 	if (final_gum.iterations > DP_ADAPTIVE_FINAL_ITERS)
 		final_gum.iterations = DP_ADAPTIVE_FINAL_ITERS;
-	rc = dp_privsyn_sample(out, d, sizes, nrows, &final_gum, rng, c.alloc, c.free_fn, &out->synth);
+	rc = dp_privsyn_sample(out, d, sizes, nrows, &final_gum, rng, &out->synth);
 	if (rc != 0)
 		goto done;
 	out->seconds[DP_PHASE_GUM] = dp_now() - t0;
@@ -609,44 +679,34 @@ done:
 	dp_codes_free(&synth);
 	if (margs)
 	{
-		/* a failure before the model was handed over: out->margs is unset */
-		for (uint32_t k = 0; k < nmargs; k++)
+		/* a failure before the model was handed over: out->margs is unset; the one-way slots
+		 * may be filled even when nmargs is not yet d, the rest are zeroed */
+		for (uint32_t k = 0; k < (nmargs > d ? nmargs : d); k++)
 			dp_marg_free(&margs[k]);
-		c.free_fn(margs);
+		dp_free(margs);
 	}
-	if (cand)
-		c.free_fn(cand);
-	if (counts)
-		c.free_fn(counts);
-	if (y)
-		c.free_fn(y);
-	if (lanebuf)
-		c.free_fn(lanebuf);
-	if (ycnt)
-		c.free_fn(ycnt);
+	dp_free(cand);
+	dp_free(counts);
+	dp_free(y);
+	dp_free(lanebuf);
+	dp_free(ycnt);
 	if (scorers)
 	{
 		for (uint32_t t = 1; t < nthreads; t++)
 		{
-			if (scorers[t].y)
-				c.free_fn(scorers[t].y);
-			if (scorers[t].ycnt)
-				c.free_fn(scorers[t].ycnt);
-			if (scorers[t].lane)
-				c.free_fn(scorers[t].lane);
+			dp_free(scorers[t].y);
+			dp_free(scorers[t].ycnt);
+			dp_free(scorers[t].lane);
 		}
-		c.free_fn(scorers);
+		dp_free(scorers);
 	}
-	if (score)
-		c.free_fn(score);
-	if (zbuf)
-		c.free_fn(zbuf);
-	if (sub)
-		c.free_fn(sub);
-	if (subidx)
-		c.free_fn(subidx);
-	if (picked)
-		c.free_fn(picked);
+	dp_free(score);
+	dp_free(zbuf);
+	dp_free(sub);
+	dp_free(subidx);
+	dp_free(picked);
+	if (rc != 0)
+		dp_privsyn_result_free(out);
 	if (stats)
 		*stats = st;
 	return rc;

@@ -20,6 +20,11 @@
  *      over merged codes has at most DP_ADAPTIVE_MAX_CELLS cells, the largest dropped first until
  *      all of them hold at most DP_ADAPTIVE_MAX_TOTAL cells together (public: the sizes).  Their
  *      exact counts are taken in one pass per candidate over the encoded table.
+ *   2b. Focus (only when p->focus flags columns): every candidate pair with a flagged column is
+ *      measured once, in candidate order, without selection (which pairs is public: the flags
+ *      and the sizes), each with the rounds' starting rho_t = 0.9 R / T, or with R / (2 F) each
+ *      if the F pairs would cost more than R / 2 that way.  Their cost comes out of R; the rounds
+ *      then spend what is left, and may select these pairs again.
  *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R: T = 16 d selections; every
  *      selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T and
  *      eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  A round selects and measures a batch of
@@ -94,14 +99,14 @@ typedef struct dp_adaptive_stats
 	uint32_t	anneals;
 	double		rho_oneway;		/* spent on step 1 */
 	double		rho_select;		/* on the exponential mechanisms */
-	double		rho_measure;	/* on the rounds' measurements */
+	double		rho_measure;	/* on the rounds' measurements (the focus pairs' included) */
+	uint32_t	focus_pairs;	/* pairs measured for p->focus before the rounds */
 } dp_adaptive_stats;
 
 /*
  * Runs the method (same contract as dp_privsyn_run; p->gamma is not used).  stats may be NULL.
  */
 int			dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
-							dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
-							dp_privsyn_result *out, dp_adaptive_stats *stats);
+							dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats);
 
 #endif

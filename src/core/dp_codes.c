@@ -7,37 +7,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_env.h"
+
 #define DEFAULT_CAP 1024
 #define COUNT_BLOCK 1024		/* rows whose cell indexes are built together */
 
+/* Records that a table of ncols x rows codes could not be allocated; returns -1. */
+static int
+no_room(uint32_t ncols, uint64_t rows)
+{
+	dp_fail(DP_ERR_NOMEM, "could not allocate an encoded table of %u columns and %llu rows",
+			ncols, (unsigned long long) rows);
+	return -1;
+}
+
 int
-dp_codes_init(dp_codes *t, uint32_t ncols, uint64_t initial_cap,
-			  void *(*alloc) (size_t), void *(*realloc_fn) (void *, size_t),
-			  void (*free_fn) (void *))
+dp_codes_init(dp_codes *t, uint32_t ncols, uint64_t initial_cap)
 {
 	memset(t, 0, sizeof(*t));
-	t->alloc = alloc ? alloc : malloc;
-	t->realloc_fn = realloc_fn ? realloc_fn : realloc;
-	t->free_fn = free_fn ? free_fn : free;
 	if (initial_cap == 0)
 		initial_cap = DEFAULT_CAP;
 	if (initial_cap > SIZE_MAX / sizeof(uint16_t))
-		return -1;
+		return no_room(ncols, initial_cap);
 	if (ncols > 0)
 	{
-		t->col = t->alloc(sizeof(uint16_t *) * ncols);
+		t->col = dp_alloc(sizeof(uint16_t *) * ncols);
 		if (t->col == NULL)
-			return -1;
+			return no_room(ncols, initial_cap);
 		for (uint32_t j = 0; j < ncols; j++)
 		{
-			t->col[j] = t->alloc(sizeof(uint16_t) * (size_t) initial_cap);
+			t->col[j] = dp_alloc(sizeof(uint16_t) * (size_t) initial_cap);
 			if (t->col[j] == NULL)
 			{
 				while (j-- > 0)
-					t->free_fn(t->col[j]);
-				t->free_fn(t->col);
+					dp_free(t->col[j]);
+				dp_free(t->col);
 				t->col = NULL;
-				return -1;
+				return no_room(ncols, initial_cap);
 			}
 		}
 	}
@@ -57,13 +63,13 @@ grow(dp_codes *t)
 	uint64_t	new_cap = t->cap + t->cap / 2 + 16;
 
 	if (new_cap > SIZE_MAX / sizeof(uint16_t))
-		return -1;
+		return no_room(t->ncols, new_cap);
 	for (uint32_t j = 0; j < t->ncols; j++)
 	{
-		uint16_t   *p = t->realloc_fn(t->col[j], sizeof(uint16_t) * (size_t) new_cap);
+		uint16_t   *p = dp_realloc(t->col[j], sizeof(uint16_t) * (size_t) new_cap);
 
 		if (p == NULL)
-			return -1;
+			return no_room(t->ncols, new_cap);
 		t->col[j] = p;
 	}
 	t->cap = new_cap;
@@ -87,8 +93,8 @@ dp_codes_free(dp_codes *t)
 	if (t->col != NULL)
 	{
 		for (uint32_t j = 0; j < t->ncols; j++)
-			t->free_fn(t->col[j]);
-		t->free_fn(t->col);
+			dp_free(t->col[j]);
+		dp_free(t->col);
 	}
 	t->col = NULL;
 	t->ncols = 0;

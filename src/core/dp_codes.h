@@ -9,9 +9,9 @@
  * Holding the codes of the protected table, this structure is private data: what leaves it must go
  * through a DP mechanism (dp_counts) first.
  *
- * Pure C: no PostgreSQL headers.  The allocator is pluggable so that inside PostgreSQL the codes
- * live in a memory context (palloc / repalloc / pfree; note that palloc refuses requests above
- * MaxAllocSize = 1 GB unless a "huge" variant is passed, i.e. about 500 million rows per column).
+ * Pure C: no PostgreSQL headers.  Memory comes from the installed handlers (dp_env.h): inside
+ * PostgreSQL a memory context, through the "huge" allocator (plain palloc refuses requests above
+ * MaxAllocSize = 1 GB, i.e. about 500 million rows per column).
  */
 #ifndef DP_CODES_H
 #define DP_CODES_H
@@ -25,20 +25,14 @@ typedef struct dp_codes
 	uint64_t	nrows;			/* rows appended */
 	uint64_t	cap;			/* rows every column has room for */
 	uint16_t  **col;			/* col[j][i]: code of column j in row i */
-	void	   *(*alloc) (size_t);
-	void	   *(*realloc_fn) (void *, size_t);
-	void		(*free_fn) (void *);
 } dp_codes;
 
 /*
- * Empty table of ncols columns with room for initial_cap rows (0: a default of 1024).  NULL hooks
- * mean malloc / realloc / free; realloc_fn is only ever called on a pointer from alloc, and free_fn
- * never on NULL (so palloc's repalloc and pfree work).  Returns 0, or -1 on allocation failure
- * (nothing is then left allocated, and dp_codes_free is harmless).
+ * Empty table of ncols columns with room for initial_cap rows (0: a default of 1024).  Returns 0,
+ * or -1 on allocation failure, recorded with dp_fail (nothing is then left allocated, and
+ * dp_codes_free is harmless).
  */
-int			dp_codes_init(dp_codes *t, uint32_t ncols, uint64_t initial_cap,
-						  void *(*alloc) (size_t), void *(*realloc_fn) (void *, size_t),
-						  void (*free_fn) (void *));
+int			dp_codes_init(dp_codes *t, uint32_t ncols, uint64_t initial_cap);
 
 /*
  * Appends one row: row[j] is the code of column j (ncols entries).  Returns 0, or -1 on allocation

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_env.h"
+
 typedef struct cs_set
 {
 	uint32_t	n;
@@ -117,7 +119,7 @@ sets_add(cs_set **sets, uint32_t *n, uint32_t *cap, const cs_set *s)
 	if (*n == *cap)
 	{
 		uint32_t	ncap = *cap ? *cap * 2 : 32;
-		cs_set	   *ns = realloc(*sets, sizeof(cs_set) * ncap);
+		cs_set	   *ns = dp_realloc(*sets, sizeof(cs_set) * ncap);
 
 		if (ns == NULL)
 			return -1;
@@ -135,11 +137,11 @@ plan_free(cs_plan *p)
 {
 	if (p->members)
 		for (uint32_t k = 0; k < p->nmembers; k++)
-			free(p->members[k].map);
-	free(p->members);
-	free(p->groups);
-	free(p->proj);
-	free(p->t);
+			dp_free(p->members[k].map);
+	dp_free(p->members);
+	dp_free(p->groups);
+	dp_free(p->proj);
+	dp_free(p->t);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -190,7 +192,7 @@ build_map(const dp_marg *m, const cs_set *s)
 				stride *= m->sizes[k];
 			}
 	}
-	map = malloc(sizeof(uint32_t) * m->ncells);
+	map = dp_alloc(sizeof(uint32_t) * m->ncells);
 	if (map == NULL)
 		return NULL;
 	for (uint64_t c = 0; c < m->ncells; c++)
@@ -213,6 +215,14 @@ build_map(const dp_marg *m, const cs_set *s)
 	return map;
 }
 
+/* Records why marginal i cannot be made consistent; returns -1. */
+static int
+malformed(uint32_t i, const char *why)
+{
+	dp_fail(DP_ERR_INVALID, "marginal %u given to consistency is malformed: %s", i, why);
+	return -1;
+}
+
 static int
 plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 {
@@ -229,26 +239,29 @@ plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 
 	memset(p, 0, sizeof(*p));
 	if (nmargs == 0 || margs == NULL)
+	{
+		dp_fail(DP_ERR_INVALID, "consistency needs at least one marginal");
 		return -1;
+	}
 	maxrho = max_rho(margs, nmargs);
 	for (uint32_t i = 0; i < nmargs; i++)
 	{
 		uint64_t	nc = 1;
 
 		if (margs[i].cells == NULL || margs[i].nattrs == 0 || margs[i].nattrs > DP_MARG_MAX_ATTRS)
-			return -1;
+			return malformed(i, "no cells or a bad number of attributes");
 		for (uint32_t q = 0; q < margs[i].nattrs; q++)
 		{
 			if (margs[i].sizes[q] == 0 || nc > UINT64_MAX / margs[i].sizes[q] ||
 				(q > 0 && margs[i].attrs[q] <= margs[i].attrs[q - 1]))
-				return -1;
+				return malformed(i, "an attribute of size 0, too many cells, or attributes out of order");
 			nc *= margs[i].sizes[q];
 		}
 		if (nc != margs[i].ncells || !isfinite(margs[i].rho))
-			return -1;
+			return malformed(i, "a cell count that disagrees with its sizes, or a rho that is not finite");
 		for (uint64_t c = 0; c < nc; c++)
 			if (!(fabs(margs[i].cells[c]) <= DP_CONSIST_MAX_CELL))	/* also NaN */
-				return -1;
+				return malformed(i, "a cell that is not finite or out of range");
 	}
 
 	/* the sets: empty, pairwise intersections, then their closure under intersection */
@@ -274,14 +287,14 @@ plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 	qsort(sets, nsets, sizeof(cs_set), set_cmp);
 
 	/* members */
-	p->groups = calloc(nsets, sizeof(cs_group));
+	p->groups = dp_zalloc(sizeof(cs_group) * nsets);
 	if (p->groups == NULL)
 		goto fail;
 	for (uint32_t a = 0; a < nsets; a++)
 		for (uint32_t i = 0; i < nmargs; i++)
 			if (dp_marg_contains(&margs[i], sets[a].n, sets[a].a))
 				p->nmembers++;
-	p->members = calloc(p->nmembers ? p->nmembers : 1, sizeof(cs_member));
+	p->members = dp_zalloc(sizeof(cs_member) * (p->nmembers ? p->nmembers : 1));
 	if (p->members == NULL)
 		goto fail;
 	k = 0;
@@ -360,16 +373,17 @@ plan_build(cs_plan *p, const dp_marg *margs, uint32_t nmargs)
 		p->ngroups++;
 	}
 	p->nmembers = k;
-	p->proj = malloc(sizeof(double) * maxproj);
-	p->t = malloc(sizeof(double) * maxcells);
+	p->proj = dp_alloc(sizeof(double) * maxproj);
+	p->t = dp_alloc(sizeof(double) * maxcells);
 	if (p->proj == NULL || p->t == NULL)
 		goto fail;
-	free(sets);
+	dp_free(sets);
 	return 0;
 
 fail:
 	/* every slot of members is zeroed or a member, so plan_free frees exactly the maps built */
-	free(sets);
+	dp_fail(DP_ERR_NOMEM, "could not allocate the consistency plan of %u marginals", nmargs);
+	dp_free(sets);
 	plan_free(p);
 	return -1;
 }
@@ -582,7 +596,10 @@ dp_consist(dp_marg *margs, uint32_t nmargs, int max_iters)
 
 	for (int it = 0; it < iters; it++)
 	{
-		double		incons = plan_pass(&p, margs);
+		double		incons;
+
+		dp_check_interrupts();	/* a pass streams over every cell: up to ~10^8 on wide tables */
+		incons = plan_pass(&p, margs);
 
 		if (!any_negative(margs, nmargs))
 			break;

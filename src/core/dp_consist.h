@@ -21,8 +21,8 @@
  *   - the two alternate until a pass leaves no negative cell, or the inconsistency left by Norm-Sub
  *     falls below DP_CONSIST_TOL times the total, or the iteration cap is hit.
  *
- * Memory: malloc / free inside each call, all released before it returns (no PostgreSQL headers;
- * nothing in between can longjmp).
+ * Memory: the installed handlers' (dp_env.h), all released before each call returns; a failure
+ * is recorded with dp_fail.
  */
 #ifndef DP_CONSIST_H
 #define DP_CONSIST_H

@@ -36,6 +36,7 @@
  * vCPUs share much, so two threads give 1.3-1.5x, not 2x).
  */
 #include "dp_gum.h"
+#include "dp_env.h"
 #include "dp_internal.h"
 
 #include <math.h>
@@ -167,7 +168,14 @@ typedef struct gum
 				capallocs;
 } gum;
 
-/* ---------- memory (through out's hooks) ---------- */
+/* ---------- memory (the installed handlers, dp_env.h; calling thread only) ---------- */
+
+static void *
+gnomem(size_t size)
+{
+	dp_fail(DP_ERR_NOMEM, "could not allocate %zu bytes of GUM's work memory", size);
+	return NULL;
+}
 
 static void *
 galloc(gum *g, size_t size)
@@ -179,21 +187,22 @@ galloc(gum *g, size_t size)
 	if (g->nallocs == g->capallocs)
 	{
 		size_t		cap = g->capallocs ? 2 * g->capallocs : 64;
-		void	  **a = g->out->alloc(cap * sizeof(void *));
+		void	  **a = dp_alloc(cap * sizeof(void *));
 
 		if (a == NULL)
-			return NULL;
+			return gnomem(size);
 		if (g->allocs)
 		{
 			memcpy(a, g->allocs, g->nallocs * sizeof(void *));
-			g->out->free_fn(g->allocs);
+			dp_free(g->allocs);
 		}
 		g->allocs = a;
 		g->capallocs = cap;
 	}
-	p = g->out->alloc(size);
-	if (p != NULL)
-		g->allocs[g->nallocs++] = p;
+	p = dp_alloc(size);
+	if (p == NULL)
+		return gnomem(size);
+	g->allocs[g->nallocs++] = p;
 	return p;
 }
 
@@ -214,9 +223,9 @@ static void
 gfree_all(gum *g)
 {
 	for (size_t i = 0; i < g->nallocs; i++)
-		g->out->free_fn(g->allocs[i]);
+		dp_free(g->allocs[i]);
 	if (g->allocs)
-		g->out->free_fn(g->allocs);
+		dp_free(g->allocs);
 	g->allocs = NULL;
 	g->nallocs = g->capallocs = 0;
 }
@@ -1615,10 +1624,13 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 	{
 		for (uint32_t j = 0; j < ncols; j++)
 		{
-			uint16_t   *p = out->realloc_fn(out->col[j], sizeof(uint16_t) * (size_t) n);
+			uint16_t   *p = dp_realloc(out->col[j], sizeof(uint16_t) * (size_t) n);
 
 			if (p == NULL)
+			{
+				gnomem(sizeof(uint16_t) * (size_t) n);
 				return -2;
+			}
 			out->col[j] = p;
 		}
 		out->cap = n;

@@ -53,9 +53,9 @@
  * every column is used for initialisation; if a column has none, the projection of the first target
  * containing it is used, and a column in no target at all is an error.  n must be < 2^32.
  *
- * Memory: every work array, and the growth of `out`, go through out's alloc / realloc_fn / free_fn
- * hooks (inside PostgreSQL: palloc in a memory context, so that an error thrown by the progress
- * callback leaks nothing beyond that context).  Work memory, counted from the allocations of
+ * Memory: every work array, and the growth of `out`, go through the installed handlers (dp_env.h;
+ * inside PostgreSQL: palloc in a memory context, so that an error thrown by the progress callback
+ * leaks nothing beyond that context).  Work memory, counted from the allocations of
  * dp_gum.c: 17 * n bytes for the visits (wanted ordinals and then the rows found, 2n uint32; the
  * moves' arguments, n uint32, also the sort scratch of the sampling; their kinds, n bytes; the
  * moves split by part, n uint32 over all parts), plus 2 * n bytes per column of the iterated

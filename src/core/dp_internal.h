@@ -7,25 +7,33 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 #include <time.h>
 
-/* The allocation hooks a pipeline was given (inside PostgreSQL: palloc / pfree). */
-typedef struct dp_ctx
-{
-	void	   *(*alloc) (size_t);
-	void		(*free_fn) (void *);
-} dp_ctx;
+#include "dp_env.h"
 
-/* n zeroed bytes (at least one) from c's allocator, NULL on failure. */
-static inline void *
-dp_zalloc(const dp_ctx *c, size_t n)
+/*
+ * A failure recorded in words (dp_fail, dp_env.h), as the pipelines' return code: -2 for an
+ * allocation failure or an invalid input, -1 for a cancel.  msg is a whole message.
+ */
+static inline int
+dp_nomem(const char *msg)
 {
-	void	   *p = c->alloc(n ? n : 1);
+	dp_fail(DP_ERR_NOMEM, "%s", msg);
+	return -2;
+}
 
-	if (p)
-		memset(p, 0, n ? n : 1);
-	return p;
+static inline int
+dp_invalid(const char *msg)
+{
+	dp_fail(DP_ERR_INVALID, "%s", msg);
+	return -2;
+}
+
+static inline int
+dp_cancelled(void)
+{
+	dp_fail(DP_ERR_CANCELLED, "the synthesis was cancelled by its progress callback");
+	return -1;
 }
 
 /* Monotonic seconds, for the phases' timings. */
@@ -41,8 +49,9 @@ dp_now(void)
 /*
  * fn(arg + t * argsize) for t = 0..T-1: t = 0 on the calling thread, the others on helper threads
  * that block every signal and are joined before it returns (a helper that cannot be started has
- * its share run here).  fn must not call back into the caller's hooks (allocation, progress:
- * inside PostgreSQL those may longjmp) and must only touch memory allocated beforehand.
+ * its share run here).  fn must not call a handler (dp_env.h: allocation, notice, interrupt,
+ * dp_fail) nor a progress callback: inside PostgreSQL those may longjmp, and palloc is not thread
+ * safe.  fn must only touch memory allocated beforehand.
  * Defined in dp_gum.c.
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);

@@ -7,15 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *(*marg_alloc) (size_t) = malloc;
-static void (*marg_free) (void *) = free;
+#include "dp_env.h"
 
-void
-dp_marg_set_allocator(void *(*alloc) (size_t), void (*free_fn) (void *))
-{
-	marg_alloc = alloc ? alloc : malloc;
-	marg_free = free_fn ? free_fn : free;
-}
 
 int
 dp_marg_init(dp_marg *m, uint32_t nattrs, const uint32_t *attrs, const uint32_t *col_sizes)
@@ -51,7 +44,7 @@ dp_marg_init(dp_marg *m, uint32_t nattrs, const uint32_t *attrs, const uint32_t 
 		n *= m->sizes[k];
 	}
 	m->ncells = n;
-	m->cells = marg_alloc(sizeof(double) * n);
+	m->cells = dp_alloc(sizeof(double) * n);
 	if (m->cells == NULL)
 		return -1;
 	memset(m->cells, 0, sizeof(double) * n);
@@ -61,8 +54,7 @@ dp_marg_init(dp_marg *m, uint32_t nattrs, const uint32_t *attrs, const uint32_t 
 void
 dp_marg_free(dp_marg *m)
 {
-	if (m->cells)
-		marg_free(m->cells);
+	dp_free(m->cells);
 	m->cells = NULL;
 	m->ncells = 0;
 }
@@ -71,7 +63,7 @@ int
 dp_marg_copy(dp_marg *dst, const dp_marg *src)
 {
 	*dst = *src;
-	dst->cells = marg_alloc(sizeof(double) * (src->ncells ? src->ncells : 1));
+	dst->cells = dp_alloc(sizeof(double) * (src->ncells ? src->ncells : 1));
 	if (dst->cells == NULL)
 		return -1;
 	if (src->ncells > 0)

@@ -7,8 +7,7 @@
  * order over attrs, the last attribute varying fastest.  Attributes are column indices of the
  * encoded table (dp_codes), kept in increasing order.
  *
- * Pure C: no PostgreSQL headers.  Memory comes from malloc unless dp_marg_set_allocator was
- * called (inside PostgreSQL: palloc in a memory context).
+ * Pure C: no PostgreSQL headers.  Memory comes from the installed handlers (dp_env.h).
  */
 #ifndef DP_MARG_H
 #define DP_MARG_H
@@ -32,8 +31,6 @@ typedef struct dp_marg
 	double		rho;			/* zCDP budget it was published with (0: exact / derived) */
 } dp_marg;
 
-/* Allocation hooks for every dp_marg (default malloc/free). */
-void		dp_marg_set_allocator(void *(*alloc) (size_t), void (*free_fn) (void *));
 
 /*
  * A zeroed marginal over attrs (any order; stored sorted) whose domains have sizes[col] codes

@@ -39,8 +39,9 @@ add_noise(dp_marg *m, double rho)
 	return 0;
 }
 
-#define PROGRESS(phase, done) \
-	do { if (p->progress && p->progress(p->progress_arg, (phase), (done)) != 0) return -1; } while (0)
+#define PROGRESS(phase, frac) \
+	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
+#define FAIL(call) do { rc = (call); goto done; } while (0)
 
 double
 dp_rare_threshold(double rho, double share, uint32_t d)
@@ -60,33 +61,38 @@ dp_privsyn_rare_threshold(double rho, uint32_t d)
 
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
-						void *(*alloc) (size_t), void (*free_fn) (void *),
 						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged)
 {
-	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
 	double		rho1 = rho * share / d;
 	double		rare_below = dp_rare_threshold(rho, share, d);
 	uint32_t	nmargs = 0;
 
-	if (d == 0 || !(rare_below > 0))
-		return -2;
-	out->merged_sizes = dp_zalloc(&c, sizeof(uint32_t) * d);
-	out->code_map = dp_zalloc(&c, sizeof(uint16_t *) * d);
-	out->oneway_noisy = dp_zalloc(&c, sizeof(double *) * d);
+	if (d == 0)
+		return dp_invalid("the table to synthesize has no column");
+	if (!(rare_below > 0))
+		return dp_invalid("rho is not positive, or the one-way marginals' noise is out of the sampler's range");
+	out->merged_sizes = dp_zalloc(sizeof(uint32_t) * d);
+	out->code_map = dp_zalloc(sizeof(uint16_t *) * d);
+	out->oneway_noisy = dp_zalloc(sizeof(double *) * d);
 	if (!out->merged_sizes || !out->code_map || !out->oneway_noisy)
-		return -2;
+		return dp_nomem("could not allocate the rare-value merge's maps");
+	out->n_oneway = d;			/* what dp_privsyn_result_free releases, should a step below fail */
 	/* ---- 1. one-way marginals: 0.1 rho over the d columns ---- */
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
 
 		if (dp_marg_init(&one, 1, &j, sizes) != 0)
-			return -2;
+			return dp_nomem("could not allocate a one-way marginal");
 		dp_marg_count(&one, data);
-		if (add_noise(&one, rho1) != 0)
-			return -2;
-		out->oneway_noisy[j] = dp_zalloc(&c, sizeof(double) * sizes[j]);
+		out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j]);
+		if (add_noise(&one, rho1) != 0 || !out->oneway_noisy[j])
+		{
+			dp_marg_free(&one);
+			return out->oneway_noisy[j] ? dp_invalid("the one-way marginals' noise is out of the sampler's range") :
+				dp_nomem("could not allocate the released one-way counts");
+		}
 		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
 		dp_marg_free(&one);
 	}
@@ -103,9 +109,9 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 		int32_t		rare_code = -1,
 					partner = -1;
 
-		out->code_map[j] = dp_zalloc(&c, sizeof(uint16_t) * sizes[j]);
+		out->code_map[j] = dp_zalloc(sizeof(uint16_t) * sizes[j]);
 		if (!out->code_map[j])
-			return -2;
+			return dp_nomem("could not allocate the rare-value merge's maps");
 		for (uint32_t k = 0; k < sizes[j]; k++)
 			nmerged += out->oneway_noisy[j][k] < rare_below;
 
@@ -139,8 +145,8 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 		out->merged_sizes[j] = next;
 		out->merged_codes += nmerged;
 	}
-	if (dp_codes_init(merged, d, data->nrows, c.alloc, NULL, c.free_fn) != 0)
-		return -2;
+	if (dp_codes_init(merged, d, data->nrows) != 0)
+		return dp_nomem("could not allocate the table recoded to merged codes");
 	for (uint32_t j = 0; j < d; j++)
 		for (uint64_t i = 0; i < data->nrows; i++)
 			merged->col[j][i] = out->code_map[j][data->col[j][i]];
@@ -150,7 +156,10 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 		dp_marg    *one = &margs[nmargs++];
 
 		if (dp_marg_init(one, 1, &j, out->merged_sizes) != 0)
-			return -2;
+		{
+			dp_codes_free(merged);
+			return dp_nomem("could not allocate a one-way marginal");
+		}
 		for (uint32_t k = 0; k < sizes[j]; k++)
 			one->cells[out->code_map[j][k]] += out->oneway_noisy[j][k];
 		/*
@@ -165,45 +174,45 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 
 int
 dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p, dp_prng *rng,
-			   void *(*alloc) (size_t), void (*free_fn) (void *), dp_privsyn_result *out)
+			   dp_privsyn_result *out)
 {
-	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	uint32_t	d = data->ncols;
 	uint32_t	m = d * (d - 1) / 2;
 	double		rho2 = p->rho * INDIF_SHARE;
 	double		rho3 = p->rho * PUBLISH_SHARE;
 	double		rare_below = dp_privsyn_rare_threshold(p->rho, d);
-	dp_codes	merged;
+	dp_codes	merged = {0};
 	double	   *scores = NULL;
 	uint8_t    *selected = NULL;
-	uint32_t	(*sets)[DP_MARG_MAX_ATTRS];
-	uint32_t   *set_sizes;
+	uint32_t	(*sets)[DP_MARG_MAX_ATTRS] = NULL;
+	uint32_t   *set_sizes = NULL;
+	uint64_t   *cells = NULL;
+	double	   *rho_j = NULL;
 	uint32_t	nsets = 0;
-	dp_marg    *margs;
+	dp_marg    *margs = NULL;
 	uint32_t	nmargs = 0;
 	uint64_t	nrows;
 	double		t0;
+	int			rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (d == 0 || !(rare_below > 0))	/* also: rho not positive, or noise out of range */
-		return -2;
-	dp_marg_set_allocator(c.alloc, c.free_fn);
-	dp_select_set_allocator(c.alloc, c.free_fn);
+	dp_clear_error();
+	if (d == 0)
+		return dp_invalid("the table to synthesize has no column");
+	if (!(rare_below > 0))	/* rho not positive, or noise out of range */
+		return dp_invalid("rho is not positive, or the one-way marginals' noise is out of the sampler's range");
 	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
-	margs = dp_zalloc(&c, sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
-	sets = dp_zalloc(&c, sizeof(*sets) * (m > 0 ? m : 1));
-	set_sizes = dp_zalloc(&c, sizeof(uint32_t) * (m > 0 ? m : 1));
+	margs = dp_zalloc(sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
+	sets = dp_zalloc(sizeof(*sets) * (m > 0 ? m : 1));
+	set_sizes = dp_zalloc(sizeof(uint32_t) * (m > 0 ? m : 1));
 	if (!margs || !sets || !set_sizes)
-		return -2;
+		FAIL(dp_nomem("could not allocate the marginal sets of PrivSyn's selection"));
 
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	{
-		int			rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_PRIVSYN_ONEWAY_SHARE, c.alloc, c.free_fn, out, margs, &merged);
-
-		if (rc != 0)
-			return rc;
-	}
+	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged);
+	if (rc != 0)
+		goto done;
 	nmargs = d;
 	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 
@@ -212,17 +221,19 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	PROGRESS(DP_PHASE_SELECT, 0);
 	if (m > 0)
 	{
-		scores = dp_zalloc(&c, sizeof(double) * m);
-		selected = dp_zalloc(&c, m);
-		if (!scores || !selected || dp_indif_noisy(&merged, out->merged_sizes, rho2, scores) != 0)
-			return -2;
+		scores = dp_zalloc(sizeof(double) * m);
+		selected = dp_zalloc(m);
+		if (!scores || !selected)
+			FAIL(dp_nomem("could not allocate the pairs' InDif scores"));
+		if (dp_indif_noisy(&merged, out->merged_sizes, rho2, scores) != 0)
+			FAIL(dp_invalid("could not compute the noisy InDif scores: too many columns, or their noise is out of the sampler's range"));
 		PROGRESS(DP_PHASE_SELECT, 0.5);
 		if (dp_densemarg(d, scores, out->merged_sizes, rho3, selected) == DP_SELECT_ERROR)
-			return -2;
+			FAIL(dp_invalid("DenseMarg could not select marginals from the InDif scores"));
 		nsets = dp_combine(d, selected, scores, out->merged_sizes, p->gamma, sets, set_sizes,
 						   m);
 		if (nsets == DP_SELECT_ERROR)
-			return -2;
+			FAIL(dp_invalid("Combine could not merge the selected pairs into marginals"));
 	}
 	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
 
@@ -231,15 +242,16 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	PROGRESS(DP_PHASE_PUBLISH, 0);
 	if (nsets > 0)
 	{
-		uint64_t   *cells = dp_zalloc(&c, sizeof(uint64_t) * nsets);
-		double	   *rho_j = dp_zalloc(&c, sizeof(double) * nsets);
-
+		cells = dp_zalloc(sizeof(uint64_t) * nsets);
+		rho_j = dp_zalloc(sizeof(double) * nsets);
+		if (!cells || !rho_j)
+			FAIL(dp_nomem("could not allocate the publication's budget split"));
 		for (uint32_t s = 0; s < nsets; s++)
 		{
 			dp_marg    *mk = &margs[nmargs + s];
 
 			if (dp_marg_init(mk, set_sizes[s], sets[s], out->merged_sizes) != 0)
-				return -2;
+				FAIL(dp_nomem("could not allocate a selected marginal"));
 			cells[s] = mk->ncells;
 		}
 		dp_publication_split(cells, nsets, rho3, rho_j);
@@ -249,7 +261,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 			dp_marg_count(mk, &merged);
 			if (add_noise(mk, rho_j[s]) != 0)
-				return -2;
+				FAIL(dp_invalid("a selected marginal's noise is out of the sampler's range"));
 			PROGRESS(DP_PHASE_PUBLISH, (s + 1.0) / nsets);
 		}
 		nmargs += nsets;
@@ -264,6 +276,8 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_CONSIST, 0);
 	out->total = dp_consist(margs, nmargs, 100);
+	if (out->total < 0)
+		FAIL(-2);				/* dp_consist said why */
 	out->seconds[DP_PHASE_CONSIST] = dp_now() - t0;
 
 	/* ---- 8-9. GUM, and merged codes split back (post-processing, dp_privsyn_sample) ---- */
@@ -271,18 +285,54 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	PROGRESS(DP_PHASE_GUM, 0);
 	out->margs = margs;
 	out->nmargs = nmargs;
+	margs = NULL;				/* out owns them */
 	nrows = p->rows ? p->rows : dp_privsyn_default_rows(out);
 	if (p->max_rows && nrows > p->max_rows)
 		nrows = p->max_rows;	/* the default (noisy) count, capped: post-processing */
-	{
-		int			rc = dp_privsyn_sample(out, d, sizes, nrows, &p->gum, rng, c.alloc, c.free_fn, &out->synth);
-
-		if (rc != 0)
-			return rc;
-	}
+	rc = dp_privsyn_sample(out, d, sizes, nrows, &p->gum, rng, &out->synth);
+	if (rc != 0)
+		goto done;
 	out->seconds[DP_PHASE_GUM] = dp_now() - t0;
 	PROGRESS(DP_PHASE_GUM, 1);
-	return 0;
+
+done:
+	dp_codes_free(&merged);
+	dp_free(scores);
+	dp_free(selected);
+	dp_free(sets);
+	dp_free(set_sizes);
+	dp_free(cells);
+	dp_free(rho_j);
+	if (margs)
+	{
+		/* not handed over to out: zeroed slots past nmargs are harmless to free */
+		for (uint32_t k = 0; k < d + (m > 0 ? m : 1); k++)
+			dp_marg_free(&margs[k]);
+		dp_free(margs);
+	}
+	if (rc != 0)
+		dp_privsyn_result_free(out);
+	return rc;
+}
+
+void
+dp_privsyn_result_free(dp_privsyn_result *r)
+{
+	for (uint32_t k = 0; r->margs && k < r->nmargs; k++)
+		dp_marg_free(&r->margs[k]);
+	dp_free(r->margs);
+	for (uint32_t j = 0; j < r->n_oneway; j++)
+	{
+		if (r->code_map)
+			dp_free(r->code_map[j]);
+		if (r->oneway_noisy)
+			dp_free(r->oneway_noisy[j]);
+	}
+	dp_free(r->code_map);
+	dp_free(r->oneway_noisy);
+	dp_free(r->merged_sizes);
+	dp_codes_free(&r->synth);
+	memset(r, 0, sizeof(*r));
 }
 
 uint64_t
@@ -293,27 +343,26 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
 
 int
 dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
-				  const dp_gum_params *gum, dp_prng *rng, void *(*alloc) (size_t),
-				  void (*free_fn) (void *), dp_codes *synth)
+				  const dp_gum_params *gum, dp_prng *rng, dp_codes *synth)
 {
-	dp_ctx		c = {alloc ? alloc : malloc, free_fn ? free_fn : free};
 	dp_codes	synth_merged;
 
 	memset(synth, 0, sizeof(*synth));
+	dp_clear_error();
 	if (d == 0 || model->nmargs == 0 || !model->merged_sizes || !model->code_map || !model->oneway_noisy)
-		return -2;
+		return dp_invalid("the model has no column, no marginal, or no rare-value merge");
 	for (uint32_t j = 0; j < d; j++)
 	{
 		if (sizes[j] == 0 || model->merged_sizes[j] == 0 || model->merged_sizes[j] > sizes[j])
-			return -2;
+			return dp_invalid("the model's merged sizes disagree with its columns' sizes");
 		for (uint32_t k = 0; k < sizes[j]; k++)
 			if (model->code_map[j][k] >= model->merged_sizes[j])
-				return -2;
+				return dp_invalid("the model's rare-value merge maps a code out of range");
 	}
 
 	/* ---- GUM on the model's marginals, over merged codes ---- */
-	if (dp_codes_init(&synth_merged, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
-		return -2;
+	if (dp_codes_init(&synth_merged, d, nrows ? nrows : 1) != 0)
+		return -2;				/* dp_codes_init said why */
 	if (nrows > 0 && !(model->total >= 0.5))	/* under half a row: may have no positive cell */
 	{
 		/*
@@ -321,12 +370,12 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		 * every column uniform over its merged codes, rather than a failure that would depend
 		 * on the release.
 		 */
-		uint16_t   *row = dp_zalloc(&c, sizeof(uint16_t) * d);
+		uint16_t   *row = dp_zalloc(sizeof(uint16_t) * d);
 
 		if (!row)
 		{
 			dp_codes_free(&synth_merged);
-			return -2;
+			return dp_nomem("could not allocate a uniform synthetic row");
 		}
 		for (uint64_t i = 0; i < nrows; i++)
 		{
@@ -335,18 +384,18 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			for (uint32_t j = 0; j < d; j++)
 				row[j] = (uint16_t) dp_prng_below(rng, model->merged_sizes[j]);
 			if (dp_codes_append(&synth_merged, row) != 0)
-				rc = -2;
+				rc = -2;		/* dp_codes_append said why */
 			else if ((i & 0xFFFF) == 0xFFFF && gum && gum->progress &&
 					 gum->progress(gum->progress_arg, gum->iterations, gum->iterations, -1) != 0)
-				rc = -1;		/* the same heartbeat as the split's */
+				rc = dp_cancelled();	/* the same heartbeat as the split's */
 			if (rc != 0)
 			{
-				c.free_fn(row);
+				dp_free(row);
 				dp_codes_free(&synth_merged);
 				return rc;
 			}
 		}
-		c.free_fn(row);
+		dp_free(row);
 	}
 	else if (nrows > 0)
 	{
@@ -356,40 +405,37 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		if (rc != 0)
 		{
 			dp_codes_free(&synth_merged);
-			return rc == -1 ? -1 : -2;
+			if (rc == -1)
+				return dp_cancelled();
+			return dp_invalid("GUM could not synthesize rows from the model's marginals");
 		}
 	}
 
 	/* ---- split merged codes back, in proportion to their released one-way counts ---- */
-	if (dp_codes_init(synth, d, nrows ? nrows : 1, c.alloc, NULL, c.free_fn) != 0)
+	if (dp_codes_init(synth, d, nrows ? nrows : 1) != 0)
 	{
 		dp_codes_free(&synth_merged);
-		return -2;
+		return -2;				/* dp_codes_init said why */
 	}
 	for (uint32_t j = 0; j < d; j++)
 	{
 		/* per merged code: its members and their cumulative weights */
 		uint32_t	ms = model->merged_sizes[j];
 		const uint16_t *map = model->code_map[j];
-		uint32_t   *first = dp_zalloc(&c, sizeof(uint32_t) * (ms + 1));
-		uint32_t   *members = dp_zalloc(&c, sizeof(uint32_t) * sizes[j]);
-		double	   *cum = dp_zalloc(&c, sizeof(double) * sizes[j]);
-		uint32_t   *fill = dp_zalloc(&c, sizeof(uint32_t) * ms);
+		uint32_t   *first = dp_zalloc(sizeof(uint32_t) * (ms + 1));
+		uint32_t   *members = dp_zalloc(sizeof(uint32_t) * sizes[j]);
+		double	   *cum = dp_zalloc(sizeof(double) * sizes[j]);
+		uint32_t   *fill = dp_zalloc(sizeof(uint32_t) * ms);
 
 		if (!first || !members || !cum || !fill)
 		{
-			/* free_fn may be pfree: only what was allocated */
-			if (first)
-				c.free_fn(first);
-			if (members)
-				c.free_fn(members);
-			if (cum)
-				c.free_fn(cum);
-			if (fill)
-				c.free_fn(fill);
+			dp_free(first);
+			dp_free(members);
+			dp_free(cum);
+			dp_free(fill);
 			dp_codes_free(&synth_merged);
 			dp_codes_free(synth);
-			return -2;
+			return dp_nomem("could not allocate the split of merged codes back to their members");
 		}
 		for (uint32_t k = 0; k < sizes[j]; k++)
 			first[map[k] + 1]++;
@@ -401,7 +447,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 
 			members[first[g] + fill[g]++] = k;
 		}
-		c.free_fn(fill);
+		dp_free(fill);
 		for (uint32_t g = 0; g < ms; g++)
 		{
 			double		acc = 0;
@@ -420,15 +466,17 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			uint32_t	pick = lo;
 
 			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
+			if ((i & 0xFFFF) == 0xFFFF)
+				dp_check_interrupts();
 			if ((i & 0xFFFF) == 0xFFFF && gum && gum->progress &&
 				gum->progress(gum->progress_arg, gum->iterations, gum->iterations, -1) != 0)
 			{
-				c.free_fn(first);
-				c.free_fn(members);
-				c.free_fn(cum);
+				dp_free(first);
+				dp_free(members);
+				dp_free(cum);
 				dp_codes_free(&synth_merged);
 				dp_codes_free(synth);
-				return -1;
+				return dp_cancelled();
 			}
 			if (hi - lo > 1)
 			{
@@ -458,9 +506,9 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			}
 			synth->col[j][i] = (uint16_t) members[pick];
 		}
-		c.free_fn(first);
-		c.free_fn(members);
-		c.free_fn(cum);
+		dp_free(first);
+		dp_free(members);
+		dp_free(cum);
 	}
 	synth->nrows = nrows;
 	dp_codes_free(&synth_merged);

@@ -55,6 +55,12 @@ typedef struct dp_privsyn_params
 	uint64_t	max_rows;		/* if > 0, at most this many rows (caps the default count) */
 	uint32_t	gamma;			/* Combine's cell bound, 5000 */
 	dp_gum_params gum;
+	/*
+	 * The adaptive method only (NULL: none): d flags, non-zero for a column the caller will model
+	 * (public: an argument of the call).  Every candidate pair with a flagged column is measured
+	 * once before the rounds, whatever its score (see dp_adaptive.h).
+	 */
+	const uint8_t *focus;
 	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
 	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
 	void	   *progress_arg;
@@ -94,13 +100,16 @@ double		dp_rare_threshold(double rho, double share, uint32_t d);
 
 /*
  * Runs the pipeline.  Noise comes from dp_sampler (libsodium); rng drives post-processing only
- * (GUM, splitting merged codes).  alloc/free_fn are used for every allocation (NULL: malloc/free).
- * Returns 0, -1 if cancelled through the progress callback, -2 on invalid input or allocation
- * failure.
+ * (GUM, splitting merged codes).  Memory comes from the installed handlers (dp_env.h).  Returns 0
+ * (release out with dp_privsyn_result_free), -1 if cancelled through the progress callback, -2 on
+ * invalid input or allocation failure; on failure dp_last_error() says what failed and nothing
+ * is left allocated.
  */
 int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
-						   dp_prng *rng, void *(*alloc) (size_t), void (*free_fn) (void *),
-						   dp_privsyn_result *out);
+						   dp_prng *rng, dp_privsyn_result *out);
+
+/* Releases what dp_privsyn_run or dp_adaptive_run left in r; r is then zeroed. */
+void		dp_privsyn_result_free(dp_privsyn_result *r);
 
 /*
  * The released model alone (margs, nmargs, total, merged_sizes, code_map, oneway_noisy of a
@@ -115,11 +124,11 @@ int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privs
  * dp_privsyn_run calls it for its own synthetic rows, so a stored model sampled again is drawn
  * exactly as the original synthesis was.  The split calls gum->progress (a heartbeat: iter =
  * iters = gum->iterations, err = -1) every 65,536 rows.  Returns 0, -1 if GUM's (or the split's) progress callback cancelled, -2
- * on invalid input (a code_map entry out of range, no marginal, ...) or allocation failure.
+ * on invalid input (a code_map entry out of range, no marginal, ...) or allocation failure, and
+ * dp_last_error() then says which.
  */
 int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
-							  uint64_t nrows, const dp_gum_params *gum, dp_prng *rng,
-							  void *(*alloc) (size_t), void (*free_fn) (void *), dp_codes *synth);
+							  uint64_t nrows, const dp_gum_params *gum, dp_prng *rng, dp_codes *synth);
 
 /*
  * Steps 1-2 of the pipeline, shared by every method (dp_privsyn_run and dp_adaptive_run): the d
@@ -128,10 +137,11 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * DP_ADAPTIVE_ONEWAY_SHARE), then the rare-value merge below dp_rare_threshold (post-processing).  Fills out->merged_sizes,
  * code_map, oneway_noisy, merged_codes and n_oneway (out zeroed by the caller), margs[0..d) with
  * the one-way marginals over merged codes (rho = rho / (10 d), the consistency weight), and
- * merged (initialised here) with the private table recoded to merged codes.  Returns 0 or -2.
+ * merged (initialised here) with the private table recoded to merged codes.  Returns 0, or -2
+ * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
+ * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
 int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
-									void *(*alloc) (size_t), void (*free_fn) (void *),
 									dp_privsyn_result *out, dp_marg *margs, dp_codes *merged);
 
 /* The default number of synthetic rows: the model's consistent noisy total, rounded, >= 0. */

@@ -55,6 +55,7 @@
 #include <sodium.h>
 
 #include "dp_accounting.h"
+#include "dp_env.h"
 #include "dp_sampler.h"
 
 typedef unsigned __int128 u128;
@@ -63,15 +64,6 @@ typedef unsigned __int128 u128;
 #define SEG_ROWS 0xFFFFFFFFull	/* rows counted in uint32 before flushing into uint64 */
 #define MAX_COLS 65535u			/* keeps m < 2^31 */
 
-static void *(*sel_alloc) (size_t) = malloc;
-static void (*sel_free) (void *) = free;
-
-void
-dp_select_set_allocator(void *(*alloc) (size_t), void (*free_fn) (void *))
-{
-	sel_alloc = alloc ? alloc : malloc;
-	sel_free = free_fn ? free_fn : free;
-}
 
 /* Zeroed array of n elements of size bytes, or NULL (also on overflow). */
 static void *
@@ -81,11 +73,13 @@ sel_calloc(size_t n, size_t size)
 
 	if (n == 0)
 		n = 1;
-	if (n > SIZE_MAX / size)
+	p = n <= SIZE_MAX / size ? dp_alloc(n * size) : NULL;
+	if (p == NULL)
+	{
+		dp_fail(DP_ERR_NOMEM, "could not allocate %zu x %zu bytes of selection scratch", n, size);
 		return NULL;
-	p = sel_alloc(n * size);
-	if (p != NULL)
-		memset(p, 0, n * size);
+	}
+	memset(p, 0, n * size);
 	return p;
 }
 
@@ -93,7 +87,7 @@ static void
 sel_release(void *p)
 {
 	if (p != NULL)
-		sel_free(p);
+		dp_free(p);
 }
 
 /* Wipes (private counts) and frees. */
@@ -103,7 +97,7 @@ sel_wipe_release(void *p, size_t bytes)
 	if (p != NULL)
 	{
 		sodium_memzero(p, bytes);
-		sel_free(p);
+		dp_free(p);
 	}
 }
 

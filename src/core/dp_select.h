@@ -14,8 +14,7 @@
  * Pairs are numbered in the order (0,1), (0,2), ..., (0,d-1), (1,2), ..., (d-2,d-1):
  * dp_pair_index(d, a, b) for a < b.  m = d(d-1)/2 pairs.
  *
- * Pure C: no PostgreSQL headers.  Scratch memory comes from malloc unless
- * dp_select_set_allocator was called (inside PostgreSQL: palloc / pfree).
+ * Pure C: no PostgreSQL headers.  Scratch memory comes from the installed handlers (dp_env.h).
  */
 #ifndef DP_SELECT_H
 #define DP_SELECT_H
@@ -53,8 +52,6 @@
 /* Error return of the uint32_t-valued functions below. */
 #define DP_SELECT_ERROR UINT32_MAX
 
-/* Allocation hooks for scratch memory (default malloc/free). */
-void		dp_select_set_allocator(void *(*alloc) (size_t), void (*free_fn) (void *));
 
 /* Number of pairs of d columns, d(d-1)/2. */
 static inline uint32_t

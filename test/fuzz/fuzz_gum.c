@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p.threads = (uint32_t) (1 + mode % 2);
 		p.counting = mode == 0 ? DP_GUM_COUNT_INCREMENTAL : mode == 1 ? DP_GUM_COUNT_LAZY : DP_GUM_COUNT_AUTO;
 		dp_prng_seed(&rng, seed);
-		dp_codes_init(&out[mode], ncols, 0, NULL, NULL, NULL);
+		dp_codes_init(&out[mode], ncols, 0);
 		rc[mode] = dp_gum_run(tg, nt, ncols, sizes, n, &p, &rng, &out[mode]);
 	}
 	FUZZ_CHECK(rc[0] == rc[1] && rc[1] == rc[2], "modes disagree on the result %d %d %d", rc[0], rc[1], rc[2]);

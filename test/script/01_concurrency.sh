@@ -26,8 +26,8 @@ done
 wait
 
 calls_ok=$(cat "$out"/*.out | grep -c '^OK')
-refused=$(cat "$out"/*.err | grep -c 'privacy budget of table t is exhausted')
-other_errors=$(cat "$out"/*.err | grep 'ERROR' | grep -vc 'privacy budget of table t is exhausted')
+refused=$(cat "$out"/*.err | grep -c 'privacy budget of table "t" is exhausted')
+other_errors=$(cat "$out"/*.err | grep 'ERROR' | grep -vc 'privacy budget of table "t" is exhausted')
 allowance=$(q $DB "SELECT rho_allowance FROM dpsynth.budgets")
 spent=$(q $DB "SELECT rho_spent FROM dpsynth.budgets")
 per_call=$(q $DB "SELECT dpsynth._units_rho(dpsynth._rho_units(0.3, 1e-6))")

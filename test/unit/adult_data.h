@@ -191,7 +191,7 @@ load_adult(dp_codes *t, acol *cols, uint32_t *sizes, uint64_t maxrows)
 		}
 	}
 	ok &= nc == ADULT_COLS;
-	dp_codes_init(t, ADULT_COLS, 40000, NULL, NULL, NULL);
+	dp_codes_init(t, ADULT_COLS, 40000);
 	while (ok && (line = strtok_r(NULL, "\n", &save)) != NULL && t->nrows < maxrows)
 	{
 		uint16_t	row[ADULT_COLS];

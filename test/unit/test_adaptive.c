@@ -7,6 +7,8 @@
  *   selection and measurement shares, as dp_adaptive.h states), the model is consistent, the rows
  *   are the model's default count, and the 2-way marginals are far closer to the real ones than
  *   independent columns are (a quality bar with a wide margin for the noise);
+ * - focus: every pair with a focus column is measured before the rounds, the budget still adds up
+ *   to rho (with the focus pairs' cost capped at half the rounds' share when there are many);
  * - edge cases: an empty table, a single column, one row.
  */
 #include <math.h>
@@ -85,6 +87,139 @@ test_exp_mech(void)
 			   "dp_exp_mech refuses k = 0, eps <= 0, NaN, infinite, sens = 0");
 }
 
+/* the 2-way TVD of columns a and b between tables x and y */
+static double
+pair_tvd(const dp_codes *x, const dp_codes *y, const uint32_t *sizes, uint32_t a, uint32_t b)
+{
+	uint64_t	cells = (uint64_t) sizes[a] * sizes[b];
+	double	   *h = calloc(cells, sizeof(double)),
+				t = 0;
+
+	for (uint64_t i = 0; i < x->nrows; i++)
+		h[(uint64_t) x->col[a][i] * sizes[b] + x->col[b][i]] += 1.0 / x->nrows;
+	for (uint64_t i = 0; i < y->nrows; i++)
+		h[(uint64_t) y->col[a][i] * sizes[b] + y->col[b][i]] -= 1.0 / y->nrows;
+	for (uint64_t c = 0; c < cells; c++)
+		t += fabs(h[c]);
+	free(h);
+	return t / 2;
+}
+
+static bool
+has_marg(const dp_privsyn_result *res, uint32_t a, uint32_t b)
+{
+	for (uint32_t k = res->n_oneway; k < res->nmargs; k++)
+		if (res->margs[k].nattrs == 2 &&
+			((res->margs[k].attrs[0] == a && res->margs[k].attrs[1] == b) ||
+			 (res->margs[k].attrs[0] == b && res->margs[k].attrs[1] == a)))
+			return true;
+	return false;
+}
+
+/* focus on Adult's last column (income): all its pairs measured, the budget adds up */
+static void
+test_focus(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS],
+				f = ADULT_COLS - 1,
+				missing = 0;
+	uint8_t		focus[ADULT_COLS] = {0};
+	dp_codes	src;
+	dp_privsyn_params p;
+	dp_privsyn_result res[2];
+	dp_adaptive_stats st[2];
+	double		tvd[2] = {0, 0};
+
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	focus[f] = 1;
+	for (int run = 0; run < 2; run++)
+	{
+		dp_prng		rng;
+		double		spent;
+
+		dp_privsyn_default_params(&p);
+		p.rho = 0.024356;
+		p.focus = run ? focus : NULL;
+		dp_prng_seed(&rng, 11);
+		if (dp_adaptive_run(&src, sizes, &p, &rng, &res[run], &st[run]) != 0)
+		{
+			unit_check(false, "dp_adaptive_run on Adult (focus %d)", run);
+			dp_codes_free(&src);
+			free(cols);
+			return;
+		}
+		spent = st[run].rho_oneway + st[run].rho_select + st[run].rho_measure;
+		if (run)
+			unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6),
+					   "focus: the budget adds up (%.9g of %.9g, %u focus pairs)", spent, p.rho, st[run].focus_pairs);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			if (j != f)
+				tvd[run] += pair_tvd(&src, &res[run].synth, sizes, j, f) / (ADULT_COLS - 1);
+	}
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		if (j != f && !has_marg(&res[1], j, f))
+			missing++;
+	unit_check(st[1].focus_pairs == ADULT_COLS - 1 && missing == 0 && st[0].focus_pairs == 0,
+			   "focus: all %u pairs of the focus column measured (%u missing; %u without focus)",
+			   st[1].focus_pairs, missing, st[0].focus_pairs);
+	unit_diag("focus on column %u: mean 2-way TVD of its pairs %.4f (without focus %.4f)", f, tvd[1], tvd[0]);
+	for (int run = 0; run < 2; run++)
+		dp_codes_free(&res[run].synth);
+	dp_codes_free(&src);
+	free(cols);
+}
+
+/* focus on every column of a 40-column table: 780 pairs, their cost capped at R / 2 */
+static void
+test_focus_cap(void)
+{
+	enum {D = 40, N = 3000};
+	uint32_t	sizes[D];
+	uint8_t		focus[D];
+	dp_codes	t;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	uint16_t	row[D];
+	int			rc;
+	double		R;
+
+	dp_prng_seed(&rng, 3);
+	dp_codes_init(&t, D, N);
+	for (uint32_t j = 0; j < D; j++)
+	{
+		sizes[j] = 3;
+		focus[j] = 1;
+	}
+	for (uint32_t i = 0; i < N; i++)
+	{
+		for (uint32_t j = 0; j < D; j++)
+			row[j] = (uint16_t) (j ? (row[j - 1] + dp_prng_below(&rng, 2)) % 3 : dp_prng_below(&rng, 3));
+		dp_codes_append(&t, row);
+	}
+	dp_privsyn_default_params(&p);
+	p.rho = 0.05;
+	p.focus = focus;
+	R = 0.75 * p.rho;
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && st.focus_pairs == D * (D - 1) / 2 && res.n_kway >= st.focus_pairs,
+			   "focus on all 40 columns: %u pairs measured", st.focus_pairs);
+	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho &&
+			   st.rho_oneway + st.rho_select + st.rho_measure >= p.rho * (1 - 1e-6) && st.rho_measure >= R / 2 * (1 - 1e-9),
+			   "focus capped at R / 2: the budget still adds up (%.9g + %.9g + %.9g of %.9g)",
+			   st.rho_oneway, st.rho_select, st.rho_measure, p.rho);
+	if (rc == 0)
+		dp_codes_free(&res.synth);
+	dp_codes_free(&t);
+}
+
 static void
 test_adult(void)
 {
@@ -111,7 +246,7 @@ test_adult(void)
 	dp_privsyn_default_params(&p);
 	p.rho = 0.024356;			/* epsilon 1, delta 1e-6 */
 	dp_prng_seed(&rng, 5);
-	rc = dp_adaptive_run(&src, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "dp_adaptive_run on Adult at epsilon 1 (%u rounds, %u anneals, %u candidates, %u k-way)",
 			   st.rounds, st.anneals, st.candidates, res.n_kway);
 	if (rc != 0)
@@ -146,7 +281,7 @@ test_adult(void)
 	unit_check(worst < 2e-4 * res.total, "the released model is consistent (worst L1 %.3g rows)", worst);
 
 	/* quality: independent columns drawn from the real one-way marginals as the baseline */
-	dp_codes_init(&indep, ADULT_COLS, src.nrows, NULL, NULL, NULL);
+	dp_codes_init(&indep, ADULT_COLS, src.nrows);
 	for (uint32_t j = 0; j < ADULT_COLS; j++)
 	{
 		for (uint64_t i = 0; i < src.nrows; i++)
@@ -189,31 +324,31 @@ test_edges(void)
 	p.rho = 0.5;
 	dp_prng_seed(&rng, 1);
 
-	dp_codes_init(&t, 3, 0, NULL, NULL, NULL);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	dp_codes_init(&t, 3, 0);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "an empty table: a release of noise (rc %d, %llu rows)", rc,
 			   (unsigned long long) res.synth.nrows);
 	dp_codes_free(&res.synth);
 
 	dp_codes_append(&t, row);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho,
 			   "one row: rc %d, budget within rho", rc);
 	dp_codes_free(&res.synth);
 	dp_codes_free(&t);
 
-	dp_codes_init(&t, 1, 0, NULL, NULL, NULL);
+	dp_codes_init(&t, 1, 0);
 	for (int i = 0; i < 100; i++)
 		dp_codes_append(&t, row);
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && res.n_kway == 0 && st.candidates == 1,
 			   "a single column: only its one-way marginal (rc %d, %u rounds)", rc, st.rounds);
 	dp_codes_free(&res.synth);
 	dp_codes_free(&t);
 
 	p.rho = 0;
-	dp_codes_init(&t, 3, 0, NULL, NULL, NULL);
-	unit_check(dp_adaptive_run(&t, sizes, &p, &rng, NULL, NULL, &res, &st) == -2, "rho 0 is refused");
+	dp_codes_init(&t, 3, 0);
+	unit_check(dp_adaptive_run(&t, sizes, &p, &rng, &res, &st) == -2, "rho 0 is refused");
 	dp_codes_free(&t);
 }
 
@@ -230,5 +365,7 @@ main(int argc, char **argv)
 	test_exp_mech();
 	test_edges();
 	test_adult();
+	test_focus();
+	test_focus_cap();
 	return unit_done();
 }

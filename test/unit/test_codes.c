@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "unit.h"
 
 static uint64_t NROWS = 1000000;
@@ -158,6 +159,8 @@ marginal_matches(const dp_codes *t, const uint32_t *cols, uint32_t k)
 	return ok;
 }
 
+static const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, NULL};
+
 static void
 test_big_table(void)
 {
@@ -167,7 +170,7 @@ test_big_table(void)
 	int			nbad;
 	long		tested;
 
-	unit_check(dp_codes_init(&t, NC, 0, t_alloc, t_realloc, t_free) == 0, "init with default capacity");
+	unit_check(dp_codes_init(&t, NC, 0) == 0, "init with default capacity");
 	for (uint64_t i = 0; i < NROWS; i++)
 	{
 		for (uint32_t j = 0; j < NC; j++)
@@ -270,7 +273,7 @@ test_small(void)
 	bool		ok = true;
 
 	/* default allocator, capacity 1: grows from the smallest size */
-	unit_check(dp_codes_init(&t, 3, 1, NULL, NULL, NULL) == 0, "init with malloc, capacity 1");
+	unit_check(dp_codes_init(&t, 3, 1) == 0, "init with malloc, capacity 1");
 	for (int i = 0; i < 100; i++)
 	{
 		row[0] = i % 3;
@@ -304,7 +307,8 @@ test_small(void)
 	dp_codes_free(&t);
 
 	/* no columns: rows are still counted */
-	unit_check(dp_codes_init(&t, 0, 0, t_alloc, t_realloc, t_free) == 0 && live_blocks == 0,
+	dp_set_handlers(&counting);
+	unit_check(dp_codes_init(&t, 0, 0) == 0 && live_blocks == 0,
 			   "a table of no columns allocates nothing");
 	for (int i = 0; i < 5000; i++)
 		dp_codes_append(&t, NULL);
@@ -312,6 +316,7 @@ test_small(void)
 	dp_codes_count(&t, NULL, 0, NULL, counts);
 	unit_check(t.nrows == 5000 && counts[0] == 5000 && live_blocks == 0, "... and counts its rows");
 	dp_codes_free(&t);
+	dp_set_handlers(NULL);
 }
 
 static void
@@ -326,14 +331,14 @@ test_failures(void)
 	for (int k = 0; k < 5; k++)
 	{
 		fail_after = k;
-		ok &= dp_codes_init(&t, 4, 8, t_alloc, t_realloc, t_free) == -1 && live_blocks == 0;
+		ok &= dp_codes_init(&t, 4, 8) == -1 && live_blocks == 0;
 		dp_codes_free(&t);
 	}
 	fail_after = -1;
 	unit_check(ok && live_bytes == 0, "a failed init leaves nothing allocated");
 
 	/* growth fails at the third column: -1, table unchanged and usable */
-	unit_check(dp_codes_init(&t, 4, 8, t_alloc, t_realloc, t_free) == 0, "init 4 columns, capacity 8");
+	unit_check(dp_codes_init(&t, 4, 8) == 0, "init 4 columns, capacity 8");
 	for (int i = 0; i < 8; i++)
 	{
 		row[0] = i;
@@ -361,8 +366,12 @@ main(void)
 
 	if (q && *q && strcmp(q, "0") != 0)
 		NROWS = 50000;
+	dp_set_handlers(&counting);
 	test_big_table();
+	dp_set_handlers(NULL);		/* malloc: the counters see only what the tests below install */
 	test_small();
+	dp_set_handlers(&counting);
 	test_failures();
+	dp_set_handlers(NULL);
 	return unit_done();
 }

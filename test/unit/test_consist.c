@@ -559,7 +559,7 @@ make_table(dp_codes *t, uint32_t ncols, const uint32_t *sizes, uint64_t n, dp_pr
 {
 	uint16_t	row[64];
 
-	dp_codes_init(t, ncols, n, NULL, NULL, NULL);
+	dp_codes_init(t, ncols, n);
 	for (uint64_t i = 0; i < n; i++)
 	{
 		/* skewed first column */

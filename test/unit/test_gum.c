@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_gum.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
@@ -94,7 +95,7 @@ make_source(dp_codes *t, uint32_t ncols, const uint32_t *sizes, uint64_t nrows, 
 {
 	uint16_t	row[16];
 
-	dp_codes_init(t, ncols, nrows, NULL, NULL, NULL);
+	dp_codes_init(t, ncols, nrows);
 	for (uint64_t i = 0; i < nrows; i++)
 	{
 		uint64_t	h = hash64(i * 7919 + salt);
@@ -139,7 +140,7 @@ test_two_columns(void)
 	dp_marg_project(&tg[0], &tg[2]);
 
 	dp_prng_seed(&rng, 1);
-	dp_codes_init(&out, 2, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 2, 0);
 	rc = dp_gum_run(tg, 3, 2, sizes, 1000, NULL, &rng, &out);
 	unit_check(rc == 0 && out.nrows == 1000, "two columns: runs, 1000 rows (rc %d)", rc);
 	e = l1_of(&tg[0], &out, sizes);
@@ -203,14 +204,14 @@ test_triangle(void)
 		dp_gum_default_params(&p);
 		p.iterations = 0;
 		dp_prng_seed(&rng, 5);
-		dp_codes_init(&out, 3, 0, NULL, NULL, NULL);
+		dp_codes_init(&out, 3, 0);
 		dp_gum_run(tg, nt, 3, sizes, 5000, &p, &rng, &out);
 		e0 = max_l1(tg, 0, 3, &out, sizes);
 		dp_codes_free(&out);
 	}
 
 	dp_prng_seed(&rng, 5);
-	dp_codes_init(&out, 3, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 3, 0);
 	rc = dp_gum_run(tg, nt, 3, sizes, 5000, NULL, &rng, &out);
 	e = max_l1(tg, 0, 3, &out, sizes);
 	unit_diag("triangle: max 2-way L1 %.5f after GUM (%.5f with independent columns)", e, e0);
@@ -221,7 +222,7 @@ test_triangle(void)
 
 	/* same seed, same rows */
 	dp_prng_seed(&rng, 5);
-	dp_codes_init(&out2, 3, 0, NULL, NULL, NULL);
+	dp_codes_init(&out2, 3, 0);
 	dp_gum_run(tg, nt, 3, sizes, 5000, NULL, &rng, &out2);
 	for (uint32_t j = 0; j < 3; j++)
 		same &= memcmp(out.col[j], out2.col[j], sizeof(uint16_t) * 5000) == 0;
@@ -231,7 +232,7 @@ test_triangle(void)
 	/* a different n: the targets are scaled */
 	dp_codes_free(&out);
 	dp_prng_seed(&rng, 6);
-	dp_codes_init(&out, 3, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 3, 0);
 	rc = dp_gum_run(tg, nt, 3, sizes, 2000, NULL, &rng, &out);
 	e = max_l1(tg, 0, 3, &out, sizes);
 	unit_check(rc == 0 && out.nrows == 2000 && e < 0.03,
@@ -262,7 +263,7 @@ test_three_way_and_tail(void)
 	exact_marg(&tg[nt++], &src, 2, a2, sizes);
 	add_one_ways(tg, &nt, &src, sizes);
 	dp_prng_seed(&rng, 9);
-	dp_codes_init(&out, 4, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 4, 0);
 	rc = dp_gum_run(tg, nt, 4, sizes, 8000, NULL, &rng, &out);
 	e3 = l1_of(&tg[0], &out, sizes);
 	e2 = l1_of(&tg[1], &out, sizes);
@@ -297,7 +298,7 @@ test_appending(void)
 	}
 	add_one_ways(tg, &nt, &src, sizes);
 	dp_prng_seed(&rng, 3);
-	dp_codes_init(&out, 5, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 5, 0);
 	rc = dp_gum_run(tg, nt, 5, sizes, 6000, NULL, &rng, &out);
 	e = max_l1(tg, 0, 4, &out, sizes);
 	unit_diag("chain of 5: max 2-way L1 %.5f", e);
@@ -315,7 +316,7 @@ test_appending(void)
 	}
 	add_one_ways(tg, &nt, &src, sizes);		/* column 4: in no 2-way, degree 0 */
 	dp_prng_seed(&rng, 4);
-	dp_codes_init(&out, 5, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 5, 0);
 	rc = dp_gum_run(tg, nt, 5, sizes, 6000, NULL, &rng, &out);
 	e = l1_of(&tg[3], &out, sizes);
 	{
@@ -383,7 +384,7 @@ test_wide_codes(void)
 			dp_gum_default_params(&p);
 			p.iterations = 0;
 			dp_prng_seed(&rng, 13);
-			dp_codes_init(&out[0], 4, 0, NULL, NULL, NULL);
+			dp_codes_init(&out[0], 4, 0);
 			dp_gum_run(tg, nt, 4, sizes, n, &p, &rng, &out[0]);
 			e0 = max_l1(tg, 0, 3, &out[0], sizes);
 			dp_codes_free(&out[0]);
@@ -399,7 +400,7 @@ test_wide_codes(void)
 			dp_gum_default_params(&p);
 			p.threads = t + 1;
 			dp_prng_seed(&rng, 13);
-			dp_codes_init(&out[t], 4, 0, NULL, NULL, NULL);
+			dp_codes_init(&out[t], 4, 0);
 			rc = dp_gum_run(tg, nt, 4, sizes, n, &p, &rng, &out[t]);
 			e = max_l1(tg, 0, 3, &out[t], sizes);
 			e1 = l1_of(&tg[3 + 3], &out[t], sizes);
@@ -488,7 +489,7 @@ test_cancel_and_errors(void)
 	p.progress = cancel_at_3;
 	p.tolerance = -1;
 	dp_prng_seed(&rng, 1);
-	dp_codes_init(&out, 3, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, 3, 0);
 	t0 = now_s();
 	rc = dp_gum_run(tg, nt, 3, sizes, 20000, &p, &rng, &out);
 	unit_check(rc == -1 && cancel_calls == 3 && out.nrows == 0,
@@ -523,7 +524,7 @@ test_cancel_and_errors(void)
 		dp_codes	o4;
 		uint32_t	s4[4] = {4, 5, 3, 2};
 
-		dp_codes_init(&o4, 4, 0, NULL, NULL, NULL);
+		dp_codes_init(&o4, 4, 0);
 		rc = dp_gum_run(tg, nt, 4, s4, 100, NULL, &rng, &o4);
 		unit_check(rc == -2 && o4.nrows == 0, "a column in no target: -2 (rc %d)", rc);
 		dp_codes_free(&o4);
@@ -554,7 +555,7 @@ test_cancel_and_errors(void)
 	free_targets(tg, nt);
 }
 
-/* ---------- allocation failures (through out's hooks) ---------- */
+/* ---------- allocation failures (through the installed handlers) ---------- */
 
 static long live_blocks = 0,
 			fail_after = -1;
@@ -609,13 +610,14 @@ test_alloc_failures(void)
 	for (int i = 0; i < 4; i++)
 		exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
 	add_one_ways(tg, &nt, &src, sizes);
+	dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL});
 	for (long k = 0; k < 200; k++)
 	{
 		long		base;
 		int			rc;
 
 		fail_after = -1;
-		dp_codes_init(&out, 4, 0, t_alloc, t_realloc, t_free);
+		dp_codes_init(&out, 4, 0);
 		base = live_blocks;
 		fail_after = k;
 		dp_prng_seed(&rng, 1);
@@ -629,6 +631,7 @@ test_alloc_failures(void)
 		dp_codes_free(&out);
 		clean &= live_blocks == 0;
 	}
+	dp_set_handlers(NULL);
 	unit_check(clean && fails > 10 && oks > 0,
 			   "allocation failures: -2 and nothing leaked (%d failures, %d successes)", fails, oks);
 	dp_codes_free(&src);
@@ -700,7 +703,7 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 	dp_gum_default_params(&p);
 	p.iterations = 0;
 	dp_prng_seed(&rng, 2024);
-	dp_codes_init(&out, ADULT_COLS, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, ADULT_COLS, 0);
 	dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out);
 	for (uint32_t i = 0; i < NPAIRS; i++)
 		ind += l1_of(&tg[i], &out, sizes) / NPAIRS;
@@ -712,7 +715,7 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 	p.progress = count_iters;
 	p.progress_arg = st;
 	dp_prng_seed(&rng, 2024);
-	dp_codes_init(&out, ADULT_COLS, 0, NULL, NULL, NULL);
+	dp_codes_init(&out, ADULT_COLS, 0);
 	t0 = now_s();
 	rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out);
 	dt = now_s() - t0;
@@ -756,7 +759,7 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 		/* all 200 iterations (no early stop): the time the brief asks about */
 		p.tolerance = -1;
 		dp_prng_seed(&rng, 2024);
-		dp_codes_init(&out, ADULT_COLS, 0, NULL, NULL, NULL);
+		dp_codes_init(&out, ADULT_COLS, 0);
 		t0 = now_s();
 		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out);
 		dt = now_s() - t0;
@@ -819,7 +822,7 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 		p.iterations = 12;
 		p.threads = t + 1;
 		dp_prng_seed(&rng, 7);
-		dp_codes_init(&out[t], ADULT_COLS, 0, NULL, NULL, NULL);
+		dp_codes_init(&out[t], ADULT_COLS, 0);
 		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out[t]);
 		unit_check(rc == 0 && out[t].nrows == n, "threads %u: GUM runs on %llu rows (rc %d)", t + 1,
 				   (unsigned long long) n, rc);
@@ -841,7 +844,7 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 		p.progress = count_beats_then_cancel;
 		p.progress_arg = &beats;
 		dp_prng_seed(&rng, 7);
-		dp_codes_init(&o, ADULT_COLS, 0, NULL, NULL, NULL);
+		dp_codes_init(&o, ADULT_COLS, 0);
 		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, 600000, &p, &rng, &o);
 		/* without heartbeats inside visits there would be at most one per column filled and one
 		 * per visit: ADULT_COLS + NPAIRS */
@@ -895,7 +898,7 @@ test_counting_modes(const dp_codes *src, const uint32_t *sizes)
 			p.threads = threads;
 			p.counting = mode == 0 ? DP_GUM_COUNT_INCREMENTAL : mode == 1 ? DP_GUM_COUNT_LAZY : DP_GUM_COUNT_AUTO;
 			dp_prng_seed(&rng, 11);
-			dp_codes_init(&out[mode], ADULT_COLS, 0, NULL, NULL, NULL);
+			dp_codes_init(&out[mode], ADULT_COLS, 0);
 			rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out[mode]);
 			secs[mode] = now_s() - t0;
 			unit_check(rc == 0 && out[mode].nrows == n, "counting mode %d, %u thread(s), %llu rows: GUM runs (rc %d)",
@@ -944,7 +947,7 @@ test_adult(void)
 		dp_codes	big;
 		uint16_t	row[ADULT_COLS];
 
-		dp_codes_init(&big, ADULT_COLS, 1000000, NULL, NULL, NULL);
+		dp_codes_init(&big, ADULT_COLS, 1000000);
 		for (uint64_t i = 0; i < 1000000; i++)
 		{
 			for (uint32_t j = 0; j < ADULT_COLS; j++)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
 #include "unit.h"
@@ -117,7 +118,7 @@ test_index_code(void)
 	bool		ok = true;
 
 	dp_marg_init(&m, 4, (uint32_t[]) {4, 0, 3, 1}, col_sizes);	/* {0,1,3,4}: 3x5x4x7 */
-	dp_codes_init(&t, 6, 0, NULL, NULL, NULL);
+	dp_codes_init(&t, 6, 0);
 	/* one table row per cell, its codes decoded from the cell */
 	for (uint64_t c = 0; c < m.ncells; c++)
 	{
@@ -155,7 +156,7 @@ static const uint32_t csz[NC] = {4, 7, 2, 5, 3, 9};
 static void
 make_table(dp_codes *t, dp_prng *p)
 {
-	dp_codes_init(t, NC, NROWS, NULL, NULL, NULL);
+	dp_codes_init(t, NC, NROWS);
 	for (uint64_t i = 0; i < NROWS; i++)
 	{
 		uint16_t	row[NC];
@@ -400,7 +401,7 @@ test_allocator(void)
 	dp_marg		a,
 				b;
 
-	dp_marg_set_allocator(count_alloc, count_free);
+	dp_set_handlers(&(dp_handlers) {count_alloc, realloc, count_free, NULL, NULL});
 	unit_check(dp_marg_init(&a, 2, (uint32_t[]) {0, 2}, col_sizes) == 0 && nallocs == 1 && live_blocks == 1,
 			   "init allocates one block through the hook");
 	unit_check(dp_marg_copy(&b, &a) == 0 && nallocs == 2 && live_blocks == 2, "copy allocates one block");
@@ -420,10 +421,10 @@ test_allocator(void)
 	fail_after = -1;
 	unit_check(live_blocks == 0, "nothing leaked through the hook");
 
-	dp_marg_set_allocator(NULL, NULL);	/* back to malloc / free */
+	dp_set_handlers(NULL);		/* back to malloc / free */
 	nallocs = 0;
 	dp_marg_init(&a, 1, (uint32_t[]) {1}, col_sizes);
-	unit_check(nallocs == 0 && a.cells != NULL, "NULL hooks: back to malloc");
+	unit_check(nallocs == 0 && a.cells != NULL, "NULL handlers: back to malloc");
 	dp_marg_free(&a);
 }
 

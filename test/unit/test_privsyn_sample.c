@@ -41,7 +41,7 @@ make_table(dp_codes *t)
 	uint16_t	row[NCOLS];
 
 	dp_prng_seed(&p, 2024);
-	dp_codes_init(t, NCOLS, NROWS, NULL, NULL, NULL);
+	dp_codes_init(t, NCOLS, NROWS);
 	for (uint32_t i = 0; i < NROWS; i++)
 	{
 		row[0] = (uint16_t) dp_prng_below(&p, 3);
@@ -67,7 +67,7 @@ same_codes(const dp_codes *x, const dp_codes *y)
 static void
 to_merged(const dp_privsyn_result *res, const dp_codes *s, dp_codes *out)
 {
-	dp_codes_init(out, NCOLS, s->nrows ? s->nrows : 1, NULL, NULL, NULL);
+	dp_codes_init(out, NCOLS, s->nrows ? s->nrows : 1);
 	for (uint32_t j = 0; j < NCOLS; j++)
 		for (uint64_t i = 0; i < s->nrows; i++)
 			out->col[j][i] = res->code_map[j][s->col[j][i]];
@@ -112,7 +112,7 @@ test_lone_rare(void)
 	int			rc;
 
 	dp_prng_seed(&rng, 7);
-	dp_codes_init(&t, 2, 2000, NULL, NULL, NULL);
+	dp_codes_init(&t, 2, 2000);
 	for (uint32_t i = 0; i < 2000; i++)
 	{
 		row[0] = (uint16_t) (i % 10 < 7 ? 0 : 1);	/* 1,400 and 600 rows; code 2 never */
@@ -122,7 +122,7 @@ test_lone_rare(void)
 	dp_privsyn_default_params(&p);
 	p.rho = 5;
 	memset(&res, 0, sizeof(res));
-	rc = dp_privsyn_run(&t, lsizes, &p, &rng, NULL, NULL, &res);
+	rc = dp_privsyn_run(&t, lsizes, &p, &rng, &res);
 	thr = dp_privsyn_rare_threshold(p.rho, 2);
 	unit_check(thr > 4.0 && thr < 4.5 && dp_privsyn_rare_threshold(0, 2) == 0 &&
 			   dp_privsyn_rare_threshold(1, 0) == 0,
@@ -169,7 +169,7 @@ main(void)
 	p.rho = 5;
 	dp_prng_seed(&rng, 99);
 	memset(&res, 0, sizeof(res));
-	rc = dp_privsyn_run(&data, sizes, &p, &rng, NULL, NULL, &res);
+	rc = dp_privsyn_run(&data, sizes, &p, &rng, &res);
 	unit_check(rc == 0 && res.nmargs == NCOLS + res.n_kway && res.n_kway >= 1,
 			   "dp_privsyn_run releases a model (%u one-way + %u k-way marginals)", res.n_oneway, res.n_kway);
 	unit_check(fabs(res.total - NROWS) < 20 && res.synth.nrows == dp_privsyn_default_rows(&res),
@@ -179,7 +179,7 @@ main(void)
 
 	/* 1. synthesis = sampling of the released model with the same generator state */
 	dp_prng_seed(&rng, 99);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, res.synth.nrows, &p.gum, &rng, NULL, NULL, &s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, res.synth.nrows, &p.gum, &rng, &s1);
 	unit_check(rc == 0 && same_codes(&s1, &res.synth),
 			   "dp_privsyn_run's rows are dp_privsyn_sample's from its model, same seed (%llu rows)",
 			   (unsigned long long) s1.nrows);
@@ -188,11 +188,11 @@ main(void)
 	/* 2. same seed, same rows; another seed, other rows */
 	n = 5000;
 	dp_prng_seed(&rng, 7);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, NULL, NULL, &s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, &s1);
 	dp_prng_seed(&rng, 7);
-	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, NULL, NULL, &s2);
+	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, &s2);
 	dp_prng_seed(&rng, 8);
-	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, NULL, NULL, &s3);
+	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, &s3);
 	unit_check(rc == 0 && s1.nrows == n, "5,000 rows sampled three times");
 	unit_check(same_codes(&s1, &s2), "the same seed gives identical codes");
 	unit_check(!same_codes(&s1, &s3), "another seed gives other codes");
@@ -250,13 +250,13 @@ main(void)
 	dp_codes_free(&s3);
 
 	/* 5. row counts: none, one, more than the total */
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, 0, NULL, &rng, NULL, NULL, &s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, 0, NULL, &rng, &s1);
 	unit_check(rc == 0 && s1.nrows == 0, "0 rows");
 	dp_codes_free(&s1);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, 1, NULL, &rng, NULL, NULL, &s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, 1, NULL, &rng, &s1);
 	unit_check(rc == 0 && s1.nrows == 1, "1 row");
 	dp_codes_free(&s1);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, 3 * NROWS, NULL, &rng, NULL, NULL, &s1);
+	rc = dp_privsyn_sample(&res, NCOLS, sizes, 3 * NROWS, NULL, &rng, &s1);
 	unit_check(rc == 0 && s1.nrows == 3 * NROWS, "three times the model's total");
 	{
 		bool		in_range = true;
@@ -302,7 +302,7 @@ main(void)
 		hm.code_map = maps;
 		hm.oneway_noisy = ones;
 		dp_prng_seed(&rng, 1);
-		rc = dp_privsyn_sample(&hm, 2, hsizes, 20000, NULL, &rng, NULL, NULL, &s1);
+		rc = dp_privsyn_sample(&hm, 2, hsizes, 20000, NULL, &rng, &s1);
 		for (uint64_t i = 0; i < s1.nrows; i++)
 			count[s1.col[0][i]]++;
 		unit_check(rc == 0 && s1.nrows == 20000, "a hand-made model is sampled");
@@ -360,7 +360,7 @@ main(void)
 		gp.progress = count_split_beats;
 		gp.progress_arg = &beats;
 		dp_prng_seed(&rng, 5);
-		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, NULL, NULL, &s1);
+		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, &s1);
 		for (uint64_t i = 0; i < s1.nrows; i++)
 			mean += s1.col[0][i];
 		mean /= NSPLIT;
@@ -372,7 +372,7 @@ main(void)
 		dp_codes_free(&s1);
 		beats.calls = 0;
 		beats.cancel_at = 1;
-		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, NULL, NULL, &s1);
+		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, &s1);
 		unit_check(rc == -1 && beats.calls == 1, "a heartbeat of the split cancels it");
 		dp_marg_free(&bm);
 		free(bmap);
@@ -384,10 +384,10 @@ main(void)
 		uint16_t	saved = res.code_map[1][0];
 
 		res.code_map[1][0] = (uint16_t) res.merged_sizes[1];
-		unit_check(dp_privsyn_sample(&res, NCOLS, sizes, 10, NULL, &rng, NULL, NULL, &s1) == -2,
+		unit_check(dp_privsyn_sample(&res, NCOLS, sizes, 10, NULL, &rng, &s1) == -2,
 				   "a merged code out of range is refused");
 		res.code_map[1][0] = saved;
-		unit_check(dp_privsyn_sample(&res, 0, sizes, 10, NULL, &rng, NULL, NULL, &s1) == -2,
+		unit_check(dp_privsyn_sample(&res, 0, sizes, 10, NULL, &rng, &s1) == -2,
 				   "no columns is refused");
 	}
 	/* 7. a model with nothing released to follow (noisy total 0, marginals zeroed, as the
@@ -398,7 +398,7 @@ main(void)
 		res.total = 0;
 		for (uint32_t k = 0; k < res.nmargs; k++)
 			memset(res.margs[k].cells, 0, sizeof(double) * res.margs[k].ncells);
-		rc = dp_privsyn_sample(&res, NCOLS, sizes, 3000, NULL, &rng, NULL, NULL, &s1);
+		rc = dp_privsyn_sample(&res, NCOLS, sizes, 3000, NULL, &rng, &s1);
 		for (uint64_t i = 0; rc == 0 && i < s1.nrows; i++)
 			seen |= 1u << s1.col[0][i];
 		unit_check(rc == 0 && s1.nrows == 3000 && seen == 7,

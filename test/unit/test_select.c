@@ -44,7 +44,7 @@ now_sec(void)
 static void
 make_table(dp_codes *t, uint32_t d, uint64_t n, const uint16_t *rows)
 {
-	if (dp_codes_init(t, d, n ? n : 1, NULL, NULL, NULL) != 0)
+	if (dp_codes_init(t, d, n ? n : 1) != 0)
 		abort();
 	for (uint64_t i = 0; i < n; i++)
 		if (dp_codes_append(t, rows + i * d) != 0)
@@ -1039,7 +1039,7 @@ make_correlated(dp_prng *p, dp_codes *t, uint32_t d, uint64_t n, const uint32_t 
 {
 	uint16_t	row[64];
 
-	if (dp_codes_init(t, d, n, NULL, NULL, NULL) != 0)
+	if (dp_codes_init(t, d, n) != 0)
 		abort();
 	for (uint64_t i = 0; i < n; i++)
 	{

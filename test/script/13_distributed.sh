@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Past one machine (docs/DISTRIBUTED.md): dpsynth._partial_counts over PostgreSQL's parallel
+# query and over a partitioned table with one local partition and one postgres_fdw partition on a
+# second local cluster (the "shard").  Checks that the merged counts are exact, what crosses the
+# wire in each plan (EXPLAIN VERBOSE's Remote SQL, EXPLAIN ANALYZE's rows), and that the shard
+# counts its own rows when the coordinator aggregates partition by partition.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+DB=dpsynth_dist
+SHARD_PORT=${DPSYNTH_SHARD_PORT:-$((PGPORT + 10))}
+SHARD_DIR=$TOP/tmp_cluster_shard
+SIZES="'{10,20}'"
+ROWS_LOCAL=150000
+ROWS_SHARD=100000
+
+shard_stop() {
+	[ -f "$SHARD_DIR/data/postmaster.pid" ] &&
+		as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -m immediate -w stop >/dev/null 2>&1
+	rm -rf "$SHARD_DIR"
+}
+trap shard_stop EXIT
+
+# ---- the shard: a second throwaway cluster with dpsynth, Unix socket only
+shard_stop
+mkdir -p "$SHARD_DIR"
+[ "$(id -u)" = 0 ] && chown postgres: "$SHARD_DIR"
+as_pg "$PGBIN/initdb" -D "$SHARD_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+cat >> "$SHARD_DIR/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$SHARD_DIR'
+port = $SHARD_PORT
+max_connections = 20
+CONF
+as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -l "$SHARD_DIR/server.log" -w start >/dev/null
+ok $? "the shard cluster starts on port $SHARD_PORT"
+shard() { psql -X -qAt -v ON_ERROR_STOP=1 -h "$SHARD_DIR" -p "$SHARD_PORT" -d "$DB" -c "$1"; }
+psql -X -q -h "$SHARD_DIR" -p "$SHARD_PORT" -d postgres -c "CREATE DATABASE $DB"
+shard "CREATE EXTENSION dpsynth" >/dev/null
+# the shard's rows: another distribution than the local partition's, so that a lost part shows
+shard "CREATE TABLE t_remote (id int NOT NULL, a int NOT NULL, b int NOT NULL);
+	INSERT INTO t_remote SELECT $ROWS_LOCAL + i, (i * 7) % 10, (i % 13 + i % 5) % 20 FROM generate_series(1, $ROWS_SHARD) i;
+	ANALYZE t_remote;" >/dev/null
+
+# ---- the coordinator: a partitioned table, one partition local, one on the shard
+fresh_db $DB >/dev/null
+ensure_analyst $DB regress_dist_analyst
+psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL
+CREATE EXTENSION postgres_fdw;
+-- extensions 'dpsynth': dpsynth's functions are shippable (the same version is installed there)
+CREATE SERVER shard FOREIGN DATA WRAPPER postgres_fdw
+	OPTIONS (host '$SHARD_DIR', port '$SHARD_PORT', dbname '$DB', extensions 'dpsynth');
+CREATE USER MAPPING FOR postgres SERVER shard OPTIONS (user 'postgres');
+CREATE TABLE t (id int NOT NULL, a int NOT NULL, b int NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE t_local PARTITION OF t FOR VALUES FROM (1) TO ($ROWS_LOCAL + 1);
+CREATE FOREIGN TABLE t_shard PARTITION OF t FOR VALUES FROM ($ROWS_LOCAL + 1) TO (MAXVALUE)
+	SERVER shard OPTIONS (table_name 't_remote');
+INSERT INTO t_local SELECT i, i % 10, (i / 3) % 20 FROM generate_series(1, $ROWS_LOCAL) i WHERE i % 10 <> 9 OR i % 7 = 0;
+ANALYZE t_local;
+ANALYZE t_shard;
+SQL
+ok $? "postgres_fdw partition t_shard of t on the shard"
+
+# The exact counts of the 10 x 20 grid from GROUP BY (empty cells included), for the rows given.
+truth_sql() {
+	echo "SELECT array_agg(coalesce(n, 0) ORDER BY g.a, g.b)
+		FROM (SELECT a, b FROM generate_series(0, 9) a, generate_series(0, 19) b) g
+		LEFT JOIN ($1) c USING (a, b)"
+}
+local_truth=$(q $DB "$(truth_sql "SELECT a, b, count(*) n FROM t_local GROUP BY a, b")")
+remote_truth=$(shard "$(truth_sql "SELECT a, b, count(*) n FROM t_remote GROUP BY a, b")")
+# the counts over the union: local + remote, cell by cell
+union_truth=$(q $DB "SELECT array_agg(x + y ORDER BY i) FROM unnest('$local_truth'::int8[], '$remote_truth'::int8[]) WITH ORDINALITY u(x, y, i)")
+# same_counts GOT WANT DESCRIPTION: equal vectors, described by their number of rows and cells
+same_counts() {
+	local rows
+	rows=$(echo "$2" | tr -d '{}' | tr ',' '\n' | awk '{s += $1} END {print s + 0}')
+	ok "$([ -n "$1" ] && [ "$1" = "$2" ]; echo $?)" "$3 ($rows rows in 200 cells)"
+	[ "$1" = "$2" ] || echo "# got '$1', want '$2'"
+}
+# counts TABLE [SETTINGS]: the merged exact counts of TABLE's rows, through the aggregate
+counts() { q $DB "$2 SELECT dpsynth._partial_vector(dpsynth._partial_counts(ARRAY[a, b], $SIZES), $SIZES) FROM $1"; }
+
+# ---- 1. PostgreSQL's parallel aggregation on the local partition
+PAR="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+plan=$(q $DB "$PAR EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) FROM t_local")
+echo "$plan" | sed 's/^/# /'
+ok "$(echo "$plan" | tr '\n' ' ' | grep -qE 'Finalize Aggregate.*Gather.*Workers Launched: [1-9].*Partial Aggregate.*Parallel Seq Scan'; echo $?)" \
+	"EXPLAIN ANALYZE: Partial Aggregate in launched workers under Gather, Finalize Aggregate in the leader"
+same_counts "$(counts t_local "$PAR")" "$local_truth" "parallel counts of t_local equal GROUP BY's"
+same_counts "$(counts t_local "SET max_parallel_workers_per_gather = 0;")" "$local_truth" "serial counts of t_local equal GROUP BY's"
+
+# ---- 2. the aggregate over the partitioned table, as the planner runs it
+same_counts "$(counts t "")" "$union_truth" "counts over t (local + postgres_fdw partition) equal the union's"
+same_counts "$(counts t "SET enable_partitionwise_aggregate = on; $PAR")" "$union_truth" \
+	"the same with partitionwise aggregation and parallel workers"
+naive="SET enable_partitionwise_aggregate = on; EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) FROM t"
+plan=$(q $DB "$naive")
+echo "$plan" | sed 's/^/# /'
+remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
+ok "$(echo "$plan" | grep -q 'Partial Aggregate' && [[ "$remote_sql" != *_partial_counts* ]]; echo $?)" \
+	"postgres_fdw does not push a partial aggregate: the foreign partition is scanned for rows (Remote SQL: $remote_sql)"
+is "$(echo "$plan" | grep -A1 'Foreign Scan on' | grep -oE 'actual rows=[0-9]+' | head -1)" "actual rows=$ROWS_SHARD" \
+	"so every row of the shard crosses the wire"
+
+# ---- 3. partition by partition: the whole aggregate of a foreign partition is pushed to the shard
+merged="SELECT dpsynth._partial_merge(s) FROM (
+		SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) s FROM t_local
+		UNION ALL SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) FROM t_shard) parts"
+same_counts "$(q $DB "SELECT dpsynth._partial_vector(($merged), $SIZES)")" "$union_truth" \
+	"merging the local partition's state with the shard's equals the union's counts"
+plan=$(q $DB "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) $merged")
+echo "$plan" | sed 's/^/# /'
+remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
+ok "$([[ "$remote_sql" == *"dpsynth._partial_counts(ARRAY[a, b]"*"FROM public.t_remote"* ]]; echo $?)" \
+	"the shard runs the aggregate (Remote SQL: $remote_sql)"
+is "$(echo "$plan" | grep -A1 'Foreign Scan' | grep -oE 'actual rows=[0-9]+' | head -1)" "actual rows=1" \
+	"one row (the shard's state) crosses the wire, not $ROWS_SHARD"
+bytes=$(shard "SELECT octet_length(dpsynth._partial_counts(ARRAY[a, b], $SIZES)) FROM t_remote")
+echo "# the shard's state: $bytes bytes for $ROWS_SHARD rows of 200 cells; the row fetch of section 2 sends $ROWS_SHARD rows of (a, b)"
+is "$bytes" "$((10 + 4 * 2 + 8 * 200))" "the shard's state is the dense 200-cell form"
+# without extensions 'dpsynth', postgres_fdw does not ship an extension's function: rows cross
+q $DB "ALTER SERVER shard OPTIONS (DROP extensions)"
+plan=$(q $DB "EXPLAIN (VERBOSE, COSTS OFF) $merged")
+remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
+ok "$([[ "$remote_sql" != *_partial_counts* ]]; echo $?)" \
+	"without extensions 'dpsynth' the aggregate stays on the coordinator (Remote SQL: $remote_sql)"
+q $DB "ALTER SERVER shard OPTIONS (ADD extensions 'dpsynth')"
+
+# ---- 4. who may count: not the analyst, here or on the shard
+# (even one with SELECT on the rows: the aggregate itself is refused)
+q $DB "GRANT SELECT ON t_local TO regress_dist_analyst"
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) FROM t_local" 2>&1)
+ok "$([[ "$err" == *"permission denied for aggregate _partial_counts"* ]]; echo $?)" "an analyst cannot run the aggregate on the coordinator ($err)"
+is "$(shard "SELECT has_function_privilege('public', 'dpsynth._partial_counts(int4[], int4[])', 'EXECUTE')")" f \
+	"nor can PUBLIC on the shard"
+
+psql -X -q -d postgres -c "DROP DATABASE $DB" 2>/dev/null
+done_testing
