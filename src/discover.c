@@ -412,11 +412,52 @@ coarse_span(Discovery *d, double sigma, double *lo, double *hi)
 }
 
 /*
+ * Stage 1's own bounds (its noisy DISCOVER_TAIL points): the fallback, and what stage 2 may
+ * refine but not cut into (dp_bounds_reconcile).  False: nothing showed.
+ */
+static bool
+coarse_bounds(Discovery *d, double sigma, double *lo, double *hi)
+{
+	int64		l,
+				h;
+
+	if (!d->grid.integral)
+		return dp_loggrid_bounds(&d->grid, d->cells, sigma, DISCOVER_TAIL, lo, hi) == 0;
+	if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DISCOVER_TAIL, &l, &h) != 0)
+		return false;
+	*lo = (double) l;
+	*hi = (double) h;
+	return true;
+}
+
+/*
+ * Stage 2's bounds kept where they refine stage 1's inside its coarse cells, stage 1's where
+ * stage 2's noise hid a tail that stage 1 saw (dp_bounds_reconcile; post-processing).
+ */
+static void
+reconcile_bounds(Discovery *d, double clo, double chi, double *lo, double *hi)
+{
+	if (d->grid.integral)
+	{
+		int64		l = (int64) *lo,
+					h = (int64) *hi;
+
+		if (dp_bounds_reconcile_int(&d->grid, (int64) clo, (int64) chi, &l, &h) >= 0)
+		{
+			*lo = (double) l;
+			*hi = (double) h;
+		}
+		return;
+	}
+	(void) dp_bounds_reconcile(&d->grid, clo, chi, lo, hi);
+}
+
+/*
  * Bounds of a column without a domain.  With fine set: stage 1 (the log grid, noise coarse)
- * gives the span, stage 2 (noise fine) the bounds; if stage 2 shows nothing, stage 1's own
- * bounds are used (post-processing of its release).  Without fine (noise too small to split,
- * a public fact): stage 1 alone, as before.  Equal-width bins, one per value for small integer
- * ranges.
+ * gives the span, stage 2 (noise fine) refines stage 1's bounds inside their coarse cells;
+ * if stage 2 shows nothing, stage 1's own bounds are used (post-processing of its release).
+ * Without fine (noise too small to split, a public fact): stage 1 alone, as before.
+ * Equal-width bins, one per value for small integer ranges.
  */
 static void
 release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss *fine,
@@ -428,29 +469,26 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 				upper = 1;		/* public fallback when the noisy histogram shows nothing */
 	double		span_lo,
 				span_hi,
-				lo,
-				hi;
+				clo = 0,
+				chi = 0,
+				lo = 0,
+				hi = 0;
 	int			bins = DP_PLAN_DISCOVERED_BINS;
-	bool		found = false;
+	bool		found,
+				coarse_found;
 
 	dp_counts_release(d->cells, ncells, coarse);
-	if (fine != NULL && coarse_span(d, sigma, &span_lo, &span_hi) &&
-		fine_bounds(d, span_lo, span_hi, fine, &lo, &hi) == 0)
-		found = true;
-	else if (d->grid.integral)
+	coarse_found = coarse_bounds(d, sigma, &clo, &chi);
+	found = fine != NULL && coarse_span(d, sigma, &span_lo, &span_hi) &&
+		fine_bounds(d, span_lo, span_hi, fine, &lo, &hi) == 0;
+	if (found && coarse_found)
+		reconcile_bounds(d, clo, chi, &lo, &hi);
+	else if (coarse_found)
 	{
-		int64		l,
-					h;
-
-		if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DISCOVER_TAIL, &l, &h) == 0)
-		{
-			lo = (double) l;
-			hi = (double) h;
-			found = true;
-		}
+		lo = clo;
+		hi = chi;
+		found = true;
 	}
-	else
-		found = dp_loggrid_bounds(&d->grid, d->cells, sigma, DISCOVER_TAIL, &lo, &hi) == 0;
 	if (found && isfinite(lo) && isfinite(hi) && lo < hi && isfinite(hi - lo))
 	{
 		/* within +/-2^53, where the catalog's float8 is exact */

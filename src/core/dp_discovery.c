@@ -1330,3 +1330,68 @@ dp_lingrid_bounds_real(const dp_lingrid *g, const int64_t *noisy, double sigma, 
 		*upper = *lower;
 	return 0;
 }
+
+/* dp_discovery.h: stage 2 refines stage 1's bound inside the coarse cell it fell in, or beyond. */
+int
+dp_bounds_reconcile_int(const dp_loggrid *g, int64_t coarse_lo, int64_t coarse_hi,
+						int64_t *lower, int64_t *upper)
+{
+	int64_t		a,
+				b;
+	int			replaced = 0;
+
+	if (!grid_valid(g) || !g->integral || lower == NULL || upper == NULL ||
+		coarse_lo > coarse_hi || *lower > *upper)
+		return -1;
+	dp_loggrid_cell_range_int(g, dp_loggrid_cell_int(g, coarse_lo), &a, &b);
+	if (*lower > b)
+	{
+		*lower = coarse_lo;
+		replaced++;
+	}
+	dp_loggrid_cell_range_int(g, dp_loggrid_cell_int(g, coarse_hi), &a, &b);
+	if (*upper < a)
+	{
+		*upper = coarse_hi;
+		replaced++;
+	}
+	if (*upper < *lower)		/* only one side replaced, the other beyond it: stage 1 whole */
+	{
+		*lower = coarse_lo;
+		*upper = coarse_hi;
+	}
+	return replaced;
+}
+
+int
+dp_bounds_reconcile(const dp_loggrid *g, double coarse_lo, double coarse_hi, double *lower,
+					double *upper)
+{
+	double		a,
+				b;
+	int			replaced = 0;
+
+	if (!grid_valid(g) || g->integral || lower == NULL || upper == NULL ||
+		!isfinite(coarse_lo) || !isfinite(coarse_hi) || coarse_lo > coarse_hi ||
+		!isfinite(*lower) || !isfinite(*upper) || *lower > *upper)
+		return -1;
+	/* a cell is [a, b): a bound inside it or at its end (the interpolation's last point) stays */
+	dp_loggrid_cell_range(g, dp_loggrid_cell_real(g, coarse_lo), &a, &b);
+	if (*lower > b)
+	{
+		*lower = coarse_lo;
+		replaced++;
+	}
+	dp_loggrid_cell_range(g, dp_loggrid_cell_real(g, coarse_hi), &a, &b);
+	if (*upper < a)
+	{
+		*upper = coarse_hi;
+		replaced++;
+	}
+	if (*upper < *lower)
+	{
+		*lower = coarse_lo;
+		*upper = coarse_hi;
+	}
+	return replaced;
+}

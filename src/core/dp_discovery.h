@@ -318,4 +318,23 @@ extern int	dp_lingrid_bounds_int(const dp_lingrid *g, const int64_t *noisy, doub
 extern int	dp_lingrid_bounds_real(const dp_lingrid *g, const int64_t *noisy, double sigma,
 								   double tail, double *lower, double *upper);
 
+/*
+ * Reconciling the two stages (post-processing of both releases, no privacy cost).  Stage 2 has
+ * up to 1024 cells where stage 1 had a few over the same range, so its noise per unit of mass is
+ * far larger: on a spread-out column with a thin share of rho (a test score, rho_col / 47) no
+ * block of its thin tails is significant, and its bounds keep only the dense middle.  Stage 1's
+ * cells are wide enough to show those tails.  So stage 2 may place a bound anywhere inside the
+ * log-grid cell where stage 1's bound (dp_loggrid_bounds*, same tail) fell, or further out, but
+ * not inward across that cell: stage 1 saw mass there.  A bound that would move inward is
+ * stage 1's.  A compact column (years 1997-2002, all in the cell [1920, 2047]) keeps stage 2's
+ * exact bounds; a spread-out one keeps at least stage 1's.  The rule involves no data-dependent
+ * constant, only the public grid.
+ * coarse_lo <= coarse_hi are stage 1's bounds, *lower <= *upper stage 2's (replaced as above).
+ * Returns the number of bounds replaced (0, 1 or 2), or -1 on invalid input.
+ */
+extern int	dp_bounds_reconcile_int(const dp_loggrid *g, int64_t coarse_lo, int64_t coarse_hi,
+									int64_t *lower, int64_t *upper);
+extern int	dp_bounds_reconcile(const dp_loggrid *g, double coarse_lo, double coarse_hi,
+								double *lower, double *upper);
+
 #endif							/* DP_DISCOVERY_H */
