@@ -327,8 +327,8 @@ extern int	dp_lingrid_bounds_real(const dp_lingrid *g, const int64_t *noisy, dou
  * log-grid cell where stage 1's bound (dp_loggrid_bounds*, same tail) fell, or further out, but
  * not inward across that cell: stage 1 saw mass there.  A bound that would move inward is
  * stage 1's.  A compact column (years 1997-2002, all in the cell [1920, 2047]) keeps stage 2's
- * exact bounds; a spread-out one keeps at least stage 1's.  The rule involves no data-dependent
- * constant, only the public grid.
+ * exact bounds; a spread-out one loses at most the mass of stage 1's bound cells (stage 2 may
+ * still cut into those).  The rule involves no tuned constant, only the public grid.
  * coarse_lo <= coarse_hi are stage 1's bounds, *lower <= *upper stage 2's (replaced as above).
  * Returns the number of bounds replaced (0, 1 or 2), or -1 on invalid input.
  */
