@@ -67,7 +67,40 @@ typedef struct Discovery
 	HTAB	   *values;			/* categories */
 	dp_loggrid	grid;			/* bounds */
 	int64	   *cells;
+	HTAB	   *exact;			/* bounds: exact count of every value, for the second stage */
 } Discovery;
+
+typedef struct NumberEntry
+{
+	int64		key;			/* the integer, or the bits of the double */
+	int64		count;
+} NumberEntry;
+
+/* Counts one number exactly (the fine stage of the bounds reads them back). */
+static void
+count_number(Discovery *d, int64 key)
+{
+	NumberEntry *e;
+	bool		found;
+
+	if (d->exact == NULL)
+		return;
+	e = hash_search(d->exact, &key, HASH_ENTER, &found);
+	if (!found)
+		e->count = 0;
+	e->count++;
+}
+
+static int64
+double_key(double x)
+{
+	int64		k;
+
+	if (x == 0)
+		x = 0;					/* -0 and 0 are one value */
+	memcpy(&k, &x, sizeof(k));
+	return k;
+}
 
 static void
 count_value(Discovery *d, Datum value, MemoryContext arena)
@@ -107,6 +140,7 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 		if (d->quantiles)
 			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
 		d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
+		count_number(d, v);
 	}
 	else
 	{
@@ -117,6 +151,7 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 		if (d->quantiles)
 			x = Max(Min(x, col->quantile_upper), col->quantile_lower);
 		d->cells[dp_loggrid_cell_real(&d->grid, x)]++;
+		count_number(d, double_key(x));
 	}
 }
 
@@ -301,42 +336,167 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_ma
 	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges);
 }
 
-static void
-release_bounds(Oid relid, Discovery *d, const dp_dgauss *noise, int64 ledger_id)
+/*
+ * Stage 2 of the bounds (dp_discovery.h, section 3): the exact counts on a linear grid over the
+ * widened span that stage 1 released, the noise, and the bounds read from them.  The grid is a
+ * function of stage 1's output; the values come from the exact counts of the same scan.
+ * Returns dp_lingrid_bounds_*'s result (0: *lower and *upper set).
+ */
+static int
+fine_bounds(Discovery *d, double span_lo, double span_hi, const dp_dgauss *fine,
+			double *lower, double *upper)
 {
-	uint32		ncells = dp_loggrid_ncells(&d->grid);
-	double		sigma = sqrt(dp_dgauss_sigma2(noise));
-	double		lower = 0,
-				upper = 1;		/* public fallback when the noisy histogram shows nothing */
-	int			bins = DP_PLAN_DISCOVERED_BINS;
+	dp_lingrid	lg;
+	int64	   *cells;
+	HASH_SEQ_STATUS seq;
+	NumberEntry *e;
+	double		sigma = sqrt(dp_dgauss_sigma2(fine));
+	int			rc;
 
-	dp_counts_release(d->cells, ncells, noise);
+	if (d->grid.integral ? dp_lingrid_init_int(&lg, (int64) span_lo, (int64) span_hi) != 0
+		: dp_lingrid_init_real(&lg, span_lo, span_hi) != 0)
+		return -1;
+	cells = palloc0(sizeof(int64) * lg.ncells);
+	hash_seq_init(&seq, d->exact);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		double		x;
+
+		CHECK_FOR_INTERRUPTS();
+		if (d->grid.integral)
+		{
+			cells[dp_lingrid_cell_int(&lg, e->key)] += e->count;
+			continue;
+		}
+		memcpy(&x, &e->key, sizeof(x));
+		cells[dp_lingrid_cell_real(&lg, x)] += e->count;
+	}
+	dp_counts_release(cells, lg.ncells, fine);
 	if (d->grid.integral)
 	{
 		int64		lo,
 					hi;
 
-		if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DISCOVER_TAIL, &lo, &hi) == 0 && lo < hi)
+		rc = dp_lingrid_bounds_int(&lg, cells, sigma, DISCOVER_TAIL, &lo, &hi);
+		if (rc == 0)
 		{
-			/* within +/-2^53, where the catalog's float8 is exact */
-			lower = Max((double) lo, -9007199254740992.0);
-			upper = Min((double) hi, 9007199254740992.0);
+			*lower = (double) lo;
+			*upper = (double) hi;
 		}
-		if (upper - lower + 1 < bins)
-			bins = (int) (upper - lower + 1);
+		return rc;
 	}
-	else
-	{
-		double		lo,
-					hi;
+	return dp_lingrid_bounds_real(&lg, cells, sigma, DISCOVER_TAIL, lower, upper);
+}
 
-		if (dp_loggrid_bounds(&d->grid, d->cells, sigma, DISCOVER_TAIL, &lo, &hi) == 0 &&
-			isfinite(lo) && isfinite(hi) && lo < hi && isfinite(hi - lo))
-		{
-			lower = lo;
-			upper = hi;
-		}
+/*
+ * Stage 1 read as a span (its noisy 0.5% and 99.5% points), widened by half its width on
+ * each side, kept within +/-2^53 (where the catalog's float8 is exact).  False: nothing showed.
+ */
+static bool
+coarse_span(Discovery *d, double sigma, double *lo, double *hi)
+{
+	if (d->grid.integral)
+	{
+		int64		l,
+					h;
+
+		if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DP_BOUNDS_SPAN_TAIL, &l, &h) != 0 ||
+			dp_span_widen_int(&l, &h) != 0)
+			return false;
+		*lo = Max((double) l, -9007199254740992.0);
+		*hi = Min((double) h, 9007199254740992.0);
+		return true;
 	}
+	return dp_loggrid_bounds(&d->grid, d->cells, sigma, DP_BOUNDS_SPAN_TAIL, lo, hi) == 0 &&
+		dp_span_widen_real(lo, hi) == 0;
+}
+
+/*
+ * Stage 1's own bounds (its noisy DISCOVER_TAIL points): the fallback, and what stage 2 may
+ * refine but not cut into (dp_bounds_reconcile).  False: nothing showed.
+ */
+static bool
+coarse_bounds(Discovery *d, double sigma, double *lo, double *hi)
+{
+	int64		l,
+				h;
+
+	if (!d->grid.integral)
+		return dp_loggrid_bounds(&d->grid, d->cells, sigma, DISCOVER_TAIL, lo, hi) == 0;
+	if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DISCOVER_TAIL, &l, &h) != 0)
+		return false;
+	*lo = (double) l;
+	*hi = (double) h;
+	return true;
+}
+
+/*
+ * Stage 2's bounds kept where they refine stage 1's inside its coarse cells, stage 1's where
+ * stage 2's noise hid a tail that stage 1 saw (dp_bounds_reconcile; post-processing).
+ */
+static void
+reconcile_bounds(Discovery *d, double clo, double chi, double *lo, double *hi)
+{
+	if (d->grid.integral)
+	{
+		int64		l = (int64) *lo,
+					h = (int64) *hi;
+
+		if (dp_bounds_reconcile_int(&d->grid, (int64) clo, (int64) chi, &l, &h) >= 0)
+		{
+			*lo = (double) l;
+			*hi = (double) h;
+		}
+		return;
+	}
+	(void) dp_bounds_reconcile(&d->grid, clo, chi, lo, hi);
+}
+
+/*
+ * Bounds of a column without a domain.  With fine set: stage 1 (the log grid, noise coarse)
+ * gives the span, stage 2 (noise fine) refines stage 1's bounds inside their coarse cells;
+ * if stage 2 shows nothing, stage 1's own bounds are used (post-processing of its release).
+ * Without fine (noise too small to split, a public fact): stage 1 alone, as before.
+ * Equal-width bins, one per value for small integer ranges.
+ */
+static void
+release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss *fine,
+			   int64 ledger_id)
+{
+	uint32		ncells = dp_loggrid_ncells(&d->grid);
+	double		sigma = sqrt(dp_dgauss_sigma2(coarse));
+	double		lower = 0,
+				upper = 1;		/* public fallback when the noisy histogram shows nothing */
+	double		span_lo,
+				span_hi,
+				clo = 0,
+				chi = 0,
+				lo = 0,
+				hi = 0;
+	int			bins = DP_PLAN_DISCOVERED_BINS;
+	bool		found,
+				coarse_found;
+
+	dp_counts_release(d->cells, ncells, coarse);
+	coarse_found = coarse_bounds(d, sigma, &clo, &chi);
+	found = fine != NULL && coarse_span(d, sigma, &span_lo, &span_hi) &&
+		fine_bounds(d, span_lo, span_hi, fine, &lo, &hi) == 0;
+	if (found && coarse_found)
+		reconcile_bounds(d, clo, chi, &lo, &hi);
+	else if (coarse_found)
+	{
+		lo = clo;
+		hi = chi;
+		found = true;
+	}
+	if (found && isfinite(lo) && isfinite(hi) && lo < hi && isfinite(hi - lo))
+	{
+		/* within +/-2^53, where the catalog's float8 is exact */
+		lower = Max(lo, -9007199254740992.0);
+		upper = Min(hi, 9007199254740992.0);
+	}
+	if (d->grid.integral && upper - lower + 1 < bins)
+		bins = (int) (upper - lower + 1);
 	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
 }
 
@@ -354,7 +514,12 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	AttrNumber	maxatt = 0;
 	TupleTableSlot *slot;
 	DpSourceScan scan;
-	dp_dgauss	noise;
+	dp_dgauss	noise,
+				coarse,
+				fine;
+	double		rho_coarse,
+				rho_fine;
+	bool		two_stage;
 
 	for (int j = 0; j < ncols; j++)
 	{
@@ -383,11 +548,25 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			else
 				dp_loggrid_init_real(&d->grid, DISCOVER_SUBDIV);
 			d->cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
+			if (!d->quantiles)
+			{
+				HASHCTL		ctl;
+
+				ctl.keysize = sizeof(int64);
+				ctl.entrysize = sizeof(NumberEntry);
+				ctl.hcxt = cxt;
+				d->exact = hash_create("dpsynth discovered numbers", 1024, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+			}
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
 	}
 	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
+	/* bounds in two stages when both noises can be drawn: public (the plan's units only) */
+	two_stage = dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
+		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
+		dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
 
 	/* ---- one scan; nothing here can fail on a value ---- */
 	dpsynth_source_begin(&scan, rel);
@@ -416,7 +595,8 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		else if (ds[k].quantiles)
 			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else
-			release_bounds(relid, &ds[k], &noise, ledger_id);
+			release_bounds(relid, &ds[k], two_stage ? &coarse : &noise, two_stage ? &fine : NULL,
+						   ledger_id);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

@@ -1078,3 +1078,320 @@ dp_loggrid_quantile_edges(const dp_loggrid *g, const int64_t *noisy, double lowe
 	return quantile_edges(g, noisy, (long double) lower, (long double) upper, 0, 0, lower, upper,
 						  nbins, NULL, edges, nedges);
 }
+
+/* ============================================================================================
+ * 3. Two-stage bounds (dp_discovery.h, section 3)
+ * ============================================================================================ */
+
+/*
+ * rho_1 = rho / 4 is exact (a power of two); rho - rho_1 may round up, so the next double below
+ * it is taken: that is <= the exact difference whichever way the subtraction rounded.
+ */
+int
+dp_bounds_split(double rho, double *rho_coarse, double *rho_fine)
+{
+	double		c;
+
+	if (!isfinite(rho) || !(rho > 0.0) || rho_coarse == NULL || rho_fine == NULL)
+		return -1;
+	c = rho * DP_BOUNDS_COARSE_SHARE;
+	*rho_coarse = c;
+	*rho_fine = nextafter(rho - c, 0.0);
+	return 0;
+}
+
+int
+dp_span_widen_int(int64_t *lo, int64_t *hi)
+{
+	long double w;
+
+	if (lo == NULL || hi == NULL || *lo > *hi)
+		return -1;
+	/* exact in long double (64-bit mantissa); floor_to_int64 saturates at the int64 range */
+	w = ceill(((long double) *hi - (long double) *lo) / 2.0L);
+	if (w < 1.0L)
+		w = 1.0L;
+	*lo = floor_to_int64((long double) *lo - w);
+	*hi = floor_to_int64((long double) *hi + w);
+	return 0;
+}
+
+static double
+clamp_finite(long double x)
+{
+	if (x > (long double) DBL_MAX)
+		return DBL_MAX;
+	if (x < -(long double) DBL_MAX)
+		return -DBL_MAX;
+	return (double) x;
+}
+
+int
+dp_span_widen_real(double *lo, double *hi)
+{
+	long double w;
+
+	if (lo == NULL || hi == NULL || !isfinite(*lo) || !isfinite(*hi) || *lo > *hi)
+		return -1;
+	w = ((long double) *hi - (long double) *lo) / 2.0L;
+	if (!(w > 0.0L))			/* one point: half its magnitude, or 1 around 0 */
+		w = fabsl((long double) *lo) > 1.0L ? fabsl((long double) *lo) / 2.0L : 0.5L;
+	*lo = clamp_finite((long double) *lo - w);
+	*hi = clamp_finite((long double) *hi + w);
+	return 0;
+}
+
+int
+dp_lingrid_init_int(dp_lingrid *g, int64_t lo, int64_t hi)
+{
+	unsigned __int128 range;
+	uint64_t	w = 1;
+
+	if (g == NULL || lo > hi)
+		return -1;
+	range = (unsigned __int128) ((__int128) hi - (__int128) lo) + 1;	/* up to 2^64 */
+	while ((range + w - 1) / w > DP_LINGRID_CELLS_MAX)
+		w *= 2;
+	memset(g, 0, sizeof(*g));
+	g->integral = true;
+	g->ilo = lo;
+	g->iwidth = w;
+	g->ncells = (uint32_t) ((range + w - 1) / w);
+	return 0;
+}
+
+int
+dp_lingrid_init_real(dp_lingrid *g, double lo, double hi)
+{
+	double		w;
+
+	if (g == NULL || !isfinite(lo) || !isfinite(hi) || !(lo < hi))
+		return -1;
+	w = (hi - lo) / DP_LINGRID_CELLS_MAX;
+	if (!isfinite(w) || !(w > 0.0))
+		return -1;
+	memset(g, 0, sizeof(*g));
+	g->lo = lo;
+	g->width = w;
+	g->ncells = DP_LINGRID_CELLS_MAX;
+	return 0;
+}
+
+static bool
+lingrid_valid(const dp_lingrid *g)
+{
+	if (g == NULL || g->ncells < 1 || g->ncells > DP_LINGRID_CELLS_MAX)
+		return false;
+	return g->integral ? g->iwidth >= 1 : isfinite(g->lo) && isfinite(g->width) && g->width > 0;
+}
+
+/* Values below the grid go to cell 0, above it to the last cell: one cell per row, always. */
+uint32_t
+dp_lingrid_cell_int(const dp_lingrid *g, int64_t v)
+{
+	uint64_t	c;
+
+	if (!lingrid_valid(g) || !g->integral || v <= g->ilo)
+		return 0;
+	c = ((uint64_t) v - (uint64_t) g->ilo) / g->iwidth;	/* v > ilo: the difference is exact */
+	return c >= g->ncells ? g->ncells - 1 : (uint32_t) c;
+}
+
+uint32_t
+dp_lingrid_cell_real(const dp_lingrid *g, double x)
+{
+	double		t;
+
+	if (!lingrid_valid(g) || g->integral)
+		return 0;
+	t = (x - g->lo) / g->width;
+	if (!(t >= 0.0))
+		return 0;				/* below, -Inf (and NaN, which callers do not pass) */
+	return t >= (double) g->ncells ? g->ncells - 1 : (uint32_t) t;
+}
+
+/* [*l, *h) of cell c as positions (integral: integer v occupies [v, v + 1)). */
+static void
+lin_extent(const dp_lingrid *g, uint32_t c, long double *l, long double *h)
+{
+	if (g->integral)
+	{
+		*l = (long double) g->ilo + (long double) c * (long double) g->iwidth;
+		*h = *l + (long double) g->iwidth;
+		return;
+	}
+	*l = (long double) g->lo + (long double) c * (long double) g->width;
+	*h = *l + (long double) g->width;
+}
+
+/* mass_position on the linear grid: the point of cumulative mass t among cells [c0, c1]. */
+static long double
+lin_mass_position(const dp_lingrid *g, const int64_t *noisy, uint32_t c0, uint32_t c1,
+				  long double t, uint32_t *cell)
+{
+	long double cum = 0.0L,
+				l,
+				h;
+	uint32_t	last = c0;
+
+	for (uint32_t c = c0; c <= c1; c++)
+	{
+		long double w = noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
+
+		if (w <= 0.0L)
+			continue;
+		last = c;
+		if (cum + w >= t)
+		{
+			lin_extent(g, c, &l, &h);
+			*cell = c;
+			return l + clamp_ld((t - cum) / w, 0.0L, 1.0L) * (h - l);
+		}
+		cum += w;
+	}
+	lin_extent(g, last, &l, &h);
+	*cell = last;
+	return h;
+}
+
+static int
+lin_bounds_core(const dp_lingrid *g, const int64_t *noisy, double sigma, double tail,
+				long double *xlo, uint32_t *clo, long double *xhi, uint32_t *chi)
+{
+	block_rule	rule;
+	span_arg	span;
+	long double total = 0.0L;
+
+	if (!lingrid_valid(g) || noisy == NULL || !isfinite(sigma) || sigma < 0.0 ||
+		!(tail >= 0.0 && tail < 0.5))
+		return -1;
+	rule.z = significance_z(g->ncells);
+	rule.sigma = (long double) sigma;
+	rule.grow = false;
+	span.lo = g->ncells;
+	span.hi = 0;
+	if (!minimal_blocks(noisy, g->ncells, &rule, span_add, &span))
+		return 1;
+	for (uint32_t c = span.lo; c <= span.hi; c++)
+		total += noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
+	if (!(total > 0.0L))
+		return 1;				/* not reached: a significant block has positive mass */
+	*xlo = lin_mass_position(g, noisy, span.lo, span.hi, (long double) tail * total, clo);
+	*xhi = lin_mass_position(g, noisy, span.lo, span.hi, (1.0L - (long double) tail) * total,
+							 chi);
+	return 0;
+}
+
+int
+dp_lingrid_bounds_int(const dp_lingrid *g, const int64_t *noisy, double sigma, double tail,
+					  int64_t *lower, int64_t *upper)
+{
+	long double xlo,
+				xhi,
+				l,
+				h;
+	uint32_t	clo,
+				chi;
+	int			rc;
+
+	if (g == NULL || !g->integral || lower == NULL || upper == NULL)
+		return -1;
+	rc = lin_bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
+	if (rc != 0)
+		return rc;
+	/* the integer holding each position, kept inside its cell (the end of a cell is outside) */
+	lin_extent(g, clo, &l, &h);
+	*lower = floor_to_int64(clamp_ld(xlo, l, h - 1.0L));
+	lin_extent(g, chi, &l, &h);
+	*upper = floor_to_int64(clamp_ld(xhi, l, h - 1.0L));
+	if (*upper < *lower)
+		*upper = *lower;		/* not reached: positions are monotone in the mass */
+	return 0;
+}
+
+int
+dp_lingrid_bounds_real(const dp_lingrid *g, const int64_t *noisy, double sigma, double tail,
+					   double *lower, double *upper)
+{
+	long double xlo,
+				xhi;
+	uint32_t	clo,
+				chi;
+	int			rc;
+
+	if (g == NULL || g->integral || lower == NULL || upper == NULL)
+		return -1;
+	rc = lin_bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
+	if (rc != 0)
+		return rc;
+	*lower = clamp_finite(xlo);
+	*upper = clamp_finite(xhi);
+	if (*upper < *lower)
+		*upper = *lower;
+	return 0;
+}
+
+/* dp_discovery.h: stage 2 refines stage 1's bound inside the coarse cell it fell in, or beyond. */
+int
+dp_bounds_reconcile_int(const dp_loggrid *g, int64_t coarse_lo, int64_t coarse_hi,
+						int64_t *lower, int64_t *upper)
+{
+	int64_t		a,
+				b;
+	int			replaced = 0;
+
+	if (!grid_valid(g) || !g->integral || lower == NULL || upper == NULL ||
+		coarse_lo > coarse_hi || *lower > *upper)
+		return -1;
+	dp_loggrid_cell_range_int(g, dp_loggrid_cell_int(g, coarse_lo), &a, &b);
+	if (*lower > b)
+	{
+		*lower = coarse_lo;
+		replaced++;
+	}
+	dp_loggrid_cell_range_int(g, dp_loggrid_cell_int(g, coarse_hi), &a, &b);
+	if (*upper < a)
+	{
+		*upper = coarse_hi;
+		replaced++;
+	}
+	if (*upper < *lower)		/* only one side replaced, the other beyond it: stage 1 whole */
+	{
+		*lower = coarse_lo;
+		*upper = coarse_hi;
+	}
+	return replaced;
+}
+
+int
+dp_bounds_reconcile(const dp_loggrid *g, double coarse_lo, double coarse_hi, double *lower,
+					double *upper)
+{
+	double		a,
+				b;
+	int			replaced = 0;
+
+	if (!grid_valid(g) || g->integral || lower == NULL || upper == NULL ||
+		!isfinite(coarse_lo) || !isfinite(coarse_hi) || coarse_lo > coarse_hi ||
+		!isfinite(*lower) || !isfinite(*upper) || *lower > *upper)
+		return -1;
+	/* a cell is [a, b): a bound inside it or at its end (the interpolation's last point) stays */
+	dp_loggrid_cell_range(g, dp_loggrid_cell_real(g, coarse_lo), &a, &b);
+	if (*lower > b)
+	{
+		*lower = coarse_lo;
+		replaced++;
+	}
+	dp_loggrid_cell_range(g, dp_loggrid_cell_real(g, coarse_hi), &a, &b);
+	if (*upper < a)
+	{
+		*upper = coarse_hi;
+		replaced++;
+	}
+	if (*upper < *lower)
+	{
+		*lower = coarse_lo;
+		*upper = coarse_hi;
+	}
+	return replaced;
+}

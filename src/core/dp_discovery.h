@@ -237,4 +237,104 @@ extern int	dp_loggrid_quantile_edges_int(const dp_loggrid *g, const int64_t *noi
 										  int64_t lower, int64_t upper, uint32_t nbins,
 										  int64_t *edges, uint32_t *nedges);
 
+/* ============================================================================================
+ * 3. Two-stage bounds: the log grid finds the magnitude, a linear grid inside it the bounds
+ * ============================================================================================
+ *
+ * The log grid's cells are wide far from zero (subdiv 8: [1920, 2048) is one cell), so bounds
+ * read from it alone are coarse (a year column 1997-2002 came out as [1920, 2047]).  A column's
+ * rho_col is therefore spent in two releases of the same kind, one after the other:
+ *   stage 1  rho_1 = DP_BOUNDS_COARSE_SHARE * rho_col: the noisy log-grid histogram (section 2);
+ *            its noisy 0.5% and 99.5% points (dp_loggrid_bounds with tail DP_BOUNDS_SPAN_TAIL),
+ *            widened by half their distance on each side (dp_span_widen), are a PUBLIC range
+ *            once released;
+ *   stage 2  rho_2 = the rest (rounded down): a noisy histogram on a linear grid over that range
+ *            (dp_lingrid_*), every value clamped into it, so one row adds 1 to exactly one cell
+ *            (L2 sensitivity 1, rho_2-zCDP); bounds are read from it as in section 2.
+ * The grid of stage 2 is a function of stage 1's output only (adaptive composition, Bun &
+ * Steinke 2016, Lemma 1.7): the pair is (rho_1 + rho_2)-zCDP with rho_1 + rho_2 <= rho_col
+ * (dp_bounds_split).  Everything after the noise is post-processing.  The exact counts of both
+ * stages come from the same exact data (the glue counts each value once, in one scan).
+ */
+
+/* Share of a column's bounds rho spent on the coarse (log-grid) stage. */
+#define DP_BOUNDS_COARSE_SHARE 0.25
+/*
+ * Stage 1's span is read at these noisy quantiles (0.5% and 99.5%), not at the ends of the
+ * significant blocks: a spurious block far away (noise) then drags the span only when it holds
+ * more than 0.5% of the mass, i.e. on small tables; the widening recovers the tails it cuts.
+ */
+#define DP_BOUNDS_SPAN_TAIL 0.005
+
+/*
+ * rho_1 = rho * DP_BOUNDS_COARSE_SHARE and rho_2 = rho - rho_1 rounded down, so that
+ * rho_1 + rho_2 <= rho in floating point too.  Returns 0, or -1 if rho is not finite and > 0.
+ */
+extern int	dp_bounds_split(double rho, double *rho_coarse, double *rho_fine);
+
+/*
+ * Widening of stage 1's span [lo, hi] (lo <= hi) by half its width (at least 1 for integers) on
+ * each side, saturating at the int64 range (integers) or at +/-DBL_MAX (reals): the tails that
+ * the coarse noise hid lie just outside it.  Returns 0, or -1 on invalid input.
+ */
+extern int	dp_span_widen_int(int64_t *lo, int64_t *hi);
+extern int	dp_span_widen_real(double *lo, double *hi);
+
+/* Largest number of cells of the linear grid. */
+#define DP_LINGRID_CELLS_MAX 1024
+
+/*
+ * A linear grid over a public range.  Integral: cells of iwidth integers (a power of two, the
+ * smallest with at most DP_LINGRID_CELLS_MAX cells), the first starting at ilo; real: ncells =
+ * DP_LINGRID_CELLS_MAX equal cells [lo + c w, lo + (c+1) w).  Values outside the range go to the
+ * end cells (clamping: still one cell per row).
+ */
+typedef struct dp_lingrid
+{
+	bool		integral;
+	uint32_t	ncells;
+	int64_t		ilo;
+	uint64_t	iwidth;
+	double		lo,
+				width;
+} dp_lingrid;
+
+/* Return 0, or -1 on invalid range (lo > hi, not finite, or hi - lo not finite). */
+extern int	dp_lingrid_init_int(dp_lingrid *g, int64_t lo, int64_t hi);
+extern int	dp_lingrid_init_real(dp_lingrid *g, double lo, double hi);
+extern uint32_t dp_lingrid_cell_int(const dp_lingrid *g, int64_t v);
+extern uint32_t dp_lingrid_cell_real(const dp_lingrid *g, double x);
+
+/*
+ * Bounds from a noisy histogram on the linear grid (post-processing), as dp_loggrid_bounds: the
+ * span of the minimal significant dyadic blocks (z = sqrt(2 ln(2 ncells / 0.001)), threshold
+ * max(1, z sigma sqrt(len))), then the tail and 1 - tail quantiles of the mass inside it,
+ * interpolated linearly inside cells.  Integral grids give integers (a one-integer cell gives
+ * its integer exactly).  Returns 0; 1 if no block is significant (outputs untouched); -1 on
+ * invalid arguments.
+ */
+extern int	dp_lingrid_bounds_int(const dp_lingrid *g, const int64_t *noisy, double sigma,
+								  double tail, int64_t *lower, int64_t *upper);
+extern int	dp_lingrid_bounds_real(const dp_lingrid *g, const int64_t *noisy, double sigma,
+								   double tail, double *lower, double *upper);
+
+/*
+ * Reconciling the two stages (post-processing of both releases, no privacy cost).  Stage 2 has
+ * up to 1024 cells where stage 1 had a few over the same range, so its noise per unit of mass is
+ * far larger: on a spread-out column with a thin share of rho (a test score, rho_col / 47) no
+ * block of its thin tails is significant, and its bounds keep only the dense middle.  Stage 1's
+ * cells are wide enough to show those tails.  So stage 2 may place a bound anywhere inside the
+ * log-grid cell where stage 1's bound (dp_loggrid_bounds*, same tail) fell, or further out, but
+ * not inward across that cell: stage 1 saw mass there.  A bound that would move inward is
+ * stage 1's.  A compact column (years 1997-2002, all in the cell [1920, 2047]) keeps stage 2's
+ * exact bounds; a spread-out one loses at most the mass of stage 1's bound cells (stage 2 may
+ * still cut into those).  The rule involves no tuned constant, only the public grid.
+ * coarse_lo <= coarse_hi are stage 1's bounds, *lower <= *upper stage 2's (replaced as above).
+ * Returns the number of bounds replaced (0, 1 or 2), or -1 on invalid input.
+ */
+extern int	dp_bounds_reconcile_int(const dp_loggrid *g, int64_t coarse_lo, int64_t coarse_hi,
+									int64_t *lower, int64_t *upper);
+extern int	dp_bounds_reconcile(const dp_loggrid *g, double coarse_lo, double coarse_hi,
+								double *lower, double *upper);
+
 #endif							/* DP_DISCOVERY_H */
