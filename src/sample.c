@@ -101,8 +101,8 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	gum.progress_arg = &pr;
 	gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	/* as dp_adaptive_run's own final synthesis */
-	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0 && gum.iterations > DP_ADAPTIVE_FINAL_ITERS)
-		gum.iterations = DP_ADAPTIVE_FINAL_ITERS;
+	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+		gum.iterations = dp_adaptive_final_iters(gum.iterations);
 	dp_prng_seed(&rng, seed);
 	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
 	if (rc != 0)

@@ -157,8 +157,11 @@ cand_count(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint32_t *x
 	for (uint64_t q = 0; q < cells; q++)
 	{
 		const uint32_t *l = lane + q * LANES;
+		uint32_t	sum = 0;
 
-		x[q] = l[0] + l[1] + l[2] + l[3];
+		for (int k = 0; k < LANES; k++)
+			sum += l[k];
+		x[q] = sum;
 	}
 }
 
@@ -665,8 +668,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	 * its rows already match the consistent marginals.
 	 */
 	final_gum = p->gum;
-	if (final_gum.iterations > DP_ADAPTIVE_FINAL_ITERS)
-		final_gum.iterations = DP_ADAPTIVE_FINAL_ITERS;
+	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
 	rc = dp_privsyn_sample(out, d, sizes, nrows, &final_gum, rng, &out->synth);
 	if (rc != 0)
 		goto done;

@@ -77,6 +77,14 @@
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
 #define DP_ADAPTIVE_FINAL_ITERS	60			/* at most, for the synthetic table (step 5) */
 
+/* The GUM iterations of a synthetic table drawn from an adaptive model (by the run or by
+ * dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
+static inline uint32_t
+dp_adaptive_final_iters(uint32_t iterations)
+{
+	return iterations > DP_ADAPTIVE_FINAL_ITERS ? DP_ADAPTIVE_FINAL_ITERS : iterations;
+}
+
 /*
  * The exponential mechanism, exact: returns r in [0, k) with probability proportional to
  * exp(eps * (score[r] - max score) / (2 * sens)), scores on an integer grid (units), sens the
