@@ -181,7 +181,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 			ereport(ERROR,
 					(errcode(ERRCODE_DPSYNTH_ROLE_LIMIT),
 					 errmsg("role limit on table \"%s\" is exhausted", get_rel_name(relid)),
-					 errdetail("This call needs rho %s, more than the limit set on role %s leaves. The attempt is recorded in dp_refusals.",
+					 errdetail("This call needs rho %s, more than the limit set on role \"%s\" leaves. The attempt is recorded in dp_refusals.",
 							   req->rho_charged, GetUserNameFromId(req->limit_role, true)),
 					 errhint("Ask the table's owner to raise the limit with dp_limit_role.")));
 			break;

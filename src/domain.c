@@ -727,12 +727,12 @@ check_releasable(Oid relid, DpColumn *col, const CatalogColumn *cc)
 	if (cc->treatment && strcmp(cc->treatment, "exclude") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("column \"%s\" of table %s is excluded from releases", col->name, get_rel_name(relid)),
+				 errmsg("column \"%s\" of table \"%s\" is excluded from releases", col->name, get_rel_name(relid)),
 				 errhint("The table's owner excluded it with dp_column_policy; synthetic copies leave it NULL.")));
 	if ((cc->treatment && strcmp(cc->treatment, "identifier") == 0) || cc->serial || col->typid == UUIDOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("column \"%s\" of table %s is an identifier and is never released", col->name,
+				 errmsg("column \"%s\" of table \"%s\" is an identifier and is never released", col->name,
 						get_rel_name(relid)),
 				 errhint("Serial, identity and uuid columns, and columns the owner marks as identifiers, get fresh values in synthetic copies.")));
 }
@@ -766,7 +766,7 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 		if (!cc->discovery)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("column \"%s\" of table %s needs quantile bins learned by DP, and the policy forbids DP discovery",
+					 errmsg("column \"%s\" of table \"%s\" needs quantile bins learned by DP, and the policy forbids DP discovery",
 							col->name, rel),
 					 errhint("Declare equal-width bins instead: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);",
 							 rel, col->name)));
@@ -785,7 +785,7 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("declared domain of column \"%s\" of table %s does not fit its type %s",
+				 errmsg("declared domain of column \"%s\" of table \"%s\" does not fit its type %s",
 						col->name, rel, format_type_be(col->typid)),
 				 errhint("The column's type changed since the declaration; the owner must declare it again with dp_declare.")));
 	return true;
@@ -875,13 +875,13 @@ to_discover(Oid relid, DpColumn *col, const CatalogColumn *cc)
 		if (!cc->discovery)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("column \"%s\" of table %s has no public domain, and the policy forbids DP discovery",
+					 errmsg("column \"%s\" of table \"%s\" has no public domain, and the policy forbids DP discovery",
 							col->name, rel),
 					 errhint("%s", declare_hint)));
 		if (is_text_type(col->typid) && !(dpsynth_selection_share(relid) > 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("column \"%s\" of table %s has no public domain, and no selection delta is left to discover its values",
+					 errmsg("column \"%s\" of table \"%s\" has no public domain, and no selection delta is left to discover its values",
 							col->name, rel),
 					 errdetail("Discovering which text values exist (DP partition selection) needs an additive delta."),
 					 errhint("The table's owner can declare it: SELECT dp_declare('%s', '%s', categories => ARRAY[...]); or set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
@@ -892,7 +892,7 @@ to_discover(Oid relid, DpColumn *col, const CatalogColumn *cc)
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("column \"%s\" of table %s has type %s, which dpsynth cannot release",
+			 errmsg("column \"%s\" of table \"%s\" has type %s, which dpsynth cannot release",
 					col->name, rel, format_type_be(col->typid)),
 			 errhint("Declare categories for it with dp_declare, or exclude it: SELECT dp_column_policy('%s', '%s', treatment => 'exclude');",
 					 rel, col->name)));
@@ -938,7 +938,7 @@ dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
 			if (IsolationUsesXactSnapshot())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("the domain of column \"%s\" of table %s cannot be discovered in a REPEATABLE READ or SERIALIZABLE transaction",
+						 errmsg("the domain of column \"%s\" of table \"%s\" cannot be discovered in a REPEATABLE READ or SERIALIZABLE transaction",
 								cols[i].name, get_rel_name(relid)),
 						 errdetail("Nothing was charged."),
 						 errhint("Make this call in a READ COMMITTED transaction, or ask the table's owner to declare the domain.")));
@@ -986,7 +986,7 @@ load_columns_once(Oid relid, ArrayType *names, int *ncolumns)
 		if (!HeapTupleIsValid(atttup))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" of table %s does not exist", cols[i].name, get_rel_name(relid)),
+					 errmsg("column \"%s\" of table \"%s\" does not exist", cols[i].name, get_rel_name(relid)),
 					 errhint("Column names are case-sensitive here, as in the catalog: write them without quotes.")));
 		att = (Form_pg_attribute) GETSTRUCT(atttup);
 		if (att->attnum <= 0)

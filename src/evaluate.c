@@ -107,19 +107,19 @@ check_same_columns(Oid real, List *real_cols, Oid other)
 		if (!name_in(cols, lfirst(lc)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("tables %s and %s do not have the same columns",
-						rel_text(real), rel_text(other)),
-				 errdetail("Column \"%s\" of table %s is not in table %s.", (char *) lfirst(lc),
-						   rel_text(real), rel_text(other)),
+				 errmsg("tables \"%s\" and \"%s\" do not have the same columns",
+						get_rel_name(real), get_rel_name(other)),
+				 errdetail("Column \"%s\" of table \"%s\" is not in table \"%s\".", (char *) lfirst(lc),
+						   get_rel_name(real), get_rel_name(other)),
 				 errhint("Compare tables with the same column names (their order may differ).")));
 	foreach(lc, cols)
 		if (!name_in(real_cols, lfirst(lc)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("tables %s and %s do not have the same columns",
-						rel_text(real), rel_text(other)),
-				 errdetail("Column \"%s\" of table %s is not in table %s.", (char *) lfirst(lc),
-						   rel_text(other), rel_text(real)),
+				 errmsg("tables \"%s\" and \"%s\" do not have the same columns",
+						get_rel_name(real), get_rel_name(other)),
+				 errdetail("Column \"%s\" of table \"%s\" is not in table \"%s\".", (char *) lfirst(lc),
+						   get_rel_name(other), get_rel_name(real)),
 				 errhint("Compare tables with the same column names (their order may differ).")));
 }
 
@@ -140,7 +140,7 @@ check_select(Oid relid, List *cols, const char *role)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("permission denied for table %s", rel_text(relid)),
-					 errdetail("dp_evaluate reads every row of the %s table with your privileges; it is not a differentially private release.",
+					 errdetail("dp_evaluate reads every row of its argument \"%s\" with your privileges; it is not a differentially private release.",
 							   role),
 					 errhint("Analysts judge a synthetic table from its DP outputs; the owner, or a role granted SELECT, runs dp_evaluate.")));
 	}
@@ -157,7 +157,7 @@ relation_arg(FunctionCallInfo fcinfo, int argno)
 			return InvalidOid;
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the %s table must not be NULL", table_role[argno])));
+				 errmsg("argument \"%s\" of dp_evaluate must not be NULL", table_role[argno])));
 	}
 	relid = PG_GETARG_OID(argno);
 	if (get_rel_relkind(relid) == '\0')
@@ -237,7 +237,8 @@ check_not_empty(const dp_eval *e, const Oid *relid)
 		if (OidIsValid(relid[t]) && dp_eval_rows(e, t) == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the %s table %s has no rows", table_role[t], rel_text(relid[t])),
+					 errmsg("table \"%s\" has no rows", get_rel_name(relid[t])),
+					 errdetail("It is dp_evaluate's argument \"%s\".", table_role[t]),
 					 errhint("dp_evaluate compares the distributions of non-empty tables.")));
 }
 
@@ -260,7 +261,7 @@ dpsynth_evaluate_tables(FunctionCallInfo fcinfo, dp_eval_result *res, DpEvalTabl
 	if (cols == NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("table %s has no columns", rel_text(tables->relid[DP_EVAL_REAL]))));
+				 errmsg("table \"%s\" has no columns", get_rel_name(tables->relid[DP_EVAL_REAL]))));
 	for (int t = DP_EVAL_SYNTH; t < DP_EVAL_NTABLES; t++)
 		if (OidIsValid(tables->relid[t]))
 			check_same_columns(tables->relid[DP_EVAL_REAL], cols, tables->relid[t]);
@@ -275,16 +276,16 @@ dpsynth_evaluate_tables(FunctionCallInfo fcinfo, dp_eval_result *res, DpEvalTabl
 	if (tables->target && target < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of table %s does not exist", tables->target,
-						rel_text(tables->relid[DP_EVAL_REAL])),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", tables->target,
+						get_rel_name(tables->relid[DP_EVAL_REAL])),
 				 errhint("The target is the column the model predicts: one of the real table's columns.")));
 	for (int t = 0; t < DP_EVAL_NTABLES; t++)
 		if (OidIsValid(tables->relid[t]))
 			check_select(tables->relid[t], cols, table_role[t]);
 
 	ereport(NOTICE,
-			(errmsg("dp_evaluate reads the real table %s with your privileges: its figures are not differentially private",
-					rel_text(tables->relid[DP_EVAL_REAL])),
+			(errmsg("dp_evaluate reads the real table \"%s\" with your privileges: its figures are not differentially private",
+					get_rel_name(tables->relid[DP_EVAL_REAL])),
 			 errdetail("They are exact statistics of the rows compared; nothing is charged to a budget."),
 			 errhint("Share them only with roles that may read the real table.")));
 

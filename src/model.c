@@ -309,7 +309,7 @@ corrupt(int64 model_id, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("model " INT64_FORMAT " is invalid", model_id),
-			 errdetail("The stored model has %s.", what)));
+			 errdetail_internal("%s", what)));
 }
 
 /* An array column of an SPI row; NULL if the array or an element is NULL. */
@@ -414,11 +414,11 @@ load_row(Oid invoker, int64 model_id, DpModel *m, DpModelMeta *meta, MemoryConte
 	model = SPI_datumTransfer(SPI_getbinval(tup, desc, 5, &isnull), false, -1);
 	m->res.total = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
 	if (isnull)
-		corrupt(model_id, "no noisy_total");
+		corrupt(model_id, "The stored model has no noisy_total.");
 	format = row_text(tup, desc, 7);
 	version = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
 	if (!format || strcmp(format, MODEL_FORMAT) != 0 || isnull || version != MODEL_VERSION)
-		corrupt(model_id, "unknown format or version");
+		corrupt(model_id, "The stored model has unknown format or version.");
 	m->method = row_text(tup, desc, 9);
 	if (!m->method)
 		m->method = DPSYNTH_METHOD_PRIVSYN_LABEL;
@@ -436,7 +436,7 @@ out_kind(const char *treatment, int64 model_id)
 		return OUT_NULL;
 	if (strcmp(treatment, "synthesized") == 0)
 		return OUT_SYNTH;
-	corrupt(model_id, "unknown treatment");
+	corrupt(model_id, "The stored model has unknown treatment.");
 }
 
 /* A synthesized column's stored domain (columns 7-11 of the columns' query) into *d. */
@@ -449,7 +449,7 @@ load_domain(HeapTuple tup, TupleDesc desc, dp_domain *d, int64 model_id)
 	int			n;
 
 	if (!kind || isnull)
-		corrupt(model_id, "a domain without kind");
+		corrupt(model_id, "The stored model has a domain without kind.");
 	if (strcmp(kind, "categories") == 0)
 	{
 		Datum	   *vals = row_array(tup, desc, 9, TEXTOID, &n);
@@ -458,14 +458,14 @@ load_domain(HeapTuple tup, TupleDesc desc, dp_domain *d, int64 model_id)
 		int32	   *slots = palloc(sizeof(int32) * dp_catmap_slots_needed(n));
 
 		if (!vals && n > 0)
-			corrupt(model_id, "a NULL category");
+			corrupt(model_id, "The stored model has a NULL category.");
 		for (int c = 0; c < n; c++)
 		{
 			labels[c] = TextDatumGetCString(vals[c]);
 			lens[c] = strlen(labels[c]);
 		}
 		if (n >= DP_MAX_CODES || dp_domain_init_categories(d, labels, lens, n, slots, null_cell) != 0)
-			corrupt(model_id, "invalid categories");
+			corrupt(model_id, "The stored model has invalid categories.");
 	}
 	else if (strcmp(kind, "integer_bins") == 0)
 	{
@@ -475,7 +475,7 @@ load_domain(HeapTuple tup, TupleDesc desc, dp_domain *d, int64 model_id)
 		for (int c = 0; c < n; c++)
 			edges[c] = DatumGetInt64(e[c]);
 		if (!e || n < 2 || dp_domain_init_int_edges(d, edges, n - 1, null_cell) != 0)
-			corrupt(model_id, "invalid integer bins");
+			corrupt(model_id, "The stored model has invalid integer bins.");
 	}
 	else if (strcmp(kind, "real_bins") == 0)
 	{
@@ -485,10 +485,10 @@ load_domain(HeapTuple tup, TupleDesc desc, dp_domain *d, int64 model_id)
 		for (int c = 0; c < n; c++)
 			edges[c] = DatumGetFloat8(e[c]);
 		if (!e || n < 2 || dp_domain_init_real_edges(d, edges, n - 1, null_cell) != 0)
-			corrupt(model_id, "invalid real bins");
+			corrupt(model_id, "The stored model has invalid real bins.");
 	}
 	else
-		corrupt(model_id, "unknown domain kind");
+		corrupt(model_id, "The stored model has unknown domain kind.");
 }
 
 /* Synthesized column j's released one-way counts and rare-value merge (columns 13-14). */
@@ -503,7 +503,7 @@ load_oneway(HeapTuple tup, TupleDesc desc, DpModel *m, int j, int64 model_id)
 	bool	   *used;
 
 	if (!oneway || !map || n1 != (int) m->sizes[j] || n2 != (int) m->sizes[j])
-		corrupt(model_id, "one-way counts or merge do not match the domain");
+		corrupt(model_id, "The stored model has one-way counts or merge do not match the domain.");
 	r->oneway_noisy[j] = palloc(sizeof(double) * n1);
 	r->code_map[j] = palloc(sizeof(uint16) * n1);
 	for (int c = 0; c < n1; c++)
@@ -511,7 +511,7 @@ load_oneway(HeapTuple tup, TupleDesc desc, DpModel *m, int j, int64 model_id)
 		int64		g = DatumGetInt64(map[c]);
 
 		if (g < 0 || g >= n1)
-			corrupt(model_id, "a merged code out of range");
+			corrupt(model_id, "The stored model has a merged code out of range.");
 		r->oneway_noisy[j][c] = DatumGetFloat8(oneway[c]);
 		r->code_map[j][c] = (uint16) g;
 		r->merged_sizes[j] = Max(r->merged_sizes[j], (uint32) g + 1);
@@ -522,7 +522,7 @@ load_oneway(HeapTuple tup, TupleDesc desc, DpModel *m, int j, int64 model_id)
 		used[r->code_map[j][c]] = true;
 	for (uint32 g = 0; g < r->merged_sizes[j]; g++)
 		if (!used[g])
-			corrupt(model_id, "a merged code without members");
+			corrupt(model_id, "The stored model has a merged code without members.");
 }
 
 /* Row i of the columns' query: one output column, and if synthesized its domain and counts. */
@@ -541,14 +541,14 @@ load_column(HeapTuple tup, TupleDesc desc, DpModel *m, int i, char **type, char 
 	oc->treatment = row_text(tup, desc, 5);
 	oc->scale = -1;
 	if (!oc->name || !*type || !*base_type || isnull || !oc->treatment)
-		corrupt(model_id, "a column without name, type or treatment");
+		corrupt(model_id, "The stored model has a column without name, type or treatment.");
 	oc->kind = out_kind(oc->treatment, model_id);
 	if (oc->kind != OUT_SYNTH)
 		return;
 
 	j = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
 	if (isnull || j < 0 || j >= m->ncols || m->sizes[j] != 0)
-		corrupt(model_id, "synthesized columns are not numbered 0..n-1");
+		corrupt(model_id, "The stored model has synthesized columns are not numbered 0..n-1.");
 	oc->synth = j;
 	oc->domain = &m->domains[j];
 	oc->other = row_text(tup, desc, 12);
@@ -577,7 +577,7 @@ load_columns(Datum model, DpModel *m, char ***types, char ***base_types, int64 m
 	old = MemoryContextSwitchTo(caller_cxt);
 	m->nout = (int) SPI_processed;
 	if (m->nout < 1 || m->nout > MaxHeapAttributeNumber)
-		corrupt(model_id, "no columns");
+		corrupt(model_id, "The stored model has no columns.");
 	m->out = palloc0(sizeof(OutColumn) * m->nout);
 	*types = palloc0(sizeof(char *) * m->nout);
 	*base_types = palloc0(sizeof(char *) * m->nout);
@@ -589,7 +589,7 @@ load_columns(Datum model, DpModel *m, char ***types, char ***base_types, int64 m
 			nsynth++;
 	}
 	if (nsynth < 1)
-		corrupt(model_id, "no synthesized column");
+		corrupt(model_id, "The stored model has no synthesized column.");
 	m->ncols = nsynth;
 	m->sizes = palloc0(sizeof(uint32) * nsynth);
 	m->domains = palloc0(sizeof(dp_domain) * nsynth);
@@ -601,7 +601,7 @@ load_columns(Datum model, DpModel *m, char ***types, char ***base_types, int64 m
 					model_id);
 	for (int j = 0; j < nsynth; j++)
 		if (m->sizes[j] == 0)
-			corrupt(model_id, "synthesized columns are not numbered 0..n-1");
+			corrupt(model_id, "The stored model has synthesized columns are not numbered 0..n-1.");
 	MemoryContextSwitchTo(old);
 }
 
@@ -619,20 +619,20 @@ load_marginal(HeapTuple tup, TupleDesc desc, DpModel *m, uint32 k, int64 model_i
 	double		rho = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
 
 	if (!attrs || na < 1 || na > DP_MARG_MAX_ATTRS)
-		corrupt(model_id, "a marginal without attributes");
+		corrupt(model_id, "The stored model has a marginal without attributes.");
 	for (int i = 0; i < na; i++)
 	{
 		int64		x = DatumGetInt64(attrs[i]);
 
 		if (x < 0 || x >= m->ncols)
-			corrupt(model_id, "a marginal over an unknown column");
+			corrupt(model_id, "The stored model has a marginal over an unknown column.");
 		a[i] = (uint32) x;
 	}
 	if (dp_marg_init(&r->margs[k], (uint32) na, a, r->merged_sizes) != 0)
-		corrupt(model_id, "an invalid marginal");
+		corrupt(model_id, "The stored model has an invalid marginal.");
 	cells = row_array(tup, desc, 3, FLOAT8OID, &nc);
 	if (!cells || (uint64) nc != r->margs[k].ncells)
-		corrupt(model_id, "a marginal's cells do not match its columns");
+		corrupt(model_id, "The stored model has a marginal's cells do not match its columns.");
 	for (int c = 0; c < nc; c++)
 		r->margs[k].cells[c] = DatumGetFloat8(cells[c]);
 	r->margs[k].rho = isnull ? 0 : rho;
@@ -651,7 +651,7 @@ load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt
 				 model, model_id, "marginals");
 	old = MemoryContextSwitchTo(caller_cxt);
 	if (SPI_processed < 1 || SPI_processed > nsynth + nsynth * (nsynth - 1) / 2)
-		corrupt(model_id, "no marginals, or too many");
+		corrupt(model_id, "The stored model has no marginals, or too many.");
 	r->nmargs = (uint32) SPI_processed;
 	r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
 	for (uint32 k = 0; k < r->nmargs; k++)
@@ -676,7 +676,7 @@ load_checks(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
 		DpCheck    *c = palloc(sizeof(DpCheck));
 
 		if (!name || !expr)
-			corrupt(model_id, "a CHECK constraint without name or expression");
+			corrupt(model_id, "The stored model has a CHECK constraint without name or expression.");
 		/* validated again against the sample's table before it is added (synth_constraints.c) */
 		c->name = name;
 		c->expr = expr;

@@ -106,7 +106,7 @@ synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, Ar
 			if (get_attnum(relid, TextDatumGetCString(only_elems[i])) <= 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("column \"%s\" of table %s does not exist",
+						 errmsg("column \"%s\" of table \"%s\" does not exist",
 								TextDatumGetCString(only_elems[i]), get_rel_name(relid))));
 		}
 	}
@@ -156,9 +156,9 @@ synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, Ar
 		if (oc->kind == OUT_NULL && oc->notnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("column \"%s\" of table %s is NOT NULL but would not be synthesized", oc->name,
+					 errmsg("column \"%s\" of table \"%s\" is NOT NULL but would not be synthesized", oc->name,
 							get_rel_name(relid)),
-					 only ? errhint("Include it in columns => ...") :
+					 only ? errhint("Add it to the columns argument, or leave that argument out.") :
 					 errhint("The owner excluded it; a synthetic copy would leave it NULL.")));
 		if (oc->kind == OUT_IDENTIFIER && oc->notnull &&
 			!(oc->basetype == INT2OID || oc->basetype == INT4OID || oc->basetype == INT8OID ||

@@ -68,11 +68,11 @@ function_unsafe(Oid funcid, void *arg)
 	SafeCtx    *ctx = arg;
 
 	if (funcid >= FirstNormalObjectId)
-		ctx->why = "it calls a function that is not built in";
+		ctx->why = "The expression calls a function that is not built in.";
 	else if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
-		ctx->why = "it calls a volatile function";
+		ctx->why = "The expression calls a volatile function.";
 	else if (function_runs_queries(funcid))
-		ctx->why = "it calls a function that runs queries";
+		ctx->why = "The expression calls a function that runs queries.";
 	else
 		return false;
 	return true;
@@ -92,7 +92,7 @@ unsafe_walker(Node *node, SafeCtx *ctx)
 	if (IsA(node, Query) || IsA(node, SubLink) || IsA(node, SubPlan) || IsA(node, Aggref) ||
 		IsA(node, WindowFunc) || IsA(node, Param) || IsA(node, NextValueExpr))
 	{
-		ctx->why = "it is not a plain expression";
+		ctx->why = "The constraint is not a plain expression.";
 		return true;
 	}
 	if (check_functions_in_node(node, function_unsafe, ctx))
@@ -103,7 +103,7 @@ unsafe_walker(Node *node, SafeCtx *ctx)
 
 		if (OidIsValid(t) && t >= FirstNormalObjectId)
 		{
-			ctx->why = "it uses a type that is not built in";
+			ctx->why = "The expression uses a type that is not built in.";
 			return true;
 		}
 	}
@@ -294,13 +294,13 @@ raw_unsafe_walker(Node *node, RawCtx *ctx)
 		return false;
 	if (IsA(node, SubLink) || IsA(node, SelectStmt) || IsA(node, ParamRef))
 	{
-		ctx->why = "it is not a plain expression";
+		ctx->why = "The constraint is not a plain expression.";
 		return true;
 	}
 	if ((IsA(node, FuncCall) && qualified_outside_catalog(((FuncCall *) node)->funcname)) ||
 		(IsA(node, A_Expr) && qualified_outside_catalog(((A_Expr *) node)->name)))
 	{
-		ctx->why = "it names a function or operator outside pg_catalog";
+		ctx->why = "The expression names a function or operator outside pg_catalog.";
 		return true;
 	}
 	if (IsA(node, TypeName))
@@ -312,7 +312,7 @@ raw_unsafe_walker(Node *node, RawCtx *ctx)
 			ReleaseSysCache(typ);
 		if (!builtin)
 		{
-			ctx->why = "it uses a type that is not built in";
+			ctx->why = "The expression uses a type that is not built in.";
 			return true;
 		}
 		return false;
@@ -324,13 +324,13 @@ raw_unsafe_walker(Node *node, RawCtx *ctx)
 
 		if (list_length(cr->fields) != 1 || !IsA(linitial(cr->fields), String))
 		{
-			ctx->why = "it references something other than a column";
+			ctx->why = "The expression references something other than a column.";
 			return true;
 		}
 		att = attnameAttNum(ctx->rel, strVal(linitial(cr->fields)), false);
 		if (att <= 0 || !type_safe(TupleDescAttr(RelationGetDescr(ctx->rel), att - 1)->atttypid, 0))
 		{
-			ctx->why = "it references an unknown column, or one of a type that is not safe";
+			ctx->why = "The expression references an unknown column, or one of a type that is not safe.";
 			return true;
 		}
 		return false;
@@ -356,7 +356,7 @@ validate_check_text(Oid relid, const char *expr, const char **why)
 	RawCtx		rctx;
 	char	   *result = NULL;
 
-	*why = "it is not a single expression";
+	*why = "The constraint is not a single expression.";
 	raw = raw_parser(psprintf("SELECT (%s\n)", expr), RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1 || !IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
 		goto done;
@@ -428,7 +428,7 @@ synth_read_checks(Oid relid, const char *label, List **skipped)
 		char	   *bin = SPI_getvalue(tup, desc, 3);
 		bool		isnull;
 		bool		deps_ok = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		const char *why = "it depends on objects that are not built in";
+		const char *why = "The expression depends on objects that are not built in.";
 		MemoryContext old = MemoryContextSwitchTo(caller_cxt);
 
 		if (deps_ok && expr && bin && expr_builtin_only(stringToNode(bin), &why))
@@ -443,7 +443,7 @@ synth_read_checks(Oid relid, const char *label, List **skipped)
 		{
 			ereport(NOTICE,
 					(errmsg("CHECK constraint \"%s\" is not copied to the synthetic table", name),
-					 errdetail("Only constraints made of built-in objects are copied: %s, which would run with your rights.", why),
+					 errdetail("%s Only constraints made of built-in objects are copied, since a constraint runs with the rights of whoever writes to the table.", why),
 					 errcontext("%s", label)));
 			*skipped = lappend(*skipped, pstrdup(name));
 		}
@@ -482,7 +482,7 @@ synth_validated_checks(Oid target_relid, List *checks, const char *label)
 		else
 			ereport(NOTICE,
 					(errmsg("CHECK constraint \"%s\" is not added to the synthetic table", c->name),
-					 errdetail("Only constraints made of built-in objects are added: %s.", why),
+					 errdetail("%s Only constraints made of built-in objects are added.", why),
 					 errcontext("%s", label)));
 	}
 	return out;

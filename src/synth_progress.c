@@ -18,9 +18,11 @@ synth_report(SynthProgress *pr, const char *phase, int percent)
 	char	   *msg = psprintf("%s: %s, %d%%", pr->label, phase, percent);
 
 	pgstat_report_activity(STATE_RUNNING, msg);
-	if (pr->verbose)
-		ereport(NOTICE, (errmsg("%s", msg)));
 	pfree(msg);
+	if (pr->verbose)
+		ereport(NOTICE,
+				(errmsg("phase \"%s\" is %d%% done", phase, percent),
+				 errcontext("%s", pr->label)));
 }
 
 void

@@ -322,11 +322,12 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	if (c->verbose && c->adaptive)
 		ereport(NOTICE,
 				(c->astats.focus_pairs > 0 ?
-				 errmsg("%s: %u pairs measured for focus, then %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
-						c->label, c->astats.focus_pairs, c->astats.rounds, c->astats.anneals, c->astats.candidates,
+				 errmsg("%u pairs measured for focus, then %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
+						c->astats.focus_pairs, c->astats.rounds, c->astats.anneals, c->astats.candidates,
 						c->res.n_kway) :
-				 errmsg("%s: %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
-						c->label, c->astats.rounds, c->astats.anneals, c->astats.candidates, c->res.n_kway)));
+				 errmsg("%u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
+						c->astats.rounds, c->astats.anneals, c->astats.candidates, c->res.n_kway),
+				 errcontext("%s", c->label)));
 }
 
 /* The released model: public facts, domains and the method's released output. */
