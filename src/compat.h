@@ -15,6 +15,14 @@
 #include "nodes/miscnodes.h"
 #endif
 
+/*
+ * 18: pg_attribute_noreturn() (a suffix) is gone; pg_noreturn is a prefix specifier.  Before 18,
+ * the same attribute written as a prefix, which GCC and Clang accept.
+ */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
 /* 16: pg_class_ownercheck and friends became object_ownercheck(classid, ...) */
 #if PG_VERSION_NUM >= 160000
 #define dpsynth_table_ownercheck(relid, roleid) object_ownercheck(RelationRelationId, (relid), (roleid))

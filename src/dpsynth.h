@@ -165,7 +165,7 @@ extern void dpsynth_plan_call(Oid relid, dp_plan_call call, int64 units, double 
 							  const DpColumn *cols, int ncols, dp_plan *plan);
 
 /* Raises 54000: a marginal over DP_PLAN_MAX_MARGINAL_CELLS. */
-extern void dpsynth_too_many_cells(void) pg_attribute_noreturn();
+pg_noreturn extern void dpsynth_too_many_cells(void);
 
 /* ---- discover.c ---- */
 

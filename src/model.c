@@ -301,7 +301,7 @@ dpsynth_model_store(Oid relid, int64 ledger_id, double epsilon, double delta, in
 	return id;
 }
 
-static void corrupt(int64 model_id, const char *what) pg_attribute_noreturn();
+pg_noreturn static void corrupt(int64 model_id, const char *what);
 
 static void
 corrupt(int64 model_id, const char *what)

@@ -55,7 +55,7 @@ dpsynth_too_many_cells(void)
 			 errhint("Ask for fewer columns, or declare coarser domains (fewer categories or bins).")));
 }
 
-static void raise_refusal(const dp_plan *plan, const DpColumn *cols, double epsilon) pg_attribute_noreturn();
+pg_noreturn static void raise_refusal(const dp_plan *plan, const DpColumn *cols, double epsilon);
 
 static void
 raise_refusal(const dp_plan *plan, const DpColumn *cols, double epsilon)

@@ -13,6 +13,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/scansup.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/regproc.h"
 #include "utils/lsyscache.h"
 
