@@ -27,6 +27,7 @@
 #define SCORE_SENS		(SCORE_UNITS + 1)
 /* a round's scoring (candidates x estimate rows) is split over threads from this much work on */
 #define SCORE_THREAD_WORK	((uint64_t) 1 << 21)
+#define COUNT_CHUNK			64	/* candidates counted between two progress reports */
 
 /* ---- the exponential mechanism ---- */
 
@@ -163,6 +164,29 @@ cand_count(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint32_t *x
 			sum += l[k];
 		x[q] = sum;
 	}
+}
+
+/* Candidates k0, k0 + step, ... below k1 counted in table t, by one thread (its own lane buffer). */
+typedef struct Counter
+{
+	const Cand *cand;
+	uint32_t	k0,
+				k1,
+				step;
+	uint32_t   *counts;			/* the exact counts: each candidate its own slice */
+	const dp_codes *t;
+	const uint32_t *sizes;
+	uint32_t   *lane;			/* LANES * LANE_CELLS */
+} Counter;
+
+static void *
+count_worker(void *arg)
+{
+	const Counter *c = arg;
+
+	for (uint32_t k = c->k0; k < c->k1; k += c->step)
+		cand_count(&c->cand[k], c->t, c->sizes, c->counts + c->cand[k].offset, c->lane);
+	return NULL;
 }
 
 /* The estimate's counts of candidate cd, scaled to total (y); cnt: cd->cells of scratch. */
@@ -492,15 +516,25 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		if (!s->y || !s->ycnt || !s->lane)
 			FAIL(dp_nomem("could not allocate a scoring thread's buffers"));
 	}
+	/*
+	 * The exact counts, COUNT_CHUNK candidates at a time over nthreads threads (each candidate's
+	 * slice written by one thread: the same counts whatever the number of threads); progress
+	 * and interrupts between chunks, on this thread only.
+	 */
 	for (uint32_t r = 0; r < ncand; r++)
+		cand[r].meas = cand[r].nattrs == 1 ? (int32_t) cand[r].attrs[0] : -1;
+	for (uint32_t r0 = 0; r0 < ncand; r0 += COUNT_CHUNK)
 	{
-		Cand	   *cd = &cand[r];
-		uint32_t   *x = counts + cd->offset;
+		uint32_t	r1 = r0 + COUNT_CHUNK < ncand ? r0 + COUNT_CHUNK : ncand;
+		uint32_t	T = (uint64_t) (r1 - r0) * merged.nrows >= SCORE_THREAD_WORK ? nthreads : 1;
+		Counter		counters[DP_GUM_MAX_THREADS];
 
-		cd->meas = cd->nattrs == 1 ? (int32_t) cd->attrs[0] : -1;
-		cand_count(cd, &merged, out->merged_sizes, x, lanebuf);
-		if ((r & 63) == 63)
-			PROGRESS(DP_PHASE_SELECT, 0);
+		if (T > r1 - r0)
+			T = r1 - r0;
+		for (uint32_t t = 0; t < T; t++)
+			counters[t] = (Counter) {cand, r0 + t, r1, T, counts, &merged, out->merged_sizes, scorers[t].lane};
+		dp_run_parallel(count_worker, counters, sizeof(Counter), T);
+		PROGRESS(DP_PHASE_SELECT, 0);
 	}
 	/* the exact counts now hold all the private data the rounds need */
 	dp_codes_free(&merged);
