@@ -202,6 +202,8 @@ RESET dpsynth.max_model_cells;
 SELECT count(*) > 0 AS rows_in_too_big FROM m_space.too_big;
 SET ROLE regress_m_analyst;
 SELECT try_sql($$SET dpsynth.max_model_cells = 100$$) AS analyst_cannot_set;
+-- the cores a call takes are the administrator's to bound, as max_parallel_workers is
+SELECT try_sql($$SET dpsynth.synthesis_threads = 4$$) AS analyst_cannot_set_threads;
 RESET ROLE;
 DROP TABLE m_space.too_big;
 

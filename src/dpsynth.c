@@ -65,13 +65,14 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("dpsynth.synthesis_threads",
-							"Threads one dp_synthesize or dp_sample call uses for GUM synthesis.",
+							"Threads one dp_synthesize or dp_sample call uses for counting, scoring and GUM synthesis.",
+							"A superuser setting, as max_parallel_workers is: it bounds the cores one call takes. "
 							"The synthetic rows do not depend on it (a seeded dp_sample gives the same rows); "
-							"tables under 65,536 rows use one thread.  Helper threads only compute, with "
+							"small tables use one thread.  Helper threads only compute, with "
 							"every signal blocked, and end before the call does.",
 							&dpsynth_synthesis_threads,
 							2, 1, DP_GUM_MAX_THREADS,
-							PGC_USERSET, 0,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("dpsynth.max_model_cells",
 							"The largest released model dp_synthesize stores, in cells over all its marginals.",
