@@ -308,6 +308,8 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.gum.progress_arg = pr;
 	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	params.focus = c->focus;
+	/* the encoded table is dead once recoded and counted: the method takes it over */
+	params.consume = codes;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)

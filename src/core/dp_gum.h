@@ -63,8 +63,12 @@
  * copy), plus per cell of an iterated marginal 8 bytes of target and 4 * threads bytes of counts,
  * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
  * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component) and
- * 8 * batch bytes of cell indexes, besides the 2 * n bytes per column of the output.  1M rows of
- * Adult: a backend peak of 97 MB for the whole dp_synthesize call (bench/speed.sh, 2026-11-24).
+ * 8 * batch bytes of cell indexes, besides the 2 * n bytes per column of the output.  With 8-bit
+ * working columns, the output's 16-bit columns of the iterated marginals are freed while GUM
+ * works on the copies and allocated again at the end, after the best table's copies and the
+ * moves' arrays (9 * n bytes) are freed: 10M rows of Adult went from 861 MB to 389 MB of backend
+ * peak for the whole dp_synthesize call with the in-place recoding and split of dp_privsyn.c
+ * (bench/RESULTS.md, 2026-11-25).  1M rows of Adult: 97 MB (bench/speed.sh, 2026-11-24).
  */
 #ifndef DP_GUM_H
 #define DP_GUM_H
@@ -97,9 +101,12 @@ typedef struct dp_gum_params
 	 */
 	int			counting;
 	/*
-	 * A warm start (NULL: none): when it has n rows and ncols columns, the core columns start
-	 * from its rows instead of the independent fill of step 2 (the peeled ones are appended as
-	 * always).  dp_adaptive.c re-estimates after every round from the previous round's rows.
+	 * A warm start (NULL: none): when it has ncols columns and m rows, 0 < m <= n, the core
+	 * columns start from its rows instead of the independent fill of step 2 (the peeled ones are
+	 * appended as always).  With m == n row i is start row i (dp_adaptive.c re-estimates after
+	 * every round from the previous round's rows); with m < n every start row is copied
+	 * floor(n / m) or ceil(n / m) times, in random order (dp_privsyn_sample's coarse-to-fine
+	 * levels).  Any other start is ignored (a cold start).
 	 */
 	const dp_codes *start;
 

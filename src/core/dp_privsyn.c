@@ -61,7 +61,7 @@ dp_privsyn_rare_threshold(double rho, uint32_t d)
 
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
-						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged)
+						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged, dp_codes *consume)
 {
 	uint32_t	d = data->ncols;
 	double		rho1 = rho * share / d;
@@ -145,12 +145,24 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 		out->merged_sizes[j] = next;
 		out->merged_codes += nmerged;
 	}
-	if (dp_codes_init(merged, d, data->nrows) != 0)
-		return dp_nomem("could not allocate the table recoded to merged codes");
-	for (uint32_t j = 0; j < d; j++)
-		for (uint64_t i = 0; i < data->nrows; i++)
-			merged->col[j][i] = out->code_map[j][data->col[j][i]];
-	merged->nrows = data->nrows;
+	if (consume == data)
+	{
+		/* recoded in place: the caller's table becomes merged (no second copy of n x d codes) */
+		for (uint32_t j = 0; j < d; j++)
+			for (uint64_t i = 0; i < consume->nrows; i++)
+				consume->col[j][i] = out->code_map[j][consume->col[j][i]];
+		*merged = *consume;
+		memset(consume, 0, sizeof(*consume));
+	}
+	else
+	{
+		if (dp_codes_init(merged, d, data->nrows) != 0)
+			return dp_nomem("could not allocate the table recoded to merged codes");
+		for (uint32_t j = 0; j < d; j++)
+			for (uint64_t i = 0; i < data->nrows; i++)
+				merged->col[j][i] = out->code_map[j][data->col[j][i]];
+		merged->nrows = data->nrows;
+	}
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg    *one = &margs[nmargs++];
@@ -210,7 +222,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged);
+	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged, p->consume);
 	if (rc != 0)
 		goto done;
 	nmargs = d;
@@ -341,6 +353,64 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
 	return (uint64_t) llround(fmax(model->total, 0));
 }
 
+/*
+ * GUM on the model's marginals, n rows into out.  From DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE
+ * rows on, coarse to fine: the coarsest level, n / 8^k rows (the largest k that keeps it at
+ * DP_SAMPLE_MIN_COARSE rows or more), runs GUM in full from the independent fill; every finer
+ * level, 8 times larger and n last, starts from the level below, each row a copy of one of its
+ * rows (dp_gum_params.start), and runs at most DP_SAMPLE_WARM_ITERS iterations.  The copies
+ * already follow the marginals, so a few iterations at n fix what the smaller sample could not
+ * (a cold start at n needs 25 to 45).  A function of the model, nrows and rng only.
+ */
+static int
+sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum,
+		   dp_prng *rng, dp_codes *out)
+{
+	dp_gum_params prm,
+				warm;
+	dp_codes	below = {0};
+	uint64_t	m = nrows;
+	int			rc;
+
+	if (gum)
+		prm = *gum;
+	else
+		dp_gum_default_params(&prm);
+	prm.start = NULL;
+	while (m / DP_SAMPLE_LEVEL_FACTOR >= DP_SAMPLE_MIN_COARSE)
+		m /= DP_SAMPLE_LEVEL_FACTOR;
+	if (m == nrows)
+		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
+	warm = prm;
+	if (warm.iterations > DP_SAMPLE_WARM_ITERS)
+		warm.iterations = DP_SAMPLE_WARM_ITERS;
+	if (dp_codes_init(&below, d, m) != 0)
+		return -2;
+	rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, m, &prm, rng, &below);
+	while (rc == 0)
+	{
+		dp_codes	level = {0};
+		uint64_t	next = m * DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_LEVEL_FACTOR <= nrows ?
+			m * DP_SAMPLE_LEVEL_FACTOR : nrows;
+
+		warm.start = &below;
+		if (next == nrows)
+		{
+			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
+			break;
+		}
+		if (dp_codes_init(&level, d, next) != 0)
+			rc = -2;
+		else
+			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, next, &warm, rng, &level);
+		dp_codes_free(&below);
+		below = level;
+		m = next;
+	}
+	dp_codes_free(&below);
+	return rc;
+}
+
 int
 dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
 				  const dp_gum_params *gum, dp_prng *rng, dp_codes *synth)
@@ -399,8 +469,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 	}
 	else if (nrows > 0)
 	{
-		int			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, gum, rng,
-									&synth_merged);
+		int			rc = sample_gum(model, d, nrows, gum, rng, &synth_merged);
 
 		if (rc != 0)
 		{
@@ -411,12 +480,12 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		}
 	}
 
-	/* ---- split merged codes back, in proportion to their released one-way counts ---- */
-	if (dp_codes_init(synth, d, nrows ? nrows : 1) != 0)
-	{
-		dp_codes_free(&synth_merged);
-		return -2;				/* dp_codes_init said why */
-	}
+	/*
+	 * ---- split merged codes back, in proportion to their released one-way counts ----
+	 * In place, row by row (a row's merged code is read before its own code is written): no
+	 * second n x d table.
+	 */
+	*synth = synth_merged;
 	for (uint32_t j = 0; j < d; j++)
 	{
 		/* per merged code: its members and their cumulative weights */
@@ -433,7 +502,6 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			dp_free(members);
 			dp_free(cum);
 			dp_free(fill);
-			dp_codes_free(&synth_merged);
 			dp_codes_free(synth);
 			return dp_nomem("could not allocate the split of merged codes back to their members");
 		}
@@ -460,7 +528,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		}
 		for (uint64_t i = 0; i < nrows; i++)
 		{
-			uint32_t	g = synth_merged.col[j][i];
+			uint32_t	g = synth->col[j][i];
 			uint32_t	lo = first[g],
 						hi = first[g + 1];
 			uint32_t	pick = lo;
@@ -474,7 +542,6 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 				dp_free(first);
 				dp_free(members);
 				dp_free(cum);
-				dp_codes_free(&synth_merged);
 				dp_codes_free(synth);
 				return dp_cancelled();
 			}
@@ -511,6 +578,5 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		dp_free(cum);
 	}
 	synth->nrows = nrows;
-	dp_codes_free(&synth_merged);
 	return 0;
 }

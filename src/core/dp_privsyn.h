@@ -38,6 +38,22 @@
 /* The share of rho that PrivSyn's one-way marginals take (dp_privsyn_oneway_stage). */
 #define DP_PRIVSYN_ONEWAY_SHARE 0.1
 
+/*
+ * dp_privsyn_sample's levels for large tables (see sample_gum in dp_privsyn.c): GUM in full on
+ * the coarsest level, n / 8^k rows for the largest k that keeps DP_SAMPLE_MIN_COARSE rows or more,
+ * then each level 8 times larger (n last) warm from the one below with at most
+ * DP_SAMPLE_WARM_ITERS iterations.  Below 8 * DP_SAMPLE_MIN_COARSE rows, one cold GUM at n.
+ * Why the coarsest level is large: GUM fits the 2-way targets, so what the copies carry beyond
+ * them (3-way structure) keeps the coarse sample's noise.  Measured at 1M rows of Adult, one
+ * model and seed (bench/RESULTS.md, 2026-11-25): coarse levels of 32k, 131k and 262k rows cost
+ * .0074, .0035 and .0025 of tvd3 (cold .0655) for GUM CPU of 2.0, 2.5 and 3.1 s instead of 7.9;
+ * at 10M rows from 1.25M rows, tvd3 .0644 against .0630 cold (three cold runs: .0624-.0658),
+ * GUM 19 s instead of 65.
+ */
+#define DP_SAMPLE_LEVEL_FACTOR	8
+#define DP_SAMPLE_MIN_COARSE	1000000
+#define DP_SAMPLE_WARM_ITERS	10
+
 typedef enum dp_privsyn_phase
 {
 	DP_PHASE_ONEWAY,
@@ -61,6 +77,13 @@ typedef struct dp_privsyn_params
 	 * once before the rounds, whatever its score (see dp_adaptive.h).
 	 */
 	const uint8_t *focus;
+	/*
+	 * NULL, or the run's own data table, which the run may then take over (the caller keeps only
+	 * an empty table, which dp_codes_free accepts): its codes are recoded in place to the merged
+	 * codes instead of into a copy, and freed as soon as the exact counts are taken.  At 10M rows
+	 * of 15 columns this is 300 MB less at the peak.
+	 */
+	dp_codes   *consume;
 	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
 	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
 	void	   *progress_arg;
@@ -116,8 +139,10 @@ void		dp_privsyn_result_free(dp_privsyn_result *r);
  * dp_privsyn_result, as dp_privsyn_run leaves them or as they are read back from storage) is all
  * that synthesis needs.  dp_privsyn_sample draws nrows synthetic rows from it into synth (which it
  * initialises; release it with dp_codes_free): GUM on the model's marginals over merged codes
- * (params gum, NULL for the defaults; every column uniform instead when the model's total is
- * not positive, so that its marginals are all zero), then every merged code split back among its member codes in
+ * (params gum, NULL for the defaults; from 8M rows on coarse to fine, see DP_SAMPLE_MIN_COARSE;
+ * every column uniform instead when the model's total is
+ * not positive, so that its marginals are all zero), then every merged code split back (in
+ * place) among its member codes in
  * proportion to their released (non-negative) one-way counts, uniformly if they are all zero.
  * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
  * its randomness is rng only, and the same model, nrows and rng state give the same rows.
@@ -137,12 +162,15 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * DP_ADAPTIVE_ONEWAY_SHARE), then the rare-value merge below dp_rare_threshold (post-processing).  Fills out->merged_sizes,
  * code_map, oneway_noisy, merged_codes and n_oneway (out zeroed by the caller), margs[0..d) with
  * the one-way marginals over merged codes (rho = rho / (10 d), the consistency weight), and
- * merged (initialised here) with the private table recoded to merged codes.  Returns 0, or -2
+ * merged (initialised here) with the private table recoded to merged codes: in place when consume
+ * is data (merged then takes over data's columns and data is left empty), in a copy otherwise
+ * (consume NULL).  Returns 0, or -2
  * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
 int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
-									dp_privsyn_result *out, dp_marg *margs, dp_codes *merged);
+									dp_privsyn_result *out, dp_marg *margs, dp_codes *merged,
+									dp_codes *consume);
 
 /* The default number of synthetic rows: the model's consistent noisy total, rounded, >= 0. */
 uint64_t	dp_privsyn_default_rows(const dp_privsyn_result *model);

@@ -627,7 +627,10 @@ test_alloc_failures(void)
 			fails++;
 		else if (rc == 0)
 			oks++;
-		clean &= (rc == -2 || rc == 0) && live_blocks == base && (rc == 0 || out.nrows == 0);
+		/* a failure may leave some of out's columns freed (GUM frees the 16-bit columns it works
+		 * on in 8-bit copies, and allocates them again at the end): fewer blocks, never more */
+		clean &= (rc == -2 || rc == 0) && (rc == 0 ? live_blocks == base : live_blocks <= base) &&
+			(rc == 0 || out.nrows == 0);
 		dp_codes_free(&out);
 		clean &= live_blocks == 0;
 	}
@@ -831,6 +834,58 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 		for (uint32_t j = 0; j < ADULT_COLS && same; j++)
 			same = out[t].nrows == n && memcmp(out[0].col[j], out[t].col[j], sizeof(uint16_t) * n) == 0;
 	unit_check(same, "1, 2 and 3 threads give the same rows under the same seed");
+	for (uint32_t t = 0; t < 3; t++)
+		dp_codes_free(&out[t]);
+
+	/*
+	 * A coarse warm start (dp_privsyn_sample's levels): Adult's 32,561 rows as the start of
+	 * 120,000, each copied 3 or 4 times.  Without iterations the rows keep the start's one-way
+	 * shares (appended columns follow their targets, here the same table's); with 5 iterations,
+	 * 1 and 2 threads give the same rows.
+	 */
+	for (uint32_t t = 0; t < 3; t++)
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+
+		dp_gum_default_params(&p);
+		p.iterations = t == 0 ? 0 : 5;
+		p.threads = t == 2 ? 2 : 1;
+		p.start = src;
+		dp_prng_seed(&rng, 7);
+		dp_codes_init(&out[t], ADULT_COLS, 0);
+		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out[t]);
+		unit_check(rc == 0 && out[t].nrows == n, "coarse start, %u iterations, %u threads: %llu rows (rc %d)",
+				   p.iterations, p.threads, (unsigned long long) n, rc);
+	}
+	{
+		double		worst = 0;
+
+		for (uint32_t j = 0; j < ADULT_COLS && out[0].nrows == n; j++)
+		{
+			double		l1 = 0;
+
+			for (uint32_t v = 0; v < sizes[j]; v++)
+			{
+				uint64_t	a = 0,
+							b = 0;
+
+				for (uint64_t i = 0; i < src->nrows; i++)
+					a += src->col[j][i] == v;
+				for (uint64_t i = 0; i < n; i++)
+					b += out[0].col[j][i] == v;
+				l1 += fabs((double) a / src->nrows - (double) b / n);
+			}
+			worst = fmax(worst, l1);
+		}
+		unit_check(out[0].nrows == n && worst < 0.01,
+				   "coarse start without iterations: one-way shares of the start, L1 at most %.5f < 0.01", worst);
+	}
+	same = true;
+	for (uint32_t j = 0; j < ADULT_COLS && same; j++)
+		same = out[1].nrows == n && out[2].nrows == n &&
+			memcmp(out[1].col[j], out[2].col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "coarse start: 1 and 2 threads give the same rows under the same seed");
 	for (uint32_t t = 0; t < 3; t++)
 		dp_codes_free(&out[t]);
 
