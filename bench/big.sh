@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench/big.sh - dp_synthesize of a big table against CREATE TABLE AS of the same table, in one
+# session's cluster: Adult's rows repeated to $ROWS rows (default 10,000,000), domain.json
+# declared, epsilon 1, $RUNS calls (default 2), each in its own session, then two CREATE TABLE AS
+# of the same table.  Peak backend memory is the largest RssAnon (private memory; shared buffers
+# excluded) sampled every 20 ms during the call, as bench/speed.sh does.
+# Usage: [ROWS=N] [RUNS=N] bench/big.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+set +e
+export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_big}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54333}
+CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
+CLUSTER_PORT=$DPSYNTH_PORT
+ROWS=${ROWS:-10000000}
+RUNS=${RUNS:-2}
+dp_start_with_adult bench >/dev/null
+psql -X -q -d bench -v ON_ERROR_STOP=1 -v n="$ROWS" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
+CREATE TABLE big (LIKE adult INCLUDING ALL);
+INSERT INTO big SELECT a.* FROM generate_series(1, ceil(:n / 32561.0)::int) g, adult a LIMIT :n;
+VACUUM ANALYZE big;
+SELECT dp_protect('big', epsilon => 999);
+SELECT dp_declare('big', :'domain'::jsonb);
+SQL
+out=$(mktemp)
+for run in $(seq 1 "$RUNS"); do
+	fifo=$(mktemp -u); mkfifo "$fifo"
+	( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo";
+	  echo "SELECT rows_written, seconds FROM dp_synthesize('big', epsilon => 1, target => 's_big_$run');" ) |
+		psql -X -qAt -d bench > "$out" 2>&1 &
+	client=$!
+	for _ in $(seq 1 100); do pid=$(head -n1 "$out" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
+	base=$(awk '/RssAnon/{print $2}' "/proc/$pid/status"); peak=$base
+	start=$(date +%s.%N); echo go > "$fifo"
+	while kill -0 $client 2>/dev/null; do
+		v=$(awk '/RssAnon/{print $2}' "/proc/$pid/status" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
+		sleep 0.02
+	done
+	end=$(date +%s.%N); rm -f "$fifo"
+	printf '# dp_synthesize, %s rows, run %s: %.1f s wall; %s; RssAnon peak %d MB\n' "$ROWS" "$run" \
+		"$(echo "$end - $start" | bc)" "$(sed -n 2p "$out")" $((peak / 1024))
+	psql -X -q -d bench -c "DROP TABLE s_big_$run" >/dev/null
+done
+for run in 1 2; do
+	start=$(date +%s.%N)
+	psql -X -q -d bench -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ctas" -c "CREATE TABLE ctas AS SELECT * FROM big" >/dev/null
+	end=$(date +%s.%N)
+	printf '# CREATE TABLE ctas AS SELECT * FROM big, run %s: %.1f s\n' "$run" "$(echo "$end - $start" | bc)"
+done
+rm -f "$out"
+dp_cluster_stop
