@@ -23,22 +23,9 @@ SELECT dp_declare('big', :'domain'::jsonb);
 SQL
 out=$(mktemp)
 for run in $(seq 1 "$RUNS"); do
-	fifo=$(mktemp -u); mkfifo "$fifo"
-	( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo";
-	  echo "SELECT rows_written, seconds FROM dp_synthesize('big', epsilon => 1, target => 's_big_$run');" ) |
-		psql -X -qAt -d bench > "$out" 2>&1 &
-	client=$!
-	for _ in $(seq 1 100); do pid=$(head -n1 "$out" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
-	base=$(awk '/RssAnon/{print $2}' "/proc/$pid/status"); peak=$base
-	start=$(date +%s.%N); echo go > "$fifo"
-	while kill -0 $client 2>/dev/null; do
-		v=$(awk '/RssAnon/{print $2}' "/proc/$pid/status" 2>/dev/null)
-		[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
-		sleep 0.02
-	done
-	end=$(date +%s.%N); rm -f "$fifo"
+	dp_call_with_peak "SELECT rows_written, seconds FROM dp_synthesize('big', epsilon => 1, target => 's_big_$run');" "$out"
 	printf '# dp_synthesize, %s rows, run %s: %.1f s wall; %s; RssAnon peak %d MB\n' "$ROWS" "$run" \
-		"$(echo "$end - $start" | bc)" "$(sed -n 2p "$out")" $((peak / 1024))
+		"$BENCH_WALL" "$(head -n 1 "$out")" $((BENCH_PEAK_KB / 1024))
 	psql -X -q -d bench -c "DROP TABLE s_big_$run" >/dev/null
 done
 for run in 1 2; do

@@ -102,6 +102,73 @@ SQL
 }
 
 speed_once() {	# $1 rows, $2 run: one call in its own session; appends a JSON line
+	local n=$1 run=$2 t=adult_$1 res
+	dp_call_with_peak "SELECT rows_written, seconds FROM dp_synthesize('$t', epsilon => 1, target => 's_$t');" \
+		"$OUT/speed.out" || return 1
+	res=$(head -n 1 "$OUT/speed.out")
+	[ -n "$res" ] || return 1
+	/usr/bin/python3 -c "import json, sys; w, s = sys.argv[1].split('|', 1); print(json.dumps({'rows': $n, 'run': $run, 'rows_written': int(w), 'seconds': json.loads(s), 'peak_kb': $BENCH_PEAK_KB, 'base_kb': $BENCH_BASE_KB}))" \
+		"$res" >> "$OUT/speed.jsonl"
+	psql -X -q -d bench -c "DROP TABLE IF EXISTS s_$t" >/dev/null
+}
+
+for n in $ROWS; do
+	[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "ROWS must be positive integers: $n" >&2; exit 2; }
+done
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+dp_start_with_adult bench python3-numpy python3-pandas python3-sklearn python3-matplotlib >/dev/null
+
+# ---- quality ----
+for d in $DATASETS; do
+	python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/$d" "$d" 999999 | psql -X -q -d bench -v ON_ERROR_STOP=1 >/dev/null
+done
+
+quality_once() {	# $1 dataset, $2 epsilon: declare, synthesize, evaluate; appends a JSON line
+	local d=$1 eps=$2 secs res
+	echo "SELECT dp_declare('$d', :'dom'::jsonb);" | psql -X -q -d bench -v ON_ERROR_STOP=1 \
+		-v dom="$(cat "$SHARED/datasets/$d/domain.json")" >/dev/null || return 1
+	psql -X -q -d bench -c "DROP TABLE IF EXISTS synth" >/dev/null || return 1
+	secs=$(psql -X -qAt -d bench -v ON_ERROR_STOP=1 \
+		-c "SELECT (seconds->>'total') FROM dp_synthesize('$d', epsilon => $eps, target => 'synth')") || return 1
+	psql -X -q -d bench -c "\\copy synth TO '$OUT/synth.csv' WITH (FORMAT csv, HEADER true)" || return 1
+	res=$(/usr/bin/python3 "$SHARED/tools/evaluate.py" "$SHARED/datasets/$d/${d}_train.csv" "$OUT/synth.csv" \
+		--test "$SHARED/datasets/$d/${d}_test.csv" --target "${TARGET[$d]}" --json) || return 1
+	echo "$res" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); r.update(table='$d', epsilon=$eps, seconds=$secs); print(json.dumps(r))" \
+		>> "$OUT/quality.jsonl"
+}
+
+if [ -n "${REUSE_QUALITY:-}" ]; then
+	cp "$REUSE_QUALITY" "$OUT/quality.jsonl"
+	EPSILONS_TO_RUN=""
+	echo "# quality: $(wc -l < "$OUT/quality.jsonl") runs reused from $REUSE_QUALITY (commit ${QUALITY_COMMIT:-unknown})"
+else
+	EPSILONS_TO_RUN=$EPSILONS
+fi
+for eps in $EPSILONS_TO_RUN; do
+	for d in $DATASETS; do
+		for run in $(seq 1 "$RUNS"); do
+			quality_once "$d" "$eps" || { echo "quality run failed: $d epsilon $eps" >&2; exit 1; }
+			echo "# quality $d epsilon $eps run $run: $(tail -n 1 "$OUT/quality.jsonl")"
+		done
+	done
+done
+
+# ---- speed ----
+make_rows() {	# $1 rows: table adult_$1, Adult's rows repeated (cut at $1), protected and declared
+	psql -X -q -d bench -v ON_ERROR_STOP=1 -v n="$1" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
+SELECT format('adult_%s', :n) AS t \gset
+DROP TABLE IF EXISTS :"t";
+CREATE TABLE :"t" (LIKE adult INCLUDING ALL);
+INSERT INTO :"t" SELECT a.* FROM generate_series(1, ceil(:n / 32561.0)::int) g, adult a LIMIT :n;
+VACUUM ANALYZE :"t";
+SELECT dp_protect(:'t', epsilon => 999);
+SELECT dp_declare(:'t', :'domain'::jsonb);
+SQL
+}
+
+speed_once() {	# $1 rows, $2 run: one call in its own session; appends a JSON line
 	local n=$1 run=$2 t=adult_$1 fifo client pid="" base peak v res
 	fifo=$(mktemp -u); mkfifo "$fifo"
 	( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo";

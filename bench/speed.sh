@@ -18,24 +18,11 @@ rows=()
 mkdir -p "$TOP/bench/out"
 for t in adult star adult_1m; do
 	for run in 1 2 3; do
-		fifo=$(mktemp -u); mkfifo "$fifo"
-		# one session: report its pid, wait for the go, run the call
-		( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo";
-		  echo "SELECT seconds, rows_written FROM dp_synthesize('$t', epsilon => 1, target => 's_${t}_$run');" ) |
-			psql -X -qAt -d bench > "$TOP/bench/out/speed.$t.$run" 2>&1 &
-		client=$!
-		for _ in $(seq 1 50); do pid=$(head -n1 "$TOP/bench/out/speed.$t.$run" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
-		base=$(awk '/RssAnon/{print $2}' /proc/$pid/status)
-		peak=$base
-		start=$(date +%s.%N)
-		echo go > "$fifo"
-		while kill -0 $client 2>/dev/null; do
-			v=$(awk '/RssAnon/{print $2}' /proc/$pid/status 2>/dev/null)
-			[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
-			sleep 0.02
-		done
-		rm -f "$fifo"
-		res=$(sed -n 2p "$TOP/bench/out/speed.$t.$run")
+		dp_call_with_peak "SELECT seconds, rows_written FROM dp_synthesize('$t', epsilon => 1, target => 's_${t}_$run');" \
+			"$TOP/bench/out/speed.$t.$run"
+		base=$BENCH_BASE_KB
+		peak=$BENCH_PEAK_KB
+		res=$(head -n 1 "$TOP/bench/out/speed.$t.$run")
 		echo "# $t run $run: $res; RssAnon peak $((peak / 1024)) MB (before the call $((base / 1024)) MB)"
 		rows+=("| $t | $run | $(echo "$res" | cut -d'|' -f2) | $(echo "$res" | cut -d'|' -f1) | $((peak / 1024)) |")
 	done

@@ -35,21 +35,11 @@ PY
 )
 echo "SELECT dp_declare('wide', :'dom'::jsonb);" | psql -X -q -d bench -v dom="$dom" >/dev/null
 shape=$(psql -X -qAt -d bench -c "SELECT count(*) || ' rows x ' || (SELECT count(*) FROM pg_attribute WHERE attrelid = 'wide'::regclass AND attnum > 0) || ' columns' FROM wide")
-fifo=$(mktemp -u); mkfifo "$fifo"
-( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo";
-  echo "SELECT seconds, rows_written, k_way_marginals FROM dp_synthesize('wide', epsilon => 1, target => 'wide_s');" ) |
-	psql -X -qAt -d bench > "$TOP/bench/out/wide.out" 2>&1 &
-client=$!
-for _ in $(seq 1 50); do pid=$(head -n1 "$TOP/bench/out/wide.out" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
-peak=0
-echo go > "$fifo"
-while kill -0 $client 2>/dev/null; do
-	v=$(awk '/RssAnon/{print $2}' /proc/$pid/status 2>/dev/null)
-	[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
-	sleep 0.05
-done
-rm -f "$fifo"
-res=$(sed -n 2p "$TOP/bench/out/wide.out")
+mkdir -p "$TOP/bench/out"
+dp_call_with_peak "SELECT seconds, rows_written, k_way_marginals FROM dp_synthesize('wide', epsilon => 1, target => 'wide_s');" \
+	"$TOP/bench/out/wide.out"
+peak=$BENCH_PEAK_KB
+res=$(head -n 1 "$TOP/bench/out/wide.out")
 report="### dp_synthesize on a wide table, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)
 
 Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'). Command: \`bench/wide.sh\`. Table: $shape (star's columns twice, the second copy shifted by one row, plus 6; star's rows replicated), domain.json declared, epsilon 1.

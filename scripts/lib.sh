@@ -122,3 +122,33 @@ SELECT dp_protect('adult_1m', epsilon => :eps);
 SELECT dp_declare('adult_1m', :'domain'::jsonb);
 SQL
 }
+
+# Runs one SQL statement ($1) in a session of its own in database $3 (default bench) and samples
+# that backend's private memory (RssAnon: shared buffers excluded) every 20 ms while it runs.
+# The statement's output (psql -qAt) goes to file $2.  Sets BENCH_BASE_KB (before the call),
+# BENCH_PEAK_KB and BENCH_WALL (seconds); returns psql's status.  Used by the bench/ scripts.
+dp_call_with_peak() {
+	local sql=$1 out=$2 db=${3:-bench} fifo client pid="" v start end
+	fifo=$(mktemp -u); mkfifo "$fifo"
+	# one session: report its pid, wait for the go, run the statement
+	( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo"; echo "$sql" ) |
+		psql -X -qAt -d "$db" > "$out.raw" 2>&1 &
+	client=$!
+	for _ in $(seq 1 100); do pid=$(head -n1 "$out.raw" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
+	if [ -z "$pid" ]; then echo go > "$fifo"; rm -f "$fifo"; cat "$out.raw" > "$out"; return 1; fi
+	BENCH_BASE_KB=$(awk '/RssAnon/{print $2}' "/proc/$pid/status")
+	BENCH_PEAK_KB=$BENCH_BASE_KB
+	start=$(date +%s.%N)
+	echo go > "$fifo"
+	while kill -0 $client 2>/dev/null; do
+		v=$(awk '/RssAnon/{print $2}' "/proc/$pid/status" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" -gt "$BENCH_PEAK_KB" ] && BENCH_PEAK_KB=$v
+		sleep 0.02
+	done
+	end=$(date +%s.%N)
+	rm -f "$fifo"
+	BENCH_WALL=$(echo "$end - $start" | bc)
+	sed 1d "$out.raw" > "$out"
+	rm -f "$out.raw"
+	wait $client
+}
