@@ -500,6 +500,18 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
 }
 
+/* A hash table in cxt keyed by the first keysize bytes of its entries. */
+static HTAB *
+blob_hash(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
 DpColumn *
 dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
 				 int64 ledger_id)
@@ -532,15 +544,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		d->categories = cols[j].state == DP_COLUMN_DISCOVER_CATEGORIES;
 		d->quantiles = cols[j].state == DP_COLUMN_DISCOVER_EDGES;
 		if (d->categories)
-		{
-			HASHCTL		ctl;
-
-			ctl.keysize = sizeof(ValueKey);
-			ctl.entrysize = sizeof(ValueEntry);
-			ctl.hcxt = cxt;
-			d->values = hash_create("dpsynth discovered values", 1024, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		}
+			d->values = blob_hash("dpsynth discovered values", sizeof(ValueKey), sizeof(ValueEntry), cxt);
 		else
 		{
 			if (dpsynth_value_is_integral(cols[j].typid))
@@ -549,15 +553,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 				dp_loggrid_init_real(&d->grid, DISCOVER_SUBDIV);
 			d->cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
 			if (!d->quantiles)
-			{
-				HASHCTL		ctl;
-
-				ctl.keysize = sizeof(int64);
-				ctl.entrysize = sizeof(NumberEntry);
-				ctl.hcxt = cxt;
-				d->exact = hash_create("dpsynth discovered numbers", 1024, &ctl,
-									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-			}
+				d->exact = blob_hash("dpsynth discovered numbers", sizeof(int64), sizeof(NumberEntry), cxt);
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
 	}
