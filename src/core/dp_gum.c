@@ -145,6 +145,11 @@ typedef struct gum
 			   *brnew[DP_GUM_MAX_THREADS];
 	uint32_t   *bio[DP_GUM_MAX_THREADS],
 			   *bin[DP_GUM_MAX_THREADS];
+	/* per part, lazy counting's moves of one chunk: duplicates (row, source), replaces (row, cell) */
+	uint32_t   *lzdrow[DP_GUM_MAX_THREADS],
+			   *lzdsrc[DP_GUM_MAX_THREADS],
+			   *lzrrow[DP_GUM_MAX_THREADS],
+			   *lzrcell[DP_GUM_MAX_THREADS];
 	const dp_gum_params *prm;
 	uint32_t	iter;			/* iterations done (for heartbeats) */
 
@@ -1384,6 +1389,13 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			g->bio[q] = galloc(g, sizeof(uint32_t) * g->batch);
 			g->bin[q] = galloc(g, sizeof(uint32_t) * g->batch);
 			if (!g->bdold[q] || !g->bdnew[q] || !g->brold[q] || !g->brnew[q] || !g->bio[q] || !g->bin[q])
+				return -2;
+			/* a part's share of a chunk is at most GUM_MOVE_CHUNK moves (visit) */
+			g->lzdrow[q] = galloc(g, sizeof(uint32_t) * GUM_MOVE_CHUNK);
+			g->lzdsrc[q] = galloc(g, sizeof(uint32_t) * GUM_MOVE_CHUNK);
+			g->lzrrow[q] = galloc(g, sizeof(uint32_t) * GUM_MOVE_CHUNK);
+			g->lzrcell[q] = galloc(g, sizeof(uint32_t) * GUM_MOVE_CHUNK);
+			if (!g->lzdrow[q] || !g->lzdsrc[q] || !g->lzrrow[q] || !g->lzrcell[q])
 				return -2;
 		}
 	}
