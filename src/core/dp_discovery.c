@@ -568,6 +568,12 @@ cell_extent(const dp_loggrid *g, uint32_t cell, extent *e)
 	}
 }
 
+static void
+log_cell_extent(const void *grid, uint32_t cell, extent *e)
+{
+	cell_extent(grid, cell, e);
+}
+
 /* A position inside a cell: integral grids use floor(x) clamped to the cell's integers. */
 static long double
 clamp_ld(long double x, long double lo, long double hi)
@@ -604,8 +610,11 @@ floor_to_int64(long double x)
  * interpolated point; *cell gets the cell.  Takes the first cell with positive weight whose
  * cumulative mass reaches t.  total must be > 0.
  */
+/* a grid's cell extents: the log-scale grid's (cell_extent) or the linear grid's (lin_cell_extent) */
+typedef void (*extent_fn) (const void *grid, uint32_t cell, extent *e);
+
 static long double
-mass_position(const dp_loggrid *g, const int64_t *noisy, uint32_t c0, uint32_t c1,
+mass_position(const void *grid, extent_fn ext, const int64_t *noisy, uint32_t c0, uint32_t c1,
 			  long double t, uint32_t *cell)
 {
 	long double cum = 0.0L;
@@ -623,14 +632,14 @@ mass_position(const dp_loggrid *g, const int64_t *noisy, uint32_t c0, uint32_t c
 		{
 			long double fr = clamp_ld((t - cum) / w, 0.0L, 1.0L);
 
-			cell_extent(g, c, &e);
+			ext(grid, c, &e);
 			*cell = c;
 			return e.atom ? 0.0L : e.l + fr * (e.h - e.l);
 		}
 		cum += w;
 	}
 	/* rounding left t just above the total: the end of the last weighted cell */
-	cell_extent(g, last, &e);
+	ext(grid, last, &e);
 	*cell = last;
 	return e.atom ? 0.0L : e.h;
 }
@@ -741,22 +750,20 @@ span_add(void *arg, uint64_t start, uint64_t end)
 }
 
 /*
- * Core of the bounds: on success the cells of the two quantiles and the interpolated positions.
- * Returns 0, 1 (nothing significant) or -1 (invalid).
+ * Core of the bounds, on either grid (its ncells cells, their extents by ext): on success the
+ * cells of the two quantiles and the interpolated positions.  Returns 0, 1 (nothing
+ * significant) or -1 (invalid arguments; the caller has checked the grid).
  */
 static int
-bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail,
-			long double *xlo, uint32_t *lo_cell, long double *xhi, uint32_t *hi_cell)
+bounds_core(const void *grid, extent_fn ext, uint32_t n, const int64_t *noisy, double sigma,
+			double tail, long double *xlo, uint32_t *lo_cell, long double *xhi, uint32_t *hi_cell)
 {
-	uint32_t	n;
 	block_rule	rule;
 	span_arg	span;
 	long double total = 0.0L;
 
-	if (!grid_valid(g) || noisy == NULL || !isfinite(sigma) || sigma < 0.0 ||
-		!(tail >= 0.0 && tail < 0.5))
+	if (noisy == NULL || !isfinite(sigma) || sigma < 0.0 || !(tail >= 0.0 && tail < 0.5))
 		return -1;
-	n = dp_loggrid_ncells(g);
 	rule.z = significance_z(n);
 	rule.sigma = (long double) sigma;
 	rule.grow = false;
@@ -769,10 +776,21 @@ bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail
 		total += noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
 	if (!(total > 0.0L))
 		return 1;				/* not reached: a significant block has positive mass */
-	*xlo = mass_position(g, noisy, span.lo, span.hi, (long double) tail * total, lo_cell);
-	*xhi = mass_position(g, noisy, span.lo, span.hi,
+	*xlo = mass_position(grid, ext, noisy, span.lo, span.hi, (long double) tail * total, lo_cell);
+	*xhi = mass_position(grid, ext, noisy, span.lo, span.hi,
 						 (1.0L - (long double) tail) * total, hi_cell);
 	return 0;
+}
+
+/* bounds_core on the log-scale grid */
+static int
+log_bounds_core(const dp_loggrid *g, const int64_t *noisy, double sigma, double tail,
+				long double *xlo, uint32_t *lo_cell, long double *xhi, uint32_t *hi_cell)
+{
+	if (!grid_valid(g))
+		return -1;
+	return bounds_core(g, log_cell_extent, dp_loggrid_ncells(g), noisy, sigma, tail, xlo, lo_cell,
+					   xhi, hi_cell);
 }
 
 static void
@@ -817,7 +835,7 @@ dp_loggrid_bounds_int(const dp_loggrid *g, const int64_t *noisy, double sigma, d
 
 	if (g == NULL || !g->integral)
 		return -1;
-	rc = bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
+	rc = log_bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
 	if (rc != 0)
 		return rc;
 	cell_extent(g, clo, &e);
@@ -854,7 +872,7 @@ dp_loggrid_bounds(const dp_loggrid *g, const int64_t *noisy, double sigma, doubl
 		}
 		return rc;
 	}
-	rc = bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
+	rc = log_bounds_core(g, noisy, sigma, tail, &xlo, &clo, &xhi, &chi);
 	if (rc != 0)
 		return rc;
 	*lower = (double) xlo;
@@ -1224,62 +1242,22 @@ lin_extent(const dp_lingrid *g, uint32_t c, long double *l, long double *h)
 	*h = *l + (long double) g->width;
 }
 
-/* mass_position on the linear grid: the point of cumulative mass t among cells [c0, c1]. */
-static long double
-lin_mass_position(const dp_lingrid *g, const int64_t *noisy, uint32_t c0, uint32_t c1,
-				  long double t, uint32_t *cell)
+static void
+lin_cell_extent(const void *grid, uint32_t c, extent *e)
 {
-	long double cum = 0.0L,
-				l,
-				h;
-	uint32_t	last = c0;
-
-	for (uint32_t c = c0; c <= c1; c++)
-	{
-		long double w = noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
-
-		if (w <= 0.0L)
-			continue;
-		last = c;
-		if (cum + w >= t)
-		{
-			lin_extent(g, c, &l, &h);
-			*cell = c;
-			return l + clamp_ld((t - cum) / w, 0.0L, 1.0L) * (h - l);
-		}
-		cum += w;
-	}
-	lin_extent(g, last, &l, &h);
-	*cell = last;
-	return h;
+	e->atom = false;
+	e->ilo = e->ihi = 0;
+	lin_extent(grid, c, &e->l, &e->h);
 }
 
+/* bounds_core on the linear grid */
 static int
 lin_bounds_core(const dp_lingrid *g, const int64_t *noisy, double sigma, double tail,
 				long double *xlo, uint32_t *clo, long double *xhi, uint32_t *chi)
 {
-	block_rule	rule;
-	span_arg	span;
-	long double total = 0.0L;
-
-	if (!lingrid_valid(g) || noisy == NULL || !isfinite(sigma) || sigma < 0.0 ||
-		!(tail >= 0.0 && tail < 0.5))
+	if (!lingrid_valid(g))
 		return -1;
-	rule.z = significance_z(g->ncells);
-	rule.sigma = (long double) sigma;
-	rule.grow = false;
-	span.lo = g->ncells;
-	span.hi = 0;
-	if (!minimal_blocks(noisy, g->ncells, &rule, span_add, &span))
-		return 1;
-	for (uint32_t c = span.lo; c <= span.hi; c++)
-		total += noisy[c] > 0 ? (long double) noisy[c] : 0.0L;
-	if (!(total > 0.0L))
-		return 1;				/* not reached: a significant block has positive mass */
-	*xlo = lin_mass_position(g, noisy, span.lo, span.hi, (long double) tail * total, clo);
-	*xhi = lin_mass_position(g, noisy, span.lo, span.hi, (1.0L - (long double) tail) * total,
-							 chi);
-	return 0;
+	return bounds_core(g, lin_cell_extent, g->ncells, noisy, sigma, tail, xlo, clo, xhi, chi);
 }
 
 int
