@@ -62,9 +62,9 @@
  * marginals (8-bit codes: a working copy and the best table's copy; 16-bit: the best table's
  * copy), plus per cell of an iterated marginal 8 bytes of target and 4 * threads bytes of counts,
  * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
- * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component) and
- * 8 * batch bytes of cell indexes, besides the 2 * n bytes per column of the output.  With 8-bit
- * working columns, the output's 16-bit columns of the iterated marginals are freed while GUM
+ * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component),
+ * 8 * batch bytes of cell indexes and 512 KB for lazy counting's moves of a chunk, besides the
+ * 2 * n bytes per column of the output.  With 8-bit working columns, the output's 16-bit columns of the iterated marginals are freed while GUM
  * works on the copies and allocated again at the end, after the best table's copies and the
  * moves' arrays (9 * n bytes) are freed: 10M rows of Adult went from 861 MB to 389 MB of backend
  * peak for the whole dp_synthesize call with the in-place recoding and split of dp_privsyn.c
