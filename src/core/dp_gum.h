@@ -64,11 +64,12 @@
  * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
  * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component),
  * 8 * batch bytes of cell indexes and 512 KB for lazy counting's moves of a chunk, besides the
- * 2 * n bytes per column of the output.  With 8-bit working columns, the output's 16-bit columns of the iterated marginals are freed while GUM
- * works on the copies and allocated again at the end, after the best table's copies and the
- * moves' arrays (9 * n bytes) are freed: 10M rows of Adult went from 861 MB to 389 MB of backend
- * peak for the whole dp_synthesize call with the in-place recoding and split of dp_privsyn.c
- * (bench/RESULTS.md, 2026-11-25).  1M rows of Adult: 97 MB (bench/speed.sh, 2026-11-24).
+ * 2 * n bytes per column of the output.  With 8-bit working columns, the output's 16-bit
+ * columns of the iterated marginals are freed while GUM works on the copies and allocated again
+ * at the end, after the best table's copies and the moves' arrays (9 * n bytes) are freed:
+ * 10M rows of Adult went from 861 MB to 389 MB of backend peak for the whole dp_synthesize call
+ * with the in-place recoding and split of dp_privsyn.c (bench/RESULTS.md, 2026-11-25).  1M rows
+ * of Adult: 97 MB (bench/speed.sh, 2026-11-24).
  */
 #ifndef DP_GUM_H
 #define DP_GUM_H
