@@ -9,7 +9,12 @@
  *   independent columns are (a quality bar with a wide margin for the noise);
  * - focus: every pair with a focus column is measured before the rounds, the budget still adds up
  *   to rho (with the focus pairs' cost capped at half the rounds' share when there are many);
- * - edge cases: an empty table, a single column, one row.
+ * - edge cases: an empty table, a single column, one row;
+ * - the estimate's resolution (score floor, anneal bar): AIM's sqrt(2/pi) sigma per cell when the
+ *   estimate is exact, close to it at s = 1, and its churn term equal to the L1 distance between
+ *   two independent draws (one draw and its expectation for the floor), simulated;
+ * - Adult repeated 8 times (260,488 rows, s = 32): the rounds anneal and stop near Adult's count
+ *   (the old bar, AIM's alone, never annealed there: 0 anneals and 120 rounds), with a quality bar.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -404,6 +409,135 @@ out:
 	free(cols);
 }
 
+/*
+ * The score's floor and the anneal bar: exact estimate (m == 0) and no churn give AIM's
+ * sqrt(2/pi) sigma per cell; at s = 1 with counts of 100 of 2,000 rows, within 5% of it; with
+ * sigma 0, the churn term against the simulated mean L1 distance between two independent
+ * multinomial draws of m rows scaled by s (the floor: one draw against its expectation).
+ */
+static void
+test_resolution(void)
+{
+	enum {CELLS = 20, TRIALS = 400};
+	double		y[CELLS],
+				p[CELLS],
+				aim,
+				sim2 = 0,
+				sim1 = 0,
+				bar,
+				flo;
+	uint64_t	m = 8192;
+	double		total = 1e6,
+				s = total / (double) m;
+	dp_prng		rng;
+	uint32_t	c1[CELLS],
+				c2[CELLS];
+
+	for (int q = 0; q < CELLS; q++)
+		y[q] = 100;
+	aim = sqrt(2 / M_PI) * 60 * CELLS;
+	unit_check(fabs(dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 0) - aim) < 1e-9 * aim &&
+			   fabs(dp_adaptive_score_floor(y, CELLS, 60, 2000, 0) - aim) < 1e-9 * aim,
+			   "an exact estimate (m = 0): both are AIM's sqrt(2/pi) sigma cells");
+	bar = dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 2000);
+	flo = dp_adaptive_score_floor(y, CELLS, 60, 2000, 2000);
+	unit_check(bar > aim && bar < 1.05 * aim && flo > aim && flo < bar,
+			   "s = 1 (2,000 rows, 100 a cell, sigma 60): bar %.1f and floor %.1f within 5%% above AIM's %.1f",
+			   bar, flo, aim);
+
+	/* unequal cells: p_q proportional to q + 1 */
+	for (int q = 0; q < CELLS; q++)
+		p[q] = (q + 1) / (CELLS * (CELLS + 1) / 2.0);
+	for (int q = 0; q < CELLS; q++)
+		y[q] = p[q] * total;
+	dp_prng_seed(&rng, 21);
+	for (int t = 0; t < TRIALS; t++)
+	{
+		memset(c1, 0, sizeof(c1));
+		memset(c2, 0, sizeof(c2));
+		for (uint64_t i = 0; i < 2 * m; i++)
+		{
+			double		u = dp_prng_unit(&rng),
+						acc = 0;
+			int			q = 0;
+
+			while (q < CELLS - 1 && u >= (acc += p[q]))
+				q++;
+			if (i < m)
+				c1[q]++;
+			else
+				c2[q]++;
+		}
+		for (int q = 0; q < CELLS; q++)
+		{
+			sim2 += fabs(s * ((double) c1[q] - (double) c2[q])) / TRIALS;
+			sim1 += fabs(s * (double) c1[q] - y[q]) / TRIALS;
+		}
+	}
+	bar = dp_adaptive_anneal_bar(y, CELLS, 0, total, m);
+	flo = dp_adaptive_score_floor(y, CELLS, 0, total, m);
+	unit_check(fabs(bar / sim2 - 1) < 0.05 && fabs(flo / sim1 - 1) < 0.05,
+			   "s = %.0f, sigma 0: bar %.0f against two draws' simulated L1 %.0f, floor %.0f against one draw's %.0f",
+			   s, bar, sim2, flo, sim1);
+	bar = dp_adaptive_anneal_bar(y, CELLS, 85, total, m);
+	unit_check(bar > 10 * sqrt(2 / M_PI) * 85 * CELLS,
+			   "s = %.0f, sigma 85: the churn dominates (bar %.0f, AIM's %.0f)", s, bar, sqrt(2 / M_PI) * 85 * CELLS);
+}
+
+/*
+ * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
+ * kept every round above AIM's bar here: 120 rounds, 0 anneals, in every run (and 119 in
+ * `ROWS=200000 bench/big.sh`).  Now the rounds anneal and end near Adult's own count (20-35);
+ * measured 22-46 rounds over 29 runs.
+ */
+static void
+test_large_n(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS];
+	dp_codes	src,
+				big;
+	dp_privsyn_result res;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	double		spent,
+				ours;
+	int			rc;
+
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	dp_codes_init(&big, ADULT_COLS, 8 * src.nrows);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		for (uint64_t i = 0; i < 8 * src.nrows; i++)
+			big.col[j][i] = src.col[j][i % src.nrows];
+	big.nrows = 8 * src.nrows;
+	dp_privsyn_default_params(&p);
+	p.rho = 0.024356;
+	dp_prng_seed(&rng, 13);
+	rc = dp_adaptive_run(&big, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0, "dp_adaptive_run on Adult x8");
+	if (rc != 0)
+		goto out;
+	unit_check(st.anneals >= 1 && st.rounds <= 80,
+			   "Adult x8 (s = 32): the rounds anneal (%u rounds, %u anneals; AIM's bar alone: 120, 0)",
+			   st.rounds, st.anneals);
+	spent = st.rho_oneway + st.rho_select + st.rho_measure;
+	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "Adult x8: the budget adds up (%.9g of %.9g)",
+			   spent, p.rho);
+	ours = mean_tvd2(&big, &res.synth, sizes);
+	unit_check(ours < 0.0185, "Adult x8: mean 2-way TVD %.4f below 0.0185 (%u pairs measured)", ours, res.n_kway);
+	dp_privsyn_result_free(&res);
+out:
+	dp_codes_free(&big);
+	dp_codes_free(&src);
+	free(cols);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -420,5 +554,7 @@ main(int argc, char **argv)
 	test_focus();
 	test_focus_cap();
 	test_threads();
+	test_resolution();
+	test_large_n();
 	return unit_done();
 }
