@@ -202,21 +202,27 @@ est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double 
 }
 
 /*
- * The estimate's resolution (dp_adaptive.h, steps b and d).  A round's estimate is a draw of m
- * rows scaled by s = total / m, so a cell's scaled count y deviates from what the measurements
- * make of it by one draw's sampling error: variance s^2 c (1 - c / m) for its c = y / s rows,
- * s y (1 - y / total) in scaled units.  Two draws, before and after a round that told the
- * estimate nothing new, differ by twice that variance (GUM's warm start keeps rows, but its
- * iterations move them as much).  Measured by a temporary instrumentation of the rounds (one run
- * each, 2026-11-26): an estimate made again from unchanged measurements moved each round's batch
- * by 0.9 to 1.2 times sqrt(2/pi) * sum sqrt(2 s y (1 - y / total)) on Adult repeated 30 times
- * (s = 119) once a dozen pairs were measured, 0.3 to 1.7 times on Adult itself (s = 4); less in
- * the first rounds, where GUM fits the few measurements exactly.
+ * The estimate's resolution (dp_adaptive.h, steps b and d).  A round's estimate of m rows stands
+ * for the total rows the measurements describe, each row for s = total / m of them: as if it were
+ * m rows drawn without replacement from the ideal table of total rows that fits the measurements.
+ * A cell's scaled count y then errs by that draw's sampling: for its c = y / s rows, variance
+ * m p (1 - p) (total - m) / (total - 1) with p = y / total, i.e. about (s - 1) y (1 - y / total)
+ * in scaled units (the finite-population correction makes it 0 when the estimate holds every
+ * row, s <= 1).  Two draws, before and after a round that told the estimate nothing new, differ
+ * by twice that variance.
+ *
+ * Measured by a temporary instrumentation of the rounds (2026-11-26, the estimate made again from
+ * unchanged measurements, against sqrt(2/pi) * sum sqrt(2 s y (1 - y / total)), the two-draw
+ * churn without the correction): 0.9 to 1.2 times it on Adult repeated 30 times (s = 119) once a
+ * dozen pairs were measured, 0.04 to 1.7 on Adult (s = 4), 0 to 0.4 on Adult's first 5,000 rows
+ * (s = 1: GUM reproduces the consistent counts); a first version without the correction annealed
+ * too early on the small tables (smokeban's range .0014 against .0011, bench/RESULTS.md).
  *
  * Both uses add this error to sigma's per cell, in quadrature (independent errors), and take
- * E|N(0, v)| = sqrt(2/pi) sqrt(v): with an exact estimate (m == 0) both are AIM's sqrt(2/pi) sigma
- * per cell.  y, total and m are the released estimate's (post-processing): the exact counts are
- * not read here, and the score's sensitivity is unchanged.
+ * E|N(0, v)| = sqrt(2/pi) sqrt(v): with an exact estimate (m == 0) or one that holds every row
+ * (s <= 1) both are AIM's sqrt(2/pi) sigma per cell.  y, total and m are the released estimate's
+ * (post-processing): the exact counts are not read here, and the score's sensitivity is
+ * unchanged.
  */
 static double
 resolution_l1(const double *y, uint64_t cells, double sigma, double total, uint64_t m, double draws)
@@ -226,7 +232,7 @@ resolution_l1(const double *y, uint64_t cells, double sigma, double total, uint6
 
 	for (uint64_t q = 0; q < cells; q++)
 	{
-		double		v = s > 0 ? draws * s * y[q] * (1 - y[q] / total) : 0;
+		double		v = s > 1 ? draws * (s - 1) * y[q] * (1 - y[q] / total) : 0;
 
 		l1 += sqrt(2 / M_PI) * sqrt(sigma * sigma + fmax(v, 0));
 	}

@@ -42,15 +42,18 @@
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent
- *           total, and v = s y (1 - y / total) the sampling variance of a cell's scaled count y in
- *           an estimate of m rows scaled by s = total / m.  AIM's floor is sqrt(2/pi) sigma_t per
- *           cell, the L1 error a measurement leaves; its estimate is exact, ours is a draw, and
- *           after the measurement the estimate still errs by its own sampling too.  Without v,
- *           at n >> m that sampling error (linear in s) outweighs every real error in the score
- *           and the biggest marginals were selected again and again: on Adult repeated 30 times
- *           (1M rows), 120 rounds measured 31-32 distinct pairs, mean 2-way TVD .0154-.0161
- *           against .0098-.0104 and 47-50 pairs with v (2 runs each, bench/RESULTS.md).  Then B
- *           candidates are drawn one after the other, each by the exponential
+ *           total, and v = (s - 1) y (1 - y / total) (0 when s <= 1) the sampling variance of a
+ *           cell's scaled count y in an estimate of m rows standing for s = total / m rows each:
+ *           m rows drawn without replacement from an ideal table of total rows (dp_adaptive.c,
+ *           resolution_l1).  AIM's floor is sqrt(2/pi) sigma_t per cell, the L1 error a
+ *           measurement leaves; its estimate is exact, ours is a draw, and after the measurement
+ *           the estimate still errs by its own sampling too.  Without v,
+ *           at n >> m that sampling error (linear in s, and largest for the marginals with the
+ *           most cells) swamped the real errors in the scores and the same big marginals were
+ *           selected again and again: on Adult repeated 30 times (1M rows), 120 rounds measured
+ *           31-32 distinct pairs, mean 2-way TVD .0154-.0161 (2 runs) against .0098-.0116 and
+ *           41-50 pairs with v (4 runs; bench/RESULTS.md, 2026-11-26).  Then B candidates are
+ *           drawn one after the other, each by the exponential
  *           mechanism with eps_t over the candidates not yet drawn in this round (dp_exp_mech:
  *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
  *        c. measure: each one's exact counts plus discrete Gaussian noise on every cell with rho_t
@@ -66,7 +69,8 @@
  *           noise, so the expected movement at AIM's bar is the quadrature sum.  Without it the
  *           churn, linear in n / m, exceeded sigma_t's bar at every round beyond a few times m
  *           rows: 0 anneals and 119 rounds at 200,000 rows, against 2 anneals and 28-34 rounds
- *           on Adult (32,561).  With an exact estimate (v = 0) both are AIM's rules;
+ *           on Adult (32,561).  With an exact estimate, or one that holds every row (tables of
+ *           at most DP_ADAPTIVE_SYNTH_ROWS rows), v = 0 and both are AIM's rules;
  *        e. when what is left of R is below twice a round's cost, the last round spends exactly
  *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
@@ -118,9 +122,9 @@ double		dp_adaptive_rare_threshold(double rho, uint32_t d);
 /*
  * The estimate's resolution in the rounds (steps b and d), over a marginal of 'cells' cells with
  * scaled estimated counts y (summing to total, from an estimate of m rows; m == 0: exact) and
- * measurement noise sigma: sum over cells of sqrt(2/pi) * sqrt(sigma^2 + draws * v), v = (total /
- * m) y (1 - y / total), with one draw for the score's floor and two for the anneal bar.  Both
- * equal sqrt(2/pi) * sigma * cells when m == 0.
+ * measurement noise sigma: sum over cells of sqrt(2/pi) * sqrt(sigma^2 + draws * v), v = (s - 1)
+ * y (1 - y / total) with s = total / m (v = 0 when s <= 1), one draw for the score's floor and two
+ * for the anneal bar.  Both equal sqrt(2/pi) * sigma * cells when m == 0 or s <= 1.
  */
 double		dp_adaptive_score_floor(const double *y, uint64_t cells, double sigma, double total, uint64_t m);
 double		dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double total, uint64_t m);

@@ -11,8 +11,8 @@
  *   to rho (with the focus pairs' cost capped at half the rounds' share when there are many);
  * - edge cases: an empty table, a single column, one row;
  * - the estimate's resolution (score floor, anneal bar): AIM's sqrt(2/pi) sigma per cell when the
- *   estimate is exact, close to it at s = 1, and its churn term equal to the L1 distance between
- *   two independent draws (one draw and its expectation for the floor), simulated;
+ *   estimate is exact or holds every row, and its churn term equal to the simulated L1 distance
+ *   between two draws without replacement (one draw and the table for the floor);
  * - Adult's first 5,000 rows (s = 1): rounds and anneals as under AIM's bar alone;
  * - Adult repeated 8 times (260,488 rows, s = 32): the rounds anneal and stop near Adult's count
  *   (the old bar, AIM's alone, never annealed there: 0 anneals and 120 rounds), with a quality bar.
@@ -410,26 +410,45 @@ out:
 	free(cols);
 }
 
+/* m rows drawn without replacement from a table of 'total' rows with counts y (cells of them) */
+static void
+draw_rows(const double *y, int cells, uint64_t total, uint64_t m, dp_prng *rng, uint32_t *c)
+{
+	uint64_t	left[64],
+				rows = total;
+
+	for (int q = 0; q < cells; q++)
+	{
+		left[q] = (uint64_t) y[q];
+		c[q] = 0;
+	}
+	for (uint64_t i = 0; i < m; i++, rows--)
+	{
+		uint64_t	u = dp_prng_below(rng, rows),
+					acc = 0;
+		int			q = 0;
+
+		while (q < cells - 1 && u >= (acc += left[q]))
+			q++;
+		left[q]--;
+		c[q]++;
+	}
+}
+
 /*
- * The score's floor and the anneal bar: exact estimate (m == 0) and no churn give AIM's
- * sqrt(2/pi) sigma per cell; at s = 1 with counts of 100 of 2,000 rows, within 5% of it; with
- * sigma 0, the churn term against the simulated mean L1 distance between two independent
- * multinomial draws of m rows scaled by s (the floor: one draw against its expectation).
+ * The score's floor and the anneal bar: an exact estimate (m == 0) or one that holds every row
+ * (s = 1) gives AIM's sqrt(2/pi) sigma per cell; with sigma 0, the churn term against the
+ * simulated mean L1 distance between two estimates of m rows drawn without replacement from a
+ * table of s m rows, scaled by s (the floor: one draw against the table), at s = 4, where the
+ * finite-population correction is a factor 0.87 on the L1 (a bar without it fails), and at s = 64.
  */
 static void
 test_resolution(void)
 {
-	enum {CELLS = 20, TRIALS = 400};
+	enum {CELLS = 20, TRIALS = 300};
 	double		y[CELLS],
-				p[CELLS],
-				aim,
-				sim2 = 0,
-				sim1 = 0,
-				bar,
-				flo;
-	uint64_t	m = 8192;
-	double		total = 1e6,
-				s = total / (double) m;
+				aim;
+	uint64_t	m = 4096;
 	dp_prng		rng;
 	uint32_t	c1[CELLS],
 				c2[CELLS];
@@ -440,49 +459,44 @@ test_resolution(void)
 	unit_check(fabs(dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 0) - aim) < 1e-9 * aim &&
 			   fabs(dp_adaptive_score_floor(y, CELLS, 60, 2000, 0) - aim) < 1e-9 * aim,
 			   "an exact estimate (m = 0): both are AIM's sqrt(2/pi) sigma cells");
-	bar = dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 2000);
-	flo = dp_adaptive_score_floor(y, CELLS, 60, 2000, 2000);
-	unit_check(bar > aim && bar < 1.05 * aim && flo > aim && flo < bar,
-			   "s = 1 (2,000 rows, 100 a cell, sigma 60): bar %.1f and floor %.1f within 5%% above AIM's %.1f",
-			   bar, flo, aim);
+	unit_check(fabs(dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 2000) - aim) < 1e-9 * aim &&
+			   fabs(dp_adaptive_score_floor(y, CELLS, 60, 2000, 2000) - aim) < 1e-9 * aim,
+			   "an estimate of every row (s = 1): both are AIM's");
 
-	/* unequal cells: p_q proportional to q + 1 */
-	for (int q = 0; q < CELLS; q++)
-		p[q] = (q + 1) / (CELLS * (CELLS + 1) / 2.0);
-	for (int q = 0; q < CELLS; q++)
-		y[q] = p[q] * total;
 	dp_prng_seed(&rng, 21);
-	for (int t = 0; t < TRIALS; t++)
+	for (uint64_t s = 4; s <= 64; s *= 16)
 	{
-		memset(c1, 0, sizeof(c1));
-		memset(c2, 0, sizeof(c2));
-		for (uint64_t i = 0; i < 2 * m; i++)
-		{
-			double		u = dp_prng_unit(&rng),
-						acc = 0;
-			int			q = 0;
+		uint64_t	total = s * m;
+		double		sim2 = 0,
+					sim1 = 0,
+					bar,
+					flo;
 
-			while (q < CELLS - 1 && u >= (acc += p[q]))
-				q++;
-			if (i < m)
-				c1[q]++;
-			else
-				c2[q]++;
-		}
+		/* unequal cells: y_q proportional to q + 1, integers summing to total */
 		for (int q = 0; q < CELLS; q++)
+			y[q] = (double) (total / (CELLS * (CELLS + 1) / 2) * (q + 1));
+		y[CELLS - 1] += (double) (total % (CELLS * (CELLS + 1) / 2));
+		for (int t = 0; t < TRIALS; t++)
 		{
-			sim2 += fabs(s * ((double) c1[q] - (double) c2[q])) / TRIALS;
-			sim1 += fabs(s * (double) c1[q] - y[q]) / TRIALS;
+			draw_rows(y, CELLS, total, m, &rng, c1);
+			draw_rows(y, CELLS, total, m, &rng, c2);
+			for (int q = 0; q < CELLS; q++)
+			{
+				sim2 += fabs((double) s * ((double) c1[q] - (double) c2[q])) / TRIALS;
+				sim1 += fabs((double) s * (double) c1[q] - y[q]) / TRIALS;
+			}
 		}
+		bar = dp_adaptive_anneal_bar(y, CELLS, 0, (double) total, m);
+		flo = dp_adaptive_score_floor(y, CELLS, 0, (double) total, m);
+		unit_check(fabs(bar / sim2 - 1) < 0.05 && fabs(flo / sim1 - 1) < 0.05,
+				   "s = %llu, sigma 0: bar %.0f against two draws' simulated L1 %.0f, floor %.0f against one draw's %.0f",
+				   (unsigned long long) s, bar, sim2, flo, sim1);
 	}
-	bar = dp_adaptive_anneal_bar(y, CELLS, 0, total, m);
-	flo = dp_adaptive_score_floor(y, CELLS, 0, total, m);
-	unit_check(fabs(bar / sim2 - 1) < 0.05 && fabs(flo / sim1 - 1) < 0.05,
-			   "s = %.0f, sigma 0: bar %.0f against two draws' simulated L1 %.0f, floor %.0f against one draw's %.0f",
-			   s, bar, sim2, flo, sim1);
-	bar = dp_adaptive_anneal_bar(y, CELLS, 85, total, m);
-	unit_check(bar > 10 * sqrt(2 / M_PI) * 85 * CELLS,
-			   "s = %.0f, sigma 85: the churn dominates (bar %.0f, AIM's %.0f)", s, bar, sqrt(2 / M_PI) * 85 * CELLS);
+	for (int q = 0; q < CELLS; q++)
+		y[q] = 1e6 / CELLS;
+	unit_check(dp_adaptive_anneal_bar(y, CELLS, 85, 1e6, 8192) > 10 * sqrt(2 / M_PI) * 85 * CELLS,
+			   "1M rows in 8,192 (s = 122), sigma 85: the churn dominates (bar %.0f, AIM's %.0f)",
+			   dp_adaptive_anneal_bar(y, CELLS, 85, 1e6, 8192), sqrt(2 / M_PI) * 85 * CELLS);
 }
 
 /*
@@ -540,8 +554,8 @@ out:
 }
 
 /*
- * Adult's first 5,000 rows: the estimate holds every row (s = 1) and the noise dominates the
- * bar, so the rounds behave as under AIM's bar alone: measured 10-14 rounds, 2-3 anneals over 10
+ * Adult's first 5,000 rows: the estimate holds every row (s = 1: v = 0, or about 1e-4 y when the
+ * noisy total rounds down), so the rounds behave as under AIM's bar alone: measured 10-14 rounds, 2-3 anneals over 10
  * runs before the change, 10-15 and 2-3 over 20 after.  A bar too high anneals every round (4
  * rounds), one too low never (120; both measured by breaking it on purpose).
  */
