@@ -47,14 +47,15 @@
  *           m rows drawn without replacement from an ideal table of total rows (dp_adaptive.c,
  *           resolution_l1).  AIM's floor is sqrt(2/pi) sigma_t per cell, the L1 error a
  *           measurement leaves; its estimate is exact, ours is a draw, and after the measurement
- *           the estimate still errs by its own sampling too.  Without v,
- *           at n >> m that sampling error (linear in s, and largest for the marginals with the
- *           most cells) swamped the real errors in the scores and the same big marginals were
- *           selected again and again: on Adult repeated 30 times (1M rows), 120 rounds measured
- *           31-32 distinct pairs, mean 2-way TVD .0154-.0161 (2 runs) against .0098-.0116 and
- *           41-50 pairs with v (4 runs; bench/RESULTS.md, 2026-11-26).  Then B candidates are
- *           drawn one after the other, each by the exponential
- *           mechanism with eps_t over the candidates not yet drawn in this round (dp_exp_mech:
+ *           the estimate still errs by its own sampling too.  Without v, at n >> m that
+ *           sampling error (linear in s, and largest for the marginals with the most cells)
+ *           swamped the real errors in the scores and the same big marginals were selected again
+ *           and again: on Adult repeated 30 times (1M rows), 120 rounds measured 31-32 distinct
+ *           pairs, mean 2-way TVD .0154-.0161 (2 runs) against .0098-.0116 and 41-50 pairs with
+ *           v (4 runs, before the finite-population correction, which changes v by 1% there;
+ *           bench/RESULTS.md, 2026-11-26).  Then B candidates are drawn one after the other,
+ *           each by the exponential mechanism with eps_t over the candidates not yet drawn in
+ *           this round (dp_exp_mech:
  *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
  *        c. measure: each one's exact counts plus discrete Gaussian noise on every cell with rho_t
  *           (sensitivity 1); a candidate measured before is averaged with its earlier
