@@ -202,6 +202,56 @@ est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double 
 }
 
 /*
+ * The estimate's resolution (dp_adaptive.h, steps b and d).  A round's estimate of m rows stands
+ * for the total rows the measurements describe, each row for s = total / m of them: as if it were
+ * m rows drawn without replacement from the ideal table of total rows that fits the measurements.
+ * A cell's scaled count y then errs by that draw's sampling: for its c = y / s rows, variance
+ * m p (1 - p) (total - m) / (total - 1) with p = y / total, i.e. about (s - 1) y (1 - y / total)
+ * in scaled units (the finite-population correction makes it 0 when the estimate holds every
+ * row, s <= 1).  Two draws, before and after a round that told the estimate nothing new, differ
+ * by twice that variance.
+ *
+ * Measured by a temporary instrumentation of the rounds (2026-11-26, the estimate made again from
+ * unchanged measurements, against sqrt(2/pi) * sum sqrt(2 s y (1 - y / total)), the two-draw
+ * churn without the correction): 0.9 to 1.2 times it on Adult repeated 30 times (s = 119) once a
+ * dozen pairs were measured, 0.04 to 1.7 on Adult (s = 4), 0 to 0.4 on Adult's first 5,000 rows
+ * (s = 1: GUM reproduces the consistent counts); a first version without the correction annealed
+ * too early on the small tables (smokeban's range .0014 against .0011, bench/RESULTS.md).
+ *
+ * Both uses add this error to sigma's per cell, in quadrature (independent errors), and take
+ * E|N(0, v)| = sqrt(2/pi) sqrt(v): with an exact estimate (m == 0) or one that holds every row
+ * (s <= 1) both are AIM's sqrt(2/pi) sigma per cell.  y, total and m are the released estimate's
+ * (post-processing): the exact counts are not read here, and the score's sensitivity is
+ * unchanged.
+ */
+static double
+resolution_l1(const double *y, uint64_t cells, double sigma, double total, uint64_t m, double draws)
+{
+	double		s = m > 0 && total > 0 ? total / (double) m : 0,
+				l1 = 0;
+
+	for (uint64_t q = 0; q < cells; q++)
+	{
+		double		v = s > 1 ? draws * (s - 1) * y[q] * (1 - y[q] / total) : 0;
+
+		l1 += sqrt(2 / M_PI) * sqrt(sigma * sigma + fmax(v, 0));
+	}
+	return l1;
+}
+
+double
+dp_adaptive_score_floor(const double *y, uint64_t cells, double sigma, double total, uint64_t m)
+{
+	return resolution_l1(y, cells, sigma, total, m, 1);
+}
+
+double
+dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double total, uint64_t m)
+{
+	return resolution_l1(z, cells, sigma, total, m, 2);
+}
+
+/*
  * Measures candidate cd: its exact counts x plus discrete Gaussian noise g (rho) on every cell.
  * A candidate measured before is averaged with its earlier measurement, weights in proportion to
  * their rho (the average of Gaussian measurements with rho a and b is one with rho a + b).
@@ -311,7 +361,7 @@ score_worker(void *arg)
 		est_counts(ck, s->synth, s->sizes, s->total, s->y, s->ycnt, s->lane);
 		for (uint64_t q = 0; q < ck->cells; q++)
 			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
-		bias = llround(sqrt(2 / M_PI) * s->sigma * (double) ck->cells * SCORE_UNITS);
+		bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
 		s->score[k] = ck->nattrs == 2 ? e - bias : (e - bias) / 2;
 	}
 	return NULL;
@@ -577,7 +627,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		double		sigma;
 		dp_dgauss	g;
 		double		moved = 0,
-					expect = 0;
+					expect = 0,
+					zb_total;
 
 		dp_check_interrupts();	/* up to 16 d rounds, each an estimate by GUM */
 
@@ -653,6 +704,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		st.rounds++;
 
 		/* a. the next estimate; d. anneal */
+		zb_total = total;
 		rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 		if (rc != 0)
 			goto done;
@@ -664,7 +716,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			est_counts(cd, &synth, out->merged_sizes, total, y, ycnt, lanebuf);
 			for (uint64_t q = 0; q < cd->cells; q++)
 				moved += fabs(y[q] - zb[q]);
-			expect += sqrt(2 / M_PI) * sigma * (double) cd->cells;
+			/* zb: the counts before the round, scaled by that round's total */
+			expect += dp_adaptive_anneal_bar(zb, cd->cells, sigma, zb_total, synth.nrows);
 		}
 		PROGRESS(DP_PHASE_SELECT, fmin(used / R, 1));
 		if (last)

@@ -40,17 +40,38 @@
  *           over 8,192 rows give the same mean 2-way TVD (.033-.035) as 20 over 16,384 in a sixth
  *           of the time;
  *        b. select: every candidate r is scored
- *             q_r = w_r * ( || x_r - y_r ||_1 - sqrt(2/pi) * sigma_t * cells_r )
- *           with x_r its exact counts and y_r the estimate's counts scaled to the consistent
- *           total, and B candidates are drawn one after the other, each by the exponential
- *           mechanism with eps_t over the candidates not yet drawn in this round (dp_exp_mech:
+ *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
+ *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent
+ *           total, and v = (s - 1) y (1 - y / total) (0 when s <= 1) the sampling variance of a
+ *           cell's scaled count y in an estimate of m rows standing for s = total / m rows each:
+ *           m rows drawn without replacement from an ideal table of total rows (dp_adaptive.c,
+ *           resolution_l1).  AIM's floor is sqrt(2/pi) sigma_t per cell, the L1 error a
+ *           measurement leaves; its estimate is exact, ours is a draw, and after the measurement
+ *           the estimate still errs by its own sampling too.  Without v, at n >> m that
+ *           sampling error (linear in s, and largest for the marginals with the most cells)
+ *           swamped the real errors in the scores and the same big marginals were selected again
+ *           and again: on Adult repeated 30 times (1M rows), 120 rounds measured 31-32 distinct
+ *           pairs, mean 2-way TVD .0154-.0161 (2 runs) against .0098-.0116 and 41-50 pairs with
+ *           v (4 runs, before the finite-population correction, which changes v by 1% there;
+ *           bench/RESULTS.md, 2026-11-26).  Then B candidates are drawn one after the other,
+ *           each by the exponential mechanism with eps_t over the candidates not yet drawn in
+ *           this round (dp_exp_mech:
  *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
  *        c. measure: each one's exact counts plus discrete Gaussian noise on every cell with rho_t
  *           (sensitivity 1); a candidate measured before is averaged with its earlier
  *           measurement, weights in proportion to their rho (the average of two Gaussian
  *           measurements with rho a and rho b is one with rho a + b);
  *        d. anneal: if the new estimate moved the batch's marginals by no more than
- *           sqrt(2/pi) * sigma_t * cells in all (L1), the next rounds use 4 rho_t and 2 eps_t;
+ *           sum over their cells of sqrt(2/pi) * sqrt(sigma_t^2 + 2 v) in all (L1), v as in b.
+ *           from the counts before the round, the next rounds use 4 rho_t and 2 eps_t.  AIM's
+ *           bar is sqrt(2/pi) sigma_t per cell: the model moved no more than the noise would move
+ *           it on average.  Two consecutive estimates here also differ by their sampling alone,
+ *           with no new information (variance 2 v: two draws); that churn is independent of the
+ *           noise, so the expected movement at AIM's bar is the quadrature sum.  Without it the
+ *           churn, linear in n / m, exceeded sigma_t's bar at every round beyond a few times m
+ *           rows: 0 anneals and 119 rounds at 200,000 rows, against 2 anneals and 28-34 rounds
+ *           on Adult (32,561).  With an exact estimate, or one that holds every row (tables of
+ *           at most DP_ADAPTIVE_SYNTH_ROWS rows), v = 0 and both are AIM's rules;
  *        e. when what is left of R is below twice a round's cost, the last round spends exactly
  *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
@@ -98,6 +119,16 @@ uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens
 /* The rare-value threshold of an adaptive run with budget rho over d columns (see
  * dp_privsyn_rare_threshold; the glue sizes 'auto' bins with it). */
 double		dp_adaptive_rare_threshold(double rho, uint32_t d);
+
+/*
+ * The estimate's resolution in the rounds (steps b and d), over a marginal of 'cells' cells with
+ * scaled estimated counts y (summing to total, from an estimate of m rows; m == 0: exact) and
+ * measurement noise sigma: sum over cells of sqrt(2/pi) * sqrt(sigma^2 + draws * v), v = (s - 1)
+ * y (1 - y / total) with s = total / m (v = 0 when s <= 1), one draw for the score's floor and two
+ * for the anneal bar.  Both equal sqrt(2/pi) * sigma * cells when m == 0 or s <= 1.
+ */
+double		dp_adaptive_score_floor(const double *y, uint64_t cells, double sigma, double total, uint64_t m);
+double		dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double total, uint64_t m);
 
 /* Counters a run leaves for reports and tests. */
 typedef struct dp_adaptive_stats

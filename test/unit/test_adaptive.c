@@ -9,7 +9,13 @@
  *   independent columns are (a quality bar with a wide margin for the noise);
  * - focus: every pair with a focus column is measured before the rounds, the budget still adds up
  *   to rho (with the focus pairs' cost capped at half the rounds' share when there are many);
- * - edge cases: an empty table, a single column, one row.
+ * - edge cases: an empty table, a single column, one row;
+ * - the estimate's resolution (score floor, anneal bar): AIM's sqrt(2/pi) sigma per cell when the
+ *   estimate is exact or holds every row, and its churn term equal to the simulated L1 distance
+ *   between two draws without replacement (one draw and the table for the floor);
+ * - Adult's first 5,000 rows (s = 1): rounds and anneals as under AIM's bar alone;
+ * - Adult repeated 8 times (260,488 rows, s = 32): the rounds anneal and stop near Adult's count
+ *   (the old bar, AIM's alone, never annealed there: 0 anneals and 120 rounds), with a quality bar.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -404,6 +410,186 @@ out:
 	free(cols);
 }
 
+/* m rows drawn without replacement from a table of 'total' rows with counts y (cells of them) */
+static void
+draw_rows(const double *y, int cells, uint64_t total, uint64_t m, dp_prng *rng, uint32_t *c)
+{
+	uint64_t	left[64],
+				rows = total;
+
+	for (int q = 0; q < cells; q++)
+	{
+		left[q] = (uint64_t) y[q];
+		c[q] = 0;
+	}
+	for (uint64_t i = 0; i < m; i++, rows--)
+	{
+		uint64_t	u = dp_prng_below(rng, rows),
+					acc = 0;
+		int			q = 0;
+
+		while (q < cells - 1 && u >= (acc += left[q]))
+			q++;
+		left[q]--;
+		c[q]++;
+	}
+}
+
+/*
+ * The score's floor and the anneal bar: an exact estimate (m == 0) or one that holds every row
+ * (s = 1) gives AIM's sqrt(2/pi) sigma per cell; with sigma 0, the churn term against the
+ * simulated mean L1 distance between two estimates of m rows drawn without replacement from a
+ * table of s m rows, scaled by s (the floor: one draw against the table), at s = 4, where the
+ * finite-population correction is a factor 0.87 on the L1 (a bar without it fails), and at s = 64.
+ */
+static void
+test_resolution(void)
+{
+	enum {CELLS = 20, TRIALS = 300};
+	double		y[CELLS],
+				aim;
+	uint64_t	m = 4096;
+	dp_prng		rng;
+	uint32_t	c1[CELLS],
+				c2[CELLS];
+
+	for (int q = 0; q < CELLS; q++)
+		y[q] = 100;
+	aim = sqrt(2 / M_PI) * 60 * CELLS;
+	unit_check(fabs(dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 0) - aim) < 1e-9 * aim &&
+			   fabs(dp_adaptive_score_floor(y, CELLS, 60, 2000, 0) - aim) < 1e-9 * aim,
+			   "an exact estimate (m = 0): both are AIM's sqrt(2/pi) sigma cells");
+	unit_check(fabs(dp_adaptive_anneal_bar(y, CELLS, 60, 2000, 2000) - aim) < 1e-9 * aim &&
+			   fabs(dp_adaptive_score_floor(y, CELLS, 60, 2000, 2000) - aim) < 1e-9 * aim,
+			   "an estimate of every row (s = 1): both are AIM's");
+
+	dp_prng_seed(&rng, 21);
+	for (uint64_t s = 4; s <= 64; s *= 16)
+	{
+		uint64_t	total = s * m;
+		double		sim2 = 0,
+					sim1 = 0,
+					bar,
+					flo;
+
+		/* unequal cells: y_q proportional to q + 1, integers summing to total */
+		for (int q = 0; q < CELLS; q++)
+			y[q] = (double) (total / (CELLS * (CELLS + 1) / 2) * (q + 1));
+		y[CELLS - 1] += (double) (total % (CELLS * (CELLS + 1) / 2));
+		for (int t = 0; t < TRIALS; t++)
+		{
+			draw_rows(y, CELLS, total, m, &rng, c1);
+			draw_rows(y, CELLS, total, m, &rng, c2);
+			for (int q = 0; q < CELLS; q++)
+			{
+				sim2 += fabs((double) s * ((double) c1[q] - (double) c2[q])) / TRIALS;
+				sim1 += fabs((double) s * (double) c1[q] - y[q]) / TRIALS;
+			}
+		}
+		bar = dp_adaptive_anneal_bar(y, CELLS, 0, (double) total, m);
+		flo = dp_adaptive_score_floor(y, CELLS, 0, (double) total, m);
+		unit_check(fabs(bar / sim2 - 1) < 0.05 && fabs(flo / sim1 - 1) < 0.05,
+				   "s = %llu, sigma 0: bar %.0f against two draws' simulated L1 %.0f, floor %.0f against one draw's %.0f",
+				   (unsigned long long) s, bar, sim2, flo, sim1);
+	}
+	for (int q = 0; q < CELLS; q++)
+		y[q] = 1e6 / CELLS;
+	unit_check(dp_adaptive_anneal_bar(y, CELLS, 85, 1e6, 8192) > 10 * sqrt(2 / M_PI) * 85 * CELLS,
+			   "1M rows in 8,192 (s = 122), sigma 85: the churn dominates (bar %.0f, AIM's %.0f)",
+			   dp_adaptive_anneal_bar(y, CELLS, 85, 1e6, 8192), sqrt(2 / M_PI) * 85 * CELLS);
+}
+
+/*
+ * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
+ * kept every round above AIM's bar here: 120 rounds, 0 anneals, in every run (and 119 in
+ * `ROWS=200000 bench/big.sh`).  Now the rounds anneal and end near Adult's own count (20-35);
+ * measured 22-49 rounds and at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165.
+ */
+static void
+test_large_n(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS];
+	dp_codes	src,
+				big;
+	dp_privsyn_result res;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	double		spent,
+				ours;
+	int			rc;
+
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	dp_codes_init(&big, ADULT_COLS, 8 * src.nrows);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		for (uint64_t i = 0; i < 8 * src.nrows; i++)
+			big.col[j][i] = src.col[j][i % src.nrows];
+	big.nrows = 8 * src.nrows;
+	dp_privsyn_default_params(&p);
+	p.rho = 0.024356;
+	dp_prng_seed(&rng, 13);
+	rc = dp_adaptive_run(&big, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0, "dp_adaptive_run on Adult x8");
+	if (rc != 0)
+		goto out;
+	unit_check(st.anneals >= 1 && st.rounds >= 10 && st.rounds <= 80,
+			   "Adult x8 (s = 32): the rounds anneal (%u rounds, %u anneals; AIM's bar alone: 120, 0)",
+			   st.rounds, st.anneals);
+	spent = st.rho_oneway + st.rho_select + st.rho_measure;
+	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "Adult x8: the budget adds up (%.9g of %.9g)",
+			   spent, p.rho);
+	ours = mean_tvd2(&big, &res.synth, sizes);
+	unit_check(ours < 0.0185, "Adult x8: mean 2-way TVD %.4f below 0.0185 (%u pairs measured)", ours, res.n_kway);
+	dp_privsyn_result_free(&res);
+out:
+	dp_codes_free(&big);
+	dp_codes_free(&src);
+	free(cols);
+}
+
+/*
+ * Adult's first 5,000 rows: the estimate holds every row (s = 1: v = 0, or about 1e-4 y when the
+ * noisy total rounds down), so the rounds behave as under AIM's bar alone: measured 10-14 rounds, 2-3 anneals over 10
+ * runs before the change, 10-15 and 2-3 over 20 after.  A bar too high anneals every round (4
+ * rounds), one too low never (120; both measured by breaking it on purpose).
+ */
+static void
+test_small_n(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS];
+	dp_codes	src;
+	dp_privsyn_result res;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	int			rc;
+
+	if (!load_adult(&src, cols, sizes, 5000))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	dp_privsyn_default_params(&p);
+	p.rho = 0.024356;
+	dp_prng_seed(&rng, 17);
+	rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && st.rounds >= 8 && st.rounds <= 20 && st.anneals >= 1 && st.anneals <= 4,
+			   "Adult's first 5,000 rows (s = 1): %u rounds, %u anneals, AIM's bar alone: 10-14, 2-3",
+			   st.rounds, st.anneals);
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
+	dp_codes_free(&src);
+	free(cols);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -420,5 +606,8 @@ main(int argc, char **argv)
 	test_focus();
 	test_focus_cap();
 	test_threads();
+	test_resolution();
+	test_small_n();
+	test_large_n();
 	return unit_done();
 }
