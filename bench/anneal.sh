@@ -22,14 +22,7 @@ mkdir -p "$OUT"
 dp_start_with_adult bench >/dev/null
 echo "# commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet -- src || echo '+dirty')"
 for n in $SIZES; do
-	psql -X -q -d bench -v ON_ERROR_STOP=1 -v n="$n" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL' || exit 1
-DROP TABLE IF EXISTS big;
-CREATE TABLE big (LIKE adult INCLUDING ALL);
-INSERT INTO big SELECT a.* FROM generate_series(1, ceil(:n / 32561.0)::int) g, adult a LIMIT :n;
-VACUUM ANALYZE big;
-SELECT dp_protect('big', epsilon => 999);
-SELECT dp_declare('big', :'domain'::jsonb);
-SQL
+	dp_make_adult_rows bench big "$n" || exit 1
 	for run in $(seq 1 "$RUNS"); do
 		# CPU ticks of this backend before and after the call (clock ticks: 100 per second)
 		res=$(psql -X -qAt -d bench -v ON_ERROR_STOP=1 2>&1 <<'SQL'

@@ -14,13 +14,7 @@ CLUSTER_PORT=$DPSYNTH_PORT
 ROWS=${ROWS:-10000000}
 RUNS=${RUNS:-2}
 dp_start_with_adult bench >/dev/null
-psql -X -q -d bench -v ON_ERROR_STOP=1 -v n="$ROWS" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
-CREATE TABLE big (LIKE adult INCLUDING ALL);
-INSERT INTO big SELECT a.* FROM generate_series(1, ceil(:n / 32561.0)::int) g, adult a LIMIT :n;
-VACUUM ANALYZE big;
-SELECT dp_protect('big', epsilon => 999);
-SELECT dp_declare('big', :'domain'::jsonb);
-SQL
+dp_make_adult_rows bench big "$ROWS"
 out=$(mktemp)
 for run in $(seq 1 "$RUNS"); do
 	dp_call_with_peak "SELECT rows_written, seconds FROM dp_synthesize('big', epsilon => 1, target => 's_big_$run');" "$out"

@@ -89,16 +89,8 @@ for eps in $EPSILONS_TO_RUN; do
 done
 
 # ---- speed ----
-make_rows() {	# $1 rows: table adult_$1, Adult's rows repeated (cut at $1), protected and declared
-	psql -X -q -d bench -v ON_ERROR_STOP=1 -v n="$1" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
-SELECT format('adult_%s', :n) AS t \gset
-DROP TABLE IF EXISTS :"t";
-CREATE TABLE :"t" (LIKE adult INCLUDING ALL);
-INSERT INTO :"t" SELECT a.* FROM generate_series(1, ceil(:n / 32561.0)::int) g, adult a LIMIT :n;
-VACUUM ANALYZE :"t";
-SELECT dp_protect(:'t', epsilon => 999);
-SELECT dp_declare(:'t', :'domain'::jsonb);
-SQL
+make_rows() {	# $1 rows: table adult_$1
+	dp_make_adult_rows bench "adult_$1" "$1"
 }
 
 speed_once() {	# $1 rows, $2 run: one call in its own session; appends a JSON line

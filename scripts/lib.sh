@@ -123,6 +123,20 @@ SELECT dp_declare('adult_1m', :'domain'::jsonb);
 SQL
 }
 
+# Creates table $2 (dropped first) in database $1: Adult's rows repeated, cut at $3 rows, protected
+# with a budget of epsilon 999 and domain.json declared.  Used by bench/big.sh, anneal.sh and
+# regenerate.sh.
+dp_make_adult_rows() {
+	psql -X -q -d "$1" -v ON_ERROR_STOP=1 -v t="$2" -v n="$3" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
+DROP TABLE IF EXISTS :"t";
+CREATE TABLE :"t" (LIKE adult INCLUDING ALL);
+INSERT INTO :"t" SELECT a.* FROM generate_series(1, ceil(:n / 32561.0)::int) g, adult a LIMIT :n;
+VACUUM ANALYZE :"t";
+SELECT dp_protect(:'t', epsilon => 999);
+SELECT dp_declare(:'t', :'domain'::jsonb);
+SQL
+}
+
 # Runs one SQL statement ($1) in a session of its own in database $3 (default bench) and samples
 # that backend's private memory (RssAnon: shared buffers excluded) every 20 ms while it runs.
 # The statement's output (psql -qAt) goes to file $2.  Sets BENCH_BASE_KB (before the call),

@@ -358,6 +358,29 @@ test_edges(void)
 	dp_codes_free(&t);
 }
 
+/* Adult's rows repeated k times into big, its columns' sizes into sizes; false when not found */
+static bool
+load_adult_tiled(uint32_t k, dp_codes *big, uint32_t *sizes)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	dp_codes	src;
+	bool		ok = load_adult(&src, cols, sizes, UINT64_MAX);
+
+	if (!ok)
+		unit_check(false, "Adult: data/adult found and parsed");
+	else
+	{
+		dp_codes_init(big, ADULT_COLS, k * src.nrows);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			for (uint64_t i = 0; i < k * src.nrows; i++)
+				big->col[j][i] = src.col[j][i % src.nrows];
+		big->nrows = k * src.nrows;
+		dp_codes_free(&src);
+	}
+	free(cols);
+	return ok;
+}
+
 /*
  * Two threads on Adult tiled 4 times (130,244 rows): the exact counts (64 candidates of 130k rows
  * per chunk), the rounds' scoring and the final GUM all split over threads.  The noise comes
@@ -367,10 +390,8 @@ test_edges(void)
 static void
 test_threads(void)
 {
-	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
 	uint32_t	sizes[ADULT_COLS];
-	dp_codes	src,
-				big;
+	dp_codes	big;
 	dp_privsyn_result res;
 	dp_privsyn_params p;
 	dp_adaptive_stats st;
@@ -379,17 +400,8 @@ test_threads(void)
 				ours;
 	int			rc;
 
-	if (!load_adult(&src, cols, sizes, UINT64_MAX))
-	{
-		unit_check(false, "Adult: data/adult found and parsed");
-		free(cols);
+	if (!load_adult_tiled(4, &big, sizes))
 		return;
-	}
-	dp_codes_init(&big, ADULT_COLS, 4 * src.nrows);
-	for (uint32_t j = 0; j < ADULT_COLS; j++)
-		for (uint64_t i = 0; i < 4 * src.nrows; i++)
-			big.col[j][i] = src.col[j][i % src.nrows];
-	big.nrows = 4 * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = 0.024356;
 	p.gum.threads = 2;
@@ -406,8 +418,6 @@ test_threads(void)
 	dp_privsyn_result_free(&res);
 out:
 	dp_codes_free(&big);
-	dp_codes_free(&src);
-	free(cols);
 }
 
 /* m rows drawn without replacement from a table of 'total' rows with counts y (cells of them) */
@@ -508,10 +518,8 @@ test_resolution(void)
 static void
 test_large_n(void)
 {
-	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
 	uint32_t	sizes[ADULT_COLS];
-	dp_codes	src,
-				big;
+	dp_codes	big;
 	dp_privsyn_result res;
 	dp_privsyn_params p;
 	dp_adaptive_stats st;
@@ -520,17 +528,8 @@ test_large_n(void)
 				ours;
 	int			rc;
 
-	if (!load_adult(&src, cols, sizes, UINT64_MAX))
-	{
-		unit_check(false, "Adult: data/adult found and parsed");
-		free(cols);
+	if (!load_adult_tiled(8, &big, sizes))
 		return;
-	}
-	dp_codes_init(&big, ADULT_COLS, 8 * src.nrows);
-	for (uint32_t j = 0; j < ADULT_COLS; j++)
-		for (uint64_t i = 0; i < 8 * src.nrows; i++)
-			big.col[j][i] = src.col[j][i % src.nrows];
-	big.nrows = 8 * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = 0.024356;
 	dp_prng_seed(&rng, 13);
@@ -549,8 +548,6 @@ test_large_n(void)
 	dp_privsyn_result_free(&res);
 out:
 	dp_codes_free(&big);
-	dp_codes_free(&src);
-	free(cols);
 }
 
 /*
