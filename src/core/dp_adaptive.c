@@ -230,9 +230,11 @@ resolution_l1(const double *y, uint64_t cells, double sigma, double total, uint6
 	double		s = m > 0 && total > 0 ? total / (double) m : 0,
 				l1 = 0;
 
+	if (!(s > 1))
+		return sqrt(2 / M_PI) * sigma * (double) cells;	/* AIM's, exactly; no per-cell work */
 	for (uint64_t q = 0; q < cells; q++)
 	{
-		double		v = s > 1 ? draws * (s - 1) * y[q] * (1 - y[q] / total) : 0;
+		double		v = draws * (s - 1) * y[q] * (1 - y[q] / total);
 
 		l1 += sqrt(2 / M_PI) * sqrt(sigma * sigma + fmax(v, 0));
 	}
