@@ -92,7 +92,7 @@ DROP TABLE people_focus;
 
 -- The values: fresh identifiers, excluded columns NULL, everything inside its domain.
 SELECT count(*) AS rows_violating_checks FROM analyst_space.people_synthetic WHERE NOT (age < 40 OR income < 50000);
--- rows the cross-column CHECK rejects are deleted (post-processing): rows_written counts what is left
+-- rows the cross-column CHECK rejects are not written (post-processing): rows_written counts what is left
 SELECT count(*) = :written AS rows_written_is_rows_in_table FROM analyst_space.people_synthetic;
 SELECT count(*) <= 500 AS at_most_500, count(DISTINCT id) = count(*) AS distinct_ids,
 	   count(notes) AS notes_released,

@@ -70,7 +70,7 @@ SELECT bool_and(small BETWEEN 0 AND 99.99) AS small_fits, bool_and(amount = roun
 FROM public.oc_copy;
 SELECT c->>'name' AS name, c->>'type' AS type, c->>'source_type' AS source_type
 FROM jsonb_array_elements(dp_model_json(:oc_model)->'columns') c;
--- heap_insert does not check domains: rows whose value a domain (nested ones too) rejects are deleted
+-- heap_insert does not check domains: rows whose value a domain (nested ones too) rejects are dropped
 SELECT rows_written < 200 AS some_deleted FROM dp_synthesize('oc.dom', epsilon => 5, rows => 200, target => 'public.oc_dom');
 SELECT count(*) FILTER (WHERE e % 2 = 1) AS values_the_inner_domain_rejects, count(*) FILTER (WHERE e = 10) > 0 AS tens_kept
 FROM public.oc_dom;

@@ -1,12 +1,14 @@
 /*
  * synth_write.c - writing a synthetic table, as the caller: the target's name and schema
- * (checked before the charge), CREATE TABLE, the decoded rows (table_multi_insert), then the
- * source's CHECK constraints and NOT NULLs, with the rows they reject deleted first.
+ * (checked before the charge), CREATE TABLE, the source's CHECK constraints and NOT NULLs on
+ * the empty table, then the decoded rows (table_multi_insert), each held to those constraints
+ * as COPY does, rows a CHECK rejects dropped.
  * Post-processing of released data only.
  */
 #include "synthesize.h"
 
 #include "access/heapam.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -90,70 +92,79 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 }
 
 /*
- * The source's CHECK constraints and NOT NULLs on the target.  Synthetic rows that a CHECK
- * constraint or a column's domain rejects (possible for checks across columns, or narrower than
- * the declared domain) are deleted first: post-processing of released data.  Adding the constraints makes PostgreSQL
- * validate every row.  Runs with search_path pinned to pg_catalog, pg_temp (the expressions
- * were deparsed and validated under it).  Returns the number of rows deleted.
+ * The source's CHECK constraints and NOT NULLs on the target, added while it is still empty (one
+ * ALTER TABLE, with nothing to scan).  insert_rows then holds every row to them as COPY does
+ * (ExecConstraints): a synthetic row that a CHECK constraint or a column's domain rejects
+ * (possible for checks across columns, or narrower than the declared domain) is not written,
+ * which is post-processing of released data.  This used to be a DELETE and a validating ALTER
+ * TABLE after the rows were in: two more scans of the written table (2.4 s of 38 at 10M rows).
+ * Runs with search_path pinned to pg_catalog, pg_temp (the expressions were deparsed and
+ * validated under it).
  */
-static uint64
+static void
 add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *checks, List *domain_exprs)
 {
 	char	   *qname = quote_qualified_identifier(get_namespace_name(nspid), target);
-	uint64		deleted = 0;
 	ListCell   *lc;
-	StringInfoData del;
 	StringInfoData alter;
 	int			nalter = 0;
 	int			nestlevel = dpsynth_pin_search_path();
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/* one DELETE for all checks, then one ALTER TABLE: PostgreSQL validates it all in one scan */
-	initStringInfo(&del);
 	initStringInfo(&alter);
-	appendStringInfo(&del, "DELETE FROM %s WHERE false", qname);
 	appendStringInfo(&alter, "ALTER TABLE %s", qname);
 	foreach(lc, checks)
 	{
 		DpCheck    *c = lfirst(lc);
 
-		/* a CHECK holds unless its expression is false */
-		appendStringInfo(&del, " OR (%s) IS FALSE", c->expr);
 		appendStringInfo(&alter, "%s ADD CONSTRAINT %s CHECK (%s)", nalter++ ? "," : "", quote_identifier(c->name),
 						 c->expr);
 	}
 	foreach(lc, domain_exprs)
-	{
-		appendStringInfo(&del, " OR (%s) IS FALSE", (char *) lfirst(lc));
 		appendStringInfo(&alter, "%s ADD CHECK (%s)", nalter++ ? "," : "", (char *) lfirst(lc));
-	}
 	for (int i = 0; i < nout; i++)
 		if (out[i].notnull)
 			appendStringInfo(&alter, "%s ALTER COLUMN %s SET NOT NULL", nalter++ ? "," : "",
 							 quote_identifier(out[i].name));
-	if (checks != NIL || domain_exprs != NIL)
+	if (nalter > 0)
 	{
-		if (SPI_execute(del.data, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not apply the CHECK constraints");
-		deleted = SPI_processed;
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute(alter.data, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not add the constraints");
+		SPI_finish();
 	}
-	if (nalter > 0 && SPI_execute(alter.data, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not add the constraints");
-	SPI_finish();
 	AtEOXact_GUC(false, nestlevel);
 	CommandCounterIncrement();
-	return deleted;
 }
 
 /*
- * Decodes every synthetic row into the (new, empty, index-free) target.  Rows go in by
- * table_multi_insert, WRITE_BATCH at a time (as COPY does: one WAL record per page rather than
- * per row).
+ * The target's CHECK constraints (the source's and its columns' domains', added by
+ * add_constraints), ready to run on a slot, as ExecRelCheck prepares them.
+ */
+static ExprState **
+prepare_checks(TupleDesc tdesc, EState *estate, int *ncheck)
+{
+	TupleConstr *constr = tdesc->constr;
+	ExprState **states;
+
+	*ncheck = constr ? constr->num_check : 0;
+	states = palloc(sizeof(ExprState *) * Max(*ncheck, 1));
+	for (int i = 0; i < *ncheck; i++)
+		states[i] = ExecPrepareExpr((Expr *) stringToNode(constr->check[i].ccbin), estate);
+	return states;
+}
+
+/*
+ * Decodes every synthetic row into the (new, index-free) target, which already has its
+ * constraints.  Rows go in by table_multi_insert, WRITE_BATCH at a time (as COPY does: one WAL
+ * record per page rather than per row), and, as COPY does, each row is first held to the
+ * target's constraints: a row a CHECK rejects (false; NULL passes) is dropped, and a NULL in a
+ * NOT NULL column, which the decoder never gives (synth_decode.c), is an error.  Returns the
+ * number of rows dropped.
  */
 #define WRITE_BATCH 1000
 
-static void
+static uint64
 insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, dp_prng *rng,
 			SynthProgress *pr)
 {
@@ -164,6 +175,11 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 	MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
 	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * WRITE_BATCH);
 	int			nslots = 0;
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	int			ncheck;
+	ExprState **checks = prepare_checks(tdesc, estate, &ncheck);
+	uint64		dropped = 0;
 
 	if (tdesc->natts != nout)
 		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
@@ -175,7 +191,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 		TupleTableSlot *slot = slots[nslots++];
 
 		CHECK_FOR_INTERRUPTS();
-		/* (the slot was cleared after the last multi-insert, or is fresh) */
+		/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
 		/* the target's columns are the model's, in order */
 		for (int i = 0; i < nout; i++)
 		{
@@ -189,31 +205,51 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 				slot->tts_values[i] = (Datum) 0;
 				slot->tts_isnull[i] = true;
 			}
+			if (slot->tts_isnull[i] && TupleDescAttr(tdesc, i)->attnotnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("a NULL was decoded for NOT NULL column \"%s\" of the synthetic table",
+								NameStr(TupleDescAttr(tdesc, i)->attname))));
 		}
 		ExecStoreVirtualTuple(slot);
 		MemoryContextSwitchTo(old);
-		if (nslots == WRITE_BATCH || r + 1 == synth->nrows)
+		if (ncheck > 0)
+		{
+			econtext->ecxt_scantuple = slot;
+			for (int k = 0; k < ncheck; k++)
+				if (!ExecCheck(checks[k], econtext))
+				{
+					ExecClearTuple(slot);
+					nslots--;
+					dropped++;
+					break;
+				}
+			ResetExprContext(econtext);
+		}
+		if (nslots > 0 && (nslots == WRITE_BATCH || r + 1 == synth->nrows))
 		{
 			table_multi_insert(trel, slots, nslots, cid, 0, bistate);
 			for (int b = 0; b < nslots; b++)
 				ExecClearTuple(slots[b]);
 			nslots = 0;
 			MemoryContextReset(batchcxt);
-			if (((r + 1) / WRITE_BATCH) % 64 == 0)
-				synth_report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
 		}
+		if ((r + 1) % (64 * WRITE_BATCH) == 0)
+			synth_report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
 	}
 	for (int b = 0; b < WRITE_BATCH; b++)
 		ExecDropSingleTupleTableSlot(slots[b]);
 	FreeBulkInsertState(bistate);
+	FreeExecutorState(estate);
 	table_close(trel, NoLock);
 	MemoryContextDelete(batchcxt);
+	return dropped;
 }
 
 /*
  * Creates the target table as the caller, decodes the synthetic codes of the model's columns
  * into it, and adds the source's constraints.  Returns the number of rows left in the table
- * (rows a CHECK rejects are deleted); *target_relid is the table.  Post-processing only: it
+ * (rows a CHECK rejects are dropped); *target_relid is the table.  Post-processing only: it
  * reads the model and the synthetic codes, and draws its randomness from rng.
  */
 uint64
@@ -222,7 +258,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 {
 	OutColumn  *out = m->out;
 	int			nout = m->nout;
-	uint64		deleted;
+	uint64		dropped;
 	List	   *checks;
 	StringInfoData full;
 	ListCell   *lc;
@@ -246,7 +282,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 							 quote_identifier(out[i].name), format_type_be(out[i].source_typid));
 	*target_relid = create_target(nspid, target, out, nout, full.data);
 	checks = synth_validated_checks(*target_relid, m->checks, pr->label);
-	insert_rows(*target_relid, out, nout, synth, rng, pr);
-	deleted = add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));
-	return synth->nrows - deleted;
+	add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));
+	dropped = insert_rows(*target_relid, out, nout, synth, rng, pr);
+	return synth->nrows - dropped;
 }
