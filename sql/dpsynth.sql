@@ -92,7 +92,12 @@ CREATE TABLE dpsynth.domains (
 	ledger_id		bigint,
 	declared_by		oid NOT NULL,
 	declared_at		timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	-- learned edges (kind 'edges', source 'dp'): the released shape of the values inside the
+	-- bins, (lo, hi, weight) per piece, which synthetic values are drawn from (src/discover.c)
+	shape			float8[],
 	PRIMARY KEY (relid, attnum),
+	CONSTRAINT domains_shape_check CHECK (shape IS NULL OR (kind = 'edges' AND source = 'dp'
+		AND pg_catalog.cardinality(shape) % 3 = 0)),
 	CHECK ((kind = 'categories' AND categories IS NOT NULL AND lower IS NULL AND upper IS NULL AND bins IS NULL
 			AND edges IS NULL AND points IS NULL)
 		OR (kind = 'bins' AND categories IS NULL AND lower < upper AND bins BETWEEN 1 AND 65535 AND edges IS NULL)
@@ -562,7 +567,7 @@ BEGIN
 		INSERT INTO dpsynth.domains AS d (relid, attnum, kind, categories, declared_by)
 			VALUES (tbl, n, 'categories', categories, invoker)
 			ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'categories', categories = EXCLUDED.categories,
-				lower = NULL, upper = NULL, bins = NULL, edges = NULL, points = NULL, source = 'declared',
+				lower = NULL, upper = NULL, bins = NULL, edges = NULL, points = NULL, shape = NULL, source = 'declared',
 				ledger_id = NULL, binning = 'equal',
 				declared_by = EXCLUDED.declared_by, declared_at = pg_catalog.now();
 		RETURN;
@@ -621,7 +626,7 @@ BEGIN
 	INSERT INTO dpsynth.domains AS d (relid, attnum, kind, lower, upper, bins, points, binning, declared_by)
 		VALUES (tbl, n, 'bins', lower, upper, nbins,
 				(SELECT array_agg(DISTINCT p ORDER BY p) FROM unnest(points) p), coalesce(binning, 'equal'), invoker)
-		ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'bins', categories = NULL, edges = NULL,
+		ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'bins', categories = NULL, edges = NULL, shape = NULL,
 			lower = EXCLUDED.lower, upper = EXCLUDED.upper, bins = EXCLUDED.bins, points = EXCLUDED.points,
 			binning = EXCLUDED.binning, source = 'declared', ledger_id = NULL,
 			declared_by = EXCLUDED.declared_by, declared_at = pg_catalog.now();
@@ -1265,9 +1270,9 @@ BEGIN
 				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by)
 		RETURNING id INTO new_id;
 	INSERT INTO dpsynth.domains (relid, attnum, kind, categories, lower, upper, bins, edges, points, binning,
-								 source, ledger_id, declared_by, declared_at)
+								 source, ledger_id, declared_by, declared_at, shape)
 		SELECT child, ca.attnum, d.kind, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning,
-			   d.source, d.ledger_id, d.declared_by, d.declared_at
+			   d.source, d.ledger_id, d.declared_by, d.declared_at, d.shape
 		FROM dpsynth.domains d
 		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = d.attnum
 		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped

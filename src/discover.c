@@ -242,6 +242,152 @@ auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
 	return nbins;
 }
 
+/* pieces in value order (lo, hi, weight triples) */
+static int
+piece_cmp(const void *a, const void *b)
+{
+	double		x = ((const double *) a)[0],
+				y = ((const double *) b)[0];
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The shape of the values inside the learned bins, from the same noisy histogram that placed the
+ * edges, as pieces (lo, hi, weight) clipped to the declared bounds and to each bin: integers
+ * lo..hi, or reals [lo, hi) (dp_shape_init in dp_decode.h).  Synthetic values are then drawn
+ * inside a bin where this histogram puts mass, not uniformly over it.
+ *
+ * Which cells: those between the first and the last cell that dp_loggrid_denoise kept (the span
+ * of the significant mass), with their noisy counts; none outside it.  So an end bin [0, 22] of
+ * ages that start at 18 no longer yields ages 0-17, while inside the span a cell keeps its mass
+ * even where the denoising cleared it for being next to a heavier one (the edges' denoising
+ * keeps only minimal significant blocks: star's experience1 lost its values 10 and 11, 301 rows,
+ * that way).
+ *
+ * Inside a bin the cells' counts are shrunk toward the bin's uniform spread by the James-Stein
+ * factor s = max(0, 1 - V / Q): Q is the squared deviation of the cells' noisy counts from
+ * uniform, V what the noise alone gives it in expectation (sigma^2 per cell, scaled by the part
+ * of the cell in the bin); negative weights become 0.  Where the noise explains the deviation
+ * (few rows per cell, a large sigma) the bin stays close to uniform; where the rows dominate it
+ * follows them.  Post-processing of the edges' release; no extra budget.
+ */
+typedef struct ShapeCell
+{
+	double		lo,
+				hi,				/* the cell's part in the bin: integers lo..hi, or [lo, hi) */
+				width,
+				count,			/* its share of the cell's denoised noisy count */
+				var;			/* the noise variance of that share */
+} ShapeCell;
+
+static int
+shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_hi,
+			 const double *edges, uint32 nedges, double sigma, double **out)
+{
+	uint32		ncells = dp_loggrid_ncells(&d->grid);
+	const DpColumn *col = d->col;
+	bool		integral = d->grid.integral;
+	double		ql = integral ? ceil(col->quantile_lower) : col->quantile_lower,
+				qu = integral ? floor(col->quantile_upper) : col->quantile_upper;
+	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + 1));
+	ShapeCell  *bc = palloc(sizeof(ShapeCell) * Max(ncells, 1));
+	int			n = 0;
+
+	for (uint32 b = 0; b + 1 < nedges; b++)
+	{
+		/* bin b: integers edges[b] .. edges[b + 1] - 1, or [edges[b], edges[b + 1]) */
+		double		blo = Max(edges[b], ql),
+					bhi = integral ? Min(edges[b + 1] - 1, qu) : Min(edges[b + 1], qu),
+					mass = 0,
+					width = 0,
+					q = 0,
+					v = 0,
+					shrink;
+		int			k = 0;
+
+		for (uint32 c = span_lo; c <= span_hi; c++)
+		{
+			double		lo,
+						hi,
+						clo,
+						chi,
+						cw,
+						ow;
+
+			if (integral)
+			{
+				int64		l,
+							h;
+
+				dp_loggrid_cell_range_int(&d->grid, c, &l, &h);
+				lo = (double) l;
+				hi = (double) h;
+				/* the cell as counted: values were clamped into the bounds */
+				clo = Max(lo, ql);
+				chi = Min(hi, qu);
+				if (!(clo <= chi))
+					continue;
+				lo = Max(clo, blo);
+				hi = Min(chi, bhi);
+				if (!(lo <= hi))
+					continue;
+				cw = chi - clo + 1;
+				ow = hi - lo + 1;
+			}
+			else
+			{
+				dp_loggrid_cell_range(&d->grid, c, &lo, &hi);
+				clo = Max(lo, ql);
+				chi = Min(hi, qu);
+				if (!(clo < chi))
+					continue;
+				lo = Max(clo, blo);
+				hi = Min(chi, bhi);
+				if (!(lo < hi))
+					continue;
+				cw = chi - clo;
+				ow = hi - lo;
+			}
+			if (!(cw > 0) || !isfinite(cw) || !isfinite(ow))
+				continue;
+			bc[k].lo = lo;
+			bc[k].hi = hi;
+			bc[k].width = ow;
+			bc[k].count = (double) raw[c] * (ow / cw);
+			bc[k].var = sigma * sigma * (ow / cw) * (ow / cw);
+			mass += bc[k].count;
+			width += ow;
+			v += bc[k].var;
+			k++;
+		}
+		if (k == 0 || !(mass > 0) || !(width > 0))
+			continue;			/* nothing released here: uniform over the bin */
+		for (int i = 0; i < k; i++)
+		{
+			double		dev = bc[i].count - mass * bc[i].width / width;
+
+			q += dev * dev;
+		}
+		shrink = q > 0 ? Max(0.0, 1 - v / q) : 0;
+		for (int i = 0; i < k; i++)
+		{
+			double		u = mass * bc[i].width / width,
+						w = u + shrink * (bc[i].count - u);
+
+			if (!(w > 0) || !isfinite(w))
+				continue;
+			p[3 * n] = bc[i].lo;
+			p[3 * n + 1] = bc[i].hi;
+			p[3 * n + 2] = w;
+			n++;
+		}
+	}
+	qsort(p, n, sizeof(double) * 3, piece_cmp);
+	*out = p;
+	return n;
+}
+
 /*
  * Quantile bins inside declared bounds: the noisy histogram of the clamped values on the public
  * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
@@ -256,6 +402,11 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_ma
 	double	   *edges = palloc(sizeof(double) * (nbins + 1));
 	uint32		nedges = 0;
 	bool		ok;
+	double	   *shape = NULL;
+	int			npieces;
+	int64	   *raw = palloc(sizeof(int64) * Max(ncells, 1));
+	uint32		span_lo = 1,
+				span_hi = 0;	/* empty */
 
 	dp_counts_release(d->cells, ncells, noise);
 
@@ -264,9 +415,18 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_ma
 	 * sparse column would add up to phantom mass that the quantiles spread bins over; only the
 	 * cells of significant blocks keep their mass.
 	 */
+	memcpy(raw, d->cells, sizeof(int64) * ncells);
 	if (dp_loggrid_denoise(&d->grid, d->cells, sqrt(dp_dgauss_sigma2(noise)), DISCOVER_DENOISE_Z,
 						   palloc(ncells)) < 0)
 		elog(ERROR, "dpsynth: invalid discovery grid");
+	/* the span of the significant mass, for the shape inside the bins (shape_pieces) */
+	for (uint32 c = 0; c < ncells; c++)
+		if (d->cells[c] != 0)
+		{
+			if (span_lo > span_hi)
+				span_lo = c;
+			span_hi = c;
+		}
 	if (d->grid.integral)
 	{
 		int64	   *iedges = palloc(sizeof(int64) * (nbins + 1));
@@ -333,7 +493,9 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_ma
 			nedges = 2;
 		}
 	}
-	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges);
+	npieces = span_lo <= span_hi ?
+		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sqrt(dp_dgauss_sigma2(noise)), &shape) : 0;
+	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
 }
 
 /*

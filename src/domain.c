@@ -35,6 +35,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
@@ -330,6 +331,19 @@ default_bins(DpColumn *col, double lower, double upper)
 /* ---------------------------------------------------------------------------------------
  * The catalog's view of a column: policy, declared or released domain, serial-ness.
  * --------------------------------------------------------------------------------------- */
+/*
+ * Whether dpsynth.domains has the shape column (0.3.0 on): the library may run against an older
+ * catalog until ALTER EXTENSION dpsynth UPDATE, which then keeps working without shapes.
+ */
+static bool
+domains_have_shape(void)
+{
+	Oid			nsp = get_namespace_oid("dpsynth", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("domains", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, "shape") != InvalidAttrNumber;
+}
+
 typedef struct CatalogColumn
 {
 	char	   *treatment;		/* NULL = synthesize */
@@ -348,6 +362,8 @@ typedef struct CatalogColumn
 	double	   *points;
 	int			npoints;
 	char	   *binning;
+	double	   *shape;			/* learned edges: the released shape inside the bins, or NULL */
+	int			nshape;			/* doubles (3 per piece) */
 } CatalogColumn;
 
 static double *
@@ -376,20 +392,21 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	TupleDesc	desc;
 	bool		isnull;
 	Datum		d;
+	char	   *sql;
 
 	memset(cc, 0, sizeof(*cc));
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(
-							  /* the table's switch forbids discovery outright; a column's can only narrow it */
-							  "SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
-							  "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
-							  "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning "
-							  "FROM dpsynth.budgets b "
-							  "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
-							  "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
-							  "WHERE b.relid = $1",
+	/* the table's switch forbids discovery outright; a column's can only narrow it */
+	sql = psprintf("SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
+				   "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
+				   "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning, %s "
+				   "FROM dpsynth.budgets b "
+				   "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
+				   "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
+				   "WHERE b.relid = $1", domains_have_shape() ? "d.shape" : "NULL::float8[]");
+	if (SPI_execute_with_args(sql,
 							  /* not read-only: see domains this statement has just discovered */
 							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the catalog of relation %u", relid);
@@ -432,6 +449,9 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	d = SPI_getbinval(tup, desc, 12, &isnull);
 	if (!isnull)
 		cc->points = float8_array(d, &cc->npoints, caller_cxt);
+	d = SPI_getbinval(tup, desc, 14, &isnull);
+	if (!isnull)
+		cc->shape = float8_array(d, &cc->nshape, caller_cxt);
 	SPI_finish();
 	dpsynth_restore_user(&sw);
 }
@@ -781,7 +801,15 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 	if (strcmp(cc->kind, "bins") == 0)
 		ok = init_numeric(col, cc->lower, cc->upper, cc->bins, NULL, 0, cc->points, cc->npoints);
 	else
+	{
 		ok = init_numeric(col, 0, 0, 0, cc->edges, cc->nedges, cc->points, cc->npoints);
+		/* the shape inside the learned bins (a released histogram), whatever the points added */
+		if (ok && cc->shape && cc->nshape >= 3 && cc->nshape % 3 == 0)
+		{
+			col->domain.shape = cc->shape;
+			col->domain.nshape = (uint32) (cc->nshape / 3);
+		}
+	}
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -1030,7 +1058,7 @@ dpsynth_selection_share(Oid relid)
 }
 
 static void
-store_domain(const char *sql, int nargs, Oid *argtypes, Datum *values)
+store_domain_nulls(const char *sql, int nargs, Oid *argtypes, Datum *values, const char *nulls)
 {
 	DpOwnerSwitch sw;
 	int			ret;
@@ -1038,11 +1066,17 @@ store_domain(const char *sql, int nargs, Oid *argtypes, Datum *values)
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0);
+	ret = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
 	if ((ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE) || SPI_processed != 1)
 		elog(ERROR, "could not store a discovered domain");
 	SPI_finish();
 	dpsynth_restore_user(&sw);
+}
+
+static void
+store_domain(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	store_domain_nulls(sql, nargs, argtypes, values, NULL);
 }
 
 void
@@ -1081,21 +1115,34 @@ dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id, dou
 }
 
 void
-dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const double *edges, int nedges)
+dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const double *edges, int nedges,
+							const double *shape, int npieces)
 {
-	Oid			argtypes[4] = {OIDOID, INT2OID, INT8OID, FLOAT8ARRAYOID};
-	Datum		values[4];
+	Oid			argtypes[5] = {OIDOID, INT2OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', npieces > 0 ? ' ' : 'n'};
 	Datum	   *elems = palloc(sizeof(Datum) * nedges);
+	Datum	   *selems = palloc(sizeof(Datum) * Max(3 * npieces, 1));
 
 	for (int i = 0; i < nedges; i++)
 		elems[i] = Float8GetDatum(edges[i]);
+	for (int i = 0; i < 3 * npieces; i++)
+		selems[i] = Float8GetDatum(shape[i]);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int16GetDatum(attnum);
 	values[2] = Int64GetDatum(ledger_id);
 	values[3] = PointerGetDatum(construct_array(elems, nedges, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	store_domain("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, source = 'dp', ledger_id = $3 "
-				 "WHERE relid = $1 AND attnum = $2",
-				 4, argtypes, values);
+	values[4] = npieces > 0 ?
+		PointerGetDatum(construct_array(selems, 3 * npieces, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)) : (Datum) 0;
+	/* (a catalog from before 0.3.0 has no shape column: the edges alone, as then) */
+	if (domains_have_shape())
+		store_domain_nulls("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, shape = $5, source = 'dp', ledger_id = $3 "
+						   "WHERE relid = $1 AND attnum = $2",
+						   5, argtypes, values, nulls);
+	else
+		store_domain("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, source = 'dp', ledger_id = $3 "
+					 "WHERE relid = $1 AND attnum = $2",
+					 4, argtypes, values);
 }
 
 static dp_code

@@ -137,8 +137,11 @@ extern void dpsynth_store_discovered_categories(Oid relid, AttrNumber attnum, in
 												char **labels, int nlabels);
 extern void dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id,
 										  double lower, double upper, int bins);
+/* Learned quantile edges, and the released shape inside them: npieces pieces of 3 doubles
+ * (lo, hi, weight; dp_shape_init in dp_decode.h), none if npieces is 0. */
 extern void dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id,
-										const double *edges, int nedges);
+										const double *edges, int nedges,
+										const double *shape, int npieces);
 
 /* One scan of rel: each row's codes for the columns go to row_fn (see domain.c). */
 extern void dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols,

@@ -116,6 +116,18 @@ json_domain(StringInfo b, const OutColumn *oc)
 		}
 		appendStringInfoChar(b, ']');
 	}
+	if (d->kind != DP_DOMAIN_CATEGORIES && d->shape && d->nshape > 0)
+	{
+		/* the released shape inside the bins: (lo, hi, weight) per piece (dp_decode.h) */
+		appendStringInfoString(b, ", \"shape\": [");
+		for (uint32 i = 0; i < 3 * d->nshape; i++)
+		{
+			if (i)
+				appendStringInfoString(b, ", ");
+			json_num(b, d->shape[i]);
+		}
+		appendStringInfoChar(b, ']');
+	}
 	appendStringInfo(b, ", \"null_cell\": %s}", d->has_null_cell ? "true" : "false");
 }
 
@@ -489,6 +501,25 @@ load_domain(HeapTuple tup, TupleDesc desc, dp_domain *d, int64 model_id)
 	}
 	else
 		corrupt(model_id, "The stored model has unknown domain kind.");
+	if (d->kind != DP_DOMAIN_CATEGORIES)
+	{
+		/* the released shape inside the bins, if the model has one (dp_decode.h) */
+		Datum	   *sh = row_array(tup, desc, 15, FLOAT8OID, &n);
+
+		if (sh && n > 0)
+		{
+			double	   *shape = palloc(sizeof(double) * n);
+			dp_shape	check;
+
+			for (int i = 0; i < n; i++)
+				shape[i] = DatumGetFloat8(sh[i]);
+			if (n % 3 != 0 || dp_shape_init(&check, d, shape, (uint32) (n / 3)) != 0)
+				corrupt(model_id, "The stored model has an invalid shape inside its bins.");
+			dp_shape_free(&check);
+			d->shape = shape;
+			d->nshape = (uint32) (n / 3);
+		}
+	}
 }
 
 /* Synthesized column j's released one-way counts and rare-value merge (columns 13-14). */
@@ -571,7 +602,8 @@ load_columns(Datum model, DpModel *m, char ***types, char ***base_types, int64 m
 				 "(c->'domain'->>'null_cell')::boolean, dpsynth._jtexts(c->'domain'->'values'), "
 				 "CASE WHEN c->'domain'->>'kind' = 'integer_bins' THEN dpsynth._jints(c->'domain'->'edges') END, "
 				 "CASE WHEN c->'domain'->>'kind' = 'real_bins' THEN dpsynth._jnums(c->'domain'->'edges') END, "
-				 "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code') "
+				 "c->>'other', dpsynth._jnums(c->'one_way_noisy'), dpsynth._jints(c->'merged_code'), "
+				 "dpsynth._jnums(c->'domain'->'shape') "
 				 "FROM jsonb_array_elements($1->'columns') WITH ORDINALITY x(c, i) ORDER BY i",
 				 model, model_id, "columns");
 	old = MemoryContextSwitchTo(caller_cxt);

@@ -1,7 +1,8 @@
 /*
  * synth_decode.c - codes to values: how a synthetic code becomes a value of its column's type
  * (categories through the type's input function, checked before the charge; bins by a uniform
- * draw inside the bin, src/core/dp_decode.c; the NULL/"other" cell), and fresh identifiers.
+ * draw inside the bin, or inside the part of it its released shape picks, src/core/dp_decode.c;
+ * the NULL/"other" cell), and fresh identifiers.
  * Post-processing of released data only: nothing here reads a private row, and nothing fails
  * on released values.
  */
@@ -122,13 +123,20 @@ fit_numeric(const OutColumn *oc, Datum num)
 
 /*
  * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the value
- * (or bin) with the largest released one-way count.  Post-processing of the model.
+ * (or bin) with the largest released one-way count; and for bins, the shape inside them that
+ * decoding draws from (dp_shape_init of the domain's released shape, if it has one).
+ * Post-processing of the model.
  */
 void
 synth_prepare_fallback(OutColumn *oc, const double *oneway)
 {
 	const dp_domain *d = oc->domain;
 
+	/* the released shape inside the bins; a stored one that is not valid counts as none */
+	memset(&oc->shape, 0, sizeof(oc->shape));
+	if (d->kind != DP_DOMAIN_CATEGORIES && d->shape && d->nshape > 0 &&
+		dp_shape_init(&oc->shape, d, d->shape, d->nshape) != 0)
+		memset(&oc->shape, 0, sizeof(oc->shape));
 	oc->fallback_code = 0;
 	for (uint32 c = 1; c < d->nvalues; c++)
 		if (oneway[c] > oneway[oc->fallback_code])
@@ -169,7 +177,16 @@ synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 					hi,
 					v;
 
+		double		plo,
+					phi;
+
 		dp_int_bin_range(d, code, &lo, &hi);
+		/* inside the bin, where its released shape has mass (dp_shape_pick: a part of the bin) */
+		if (dp_shape_pick(&oc->shape, rng, code, &plo, &phi))
+		{
+			lo = (int64) plo;
+			hi = (int64) phi;
+		}
 		v = dp_decode_int(rng, lo, hi);
 		switch (oc->basetype)
 		{
@@ -197,9 +214,18 @@ synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 					hi,
 					v;
 
+		double		plo,
+					phi;
+		bool		closed = (uint32) code + 1 == d->nvalues;
+
 		dp_real_bin_range(d, code, &lo, &hi);
-		v = dp_decode_real(rng, lo, hi, (uint32) code + 1 == d->nvalues, oc->scale,
-						   d->edges[0], d->edges[d->nvalues]);
+		if (dp_shape_pick(&oc->shape, rng, code, &plo, &phi))
+		{
+			closed = closed && phi == hi;
+			lo = plo;
+			hi = phi;
+		}
+		v = dp_decode_real(rng, lo, hi, closed, oc->scale, d->edges[0], d->edges[d->nvalues]);
 		switch (oc->basetype)
 		{
 			case FLOAT4OID:

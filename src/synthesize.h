@@ -18,6 +18,7 @@
 
 #include "dp_env.h"
 #include "dp_codes.h"
+#include "dp_decode.h"
 #include "dp_adaptive.h"
 #include "dp_privsyn.h"
 #include "dp_prng.h"
@@ -62,6 +63,9 @@ typedef struct OutColumn
 	 * (fallback_code); computed from the model's released one-way counts */
 	Datum		fallback;
 	dp_code		fallback_code;
+	/* bins with a released shape inside them (domain->shape): where values are drawn; zeroed
+	 * (no shape: uniform inside each bin) otherwise (synth_prepare_fallback) */
+	dp_shape	shape;
 	int			scale;			/* numeric scale, -1 if none */
 	Datum		numeric_max;	/* numeric(p,s): the largest value it holds (a numeric), else 0 */
 	Datum		numeric_min;	/* and its negation */

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* |k| below this keeps k / 10^s exact to print (see above); 2^51 leaves room for k +/- 1. */
 #define LATTICE_LIMIT 2251799813685248.0	/* 2^51 */
@@ -256,4 +257,138 @@ dp_decode_real(dp_prng *p, double lo, double hi, bool hi_closed, int scale,
 			v = snap(mid, scale);	/* no multiple in the column at all */
 		return v;
 	}
+}
+
+/* ---- shapes inside bins (dp_decode.h) ---- */
+
+#include "dp_env.h"
+
+static bool
+shape_valid(bool integral, const double *pieces, uint32_t npieces)
+{
+	for (uint32_t i = 0; i < npieces; i++)
+	{
+		double		lo = pieces[3 * i],
+					hi = pieces[3 * i + 1],
+					w = pieces[3 * i + 2];
+
+		if (!isfinite(lo) || !isfinite(hi) || !isfinite(w) || w < 0)
+			return false;
+		if (integral ? (lo > hi || lo != floor(lo) || hi != floor(hi)) : !(lo < hi))
+			return false;
+		/* increasing and disjoint */
+		if (i > 0 && (integral ? !(lo > pieces[3 * i - 2]) : !(lo >= pieces[3 * i - 2])))
+			return false;
+	}
+	return true;
+}
+
+int
+dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t npieces)
+{
+	bool		integral = d->kind == DP_DOMAIN_INT_BINS;
+	uint32_t	maxparts,
+				n = 0,
+				j = 0;
+
+	memset(s, 0, sizeof(*s));
+	if ((d->kind != DP_DOMAIN_INT_BINS && d->kind != DP_DOMAIN_REAL_BINS) || d->nvalues == 0 ||
+		(npieces > 0 && !pieces) || !shape_valid(integral, pieces, npieces))
+		return -1;
+	/* a piece is cut by at most the bins it spans: parts <= pieces + bins */
+	maxparts = npieces + d->nvalues;
+	s->nbins = d->nvalues;
+	s->start = dp_alloc(sizeof(uint32_t) * (d->nvalues + 1));
+	s->lo = dp_alloc(sizeof(double) * maxparts);
+	s->hi = dp_alloc(sizeof(double) * maxparts);
+	s->cum = dp_alloc(sizeof(double) * maxparts);
+	if (!s->start || !s->lo || !s->hi || !s->cum)
+	{
+		dp_shape_free(s);
+		return -1;
+	}
+	for (uint32_t b = 0; b < d->nvalues; b++)
+	{
+		double		blo,
+					bhi,
+					cum = 0;
+
+		if (integral)
+		{
+			int64_t		l,
+						h;
+
+			dp_int_bin_range(d, b, &l, &h);
+			blo = (double) l;
+			bhi = (double) h;
+		}
+		else
+			dp_real_bin_range(d, b, &blo, &bhi);
+		s->start[b] = n;
+		/* the first piece that may reach into this bin (bins and pieces both increase) */
+		while (j < npieces && (integral ? pieces[3 * j + 1] < blo : pieces[3 * j + 1] <= blo))
+			j++;
+		for (uint32_t k = j; k < npieces && (integral ? pieces[3 * k] <= bhi : pieces[3 * k] < bhi); k++)
+		{
+			double		plo = pieces[3 * k],
+						phi = pieces[3 * k + 1],
+						w = pieces[3 * k + 2],
+						olo = plo > blo ? plo : blo,
+						ohi = phi < bhi ? phi : bhi,
+						part;
+
+			if (integral)
+				part = olo <= ohi ? w * ((ohi - olo + 1) / (phi - plo + 1)) : 0;
+			else
+				part = olo < ohi ? w * ((ohi - olo) / (phi - plo)) : 0;
+			if (!(part > 0) || !isfinite(part))
+				continue;
+			cum += part;
+			s->lo[n] = olo;
+			s->hi[n] = ohi;
+			s->cum[n] = cum;
+			n++;
+		}
+	}
+	s->start[d->nvalues] = n;
+	return 0;
+}
+
+void
+dp_shape_free(dp_shape *s)
+{
+	dp_free(s->start);
+	dp_free(s->lo);
+	dp_free(s->hi);
+	dp_free(s->cum);
+	memset(s, 0, sizeof(*s));
+}
+
+bool
+dp_shape_pick(const dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi)
+{
+	uint32_t	a,
+				b;
+	double		u;
+
+	if (!s->start || bin >= s->nbins)
+		return false;
+	a = s->start[bin];
+	b = s->start[bin + 1];
+	if (a == b)
+		return false;
+	u = dp_prng_unit(p) * s->cum[b - 1];
+	/* the first part whose cumulative weight exceeds u (u < total, so one does) */
+	while (a + 1 < b)
+	{
+		uint32_t	m = a + (b - a - 1) / 2;
+
+		if (s->cum[m] > u)
+			b = m + 1;
+		else
+			a = m + 1;
+	}
+	*lo = s->lo[a];
+	*hi = s->hi[a];
+	return true;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dp_domain.h"
 #include "dp_prng.h"
 
 /*
@@ -45,5 +46,34 @@ int64_t		dp_decode_int(dp_prng *p, int64_t lo, int64_t hi);
  */
 double		dp_decode_real(dp_prng *p, double lo, double hi, bool hi_closed, int scale,
 						   double col_lower, double col_upper);
+
+/*
+ * The shape of the values inside numeric bins: a piecewise-constant density over the values,
+ * npieces pieces of 3 doubles (lo, hi, weight), increasing and disjoint, weight finite and >= 0.
+ * Integer domains: a piece is the integers lo..hi (both included, integral doubles, lo <= hi);
+ * real domains: the interval [lo, hi) (lo < hi).  It is post-processing of a released histogram
+ * (discover.c keeps the denoised noisy histogram that placed the quantile edges).
+ *
+ * dp_shape_init clips the pieces to every bin of d (a piece's weight in proportion to the part
+ * of it kept: integers counted, reals by length) and keeps each bin's cumulative weights.  It
+ * returns 0, or -1 when the pieces are invalid (then nothing is allocated) or memory runs out.
+ * dp_shape_pick draws one of bin's parts by weight (one dp_prng_unit) and returns it in
+ * [*lo, *hi] (integers: both included; reals: [*lo, *hi), inside the bin), where the caller
+ * draws uniformly (dp_decode_int, dp_decode_real).  A bin that no piece of positive weight
+ * overlaps has no shape: dp_shape_pick returns false and draws nothing, and the caller draws
+ * over the whole bin, as without a shape.
+ */
+typedef struct dp_shape
+{
+	uint32_t	nbins;
+	uint32_t   *start;			/* nbins + 1: bin b's parts are start[b] .. start[b + 1] - 1 */
+	double	   *lo;
+	double	   *hi;
+	double	   *cum;			/* cumulative weight of the bin's parts, up to and including this one */
+} dp_shape;
+
+int			dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t npieces);
+void		dp_shape_free(dp_shape *s);
+bool		dp_shape_pick(const dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi);
 
 #endif							/* DP_DECODE_H */

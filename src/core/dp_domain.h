@@ -53,6 +53,13 @@ typedef struct dp_domain
 	const int64_t *iedges;
 	/* DP_DOMAIN_REAL_BINS: nvalues + 1 edges; edges[nvalues] is the (included) upper bound */
 	const double *edges;
+	/*
+	 * Numeric bins, optional (borrowed; NULL: values uniform inside each bin): the released shape
+	 * of the values inside the bins, nshape pieces of 3 doubles (lo, hi, weight), see
+	 * dp_shape_init in dp_decode.h.  Set after dp_domain_init_*_edges, which clear it.
+	 */
+	const double *shape;
+	uint32_t	nshape;
 } dp_domain;
 
 /* Number of codes of the domain (values plus the NULL cell if any). */

@@ -1,5 +1,6 @@
 /* Decoding (dp_decode.c): a value drawn for a bin lies in the bin (and the column's bounds when
- * they meet it), for any int64 range and any finite real range and scale. */
+ * they meet it), for any int64 range and any finite real range and scale; a shape inside bins
+ * (dp_shape_*) is refused or gives parts inside their bin, for any pieces and edges. */
 #include <math.h>
 #include "fuzz_input.h"
 #include "dp_decode.h"
@@ -13,7 +14,54 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dp_prng_seed(&rng, fin_u64(&f));
 	while (f.n > 0)
 	{
-		if (fin_range(&f, 0, 1) == 0)
+		uint64_t	op = fin_range(&f, 0, 2);
+
+		if (op == 2)
+		{
+			/* a shape: a few edges and pieces from the input, valid or not */
+			int64_t		iedges[9];
+			double		redges[9],
+						pieces[3 * 8];
+			uint32_t	nb = (uint32_t) fin_range(&f, 1, 8),
+						np = (uint32_t) fin_range(&f, 0, 8);
+			bool		integral = fin_range(&f, 0, 1) == 0;
+			dp_domain	d;
+			dp_shape	s;
+			int64_t		e = (int64_t) fin_range(&f, 0, 2000) - 1000;
+			double		r = (double) e;
+
+			for (uint32_t i = 0; i <= nb; i++)
+			{
+				iedges[i] = e;
+				redges[i] = r;
+				e += (int64_t) fin_range(&f, 1, 50);
+				r += fin_range(&f, 0, 1) ? fin_num(&f) : (double) fin_range(&f, 1, 50);
+			}
+			for (uint32_t i = 0; i < 3 * np; i++)
+				pieces[i] = fin_range(&f, 0, 3) == 0 ? fin_num(&f) : (double) ((int64_t) fin_range(&f, 0, 2400) - 1200);
+			if (integral ? dp_domain_init_int_edges(&d, iedges, nb, false) != 0
+				: dp_domain_init_real_edges(&d, redges, nb, true) != 0)
+				continue;
+			if (dp_shape_init(&s, &d, pieces, np) != 0)
+				continue;
+			for (uint32_t b = 0; b < nb; b++)
+			{
+				double		lo,
+							hi;
+
+				if (!dp_shape_pick(&s, &rng, b, &lo, &hi))
+					continue;
+				if (integral)
+					FUZZ_CHECK(lo <= hi && lo >= (double) iedges[b] && hi <= (double) (iedges[b + 1] - 1),
+							   "shape part [%.17g, %.17g] not in bin [%lld, %lld]", lo, hi,
+							   (long long) iedges[b], (long long) (iedges[b + 1] - 1));
+				else
+					FUZZ_CHECK(lo < hi && lo >= redges[b] && hi <= redges[b + 1],
+							   "shape part [%.17g, %.17g) not in bin [%.17g, %.17g]", lo, hi, redges[b], redges[b + 1]);
+			}
+			dp_shape_free(&s);
+		}
+		else if (op == 0)
 		{
 			int64_t		a = (int64_t) fin_u64(&f),
 						b = (int64_t) fin_u64(&f),

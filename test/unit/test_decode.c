@@ -459,6 +459,152 @@ test_fuzz(void)
 			   "no round trip %ld)", cases, with_cols, fallbacks, bad_in, bad_col, bad_rt);
 }
 
+/*
+ * Shapes inside bins (dp_shape_*): a bin's value is drawn from the pieces that overlap it, by
+ * weight in proportion to the part of each piece inside the bin, uniformly inside the part; a
+ * bin no weighted piece overlaps has no shape and consumes no randomness; invalid pieces are
+ * refused.
+ */
+static void
+test_shape(void)
+{
+	static const int64_t iedges[] = {0, 23, 60, 101};
+	/* bin 0 [0,22]: [18,19] w 20 and 20..22 of [20,23] (3/4 of 20); bin 1 [23,59]: 23 (1/4 of
+	 * 20), the weightless [30,30] dropped; bin 2 [60,100]: [60,63] w 8, [64,71] w 4 */
+	static const double ipieces[] = {18, 19, 20, 20, 23, 20, 30, 30, 0, 60, 63, 8, 64, 71, 4};
+	static const double per_value0[] = {10, 10, 5, 5, 5};	/* 18..22 */
+	static const double redges[] = {0, 1, 2};
+	/* bin 0 [0,1): [0.5,1) of [0.5,1.5) (w 1/2); bin 1 [1,2]: [1,1.5) w 1/2, [1.75,2) w 3 */
+	static const double rpieces[] = {0.5, 1.5, 1, 1.75, 2.0, 3};
+	dp_domain	di,
+				dr;
+	dp_shape	s;
+	long		c0[5] = {0},
+				c2[12] = {0},
+				cr[8] = {0};
+	double		w2[12],
+				wr[8] = {0, 0, 1, 1, 1, 1, 0, 0};	/* bin 1 in eighths: [1,1.5) then [1.75,2) */
+	bool		inside = true;
+
+	unit_check(dp_domain_init_int_edges(&di, iedges, 3, false) == 0, "shape: integer domain");
+	unit_check(dp_shape_init(&s, &di, ipieces, 5) == 0, "shape: integer pieces accepted");
+	for (long i = 0; i < N; i++)
+	{
+		double		lo,
+					hi;
+		int64_t		v;
+
+		if (!dp_shape_pick(&s, &rng, 0, &lo, &hi))
+		{
+			inside = false;
+			break;
+		}
+		v = dp_decode_int(&rng, (int64_t) lo, (int64_t) hi);
+		if (v < 18 || v > 22)
+			inside = false;
+		else
+			c0[v - 18]++;
+		if (!dp_shape_pick(&s, &rng, 1, &lo, &hi) || lo != 23 || hi != 23)
+			inside = false;
+		if (!dp_shape_pick(&s, &rng, 2, &lo, &hi))
+		{
+			inside = false;
+			break;
+		}
+		v = dp_decode_int(&rng, (int64_t) lo, (int64_t) hi);
+		if (v < 60 || v > 71)
+			inside = false;
+		else
+			c2[v - 60]++;
+	}
+	unit_check(inside, "shape: integer values stay inside their bin's weighted pieces");
+	check_counts(c0, per_value0, 5, N, "shape: bin [0,22] by the weights of 18..22 (10 10 5 5 5)");
+	for (int i = 0; i < 12; i++)
+		w2[i] = i < 4 ? 2 : 0.5;
+	check_counts(c2, w2, 12, N, "shape: bin [60,100] by the weights of 60..71 (2 each, then 0.5 each)");
+	dp_shape_free(&s);
+
+	unit_check(dp_domain_init_real_edges(&dr, redges, 2, true) == 0, "shape: real domain");
+	unit_check(dp_shape_init(&s, &dr, rpieces, 2) == 0, "shape: real pieces accepted");
+	inside = true;
+	for (long i = 0; i < N; i++)
+	{
+		double		lo,
+					hi,
+					v;
+
+		if (!dp_shape_pick(&s, &rng, 0, &lo, &hi) || lo != 0.5 || hi != 1.0)
+			inside = false;
+		if (!dp_shape_pick(&s, &rng, 1, &lo, &hi))
+		{
+			inside = false;
+			break;
+		}
+		v = dp_decode_real(&rng, lo, hi, hi == 2.0, -1, 0, 2);
+		if (!((v >= 1 && v < 1.5) || (v >= 1.75 && v <= 2)))
+			inside = false;
+		else
+			cr[(int) ((v - 1) * 8) < 8 ? (int) ((v - 1) * 8) : 7]++;
+	}
+	unit_check(inside, "shape: real values stay inside their bin's weighted pieces");
+	/* eighths of [1,2]: [1,1.5) holds 1/2 of the weight, [1.75,2) 3 (so 1/7 and 6/7) */
+	for (int i = 0; i < 8; i++)
+		wr[i] = i < 4 ? 0.5 / 4 : i >= 6 ? 3.0 / 2 : 0;
+	{
+		long		nz[6];
+		double		wz[6];
+		int			k = 0;
+
+		for (int i = 0; i < 8; i++)
+			if (wr[i] > 0)
+			{
+				nz[k] = cr[i];
+				wz[k++] = wr[i];
+			}
+		unit_check(cr[4] == 0 && cr[5] == 0, "shape: nothing drawn in [1.5,1.75), which no piece covers");
+		check_counts(nz, wz, k, N, "shape: bin [1,2] by its parts' weights (1/2 over [1,1.5), 3 over [1.75,2))");
+	}
+	dp_shape_free(&s);
+
+	/* a bin no weighted piece overlaps: no shape, no randomness used */
+	{
+		static const double only_top[] = {70, 80, 1};
+		dp_prng		before = rng;
+		double		lo = -1,
+					hi = -1;
+
+		unit_check(dp_shape_init(&s, &di, only_top, 1) == 0, "shape: one piece");
+		unit_check(!dp_shape_pick(&s, &rng, 0, &lo, &hi) && !dp_shape_pick(&s, &rng, 1, &lo, &hi) &&
+				   lo == -1 && dp_prng_next(&before) == dp_prng_next(&rng),
+				   "shape: bins without a weighted piece have no shape and draw nothing");
+		unit_check(dp_shape_pick(&s, &rng, 2, &lo, &hi) && lo == 70 && hi == 80, "shape: the one piece's bin");
+		unit_check(!dp_shape_pick(&s, &rng, 3, &lo, &hi), "shape: no bin 3");
+		dp_shape_free(&s);
+		unit_check(dp_shape_init(&s, &di, NULL, 0) == 0 && !dp_shape_pick(&s, &rng, 0, &lo, &hi),
+				   "shape: no pieces, no shape");
+		dp_shape_free(&s);
+	}
+	/* invalid pieces are refused */
+	{
+		static const double overlap[] = {1, 5, 1, 5, 9, 1};
+		static const double decreasing[] = {10, 12, 1, 1, 5, 1};
+		static const double negative[] = {1, 5, -1};
+		static const double fraction[] = {1.5, 5, 1};
+		static const double empty_real[] = {0.5, 0.5, 1};
+		static const double overlap_real[] = {0.1, 0.6, 1, 0.5, 0.9, 1};
+		double		nan_w[] = {1, 5, NAN};
+
+		unit_check(dp_shape_init(&s, &di, overlap, 2) == -1, "shape: overlapping integer pieces refused");
+		unit_check(dp_shape_init(&s, &di, decreasing, 2) == -1, "shape: decreasing pieces refused");
+		unit_check(dp_shape_init(&s, &di, negative, 1) == -1, "shape: a negative weight refused");
+		unit_check(dp_shape_init(&s, &di, nan_w, 1) == -1, "shape: a NaN weight refused");
+		unit_check(dp_shape_init(&s, &di, fraction, 1) == -1, "shape: a fractional integer piece refused");
+		unit_check(dp_shape_init(&s, &dr, empty_real, 1) == -1, "shape: an empty real piece refused");
+		unit_check(dp_shape_init(&s, &dr, overlap_real, 2) == -1, "shape: overlapping real pieces refused");
+		unit_check(s.start == NULL, "shape: nothing allocated on refusal");
+	}
+}
+
 int
 main(void)
 {
@@ -472,5 +618,6 @@ main(void)
 	test_scaled();
 	test_fallback();
 	test_fuzz();
+	test_shape();
 	return unit_done();
 }
