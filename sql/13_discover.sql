@@ -37,6 +37,13 @@ SELECT rho_spent - :spent_before = (SELECT sum(rho) FROM dpsynth.ledger WHERE id
 FROM dpsynth.budgets WHERE relid = 'nd'::regclass;
 SELECT column_name, source, (SELECT function FROM dpsynth.ledger WHERE id = ledger_id) AS paid_by
 FROM dp_domains WHERE table_name = 'nd'::regclass ORDER BY 1;
+-- Numeric bounds on a range of more than 32 values (age 20..69, score 0..99.9) get quantile bins
+-- and their shape from the same noisy histogram (post-processing, nothing more charged), as
+-- declared bounds with the default binning 'auto' get them in a release.
+SELECT a.attname AS column_name, d.kind, cardinality(d.edges) BETWEEN 3 AND 18 AS quantile_bins,
+	   d.shape IS NOT NULL AS has_shape
+FROM dpsynth.domains d JOIN pg_attribute a ON a.attrelid = d.relid AND a.attnum = d.attnum
+WHERE d.relid = 'nd'::regclass AND a.attname IN ('age', 'score') ORDER BY 1;
 
 -- Later calls reuse the domains: nothing left to discover, nothing charged; a synthesis discovers
 -- nothing.

@@ -393,8 +393,22 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
  * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
  * when the domain is loaded.
  */
+static void edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
+								 int64 ledger_id);
+
 static void
 release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_mass, int64 ledger_id)
+{
+	dp_counts_release(d->cells, dp_loggrid_ncells(&d->grid), noise);
+	edges_from_histogram(relid, d, sqrt(dp_dgauss_sigma2(noise)), min_bin_mass, ledger_id);
+}
+
+/*
+ * release_edges' post-processing of a noisy histogram d->cells (noise sigma) of the values inside
+ * [quantile_lower, quantile_upper]: the edges, the spikes, the shape; stored.
+ */
+static void
+edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass, int64 ledger_id)
 {
 	DpColumn   *col = d->col;
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
@@ -408,15 +422,13 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_ma
 	uint32		span_lo = 1,
 				span_hi = 0;	/* empty */
 
-	dp_counts_release(d->cells, ncells, noise);
-
 	/*
 	 * Post-processing of the noisy histogram: the positive noise of the many empty cells of a
 	 * sparse column would add up to phantom mass that the quantiles spread bins over; only the
 	 * cells of significant blocks keep their mass.
 	 */
 	memcpy(raw, d->cells, sizeof(int64) * ncells);
-	if (dp_loggrid_denoise(&d->grid, d->cells, sqrt(dp_dgauss_sigma2(noise)), DISCOVER_DENOISE_Z,
+	if (dp_loggrid_denoise(&d->grid, d->cells, sigma, DISCOVER_DENOISE_Z,
 						   palloc(ncells)) < 0)
 		elog(ERROR, "dpsynth: invalid discovery grid");
 	/* the span of the significant mass, for the shape inside the bins (shape_pieces) */
@@ -494,7 +506,7 @@ release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_ma
 		}
 	}
 	npieces = span_lo <= span_hi ?
-		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sqrt(dp_dgauss_sigma2(noise)), &shape) : 0;
+		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sigma, &shape) : 0;
 	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
 }
 
@@ -619,11 +631,15 @@ reconcile_bounds(Discovery *d, double clo, double chi, double *lo, double *hi)
  * gives the span, stage 2 (noise fine) refines stage 1's bounds inside their coarse cells;
  * if stage 2 shows nothing, stage 1's own bounds are used (post-processing of its release).
  * Without fine (noise too small to split, a public fact): stage 1 alone, as before.
- * Equal-width bins, one per value for small integer ranges.
+ * Equal-width bins, one per value for small integer ranges.  With learn_bins (dp_discover, a
+ * release of its own), a range wider than its bins gets quantile bins instead (at most
+ * DPSYNTH_AUTO_BINS, spikes apart, and the shape inside them) from stage 1's noisy histogram, as
+ * the same bounds declared with the default binning 'auto' get them in a release:
+ * post-processing, no extra budget.  A discovery inside a release keeps the equal widths.
  */
 static void
 release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss *fine,
-			   int64 ledger_id)
+			   int64 ledger_id, bool learn_bins, double min_bin_mass)
 {
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
 	double		sigma = sqrt(dp_dgauss_sigma2(coarse));
@@ -660,6 +676,29 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 	if (d->grid.integral && upper - lower + 1 < bins)
 		bins = (int) (upper - lower + 1);
 	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
+	if (learn_bins && bins == DP_PLAN_DISCOVERED_BINS && found)
+	{
+		/*
+		 * dp_discover: quantile edges inside the bounds, with their spikes and shape, from stage
+		 * 1's noisy histogram (post-processing), as release_edges makes them for declared
+		 * bounds; the cells wholly outside the bounds are left out.
+		 */
+		for (uint32 c = 0; c < ncells; c++)
+		{
+			double		clo,
+						chi;
+
+			dp_loggrid_cell_range(&d->grid, c, &clo, &chi);
+			if (d->grid.integral ? (chi - 1 < lower || clo > upper) : (chi <= lower || clo > upper))
+				d->cells[c] = 0;
+		}
+		d->col->quantile_lower = lower;
+		d->col->quantile_upper = upper;
+		d->col->quantile_bins = DPSYNTH_AUTO_BINS;
+		d->col->quantile_points = 0;
+		d->col->quantile_auto = true;
+		edges_from_histogram(relid, d, sigma, min_bin_mass, ledger_id);
+	}
 }
 
 /* A hash table in cxt keyed by the first keysize bytes of its entries. */
@@ -676,7 +715,7 @@ blob_hash(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
 
 DpColumn *
 dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
-				 int64 ledger_id)
+				 int64 ledger_id, bool standalone)
 {
 	Oid			relid = RelationGetRelid(rel);
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
@@ -754,7 +793,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else
 			release_bounds(relid, &ds[k], two_stage ? &coarse : &noise, two_stage ? &fine : NULL,
-						   ledger_id);
+						   ledger_id, standalone, plan->min_bin_mass);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
@@ -885,7 +924,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 										plan.ndiscover, plan.units_each, plan.delta_each));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
-	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id);
+	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true);
 	for (int j = 0; j < ntodo; j++)
 	{
 		Datum		values[3];

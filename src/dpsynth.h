@@ -176,10 +176,12 @@ pg_noreturn extern void dpsynth_too_many_cells(void);
  * Learns the domains of the columns in a DISCOVER state in one scan of rel, as the plan says
  * (units per column, selection delta per text column, cap on categories, 'auto' bins' least
  * mass), stores them (source 'dp', paid by ledger_id) and returns the columns (names) loaded
- * again, all ready.
+ * again, all ready.  standalone: dp_discover, a release of its own, whose numeric bounds on a
+ * range wider than their bins also get quantile edges (and their shape) from the same noisy
+ * histogram; inside a release they keep equal widths.
  */
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
-								  const dp_plan *plan, int64 ledger_id);
+								  const dp_plan *plan, int64 ledger_id, bool standalone);
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */

@@ -113,7 +113,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	if (plan.ndiscover > 0)
 	{
-		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id);
+		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id, false);
 	}
 
 	strides = palloc(sizeof(int64) * ncols);

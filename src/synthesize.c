@@ -275,7 +275,7 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 	if (c->plan.ndiscover > 0)
 	{
 		synth_report(pr, "discovering domains", 0);
-		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id);
+		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false);
 		synth_bind_columns(c->out, c->nout, c->cols, true);
 	}
 	for (int j = 0; j < c->ncols; j++)
