@@ -685,11 +685,11 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 		 */
 		for (uint32 c = 0; c < ncells; c++)
 		{
-			double		clo,
-						chi;
+			double		cell_lo,
+						cell_hi;
 
-			dp_loggrid_cell_range(&d->grid, c, &clo, &chi);
-			if (d->grid.integral ? (chi - 1 < lower || clo > upper) : (chi <= lower || clo > upper))
+			dp_loggrid_cell_range(&d->grid, c, &cell_lo, &cell_hi);
+			if (d->grid.integral ? (cell_hi - 1 < lower || cell_lo > upper) : (cell_hi <= lower || cell_lo > upper))
 				d->cells[c] = 0;
 		}
 		d->col->quantile_lower = lower;
