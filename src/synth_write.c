@@ -228,7 +228,8 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 		}
 		if (nslots > 0 && (nslots == WRITE_BATCH || r + 1 == synth->nrows))
 		{
-			table_multi_insert(trel, slots, nslots, cid, 0, bistate);
+			/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
+			table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
 			for (int b = 0; b < nslots; b++)
 				ExecClearTuple(slots[b]);
 			nslots = 0;
