@@ -98,3 +98,19 @@ SELECT count(*) FILTER (WHERE age < 18 OR age > 63) < 0.01 * count(*) AS sample_
 SELECT dp_declare('ages', 'age', lower => 0, upper => 100);
 SELECT kind, edges IS NULL AS no_edges, shape IS NULL AS no_shape FROM dpsynth.domains WHERE relid = 'ages'::regclass AND attnum = 1;
 DROP TABLE ages, ages_copy, ages_sample;
+
+-- Timestamps (microseconds since 2000) learn quantile bins and a shape too, and the model
+-- samples from them inside the declared bounds.
+CREATE TABLE stamps (at timestamptz NOT NULL, k text NOT NULL);
+INSERT INTO stamps SELECT timestamptz '2020-01-01 00:00:00+00' + i * interval '37 minutes', CASE WHEN i % 3 = 0 THEN 'x' ELSE 'y' END
+FROM generate_series(1, 20000) i;
+SELECT dp_protect('stamps', epsilon => 1000);
+SELECT dp_declare('stamps', 'at', lower => timestamptz '2019-06-01 00:00:00+00', upper => timestamptz '2022-06-01 00:00:00+00');
+SELECT dp_declare('stamps', 'k', categories => ARRAY['x', 'y']);
+SELECT model_id AS stamps_model FROM dp_synthesize('stamps', epsilon => 5, target => 'stamps_copy') \gset
+SELECT kind, cardinality(shape) % 3 = 0 AND cardinality(shape) >= 3 AS shape_stored
+FROM dpsynth.domains WHERE relid = 'stamps'::regclass AND attnum = 1;
+SELECT rows_written > 0 AS sampled FROM dp_sample(:stamps_model, seed => 1, target => 'stamps_sample');
+SELECT min(at) >= timestamptz '2019-06-01 00:00:00+00' AND max(at) <= timestamptz '2022-06-01 00:00:00+00' AS inside_bounds
+FROM stamps_sample;
+DROP TABLE stamps, stamps_copy, stamps_sample;

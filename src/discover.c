@@ -277,7 +277,7 @@ typedef struct ShapeCell
 	double		lo,
 				hi,				/* the cell's part in the bin: integers lo..hi, or [lo, hi) */
 				width,
-				count,			/* its share of the cell's denoised noisy count */
+				count,			/* its share of the cell's noisy count */
 				var;			/* the noise variance of that share */
 } ShapeCell;
 
@@ -384,6 +384,27 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 		}
 	}
 	qsort(p, n, sizeof(double) * 3, piece_cmp);
+	/*
+	 * Increasing and disjoint, as dp_shape_init requires, whatever the rounding: integer cell
+	 * ends beyond 2^53 (timestamps after the year 2285 in microseconds) become doubles that may
+	 * meet or cross the next cell's start; such neighbours are merged.
+	 */
+	{
+		int			m = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			if (m > 0 && (integral ? p[3 * i] <= p[3 * m - 2] : p[3 * i] < p[3 * m - 2]))
+			{
+				p[3 * m - 2] = Max(p[3 * m - 2], p[3 * i + 1]);
+				p[3 * m - 1] += p[3 * i + 2];
+				continue;
+			}
+			memmove(&p[3 * m], &p[3 * i], sizeof(double) * 3);
+			m++;
+		}
+		n = m;
+	}
 	*out = p;
 	return n;
 }
