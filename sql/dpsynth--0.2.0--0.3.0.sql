@@ -1,7 +1,8 @@
 -- dpsynth 0.2.0 -> 0.3.0 (issue 10: values inside learned bins follow the released histogram).
---  * dpsynth.domains.shape: with learned quantile edges, the released (denoised, noisy) histogram
---    that placed them, as (lo, hi, weight) pieces; synthetic values are drawn where it has mass
---    instead of uniformly over each bin (src/discover.c, dp_shape_* in src/core/dp_decode.c);
+--  * dpsynth.domains.shape: with learned quantile edges, the released noisy histogram that placed
+--    them (its significant span, shrunk toward uniform inside each bin), as (lo, hi, weight)
+--    pieces; synthetic values are drawn where it has mass instead of uniformly over each bin
+--    (src/discover.c, dp_shape_* in src/core/dp_decode.c);
 --  * a new declaration of a column forgets its shape, and a partition handed a protection gets it.
 \echo Use "ALTER EXTENSION dpsynth UPDATE TO '0.3.0'" to load this file. \quit
 

@@ -38,6 +38,7 @@
 
 #include "dp_accounting.h"
 #include "dp_counts.h"
+#include "dp_decode.h"
 #include "dp_discovery.h"
 #include "dp_sampler.h"
 
@@ -242,16 +243,6 @@ auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
 	return nbins;
 }
 
-/* pieces in value order (lo, hi, weight triples) */
-static int
-piece_cmp(const void *a, const void *b)
-{
-	double		x = ((const double *) a)[0],
-				y = ((const double *) b)[0];
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The shape of the values inside the learned bins, from the same noisy histogram that placed the
  * edges, as pieces (lo, hi, weight) clipped to the declared bounds and to each bin: integers
@@ -275,7 +266,7 @@ piece_cmp(const void *a, const void *b)
 typedef struct ShapeCell
 {
 	double		lo,
-				hi,				/* the cell's part in the bin: integers lo..hi, or [lo, hi) */
+				hi,				/* the cell's part in the bin, [lo, hi) */
 				width,
 				count,			/* its share of the cell's noisy count */
 				var;			/* the noise variance of that share */
@@ -288,17 +279,18 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
 	const DpColumn *col = d->col;
 	bool		integral = d->grid.integral;
+	/* every range below is half-open [lo, hi): integers lo .. hi - 1 on integral grids */
 	double		ql = integral ? ceil(col->quantile_lower) : col->quantile_lower,
-				qu = integral ? floor(col->quantile_upper) : col->quantile_upper;
+				qu = integral ? floor(col->quantile_upper) + 1 : col->quantile_upper;
 	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + 1));
 	ShapeCell  *bc = palloc(sizeof(ShapeCell) * Max(ncells, 1));
 	int			n = 0;
 
 	for (uint32 b = 0; b + 1 < nedges; b++)
 	{
-		/* bin b: integers edges[b] .. edges[b + 1] - 1, or [edges[b], edges[b + 1]) */
+		/* bin b: [edges[b], edges[b + 1]) (integer edges are each bin's first value) */
 		double		blo = Max(edges[b], ql),
-					bhi = integral ? Min(edges[b + 1] - 1, qu) : Min(edges[b + 1], qu),
+					bhi = Min(edges[b + 1], qu),
 					mass = 0,
 					width = 0,
 					q = 0,
@@ -311,53 +303,23 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			double		lo,
 						hi,
 						clo,
-						chi,
-						cw,
-						ow;
+						chi;
 
-			if (integral)
-			{
-				int64		l,
-							h;
-
-				dp_loggrid_cell_range_int(&d->grid, c, &l, &h);
-				lo = (double) l;
-				hi = (double) h;
-				/* the cell as counted: values were clamped into the bounds */
-				clo = Max(lo, ql);
-				chi = Min(hi, qu);
-				if (!(clo <= chi))
-					continue;
-				lo = Max(clo, blo);
-				hi = Min(chi, bhi);
-				if (!(lo <= hi))
-					continue;
-				cw = chi - clo + 1;
-				ow = hi - lo + 1;
-			}
-			else
-			{
-				dp_loggrid_cell_range(&d->grid, c, &lo, &hi);
-				clo = Max(lo, ql);
-				chi = Min(hi, qu);
-				if (!(clo < chi))
-					continue;
-				lo = Max(clo, blo);
-				hi = Min(chi, bhi);
-				if (!(lo < hi))
-					continue;
-				cw = chi - clo;
-				ow = hi - lo;
-			}
-			if (!(cw > 0) || !isfinite(cw) || !isfinite(ow))
+			dp_loggrid_cell_range(&d->grid, c, &lo, &hi);
+			/* the cell as counted (values were clamped into the bounds), then its part in the bin */
+			clo = Max(lo, ql);
+			chi = Min(hi, qu);
+			lo = Max(clo, blo);
+			hi = Min(chi, bhi);
+			if (!(clo < chi) || !(lo < hi) || !isfinite(chi - clo))
 				continue;
 			bc[k].lo = lo;
 			bc[k].hi = hi;
-			bc[k].width = ow;
-			bc[k].count = (double) raw[c] * (ow / cw);
-			bc[k].var = sigma * sigma * (ow / cw) * (ow / cw);
+			bc[k].width = hi - lo;
+			bc[k].count = (double) raw[c] * ((hi - lo) / (chi - clo));
+			bc[k].var = sigma * sigma * ((hi - lo) / (chi - clo)) * ((hi - lo) / (chi - clo));
 			mass += bc[k].count;
-			width += ow;
+			width += bc[k].width;
 			v += bc[k].var;
 			k++;
 		}
@@ -378,35 +340,13 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			if (!(w > 0) || !isfinite(w))
 				continue;
 			p[3 * n] = bc[i].lo;
-			p[3 * n + 1] = bc[i].hi;
+			p[3 * n + 1] = integral ? bc[i].hi - 1 : bc[i].hi;
 			p[3 * n + 2] = w;
 			n++;
 		}
 	}
-	qsort(p, n, sizeof(double) * 3, piece_cmp);
-	/*
-	 * Increasing and disjoint, as dp_shape_init requires, whatever the rounding: integer cell
-	 * ends beyond 2^53 (timestamps after the year 2285 in microseconds) become doubles that may
-	 * meet or cross the next cell's start; such neighbours are merged.
-	 */
-	{
-		int			m = 0;
-
-		for (int i = 0; i < n; i++)
-		{
-			if (m > 0 && (integral ? p[3 * i] <= p[3 * m - 2] : p[3 * i] < p[3 * m - 2]))
-			{
-				p[3 * m - 2] = Max(p[3 * m - 2], p[3 * i + 1]);
-				p[3 * m - 1] += p[3 * i + 2];
-				continue;
-			}
-			memmove(&p[3 * m], &p[3 * i], sizeof(double) * 3);
-			m++;
-		}
-		n = m;
-	}
 	*out = p;
-	return n;
+	return (int) dp_shape_tidy(p, (uint32) n, integral);
 }
 
 /*

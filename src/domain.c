@@ -1114,6 +1114,17 @@ dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id, dou
 				 6, argtypes, values);
 }
 
+/* A float8[] of n doubles (float8_array's inverse). */
+static Datum
+float8_array_datum(const double *x, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Float8GetDatum(x[i]);
+	return PointerGetDatum(construct_array(elems, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
 void
 dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const double *edges, int nedges,
 							const double *shape, int npieces)
@@ -1121,19 +1132,12 @@ dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const
 	Oid			argtypes[5] = {OIDOID, INT2OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
 	Datum		values[5];
 	char		nulls[5] = {' ', ' ', ' ', ' ', npieces > 0 ? ' ' : 'n'};
-	Datum	   *elems = palloc(sizeof(Datum) * nedges);
-	Datum	   *selems = palloc(sizeof(Datum) * Max(3 * npieces, 1));
 
-	for (int i = 0; i < nedges; i++)
-		elems[i] = Float8GetDatum(edges[i]);
-	for (int i = 0; i < 3 * npieces; i++)
-		selems[i] = Float8GetDatum(shape[i]);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int16GetDatum(attnum);
 	values[2] = Int64GetDatum(ledger_id);
-	values[3] = PointerGetDatum(construct_array(elems, nedges, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[4] = npieces > 0 ?
-		PointerGetDatum(construct_array(selems, 3 * npieces, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)) : (Datum) 0;
+	values[3] = float8_array_datum(edges, nedges);
+	values[4] = npieces > 0 ? float8_array_datum(shape, 3 * npieces) : (Datum) 0;
 	/* (a catalog from before 0.3.0 has no shape column: the edges alone, as then) */
 	if (domains_have_shape())
 		store_domain_nulls("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, shape = $5, source = 'dp', ledger_id = $3 "

@@ -122,21 +122,29 @@ fit_numeric(const OutColumn *oc, Datum num)
 }
 
 /*
- * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the value
- * (or bin) with the largest released one-way count; and for bins, the shape inside them that
- * decoding draws from (dp_shape_init of the domain's released shape, if it has one).
+ * Bins: the released shape inside them that decoding draws from, if the domain has one
+ * (dp_shape_init; pieces it refuses, or none, leave oc->shape empty: uniform inside each bin).
  * Post-processing of the model.
+ */
+void
+synth_prepare_shape(OutColumn *oc)
+{
+	const dp_domain *d = oc->domain;
+
+	memset(&oc->shape, 0, sizeof(oc->shape));
+	if (d->kind != DP_DOMAIN_CATEGORIES && d->shape && d->nshape > 0)
+		(void) dp_shape_init(&oc->shape, d, d->shape, d->nshape);
+}
+
+/*
+ * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the value
+ * (or bin) with the largest released one-way count.  Post-processing of the model.
  */
 void
 synth_prepare_fallback(OutColumn *oc, const double *oneway)
 {
 	const dp_domain *d = oc->domain;
 
-	/* the released shape inside the bins; a stored one that is not valid counts as none */
-	memset(&oc->shape, 0, sizeof(oc->shape));
-	if (d->kind != DP_DOMAIN_CATEGORIES && d->shape && d->nshape > 0 &&
-		dp_shape_init(&oc->shape, d, d->shape, d->nshape) != 0)
-		memset(&oc->shape, 0, sizeof(oc->shape));
 	oc->fallback_code = 0;
 	for (uint32 c = 1; c < d->nvalues; c++)
 		if (oneway[c] > oneway[oc->fallback_code])

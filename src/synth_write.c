@@ -97,7 +97,8 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
  * (ExecConstraints): a synthetic row that a CHECK constraint or a column's domain rejects
  * (possible for checks across columns, or narrower than the declared domain) is not written,
  * which is post-processing of released data.  This used to be a DELETE and a validating ALTER
- * TABLE after the rows were in: two more scans of the written table (2.4 s of 38 at 10M rows).
+ * TABLE after the rows were in: two more scans of the written table (the ALTER alone took
+ * 2.5-3.0 s on 10M rows of Adult, bench/RESULTS.md).
  * Runs with search_path pinned to pg_catalog, pg_temp (the expressions were deparsed and
  * validated under it).
  */
@@ -139,19 +140,18 @@ add_constraints(Oid nspid, const char *target, OutColumn *out, int nout, List *c
 
 /*
  * The target's CHECK constraints (the source's and its columns' domains', added by
- * add_constraints), ready to run on a slot, as ExecRelCheck prepares them.
+ * add_constraints) as one expression, ready to run on a slot (ExecPrepareCheck: their implicit
+ * AND, where NULL passes, as each CHECK's own NULL passes); NULL when there is none.
  */
-static ExprState **
-prepare_checks(TupleDesc tdesc, EState *estate, int *ncheck)
+static ExprState *
+prepare_checks(TupleDesc tdesc, EState *estate)
 {
 	TupleConstr *constr = tdesc->constr;
-	ExprState **states;
+	List	   *quals = NIL;
 
-	*ncheck = constr ? constr->num_check : 0;
-	states = palloc(sizeof(ExprState *) * Max(*ncheck, 1));
-	for (int i = 0; i < *ncheck; i++)
-		states[i] = ExecPrepareExpr((Expr *) stringToNode(constr->check[i].ccbin), estate);
-	return states;
+	for (int i = 0; constr && i < constr->num_check; i++)
+		quals = lappend(quals, stringToNode(constr->check[i].ccbin));
+	return quals == NIL ? NULL : ExecPrepareCheck(quals, estate);
 }
 
 /*
@@ -177,8 +177,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 	int			nslots = 0;
 	EState	   *estate = CreateExecutorState();
 	ExprContext *econtext = GetPerTupleExprContext(estate);
-	int			ncheck;
-	ExprState **checks = prepare_checks(tdesc, estate, &ncheck);
+	ExprState  *checks = prepare_checks(tdesc, estate);
 	uint64		dropped = 0;
 
 	if (tdesc->natts != nout)
@@ -213,17 +212,15 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 		}
 		ExecStoreVirtualTuple(slot);
 		MemoryContextSwitchTo(old);
-		if (ncheck > 0)
+		if (checks)
 		{
 			econtext->ecxt_scantuple = slot;
-			for (int k = 0; k < ncheck; k++)
-				if (!ExecCheck(checks[k], econtext))
-				{
-					ExecClearTuple(slot);
-					nslots--;
-					dropped++;
-					break;
-				}
+			if (!ExecCheck(checks, econtext))
+			{
+				ExecClearTuple(slot);
+				nslots--;
+				dropped++;
+			}
 			ResetExprContext(econtext);
 		}
 		if (nslots > 0 && (nslots == WRITE_BATCH || r + 1 == synth->nrows))
@@ -268,7 +265,10 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	for (int i = 0; i < nout; i++)
 	{
 		if (out[i].kind == OUT_SYNTH)
+		{
 			synth_prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
+			synth_prepare_shape(&out[i]);
+		}
 		else if (out[i].kind == OUT_IDENTIFIER)
 			synth_identifier_format(&out[i], (int64) synth->nrows);
 	}

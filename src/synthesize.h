@@ -63,8 +63,8 @@ typedef struct OutColumn
 	 * (fallback_code); computed from the model's released one-way counts */
 	Datum		fallback;
 	dp_code		fallback_code;
-	/* bins with a released shape inside them (domain->shape): where values are drawn; zeroed
-	 * (no shape: uniform inside each bin) otherwise (synth_prepare_fallback) */
+	/* bins with a released shape inside them (domain->shape): where values are drawn; empty
+	 * (no shape: uniform inside each bin) otherwise (synth_prepare_shape) */
 	dp_shape	shape;
 	int			scale;			/* numeric scale, -1 if none */
 	Datum		numeric_max;	/* numeric(p,s): the largest value it holds (a numeric), else 0 */
@@ -147,6 +147,7 @@ extern void synth_prepare_numeric(OutColumn *oc);
 extern void synth_prepare_other(OutColumn *oc);
 extern void synth_prepare_decoding(OutColumn *oc);
 extern void synth_prepare_fallback(OutColumn *oc, const double *oneway);
+extern void synth_prepare_shape(OutColumn *oc);
 extern Datum synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull);
 extern void synth_identifier_format(OutColumn *oc, int64 nrows);
 extern Datum synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull);

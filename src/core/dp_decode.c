@@ -354,6 +354,38 @@ dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t np
 	return 0;
 }
 
+static int
+piece_cmp(const void *a, const void *b)
+{
+	double		x = ((const double *) a)[0],
+				y = ((const double *) b)[0];
+
+	return x < y ? -1 : x > y;
+}
+
+uint32_t
+dp_shape_tidy(double *pieces, uint32_t npieces, bool integral)
+{
+	uint32_t	m = 0;
+
+	qsort(pieces, npieces, sizeof(double) * 3, piece_cmp);
+	for (uint32_t i = 0; i < npieces; i++)
+	{
+		double	   *cur = &pieces[3 * i];
+
+		if (m > 0 && (integral ? cur[0] <= pieces[3 * m - 2] : cur[0] < pieces[3 * m - 2]))
+		{
+			if (cur[1] > pieces[3 * m - 2])
+				pieces[3 * m - 2] = cur[1];
+			pieces[3 * m - 1] += cur[2];
+			continue;
+		}
+		memmove(&pieces[3 * m], cur, sizeof(double) * 3);
+		m++;
+	}
+	return m;
+}
+
 void
 dp_shape_free(dp_shape *s)
 {

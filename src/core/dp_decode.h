@@ -52,7 +52,7 @@ double		dp_decode_real(dp_prng *p, double lo, double hi, bool hi_closed, int sca
  * npieces pieces of 3 doubles (lo, hi, weight), increasing and disjoint, weight finite and >= 0.
  * Integer domains: a piece is the integers lo..hi (both included, integral doubles, lo <= hi);
  * real domains: the interval [lo, hi) (lo < hi).  It is post-processing of a released histogram
- * (discover.c keeps the denoised noisy histogram that placed the quantile edges).
+ * (discover.c keeps the noisy histogram that placed the quantile edges, shrunk inside each bin).
  *
  * dp_shape_init clips the pieces to every bin of d (a piece's weight in proportion to the part
  * of it kept: integers counted, reals by length) and keeps each bin's cumulative weights.  It
@@ -73,6 +73,13 @@ typedef struct dp_shape
 } dp_shape;
 
 int			dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t npieces);
+/*
+ * Puts pieces (lo <= hi for integers, lo < hi for reals, weights >= 0) in the order
+ * dp_shape_init requires: sorted by lo, and a piece that starts inside the one before (or, for
+ * integers, at its last value) merged into it (the later end kept, the weights added).  Integer
+ * piece ends beyond 2^53 are rounded doubles that can meet so.  Returns the pieces kept.
+ */
+uint32_t	dp_shape_tidy(double *pieces, uint32_t npieces, bool integral);
 void		dp_shape_free(dp_shape *s);
 bool		dp_shape_pick(const dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi);
 

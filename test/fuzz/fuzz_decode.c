@@ -42,7 +42,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (integral ? dp_domain_init_int_edges(&d, iedges, nb, false) != 0
 				: dp_domain_init_real_edges(&d, redges, nb, true) != 0)
 				continue;
-			if (dp_shape_init(&s, &d, pieces, np) != 0)
+			/* half the time through dp_shape_tidy, whose output must then be accepted when every
+			 * piece alone is valid */
+			if (fin_range(&f, 0, 1) == 0)
+			{
+				bool		each_valid = true;
+
+				for (uint32_t i = 0; i < np; i++)
+				{
+					double		lo = pieces[3 * i],
+								hi = pieces[3 * i + 1],
+								w = pieces[3 * i + 2];
+
+					each_valid &= isfinite(lo) && isfinite(hi) && isfinite(w) && w >= 0 &&
+						(integral ? lo <= hi && lo == floor(lo) && hi == floor(hi) : lo < hi);
+				}
+				np = dp_shape_tidy(pieces, np, integral);
+				if (each_valid)
+					FUZZ_CHECK(dp_shape_init(&s, &d, pieces, np) == 0, "tidied pieces refused");
+				else if (dp_shape_init(&s, &d, pieces, np) != 0)
+					continue;
+			}
+			else if (dp_shape_init(&s, &d, pieces, np) != 0)
 				continue;
 			for (uint32_t b = 0; b < nb; b++)
 			{

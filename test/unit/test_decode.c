@@ -584,6 +584,25 @@ test_shape(void)
 				   "shape: no pieces, no shape");
 		dp_shape_free(&s);
 	}
+	/* dp_shape_tidy: pieces out of order, and integer ends that meet (doubles rounded beyond
+	 * 2^53), come out sorted and merged, and valid */
+	{
+		double		messy[] = {30, 40, 2, 10, 19, 1, 19, 25, 3, 0.0, 5, 1,
+							   9007199254740992.0, 9007199254740994.0, 1, 9007199254740994.0, 9007199254741000.0, 2};
+		dp_domain	big;
+		static const int64_t big_edges[] = {0, 50, INT64_C(9007199254741100)};
+
+		unit_check(dp_shape_init(&s, &di, messy, 4) == -1, "shape: unsorted, meeting integer pieces refused as they are");
+		unit_check(dp_shape_tidy(messy, 6, true) == 4 &&
+				   messy[0] == 0 && messy[1] == 5 && messy[2] == 1 &&
+				   messy[3] == 10 && messy[4] == 25 && messy[5] == 4 &&
+				   messy[6] == 30 && messy[7] == 40 && messy[8] == 2 &&
+				   messy[9] == 9007199254740992.0 && messy[10] == 9007199254741000.0 && messy[11] == 3,
+				   "shape: dp_shape_tidy sorts, and merges pieces that meet, adding their weights");
+		unit_check(dp_domain_init_int_edges(&big, big_edges, 2, false) == 0 &&
+				   dp_shape_init(&s, &big, messy, 4) == 0, "shape: tidied pieces accepted");
+		dp_shape_free(&s);
+	}
 	/* invalid pieces are refused */
 	{
 		static const double overlap[] = {1, 5, 1, 5, 9, 1};
