@@ -116,6 +116,7 @@ typedef struct SynthCall
 	DpColumn   *cols;
 	int			ncols;
 	uint32	   *sizes;
+	uint32	   *ordered;		/* per column: its ordered codes (bins), 0 for categories */
 	dp_plan		plan;
 	List	   *checks;
 	List	   *skipped_checks;
@@ -238,6 +239,7 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 	dpsynth_plan_call(c->relid, c->adaptive ? DP_CALL_ADAPTIVE : DP_CALL_PRIVSYN, c->units, c->epsilon,
 					  c->cols, c->ncols, &c->plan);
 	c->sizes = palloc(sizeof(uint32) * c->ncols);
+	c->ordered = palloc(sizeof(uint32) * c->ncols);
 	synth_bind_columns(c->out, c->nout, c->cols, false);
 	c->checks = synth_read_checks(c->relid, c->label, &c->skipped_checks);
 	synth_check_identifiers(c->out, c->nout, c->rows > 0 ? c->rows : dpsynth_max_sample_rows, c->rows > 0,
@@ -279,7 +281,13 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		synth_bind_columns(c->out, c->nout, c->cols, true);
 	}
 	for (int j = 0; j < c->ncols; j++)
-		c->sizes[j] = dp_domain_ncodes(&c->cols[j].domain);
+	{
+		const dp_domain *dom = &c->cols[j].domain;
+
+		c->sizes[j] = dp_domain_ncodes(dom);
+		/* bins of a number, date or time are ordered (a public fact of the domain) */
+		c->ordered[j] = dom->kind == DP_DOMAIN_CATEGORIES ? 0 : dom->nvalues;
+	}
 
 	synth_report(pr, "reading the table", 0);
 	if (dp_codes_init(codes, c->ncols, 1024) != 0)
@@ -308,6 +316,7 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.gum.progress_arg = pr;
 	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	params.focus = c->focus;
+	params.ordered = c->ordered;
 	/* the encoded table is dead once recoded and counted: the method takes it over */
 	params.consume = codes;
 	dp_prng_seed_random(rng);

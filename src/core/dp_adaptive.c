@@ -494,7 +494,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	merged_ok = true;			/* dp_codes_free is harmless on what the stage did not initialise */
-	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, out, margs, &merged, p->consume);
+	rc = dp_privsyn_oneway_stage(data, sizes, p->ordered, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, out, margs, &merged, p->consume);
 	if (rc != 0)
 		goto done;
 	nmargs = d;

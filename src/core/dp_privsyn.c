@@ -59,11 +59,118 @@ dp_privsyn_rare_threshold(double rho, uint32_t d)
 	return dp_rare_threshold(rho, DP_PRIVSYN_ONEWAY_SHARE, d);
 }
 
-int
-dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
-						dp_privsyn_result *out, dp_marg *margs, dp_codes *merged, dp_codes *consume)
+uint32_t
+dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_below,
+			  uint16_t *code_map, uint32_t *nmerged)
 {
-	uint32_t	d = data->ncols;
+	int32_t		rare_rep = -1,
+				partner = -1;
+	uint32_t	nrare = 0,
+				next = 0;
+	uint32_t   *rep = dp_alloc(sizeof(uint32_t) * (size > 0 ? size : 1)),
+			   *newc = dp_alloc(sizeof(uint32_t) * (size > 0 ? size : 1));
+
+	*nmerged = 0;
+	if (!rep || !newc)
+	{
+		/* no memory for the maps: no merge (correct, only noisier) */
+		dp_free(rep);
+		dp_free(newc);
+		for (uint32_t k = 0; k < size; k++)
+			code_map[k] = (uint16_t) k;
+		return size;
+	}
+	if (ordered > size)
+		ordered = size;
+	for (uint32_t k = 0; k < size; k++)
+		rep[k] = k;
+
+	/*
+	 * The ordered codes [0, ordered): each maximal run of consecutive rare codes is one group;
+	 * a run that is still below the threshold in all joins the lighter of its (non-rare)
+	 * neighbours.  A code is only ever merged with its neighbours, so a merged code stays an
+	 * interval and its split keeps values where they were.
+	 */
+	for (uint32_t k = 0; k < ordered;)
+	{
+		uint32_t	k1 = k;
+		double		mass = 0;
+
+		if (!(noisy[k] < rare_below))
+		{
+			k++;
+			continue;
+		}
+		while (k1 < ordered && noisy[k1] < rare_below)
+			mass += noisy[k1++];
+		/* [k, k1) is a run of rare codes; k - 1 and k1 (when inside) are not rare */
+		if (mass < rare_below && (k > 0 || k1 < ordered))
+		{
+			uint32_t	to = k == 0 ? k1 : k1 >= ordered ? k - 1 :
+				noisy[k - 1] <= noisy[k1] ? k - 1 : k1;
+
+			for (uint32_t q = k; q < k1; q++)
+				rep[q] = to;
+		}
+		else
+			for (uint32_t q = k; q < k1; q++)
+				rep[q] = k;
+		k = k1;
+	}
+
+	/*
+	 * The other codes (all of a category column; the NULL cell of a binned one): the rare ones
+	 * are merged into one code, when there are at least two of them.  A lone rare code
+	 * (typically the NULL/other cell of a column that has none, such as income's) joins the least
+	 * populous other code rather than being kept as a code of its own: it would otherwise add a
+	 * near-empty row of cells, pure noise, to every marginal holding the column.
+	 */
+	for (uint32_t k = ordered; k < size; k++)
+		nrare += noisy[k] < rare_below;
+	if (nrare == 1 && size > 1)
+	{
+		for (uint32_t k = 0; k < size; k++)
+			if (!(noisy[k] < rare_below) && rep[k] == k &&
+				(partner < 0 || noisy[k] < noisy[partner]))
+				partner = (int32_t) k;
+	}
+	if (nrare >= 2 || partner >= 0)
+		for (uint32_t k = ordered; k < size; k++)
+			if (noisy[k] < rare_below)
+			{
+				if (rare_rep < 0)
+					rare_rep = partner >= 0 ? partner : (int32_t) k;
+				rep[k] = (uint32_t) rare_rep;
+			}
+
+	/* merged codes numbered in the order of their first original code */
+	for (uint32_t k = 0; k < size; k++)
+		newc[k] = UINT32_MAX;
+	for (uint32_t k = 0; k < size; k++)
+	{
+		if (newc[rep[k]] == UINT32_MAX)
+			newc[rep[k]] = next++;
+		code_map[k] = (uint16_t) newc[rep[k]];
+	}
+	/* codes that share their merged code with another */
+	for (uint32_t k = 0; k < size; k++)
+		newc[k] = 0;
+	for (uint32_t k = 0; k < size; k++)
+		newc[code_map[k]]++;
+	for (uint32_t k = 0; k < size; k++)
+		*nmerged += newc[code_map[k]] > 1;
+	dp_free(rep);
+	dp_free(newc);
+	return next;
+}
+
+int
+dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
+						double rho, double share, dp_privsyn_result *out, dp_marg *margs,
+						dp_codes *merged, dp_codes *consume)
+{
+	uint32_t	d = data->ncols,
+				nmerged;
 	double		rho1 = rho * share / d;
 	double		rare_below = dp_rare_threshold(rho, share, d);
 	uint32_t	nmargs = 0;
@@ -99,50 +206,16 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho,
 
 	/*
 	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
-	 * below 3 sigma are merged into one code, when there are at least two of them; a lone one
-	 * joins the least populous other code (dp_privsyn.h) ----
+	 * below 3 sigma are merged (rare_merge_column, dp_privsyn.h) ----
 	 */
 	for (uint32_t j = 0; j < d; j++)
 	{
-		uint32_t	nmerged = 0,
-					next = 0;
-		int32_t		rare_code = -1,
-					partner = -1;
-
 		out->code_map[j] = dp_zalloc(sizeof(uint16_t) * sizes[j]);
 		if (!out->code_map[j])
 			return dp_nomem("could not allocate the rare-value merge's maps");
-		for (uint32_t k = 0; k < sizes[j]; k++)
-			nmerged += out->oneway_noisy[j][k] < rare_below;
-
-		/*
-		 * A lone rare code (typically the NULL/other cell of a column that has none, such as
-		 * income's) is merged with the least populous other code rather than kept as a code of
-		 * its own: it would otherwise add a near-empty row of cells, pure noise, to every
-		 * marginal holding the column.  Split back in proportion as any merged code.
-		 */
-		if (nmerged == 1 && sizes[j] > 1)
-		{
-			for (uint32_t k = 0; k < sizes[j]; k++)
-				if (out->oneway_noisy[j][k] >= rare_below &&
-					(partner < 0 || out->oneway_noisy[j][k] < out->oneway_noisy[j][partner]))
-					partner = (int32_t) k;
-			nmerged = 2;
-		}
-		if (nmerged < 2)
-			nmerged = 0;		/* nothing to merge with */
-		for (uint32_t k = 0; k < sizes[j]; k++)
-		{
-			if (nmerged > 0 && (out->oneway_noisy[j][k] < rare_below || (int32_t) k == partner))
-			{
-				if (rare_code < 0)
-					rare_code = (int32_t) next++;
-				out->code_map[j][k] = (uint16_t) rare_code;
-			}
-			else
-				out->code_map[j][k] = (uint16_t) next++;
-		}
-		out->merged_sizes[j] = next;
+		out->merged_sizes[j] = dp_rare_merge(out->oneway_noisy[j], sizes[j],
+											 ordered ? ordered[j] : 0, rare_below,
+											 out->code_map[j], &nmerged);
 		out->merged_codes += nmerged;
 	}
 	if (consume == data)
@@ -222,7 +295,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged, p->consume);
+	rc = dp_privsyn_oneway_stage(data, sizes, NULL, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged, p->consume);
 	if (rc != 0)
 		goto done;
 	nmargs = d;

@@ -81,6 +81,12 @@ typedef struct dp_privsyn_params
 	 */
 	const uint8_t *focus;
 	/*
+	 * The adaptive method only (NULL: none ordered): per column, how many of its first codes are
+	 * ordered values (the bins of a number, date or time; 0 for categories), public facts of the
+	 * domain.  The rare-value merge joins such codes with their neighbours (dp_rare_merge).
+	 */
+	const uint32_t *ordered;
+	/*
 	 * NULL, or the run's own data table, which the run may then take over (the caller keeps only
 	 * an empty table, which dp_codes_free accepts): its codes are recoded in place to the merged
 	 * codes instead of into a copy, and freed as soon as the exact counts are taken.  At 10M rows
@@ -171,9 +177,24 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
-int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, double rho, double share,
-									dp_privsyn_result *out, dp_marg *margs, dp_codes *merged,
-									dp_codes *consume);
+int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
+									double rho, double share, dp_privsyn_result *out, dp_marg *margs,
+									dp_codes *merged, dp_codes *consume);
+
+/*
+ * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..
+ * size)): fills code_map[0 .. size) with each code's merged code, returns the number of merged
+ * codes and sets *nmerged to the number of codes that share their merged code with another.  A
+ * code is rare when its released count is below rare_below.  The first `ordered` codes are
+ * ordered values (bins of a number, a date, a time: public, from the domain's kind): each run of
+ * consecutive rare ones is merged into one code, and a run whose released counts still add up
+ * to less than rare_below joins the lighter of its neighbours.  Among the other codes (the
+ * labels of a category column, the NULL cell of a binned one) the rare ones become one code when
+ * there are at least two; a lone one joins the least populous code that is neither rare nor
+ * merged.  ordered = 0 is PrivSyn's merge.
+ */
+uint32_t	dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_below,
+						  uint16_t *code_map, uint32_t *nmerged);
 
 /* The default number of synthetic rows: the model's consistent noisy total, rounded, >= 0. */
 uint64_t	dp_privsyn_default_rows(const dp_privsyn_result *model);

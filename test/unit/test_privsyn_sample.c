@@ -148,6 +148,86 @@ test_lone_rare(void)
 	dp_codes_free(&t);
 }
 
+/*
+ * 8. dp_rare_merge on fixed released counts (threshold 10).  Categories (ordered 0): PrivSyn's
+ * merge, unchanged.  Ordered codes (bins): a run of rare codes is merged with itself, a run still
+ * light joins its lighter neighbour, so every merged code is an interval of bins; the NULL cell
+ * after the bins follows the category rule.
+ */
+static bool
+map_is(const uint16_t *map, const uint16_t *want, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (map[k] != want[k])
+			return false;
+	return true;
+}
+
+static void
+test_rare_merge(void)
+{
+	uint16_t	map[10];
+	uint32_t	nm,
+				nc;
+
+	/* categories: rare 1, 3 and 4 become one code (numbered at 1); the rest keep theirs */
+	{
+		const double x[6] = {50, 3, 40, 2, -1, 30};
+		const uint16_t want[6] = {0, 1, 2, 1, 1, 3};
+
+		nc = dp_rare_merge(x, 6, 0, 10, map, &nm);
+		unit_check(nc == 4 && nm == 3 && map_is(map, want, 6),
+				   "categories: the rare codes become one code (%u codes, %u merged)", nc, nm);
+	}
+	/* categories: a lone rare code joins the least populous other code */
+	{
+		const double x[4] = {50, 20, 3, 40};
+		const uint16_t want[4] = {0, 1, 1, 2};
+
+		nc = dp_rare_merge(x, 4, 0, 10, map, &nm);
+		unit_check(nc == 3 && nm == 2 && map_is(map, want, 4),
+				   "categories: a lone rare code joins the least populous code (%u codes, %u merged)", nc, nm);
+	}
+	/* bins: the same counts as ordered values: 1 joins 0 or 2 (the lighter, 2), 3-4 join 5 */
+	{
+		const double x[6] = {50, 3, 40, 2, -1, 30};
+		const uint16_t want[6] = {0, 1, 1, 2, 2, 2};
+
+		nc = dp_rare_merge(x, 6, 6, 10, map, &nm);
+		unit_check(nc == 3 && nm == 5 && map_is(map, want, 6),
+				   "bins: a light run of rare bins joins its lighter neighbour (%u codes, %u merged)", nc, nm);
+	}
+	/* bins: a run heavy enough in all stays a code of its own; a rare first bin joins bin 1;
+	 * the rare NULL cell (code 7) joins the least populous bin that is neither rare nor merged */
+	{
+		const double x[8] = {4, 60, 6, 5, 7, 80, 25, 1};
+		const uint16_t want[8] = {0, 0, 1, 1, 1, 2, 3, 3};
+
+		nc = dp_rare_merge(x, 8, 7, 10, map, &nm);
+		unit_check(nc == 4 && nm == 7 && map_is(map, want, 8),
+				   "bins: a heavy run is one code, an end bin joins its neighbour, the NULL cell a bin (%u codes, %u merged)",
+				   nc, nm);
+	}
+	/* bins, all rare: one code */
+	{
+		const double x[3] = {1, 2, 3};
+		const uint16_t want[3] = {0, 0, 0};
+
+		nc = dp_rare_merge(x, 3, 3, 10, map, &nm);
+		unit_check(nc == 1 && nm == 3 && map_is(map, want, 3), "bins, all rare: one code");
+	}
+	/* nothing rare: the identity */
+	{
+		const double x[3] = {11, 20, 30};
+		const uint16_t want[3] = {0, 1, 2};
+
+		nc = dp_rare_merge(x, 3, 3, 10, map, &nm);
+		unit_check(nc == 3 && nm == 0 && map_is(map, want, 3) &&
+				   dp_rare_merge(x, 3, 0, 10, map, &nm) == 3 && nm == 0 && map_is(map, want, 3),
+				   "nothing rare: every code keeps its own");
+	}
+}
+
 int
 main(void)
 {
@@ -167,6 +247,7 @@ main(void)
 		printf("not ok 1 - libsodium\n1..1\n");
 		return 1;
 	}
+	test_rare_merge();
 	make_table(&data);
 	dp_privsyn_default_params(&p);
 	p.rho = 5;
