@@ -114,3 +114,17 @@ SELECT rows_written > 0 AS sampled FROM dp_sample(:stamps_model, seed => 1, targ
 SELECT min(at) >= timestamptz '2019-06-01 00:00:00+00' AND max(at) <= timestamptz '2022-06-01 00:00:00+00' AS inside_bounds
 FROM stamps_sample;
 DROP TABLE stamps, stamps_copy, stamps_sample;
+
+-- A budget with a large epsilon leaves text discovery no delta (selection_delta / e^epsilon, which
+-- underflows a double from about epsilon 680 on): the clear refusal, never a cast error, and the
+-- same at 800 as at 1000.  Numbers are still discovered.
+CREATE TABLE big_budget (t text, n int);
+INSERT INTO big_budget SELECT 'v' || i % 3, i FROM generate_series(1, 500) i;
+SELECT dp_protect('big_budget', epsilon => 800, selection_delta => 1e-6);
+SELECT dpsynth._selection_share('big_budget'::regclass) AS share_at_800;
+SELECT try_sql($$SELECT * FROM dp_discover('big_budget', epsilon => 1)$$) AS text_at_800;
+SELECT dp_protect('big_budget', epsilon => 1000, selection_delta => 1e-6);
+SELECT try_sql($$SELECT * FROM dp_discover('big_budget', epsilon => 1)$$) AS text_at_1000;
+SELECT dp_declare('big_budget', 't', categories => ARRAY['v0', 'v1', 'v2']);
+SELECT column_name, kind FROM dp_discover('big_budget', epsilon => 1);
+DROP TABLE big_budget;
