@@ -145,6 +145,8 @@ test_lone_rare(void)
 	unit_check(rc == 0 && empty_rows <= res.synth.nrows / 100,
 			   "the empty code comes back only as its released count says (%llu of %llu rows)",
 			   (unsigned long long) empty_rows, (unsigned long long) res.synth.nrows);
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
 	dp_codes_free(&t);
 }
 
@@ -533,6 +535,7 @@ main(void)
 			dp_codes_free(&s1);
 	}
 	dp_codes_free(&data);
+	dp_privsyn_result_free(&res);
 	test_lone_rare();
 	return unit_done();
 }
