@@ -73,12 +73,9 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 	*nmerged = 0;
 	if (!rep || !newc)
 	{
-		/* no memory for the maps: no merge (correct, only noisier) */
 		dp_free(rep);
 		dp_free(newc);
-		for (uint32_t k = 0; k < size; k++)
-			code_map[k] = (uint16_t) k;
-		return size;
+		return 0;				/* no memory for the maps: the caller reports it */
 	}
 	if (ordered > size)
 		ordered = size;
@@ -216,6 +213,8 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		out->merged_sizes[j] = dp_rare_merge(out->oneway_noisy[j], sizes[j],
 											 ordered ? ordered[j] : 0, rare_below,
 											 out->code_map[j], &nmerged);
+		if (out->merged_sizes[j] == 0)
+			return dp_nomem("could not allocate the rare-value merge's maps");
 		out->merged_codes += nmerged;
 	}
 	if (consume == data)

@@ -184,7 +184,8 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
 /*
  * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..
  * size)): fills code_map[0 .. size) with each code's merged code, returns the number of merged
- * codes and sets *nmerged to the number of codes that share their merged code with another.  A
+ * codes (0 only when its scratch could not be allocated) and sets *nmerged to the number of codes
+ * that share their merged code with another.  A
  * code is rare when its released count is below rare_below.  The first `ordered` codes are
  * ordered values (bins of a number, a date, a time: public, from the domain's kind): each run of
  * consecutive rare ones is merged into one code, and a run whose released counts still add up
