@@ -904,7 +904,7 @@ CREATE FUNCTION dpsynth._selection_share(t oid) RETURNS float8 LANGUAGE sql STAB
 	SET search_path = pg_catalog, pg_temp
 	-- in numeric, then to float8; a share under 1e-300 (a budget's epsilon above about 680:
 	-- selection_delta / e^epsilon underflows float8) is none
-	AS $$ SELECT CASE WHEN b.epsilon >= 1000 OR s.share < 1e-300 THEN 0 ELSE s.share::float8 END
+	AS $$ SELECT CASE WHEN s.share < 1e-300 THEN 0 ELSE s.share::float8 END
 		  FROM dpsynth.budgets b,
 			   LATERAL (SELECT CASE WHEN b.epsilon >= 1000 THEN 0 ELSE
 						((b.selection_delta::numeric / exp(b.epsilon::numeric) - b.delta_spent) /

@@ -303,7 +303,8 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			double		lo,
 						hi,
 						clo,
-						chi;
+						chi,
+						part;
 
 			dp_loggrid_cell_range(&d->grid, c, &lo, &hi);
 			/* the cell as counted (values were clamped into the bounds), then its part in the bin */
@@ -313,11 +314,12 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			hi = Min(chi, bhi);
 			if (!(clo < chi) || !(lo < hi) || !isfinite(chi - clo))
 				continue;
+			part = (hi - lo) / (chi - clo);	/* the share of the cell in the bin */
 			bc[k].lo = lo;
 			bc[k].hi = hi;
 			bc[k].width = hi - lo;
-			bc[k].count = (double) raw[c] * ((hi - lo) / (chi - clo));
-			bc[k].var = sigma * sigma * ((hi - lo) / (chi - clo)) * ((hi - lo) / (chi - clo));
+			bc[k].count = (double) raw[c] * part;
+			bc[k].var = sigma * sigma * part * part;
 			mass += bc[k].count;
 			width += bc[k].width;
 			v += bc[k].var;

@@ -911,7 +911,7 @@ to_discover(Oid relid, DpColumn *col, const CatalogColumn *cc)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("column \"%s\" of table \"%s\" has no public domain, and no selection delta is left to discover its values",
 							col->name, rel),
-					 errdetail("Discovering which text values exist (DP partition selection) needs an additive delta: the table's selection delta divided by e to the power of its budget's epsilon (none from epsilon 680 on), less the delta already spent."),
+					 errdetail("Discovering which text values exist (DP partition selection) needs an additive delta: the table's selection delta divided by e to the power of its budget's epsilon (none from an epsilon of about 680 on), less the delta already spent."),
 					 errhint("The table's owner can declare it: SELECT dp_declare('%s', '%s', categories => ARRAY[...]); or set aside a selection delta: SELECT dp_protect('%s', epsilon => ..., selection_delta => 1e-7);",
 							 rel, col->name, rel)));
 		col->state = is_text_type(col->typid) ? DP_COLUMN_DISCOVER_CATEGORIES : DP_COLUMN_DISCOVER_BOUNDS;

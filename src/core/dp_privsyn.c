@@ -127,8 +127,7 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 	if (nrare == 1 && size > 1)
 	{
 		for (uint32_t k = 0; k < size; k++)
-			if (!(noisy[k] < rare_below) && rep[k] == k &&
-				(partner < 0 || noisy[k] < noisy[partner]))
+			if (!(noisy[k] < rare_below) && (partner < 0 || noisy[k] < noisy[partner]))
 				partner = (int32_t) k;
 	}
 	if (nrare >= 2 || partner >= 0)
@@ -203,7 +202,7 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 
 	/*
 	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
-	 * below 3 sigma are merged (rare_merge_column, dp_privsyn.h) ----
+	 * below 3 sigma are merged (dp_rare_merge, dp_privsyn.h) ----
 	 */
 	for (uint32_t j = 0; j < d; j++)
 	{

@@ -191,8 +191,7 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
  * consecutive rare ones is merged into one code, and a run whose released counts still add up
  * to less than rare_below joins the lighter of its neighbours.  Among the other codes (the
  * labels of a category column, the NULL cell of a binned one) the rare ones become one code when
- * there are at least two; a lone one joins the least populous code that is neither rare nor
- * merged.  ordered = 0 is PrivSyn's merge.
+ * there are at least two; a lone one joins the least populous code that is not rare.  ordered = 0 is PrivSyn's merge.
  */
 uint32_t	dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_below,
 						  uint16_t *code_map, uint32_t *nmerged);
