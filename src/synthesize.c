@@ -338,6 +338,9 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 						c->res.n_kway) :
 				 errmsg("%u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
 						c->astats.rounds, c->astats.anneals, c->astats.candidates, c->res.n_kway),
+				 errdetail("The synthetic rows were drawn %s.", c->astats.final_warm ?
+						   "starting from the last round's estimate" :
+						   "from an independent start"),
 				 errcontext("%s", c->label)));
 }
 

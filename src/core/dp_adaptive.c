@@ -166,6 +166,175 @@ cand_count(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint32_t *x
 	}
 }
 
+/*
+ * The estimate's counts of small candidates from bit sets: for every column of at most BIT_CODES
+ * codes, one bit per row and code (the rows where the column holds the code), so that a pair's
+ * cell (u, v) is the population count of the AND of two rows of bits.  A cell costs m / 64 word
+ * operations against m increments for the whole marginal in cand_count: cheaper while the
+ * candidate has at most BIT_CELLS cells.  The same integer counts as cand_count.
+ */
+#define BIT_CODES	64
+#define BIT_CELLS	128
+#define BIT_WORDS	((uint64_t) 1 << 22)	/* 32 MB at most; columns past it are counted as before */
+
+typedef struct Bits
+{
+	uint64_t	rows;			/* of the table they were allocated for */
+	uint64_t	words;			/* per code: ceil(rows / 64) */
+	uint64_t   *off;			/* per column: its code 0's first word, or UINT64_MAX (none) */
+	uint64_t   *w;				/* the bits */
+	uint64_t	nw;				/* words allocated */
+} Bits;
+
+#if defined(__x86_64__) || defined(__i386__)
+#define POPCNT_TARGET __attribute__((target("popcnt")))
+static bool
+have_popcnt(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("popcnt");
+}
+#else
+#define POPCNT_TARGET
+static bool
+have_popcnt(void)
+{
+	return true;
+}
+#endif
+
+/* The bit sets of table t (bits_alloc'd for its sizes and rows). */
+static void
+bits_fill(Bits *bits, const dp_codes *t, const uint32_t *sizes)
+{
+	uint64_t	W = bits->words;
+
+	memset(bits->w, 0, sizeof(uint64_t) * bits->nw);
+	for (uint32_t c = 0; c < t->ncols; c++)
+	{
+		const uint16_t *a = t->col[c];
+		uint64_t   *w;
+
+		if (bits->off[c] == UINT64_MAX)
+			continue;
+		w = bits->w + bits->off[c];
+		for (uint64_t i = 0; i < t->nrows; i++)
+			w[(uint64_t) (a[i] < sizes[c] ? a[i] : 0) * W + (i >> 6)] |= (uint64_t) 1 << (i & 63);
+	}
+}
+
+/* off and w for a table of m rows and these sizes (columns of at most BIT_CODES codes, until
+ * BIT_WORDS); w stays NULL when no column qualifies. */
+static int
+bits_alloc(Bits *bits, uint32_t d, const uint32_t *sizes, uint64_t m)
+{
+	uint64_t	W = (m + 63) / 64,
+				nw = 0;
+
+	bits->off = dp_zalloc(sizeof(uint64_t) * d);
+	if (!bits->off)
+		return -1;
+	for (uint32_t c = 0; c < d; c++)
+	{
+		bool		fits = sizes[c] <= BIT_CODES && nw + (uint64_t) sizes[c] * W <= BIT_WORDS;
+
+		bits->off[c] = fits ? nw : UINT64_MAX;
+		if (fits)
+			nw += (uint64_t) sizes[c] * W;
+	}
+	bits->rows = m;
+	bits->words = W;
+	bits->nw = nw;
+	if (nw == 0)
+		return 0;
+	bits->w = dp_zalloc(sizeof(uint64_t) * nw);
+	return bits->w ? 0 : -1;
+}
+
+
+static bool
+bits_usable(const Bits *bits, const Cand *cd)
+{
+	return bits && bits->w && cd->cells <= BIT_CELLS && bits->off[cd->attrs[0]] != UINT64_MAX &&
+		(cd->nattrs == 1 || bits->off[cd->attrs[1]] != UINT64_MAX);
+}
+
+POPCNT_TARGET static void
+bits_count(const Bits *bits, const Cand *cd, const uint32_t *sizes, uint32_t *x)
+{
+	uint64_t	W = bits->words;
+	const uint64_t *A = bits->w + bits->off[cd->attrs[0]];
+
+	if (cd->nattrs == 1)
+	{
+		for (uint64_t u = 0; u < cd->cells; u++)
+		{
+			uint64_t	c = 0;
+
+			for (uint64_t k = 0; k < W; k++)
+				c += (uint64_t) __builtin_popcountll(A[u * W + k]);
+			x[u] = (uint32_t) c;
+		}
+		return;
+	}
+	{
+		const uint64_t *B = bits->w + bits->off[cd->attrs[1]];
+		uint32_t	sa = sizes[cd->attrs[0]],
+					sb = sizes[cd->attrs[1]];
+
+		for (uint32_t u = 0; u < sa; u++)
+			for (uint32_t v = 0; v < sb; v++)
+			{
+				const uint64_t *p = A + (uint64_t) u * W,
+						   *q = B + (uint64_t) v * W;
+				uint64_t	c = 0;
+
+				for (uint64_t k = 0; k < W; k++)
+					c += (uint64_t) __builtin_popcountll(p[k] & q[k]);
+				x[(uint64_t) u * sb + v] = (uint32_t) c;
+			}
+	}
+}
+
+int64_t
+dp_adaptive_bits_check(const dp_codes *t, const uint32_t *sizes)
+{
+	Bits		bits = {0};
+	uint32_t   *x = NULL,
+			   *z = NULL,
+			   *lane = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
+	int64_t		bad = 0,
+				used = 0;
+
+	if (!lane || bits_alloc(&bits, t->ncols, sizes, t->nrows) != 0 ||
+		!(x = dp_zalloc(sizeof(uint32_t) * BIT_CELLS)) || !(z = dp_zalloc(sizeof(uint32_t) * BIT_CELLS)))
+		bad = -1;
+	else if (bits.w && have_popcnt())
+	{
+		bits_fill(&bits, t, sizes);
+		for (uint32_t a = 0; a < t->ncols; a++)
+			for (uint32_t b = a; b < t->ncols; b++)
+			{
+				Cand		cd = {a == b ? 1 : 2, {a, b}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1};
+
+				if (!bits_usable(&bits, &cd))
+					continue;
+				bits_count(&bits, &cd, sizes, x);
+				cand_count(&cd, t, sizes, z, lane);
+				used++;
+				for (uint64_t q = 0; q < cd.cells; q++)
+					bad += x[q] != z[q];
+			}
+		bad = bad > 0 ? bad : -2 - used;
+	}
+	dp_free(bits.off);
+	dp_free(bits.w);
+	dp_free(x);
+	dp_free(z);
+	dp_free(lane);
+	return bad;
+}
+
 /* Candidates k0, k0 + step, ... below k1 counted in table t, by one thread (its own lane buffer). */
 typedef struct Counter
 {
@@ -189,14 +358,18 @@ count_worker(void *arg)
 	return NULL;
 }
 
-/* The estimate's counts of candidate cd, scaled to total (y); cnt: cd->cells of scratch. */
+/* The estimate's counts of candidate cd, scaled to total (y); cnt: cd->cells of scratch; bits:
+ * the estimate's bit sets, or NULL. */
 static void
-est_counts(const Cand *cd, const dp_codes *synth, const uint32_t *sizes, double total, double *y,
-		   uint32_t *cnt, uint32_t *lane)
+est_counts(const Cand *cd, const dp_codes *synth, const Bits *bits, const uint32_t *sizes, double total,
+		   double *y, uint32_t *cnt, uint32_t *lane)
 {
 	double		scale = synth->nrows > 0 ? total / (double) synth->nrows : 0;
 
-	cand_count(cd, synth, sizes, cnt, lane);
+	if (bits_usable(bits, cd))
+		bits_count(bits, cd, sizes, cnt);
+	else
+		cand_count(cd, synth, sizes, cnt, lane);
 	for (uint64_t q = 0; q < cd->cells; q++)
 		y[q] = (double) cnt[q] * scale;
 }
@@ -339,6 +512,7 @@ typedef struct Scorer
 				k1;
 	const uint32_t *counts;		/* the exact counts */
 	const dp_codes *synth;
+	const Bits *bits;			/* synth's bit sets, or NULL */
 	const uint32_t *sizes;
 	double		total;
 	double		sigma;			/* of this round's measurement */
@@ -360,7 +534,7 @@ score_worker(void *arg)
 		int64_t		e = 0,
 					bias;
 
-		est_counts(ck, s->synth, s->sizes, s->total, s->y, s->ycnt, s->lane);
+		est_counts(ck, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane);
 		for (uint64_t q = 0; q < ck->cells; q++)
 			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
 		bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
@@ -432,6 +606,52 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 	return rc;
 }
 
+/*
+ * Step 5's start: the last estimate (synth, m rows) serves as the final GUM's start when it has
+ * about the n rows asked for, 0.95 n <= m <= 1.25 n.  Then m > n is cut to n rows drawn
+ * uniformly without replacement (rng), and m < n is left to dp_gum_params.start, which copies
+ * n - m of the rows twice.  Post-processing: synth is a function of the released measurements
+ * and rng.  Returns 1 (warm: synth is the start), 0 (cold; synth unchanged), or -1 on allocation
+ * failure.
+ */
+static int
+final_start(dp_codes *synth, uint64_t n, dp_prng *rng)
+{
+	uint64_t	m = synth->nrows;
+	uint32_t   *idx;
+	dp_codes	sub = {0};
+
+	if (m == 0 || n == 0 || m * 20 < n * 19 || m * 4 > n * 5)
+		return 0;
+	if (m <= n)
+		return 1;
+	idx = dp_zalloc(sizeof(uint32_t) * m);
+	if (!idx || dp_codes_init(&sub, synth->ncols, n) != 0)
+	{
+		dp_free(idx);
+		return -1;
+	}
+	for (uint32_t i = 0; i < m; i++)
+		idx[i] = i;
+	/* the first n places of a partial Fisher-Yates shuffle */
+	for (uint32_t k = 0; k < n; k++)
+	{
+		uint32_t	j = k + (uint32_t) dp_prng_below(rng, m - k),
+					t = idx[k];
+
+		idx[k] = idx[j];
+		idx[j] = t;
+	}
+	for (uint32_t c = 0; c < synth->ncols; c++)
+		for (uint64_t k = 0; k < n; k++)
+			sub.col[c][k] = synth->col[c][idx[k]];
+	sub.nrows = n;
+	dp_free(idx);
+	dp_codes_free(synth);
+	*synth = sub;
+	return 1;
+}
+
 #define PROGRESS(phase, frac) \
 	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
@@ -452,6 +672,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	uint32_t   *lanebuf = NULL,
 			   *ycnt = NULL;
 	Scorer	   *scorers = NULL;
+	Bits		bits = {0};
+	const Bits *bitsp = NULL;	/* &bits once the estimate's bit sets exist */
 	uint32_t	nthreads = 1;
 	int64_t    *sub = NULL;
 	uint32_t   *subidx = NULL,
@@ -472,7 +694,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	dp_gum_params round_gum,
 				final_gum;
 	double		t0;
-	int			rc = 0;
+	int			rc = 0,
+				warm;
 	bool		merged_ok = false;
 
 	memset(out, 0, sizeof(*out));
@@ -614,6 +837,12 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 	if (rc != 0)
 		goto done;
+	/* the estimates' bit sets: every later estimate has the first one's rows (a warm start) */
+	if (have_popcnt())
+	{
+		if (bits_alloc(&bits, d, out->merged_sizes, synth.nrows) != 0)
+			FAIL(dp_nomem("could not allocate the estimate's bit sets"));
+	}
 	batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
 	if (batch > ncand)
 		batch = ncand;
@@ -651,6 +880,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 
 		/* b. scores against the current estimate, over nthreads threads */
 		PROGRESS(DP_PHASE_SELECT, fmin(used / R, 1));
+		bitsp = bits.w && synth.nrows == bits.rows ? &bits : NULL;
+		if (bitsp)
+			bits_fill(&bits, &synth, out->merged_sizes);
 		{
 			uint32_t	T = (uint64_t) ncand * synth.nrows >= SCORE_THREAD_WORK ? nthreads : 1;
 
@@ -661,6 +893,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 				s->k0 = (uint32_t) ((uint64_t) ncand * t / T);
 				s->k1 = (uint32_t) ((uint64_t) ncand * (t + 1) / T);
 				s->synth = &synth;
+				s->bits = bitsp;
 				s->total = total;
 				s->sigma = sigma;
 			}
@@ -697,7 +930,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			picked[b] = r;
 			cd = &cand[r];
 			x = counts + cd->offset;
-			est_counts(cd, &synth, out->merged_sizes, total, zbuf + (size_t) b * maxcells, ycnt, lanebuf);
+			est_counts(cd, &synth, bitsp, out->merged_sizes, total, zbuf + (size_t) b * maxcells, ycnt, lanebuf);
 
 			/* c. measure */
 			if (measure(cd, x, out->merged_sizes, &g, rho_t, margs, &nmargs) != 0)
@@ -715,7 +948,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			const Cand *cd = &cand[picked[b]];
 			const double *zb = zbuf + (size_t) b * maxcells;
 
-			est_counts(cd, &synth, out->merged_sizes, total, y, ycnt, lanebuf);
+			est_counts(cd, &synth, NULL, out->merged_sizes, total, y, ycnt, lanebuf);
 			for (uint64_t q = 0; q < cd->cells; q++)
 				moved += fabs(y[q] - zb[q]);
 			/* zb: the counts before the round, scaled by that round's total */
@@ -732,7 +965,6 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		}
 	}
 	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
-	dp_codes_free(&synth);
 
 	/* ---- 4. the final model ---- */
 	t0 = dp_now();
@@ -752,12 +984,23 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	if (p->max_rows && nrows > p->max_rows)
 		nrows = p->max_rows;
 	/*
-	 * At most DP_ADAPTIVE_FINAL_ITERS iterations: measured against 200 (5 tables, 3 runs each,
-	 * bench/RESULTS.md), 30 to 60 give the same distances and AUC; GUM's steps have decayed and
-	 * its rows already match the consistent marginals.
+	 * Cold, at most DP_ADAPTIVE_FINAL_ITERS iterations: measured against 200 (5 tables, 3 runs
+	 * each, bench/RESULTS.md), 30 to 60 give the same distances and AUC; GUM's steps have decayed
+	 * and its rows already match the consistent marginals.  Warm (step 5 in dp_adaptive.h) when
+	 * the last estimate has about the rows asked for: from its rows, DP_ADAPTIVE_FINAL_WARM_ITERS.
 	 */
 	final_gum = p->gum;
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
+	warm = final_start(&synth, nrows, rng);
+	if (warm < 0)
+		FAIL(dp_nomem("could not allocate the final GUM's start"));
+	if (warm)
+	{
+		final_gum.start = &synth;
+		if (final_gum.iterations > DP_ADAPTIVE_FINAL_WARM_ITERS)
+			final_gum.iterations = DP_ADAPTIVE_FINAL_WARM_ITERS;
+		st.final_warm = true;
+	}
 	rc = dp_privsyn_sample(out, d, sizes, nrows, &final_gum, rng, &out->synth);
 	if (rc != 0)
 		goto done;
@@ -777,6 +1020,8 @@ done:
 		dp_free(margs);
 	}
 	dp_free(cand);
+	dp_free(bits.off);
+	dp_free(bits.w);
 	dp_free(counts);
 	dp_free(y);
 	dp_free(lanebuf);

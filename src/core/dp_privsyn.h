@@ -149,14 +149,17 @@ void		dp_privsyn_result_free(dp_privsyn_result *r);
  * that synthesis needs.  dp_privsyn_sample draws nrows synthetic rows from it into synth (which it
  * initialises; release it with dp_codes_free): GUM on the model's marginals over merged codes
  * (params gum, NULL for the defaults; from 8M rows on coarse to fine, see DP_SAMPLE_MIN_COARSE;
+ * when gum->start has d columns and 1 to nrows rows, one GUM run at nrows from it instead, as
+ * dp_gum_params.start says, which is how the adaptive method starts from its last estimate;
  * every column uniform instead when the model's total is
  * not positive, so that its marginals are all zero), then every merged code split back (in
  * place) among its member codes in
  * proportion to their released (non-negative) one-way counts, uniformly if they are all zero.
  * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
  * its randomness is rng only, and the same model, nrows and rng state give the same rows.
- * dp_privsyn_run calls it for its own synthetic rows, so a stored model sampled again is drawn
- * exactly as the original synthesis was.  The split calls gum->progress (a heartbeat: iter =
+ * dp_privsyn_run calls it for its own synthetic rows, so a stored PrivSyn model sampled again is
+ * drawn exactly as the original synthesis was (an adaptive synthesis may start from its last
+ * estimate, which is not stored: dp_sample then starts cold).  The split calls gum->progress (a heartbeat: iter =
  * iters = gum->iterations, err = -1) every 65,536 rows.  Returns 0, -1 if GUM's (or the split's) progress callback cancelled, -2
  * on invalid input (a code_map entry out of range, no marginal, ...) or allocation failure, and
  * dp_last_error() then says which.

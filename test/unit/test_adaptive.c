@@ -176,7 +176,7 @@ test_focus(void)
 			   st[1].focus_pairs, missing, st[0].focus_pairs);
 	unit_diag("focus on column %u: mean 2-way TVD of its pairs %.4f (without focus %.4f)", f, tvd[1], tvd[0]);
 	for (int run = 0; run < 2; run++)
-		dp_codes_free(&res[run].synth);
+		dp_privsyn_result_free(&res[run]);
 	dp_codes_free(&src);
 	free(cols);
 }
@@ -222,7 +222,7 @@ test_focus_cap(void)
 			   "focus capped at R / 2: the budget still adds up (%.9g + %.9g + %.9g of %.9g)",
 			   st.rho_oneway, st.rho_select, st.rho_measure, p.rho);
 	if (rc == 0)
-		dp_codes_free(&res.synth);
+		dp_privsyn_result_free(&res);
 	dp_codes_free(&t);
 }
 
@@ -309,7 +309,7 @@ test_adult(void)
 	unit_check(ours < 0.6 * base && ours < 0.07,
 			   "quality: mean 2-way TVD %.4f, below 0.07 and 0.6 x independent columns' %.4f", ours, base);
 	dp_codes_free(&indep);
-	dp_codes_free(&res.synth);
+	dp_privsyn_result_free(&res);
 	dp_codes_free(&src);
 	free(cols);
 }
@@ -334,13 +334,13 @@ test_edges(void)
 	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "an empty table: a release of noise (rc %d, %llu rows)", rc,
 			   (unsigned long long) res.synth.nrows);
-	dp_codes_free(&res.synth);
+	dp_privsyn_result_free(&res);
 
 	dp_codes_append(&t, row);
 	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho,
 			   "one row: rc %d, budget within rho", rc);
-	dp_codes_free(&res.synth);
+	dp_privsyn_result_free(&res);
 	dp_codes_free(&t);
 
 	dp_codes_init(&t, 1, 0);
@@ -349,7 +349,7 @@ test_edges(void)
 	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && res.n_kway == 0 && st.candidates == 1,
 			   "a single column: only its one-way marginal (rc %d, %u rounds)", rc, st.rounds);
-	dp_codes_free(&res.synth);
+	dp_privsyn_result_free(&res);
 	dp_codes_free(&t);
 
 	p.rho = 0;
@@ -541,6 +541,9 @@ test_large_n(void)
 			   "Adult x8 (s = 32): the rounds anneal (%u rounds, %u anneals; AIM's bar alone: 120, 0)",
 			   st.rounds, st.anneals);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
+	unit_check(!st.final_warm && res.synth.nrows > 200000,
+			   "Adult x8: %llu synthetic rows from a cold start (the estimate has 8,192)",
+			   (unsigned long long) res.synth.nrows);
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "Adult x8: the budget adds up (%.9g of %.9g)",
 			   spent, p.rho);
 	ours = mean_tvd2(&big, &res.synth, sizes);
@@ -581,10 +584,49 @@ test_small_n(void)
 	unit_check(rc == 0 && st.rounds >= 8 && st.rounds <= 20 && st.anneals >= 1 && st.anneals <= 4,
 			   "Adult's first 5,000 rows (s = 1): %u rounds, %u anneals, AIM's bar alone: 10-14, 2-3",
 			   st.rounds, st.anneals);
+	unit_check(rc == 0 && st.final_warm && res.synth.nrows > 4800 && res.synth.nrows < 5200,
+			   "Adult's first 5,000 rows: %llu synthetic rows, started from the last estimate",
+			   rc == 0 ? (unsigned long long) res.synth.nrows : 0ULL);
 	if (rc == 0)
 		dp_privsyn_result_free(&res);
 	dp_codes_free(&src);
 	free(cols);
+}
+
+/*
+ * The rounds' scoring counts small candidates of the estimate from bit sets: the counts must
+ * be the histogram's, cell for cell, for columns from 1 code to past the bit sets' limit, and
+ * row counts that are not a multiple of 64.
+ */
+static void
+test_bits(void)
+{
+	static const uint32_t sizes[] = {1, 2, 3, 7, 11, 64, 65, 200, 2, 5};
+	const uint32_t d = sizeof(sizes) / sizeof(sizes[0]);
+	const uint64_t rows[] = {1, 63, 64, 65, 1000, 8191};
+	dp_prng		rng;
+
+	dp_prng_seed(&rng, 23);
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+	{
+		dp_codes	t;
+		int64_t		bad;
+
+		if (dp_codes_init(&t, d, rows[r]) != 0)
+		{
+			unit_check(false, "bit sets: a table of %llu rows", (unsigned long long) rows[r]);
+			return;
+		}
+		for (uint32_t c = 0; c < d; c++)
+			for (uint64_t i = 0; i < rows[r]; i++)
+				/* skewed: most rows in code 0, as merged columns are */
+				t.col[c][i] = (uint16_t) (dp_prng_below(&rng, 3) == 0 ? 0 : dp_prng_below(&rng, sizes[c]));
+		t.nrows = rows[r];
+		bad = dp_adaptive_bits_check(&t, sizes);
+		unit_check(bad < -2, "bit sets and histogram agree on %llu rows: %lld (cells differing, or -2 - marginals compared)",
+				   (unsigned long long) rows[r], (long long) bad);
+		dp_codes_free(&t);
+	}
 }
 
 int
@@ -606,5 +648,6 @@ main(int argc, char **argv)
 	test_resolution();
 	test_small_n();
 	test_large_n();
+	test_bits();
 	return unit_done();
 }
