@@ -100,7 +100,8 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	gum.progress = synth_gum_progress;
 	gum.progress_arg = &pr;
 	gum.threads = (uint32_t) dpsynth_synthesis_threads;
-	/* as dp_adaptive_run's own final synthesis */
+	/* as dp_adaptive_run's own final synthesis when it starts cold (its warm start, the last
+	 * round's estimate, is not stored) */
 	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
 		gum.iterations = dp_adaptive_final_iters(gum.iterations);
 	dp_prng_seed(&rng, seed);

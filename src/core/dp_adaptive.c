@@ -607,8 +607,9 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 }
 
 /*
- * Step 5's start: the last estimate (synth, m rows) serves as the final GUM's start when it has
- * about the n rows asked for, 0.95 n <= m <= 1.25 n.  Then m > n is cut to n rows drawn
+ * Step 5's start: the last estimate (synth, m rows) serves as the final GUM's start when it holds
+ * every row (m below DP_ADAPTIVE_SYNTH_ROWS, so not capped) and has about the n rows asked for,
+ * 0.95 n <= m <= 1.25 n.  Then m > n is cut to n rows drawn
  * uniformly without replacement (rng), and m < n is left to dp_gum_params.start, which copies
  * n - m of the rows twice.  Post-processing: synth is a function of the released measurements
  * and rng.  Returns 1 (warm: synth is the start), 0 (cold; synth unchanged), or -1 on allocation
@@ -621,7 +622,9 @@ final_start(dp_codes *synth, uint64_t n, dp_prng *rng)
 	uint32_t   *idx;
 	dp_codes	sub = {0};
 
-	if (m == 0 || n == 0 || m * 20 < n * 19 || m * 4 > n * 5)
+	/* an estimate of DP_ADAPTIVE_SYNTH_ROWS may be capped: a sample of a larger table */
+	if (m == 0 || m >= DP_ADAPTIVE_SYNTH_ROWS || n == 0 ||
+		(double) m < 0.95 * (double) n || (double) m > 1.25 * (double) n)
 		return 0;
 	if (m <= n)
 		return 1;
@@ -631,13 +634,13 @@ final_start(dp_codes *synth, uint64_t n, dp_prng *rng)
 		dp_free(idx);
 		return -1;
 	}
-	for (uint32_t i = 0; i < m; i++)
-		idx[i] = i;
+	for (uint64_t i = 0; i < m; i++)
+		idx[i] = (uint32_t) i;	/* m < DP_ADAPTIVE_SYNTH_ROWS */
 	/* the first n places of a partial Fisher-Yates shuffle */
-	for (uint32_t k = 0; k < n; k++)
+	for (uint64_t k = 0; k < n; k++)
 	{
-		uint32_t	j = k + (uint32_t) dp_prng_below(rng, m - k),
-					t = idx[k];
+		uint64_t	j = k + dp_prng_below(rng, m - k);
+		uint32_t	t = idx[k];
 
 		idx[k] = idx[j];
 		idx[j] = t;
@@ -991,7 +994,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	 */
 	final_gum = p->gum;
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
-	warm = final_start(&synth, nrows, rng);
+	final_gum.start = NULL;
+	/* under half a row dp_privsyn_sample draws uniform rows: no GUM to start */
+	warm = out->total >= 0.5 ? final_start(&synth, nrows, rng) : 0;
 	if (warm < 0)
 		FAIL(dp_nomem("could not allocate the final GUM's start"));
 	if (warm)

@@ -76,8 +76,9 @@
  *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
  *   5. The synthetic rows (dp_privsyn_sample, post-processing of the model): when the last
- *      round's estimate has about the rows asked for (0.95 n <= m <= 1.25 n: tables of up to
- *      about DP_ADAPTIVE_SYNTH_ROWS rows, at the default row count), GUM starts from its rows
+ *      round's estimate holds every row (m < DP_ADAPTIVE_SYNTH_ROWS, not capped) and has about
+ *      the rows asked for (0.95 n <= m <= 1.25 n; at the default row count, tables of fewer
+ *      than about DP_ADAPTIVE_SYNTH_ROWS rows), GUM starts from its rows
  *      (cut to n by a uniform draw, or n - m of them copied twice) and runs
  *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations; otherwise it starts cold, from the independent
  *      fill, with at most DP_ADAPTIVE_FINAL_ITERS.  The last estimate was grown round by round,
@@ -114,8 +115,8 @@
 #define DP_ADAPTIVE_FINAL_ITERS	60			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
 
-/* The GUM iterations of a synthetic table drawn from an adaptive model (by the run or by
- * dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
+/* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
+ * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
 static inline uint32_t
 dp_adaptive_final_iters(uint32_t iterations)
 {

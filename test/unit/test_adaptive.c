@@ -589,6 +589,18 @@ test_small_n(void)
 			   rc == 0 ? (unsigned long long) res.synth.nrows : 0ULL);
 	if (rc == 0)
 		dp_privsyn_result_free(&res);
+	/* fewer rows asked for than the estimate has: a uniform draw of them (the cut), or cold */
+	for (int k = 0; k < 2; k++)
+	{
+		p.rows = k == 0 ? 4500 : 1000;
+		rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
+		unit_check(rc == 0 && res.synth.nrows == p.rows && st.final_warm == (k == 0),
+				   "Adult's first 5,000 rows, rows => %llu: %llu rows, %s start",
+				   (unsigned long long) p.rows, rc == 0 ? (unsigned long long) res.synth.nrows : 0ULL,
+				   st.final_warm ? "a warm" : "a cold");
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+	}
 	dp_codes_free(&src);
 	free(cols);
 }
