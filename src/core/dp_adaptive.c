@@ -578,7 +578,7 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 		(*total >= 1 ? (uint64_t) llround(*total) : 1);
 	prm.start = warm ? synth : NULL;
 	if (warm)
-		prm.iterations = DP_ADAPTIVE_WARM_ITERS;
+		prm.iterations = ns < DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_FULL : DP_ADAPTIVE_WARM_ITERS;
 	if (*total < 0 || dp_codes_init(&next, d, ns) != 0)
 		rc = -2;				/* dp_consist or dp_codes_init said why */
 	else if (!(*total >= 0.5))

@@ -38,7 +38,14 @@
  *           previous estimate's rows (dp_gum_params.start), with DP_ADAPTIVE_WARM_ITERS
  *           iterations.  Measured on Adult at epsilon 1 (test_adaptive.c): 5 warm iterations
  *           over 8,192 rows give the same mean 2-way TVD (.033-.035) as 20 over 16,384 in a sixth
- *           of the time;
+ *           of the time.  When the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS),
+ *           DP_ADAPTIVE_WARM_ITERS_FULL: the table is small, so the noise of a measurement is
+ *           large against its counts, and a closer fit buys nothing.  Measured at 3 against 5
+ *           (epsilon 1, 10 runs each, bench/RESULTS.md 2026-11-26): star, smokeban and arrests
+ *           equal or better on every metric (star tvd2 / tvd3 .126 / .252 against .127 / .255,
+ *           smokeban AUC .628 against .620), and star's rounds take 0.48-0.60 s instead of
+ *           0.59-0.88 s; on Adult and diamonds, whose estimates are capped, 3 lost over 5 runs
+ *           (diamonds AUC .854 against .861, Adult .886 against .889), so they keep 5;
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent
@@ -112,6 +119,7 @@
 #define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
+#define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
 #define DP_ADAPTIVE_FINAL_ITERS	60			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
 
