@@ -607,52 +607,16 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 }
 
 /*
- * Step 5's start: the last estimate (synth, m rows) serves as the final GUM's start when it holds
- * every row (m below DP_ADAPTIVE_SYNTH_ROWS, so not capped) and has about the n rows asked for,
- * 0.95 n <= m <= 1.25 n.  Then m > n is cut to n rows drawn
- * uniformly without replacement (rng), and m < n is left to dp_gum_params.start, which copies
- * n - m of the rows twice.  Post-processing: synth is a function of the released measurements
- * and rng.  Returns 1 (warm: synth is the start), 0 (cold; synth unchanged), or -1 on allocation
- * failure.
+ * Step 5: whether the last estimate (m rows) is the final GUM's start for n rows.  It must hold
+ * every row (m below DP_ADAPTIVE_SYNTH_ROWS, so not capped) and have about the n rows asked for,
+ * 0.95 n <= m <= 1.25 n; dp_gum_params.start then draws n of m > n rows uniformly without
+ * replacement, or copies n - m of m < n rows twice.  A function of the estimate's size only.
  */
-static int
-final_start(dp_codes *synth, uint64_t n, dp_prng *rng)
+static bool
+final_from_estimate(uint64_t m, uint64_t n)
 {
-	uint64_t	m = synth->nrows;
-	uint32_t   *idx;
-	dp_codes	sub = {0};
-
-	/* an estimate of DP_ADAPTIVE_SYNTH_ROWS may be capped: a sample of a larger table */
-	if (m == 0 || m >= DP_ADAPTIVE_SYNTH_ROWS || n == 0 ||
-		(double) m < 0.95 * (double) n || (double) m > 1.25 * (double) n)
-		return 0;
-	if (m <= n)
-		return 1;
-	idx = dp_zalloc(sizeof(uint32_t) * m);
-	if (!idx || dp_codes_init(&sub, synth->ncols, n) != 0)
-	{
-		dp_free(idx);
-		return -1;
-	}
-	for (uint64_t i = 0; i < m; i++)
-		idx[i] = (uint32_t) i;	/* m < DP_ADAPTIVE_SYNTH_ROWS */
-	/* the first n places of a partial Fisher-Yates shuffle */
-	for (uint64_t k = 0; k < n; k++)
-	{
-		uint64_t	j = k + dp_prng_below(rng, m - k);
-		uint32_t	t = idx[k];
-
-		idx[k] = idx[j];
-		idx[j] = t;
-	}
-	for (uint32_t c = 0; c < synth->ncols; c++)
-		for (uint64_t k = 0; k < n; k++)
-			sub.col[c][k] = synth->col[c][idx[k]];
-	sub.nrows = n;
-	dp_free(idx);
-	dp_codes_free(synth);
-	*synth = sub;
-	return 1;
+	return m > 0 && m < DP_ADAPTIVE_SYNTH_ROWS && n > 0 &&
+		(double) m >= 0.95 * (double) n && (double) m <= 1.25 * (double) n;
 }
 
 #define PROGRESS(phase, frac) \
@@ -697,8 +661,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	dp_gum_params round_gum,
 				final_gum;
 	double		t0;
-	int			rc = 0,
-				warm;
+	int			rc = 0;
 	bool		merged_ok = false;
 
 	memset(out, 0, sizeof(*out));
@@ -996,10 +959,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
 	final_gum.start = NULL;
 	/* under half a row dp_privsyn_sample draws uniform rows: no GUM to start */
-	warm = out->total >= 0.5 ? final_start(&synth, nrows, rng) : 0;
-	if (warm < 0)
-		FAIL(dp_nomem("could not allocate the final GUM's start"));
-	if (warm)
+	if (out->total >= 0.5 && final_from_estimate(synth.nrows, nrows))
 	{
 		final_gum.start = &synth;
 		if (final_gum.iterations > DP_ADAPTIVE_FINAL_WARM_ITERS)

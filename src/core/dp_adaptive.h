@@ -86,7 +86,7 @@
  *      round's estimate holds every row (m < DP_ADAPTIVE_SYNTH_ROWS, not capped) and has about
  *      the rows asked for (0.95 n <= m <= 1.25 n; at the default row count, tables of fewer
  *      than about DP_ADAPTIVE_SYNTH_ROWS rows), GUM starts from its rows
- *      (cut to n by a uniform draw, or n - m of them copied twice) and runs
+ *      (dp_gum_params.start: n of them drawn uniformly, or n - m copied twice) and runs
  *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations; otherwise it starts cold, from the independent
  *      fill, with at most DP_ADAPTIVE_FINAL_ITERS.  The last estimate was grown round by round,
  *      every measured marginal fitted as it came.  Measured against the cold start at epsilon 1

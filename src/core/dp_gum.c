@@ -1045,11 +1045,12 @@ heartbeat(gum *g)
 }
 
 /*
- * The rows of a warm start with m <= n rows: want[i] = the start row that row i copies.  With
- * m == n, row i copies row i.  With m < n (a coarse start, fitted on fewer rows), every start row
- * is copied floor(n / m) times and n mod m of them, drawn uniformly without replacement, once
- * more, all in random order: the start's shares carry over to n rows up to the draw of the extra
- * copies.  mvarg (n values, not yet in use) holds the draw.
+ * The rows of a warm start of m rows: want[i] = the start row that row i copies.  With m == n,
+ * row i copies row i.  Otherwise every start row is copied floor(n / m) times and n mod m of
+ * them, drawn uniformly without replacement, once more, all in random order: the start's shares
+ * carry over to n rows up to the draw.  m < n is a coarse start, fitted on fewer rows; m > n
+ * copies none in full and draws n of the m rows.  mvarg (max(n, m) values, not yet in use) holds
+ * the draw.
  */
 static void
 start_rows(gum *g, uint32_t m)
@@ -1408,7 +1409,10 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		if (!g->pseen[q] || !g->pwbeg[q] || !g->pwend[q] || !g->mvpart[q])
 			return -2;
 	}
-	g->mvarg = galloc(g, sizeof(uint32_t) * (size_t) (n ? n : 1));
+	warm = prm->start && prm->start->ncols == ncols && prm->start->nrows > 0 &&
+		prm->start->nrows <= UINT32_MAX;
+	/* mvarg holds a warm start's draw first (start_rows): m values when m > n */
+	g->mvarg = galloc(g, sizeof(uint32_t) * (size_t) (warm && prm->start->nrows > n ? prm->start->nrows : (n ? n : 1)));
 	g->mvdup = galloc(g, (size_t) (n ? n : 1));
 	fi = galloc(g, sizeof(frac_idx) * maxsize);
 	cntbuf = galloc(g, sizeof(uint32_t) * (maxsize + 1));
@@ -1421,9 +1425,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		return -2;
 
 	/* ---- initialisation: core columns independently from their 1-way distributions ---- */
-	warm = prm->start && prm->start->ncols == ncols && prm->start->nrows > 0 && prm->start->nrows <= n;
 	if (warm)
-		start_rows(g, prm->start->nrows);
+		start_rows(g, (uint32_t) prm->start->nrows);
 	for (uint32_t c = 0; c < ncols; c++)
 	{
 		uint16_t   *col = g->col[c];

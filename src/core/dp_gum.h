@@ -102,12 +102,14 @@ typedef struct dp_gum_params
 	 */
 	int			counting;
 	/*
-	 * A warm start (NULL: none): when it has ncols columns and m rows, 0 < m <= n, the core
+	 * A warm start (NULL: none): when it has ncols columns and 0 < m < 2^32 rows, the core
 	 * columns start from its rows instead of the independent fill of step 2 (the peeled ones are
 	 * appended as always).  With m == n row i is start row i (dp_adaptive.c re-estimates after
 	 * every round from the previous round's rows); with m < n every start row is copied
 	 * floor(n / m) or ceil(n / m) times, in random order (dp_privsyn_sample's coarse-to-fine
-	 * levels).  Any other start is ignored (a cold start).
+	 * levels); with m > n, n of them drawn uniformly without replacement, in random order (the
+	 * adaptive method's final rows from its last estimate).  Any other start is ignored (a cold
+	 * start).
 	 */
 	const dp_codes *start;
 

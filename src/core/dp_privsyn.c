@@ -448,7 +448,7 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	else
 		dp_gum_default_params(&prm);
 	/* a caller's start (the adaptive method's last estimate): one warm run at n, no levels */
-	if (prm.start && prm.start->nrows <= nrows && prm.start->nrows > 0 && prm.start->ncols == d)
+	if (prm.start && prm.start->nrows > 0 && prm.start->ncols == d)
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
 	prm.start = NULL;
 	while (m / DP_SAMPLE_LEVEL_FACTOR >= DP_SAMPLE_MIN_COARSE)

@@ -149,7 +149,7 @@ void		dp_privsyn_result_free(dp_privsyn_result *r);
  * that synthesis needs.  dp_privsyn_sample draws nrows synthetic rows from it into synth (which it
  * initialises; release it with dp_codes_free): GUM on the model's marginals over merged codes
  * (params gum, NULL for the defaults; from 8M rows on coarse to fine, see DP_SAMPLE_MIN_COARSE;
- * when gum->start has d columns and 1 to nrows rows, one GUM run at nrows from it instead, as
+ * when gum->start has d columns and rows, one GUM run at nrows from it instead, as
  * dp_gum_params.start says, which is how the adaptive method starts from its last estimate;
  * every column uniform instead when the model's total is
  * not positive, so that its marginals are all zero), then every merged code split back (in
