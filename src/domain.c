@@ -53,18 +53,6 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-enum
-{
-	DP_ENC_TEXT,				/* text, varchar: bytes as stored */
-	DP_ENC_BPCHAR,				/* char(n): bytes without the trailing pad */
-	DP_ENC_OUTPUT,				/* other types with categories: the output function's text */
-	DP_ENC_BOOL_LABEL,			/* boolean with declared categories 'false'/'true' */
-	DP_ENC_BOOL,				/* boolean, intrinsic domain: false = 0, true = 1 */
-	DP_ENC_ENUM,				/* enum, intrinsic domain: labels in sort order */
-	DP_ENC_INT,					/* integers, dates (days), timestamps (microseconds) */
-	DP_ENC_REAL					/* real, double precision, numeric */
-};
-
 /* Unit conversion for dates and timestamps: days or microseconds since 2000-01-01. */
 #define USECS_PER_DAY_F 86400000000.0
 

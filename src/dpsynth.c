@@ -483,6 +483,13 @@ read_table_delta(Oid relid)
 	return delta;
 }
 
+/* Raises (55000) if the table is not protected. */
+void
+dpsynth_check_protected(Oid relid)
+{
+	(void) read_table_delta(relid);
+}
+
 /*
  * Whether the charge fits is decided once, by the charging worker under the budget row's lock,
  * so that every refused attempt is in the ledger too.

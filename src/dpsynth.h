@@ -54,6 +54,8 @@ extern void dpsynth_check_release_privilege(Oid relid, const char *function);
 
 /* Validates an epsilon argument (not NULL, finite, positive). */
 extern double dpsynth_check_epsilon(FunctionCallInfo fcinfo, int argno);
+/* Raises (55000) if the table is not protected by dpsynth. */
+extern void dpsynth_check_protected(Oid relid);
 
 /* Validates a delta argument: in the open interval (0, 1) (dp_delta_valid). */
 extern void dpsynth_check_delta(double delta);
@@ -93,6 +95,20 @@ typedef enum DpColumnState
 	DP_COLUMN_DISCOVER_EDGES		/* declared bounds, quantile bins: DP edges needed */
 } DpColumnState;
 
+/* How a Datum becomes a code (DpColumn.encoding; dpsynth_encode in domain.c, and its SQL form in
+ * encoder.c). */
+enum
+{
+	DP_ENC_TEXT,				/* text, varchar: bytes as stored */
+	DP_ENC_BPCHAR,				/* char(n): bytes without the trailing pad */
+	DP_ENC_OUTPUT,				/* other types with categories: the output function's text */
+	DP_ENC_BOOL_LABEL,			/* boolean with declared categories 'false'/'true' */
+	DP_ENC_BOOL,				/* boolean, intrinsic domain: false = 0, true = 1 */
+	DP_ENC_ENUM,				/* enum, intrinsic domain: labels in sort order */
+	DP_ENC_INT,					/* integers, dates (days), timestamps (microseconds) */
+	DP_ENC_REAL					/* real, double precision, numeric */
+};
+
 /* A column of a protected table with its public domain, ready to encode values. */
 typedef struct DpColumn
 {
@@ -117,7 +133,7 @@ typedef struct DpColumn
 	Oid		   *enum_oids;
 	dp_code    *enum_codes;
 	int			nenum;
-	/* how a Datum becomes a code (DP_ENC_*, domain.c) */
+	/* how a Datum becomes a code (DP_ENC_*) */
 	int			encoding;
 	FmgrInfo	outfunc;		/* DP_ENC_OUTPUT: categories of other types, by their text */
 } DpColumn;

@@ -1467,7 +1467,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	 * or in no iterated marginal) keep their initial fill in out.
 	 */
 	ncc = g->comp_cols_off[ncomp];
-	g->narrow = g->nm > 0;
+	/* (no iteration: the start stands as it is, and neither a working copy nor counts are needed) */
+	g->narrow = g->nm > 0 && prm->iterations > 0;
 	for (uint32_t i = 0; i < ncc; i++)
 		if (sizes[g->comp_cols[i]] > 256)
 			g->narrow = false;
@@ -1493,14 +1494,14 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			g->col[c] = NULL;
 		}
 	}
-	for (uint32_t i = 0; i < g->nm; i++)
+	for (uint32_t i = 0; prm->iterations > 0 && i < g->nm; i++)
 	{
 		recount(g, &g->m[i]);
 		g->m[i].err = marg_error(g, &g->m[i]);
 	}
 
 	/* ---- GUM iterations ---- */
-	if (g->nm > 0 && n > 0)
+	if (g->nm > 0 && n > 0 && prm->iterations > 0)
 	{
 		double		best = INFINITY,
 					snap_err = INFINITY,

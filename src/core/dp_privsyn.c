@@ -429,9 +429,9 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
  * rows on, coarse to fine: the coarsest level, n / 8^k rows (the largest k that keeps it at
  * DP_SAMPLE_MIN_COARSE rows or more), runs GUM in full from the independent fill; every finer
  * level, 8 times larger and n last, starts from the level below, each row a copy of one of its
- * rows (dp_gum_params.start), and runs at most DP_SAMPLE_WARM_ITERS iterations.  The copies
- * already follow the marginals, so a few iterations at n fix what the smaller sample could not
- * (a cold start at n needs 25 to 45).  A function of the model, nrows and rng only.
+ * rows (dp_gum_params.start), and runs at most DP_SAMPLE_WARM_ITERS iterations, the last level
+ * DP_SAMPLE_LAST_ITERS.  The copies already follow the marginals (a cold start at n needs 25 to
+ * 45 iterations to get there).  A function of the model, nrows and rng only.
  */
 static int
 sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum,
@@ -470,6 +470,9 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 		warm.start = &below;
 		if (next == nrows)
 		{
+			/* the last level: the copies of the level below as they are (DP_SAMPLE_LAST_ITERS) */
+			if (warm.iterations > DP_SAMPLE_LAST_ITERS)
+				warm.iterations = DP_SAMPLE_LAST_ITERS;
 			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
 			break;
 		}

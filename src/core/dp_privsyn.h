@@ -42,7 +42,9 @@
  * dp_privsyn_sample's levels for large tables (see sample_gum in dp_privsyn.c): GUM in full on
  * the coarsest level, n / 8^k rows for the largest k that keeps DP_SAMPLE_MIN_COARSE rows or more,
  * then each level 8 times larger (n last) warm from the one below with at most
- * DP_SAMPLE_WARM_ITERS iterations.  Below 8 * DP_SAMPLE_MIN_COARSE rows, one cold GUM at n.
+ * DP_SAMPLE_WARM_ITERS iterations, the last level (n) with DP_SAMPLE_LAST_ITERS: its rows are
+ * the copies of the level below as they are (no pass over the rows; the peeled columns are drawn
+ * anew, as at every level).  Below 8 * DP_SAMPLE_MIN_COARSE rows, one cold GUM at n.
  * Why the coarsest level is large: GUM fits the 2-way targets, so what the copies carry beyond
  * them (3-way structure) keeps the coarse sample's noise.  Measured at 1M rows of Adult, one
  * model and seed (bench/RESULTS.md, 2026-11-25): coarse levels of 32k, 131k and 262k rows cost
@@ -51,11 +53,20 @@
  * GUM 19 s instead of 65.  Warm iterations (2026-11-26, one 10M model of Adult x310 after the
  * rounds' score floor, seeds 1 and 2, a 10% sample of the rows judged by evaluate.py): 10, 5 and
  * 3 give the same tvd1 / tvd2 / tvd3 / range to the third digit (.011 / .026 / .054 / .0010, AUC
- * .907-.910), and 5 saves about 7 of 37 GUM CPU seconds.
+ * .907-.910), and 5 saves about 7 of 37 GUM CPU seconds.  None at the last level (2026-11-26,
+ * the same test on a model of Adult x310 after the warm final start, seeds 1 and 2, temporary
+ * build): 0, 1 and 5 iterations at 10M give tvd1 / tvd2 / tvd3 / range .0080 / .0202 / .0463 /
+ * .0008 (AUC .911), .0079 / .0201 / .0462 / .0008 (.911) and .0079 / .0200 / .0461 / .0008
+ * (.912) on seed 1; .0079 / .0200 / .0458 (.912), .0079 / .0200 / .0459 (.912) and .0081 /
+ * .0201 / .0460 (.912) on seed 2: the differences are in the fourth digit, both ways, and the
+ * GUM phase took 9.6-11.0 s at 0 against 15.9-22.4 s at 5 (machine shared with the evaluator).
+ * bench/big.sh after the change (4 calls): GUM 8.4-13.9 s against 12.7-16.5 s, peak 386 MB
+ * against 435 MB.
  */
 #define DP_SAMPLE_LEVEL_FACTOR	8
 #define DP_SAMPLE_MIN_COARSE	1000000
 #define DP_SAMPLE_WARM_ITERS	5
+#define DP_SAMPLE_LAST_ITERS	0
 
 typedef enum dp_privsyn_phase
 {

@@ -1,0 +1,278 @@
+/*
+ * encoder.c - a column's encoder as an SQL expression of built-in functions, for the shards of a
+ * table spread over many servers (docs/DISTRIBUTED.md, "Next step", item 1):
+ *   dpsynth._encoder(tbl, col) -> (expression text, codes int4)
+ *       the expression maps the column's value to its cell code under the column's public
+ *       domain, exactly as dpsynth_encode does (domain.c), and codes is the domain's number of
+ *       codes (the size to give dpsynth._partial_counts);
+ *   dpsynth._encode(tbl, col, value) -> int4
+ *       dpsynth_encode itself on a value the caller supplies, the yardstick the expression is
+ *       tested against (sql/16_encoder.sql).
+ * A shard runs the expression where the rows are (postgres_fdw ships, and Citus pushes down,
+ * built-in functions), so that its rows' codes are counted there and only counts travel.
+ *
+ * What the expression reads: the column (quoted) and constants of the public domain only (its
+ * labels or edges, and the codes the C encoder gives the special values: NULL, NaN, +/-infinite
+ * dates and timestamps).  Categories of types other than text are matched by their output
+ * text, as the C encoder matches them, so the expression must run under the output settings
+ * dpsynth pins for its own scans (DateStyle ISO, TimeZone UTC, IntervalStyle postgres,
+ * extra_float_digits of 1 or more: every float printed in its shortest exact form), which are
+ * those of a postgres_fdw remote session.
+ *
+ * Privacy: neither function reads the table.  _encoder reads the column's public domain; _encode
+ * maps a value the caller already holds.  Both are the extension owner's tools (no EXECUTE for
+ * PUBLIC), as are the partial-count aggregates the expression feeds.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "dpsynth.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+
+/* The one column named, with its domain ready (declared, schema, type, or released before). */
+static DpColumn *
+encoder_column(Oid relid, Name colname)
+{
+	Datum		name = CStringGetTextDatum(NameStr(*colname));
+	ArrayType  *names = construct_array(&name, 1, TEXTOID, -1, false, TYPALIGN_INT);
+	int			n;
+	DpColumn   *col;
+
+	dpsynth_check_protected(relid);
+	col = dpsynth_load_columns(relid, names, &n);
+
+	if (col->state != DP_COLUMN_READY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("column \"%s\" of table \"%s\" has no public domain yet", col->name, get_rel_name(relid)),
+				 errhint("Declare it with dp_declare, or learn it once with dp_discover.")));
+	return col;
+}
+
+/* a double that reads back as itself */
+static void
+append_double(StringInfo s, double x)
+{
+	appendStringInfo(s, "'%.17g'::float8", x);
+}
+
+/* The bins of a numeric domain for a value expression v of type int8 (is_int) or float8 (not NaN). */
+static void
+append_bins(StringInfo s, const dp_domain *d, const char *v, bool is_int)
+{
+	uint32		nv = d->nvalues;
+
+	if (d->kind == DP_DOMAIN_INT_BINS)
+	{
+		if (is_int)
+			appendStringInfo(s, "CASE WHEN %s <= " INT64_FORMAT " THEN 0 WHEN %s >= " INT64_FORMAT " THEN %u ELSE ",
+							 v, d->iedges[0], v, d->iedges[nv] - 1, nv - 1);
+		else
+		{
+			/* dp_encode_real on integer bins: clamped as doubles, then the bin of floor(x) */
+			appendStringInfo(s, "CASE WHEN %s <= ", v);
+			append_double(s, (double) d->iedges[0]);
+			appendStringInfo(s, " THEN 0 WHEN %s >= ", v);
+			append_double(s, (double) (d->iedges[nv] - 1));
+			appendStringInfo(s, " THEN %u ELSE ", nv - 1);
+		}
+		appendStringInfo(s, "pg_catalog.width_bucket(%s%s%s, '{", is_int ? "" : "pg_catalog.floor(", v, is_int ? "" : ")::int8");
+		for (uint32 i = 0; i < nv; i++)
+			appendStringInfo(s, "%s" INT64_FORMAT, i ? "," : "", d->iedges[i]);
+		appendStringInfoString(s, "}'::int8[]) - 1 END");
+		return;
+	}
+	/* real bins; an int8 value is compared as the double the C encoder makes of it */
+	{
+		char	   *x = is_int ? psprintf("(%s)::float8", v) : (char *) v;
+
+		appendStringInfo(s, "CASE WHEN %s <= ", x);
+		append_double(s, d->edges[0]);
+		appendStringInfo(s, " THEN 0 WHEN %s >= ", x);
+		append_double(s, d->edges[nv]);
+		appendStringInfo(s, " THEN %u ELSE pg_catalog.width_bucket(%s, '{", nv - 1, x);
+		for (uint32 i = 0; i < nv; i++)
+			appendStringInfo(s, "%s%.17g", i ? "," : "", d->edges[i]);
+		appendStringInfoString(s, "}'::float8[]) - 1 END");
+	}
+}
+
+/* The labels of a categories domain as a text[] literal, in code order. */
+static void
+append_labels(StringInfo s, const dp_domain *d)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(d->nvalues, 1));
+	ArrayType  *arr;
+
+	for (uint32 i = 0; i < d->nvalues; i++)
+		elems[i] = PointerGetDatum(cstring_to_text_with_len(d->map.labels[i], d->map.lens[i]));
+	arr = construct_array(elems, (int) d->nvalues, TEXTOID, -1, false, TYPALIGN_INT);
+	appendStringInfo(s, "%s::text[]",
+					 quote_literal_cstr(OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(arr))));
+}
+
+static char *
+encoder_sql(DpColumn *col)
+{
+	const dp_domain *d = &col->domain;
+	const char *c = quote_identifier(col->name);
+	unsigned	nullc = dp_encode_null(d);
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "CASE WHEN %s IS NULL THEN %u ELSE ", c, nullc);
+	switch (col->encoding)
+	{
+		case DP_ENC_BOOL:
+			appendStringInfo(&s, "CASE WHEN %s THEN 1 ELSE 0 END", c);
+			break;
+		case DP_ENC_TEXT:
+		case DP_ENC_BPCHAR:
+		case DP_ENC_ENUM:
+		case DP_ENC_OUTPUT:
+		case DP_ENC_BOOL_LABEL:
+			{
+				char	   *text;
+
+				/*
+				 * The text the C encoder looks up: the bytes (text, varchar), without the trailing
+				 * spaces (char(n): its cast to text drops them), the label (enum), the output
+				 * function's text (format's %s), 'true'/'false' (boolean with categories).
+				 */
+				if (col->encoding == DP_ENC_OUTPUT)
+					text = psprintf("pg_catalog.format('%%s', %s)", c);
+				else if (col->encoding == DP_ENC_BOOL_LABEL)
+					text = psprintf("CASE WHEN %s THEN 'true' ELSE 'false' END", c);
+				else
+					text = psprintf("(%s)::text", c);
+				appendStringInfoString(&s, "COALESCE(pg_catalog.array_position(");
+				append_labels(&s, d);
+				appendStringInfo(&s, ", %s COLLATE \"C\") - 1, %u)", text, nullc);
+				break;
+			}
+		case DP_ENC_INT:
+			{
+				const char *v;
+
+				/* dpsynth_value_int: days since 2000-01-01; microseconds since 2000-01-01 */
+				if (col->typid == DATEOID || col->typid == TIMESTAMPOID || col->typid == TIMESTAMPTZOID)
+					appendStringInfo(&s, "CASE WHEN %s = '-infinity' THEN %u WHEN %s = 'infinity' THEN %u ELSE ",
+									 c, (unsigned) dp_encode_int(d, PG_INT64_MIN),
+									 c, (unsigned) dp_encode_int(d, PG_INT64_MAX));
+				if (col->typid == DATEOID)
+					v = psprintf("((%s) - '2000-01-01'::date)::int8", c);
+				else if (col->typid == TIMESTAMPOID || col->typid == TIMESTAMPTZOID)
+					v = psprintf("((EXTRACT(epoch FROM %s) * 1000000)::int8 - 946684800000000)", c);
+				else
+					v = psprintf("(%s)::int8", c);
+				if (d->kind == DP_DOMAIN_INT_BINS || d->kind == DP_DOMAIN_REAL_BINS)
+					append_bins(&s, d, v, true);
+				else
+					appendStringInfo(&s, "%u", nullc);
+				if (col->typid == DATEOID || col->typid == TIMESTAMPOID || col->typid == TIMESTAMPTZOID)
+					appendStringInfoString(&s, " END");
+				break;
+			}
+		case DP_ENC_REAL:
+			{
+				const char *x;
+
+				/*
+				 * NaN first (a numeric NaN sorts above every number).  A numeric too large for
+				 * float8 is clamped to the largest double first, as the C conversion saturates:
+				 * either way it lands in an end bin.
+				 */
+				appendStringInfo(&s, "CASE WHEN %s = 'NaN' THEN %u ELSE ", c, (unsigned) dp_encode_real(d, NAN));
+				if (col->typid == NUMERICOID)
+					x = psprintf("LEAST(GREATEST(%s, -1.7976931348623157e308), 1.7976931348623157e308)::float8", c);
+				else
+					x = psprintf("(%s)::float8", c);
+				if (d->kind == DP_DOMAIN_INT_BINS || d->kind == DP_DOMAIN_REAL_BINS)
+					append_bins(&s, d, x, false);
+				else
+					appendStringInfo(&s, "%u", nullc);
+				appendStringInfoString(&s, " END");
+				break;
+			}
+		default:
+			elog(ERROR, "column \"%s\" has an encoding with no SQL form", col->name);
+	}
+	appendStringInfoString(&s, " END");
+	return s.data;
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_encoder);
+Datum
+dpsynth_encoder(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	DpColumn   *col = encoder_column(relid, PG_GETARG_NAME(1));
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = CStringGetTextDatum(encoder_sql(col));
+	values[1] = Int32GetDatum((int32) dp_domain_ncodes(&col->domain));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/* _encode's column, loaded once per call site (fn_extra), as long as the table and name stay */
+typedef struct EncodeCache
+{
+	Oid			relid;
+	NameData	name;
+	DpColumn   *col;
+} EncodeCache;
+
+PG_FUNCTION_INFO_V1(dpsynth_encode_value);
+Datum
+dpsynth_encode_value(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0);
+	Name		name = PG_ARGISNULL(1) ? NULL : PG_GETARG_NAME(1);
+	EncodeCache *cache = fcinfo->flinfo->fn_extra;
+	DpColumn   *col;
+	Oid			argtype = getBaseType(get_fn_expr_argtype(fcinfo->flinfo, 2));
+	int			nestlevel;
+	dp_code		code;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	if (cache == NULL || cache->relid != relid || strcmp(NameStr(cache->name), NameStr(*name)) != 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		if (cache == NULL)
+			cache = fcinfo->flinfo->fn_extra = palloc0(sizeof(EncodeCache));
+		cache->relid = InvalidOid;	/* (until the column is loaded: an error leaves no half entry) */
+		cache->col = encoder_column(relid, name);
+		cache->relid = relid;
+		namestrcpy(&cache->name, NameStr(*name));
+		MemoryContextSwitchTo(old);
+	}
+	col = cache->col;
+	if (argtype != col->typid)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" has type %s, not %s", col->name, format_type_be(col->typid),
+						format_type_be(argtype))));
+	/* the output function's text (categories of other types) under the settings of dpsynth's scans */
+	nestlevel = col->encoding == DP_ENC_OUTPUT ? dpsynth_pin_output_settings() : -1;
+	code = dpsynth_encode(col, PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+	if (nestlevel >= 0)
+		AtEOXact_GUC(false, nestlevel);
+	PG_RETURN_INT32((int32) code);
+}
