@@ -964,6 +964,13 @@ dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
 	return cols;
 }
 
+/* The columns as the catalog has them now, without discovery's lock: for readers of domains. */
+DpColumn *
+dpsynth_peek_columns(Oid relid, ArrayType *names, int *ncolumns)
+{
+	return load_columns_once(relid, names, ncolumns);
+}
+
 static DpColumn *
 load_columns_once(Oid relid, ArrayType *names, int *ncolumns)
 {

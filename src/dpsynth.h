@@ -144,6 +144,9 @@ typedef struct DpColumn
  * be discovered.  Columns whose domain must first be discovered come back in a DISCOVER state.
  */
 extern DpColumn *dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns);
+/* The same, as the catalog has them now: no lock, no retry; a column whose domain is still to be
+ * discovered comes back in its DISCOVER state (for functions that only read domains). */
+extern DpColumn *dpsynth_peek_columns(Oid relid, ArrayType *names, int *ncolumns);
 
 /* The additive delta one partition selection on the table may spend now. */
 extern double dpsynth_selection_share(Oid relid);

@@ -16,8 +16,10 @@
  * dates and timestamps).  Categories of types other than text are matched by their output
  * text, as the C encoder matches them, so the expression must run under the output settings
  * dpsynth pins for its own scans (DateStyle ISO, TimeZone UTC, IntervalStyle postgres,
- * extra_float_digits of 1 or more: every float printed in its shortest exact form), which are
- * those of a postgres_fdw remote session.
+ * extra_float_digits of 1 or more: every float printed in its shortest exact form), and with
+ * search_path = pg_catalog (operators and type names are not schema-qualified), which are
+ * those of a postgres_fdw remote session.  Categories of money (lc_monetary) and of the reg*
+ * types (search_path, OIDs) are not portable between servers (docs/DISTRIBUTED.md).
  *
  * Privacy: neither function reads the table.  _encoder reads the column's public domain; _encode
  * maps a value the caller already holds.  Both are the extension owner's tools (no EXECUTE for
@@ -39,6 +41,22 @@
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+/*
+ * 2^-1075, exactly: half the smallest double.  A numeric of at most this magnitude rounds to
+ * zero, which float8in refuses (out of range), while the C conversion gives 0.0 (strtod).
+ */
+static const char half_min_double[] =
+	"2.47032822920623272088284396434110686182529901307162382212792841250337753635104375932649"
+	"9181808179961898982823477228588654633283551779698981993873980053909390631503565951557022"
+	"6392290858392449105184435931802849936536152500319370457678249219365623669863658480757001"
+	"5857692699037063119282795585513329278343384093519780155312465972635795746227664652728272"
+	"2005637400648549997709659947045402082816622623785739345073633900796776193057750674017632"
+	"4673600968951340535537458516661134223766678604162159680461914467291840300530057530849048"
+	"7653917113865916462395249126236538818796362393732804238910186723484976682350898633885879"
+	"2562830275599565752445550725518931369083625477918694866799496832404970582102851318545139"
+	"6213837722826145437693412532098591327667236328125E-324";
 
 /* The one column named, with its domain ready (declared, schema, type, or released before). */
 static DpColumn *
@@ -50,7 +68,7 @@ encoder_column(Oid relid, Name colname)
 	DpColumn   *col;
 
 	dpsynth_check_protected(relid);
-	col = dpsynth_load_columns(relid, names, &n);
+	col = dpsynth_peek_columns(relid, names, &n);
 
 	if (col->state != DP_COLUMN_READY)
 		ereport(ERROR,
@@ -173,7 +191,7 @@ encoder_sql(DpColumn *col)
 				if (col->typid == DATEOID)
 					v = psprintf("((%s) - '2000-01-01'::date)::int8", c);
 				else if (col->typid == TIMESTAMPOID || col->typid == TIMESTAMPTZOID)
-					v = psprintf("((EXTRACT(epoch FROM %s) * 1000000)::int8 - 946684800000000)", c);
+					v = psprintf("((EXTRACT(epoch FROM %s) - 946684800) * 1000000)::int8", c);
 				else
 					v = psprintf("(%s)::int8", c);
 				if (d->kind == DP_DOMAIN_INT_BINS || d->kind == DP_DOMAIN_REAL_BINS)
@@ -191,11 +209,13 @@ encoder_sql(DpColumn *col)
 				/*
 				 * NaN first (a numeric NaN sorts above every number).  A numeric too large for
 				 * float8 is clamped to the largest double first, as the C conversion saturates:
-				 * either way it lands in an end bin.
+				 * either way it lands in an end bin; one that rounds to zero is zero (the cast
+				 * would refuse it, and its error would show the value).
 				 */
 				appendStringInfo(&s, "CASE WHEN %s = 'NaN' THEN %u ELSE ", c, (unsigned) dp_encode_real(d, NAN));
 				if (col->typid == NUMERICOID)
-					x = psprintf("LEAST(GREATEST(%s, -1.7976931348623157e308), 1.7976931348623157e308)::float8", c);
+					x = psprintf("CASE WHEN pg_catalog.abs(%s) <= %s THEN 0::float8 ELSE LEAST(GREATEST(%s, -1.7976931348623157e308), 1.7976931348623157e308)::float8 END",
+								 c, half_min_double, c);
 				else
 					x = psprintf("(%s)::float8", c);
 				if (d->kind == DP_DOMAIN_INT_BINS || d->kind == DP_DOMAIN_REAL_BINS)
@@ -229,9 +249,15 @@ dpsynth_encoder(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
-/* _encode's column, loaded once per call site (fn_extra), as long as the table and name stay */
+/*
+ * _encode's column, loaded once per call site (fn_extra) for as long as the table and the name
+ * stay the same (so a domain declared meanwhile by the same statement is not seen), in a memory
+ * context of its own that a reload resets.
+ */
 typedef struct EncodeCache
 {
+	MemoryContext cxt;
+	bool		valid;
 	Oid			relid;
 	NameData	name;
 	DpColumn   *col;
@@ -251,17 +277,24 @@ dpsynth_encode_value(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	if (cache == NULL || cache->relid != relid || strcmp(NameStr(cache->name), NameStr(*name)) != 0)
+	if (cache == NULL)
 	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(EncodeCache));
+		cache->cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "dpsynth encode", ALLOCSET_SMALL_SIZES);
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	if (!cache->valid || cache->relid != relid || strcmp(NameStr(cache->name), NameStr(*name)) != 0)
+	{
+		MemoryContext old;
 
-		if (cache == NULL)
-			cache = fcinfo->flinfo->fn_extra = palloc0(sizeof(EncodeCache));
-		cache->relid = InvalidOid;	/* (until the column is loaded: an error leaves no half entry) */
+		cache->valid = false;	/* (until the column is loaded: an error leaves no half entry) */
+		MemoryContextReset(cache->cxt);
+		old = MemoryContextSwitchTo(cache->cxt);
 		cache->col = encoder_column(relid, name);
+		MemoryContextSwitchTo(old);
 		cache->relid = relid;
 		namestrcpy(&cache->name, NameStr(*name));
-		MemoryContextSwitchTo(old);
+		cache->valid = true;
 	}
 	col = cache->col;
 	if (argtype != col->typid)
