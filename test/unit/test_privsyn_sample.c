@@ -7,6 +7,9 @@
  * - the same model, row count and seed give identical codes; another seed other codes;
  * - the sampled rows reproduce the model's marginals (over merged codes) to a small normalised L1,
  *   and the members of a merged rare code come back in proportion to their released counts;
+ * - 8,000,000 rows, drawn in levels (a full GUM on 1M rows, the last level its copies): the
+ *   model's marginals are reproduced and the same seed gives the same rows (a last level that
+ *   ignored the level below fails it: L1 1.57);
  * - any row count (0, 1, more than the model's total); invalid models are refused;
  * - with params.consume, both methods take the table over (recoded in place to merged codes,
  *   left empty) and their rows still follow its one-way shares;
@@ -347,6 +350,45 @@ main(void)
 		unit_check(worst < 0.05, "every model marginal reproduced to L1 < 0.05 (worst %.4f)", worst);
 	}
 	dp_codes_free(&merged);
+
+	/*
+	 * 3b. From DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE rows on, the rows come in levels: a
+	 * full GUM on about 1M rows, then the last level, its copies with DP_SAMPLE_LAST_ITERS
+	 * iterations.  The rows still reproduce the model's marginals, and the same seed gives the
+	 * same rows.
+	 */
+	{
+		uint64_t	big = (uint64_t) DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE;
+		dp_codes	b1,
+					b2,
+					bm;
+		double		worst = 0;
+
+		dp_prng_seed(&rng, 11);
+		rc = dp_privsyn_sample(&res, NCOLS, sizes, big, NULL, &rng, &b1);
+		unit_check(rc == 0 && b1.nrows == big, "%llu rows sampled in levels (rc %d)", (unsigned long long) big, rc);
+		if (rc == 0)
+		{
+			to_merged(&res, &b1, &bm);
+			for (uint32_t k = 0; k < res.nmargs; k++)
+			{
+				dp_marg		m;
+
+				dp_marg_init(&m, res.margs[k].nattrs, res.margs[k].attrs, res.merged_sizes);
+				dp_marg_count(&m, &bm);
+				worst = fmax(worst, dp_marg_l1(&res.margs[k], &m, true));
+				dp_marg_free(&m);
+			}
+			dp_codes_free(&bm);
+			unit_check(worst < 0.05, "the rows of the levels reproduce every model marginal to L1 < 0.05 (worst %.4f)", worst);
+			dp_prng_seed(&rng, 11);
+			rc = dp_privsyn_sample(&res, NCOLS, sizes, big, NULL, &rng, &b2);
+			unit_check(rc == 0 && same_codes(&b1, &b2), "the same seed gives the same rows in levels");
+			if (rc == 0)
+				dp_codes_free(&b2);
+			dp_codes_free(&b1);
+		}
+	}
 
 	/* 4. a merged code's members: only those with a positive released count are drawn (the
 	 * proportions are checked on a hand-made model below) */
