@@ -19,7 +19,7 @@
  * extra_float_digits of 1 or more: every float printed in its shortest exact form), and with
  * search_path = pg_catalog (operators and type names are not schema-qualified), which are
  * those of a postgres_fdw remote session.  Categories of money (lc_monetary) and of the reg*
- * types (search_path, OIDs) are not portable between servers (docs/DISTRIBUTED.md).
+ * types (search_path, OIDs) are not portable between servers: _encoder refuses them.
  *
  * Privacy: neither function reads the table.  _encoder reads the column's public domain; _encode
  * maps a value the caller already holds.  Both are the extension owner's tools (no EXECUTE for
@@ -140,6 +140,36 @@ append_labels(StringInfo s, const dp_domain *d)
 					 quote_literal_cstr(OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(arr))));
 }
 
+/*
+ * Whether a column's categories are matched by a text that may differ between servers: money
+ * (its text follows lc_monetary) and the reg* types (their text follows search_path, and their
+ * OIDs differ between servers).
+ */
+static bool
+text_not_portable(const DpColumn *col)
+{
+	if (col->encoding != DP_ENC_OUTPUT)
+		return false;
+	switch (col->typid)
+	{
+		case MONEYOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGCLASSOID:
+		case REGCOLLATIONOID:
+		case REGTYPEOID:
+		case REGROLEOID:
+		case REGNAMESPACEOID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
 static char *
 encoder_sql(DpColumn *col)
 {
@@ -244,6 +274,12 @@ dpsynth_encoder(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	if (text_not_portable(col))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the categories of column \"%s\" (type %s) are matched by a text that may differ between servers",
+						col->name, format_type_be(col->typid)),
+				 errdetail("The text of money follows lc_monetary; that of the reg* types follows search_path, and their OIDs differ between servers.")));
 	values[0] = CStringGetTextDatum(encoder_sql(col));
 	values[1] = Int32GetDatum((int32) dp_domain_ncodes(&col->domain));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
