@@ -1109,7 +1109,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	uint32_t   *cntbuf,
 			   *codecnt;
 	double	   *wbuf;
-	bool		warm;
+	bool		warm,
+				iterate;
 
 	for (uint32_t c = 0; c < ncols; c++)
 		if (sizes[c] > maxsize)
@@ -1468,7 +1469,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	 */
 	ncc = g->comp_cols_off[ncomp];
 	/* (no iteration: the start stands as it is, and neither a working copy nor counts are needed) */
-	g->narrow = g->nm > 0 && prm->iterations > 0;
+	iterate = g->nm > 0 && n > 0 && prm->iterations > 0;
+	g->narrow = iterate;
 	for (uint32_t i = 0; i < ncc; i++)
 		if (sizes[g->comp_cols[i]] > 256)
 			g->narrow = false;
@@ -1494,14 +1496,14 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			g->col[c] = NULL;
 		}
 	}
-	for (uint32_t i = 0; prm->iterations > 0 && i < g->nm; i++)
+	for (uint32_t i = 0; iterate && i < g->nm; i++)
 	{
 		recount(g, &g->m[i]);
 		g->m[i].err = marg_error(g, &g->m[i]);
 	}
 
 	/* ---- GUM iterations ---- */
-	if (g->nm > 0 && n > 0 && prm->iterations > 0)
+	if (iterate)
 	{
 		double		best = INFINITY,
 					snap_err = INFINITY,
