@@ -51,6 +51,7 @@ int			dpsynth_charge_timeout_ms = 30000;
 int			dpsynth_synthesis_threads = 2;
 int			dpsynth_max_sample_rows = 10000000;
 int			dpsynth_max_model_cells = DPSYNTH_MODEL_MAX_CELLS;
+bool		dpsynth_write_pages = true;
 static bool dpsynth_allow_drop_extension = false;
 
 void
@@ -90,6 +91,16 @@ _PG_init(void)
 							10000000, 0, INT_MAX,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("dpsynth.write_pages",
+							 "Writes a new synthetic table as heap pages, a megabyte at a time (PostgreSQL 15).",
+							 "On by default: PostgreSQL 15 extends a table one page at a time through shared "
+							 "buffers, a large part of the cost of writing a big synthetic table.  Off, the rows "
+							 "go through table_multi_insert, as on 16 and later, into temporary tables, and at "
+							 "wal_level logical.  The rows are the same either way.",
+							 &dpsynth_write_pages,
+							 true,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("dpsynth.allow_drop_extension",
 							 "Lets DROP EXTENSION dpsynth delete every privacy budget and the whole ledger.",
 							 "Off by default: dropping the extension (also through DROP SCHEMA ... CASCADE or "

@@ -29,6 +29,7 @@
 extern int	dpsynth_charge_timeout_ms;
 extern int	dpsynth_synthesis_threads;
 extern int	dpsynth_max_sample_rows;
+extern bool dpsynth_write_pages;
 extern int	dpsynth_max_model_cells;
 
 /* Switching to the extension owner to read and write the catalog. */

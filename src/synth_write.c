@@ -1,8 +1,9 @@
 /*
  * synth_write.c - writing a synthetic table, as the caller: the target's name and schema
  * (checked before the charge), CREATE TABLE, the source's CHECK constraints and NOT NULLs on
- * the empty table, then the decoded rows (table_multi_insert), each held to those constraints
- * as COPY does, rows a CHECK rejects dropped.
+ * the empty table, then the decoded rows (table_multi_insert, or on PostgreSQL 15 heap pages
+ * written directly: synth_pagewrite.c), each held to those constraints as COPY does, rows a
+ * CHECK rejects dropped.
  * Post-processing of released data only.
  */
 #include "synthesize.h"
@@ -18,6 +19,7 @@
 #include "utils/guc.h"
 #include "utils/regproc.h"
 #include "utils/lsyscache.h"
+#include "utils/relcache.h"
 
 /*
  * The target: the caller's creation schema (or the schema named), a new name, and the right to
@@ -157,7 +159,9 @@ prepare_checks(TupleDesc tdesc, EState *estate)
 /*
  * Decodes every synthetic row into the (new, index-free) target, which already has its
  * constraints.  Rows go in by table_multi_insert, WRITE_BATCH at a time (as COPY does: one WAL
- * record per page rather than per row), and, as COPY does, each row is first held to the
+ * record per page rather than per row), or, on PostgreSQL 15, into heap pages written a
+ * megabyte at a time (synth_pagewrite.c); an index, trigger or rule that an event trigger
+ * added is refused, since neither path maintains it.  As COPY does, each row is first held to the
  * target's constraints: a row a CHECK rejects (false; NULL passes) is dropped, and a NULL in a
  * NOT NULL column, which the decoder never gives (synth_decode.c), is an error.  Returns the
  * number of rows dropped.
@@ -178,10 +182,19 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 	EState	   *estate = CreateExecutorState();
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	ExprState  *checks = prepare_checks(tdesc, estate);
+	SynthPageWriter *pages = synth_pagewrite_begin(trel, cid);
 	uint64		dropped = 0;
 
 	if (tdesc->natts != nout)
 		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
+	/* rows go in without index entries or triggers: the table must have none */
+	if (RelationGetIndexList(trel) != NIL || trel->trigdesc != NULL || trel->rd_rel->relhasrules)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the new synthetic table \"%s\" has an index, a trigger or a rule",
+						RelationGetRelationName(trel)),
+				 errdetail("Something other than dpsynth added it after CREATE TABLE, such as an event trigger; dpsynth writes the rows without maintaining indexes or firing triggers."),
+				 errhint("Let the event trigger skip dpsynth's tables, or add indexes after the call.")));
 	for (int b = 0; b < WRITE_BATCH; b++)
 		slots[b] = table_slot_create(trel, NULL);
 	for (uint64 r = 0; r < synth->nrows; r++)
@@ -225,8 +238,12 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 		}
 		if (nslots > 0 && (nslots == WRITE_BATCH || r + 1 == synth->nrows))
 		{
-			/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
-			table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
+			if (pages)
+				for (int b = 0; b < nslots; b++)
+					synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
+			else
+				/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
+				table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
 			for (int b = 0; b < nslots; b++)
 				ExecClearTuple(slots[b]);
 			nslots = 0;
@@ -235,6 +252,8 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 		if ((r + 1) % (64 * WRITE_BATCH) == 0)
 			synth_report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
 	}
+	if (pages)
+		synth_pagewrite_end(pages);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		ExecDropSingleTupleTableSlot(slots[b]);
 	FreeBulkInsertState(bistate);

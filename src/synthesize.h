@@ -173,6 +173,15 @@ extern uint64 synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng,
 								const char *target, const char *comment, SynthProgress *pr,
 								Oid *target_relid);
 
+/* ---- synth_pagewrite.c: the rows as heap pages, written a megabyte at a time (15 only) ---- */
+
+typedef struct SynthPageWriter SynthPageWriter;
+
+/* NULL where table_multi_insert must be used: not a new, permanent, empty heap, or 16+. */
+extern SynthPageWriter *synth_pagewrite_begin(Relation rel, CommandId cid);
+extern void synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull);
+extern void synth_pagewrite_end(SynthPageWriter *w);
+
 /* ---- synthesize.c ---- */
 
 /* The rows argument of dp_synthesize and dp_sample: 0 <= rows <= dpsynth.max_sample_rows. */
