@@ -34,6 +34,22 @@
  * working columns and a radix sort of the wanted ordinals took one iteration from ~0.49 s to
  * 0.27-0.29 s on one thread, 0.18-0.20 s on two (bench/gum.sh, bench/RESULTS.md; the VM's two
  * vCPUs share much, so two threads give 1.3-1.5x, not 2x).
+ *
+ * Grouped layout.  On a wide component (GUM_GROUP_MIN_COLS columns or more, 8-bit codes) counting
+ * goes lazy (see gum.lazy), and a visit's cost was its duplicates: each copies a row's codes of
+ * every column of the component, and with one array per column that reads and writes nearly
+ * every cache line of every column at every visit (bench/wide.sh: 79 core columns of 600,000
+ * rows, 20,000-130,000 moves per visit).  There the component's columns are stored in groups of
+ * at most GUM_GROUP_MAX_BYTES columns, S bytes to a row (row r's codes of group q at
+ * grp[q] + r * S, column c at wcol[c][r * S]): a duplicate copies one S-byte slice per group (two
+ * or three cache lines per row instead of one per column), while a visit's recount reads only the
+ * groups of its marginal's columns, which group_columns tries to put together.  The recount keeps
+ * every row's cell (rowidx) for the scan that follows, so the groups are read once per visit.
+ * The codes are the same whatever the layout, and so are the rows.  Measured on the wide table's
+ * final GUM (600,000 rows, 243 iterated marginals in two components of 42 and 37 columns, replayed
+ * from its inputs): 8 iterations on one thread 35.5 s -> 19-21 s, all 60 on one thread 154 s ->
+ * 91 s, 20 on two threads 58 s -> 28 s; the estimates' GUMs of its adaptive rounds (8,192 rows)
+ * about 22 s -> 17 s in all (a loaded 2-core VM: the times vary by 10-20%).
  */
 #include "dp_gum.h"
 #include "dp_env.h"
@@ -56,6 +72,8 @@
 #define GUM_PREFETCH	16		/* moves ahead whose rows are prefetched */
 #define GUM_PREFETCH_MIN_BYTES (1u << 20)	/* ... when the working table is larger than this */
 #define GUM_LAZY_MARGIN 1.5		/* lazy counting only where it saves a third at least */
+#define GUM_GROUP_MIN_COLS 24	/* grouped layout: components of this many columns at least */
+#define GUM_GROUP_MAX_BYTES 32	/* ... in groups of at most this many columns (bytes to a row) */
 
 #define CELL_EQ		0
 #define CELL_UNDER	1			/* target above current count */
@@ -88,6 +106,18 @@ typedef struct gum
 	 */
 	void	  **wcol;
 	bool		narrow;
+	/*
+	 * Grouped layout (8-bit working tables only; see "Grouped layout" above): a component whose
+	 * cstride is S > 1 keeps its columns in groups grp[cgrp_off[comp] .. cgrp_off[comp + 1]), n * S
+	 * bytes each, row r's codes at grp[q] + r * S; wcol[c] points at column c's byte of row 0, so
+	 * that the code of row r is wcol[c][r * S].  cstride is 1 for a column-major component.
+	 */
+	uint32_t   *cstride;
+	uint32_t   *cgrp_off;
+	uint8_t   **grp;
+	/* the cells of every row of marginal idx_of, kept by its recount for the scan that follows */
+	uint32_t   *rowidx;
+	const gmarg *idx_of;
 	uint32_t	n;
 	uint32_t	ncols;
 	const uint32_t *sizes;
@@ -615,6 +645,29 @@ batch_counts(mover *w, const uint16_t *old, const uint16_t *new, uint32_t nb,
 
 /* ---------- the kernels, for 8- and 16-bit codes (dp_gum_kernels.h) ---------- */
 
+/*
+ * Copies a row's slice of a group (sz bytes, another row's: no overlap).  A group's stride is 17
+ * to 32 bytes when it is one of several, 24 to 32 when alone (see the layout's choice in gum_run),
+ * so two 16-byte moves do it without a call to memcpy.
+ */
+static inline void
+copy_slice(uint8_t *restrict dst, const uint8_t *restrict src, size_t sz)
+{
+	if (sz >= 16 && sz <= 32)
+	{
+		uint8_t		a[16],
+					b[16];
+
+		memcpy(a, src, 16);
+		memcpy(b, src + sz - 16, 16);
+		memcpy(dst, a, 16);
+		memcpy(dst + sz - 16, b, 16);
+	}
+	else
+		memcpy(dst, src, sz);
+}
+
+#define KS(S) ((void) (S), 1u)
 #define CODE_T uint8_t
 #define KFN(name) name##_u8
 #include "dp_gum_kernels.h"
@@ -625,26 +678,40 @@ batch_counts(mover *w, const uint16_t *old, const uint16_t *new, uint32_t nb,
 #include "dp_gum_kernels.h"
 #undef CODE_T
 #undef KFN
+#undef KS
+#define KS(S) (S)
+#define CODE_T uint8_t
+#define KFN(name) name##_g8
+#include "dp_gum_kernels.h"
+#undef CODE_T
+#undef KFN
+#undef KS
 
 static void
 gindex_block(const gum *g, const gmarg *m, uint32_t start, uint32_t nb, uint32_t *idx)
 {
-	if (g->narrow)
-		gindex_block_u8(m, (uint8_t *const *) g->wcol, start, nb, idx);
+	const uint32_t S = g->cstride[m->comp];
+
+	if (S > 1)
+		gindex_block_g8(m, (uint8_t *const *) g->wcol, start, nb, idx, S);
+	else if (g->narrow)
+		gindex_block_u8(m, (uint8_t *const *) g->wcol, start, nb, idx, S);
 	else
-		gindex_block_u16(m, (uint16_t *const *) g->wcol, start, nb, idx);
+		gindex_block_u16(m, (uint16_t *const *) g->wcol, start, nb, idx, S);
 }
 
+/* Recounts part p's rows of m; with keep, the rows' cells are also written to keep[row]. */
 static void
-recount_part(gum *g, gmarg *m, uint32_t p)
+recount_part(gum *g, gmarg *m, uint32_t p, uint32_t *keep)
 {
-	uint32_t	idx[GUM_BLOCK];
+	uint32_t	buf[GUM_BLOCK];
 	uint32_t   *cnt = m->cnt[p];
 
 	memset(cnt, 0, sizeof(uint32_t) * m->ncells);
 	for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
 	{
 		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
+		uint32_t   *idx = keep ? keep + start : buf;
 
 		gindex_block(g, m, start, nb, idx);
 		for (uint32_t i = 0; i < nb; i++)
@@ -652,11 +719,42 @@ recount_part(gum *g, gmarg *m, uint32_t p)
 	}
 }
 
+/*
+ * Recounts part p's rows of every dirty marginal of a grouped component in one pass over the rows:
+ * block by block, every such marginal's cells of the block (the block's slices of the groups stay
+ * in cache), instead of one pass over the groups per marginal.
+ */
+static void
+recount_grouped_part(gum *g, uint32_t p)
+{
+	uint32_t	idx[GUM_BLOCK];
+
+	for (uint32_t i = 0; i < g->nm; i++)
+		if (g->m[i].dirty && g->cstride[g->m[i].comp] > 1)
+			memset(g->m[i].cnt[p], 0, sizeof(uint32_t) * g->m[i].ncells);
+	for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
+	{
+		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
+
+		for (uint32_t i = 0; i < g->nm; i++)
+		{
+			gmarg	   *m = &g->m[i];
+			uint32_t   *cnt = m->cnt[p];
+
+			if (!m->dirty || g->cstride[m->comp] <= 1)
+				continue;
+			gindex_block_g8(m, (uint8_t *const *) g->wcol, start, nb, idx, g->cstride[m->comp]);
+			for (uint32_t r = 0; r < nb; r++)
+				cnt[idx[r]]++;
+		}
+	}
+}
+
 static void
 recount(gum *g, gmarg *m)
 {
 	for (uint32_t p = 0; p < g->nparts; p++)
-		recount_part(g, m, p);
+		recount_part(g, m, p, NULL);
 	m->dirty = false;
 }
 
@@ -675,11 +773,23 @@ recount_worker(void *arg)
 	gum		   *g = rc->g;
 
 	if (rc->only != NULL)
-		recount_part(g, rc->only, rc->part);
+		recount_part(g, rc->only, rc->part,
+					 g->cstride[rc->only->comp] > 1 ? g->rowidx : NULL);
 	else
+	{
+		bool		grouped = false;
+
 		for (uint32_t i = 0; i < g->nm; i++)
 			if (g->m[i].dirty)
-				recount_part(g, &g->m[i], rc->part);
+			{
+				if (g->cstride[g->m[i].comp] > 1)
+					grouped = true;
+				else
+					recount_part(g, &g->m[i], rc->part, NULL);
+			}
+		if (grouped)
+			recount_grouped_part(g, rc->part);
+	}
 	return NULL;
 }
 
@@ -706,6 +816,9 @@ ensure_counts(gum *g, gmarg *m)
 		rc[p].only = m;
 	}
 	dp_run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
+	/* a grouped marginal's recount kept its rows' cells for the scan of its visit */
+	if (m != NULL && g->cstride[m->comp] > 1)
+		g->idx_of = m;
 	for (uint32_t i = 0; i < g->nm; i++)
 		if (m == NULL ? g->m[i].dirty : &g->m[i] == m)
 		{
@@ -908,7 +1021,8 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			sc[q].part = q;
 			sc[q].left = 0;
 		}
-		dp_run_parallel(g->narrow ? scan_part_u8 : scan_part_u16, sc, sizeof(scanner), P);
+		dp_run_parallel(g->cstride[m->comp] > 1 ? scan_part_g8 : g->narrow ? scan_part_u8 : scan_part_u16,
+						sc, sizeof(scanner), P);
 		for (uint32_t q = 0; q < P; q++)
 			lost |= sc[q].left > 0;
 		if (lost)
@@ -965,6 +1079,7 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			g->m[g->comp_margs[j]].dirty = true;
 
 	/* the moves, in chunks with a heartbeat between them (a cancel never waits for a visit) */
+	g->idx_of = NULL;			/* the rows change: cells kept by a recount are stale */
 	for (uint32_t done = 0; done < (uint32_t) G; done += GUM_MOVE_CHUNK)
 	{
 		mover		w[DP_GUM_MAX_THREADS];
@@ -979,7 +1094,8 @@ visit(gum *g, gmarg *m, double alpha, double r)
 			w[q].from = (uint32_t) ((uint64_t) g->nmvpart[q] * done / G);
 			w[q].to = (uint32_t) ((uint64_t) g->nmvpart[q] * upto / G);
 		}
-		dp_run_parallel(g->narrow ? run_moves_u8 : run_moves_u16, w, sizeof(mover), P);
+		dp_run_parallel(g->cstride[m->comp] > 1 ? run_moves_g8 : g->narrow ? run_moves_u8 : run_moves_u16,
+						w, sizeof(mover), P);
 		if (upto < (uint32_t) G && g->prm->progress &&
 			g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1) != 0)
 			return -1;
@@ -1081,6 +1197,111 @@ start_rows(gum *g, uint32_t m)
 	dp_prng_shuffle_u32(g->rng, g->want, n);
 }
 
+/*
+ * Where a grouped component's k columns go: lay[j] = q * S + b puts its column j (comp_cols order)
+ * at byte b of group q.  A visit's recount reads every group that holds a column of its marginal,
+ * so the columns that marginals join are put in the same group where possible: from consecutive
+ * positions, swaps of two positions of different groups (an empty position is a column of no
+ * marginal) while one lowers the sum, over the component's marginals, of the groups each reads
+ * (first improvement, a bounded number of pair evaluations).  Deterministic; it decides where the
+ * codes are stored, never what they are.
+ */
+static int
+group_columns(gum *g, uint32_t comp, uint32_t k, uint32_t ngr, uint32_t S, uint32_t *lay)
+{
+	const uint32_t *cm = g->comp_margs + g->comp_margs_off[comp];
+	const uint32_t nmc = g->comp_margs_off[comp + 1] - g->comp_margs_off[comp],
+				P = ngr * S;
+	uint32_t   *ioff = gcalloc(g, (size_t) k + 2, sizeof(uint32_t)),
+			   *inc,
+			   *occ = galloc(g, sizeof(uint32_t) * P);	/* column at each position, k: none */
+	uint64_t	budget = 50000000;	/* marginal evaluations, at most */
+	bool		better = true;
+
+	if (ioff == NULL || occ == NULL)
+		return -2;
+	/* marginals of each column (incidence lists, CSR) */
+	for (uint32_t i = 0; i < nmc; i++)
+		for (uint32_t a = 0; a < g->m[cm[i]].nattrs; a++)
+			ioff[g->colpos[g->m[cm[i]].attrs[a]] + 2]++;
+	for (uint32_t j = 0; j < k; j++)
+		ioff[j + 2] += ioff[j + 1];
+	if ((inc = galloc(g, sizeof(uint32_t) * (ioff[k + 1] ? ioff[k + 1] : 1))) == NULL)
+		return -2;
+	for (uint32_t i = 0; i < nmc; i++)
+		for (uint32_t a = 0; a < g->m[cm[i]].nattrs; a++)
+			inc[ioff[g->colpos[g->m[cm[i]].attrs[a]] + 1]++] = cm[i];
+	/* now the marginals of column j are inc[ioff[j] .. ioff[j + 1]) */
+	for (uint32_t j = 0; j < k; j++)
+		lay[j] = j;
+	for (uint32_t p = 0; p < P; p++)
+		occ[p] = p < k ? p : k;
+	while (better && budget > 0)
+	{
+		better = false;
+		for (uint32_t p1 = 0; p1 < P && budget > 0; p1++)
+			for (uint32_t p2 = (p1 / S + 1) * S; p2 < P && budget > 0; p2++)
+			{
+				uint32_t	x = occ[p1],
+							y = occ[p2];
+				int64_t		delta = 0;
+
+				if (x == k && y == k)
+					continue;
+				/* groups read before and after the swap, over the marginals of x and of y (a
+				 * marginal of both reads the same groups either way: it adds 0 twice) */
+				for (int side = 0; side < 2; side++)
+				{
+					uint32_t	z = side == 0 ? x : y;
+
+					if (z == k)
+						continue;
+					for (uint32_t e = ioff[z]; e < ioff[z + 1]; e++)
+					{
+						const gmarg *mm = &g->m[inc[e]];
+						uint32_t	gb[DP_MARG_MAX_ATTRS],
+									ga[DP_MARG_MAX_ATTRS],
+									nb = 0,
+									na = 0;
+
+						for (uint32_t a = 0; a < mm->nattrs; a++)
+						{
+							uint32_t	j = g->colpos[mm->attrs[a]],
+										qb = lay[j] / S,
+										qa = j == x ? p2 / S : j == y ? p1 / S : qb;
+							uint32_t	u;
+
+							for (u = 0; u < nb && gb[u] != qb; u++)
+								;
+							if (u == nb)
+								gb[nb++] = qb;
+							for (u = 0; u < na && ga[u] != qa; u++)
+								;
+							if (u == na)
+								ga[na++] = qa;
+						}
+						delta += (int64_t) na - (int64_t) nb;
+					}
+					budget -= budget < ioff[z + 1] - ioff[z] ? budget : ioff[z + 1] - ioff[z];
+				}
+				if (delta < 0)
+				{
+					occ[p1] = y;
+					occ[p2] = x;
+					if (x < k)
+						lay[x] = p2;
+					if (y < k)
+						lay[y] = p1;
+					better = true;
+				}
+			}
+	}
+	gfree(g, inc);
+	gfree(g, occ);
+	gfree(g, ioff);
+	return 0;
+}
+
 static int
 gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *prm)
 {
@@ -1103,8 +1324,12 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				maxcells = 1,
 				nlayers = 0,
 				ncomp = 0,
+				ngrp = 0,		/* groups of the grouped layout */
+				nblk = 0,		/* blocks of the working table: blk[b], blksz[b] bytes */
 				ncc;			/* columns of the iterated marginals: comp_cols[0 .. ncc) */
 	size_t		cw;				/* bytes per code of the working table */
+	void	  **blk;
+	size_t	   *blksz;
 	frac_idx   *fi;
 	uint32_t   *cntbuf,
 			   *codecnt;
@@ -1476,30 +1701,129 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			g->narrow = false;
 	cw = g->narrow ? 1 : 2;
 	g->wcol = (void **) g->col;
+	/* the layout of each component: grouped (cstride S > 1) when wide and large, else column-major */
+	g->cstride = gcalloc(g, ncomp + 1, sizeof(uint32_t));
+	g->cgrp_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
+	if (!g->cstride || !g->cgrp_off)
+		return -2;
+	for (uint32_t comp = 0; comp < ncomp; comp++)
+	{
+		uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+					ngr = (k + GUM_GROUP_MAX_BYTES - 1) / GUM_GROUP_MAX_BYTES;
+
+		g->cgrp_off[comp] = ngrp;
+		g->cstride[comp] = 1;
+		if (g->narrow && k >= GUM_GROUP_MIN_COLS)
+		{
+			g->cstride[comp] = (k + ngr - 1) / ngr;
+			ngrp += ngr;
+		}
+	}
+	g->cgrp_off[ncomp] = ngrp;
+	if (ngrp > 0)
+	{
+		g->grp = gcalloc(g, ngrp, sizeof(uint8_t *));
+		g->rowidx = galloc(g, sizeof(uint32_t) * (size_t) n);
+		if (!g->grp || !g->rowidx)
+			return -2;
+	}
 	if (g->narrow)
 	{
 		g->wcol = gcalloc(g, ncols, sizeof(void *));
 		if (g->wcol == NULL)
 			return -2;
-		for (uint32_t i = 0; i < ncc; i++)
+		for (uint32_t comp = 0; comp < ncomp; comp++)
 		{
-			uint32_t	c = g->comp_cols[i];
-			uint8_t    *w8;
+			const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
+			uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+						S = g->cstride[comp];
 
-			if ((w8 = galloc(g, n)) == NULL)
-				return -2;
-			for (uint32_t r = 0; r < n; r++)
-				w8[r] = (uint8_t) g->col[c][r];
-			g->wcol[c] = w8;
-			/* the 16-bit column is dead until the end: 2n bytes less at the peak (10M rows: 20 MB a column) */
-			dp_free(g->col[c]);
-			g->col[c] = NULL;
+			if (S > 1)
+			{
+				uint32_t	ngr = g->cgrp_off[comp + 1] - g->cgrp_off[comp],
+						   *lay = galloc(g, sizeof(uint32_t) * k);
+
+				if (lay == NULL || group_columns(g, comp, k, ngr, S, lay) != 0)
+					return -2;
+				/* group by group, a block of rows at a time (the block's slice stays in cache) */
+				for (uint32_t q = 0; q < ngr; q++)
+				{
+					uint8_t    *gq = gcalloc(g, n, S);
+
+					if (gq == NULL)
+						return -2;
+					g->grp[g->cgrp_off[comp] + q] = gq;
+					for (uint32_t r0 = 0; r0 < n; r0 += GUM_BLOCK)
+					{
+						uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
+
+						for (uint32_t j = 0; j < k; j++)
+						{
+							const uint16_t *src = g->col[cc[j]];
+							uint8_t    *dst = gq + lay[j] % S;
+
+							if (lay[j] / S != q)
+								continue;
+							for (uint32_t r = r0; r < r1; r++)
+								dst[(size_t) r * S] = (uint8_t) src[r];
+						}
+					}
+					for (uint32_t j = 0; j < k; j++)
+						if (lay[j] / S == q)
+						{
+							g->wcol[cc[j]] = gq + lay[j] % S;
+							dp_free(g->col[cc[j]]);
+							g->col[cc[j]] = NULL;
+						}
+				}
+				gfree(g, lay);
+				continue;
+			}
+			for (uint32_t j = 0; j < k; j++)
+			{
+				uint32_t	c = cc[j];
+				uint8_t    *w8;
+
+				if ((w8 = galloc(g, n)) == NULL)
+					return -2;
+				for (uint32_t r = 0; r < n; r++)
+					w8[r] = (uint8_t) g->col[c][r];
+				g->wcol[c] = w8;
+				/* the 16-bit column is dead until the end: 2n bytes less at the peak (10M rows: 20 MB a column) */
+				dp_free(g->col[c]);
+				g->col[c] = NULL;
+			}
 		}
 	}
-	for (uint32_t i = 0; iterate && i < g->nm; i++)
+	/* the working table's blocks: a column-major column, or a group (what the best table copies) */
+	nblk = 0;
+	blk = gcalloc(g, ncc ? ncc : 1, sizeof(void *));
+	blksz = gcalloc(g, ncc ? ncc : 1, sizeof(size_t));
+	if (!blk || !blksz)
+		return -2;
+	for (uint32_t comp = 0; comp < ncomp; comp++)
 	{
-		recount(g, &g->m[i]);
-		g->m[i].err = marg_error(g, &g->m[i]);
+		if (g->cstride[comp] > 1)
+			for (uint32_t q = g->cgrp_off[comp]; q < g->cgrp_off[comp + 1]; q++)
+			{
+				blk[nblk] = g->grp[q];
+				blksz[nblk++] = (size_t) n * g->cstride[comp];
+			}
+		else
+			for (uint32_t j = g->comp_cols_off[comp]; j < g->comp_cols_off[comp + 1]; j++)
+			{
+				blk[nblk] = g->wcol[g->comp_cols[j]];
+				blksz[nblk++] = cw * (size_t) n;
+			}
+	}
+	if (iterate)
+	{
+		/* every marginal counted (a grouped component's in one pass over its rows) */
+		for (uint32_t i = 0; i < g->nm; i++)
+			g->m[i].dirty = true;
+		ensure_counts(g, NULL);
+		for (uint32_t i = 0; i < g->nm; i++)
+			g->m[i].err = marg_error(g, &g->m[i]);
 	}
 
 	/* ---- GUM iterations ---- */
@@ -1509,7 +1833,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 					snap_err = INFINITY,
 					mean = INFINITY;	/* of the last iteration */
 		uint32_t	best_at = 0;
-		void	  **snap = gcalloc(g, ncols, sizeof(void *));
+		void	  **snap = gcalloc(g, nblk ? nblk : 1, sizeof(void *));
 
 		if (snap == NULL)
 			return -2;
@@ -1580,13 +1904,11 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			{
 				/* the best table so far: kept, and given back if later iterations do worse */
 				snap_err = mean;
-				for (uint32_t i = 0; i < ncc; i++)
+				for (uint32_t b = 0; b < nblk; b++)
 				{
-					uint32_t	c = g->comp_cols[i];
-
-					if (snap[c] == NULL && (snap[c] = galloc(g, cw * n)) == NULL)
+					if (snap[b] == NULL && (snap[b] = galloc(g, blksz[b])) == NULL)
 						return -2;
-					memcpy(snap[c], g->wcol[c], cw * n);
+					memcpy(snap[b], blk[b], blksz[b]);
 				}
 			}
 			if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
@@ -1599,10 +1921,10 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		}
 		/* mean: the error of the table as it stands (INFINITY when no iteration ran) */
 		if (snap_err < mean)
-			for (uint32_t i = 0; i < ncc; i++)
-				memcpy(g->wcol[g->comp_cols[i]], snap[g->comp_cols[i]], cw * n);
-		for (uint32_t i = 0; i < ncc; i++)
-			gfree(g, snap[g->comp_cols[i]]);
+			for (uint32_t b = 0; b < nblk; b++)
+				memcpy(blk[b], snap[b], blksz[b]);
+		for (uint32_t b = 0; b < nblk; b++)
+			gfree(g, snap[b]);
 	}
 	/* the moves' arrays are dead (appending below uses want only): freed before the 16-bit columns come back */
 	gfree(g, g->mvarg);
@@ -1614,24 +1936,57 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		gfree(g, g->mvpart[q]);
 		g->mvpart[q] = NULL;
 	}
+	gfree(g, g->rowidx);
+	g->rowidx = NULL;
 
 	if (g->narrow)
-		for (uint32_t i = 0; i < ncc; i++)
+		for (uint32_t comp = 0; comp < ncomp; comp++)
 		{
-			uint32_t	c = g->comp_cols[i];
-			uint8_t    *w8 = g->wcol[c];
-			uint16_t   *c16 = dp_alloc(sizeof(uint16_t) * (size_t) n);
+			const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
+			uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+						S = g->cstride[comp];
 
-			if (c16 == NULL)
+			/* a group's columns together, else one column at a time */
+			for (uint32_t q = 0; q < (S > 1 ? g->cgrp_off[comp + 1] - g->cgrp_off[comp] : k); q++)
 			{
-				gnomem(sizeof(uint16_t) * (size_t) n);
-				return -2;
+				const uint8_t *gq = S > 1 ? g->grp[g->cgrp_off[comp] + q] : g->wcol[cc[q]];
+
+				/* (a column of the group: its codes of row 0 lie in [gq, gq + S)) */
+#define IN_GROUP(j) ((const uint8_t *) g->wcol[cc[j]] >= gq && (const uint8_t *) g->wcol[cc[j]] < gq + S)
+				for (uint32_t j = 0; j < k; j++)
+				{
+					uint16_t   *c16;
+
+					if (!IN_GROUP(j))
+						continue;
+					if ((c16 = dp_alloc(sizeof(uint16_t) * (size_t) n)) == NULL)
+					{
+						gnomem(sizeof(uint16_t) * (size_t) n);
+						return -2;
+					}
+					g->col[cc[j]] = c16;
+				}
+				for (uint32_t r0 = 0; r0 < n; r0 += GUM_BLOCK)
+				{
+					uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
+
+					for (uint32_t j = 0; j < k; j++)
+					{
+						const uint8_t *src = g->wcol[cc[j]];
+						uint16_t   *dst = g->col[cc[j]];
+
+						if (!IN_GROUP(j))
+							continue;
+						for (uint32_t r = r0; r < r1; r++)
+							dst[r] = src[(size_t) r * S];
+					}
+				}
+				for (uint32_t j = 0; j < k; j++)
+					if (IN_GROUP(j))
+						g->wcol[cc[j]] = NULL;
+#undef IN_GROUP
+				gfree(g, (void *) gq);
 			}
-			for (uint32_t r = 0; r < n; r++)
-				c16[r] = w8[r];
-			g->col[c] = c16;
-			gfree(g, w8);
-			g->wcol[c] = NULL;
 		}
 
 	/* ---- attribute appending, last peeled layer first ---- */

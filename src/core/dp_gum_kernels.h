@@ -3,44 +3,66 @@
  * dp_gum.c: with CODE_T uint8_t (every column of the iterated marginals has at most 256 codes:
  * the working table is half the size, and a row's codes are fewer cache lines) and with CODE_T
  * uint16_t.  KFN(name) names each instance.  Not a header of its own: it uses dp_gum.c's types.
+ *
+ * KS(S) is the distance between two rows' codes of one column: 1 in the column-major instances
+ * (_u8, _u16: the parameter S is not read, and the loops are the same as with plain indexing), S in
+ * the grouped instance (_g8: 8-bit codes of a wide component stored S bytes to a row, see "Grouped
+ * layout" in dp_gum.c).
  */
 /*
  * Cell indexes of rows [start, start + nb) of marginal m.  A full block has a constant trip count
  * and restrict pointers, so that gcc -O2's "very cheap" vectoriser takes the loops.
  */
 static inline void
-KFN(idx_first)(uint32_t *restrict idx, const CODE_T *restrict c, uint32_t s, uint32_t nb)
+KFN(idx_first)(uint32_t *restrict idx, const CODE_T *restrict c, uint32_t s, uint32_t nb, uint32_t S)
 {
 	for (uint32_t i = 0; i < nb; i++)
-		idx[i] = s * c[i];
+		idx[i] = s * c[(size_t) i * KS(S)];
 }
 
 static inline void
-KFN(idx_add)(uint32_t *restrict idx, const CODE_T *restrict c, uint32_t s, uint32_t nb)
+KFN(idx_add)(uint32_t *restrict idx, const CODE_T *restrict c, uint32_t s, uint32_t nb, uint32_t S)
 {
 	for (uint32_t i = 0; i < nb; i++)
-		idx[i] += s * c[i];
+		idx[i] += s * c[(size_t) i * KS(S)];
 }
 
 static void
-KFN(gindex_block)(const gmarg *m, CODE_T *const *col, uint32_t start, uint32_t nb, uint32_t *idx)
+KFN(gindex_block)(const gmarg *m, CODE_T *const *col, uint32_t start, uint32_t nb, uint32_t *idx,
+				  uint32_t S)
 {
-	if (nb == GUM_BLOCK)
+	const size_t off = (size_t) start * KS(S);
+
+	if (KS(S) > 1 && m->nattrs == 2)
 	{
-		KFN(idx_first)(idx, col[m->attrs[0]] + start, m->strides[0], GUM_BLOCK);
-		for (uint32_t k = 1; k < m->nattrs; k++)
-			KFN(idx_add)(idx, col[m->attrs[k]] + start, m->strides[k], GUM_BLOCK);
+		/* grouped: both codes of a row in one loop (two strided loops cost twice as much) */
+		const CODE_T *restrict c0 = col[m->attrs[0]] + off,
+				   *restrict c1 = col[m->attrs[1]] + off;
+		const uint32_t s0 = m->strides[0],
+					s1 = m->strides[1];
+
+		for (uint32_t i = 0; i < nb; i++)
+			idx[i] = s0 * c0[(size_t) i * KS(S)] + s1 * c1[(size_t) i * KS(S)];
 		return;
 	}
-	KFN(idx_first)(idx, col[m->attrs[0]] + start, m->strides[0], nb);
+	if (nb == GUM_BLOCK)
+	{
+		KFN(idx_first)(idx, col[m->attrs[0]] + off, m->strides[0], GUM_BLOCK, S);
+		for (uint32_t k = 1; k < m->nattrs; k++)
+			KFN(idx_add)(idx, col[m->attrs[k]] + off, m->strides[k], GUM_BLOCK, S);
+		return;
+	}
+	KFN(idx_first)(idx, col[m->attrs[0]] + off, m->strides[0], nb, S);
 	for (uint32_t k = 1; k < m->nattrs; k++)
-		KFN(idx_add)(idx, col[m->attrs[k]] + start, m->strides[k], nb);
+		KFN(idx_add)(idx, col[m->attrs[k]] + off, m->strides[k], nb, S);
 }
 
 /*
  * The rows of part p holding the wanted ordinals of part p: pwbeg/pwend[p][k] delimit, in want,
  * the ordinals of cell k that fall in part p, made local to the part; each is overwritten by the
- * row found.  Stops as soon as every wanted row of the part is found.
+ * row found.  Stops as soon as every wanted row of the part is found.  When the visit's recount
+ * kept the rows' cells (g->idx_of == m, grouped layout), they are read from g->rowidx instead of
+ * being computed again.
  */
 static void *
 KFN(scan_part)(void *arg)
@@ -54,13 +76,19 @@ KFN(scan_part)(void *arg)
 			   *wend = g->pwend[p],
 			   *want = g->want;
 	uint64_t	remaining = g->pwanted[p];
+	const uint32_t S = g->cstride[sc->m->comp];
+	const bool	kept = g->idx_of == sc->m;
 
 	for (uint32_t start = g->pb[p]; start < end && remaining > 0; start += GUM_BLOCK)
 	{
-		uint32_t	idx[GUM_BLOCK];
+		uint32_t	buf[GUM_BLOCK];
+		const uint32_t *idx = buf;
 		uint32_t	nb = end - start < GUM_BLOCK ? end - start : GUM_BLOCK;
 
-		KFN(gindex_block)(sc->m, (CODE_T *const *) g->wcol, start, nb, idx);
+		if (kept)
+			idx = g->rowidx + start;
+		else
+			KFN(gindex_block)(sc->m, (CODE_T *const *) g->wcol, start, nb, buf, S);
 		for (uint32_t i = 0; i < nb; i++)
 		{
 			uint32_t	k = idx[i];
@@ -108,7 +136,7 @@ KFN(scan_part)(void *arg)
  * destination), so the order changes no row.
  */
 static void
-KFN(run_moves_lazy)(mover *w, const uint32_t *cc, uint32_t ncc)
+KFN(run_moves_lazy)(mover *w, const uint32_t *cc, uint32_t ncc, uint32_t S)
 {
 	gum		   *g = w->g;
 	const gmarg *m = w->m;
@@ -137,13 +165,42 @@ KFN(run_moves_lazy)(mover *w, const uint32_t *cc, uint32_t ncc)
 		}
 	}
 	/* "duplicate": src's codes of every column of the component into row */
-	for (uint32_t c = 0; c < ncc; c++)
+	if (KS(S) > 1)
 	{
-		CODE_T	   *restrict cp = col[cc[c]];
+		/*
+		 * Grouped layout: a row's codes are S consecutive bytes of each of the component's groups,
+		 * so move by move, a group's slice at a time (the moves' rows prefetched ahead).
+		 */
+		CODE_T	   *const *gb = (CODE_T *const *) g->grp + g->cgrp_off[m->comp];
+		const uint32_t ngr = g->cgrp_off[m->comp + 1] - g->cgrp_off[m->comp];
+		const size_t sz = (size_t) KS(S) * sizeof(CODE_T);
 
 		for (uint32_t t = 0; t < nd; t++)
-			cp[drow[t]] = cp[dsrc[t]];
+		{
+			if (t + GUM_PREFETCH < nd)
+				for (uint32_t q = 0; q < ngr; q++)
+				{
+					const CODE_T *a = gb[q] + (size_t) drow[t + GUM_PREFETCH] * KS(S),
+							   *b = gb[q] + (size_t) dsrc[t + GUM_PREFETCH] * KS(S);
+
+					__builtin_prefetch(a, 1);
+					__builtin_prefetch(a + KS(S) - 1, 1);
+					__builtin_prefetch(b, 0);
+					__builtin_prefetch(b + KS(S) - 1, 0);
+				}
+			for (uint32_t q = 0; q < ngr; q++)
+				copy_slice((uint8_t *) (gb[q] + (size_t) drow[t] * KS(S)),
+						   (const uint8_t *) (gb[q] + (size_t) dsrc[t] * KS(S)), sz);
+		}
 	}
+	else
+		for (uint32_t c = 0; c < ncc; c++)
+		{
+			CODE_T	   *restrict cp = col[cc[c]];
+
+			for (uint32_t t = 0; t < nd; t++)
+				cp[drow[t]] = cp[dsrc[t]];
+		}
 	/* "replace": row's codes of m's columns from its cell (a cell's moves are consecutive) */
 	for (uint32_t a = 0; a < m->nattrs; a++)
 	{
@@ -160,7 +217,7 @@ KFN(run_moves_lazy)(mover *w, const uint32_t *cc, uint32_t ncc)
 				lastk = rcell[t];
 				v = (CODE_T) ((lastk / s) % z);
 			}
-			cp[rrow[t]] = v;
+			cp[(size_t) rrow[t] * KS(S)] = v;
 		}
 	}
 }
@@ -185,10 +242,11 @@ KFN(run_moves)(void *arg)
 	uint16_t	code[DP_MARG_MAX_ATTRS] = {0};
 	/* rows of a working table that fits in cache need no prefetching */
 	const bool	prefetch = (size_t) g->n * ncc * sizeof(CODE_T) > GUM_PREFETCH_MIN_BYTES;
+	const uint32_t S = g->cstride[m->comp];
 
 	if (g->lazy)
 	{
-		KFN(run_moves_lazy)(w, cc, ncc);
+		KFN(run_moves_lazy)(w, cc, ncc, S);
 		return NULL;
 	}
 	for (uint32_t a = 0; a < m->nattrs; a++)
@@ -209,14 +267,39 @@ KFN(run_moves)(void *arg)
 				uint32_t	ia = list[j + GUM_PREFETCH],
 							ra = g->want[ia];
 
-				for (uint32_t c = 0; c < ncc; c++)
-					__builtin_prefetch(col[cc[c]] + ra, 1);
-				if (g->mvdup[ia])
+				if (KS(S) > 1)
 				{
-					uint32_t	sa = g->mvarg[ia];
+					/* grouped: a row is one slice of each group */
+					CODE_T	   *const *gb = (CODE_T *const *) g->grp + g->cgrp_off[m->comp];
+					const uint32_t ngr = g->cgrp_off[m->comp + 1] - g->cgrp_off[m->comp];
 
+					for (uint32_t q = 0; q < ngr; q++)
+					{
+						__builtin_prefetch(gb[q] + (size_t) ra * KS(S), 1);
+						__builtin_prefetch(gb[q] + (size_t) ra * KS(S) + KS(S) - 1, 1);
+					}
+					if (g->mvdup[ia])
+					{
+						uint32_t	sa = g->mvarg[ia];
+
+						for (uint32_t q = 0; q < ngr; q++)
+						{
+							__builtin_prefetch(gb[q] + (size_t) sa * KS(S), 0);
+							__builtin_prefetch(gb[q] + (size_t) sa * KS(S) + KS(S) - 1, 0);
+						}
+					}
+				}
+				else
+				{
 					for (uint32_t c = 0; c < ncc; c++)
-						__builtin_prefetch(col[cc[c]] + sa, 0);
+						__builtin_prefetch(col[cc[c]] + ra, 1);
+					if (g->mvdup[ia])
+					{
+						uint32_t	sa = g->mvarg[ia];
+
+						for (uint32_t c = 0; c < ncc; c++)
+							__builtin_prefetch(col[cc[c]] + sa, 0);
+					}
 				}
 			}
 			if (g->mvdup[i])
@@ -227,10 +310,10 @@ KFN(run_moves)(void *arg)
 				for (uint32_t c = 0; c < ncc; c++)
 				{
 					CODE_T	   *cp = col[cc[c]],
-								o = cp[row],
-								v = cp[src];
+								o = cp[(size_t) row * KS(S)],
+								v = cp[(size_t) src * KS(S)];
 
-					cp[row] = v;
+					cp[(size_t) row * KS(S)] = v;
 					dold[(size_t) c * B + nd] = o;
 					dnew[(size_t) c * B + nd] = v;
 				}
@@ -248,11 +331,11 @@ KFN(run_moves)(void *arg)
 					lastk = k;
 				}
 				for (uint32_t c = 0; c < ncc; c++)
-					rold[(size_t) c * B + nr] = rnew[(size_t) c * B + nr] = col[cc[c]][row];
+					rold[(size_t) c * B + nr] = rnew[(size_t) c * B + nr] = col[cc[c]][(size_t) row * KS(S)];
 				for (uint32_t a = 0; a < m->nattrs; a++)
 				{
 					rnew[(size_t) mpos[a] * B + nr] = code[a];
-					col[m->attrs[a]][row] = (CODE_T) code[a];
+					col[m->attrs[a]][(size_t) row * KS(S)] = (CODE_T) code[a];
 				}
 				nr++;
 			}

@@ -7,6 +7,7 @@
  * - 16-bit codes (a column of 300 codes in a triangle) with 1, 2 and 3 threads, and a degree-0
  *   column of 400 codes beside 8-bit ones;
  * - determinism under a seed, cancellation through the progress callback, invalid input;
+ * - the grouped layout of a wide component: the same rows with every counting mode and thread count;
  * - the bar: exact 1-way and 2-way marginals of the real UCI Adult table (data/adult, 32,561
  *   rows) fed to GUM with n = 32,561; the mean normalised 2-way L1 error after GUM is reported and
  *   asserted below a measured bar, and the run time is reported.
@@ -1024,6 +1025,94 @@ test_counting_modes(const dp_codes *src, const uint32_t *sizes)
 	free(tg);
 }
 
+/*
+ * The grouped layout (dp_gum.c: a component of 24 columns or more keeps its 8-bit codes in groups,
+ * several bytes to a row): three copies of Adult's 15 columns (the second and third shifted by one
+ * and two rows), 45 columns in one component (two groups), pairs (j, j + 1) and (j, j + 2) within
+ * each copy and (j, j + 15) across copies, 70,000 rows (two parts).  Incremental, lazy and
+ * automatic counting with 1 and 2 threads give the same rows, and the iterations bring the pairs
+ * close to their targets.
+ */
+static void
+test_grouped(const dp_codes *src, const uint32_t *sizes)
+{
+	const uint32_t ncols = 3 * ADULT_COLS;
+	const uint64_t n = 70000;
+	uint32_t	wsizes[3 * ADULT_COLS];
+	dp_codes	wide;
+	dp_marg    *tg = calloc(6 * ncols, sizeof(dp_marg));
+	uint32_t	nt = 0,
+				npairs;
+	uint16_t	row[3 * ADULT_COLS];
+	dp_codes	out[6];
+	bool		same = true;
+	double		l1 = 0,
+				l1_0 = 0;
+
+	for (uint32_t j = 0; j < ncols; j++)
+		wsizes[j] = sizes[j % ADULT_COLS];
+	dp_codes_init(&wide, ncols, src->nrows);
+	for (uint64_t i = 0; i < src->nrows; i++)
+	{
+		for (uint32_t j = 0; j < ncols; j++)
+			row[j] = src->col[j % ADULT_COLS][(i + j / ADULT_COLS) % src->nrows];
+		dp_codes_append(&wide, row);
+	}
+	for (uint32_t c = 0; c < 3; c++)
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			for (uint32_t d = 1; d <= 2; d++)
+				if (j + d < ADULT_COLS)
+				{
+					uint32_t	at[2] = {c * ADULT_COLS + j, c * ADULT_COLS + j + d};
+
+					exact_marg(&tg[nt++], &wide, 2, at, wsizes);
+				}
+	for (uint32_t j = 0; j + ADULT_COLS < ncols; j++)
+	{
+		uint32_t	at[2] = {j, j + ADULT_COLS};
+
+		exact_marg(&tg[nt++], &wide, 2, at, wsizes);
+	}
+	npairs = nt;
+	add_one_ways(tg, &nt, &wide, wsizes);
+	for (int v = 0; v < 7; v++)
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+		dp_codes	o;
+		int			rc;
+
+		dp_gum_default_params(&p);
+		p.iterations = v == 6 ? 0 : 6;
+		p.tolerance = -1;
+		p.threads = v % 2 == 0 ? 1 : 2;
+		p.counting = v / 2 == 0 ? DP_GUM_COUNT_INCREMENTAL : v / 2 == 1 ? DP_GUM_COUNT_LAZY : DP_GUM_COUNT_AUTO;
+		dp_prng_seed(&rng, 23);
+		dp_codes_init(&o, ncols, 0);
+		rc = dp_gum_run(tg, nt, ncols, wsizes, n, &p, &rng, &o);
+		unit_check(rc == 0 && o.nrows == n, "grouped layout, %u iterations, counting %d, %u thread(s): GUM runs (rc %d)",
+				   p.iterations, p.counting, p.threads, rc);
+		for (uint32_t i = 0; i < npairs && (v == 0 || v == 6); i++)
+			*(v == 6 ? &l1_0 : &l1) += l1_of(&tg[i], &o, wsizes) / npairs;
+		if (v == 6)
+			dp_codes_free(&o);
+		else
+			out[v] = o;
+	}
+	for (int v = 1; v < 6; v++)
+		for (uint32_t j = 0; j < ncols && same; j++)
+			same = out[v].nrows == n && memcmp(out[0].col[j], out[v].col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "grouped layout, %u columns, %u pairs: the three counting modes with 1 and 2 threads give the same rows",
+			   ncols, npairs);
+	unit_check(l1 < l1_0 / 3, "grouped layout: mean 2-way L1 %.5f after 6 iterations < 1/3 of 0 iterations' %.4f",
+			   l1, l1_0);
+	for (int v = 0; v < 6; v++)
+		dp_codes_free(&out[v]);
+	free_targets(tg, nt);
+	free(tg);
+	dp_codes_free(&wide);
+}
+
 static void
 test_adult(void)
 {
@@ -1045,6 +1134,7 @@ test_adult(void)
 	{
 		test_threads(&src, cols, sizes);
 		test_counting_modes(&src, sizes);
+		test_grouped(&src, sizes);
 	}
 
 	if (getenv("DPSYNTH_GUM_BENCH") && !quick)
