@@ -182,7 +182,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 	EState	   *estate = CreateExecutorState();
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	ExprState  *checks = prepare_checks(tdesc, estate);
-	SynthPageWriter *pages = synth_pagewrite_begin(trel, cid);
+	SynthPageWriter *pages;
 	uint64		dropped = 0;
 
 	if (tdesc->natts != nout)
@@ -195,6 +195,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 						RelationGetRelationName(trel)),
 				 errdetail("Something other than dpsynth added it after CREATE TABLE, such as an event trigger; dpsynth writes the rows without maintaining indexes or firing triggers."),
 				 errhint("Let the event trigger skip dpsynth's tables, or add indexes after the call.")));
+	pages = synth_pagewrite_begin(trel, cid);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		slots[b] = table_slot_create(trel, NULL);
 	for (uint64 r = 0; r < synth->nrows; r++)

@@ -72,7 +72,9 @@
 #define GUM_PREFETCH	16		/* moves ahead whose rows are prefetched */
 #define GUM_PREFETCH_MIN_BYTES (1u << 20)	/* ... when the working table is larger than this */
 #define GUM_LAZY_MARGIN 1.5		/* lazy counting only where it saves a third at least */
+#ifndef GUM_GROUP_MIN_COLS		/* (a test build may raise it to compare with column-major) */
 #define GUM_GROUP_MIN_COLS 24	/* grouped layout: components of this many columns at least */
+#endif
 #define GUM_GROUP_MAX_BYTES 32	/* ... in groups of at most this many columns (bytes to a row) */
 
 #define CELL_EQ		0
@@ -817,7 +819,7 @@ ensure_counts(gum *g, gmarg *m)
 	}
 	dp_run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
 	/* a grouped marginal's recount kept its rows' cells for the scan of its visit */
-	if (m != NULL && g->cstride[m->comp] > 1)
+	if (m != NULL && g->cstride[m->comp] > 1 && g->rowidx != NULL)
 		g->idx_of = m;
 	for (uint32_t i = 0; i < g->nm; i++)
 		if (m == NULL ? g->m[i].dirty : &g->m[i] == m)
@@ -1723,8 +1725,10 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	if (ngrp > 0)
 	{
 		g->grp = gcalloc(g, ngrp, sizeof(uint8_t *));
-		g->rowidx = galloc(g, sizeof(uint32_t) * (size_t) n);
-		if (!g->grp || !g->rowidx)
+		/* a visit's cells are kept only by the recounts of lazy counting (never incremental) */
+		if (prm->counting != DP_GUM_COUNT_INCREMENTAL)
+			g->rowidx = galloc(g, sizeof(uint32_t) * (size_t) n);
+		if (!g->grp || (prm->counting != DP_GUM_COUNT_INCREMENTAL && !g->rowidx))
 			return -2;
 	}
 	if (g->narrow)

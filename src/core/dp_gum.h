@@ -71,8 +71,8 @@
  * with the in-place recoding and split of dp_privsyn.c (bench/RESULTS.md, 2026-11-25).  1M rows
  * of Adult: 97 MB (bench/speed.sh, 2026-11-24).  A component of 24 columns or more with 8-bit
  * codes is stored in groups of S <= 32 columns (dp_gum.c, "Grouped layout"): the working copy and
- * the best table's copy take n * S bytes per group (at most one byte a row of padding per group),
- * 4 * n bytes keep a visit's cells, and at the end a group's 16-bit columns are allocated before
+ * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are
+ * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental), and at the end a group's 16-bit columns are allocated before
  * the group is freed (n * S bytes at that moment instead of one column's n).
  */
 #ifndef DP_GUM_H
