@@ -31,23 +31,6 @@
 
 /* ---- the exponential mechanism ---- */
 
-/* Bernoulli(exp(-num * diff / 2^40)), exact, without overflow (a product of exact factors). */
-static int
-accept_exp(uint64_t num, uint64_t diff)
-{
-	while (num > 0 && diff > 0)
-	{
-		uint64_t	piece = diff;
-
-		if (piece > UINT64_MAX / num)
-			piece = UINT64_MAX / num;
-		if (!dp_bernoulli_exp(num * piece, (uint64_t) 1 << 40))
-			return 0;
-		diff -= piece;
-	}
-	return 1;
-}
-
 uint32_t
 dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 {
@@ -65,14 +48,7 @@ dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 	c = ldexp(eps / (2.0 * (double) sens), 40);
 	c = nextafter(c, 0);
 	num = c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t) floor(c);	/* 2^64: never rounds up */
-	for (;;)
-	{
-		uint32_t	r = (uint32_t) dp_random_uniform(k);
-		uint64_t	diff = (uint64_t) max - (uint64_t) score[r];	/* max >= score: no wrap */
-
-		if (accept_exp(num, diff))
-			return r;
-	}
+	return dp_exp_mech_draw(score, k, max, num);
 }
 
 /* ---- the method ---- */
@@ -568,7 +544,7 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 			dp_free(work);
 			return dp_nomem("could not allocate the marginals of a round's estimate");
 		}
-	*total = dp_consist(work, nmargs, 100);
+	*total = dp_consist(work, nmargs, DP_ADAPTIVE_EST_CONSIST_ITERS);
 	/*
 	 * The first estimate fixes the number of rows; every later one is warm, from the previous
 	 * estimate's rows, which already follow all but the newest measurements.
@@ -952,8 +928,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	/*
 	 * Cold, at most DP_ADAPTIVE_FINAL_ITERS iterations: measured against 200 (5 tables, 3 runs
 	 * each, bench/RESULTS.md), 30 to 60 give the same distances and AUC; GUM's steps have decayed
-	 * and its rows already match the consistent marginals.  Warm (step 5 in dp_adaptive.h) when
-	 * the last estimate has about the rows asked for: from its rows, DP_ADAPTIVE_FINAL_WARM_ITERS.
+	 * and its rows already match the consistent marginals (30 since 2026-11-26: dp_adaptive.h,
+	 * step 5).  Warm (step 5 in dp_adaptive.h) when the last estimate has about the rows asked
+	 * for: from its rows, DP_ADAPTIVE_FINAL_WARM_ITERS.
 	 */
 	final_gum = p->gum;
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);

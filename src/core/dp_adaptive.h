@@ -32,7 +32,8 @@
  *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity.  ceil(d / 4)
  *      was tried too: star's rounds took 1.0-1.1 s and Adult's 0.4-0.5 s, but arrests, with 8
  *      columns, got a batch of 2 and its AUC fell from .649 to .623 over 5 runs; bench/RESULTS.md):
- *        a. estimate: the measured marginals made consistent (dp_consist) and GUM draws
+ *        a. estimate: the measured marginals made consistent (dp_consist, at most
+ *           DP_ADAPTIVE_EST_CONSIST_ITERS passes) and GUM draws
  *           min(DP_ADAPTIVE_SYNTH_ROWS, first consistent total) rows from them (post-processing):
  *           the first estimate with GUM's full iterations, every later one warm, from the
  *           previous estimate's rows (dp_gum_params.start), with DP_ADAPTIVE_WARM_ITERS
@@ -88,7 +89,12 @@
  *      than about DP_ADAPTIVE_SYNTH_ROWS rows), GUM starts from its rows
  *      (dp_gum_params.start: n of them drawn uniformly, or n - m copied twice) and runs
  *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations; otherwise it starts cold, from the independent
- *      fill, with at most DP_ADAPTIVE_FINAL_ITERS.  The last estimate was grown round by round,
+ *      fill, with at most DP_ADAPTIVE_FINAL_ITERS.  Both caps were halved or more on 2026-11-26
+ *      (final 60 -> 30, an estimate's consistency 100 -> 10 passes; most estimates used all 100
+ *      without reaching dp_consist's tolerance): 4 runs each at epsilon 1, every metric of the 5
+ *      tables within a run's spread (bench/RESULTS.md), Adult x31 at 1M rows the same to the
+ *      third digit, and the wide table's final GUM and rounds the faster for it.
+ *      The last estimate was grown round by round,
  *      every measured marginal fitted as it came.  Measured against the cold start at epsilon 1
  *      (10 runs against 5, bench/RESULTS.md 2026-11-26): star tvd2 / tvd3 .127 / .255 against
  *      .129 / .262, smokeban .019 / .040 against .020 / .043, arrests .034 / .069 against .034 /
@@ -120,7 +126,8 @@
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
-#define DP_ADAPTIVE_FINAL_ITERS	60			/* at most, for the synthetic table (step 5), cold */
+#define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
+#define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the

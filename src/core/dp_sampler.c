@@ -204,6 +204,40 @@ dp_bernoulli_exp(uint64_t num, uint64_t den)
 	return bern_exp_rational256(0, num / den, num % den, den);
 }
 
+/*
+ * The exponential mechanism's draws (dp_exp_mech in dp_adaptive.c, which proves it): a uniform
+ * proposal r in [0, k), accepted with probability exp(-num * gap[r] / 2^40), gap[r] = max -
+ * score[r] >= 0, as a product of exact Bernoulli(exp(-num * piece / 2^40)) factors whose
+ * numerators fit 64 bits.  One fork check for the whole draw: a rejection loop over thousands of
+ * candidates made one getpid() per factor, most of the mechanism's time on wide tables.
+ */
+uint32_t
+dp_exp_mech_draw(const int64_t *score, uint32_t k, int64_t max, uint64_t num)
+{
+	if (k == 0)
+		abort();
+	dp_random_fork_guard();
+	for (;;)
+	{
+		uint32_t	r = (uint32_t) dp_random_uniform_unguarded(k);
+		uint64_t	diff = (uint64_t) max - (uint64_t) score[r];	/* max >= score: no wrap */
+		int			accept = 1;
+
+		while (accept && num > 0 && diff > 0)
+		{
+			uint64_t	piece = diff;
+
+			if (piece > UINT64_MAX / num)
+				piece = UINT64_MAX / num;
+			accept = bern_exp_rational256(0, num * piece >> 40, (num * piece) & (((uint64_t) 1 << 40) - 1),
+										  (uint64_t) 1 << 40);
+			diff -= piece;
+		}
+		if (accept)
+			return r;
+	}
+}
+
 /* Bernoulli(num/den) = [uniform{0..den-1} < num], exact. */
 int
 dp_bernoulli_rational(uint64_t num, uint64_t den)

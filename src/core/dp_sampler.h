@@ -76,6 +76,13 @@ extern int64_t dp_dlaplace_sample(uint64_t s, uint64_t t);
 /* Bernoulli(exp(-num/den)), exact (CKS20 Algorithm 1).  den >= 1. */
 extern int	dp_bernoulli_exp(uint64_t num, uint64_t den);
 
+/*
+ * The exponential mechanism's draw (for dp_exp_mech): r in [0, k) with probability proportional
+ * to exp(-num * (max - score[r]) / 2^40), by rejection from the uniform proposal.  max >= every
+ * score[r]; k >= 1 (else abort()).
+ */
+extern uint32_t dp_exp_mech_draw(const int64_t *score, uint32_t k, int64_t max, uint64_t num);
+
 /* Bernoulli(num/den), exact.  1 <= den, num <= den. */
 extern int	dp_bernoulli_rational(uint64_t num, uint64_t den);
 
