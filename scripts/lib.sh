@@ -145,8 +145,11 @@ dp_call_with_peak() {
 	local sql=$1 out=$2 db=${3:-bench} fifo client pid="" v start end
 	fifo=$(mktemp -u); mkfifo "$fifo"
 	# one session: report its pid, wait for the go, run the statement
-	( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo"; echo "$sql" ) |
-		psql -X -qAt -d "$db" > "$out.raw" 2>&1 &
+	# (psql's status goes through a file: bash 5.2 once answered `wait` with "not a child of
+	# this shell" for a finished pipeline here, and the bench script stopped)
+	rm -f "$out.rc"
+	( ( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo"; echo "$sql" ) |
+		psql -X -qAt -d "$db" > "$out.raw" 2>&1; echo $? > "$out.rc" ) &
 	client=$!
 	for _ in $(seq 1 100); do pid=$(head -n1 "$out.raw" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
 	if [ -z "$pid" ]; then echo go > "$fifo"; rm -f "$fifo"; cat "$out.raw" > "$out"; return 1; fi
@@ -164,5 +167,8 @@ dp_call_with_peak() {
 	BENCH_WALL=$(echo "$end - $start" | bc)
 	sed 1d "$out.raw" > "$out"
 	rm -f "$out.raw"
-	wait $client
+	wait $client 2>/dev/null || true
+	v=$(cat "$out.rc" 2>/dev/null || echo 1)
+	rm -f "$out.rc"
+	return "$v"
 }
