@@ -36,7 +36,8 @@
  * vCPUs share much, so two threads give 1.3-1.5x, not 2x).
  *
  * Grouped layout.  On a wide component (GUM_GROUP_MIN_COLS columns or more, 8-bit codes) counting
- * goes lazy (see gum.lazy), and a visit's cost was its duplicates: each copies a row's codes of
+ * mostly goes lazy (see gum.lazy; the layout is chosen whatever the counting mode), and a visit's
+ * cost was its duplicates: each copies a row's codes of
  * every column of the component, and with one array per column that reads and writes nearly
  * every cache line of every column at every visit (bench/wide.sh: 79 core columns of 600,000
  * rows, 20,000-130,000 moves per visit).  There the component's columns are stored in groups of
@@ -1703,7 +1704,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			g->narrow = false;
 	cw = g->narrow ? 1 : 2;
 	g->wcol = (void **) g->col;
-	/* the layout of each component: grouped (cstride S > 1) when wide and large, else column-major */
+	/* the layout of each component: grouped (cstride S > 1) when wide (GUM_GROUP_MIN_COLS columns
+	 * or more, 8-bit codes, whatever the rows), else column-major */
 	g->cstride = gcalloc(g, ncomp + 1, sizeof(uint32_t));
 	g->cgrp_off = gcalloc(g, ncomp + 1, sizeof(uint32_t));
 	if (!g->cstride || !g->cgrp_off)
@@ -1942,6 +1944,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	}
 	gfree(g, g->rowidx);
 	g->rowidx = NULL;
+	g->idx_of = NULL;			/* no visit's cells are kept any more (a restored best table wrote rows) */
 
 	if (g->narrow)
 		for (uint32_t comp = 0; comp < ncomp; comp++)
@@ -1954,10 +1957,14 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			for (uint32_t q = 0; q < (S > 1 ? g->cgrp_off[comp + 1] - g->cgrp_off[comp] : k); q++)
 			{
 				const uint8_t *gq = S > 1 ? g->grp[g->cgrp_off[comp] + q] : g->wcol[cc[q]];
+				/* the columns to look at: column q alone when column-major, else all k */
+				const uint32_t jlo = S > 1 ? 0 : q,
+							jhi = S > 1 ? k : q + 1;
 
-				/* (a column of the group: its codes of row 0 lie in [gq, gq + S)) */
-#define IN_GROUP(j) ((const uint8_t *) g->wcol[cc[j]] >= gq && (const uint8_t *) g->wcol[cc[j]] < gq + S)
-				for (uint32_t j = 0; j < k; j++)
+				/* (a column of the group: its codes of row 0 lie in [gq, gq + S); compared as
+				 * integers, since the pointers may come from different allocations) */
+#define IN_GROUP(j) ((uintptr_t) g->wcol[cc[j]] - (uintptr_t) gq < (uintptr_t) S)
+				for (uint32_t j = jlo; j < jhi; j++)
 				{
 					uint16_t   *c16;
 
@@ -1974,7 +1981,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				{
 					uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
 
-					for (uint32_t j = 0; j < k; j++)
+					for (uint32_t j = jlo; j < jhi; j++)
 					{
 						const uint8_t *src = g->wcol[cc[j]];
 						uint16_t   *dst = g->col[cc[j]];
@@ -1985,7 +1992,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 							dst[r] = src[(size_t) r * S];
 					}
 				}
-				for (uint32_t j = 0; j < k; j++)
+				for (uint32_t j = jlo; j < jhi; j++)
 					if (IN_GROUP(j))
 						g->wcol[cc[j]] = NULL;
 #undef IN_GROUP

@@ -1,8 +1,9 @@
 /*
- * dp_gum_kernels.h - the loops of GUM that touch the synthetic table's codes, included twice by
- * dp_gum.c: with CODE_T uint8_t (every column of the iterated marginals has at most 256 codes:
- * the working table is half the size, and a row's codes are fewer cache lines) and with CODE_T
- * uint16_t.  KFN(name) names each instance.  Not a header of its own: it uses dp_gum.c's types.
+ * dp_gum_kernels.h - the loops of GUM that touch the synthetic table's codes, included three
+ * times by dp_gum.c (_u8, _u16 and the grouped _g8): with CODE_T uint8_t (every column of the
+ * iterated marginals has at most 256 codes: the working table is half the size, and a row's
+ * codes are fewer cache lines) and with CODE_T uint16_t.  KFN(name) names each instance.  Not a
+ * header of its own: it uses dp_gum.c's types.
  *
  * KS(S) is the distance between two rows' codes of one column: 1 in the column-major instances
  * (_u8, _u16: the parameter S is not read, and the loops are the same as with plain indexing), S in

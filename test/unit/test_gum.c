@@ -94,7 +94,7 @@ hash64(uint64_t x)
 static void
 make_source(dp_codes *t, uint32_t ncols, const uint32_t *sizes, uint64_t nrows, uint64_t salt)
 {
-	uint16_t	row[16];
+	uint16_t	row[64];
 
 	dp_codes_init(t, ncols, nrows);
 	for (uint64_t i = 0; i < nrows; i++)
@@ -638,6 +638,113 @@ test_alloc_failures(void)
 	dp_set_handlers(NULL);
 	unit_check(clean && fails > 10 && oks > 0,
 			   "allocation failures: -2 and nothing leaked (%d failures, %d successes)", fails, oks);
+	dp_codes_free(&src);
+	free_targets(tg, nt);
+}
+
+/* cancels at its cancel_at-th call (counted in *calls) */
+typedef struct cancel_at
+{
+	int			calls,
+				cancel_at;
+} cancel_at;
+
+static int
+cancel_progress(void *arg, uint32_t iter, uint32_t iters, double err)
+{
+	cancel_at  *c = arg;
+
+	(void) iter, (void) iters, (void) err;
+	return ++c->calls == c->cancel_at;
+}
+
+/*
+ * The same on a component wide enough for the grouped layout (26 columns of 8-bit codes, a chain
+ * of pairs: one component, GUM_GROUP_MIN_COLS 24), in quick mode too: every allocation made to
+ * fail in turn, then every progress call made to cancel in turn, on 1 and 2 threads (70,000
+ * rows: two parts; quick mode, for valgrind: 3,000 rows, one thread).  Each returns -2 or -1
+ * with nothing leaked and out emptied.
+ */
+static void
+test_alloc_failures_wide(void)
+{
+	enum {W = 26};
+	uint32_t	sizes[W];
+	dp_marg		tg[2 * W];
+	uint32_t	nt = 0;
+	dp_codes	src,
+				out;
+	dp_prng		rng;
+	dp_gum_params prm;
+	int			fails = 0,
+				oks = 0,
+				cancels = 0;
+	bool		clean = true;
+	const uint64_t n = quick ? 3000 : 70000;	/* 70,000: two parts on two threads */
+
+	for (uint32_t j = 0; j < W; j++)
+		sizes[j] = 3 + j % 4;
+	make_source(&src, W, sizes, n, 77);
+	for (uint32_t j = 1; j < W; j++)
+	{
+		uint32_t	pr[2] = {j - 1, j};
+
+		exact_marg(&tg[nt++], &src, 2, pr, sizes);
+	}
+	add_one_ways(tg, &nt, &src, sizes);
+	dp_gum_default_params(&prm);
+	prm.iterations = 2;
+	for (uint32_t threads = 1; threads <= (quick ? 1 : 2); threads++)
+	{
+		prm.threads = threads;
+		prm.progress = NULL;
+		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL});
+		oks = 0;
+		for (long k = 0; k < 2000 && oks < 2; k++)
+		{
+			long		base;
+			int			rc;
+
+			fail_after = -1;
+			dp_codes_init(&out, W, 0);
+			base = live_blocks;
+			fail_after = k;
+			dp_prng_seed(&rng, 3);
+			rc = dp_gum_run(tg, nt, W, sizes, n, &prm, &rng, &out);
+			fail_after = -1;
+			if (rc == -2)
+				fails++;
+			else if (rc == 0)
+				oks++;
+			clean &= (rc == -2 || rc == 0) && (rc == 0 ? live_blocks == base : live_blocks <= base) &&
+				(rc == 0 || out.nrows == 0);
+			dp_codes_free(&out);
+			clean &= live_blocks == 0;
+		}
+		clean &= oks == 2;
+		/* every progress call cancels in turn, until a run gets through */
+		for (int c = 1; c < 5000; c++)
+		{
+			cancel_at	ca = {0, c};
+			int			rc;
+
+			prm.progress = cancel_progress;
+			prm.progress_arg = &ca;
+			dp_codes_init(&out, W, 0);
+			dp_prng_seed(&rng, 3);
+			rc = dp_gum_run(tg, nt, W, sizes, n, &prm, &rng, &out);
+			clean &= (rc == -1 && out.nrows == 0) || (rc == 0 && ca.calls < c);
+			dp_codes_free(&out);
+			clean &= live_blocks == 0;
+			if (rc == 0)
+				break;
+			cancels++;
+		}
+		dp_set_handlers(NULL);
+	}
+	unit_check(clean && fails > 40 && cancels > 10,
+			   "grouped layout (26 columns, %s): every allocation failure returns -2 and every cancel -1, "
+			   "nothing leaked (%d failures, %d cancels)", quick ? "1 thread" : "1 and 2 threads", fails, cancels);
 	dp_codes_free(&src);
 	free_targets(tg, nt);
 }
@@ -1190,6 +1297,7 @@ main(int argc, char **argv)
 	test_wide_codes();
 	test_cancel_and_errors();
 	test_alloc_failures();
+	test_alloc_failures_wide();
 	test_adult();
 	return unit_done();
 }
