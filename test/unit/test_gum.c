@@ -593,6 +593,35 @@ t_free(void *p)
 	free(p);
 }
 
+/*
+ * One GUM run whose allocation number k fails (k past the last: none fails): returns its rc and
+ * clears *clean unless it returned 0 or -2 with nothing leaked and out emptied on failure.  A
+ * failure may leave some of out's columns freed (GUM frees the 16-bit columns it works on in
+ * 8-bit copies, and allocates them again at the end): fewer blocks, never more.
+ */
+static int
+alloc_fail_run(const dp_marg *tg, uint32_t nt, uint32_t ncols, const uint32_t *sizes, uint64_t n,
+			   const dp_gum_params *prm, uint64_t seed, long k, bool *clean)
+{
+	dp_codes	out;
+	dp_prng		rng;
+	long		base;
+	int			rc;
+
+	fail_after = -1;
+	dp_codes_init(&out, ncols, 0);
+	base = live_blocks;
+	fail_after = k;
+	dp_prng_seed(&rng, seed);
+	rc = dp_gum_run(tg, nt, ncols, sizes, n, prm, &rng, &out);
+	fail_after = -1;
+	*clean &= (rc == -2 || rc == 0) && (rc == 0 ? live_blocks == base : live_blocks <= base) &&
+		(rc == 0 || out.nrows == 0);
+	dp_codes_free(&out);
+	*clean &= live_blocks == 0;
+	return rc;
+}
+
 static void
 test_alloc_failures(void)
 {
@@ -600,9 +629,7 @@ test_alloc_failures(void)
 	uint32_t	pairs[4][2] = {{0, 1}, {1, 2}, {0, 2}, {2, 3}};
 	dp_marg		tg[8];
 	uint32_t	nt = 0;
-	dp_codes	src,
-				out;
-	dp_prng		rng;
+	dp_codes	src;
 	int			fails = 0,
 				oks = 0;
 	bool		clean = true;
@@ -614,26 +641,12 @@ test_alloc_failures(void)
 	dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL});
 	for (long k = 0; k < 200; k++)
 	{
-		long		base;
-		int			rc;
+		int			rc = alloc_fail_run(tg, nt, 4, sizes, 3000, NULL, 1, k, &clean);
 
-		fail_after = -1;
-		dp_codes_init(&out, 4, 0);
-		base = live_blocks;
-		fail_after = k;
-		dp_prng_seed(&rng, 1);
-		rc = dp_gum_run(tg, nt, 4, sizes, 3000, NULL, &rng, &out);
-		fail_after = -1;
 		if (rc == -2)
 			fails++;
 		else if (rc == 0)
 			oks++;
-		/* a failure may leave some of out's columns freed (GUM frees the 16-bit columns it works
-		 * on in 8-bit copies, and allocates them again at the end): fewer blocks, never more */
-		clean &= (rc == -2 || rc == 0) && (rc == 0 ? live_blocks == base : live_blocks <= base) &&
-			(rc == 0 || out.nrows == 0);
-		dp_codes_free(&out);
-		clean &= live_blocks == 0;
 	}
 	dp_set_handlers(NULL);
 	unit_check(clean && fails > 10 && oks > 0,
@@ -702,24 +715,12 @@ test_alloc_failures_wide(void)
 		oks = 0;
 		for (long k = 0; k < 2000 && oks < 2; k++)
 		{
-			long		base;
-			int			rc;
+			int			rc = alloc_fail_run(tg, nt, W, sizes, n, &prm, 3, k, &clean);
 
-			fail_after = -1;
-			dp_codes_init(&out, W, 0);
-			base = live_blocks;
-			fail_after = k;
-			dp_prng_seed(&rng, 3);
-			rc = dp_gum_run(tg, nt, W, sizes, n, &prm, &rng, &out);
-			fail_after = -1;
 			if (rc == -2)
 				fails++;
 			else if (rc == 0)
 				oks++;
-			clean &= (rc == -2 || rc == 0) && (rc == 0 ? live_blocks == base : live_blocks <= base) &&
-				(rc == 0 || out.nrows == 0);
-			dp_codes_free(&out);
-			clean &= live_blocks == 0;
 		}
 		clean &= oks == 2;
 		/* every progress call cancels in turn, until a run gets through */
