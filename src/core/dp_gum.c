@@ -1781,6 +1781,9 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 							dp_free(g->col[cc[j]]);
 							g->col[cc[j]] = NULL;
 						}
+					/* a group is n * S bytes to write (10M rows: 320 MB): a heartbeat after each */
+					if (heartbeat(g) != 0)
+						return -1;
 				}
 				gfree(g, lay);
 				continue;
@@ -1798,6 +1801,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 				/* the 16-bit column is dead until the end: 2n bytes less at the peak (10M rows: 20 MB a column) */
 				dp_free(g->col[c]);
 				g->col[c] = NULL;
+				if (heartbeat(g) != 0)
+					return -1;
 			}
 		}
 	}
@@ -1997,6 +2002,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 						g->wcol[cc[j]] = NULL;
 #undef IN_GROUP
 				gfree(g, (void *) gq);
+				if (heartbeat(g) != 0)
+					return -1;
 			}
 		}
 

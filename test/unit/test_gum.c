@@ -672,8 +672,8 @@ cancel_progress(void *arg, uint32_t iter, uint32_t iters, double err)
 }
 
 /*
- * The same on a component wide enough for the grouped layout (26 columns of 8-bit codes, a chain
- * of pairs: one component, GUM_GROUP_MIN_COLS 24), in quick mode too: every allocation made to
+ * The same on a component wide enough for the grouped layout (26 columns of 8-bit codes, each
+ * paired with the two before it: one component, GUM_GROUP_MIN_COLS 24), in quick mode too: every allocation made to
  * fail in turn, then every progress call made to cancel in turn, on 1 and 2 threads (70,000
  * rows: two parts; quick mode, for valgrind: 3,000 rows, one thread).  Each returns -2 or -1
  * with nothing leaked and out emptied.
@@ -683,7 +683,7 @@ test_alloc_failures_wide(void)
 {
 	enum {W = 26};
 	uint32_t	sizes[W];
-	dp_marg		tg[2 * W];
+	dp_marg		tg[3 * W];
 	uint32_t	nt = 0;
 	dp_codes	src,
 				out;
@@ -698,12 +698,14 @@ test_alloc_failures_wide(void)
 	for (uint32_t j = 0; j < W; j++)
 		sizes[j] = 3 + j % 4;
 	make_source(&src, W, sizes, n, 77);
+	/* pairs (j-1, j) and (j-2, j): no leaf to peel, so all 26 columns are iterated together */
 	for (uint32_t j = 1; j < W; j++)
-	{
-		uint32_t	pr[2] = {j - 1, j};
+		for (uint32_t back = 1; back <= 2 && back <= j; back++)
+		{
+			uint32_t	pr[2] = {j - back, j};
 
-		exact_marg(&tg[nt++], &src, 2, pr, sizes);
-	}
+			exact_marg(&tg[nt++], &src, 2, pr, sizes);
+		}
 	add_one_ways(tg, &nt, &src, sizes);
 	dp_gum_default_params(&prm);
 	prm.iterations = 2;
