@@ -769,6 +769,17 @@ typedef struct recounter
 	gmarg	   *only;			/* one marginal, or NULL: every dirty one */
 } recounter;
 
+/*
+ * Whether a recount of m keeps its rows' cells in rowidx for the scan of its visit (grouped
+ * layout, lazy counting possible).  The one test for both the recount and ensure_counts; every
+ * writer of rows must clear idx_of (today only visit's moves, and the end of the run).
+ */
+static inline bool
+keeps_cells(const gum *g, const gmarg *m)
+{
+	return g->cstride[m->comp] > 1 && g->rowidx != NULL;
+}
+
 static void *
 recount_worker(void *arg)
 {
@@ -776,8 +787,7 @@ recount_worker(void *arg)
 	gum		   *g = rc->g;
 
 	if (rc->only != NULL)
-		recount_part(g, rc->only, rc->part,
-					 g->cstride[rc->only->comp] > 1 ? g->rowidx : NULL);
+		recount_part(g, rc->only, rc->part, keeps_cells(g, rc->only) ? g->rowidx : NULL);
 	else
 	{
 		bool		grouped = false;
@@ -820,7 +830,7 @@ ensure_counts(gum *g, gmarg *m)
 	}
 	dp_run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
 	/* a grouped marginal's recount kept its rows' cells for the scan of its visit */
-	if (m != NULL && g->cstride[m->comp] > 1 && g->rowidx != NULL)
+	if (m != NULL && keeps_cells(g, m))
 		g->idx_of = m;
 	for (uint32_t i = 0; i < g->nm; i++)
 		if (m == NULL ? g->m[i].dirty : &g->m[i] == m)
