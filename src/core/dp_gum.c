@@ -1736,11 +1736,13 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	g->cgrp_off[ncomp] = ngrp;
 	if (ngrp > 0)
 	{
-		g->grp = gcalloc(g, ngrp, sizeof(uint8_t *));
 		/* a visit's cells are kept only by the recounts of lazy counting (never incremental) */
-		if (prm->counting != DP_GUM_COUNT_INCREMENTAL)
+		bool		cells = prm->counting != DP_GUM_COUNT_INCREMENTAL;
+
+		g->grp = gcalloc(g, ngrp, sizeof(uint8_t *));
+		if (cells)
 			g->rowidx = galloc(g, sizeof(uint32_t) * (size_t) n);
-		if (!g->grp || (prm->counting != DP_GUM_COUNT_INCREMENTAL && !g->rowidx))
+		if (!g->grp || (cells && !g->rowidx))
 			return -2;
 	}
 	if (g->narrow)

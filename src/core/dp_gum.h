@@ -72,8 +72,9 @@
  * of Adult: 97 MB (bench/speed.sh, 2026-11-24).  A component of 24 columns or more with 8-bit
  * codes is stored in groups of S <= 32 columns (dp_gum.c, "Grouped layout"): the working copy and
  * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are
- * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental), and at the end a group's 16-bit columns are allocated before
- * the group is freed (n * S bytes at that moment instead of one column's n).
+ * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental),
+ * and at the end a group's 16-bit columns are allocated before the group is freed (n * S bytes
+ * at that moment instead of one column's n).
  */
 #ifndef DP_GUM_H
 #define DP_GUM_H

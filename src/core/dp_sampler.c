@@ -195,13 +195,20 @@ dp_dlaplace_sample(uint64_t s, uint64_t t)
 	return dlaplace_unguarded(s, t);
 }
 
+/* Bernoulli(exp(-num/den)), den >= 1, without the fork check (see dp_random.h) */
+static int
+bern_exp_unguarded(uint64_t num, uint64_t den)
+{
+	return bern_exp_rational256(0, num / den, num % den, den);
+}
+
 int
 dp_bernoulli_exp(uint64_t num, uint64_t den)
 {
 	if (den == 0)
 		abort();
 	dp_random_fork_guard();
-	return bern_exp_rational256(0, num / den, num % den, den);
+	return bern_exp_unguarded(num, den);
 }
 
 /*
@@ -229,8 +236,7 @@ dp_exp_mech_draw(const int64_t *score, uint32_t k, int64_t max, uint64_t num)
 
 			if (piece > UINT64_MAX / num)
 				piece = UINT64_MAX / num;
-			accept = bern_exp_rational256(0, num * piece >> 40, (num * piece) & (((uint64_t) 1 << 40) - 1),
-										  (uint64_t) 1 << 40);
+			accept = bern_exp_unguarded(num * piece, (uint64_t) 1 << 40);
 			diff -= piece;
 		}
 		if (accept)
