@@ -212,11 +212,16 @@ dp_bernoulli_exp(uint64_t num, uint64_t den)
 }
 
 /*
- * The exponential mechanism's draws (dp_exp_mech in dp_adaptive.c, which proves it): a uniform
+ * The exponential mechanism's draws (dp_exp_mech in dp_adaptive.c sets num; dp_adaptive.h gives
+ * its privacy, eps rounded down to num's grid): a uniform
  * proposal r in [0, k), accepted with probability exp(-num * gap[r] / 2^40), gap[r] = max -
  * score[r] >= 0, as a product of exact Bernoulli(exp(-num * piece / 2^40)) factors whose
- * numerators fit 64 bits.  One fork check for the whole draw: a rejection loop over thousands of
- * candidates made one getpid() per factor, most of the mechanism's time on wide tables.
+ * numerators fit 64 bits (exp(-a - b) = exp(-a) exp(-b), independent factors).  Exact: a round
+ * proposes r with probability 1/k and accepts it with exp(-num * gap[r] / 2^40), so the drawn r,
+ * the first accepted, has probability proportional to exp(-num * gap[r] / 2^40), and the best
+ * candidate (gap 0) is always accepted, so a round succeeds with probability >= 1/k.  One fork
+ * check for the whole draw: a rejection loop over thousands of candidates made one getpid() per
+ * factor, most of the mechanism's time on wide tables.
  */
 uint32_t
 dp_exp_mech_draw(const int64_t *score, uint32_t k, int64_t max, uint64_t num)
