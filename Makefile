@@ -50,7 +50,19 @@ unit-build: $(UNIT_TESTS)
 unit: unit-build
 	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
 
-EXTRA_CLEAN = test/unit/bin test/fuzz/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
+# the same tests built with AddressSanitizer and UndefinedBehaviorSanitizer (any report fails)
+UNIT_SAN_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc/core
+UNIT_SAN_TESTS = $(patsubst test/unit/%.c,test/unit/bin-san/%,$(wildcard test/unit/test_*.c))
+
+test/unit/bin-san/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
+	@mkdir -p test/unit/bin-san
+	$(CC) $(UNIT_SAN_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+
+.PHONY: unit-san
+unit-san: $(UNIT_SAN_TESTS)
+	@rc=0; for t in $(UNIT_SAN_TESTS); do echo "# $$t"; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t || rc=1; done; exit $$rc
+
+EXTRA_CLEAN = test/unit/bin test/unit/bin-san test/fuzz/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
 
 # ---- benchmarks of the core (no server): bench/gum_bench.c ----
 bench/bin/%: bench/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)

@@ -148,8 +148,13 @@ dp_int_equal_edges(int64_t lower, int64_t upper, uint32_t nbins, int64_t *out)
 	k = (uint64_t) (upper - lower) + 1;
 	if (k < nbins)
 		return -1;
+	/*
+	 * k can be 2^63 (lower = -LIMIT, upper = LIMIT - 1), so the offset ceil(i * k / nbins) does
+	 * not fit in int64 for i = nbins: add it in unsigned arithmetic; the sum is at most upper + 1.
+	 */
 	for (uint32_t i = 0; i <= nbins; i++)
-		out[i] = lower + (int64_t) (((unsigned __int128) i * k + nbins - 1) / nbins);
+		out[i] = (int64_t) ((uint64_t) lower +
+							(uint64_t) (((unsigned __int128) i * k + nbins - 1) / nbins));
 	return 0;
 }
 

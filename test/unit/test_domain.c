@@ -130,6 +130,12 @@ test_int_bins(void)
 	unit_check(init_int_bins(&d, 0, 5, 0, false) == -1, "zero bins refused");
 	unit_check(init_int_bins(&d, -(INT64_C(1) << 53), INT64_C(1) << 53, 65535, false) == 0 &&
 			   dp_encode_int(&d, 0) == 32767, "huge range: middle value in the middle bin");
+	/* the widest range accepted: 2^63 values, one more than int64 can count (the fuzzer's find) */
+	unit_check(dp_int_equal_edges(-(INT64_C(1) << 62), (INT64_C(1) << 62) - 1, 3, iedges) == 0 &&
+			   iedges[0] == -(INT64_C(1) << 62) && iedges[3] == (INT64_C(1) << 62) &&
+			   iedges[1] < iedges[2] && iedges[2] < iedges[3], "2^63 values in 3 bins: edges increase, end at upper + 1");
+	unit_check(dp_int_equal_edges(-(INT64_C(1) << 62) - 1, 0, 3, iedges) == -1 &&
+			   dp_int_equal_edges(0, INT64_C(1) << 62, 3, iedges) == -1, "bounds beyond 2^62 refused");
 }
 
 static void

@@ -5,6 +5,7 @@
  * real data is test/script/11_evaluate_adult.sh (and bench/eval_csv on every dataset).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,85 @@ test_quantile_auc(void)
 	unit_check(isnan(dp_eval_auc(s, y, 2, malloc, free)), "one class only: undefined");
 }
 
+/*
+ * The evaluator's memory belongs to its caller's memory context (PostgreSQL frees it as a whole;
+ * dp_eval_free returns only the big arrays).  The tests give it the same: an arena of every block
+ * it allocates, freed after each table (so LeakSanitizer, make unit-san, sees no leak).
+ */
+typedef union arena_hdr
+{
+	struct
+	{
+		union arena_hdr *prev,
+				   *next;
+	}			l;
+	max_align_t align;
+} arena_hdr;
+
+static arena_hdr arena = {.l = {&arena, &arena}};
+
+static void
+arena_link(arena_hdr *b)
+{
+	b->l.prev = &arena;
+	b->l.next = arena.l.next;
+	arena.l.next->l.prev = b;
+	arena.l.next = b;
+}
+
+static void
+arena_unlink(arena_hdr *b)
+{
+	b->l.prev->l.next = b->l.next;
+	b->l.next->l.prev = b->l.prev;
+}
+
+static void *
+arena_alloc(size_t n)
+{
+	arena_hdr  *b = malloc(sizeof(arena_hdr) + n);
+
+	if (!b)
+		return NULL;
+	arena_link(b);
+	return b + 1;
+}
+
+static void *
+arena_realloc(void *p, size_t n)
+{
+	arena_hdr  *b,
+			   *nb;
+
+	if (!p)
+		return arena_alloc(n);
+	b = (arena_hdr *) p - 1;
+	arena_unlink(b);
+	nb = realloc(b, sizeof(arena_hdr) + n);
+	arena_link(nb ? nb : b);	/* on failure the old block stays, as realloc leaves it */
+	return nb ? nb + 1 : NULL;
+}
+
+static void
+arena_free(void *p)
+{
+	if (p)
+	{
+		arena_unlink((arena_hdr *) p - 1);
+		free((arena_hdr *) p - 1);
+	}
+}
+
+/* dp_eval_free, then the rest of the arena, as a memory context's reset */
+static void
+eval_free_all(dp_eval *e)
+{
+	if (e)
+		dp_eval_free(e);
+	while (arena.l.next != &arena)
+		arena_free(arena.l.next + 1);
+}
+
 static int
 cancel_now(void *arg)
 {
@@ -114,34 +194,35 @@ test_small_tables(void)
 			   *alternating[4] = {"a", "b", "a", "b"};
 	dp_eval_result r;
 	dp_eval    *e;
-	dp_eval_hooks cancel = {NULL, NULL, NULL, cancel_now, NULL};
+	dp_eval_hooks plain = {arena_alloc, arena_realloc, arena_free, NULL, NULL},
+				cancel = {arena_alloc, arena_realloc, arena_free, cancel_now, NULL};
 	int			rc;
 
-	e = two_columns(real, 60, real, 60, 0, NULL);
+	e = two_columns(real, 60, real, 60, 0, &plain);
 	rc = dp_eval_run(e, -1, &r);
 	unit_check(rc == 0 && r.tvd1 == 0 && r.tvd2 == 0 && r.range_error == 0 && r.copy_rate == 1 && r.dcr_p5 == 0,
 			   "a copy: every TVD and the range error 0, every row a copy at distance 0");
 	unit_check(rc == 0 && r.cols[1].numeric && r.cols[1].bins == 20 && !r.cols[0].numeric,
 			   "n (30 distinct integers) is numeric with 20 bins, g categorical");
-	dp_eval_free(e);
-	e = two_columns(real, 60, alternating, 60, 0, NULL);
+	eval_free_all(e);
+	e = two_columns(real, 60, alternating, 60, 0, &plain);
 	rc = dp_eval_run(e, -1, &r);
 	unit_check(rc == 0 && r.tvd1 == 0 && r.tvd2 > 0.1 && r.copy_rate == 1 && r.dcr_p5 == 0,
 			   "g a a b b against a b a b: the same 1-way marginals, other 2-way ones (tvd2 %g); yet every row is one of the real rows (copies %g)",
 			   r.tvd2, r.copy_rate);
-	dp_eval_free(e);
-	e = two_columns(real, 4, synth, 4, 0, NULL);
+	eval_free_all(e);
+	e = two_columns(real, 4, synth, 4, 0, &plain);
 	/* synthetic g: a, b (stripped), 'b.0' (a new label: other), NULL (missing: a new label) */
 	rc = dp_eval_run(e, -1, &r);
 	unit_check(rc == 0 && fabs(r.cols[0].tvd1 - 0.5) < 1e-15 && r.cols[0].size == 3,
 			   "g: real a a b b, synthetic a b other other: tvd1 1/2 over codes a, b, other (got %g)", r.cols[0].tvd1);
-	dp_eval_free(e);
+	eval_free_all(e);
 	e = two_columns(real, 4, synth, 4, 0, &cancel);
 	unit_check(dp_eval_run(e, -1, &r) == -2, "a progress callback that cancels stops the run");
-	dp_eval_free(e);
-	e = two_columns(real, 4, real, 0, 0, NULL);
+	eval_free_all(e);
+	e = two_columns(real, 4, real, 0, 0, &plain);
 	unit_check(dp_eval_run(e, -1, &r) == -3, "an empty synthetic table is refused");
-	dp_eval_free(e);
+	eval_free_all(e);
 }
 
 int
