@@ -1217,7 +1217,8 @@ start_rows(gum *g, uint32_t m)
  * positions, swaps of two positions of different groups (an empty position is a column of no
  * marginal) while one lowers the sum, over the component's marginals, of the groups each reads
  * (first improvement, a bounded number of pair evaluations).  Deterministic; it decides where the
- * codes are stored, never what they are.
+ * codes are stored, never what they are.  Returns 0, -2 (out of memory) or -1 (cancelled at a
+ * heartbeat; what it allocated goes with the run's, as every early return's).
  */
 static int
 group_columns(gum *g, uint32_t comp, uint32_t k, uint32_t ngr, uint32_t S, uint32_t *lay)
@@ -1253,6 +1254,11 @@ group_columns(gum *g, uint32_t comp, uint32_t k, uint32_t ngr, uint32_t S, uint3
 	{
 		better = false;
 		for (uint32_t p1 = 0; p1 < P && budget > 0; p1++)
+		{
+			/* up to 50M marginal evaluations in all: a heartbeat per position, so that a
+			 * cancel never waits for them */
+			if (heartbeat(g) != 0)
+				return -1;
 			for (uint32_t p2 = (p1 / S + 1) * S; p2 < P && budget > 0; p2++)
 			{
 				uint32_t	x = occ[p1],
@@ -1308,6 +1314,7 @@ group_columns(gum *g, uint32_t comp, uint32_t k, uint32_t ngr, uint32_t S, uint3
 					better = true;
 				}
 			}
+		}
 	}
 	gfree(g, inc);
 	gfree(g, occ);
@@ -1760,9 +1767,12 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 			{
 				uint32_t	ngr = g->cgrp_off[comp + 1] - g->cgrp_off[comp],
 						   *lay = galloc(g, sizeof(uint32_t) * k);
+				int			grc;
 
-				if (lay == NULL || group_columns(g, comp, k, ngr, S, lay) != 0)
+				if (lay == NULL)
 					return -2;
+				if ((grc = group_columns(g, comp, k, ngr, S, lay)) != 0)
+					return grc; /* -2, or -1: cancelled */
 				/* group by group, a block of rows at a time (the block's slice stays in cache) */
 				for (uint32_t q = 0; q < ngr; q++)
 				{
