@@ -73,7 +73,7 @@
 #define GUM_PREFETCH	16		/* moves ahead whose rows are prefetched */
 #define GUM_PREFETCH_MIN_BYTES (1u << 20)	/* ... when the working table is larger than this */
 #define GUM_LAZY_MARGIN 1.5		/* lazy counting only where it saves a third at least */
-#ifndef GUM_GROUP_MIN_COLS		/* (a test build may raise it to compare with column-major) */
+#ifndef GUM_GROUP_MIN_COLS		/* (a benchmark build may change it) */
 #define GUM_GROUP_MIN_COLS 24	/* grouped layout: components of this many columns at least */
 #endif
 #define GUM_GROUP_MAX_BYTES 32	/* ... in groups of at most this many columns (bytes to a row) */
@@ -1734,7 +1734,7 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 
 		g->cgrp_off[comp] = ngrp;
 		g->cstride[comp] = 1;
-		if (g->narrow && k >= GUM_GROUP_MIN_COLS)
+		if (g->narrow && k >= GUM_GROUP_MIN_COLS && prm->layout != DP_GUM_LAYOUT_COLUMN_MAJOR)
 		{
 			g->cstride[comp] = (k + ngr - 1) / ngr;
 			ngrp += ngr;

@@ -107,6 +107,12 @@ typedef struct dp_gum_params
 	 */
 	int			counting;
 	/*
+	 * Where the working table keeps a wide component's codes (dp_gum.c, "Grouped layout"): AUTO
+	 * (the default) groups them when the component is wide; COLUMN_MAJOR never does.  The rows
+	 * produced do not depend on it; it exists so that the tests compare the two layouts.
+	 */
+	int			layout;
+	/*
 	 * A warm start (NULL: none): when it has ncols columns and 0 < m < 2^32 rows, the core
 	 * columns start from its rows instead of the independent fill of step 2 (the peeled ones are
 	 * appended as always).  With m == n row i is start row i (dp_adaptive.c re-estimates after
@@ -133,6 +139,9 @@ typedef struct dp_gum_params
 #define DP_GUM_COUNT_AUTO			0
 #define DP_GUM_COUNT_INCREMENTAL	1
 #define DP_GUM_COUNT_LAZY			2
+
+#define DP_GUM_LAYOUT_AUTO			0
+#define DP_GUM_LAYOUT_COLUMN_MAJOR	1
 
 void		dp_gum_default_params(dp_gum_params *p);
 
