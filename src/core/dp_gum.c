@@ -73,9 +73,7 @@
 #define GUM_PREFETCH	16		/* moves ahead whose rows are prefetched */
 #define GUM_PREFETCH_MIN_BYTES (1u << 20)	/* ... when the working table is larger than this */
 #define GUM_LAZY_MARGIN 1.5		/* lazy counting only where it saves a third at least */
-#ifndef GUM_GROUP_MIN_COLS		/* (a benchmark build may change it) */
 #define GUM_GROUP_MIN_COLS 24	/* grouped layout: components of this many columns at least */
-#endif
 #define GUM_GROUP_MAX_BYTES 32	/* ... in groups of at most this many columns (bytes to a row) */
 
 #define CELL_EQ		0

@@ -126,7 +126,7 @@ for f in $(seq 1 $FAULTS); do
 			echo "# fault $f: the call committed before the fault; only its reply was lost"
 			is "$(q $DB "SELECT count(*) > 0 FROM loot.f$f")" t "fault $f: a table left behind is a committed, whole one"
 		else
-			ok 0 "fault $f: no synthetic table was left behind"
+			echo "# fault $f: no reply and no synthetic table: the call rolled back"
 		fi
 	fi
 done

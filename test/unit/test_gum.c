@@ -673,10 +673,10 @@ cancel_progress(void *arg, uint32_t iter, uint32_t iters, double err)
 
 /*
  * The same on a component wide enough for the grouped layout (26 columns of 8-bit codes, each
- * paired with the two before it: one component, GUM_GROUP_MIN_COLS 24), in quick mode too: every allocation made to
- * fail in turn, then every progress call made to cancel in turn, on 1 and 2 threads (70,000
- * rows: two parts; quick mode, for valgrind: 3,000 rows, one thread).  Each returns -2 or -1
- * with nothing leaked and out emptied.
+ * paired with the two before it: one component, GUM_GROUP_MIN_COLS 24), in quick mode too:
+ * every allocation made to fail in turn, then every progress call made to cancel in turn, on 1
+ * and 2 threads (70,000 rows: two parts; quick mode, for valgrind: 3,000 rows, one thread).
+ * Each returns -2 or -1 with nothing leaked and out emptied.
  */
 static void
 test_alloc_failures_wide(void)
