@@ -333,11 +333,12 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	if (c->verbose && c->adaptive)
 		ereport(NOTICE,
 				(c->astats.focus_pairs > 0 ?
-				 errmsg("%u pairs measured for focus, then %u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
+				 errmsg("%u pairs measured for focus, then %u rounds (%u anneals) over %u candidates and %u triples added in the rounds, %u marginals measured besides the one-way ones (%u triples)",
 						c->astats.focus_pairs, c->astats.rounds, c->astats.anneals, c->astats.candidates,
-						c->res.n_kway) :
-				 errmsg("%u rounds (%u anneals) over %u candidates, %u marginals measured besides the one-way ones",
-						c->astats.rounds, c->astats.anneals, c->astats.candidates, c->res.n_kway),
+						c->astats.triples, c->res.n_kway, c->astats.triples_measured) :
+				 errmsg("%u rounds (%u anneals) over %u candidates and %u triples added in the rounds, %u marginals measured besides the one-way ones (%u triples)",
+						c->astats.rounds, c->astats.anneals, c->astats.candidates, c->astats.triples,
+						c->res.n_kway, c->astats.triples_measured),
 				 errdetail("The synthetic rows were drawn %s.", c->astats.final_warm ?
 						   "starting from the last round's estimate" :
 						   "from an independent start"),

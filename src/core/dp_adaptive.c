@@ -18,7 +18,7 @@
 #define MEASURE_SHARE	0.9		/* AIM: of a round's cost, the rest selects */
 #define SCORE_UNITS		1024	/* scores on a grid of 1/1024 */
 /*
- * Sensitivity of a pair's integer score, in grid units: one row moves one exact count by 1, so
+ * Sensitivity of a pair's or a triple's integer score, in grid units: one row moves one exact count by 1, so
  * sum |x - y| moves by at most 1 (1024 units); every term is computed in double (x < 2^32 is exact,
  * the subtraction errs by at most 2^-21, i.e. 2^-11 units) and rounded to the nearest unit, which
  * adds at most 1 unit to the change of the one term that moved (the others are computed from the
@@ -62,7 +62,7 @@ dp_adaptive_rare_threshold(double rho, uint32_t d)
 typedef struct Cand
 {
 	uint32_t	nattrs;
-	uint32_t	attrs[2];
+	uint32_t	attrs[3];
 	uint64_t	cells;
 	uint64_t	offset;			/* into the exact counts */
 	int32_t		meas;			/* index of its measurement in margs, -1 if none */
@@ -78,9 +78,10 @@ cmp_cells(const void *a, const void *b)
 		return x->cells < y->cells ? -1 : 1;
 	if (x->nattrs != y->nattrs)
 		return x->nattrs < y->nattrs ? -1 : 1;
-	if (x->attrs[0] != y->attrs[0])
-		return x->attrs[0] < y->attrs[0] ? -1 : 1;
-	return x->attrs[1] < y->attrs[1] ? -1 : (x->attrs[1] > y->attrs[1]);
+	for (uint32_t k = 0; k < x->nattrs; k++)
+		if (x->attrs[k] != y->attrs[k])
+			return x->attrs[k] < y->attrs[k] ? -1 : 1;
+	return 0;
 }
 
 static inline uint64_t
@@ -88,7 +89,10 @@ cand_index(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint64_t i)
 {
 	if (cd->nattrs == 1)
 		return t->col[cd->attrs[0]][i];
-	return (uint64_t) t->col[cd->attrs[0]][i] * sizes[cd->attrs[1]] + t->col[cd->attrs[1]][i];
+	if (cd->nattrs == 2)
+		return (uint64_t) t->col[cd->attrs[0]][i] * sizes[cd->attrs[1]] + t->col[cd->attrs[1]][i];
+	return ((uint64_t) t->col[cd->attrs[0]][i] * sizes[cd->attrs[1]] + t->col[cd->attrs[1]][i]) * sizes[cd->attrs[2]] +
+		t->col[cd->attrs[2]][i];
 }
 
 /*
@@ -107,7 +111,7 @@ cand_count(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint32_t *x
 	uint64_t	n = t->nrows,
 				cells = cd->cells;
 
-	if (cells > LANE_CELLS)
+	if (cells > LANE_CELLS || cd->nattrs > 2)
 	{
 		memset(x, 0, sizeof(uint32_t) * cells);
 		for (uint64_t i = 0; i < n; i++)
@@ -231,7 +235,7 @@ bits_alloc(Bits *bits, uint32_t d, const uint32_t *sizes, uint64_t m)
 static bool
 bits_usable(const Bits *bits, const Cand *cd)
 {
-	return bits && bits->w && cd->cells <= BIT_CELLS && bits->off[cd->attrs[0]] != UINT64_MAX &&
+	return bits && bits->w && cd->nattrs <= 2 && cd->cells <= BIT_CELLS && bits->off[cd->attrs[0]] != UINT64_MAX &&
 		(cd->nattrs == 1 || bits->off[cd->attrs[1]] != UINT64_MAX);
 }
 
@@ -291,7 +295,7 @@ dp_adaptive_bits_check(const dp_codes *t, const uint32_t *sizes)
 		for (uint32_t a = 0; a < t->ncols; a++)
 			for (uint32_t b = a; b < t->ncols; b++)
 			{
-				Cand		cd = {a == b ? 1 : 2, {a, b}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1};
+				Cand		cd = {a == b ? 1 : 2, {a, b, 0}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1};
 
 				if (!bits_usable(&bits, &cd))
 					continue;
@@ -332,6 +336,26 @@ count_worker(void *arg)
 	for (uint32_t k = c->k0; k < c->k1; k += c->step)
 		cand_count(&c->cand[k], c->t, c->sizes, c->counts + c->cand[k].offset, c->lane);
 	return NULL;
+}
+
+/* The exact counts of candidates [r0, r1) in table t, over at most nthreads threads (each
+ * candidate's slice written by one thread: the same counts whatever the number of threads);
+ * lanes: nthreads lane buffers (each LANES * LANE_CELLS), taken from the scorers. */
+static void
+count_cands(const Cand *cand, uint32_t r0, uint32_t r1, uint32_t *counts, const dp_codes *t,
+			const uint32_t *sizes, uint32_t *const *lanes, uint32_t nthreads)
+{
+	uint32_t	T;
+	Counter		counters[DP_GUM_MAX_THREADS];
+
+	if (r1 <= r0)
+		return;
+	T = (uint64_t) (r1 - r0) * t->nrows >= SCORE_THREAD_WORK ? nthreads : 1;
+	if (T > r1 - r0)
+		T = r1 - r0;
+	for (uint32_t k = 0; k < T; k++)
+		counters[k] = (Counter) {cand, r0 + k, r1, T, counts, t, sizes, lanes[k]};
+	dp_run_parallel(count_worker, counters, sizeof(Counter), T);
 }
 
 /* The estimate's counts of candidate cd, scaled to total (y); cnt: cd->cells of scratch; bits:
@@ -514,7 +538,7 @@ score_worker(void *arg)
 		for (uint64_t q = 0; q < ck->cells; q++)
 			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
 		bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
-		s->score[k] = ck->nattrs == 2 ? e - bias : (e - bias) / 2;
+		s->score[k] = ck->nattrs >= 2 ? e - bias : (e - bias) / 2;
 	}
 	return NULL;
 }
@@ -595,6 +619,81 @@ final_from_estimate(uint64_t m, uint64_t n)
 		(double) m >= 0.95 * (double) n && (double) m <= 1.25 * (double) n;
 }
 
+/*
+ * Triple candidates (dp_adaptive.h, step 2c): pair {a, b} was just measured for the first time;
+ * every triple {a, b, c} with {a, c} or {b, c} measured before becomes a candidate, while there are
+ * fewer than tr->max of them and it has at most DP_ADAPTIVE_TRIPLE_CELLS cells (and the exact
+ * counts stay within DP_ADAPTIVE_MAX_TOTAL cells).  Appended to cand with their slices of counts
+ * (grown); the caller counts them.  Which triples: a function of the released selections and the
+ * public sizes only.  Returns -1 when counts could not grow.
+ */
+typedef struct Triples
+{
+	uint8_t    *pair_measured;	/* d x d */
+	uint32_t	first,			/* cand[first..]: the triples */
+				n,
+				max;
+	uint64_t	cap;			/* cells allocated in counts */
+} Triples;
+
+static int
+add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_t *ncand, uint32_t **counts,
+			uint64_t *totcells, const uint32_t *sizes)
+{
+	tr->pair_measured[(size_t) a * d + b] = tr->pair_measured[(size_t) b * d + a] = 1;
+	for (uint32_t c = 0; c < d && tr->n < tr->max; c++)
+	{
+		uint32_t	t[3];
+		uint64_t	cells;
+		bool		known = false;
+		Cand	   *cd;
+
+		if (c == a || c == b || !(tr->pair_measured[(size_t) a * d + c] || tr->pair_measured[(size_t) b * d + c]))
+			continue;
+		t[0] = a < b ? a : b;
+		t[2] = a < b ? b : a;
+		t[1] = c;
+		if (c < t[0])
+		{
+			t[1] = t[0];
+			t[0] = c;
+		}
+		else if (c > t[2])
+		{
+			t[1] = t[2];
+			t[2] = c;
+		}
+		cells = (uint64_t) sizes[t[0]] * sizes[t[1]] * sizes[t[2]];
+		if (cells > DP_ADAPTIVE_TRIPLE_CELLS || *totcells + cells > DP_ADAPTIVE_MAX_TOTAL)
+			continue;
+		for (uint32_t k = tr->first; k < *ncand && !known; k++)
+			known = cand[k].attrs[0] == t[0] && cand[k].attrs[1] == t[1] && cand[k].attrs[2] == t[2];
+		if (known)
+			continue;
+		if (*totcells + cells > tr->cap)
+		{
+			/* grown by half at least: a few reallocations per run, not one per triple */
+			uint64_t	cap = tr->cap + tr->cap / 2;
+			uint32_t   *grown;
+
+			if (cap < *totcells + cells)
+				cap = *totcells + cells;
+			if (cap > DP_ADAPTIVE_MAX_TOTAL)
+				cap = DP_ADAPTIVE_MAX_TOTAL;
+			grown = dp_realloc(*counts, sizeof(uint32_t) * cap);
+			if (!grown)
+				return -1;
+			*counts = grown;
+			tr->cap = cap;
+		}
+		cd = &cand[(*ncand)++];
+		*cd = (Cand) {3, {t[0], t[1], t[2]}, cells, *totcells, -1};
+		*totcells += cells;
+		tr->n++;
+	}
+	return 0;
+}
+
 #define PROGRESS(phase, frac) \
 	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
@@ -639,6 +738,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	double		t0;
 	int			rc = 0;
 	bool		merged_ok = false;
+	Triples		tr = {0};
+	uint32_t   *lanes[DP_GUM_MAX_THREADS];
+	uint32_t   *newpairs = NULL,
+				nnew;
 
 	memset(out, 0, sizeof(*out));
 	dp_clear_error();
@@ -649,7 +752,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	if (data->nrows >= ((uint64_t) 1 << 31))
 		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
 	maxcand = d + (d * (d - 1)) / 2;
-	/* the measured marginals: the d one-way ones, then one per measured pair at most */
+	tr.max = DP_ADAPTIVE_TRIPLES_PER_COL * d;
+	maxcand += tr.max;
+	/* the measured marginals: the d one-way ones, then one per measured pair or triple at most */
 	margs = dp_zalloc(sizeof(dp_marg) * maxcand);
 	cand = dp_zalloc(sizeof(Cand) * maxcand);
 	if (!margs || !cand)
@@ -698,7 +803,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		/* smallest first until the total is reached; columns always fit (their cells < 2^16 each) */
 		for (uint32_t r = 0; r < ncand; r++)
 		{
-			if (cand[r].nattrs == 2 && totcells + cand[r].cells > DP_ADAPTIVE_MAX_TOTAL)
+			if (cand[r].nattrs >= 2 && totcells + cand[r].cells > DP_ADAPTIVE_MAX_TOTAL)
 				continue;
 			cand[r].offset = totcells;
 			totcells += cand[r].cells;
@@ -709,11 +814,14 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		ncand = keep;
 	}
 	st.candidates = ncand;
+	tr.first = ncand;
+	if (maxcells < DP_ADAPTIVE_TRIPLE_CELLS)
+		maxcells = DP_ADAPTIVE_TRIPLE_CELLS;	/* a triple's estimate and its counts before a round */
 	counts = dp_zalloc(sizeof(uint32_t) * totcells);
 	y = dp_zalloc(sizeof(double) * maxcells);
 	lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 	ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
-	score = dp_zalloc(sizeof(int64_t) * ncand);
+	score = dp_zalloc(sizeof(int64_t) * maxcand);
 	nthreads = p->gum.threads < 1 ? 1 : p->gum.threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : p->gum.threads;
 	scorers = dp_zalloc(sizeof(Scorer) * nthreads);
 	if (!counts || !y || !lanebuf || !ycnt || !score || !scorers)
@@ -732,6 +840,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		s->lane = t == 0 ? lanebuf : dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 		if (!s->y || !s->ycnt || !s->lane)
 			FAIL(dp_nomem("could not allocate a scoring thread's buffers"));
+		lanes[t] = s->lane;
 	}
 	/*
 	 * The exact counts, COUNT_CHUNK candidates at a time over nthreads threads (each candidate's
@@ -742,20 +851,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		cand[r].meas = cand[r].nattrs == 1 ? (int32_t) cand[r].attrs[0] : -1;
 	for (uint32_t r0 = 0; r0 < ncand; r0 += COUNT_CHUNK)
 	{
-		uint32_t	r1 = r0 + COUNT_CHUNK < ncand ? r0 + COUNT_CHUNK : ncand;
-		uint32_t	T = (uint64_t) (r1 - r0) * merged.nrows >= SCORE_THREAD_WORK ? nthreads : 1;
-		Counter		counters[DP_GUM_MAX_THREADS];
-
-		if (T > r1 - r0)
-			T = r1 - r0;
-		for (uint32_t t = 0; t < T; t++)
-			counters[t] = (Counter) {cand, r0 + t, r1, T, counts, &merged, out->merged_sizes, scorers[t].lane};
-		dp_run_parallel(count_worker, counters, sizeof(Counter), T);
+		count_cands(cand, r0, r0 + COUNT_CHUNK < ncand ? r0 + COUNT_CHUNK : ncand, counts, &merged,
+					out->merged_sizes, lanes, nthreads);
 		PROGRESS(DP_PHASE_SELECT, 0);
 	}
-	/* the exact counts now hold all the private data the rounds need */
-	dp_codes_free(&merged);
-	merged_ok = false;
 
 	/* ---- 3. rounds ---- */
 	R = p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
@@ -779,6 +878,31 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 	if (rc != 0)
 		goto done;
+	/*
+	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:
+	 * a function of the released total); then the focus pairs' triples.
+	 */
+	if (synth.nrows >= DP_ADAPTIVE_SYNTH_ROWS)
+	{
+		tr.max = 0;
+		/* no more exact counts to take: the private data the rounds need is in counts */
+		dp_codes_free(&merged);
+		merged_ok = false;
+	}
+	else
+	{
+		tr.cap = totcells;
+		tr.pair_measured = dp_zalloc((size_t) d * d);
+		if (!tr.pair_measured)
+			FAIL(dp_nomem("could not allocate the adaptive method's triple candidates"));
+	}
+	for (uint32_t k = 0; k < ncand && tr.max > 0; k++)
+		if (cand[k].nattrs == 2 && cand[k].meas >= 0 &&
+			add_triples(&tr, d, cand[k].attrs[0], cand[k].attrs[1], cand, &ncand, &counts, &totcells,
+						out->merged_sizes) != 0)
+			FAIL(dp_nomem("could not allocate a triple's exact counts"));
+	if (tr.n > 0)
+		count_cands(cand, ncand - tr.n, ncand, counts, &merged, out->merged_sizes, lanes, nthreads);
 	/* the estimates' bit sets: every later estimate has the first one's rows (a warm start) */
 	if (have_popcnt())
 	{
@@ -790,9 +914,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		batch = ncand;
 	picked = dp_zalloc(sizeof(uint32_t) * batch);
 	zbuf = dp_zalloc(sizeof(double) * batch * maxcells);
-	sub = dp_zalloc(sizeof(int64_t) * ncand);
-	subidx = dp_zalloc(sizeof(uint32_t) * ncand);
-	if (!picked || !zbuf || !sub || !subidx)
+	sub = dp_zalloc(sizeof(int64_t) * maxcand);
+	subidx = dp_zalloc(sizeof(uint32_t) * maxcand);
+	newpairs = dp_zalloc(sizeof(uint32_t) * batch);
+	if (!picked || !zbuf || !sub || !subidx || !newpairs)
 		FAIL(dp_nomem("could not allocate the rounds' selection buffers"));
 	for (;;)
 	{
@@ -838,11 +963,13 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 				s->bits = bitsp;
 				s->total = total;
 				s->sigma = sigma;
+				s->counts = counts;
 			}
 			dp_run_parallel(score_worker, scorers, sizeof(Scorer), T);
 		}
 
 		/* select and measure the batch, one exponential mechanism each, without repeats */
+		nnew = 0;
 		for (uint32_t b = 0; b < batch; b++)
 		{
 			uint32_t	nsub = 0,
@@ -875,10 +1002,22 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			est_counts(cd, &synth, bitsp, out->merged_sizes, total, zbuf + (size_t) b * maxcells, ycnt, lanebuf);
 
 			/* c. measure */
+			if (cd->nattrs == 2 && cd->meas < 0)
+				newpairs[nnew++] = r;
 			if (measure(cd, x, out->merged_sizes, &g, rho_t, margs, &nmargs) != 0)
 				FAIL(dp_nomem("could not allocate a measured marginal"));
 		}
 		st.rounds++;
+		if (tr.n < tr.max)
+		{
+			uint32_t	k0 = ncand;
+
+			for (uint32_t e = 0; e < nnew; e++)
+				if (add_triples(&tr, d, cand[newpairs[e]].attrs[0], cand[newpairs[e]].attrs[1], cand, &ncand, &counts,
+								&totcells, out->merged_sizes) != 0)
+					FAIL(dp_nomem("could not allocate a triple's exact counts"));
+			count_cands(cand, k0, ncand, counts, &merged, out->merged_sizes, lanes, nthreads);
+		}
 
 		/* a. the next estimate; d. anneal */
 		zb_total = total;
@@ -907,6 +1046,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		}
 	}
 	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
+	/* the rounds are over: no more exact counts to take */
+	if (merged_ok)
+		dp_codes_free(&merged);
+	merged_ok = false;
 
 	/* ---- 4. the final model ---- */
 	t0 = dp_now();
@@ -914,6 +1057,9 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	out->total = dp_consist(margs, nmargs, 100);
 	if (out->total < 0)
 		FAIL(-2);				/* dp_consist said why */
+	st.triples = tr.n;
+	for (uint32_t k = d; k < nmargs; k++)
+		st.triples_measured += margs[k].nattrs == 3;
 	out->margs = margs;
 	out->nmargs = nmargs;
 	out->n_kway = nmargs - d;
@@ -962,6 +1108,8 @@ done:
 		dp_free(margs);
 	}
 	dp_free(cand);
+	dp_free(tr.pair_measured);
+	dp_free(newpairs);
 	dp_free(bits.off);
 	dp_free(bits.w);
 	dp_free(counts);

@@ -25,6 +25,27 @@
  *      and the sizes), each with the rounds' starting rho_t = 0.9 R / T, or with R / (2 F) each
  *      if the F pairs would cost more than R / 2 that way.  Their cost comes out of R; the rounds
  *      then spend what is left, and may select these pairs again.
+ *   2c. Triples, added in the rounds, only when the rounds' estimates hold every row (the first
+ *      estimate has fewer than DP_ADAPTIVE_SYNTH_ROWS rows: a function of the released total):
+ *      when a pair {a, b} is measured for the first time, every triple {a, b, c} with {a, c} or
+ *      {b, c} measured before becomes a candidate (weight 1, like a pair), its exact counts taken
+ *      then, one pass over the merged table per triple, while there are fewer than
+ *      DP_ADAPTIVE_TRIPLES_PER_COL * d triples and the triple has at most DP_ADAPTIVE_TRIPLE_CELLS
+ *      cells (the focus pairs count as measured).  Which triples: a function of the released
+ *      selections and the public sizes.  Pairs miss what only a third column shows: a target
+ *      that depends on two columns jointly, or c = a XOR b, where every pair is independent
+ *      (test_adaptive.c).  Measured at epsilon 1 against the same code without triples
+ *      (bench/RESULTS.md, "Triple candidates", 6 runs against 3), tvd2 / tvd3 / range / AUC:
+ *      star .126 / .248 / .0037 / .947 against .126 / .253 / .0039 / .949, arrests .033 / .069
+ *      / .0022 / .664 against .035 / .071 / .0024 / .640, smokeban .019 / .041 / .0011 / .623
+ *      against .020 / .042 / .0013 / .631.  With capped estimates the scores mislead: a triple
+ *      of up to 4,096 cells over 8,192 estimate rows has many cells the estimate leaves empty,
+ *      whose sampling error the floor (step b, v = 0 at y = 0) does not discount, so triples
+ *      were selected for that error.  Adult repeated 31 times (1M rows) measured 10-13 triples
+ *      of 30 marginals and lost (dp_evaluate, 3 runs: tvd2 .029-.031 against .021-.022, tvd3
+ *      .061-.064 against .048-.050); Adult itself (s = 4) lost a little (tvd2 .037 against
+ *      .035); diamonds (s = 4.4) gained AUC (.863 against .854) at the same distances.  Requiring
+ *      all three pairs measured was no better on any table; 32 d triples no better than 8 d.
  *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R: T = 16 d selections; every
  *      selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T and
  *      eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  A round selects and measures a batch of
@@ -107,7 +128,8 @@
  * Privacy: 0.25 rho (step 1) + the rounds' costs, which add up to exactly R = 0.75 rho by the
  * schedule (the last round takes the remainder; every cost is rounded down, never up, where it is
  * computed from the remainder).  Selection, measurement and the rounds' estimates read the private
- * table only through the exact counts x_r, each time through a mechanism: the exponential
+ * table only through the exact counts x_r (a triple's taken when it becomes a candidate; which
+ * triples is post-processing of the selections), each time through a mechanism: the exponential
  * mechanism (scores) and the Gaussian (measurements); everything else is a function of released
  * values and public facts.  Adaptive composition of zCDP mechanisms adds their rho.
  */
@@ -123,6 +145,8 @@
 #define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
 #define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
+#define DP_ADAPTIVE_TRIPLES_PER_COL 8		/* triple candidates (step 2c): at most 8 d */
+#define DP_ADAPTIVE_TRIPLE_CELLS 4096		/* ... of at most this many cells each */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
@@ -172,6 +196,8 @@ typedef struct dp_adaptive_stats
 	double		rho_select;		/* on the exponential mechanisms */
 	double		rho_measure;	/* on the rounds' measurements (the focus pairs' included) */
 	uint32_t	focus_pairs;	/* pairs measured for p->focus before the rounds */
+	uint32_t	triples;		/* triples that became candidates in the rounds */
+	uint32_t	triples_measured;	/* ... and were measured */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
 } dp_adaptive_stats;
 

@@ -100,8 +100,10 @@ typedef struct dp_privsyn_params
 	/*
 	 * NULL, or the run's own data table, which the run may then take over (the caller keeps only
 	 * an empty table, which dp_codes_free accepts): its codes are recoded in place to the merged
-	 * codes instead of into a copy, and freed as soon as the exact counts are taken.  At 10M rows
-	 * of 15 columns this is 300 MB less at the peak.
+	 * codes instead of into a copy, and freed as soon as no more exact counts are taken (the
+	 * adaptive method: after its rounds when they count triples, which only tables of fewer than
+	 * DP_ADAPTIVE_SYNTH_ROWS rows do).  At 10M rows of 15 columns this is 300 MB less at the
+	 * peak.
 	 */
 	dp_codes   *consume;
 	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */

@@ -9,6 +9,8 @@
  *   independent columns are (a quality bar with a wide margin for the noise);
  * - focus: every pair with a focus column is measured before the rounds, the budget still adds up
  *   to rho (with the focus pairs' cost capped at half the rounds' share when there are many);
+ * - triples: c = a XOR b, a relation no pair shows, is kept once the triple becomes a candidate
+ *   (and fails without triples: about half the rows); the triple cap and the budget hold;
  * - edge cases: an empty table, a single column, one row;
  * - the estimate's resolution (score floor, anneal bar): AIM's sqrt(2/pi) sigma per cell when the
  *   estimate is exact or holds every row, and its churn term equal to the simulated L1 distance
@@ -217,6 +219,9 @@ test_focus_cap(void)
 	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0 && st.focus_pairs == D * (D - 1) / 2 && res.n_kway >= st.focus_pairs,
 			   "focus on all 40 columns: %u pairs measured", st.focus_pairs);
+	unit_check(rc == 0 && st.triples == DP_ADAPTIVE_TRIPLES_PER_COL * D,
+			   "every pair measured (3,000 rows: the estimates hold every row): the triples stop at the cap, %u of %u",
+			   st.triples, DP_ADAPTIVE_TRIPLES_PER_COL * D);
 	unit_check(rc == 0 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho &&
 			   st.rho_oneway + st.rho_select + st.rho_measure >= p.rho * (1 - 1e-6) && st.rho_measure >= R / 2 * (1 - 1e-9),
 			   "focus capped at R / 2: the budget still adds up (%.9g + %.9g + %.9g of %.9g)",
@@ -224,6 +229,81 @@ test_focus_cap(void)
 	if (rc == 0)
 		dp_privsyn_result_free(&res);
 	dp_codes_free(&t);
+}
+
+/*
+ * Triples: c = a XOR b (5% of rows flipped), a relation no pair keeps.
+ * - Uniform a and b (focus on c): every pair of the three is independent.  A focus on c measures
+ *   {a, c} and {b, c} before the rounds, so the triple is a candidate from the first round (added
+ *   with the focus pairs); without the focus the rounds measure two of these pairs, which score
+ *   no better than the columns, only by chance.
+ * - a and b 1 in 80% of rows (no focus): {a, c} and {b, c} depend, the rounds measure them, and the
+ *   triple becomes a candidate in the rounds (add_triples after a round, counted then).  The
+ *   pairs fix c's share given a and given b, not given both.
+ * Measured with DP_ADAPTIVE_TRIPLES_PER_COL 0 (no triples): c == a XOR b in 0.48-0.50 of the
+ * synthetic rows (uniform) and 0.79 at worst of 5 runs (80%).
+ */
+static void
+triples_case(bool uniform, int runs, double bar)
+{
+	enum {N = 5000};
+	uint32_t	sizes[3] = {2, 2, 2};
+	uint8_t		focus[3] = {0, 0, 1};
+	dp_codes	t;
+	dp_prng		rng;
+	int			ok = 0,
+				measured = 0;
+	double		worst = 1;
+	uint64_t	same_real = 0;
+
+	dp_prng_seed(&rng, uniform ? 11 : 12);
+	dp_codes_init(&t, 3, N);
+	for (uint32_t i = 0; i < N; i++)
+	{
+		uint16_t	row[3];
+
+		row[0] = (uint16_t) (uniform ? dp_prng_below(&rng, 2) : dp_prng_below(&rng, 5) != 0);
+		row[1] = (uint16_t) (uniform ? dp_prng_below(&rng, 2) : dp_prng_below(&rng, 5) != 0);
+		row[2] = (uint16_t) ((row[0] ^ row[1]) ^ (dp_prng_below(&rng, 20) == 0));
+		same_real += row[2] == (row[0] ^ row[1]);
+		dp_codes_append(&t, row);
+	}
+	for (int run = 0; run < runs; run++)
+	{
+		dp_privsyn_params p;
+		dp_privsyn_result res;
+		dp_adaptive_stats st;
+		uint64_t	same = 0;
+		double		share;
+
+		dp_privsyn_default_params(&p);
+		p.rho = 0.5;
+		p.focus = uniform ? focus : NULL;
+		if (dp_adaptive_run(&t, sizes, &p, &rng, &res, &st) != 0)
+			continue;
+		for (uint64_t i = 0; i < res.synth.nrows; i++)
+			same += res.synth.col[2][i] == (res.synth.col[0][i] ^ res.synth.col[1][i]);
+		share = res.synth.nrows ? (double) same / (double) res.synth.nrows : 0;
+		worst = fmin(worst, share);
+		measured += st.triples_measured > 0;
+		ok += st.triples == 1 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho &&
+			st.rho_oneway + st.rho_select + st.rho_measure >= p.rho * (1 - 1e-6);
+		dp_privsyn_result_free(&res);
+	}
+	unit_check(ok == runs, "XOR, %s: the one triple a candidate and the budget adding up in %d of %d runs",
+			   uniform ? "uniform, focus on c" : "a and b 80% 1, no focus", ok, runs);
+	unit_check(measured == runs && worst > bar,
+			   "XOR, %s: the triple measured in %d of %d runs, c == a XOR b in %.3f of the synthetic rows "
+			   "at worst (%.3f real, above %.2f)", uniform ? "uniform, focus on c" : "a and b 80% 1, no focus",
+			   measured, runs, worst, (double) same_real / N, bar);
+	dp_codes_free(&t);
+}
+
+static void
+test_triples(void)
+{
+	triples_case(true, 5, 0.85);
+	triples_case(false, 5, 0.85);
 }
 
 static void
@@ -257,6 +337,8 @@ test_adult(void)
 			   st.rounds, st.anneals, st.candidates, res.n_kway);
 	if (rc != 0)
 		return;
+	unit_check(st.triples == 0 && st.triples_measured == 0,
+			   "Adult's estimates are capped (8,192 of 32,561 rows): no triple candidates (%u)", st.triples);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6),
 			   "the budget adds up: %.9g one-way + %.9g selection + %.9g measurement = %.9g of rho %.9g",
@@ -584,6 +666,9 @@ test_small_n(void)
 	unit_check(rc == 0 && st.rounds >= 8 && st.rounds <= 20 && st.anneals >= 1 && st.anneals <= 4,
 			   "Adult's first 5,000 rows (s = 1): %u rounds, %u anneals, AIM's bar alone: 10-14, 2-3",
 			   st.rounds, st.anneals);
+	unit_check(rc == 0 && st.triples > 0 && st.triples <= DP_ADAPTIVE_TRIPLES_PER_COL * ADULT_COLS,
+			   "Adult's first 5,000 rows (the estimates hold every row): %u triple candidates, %u measured",
+			   st.triples, st.triples_measured);
 	unit_check(rc == 0 && st.final_warm && res.synth.nrows > 4800 && res.synth.nrows < 5200,
 			   "Adult's first 5,000 rows: %llu synthetic rows, started from the last estimate",
 			   rc == 0 ? (unsigned long long) res.synth.nrows : 0ULL);
@@ -656,6 +741,7 @@ main(int argc, char **argv)
 	test_adult();
 	test_focus();
 	test_focus_cap();
+	test_triples();
 	test_threads();
 	test_resolution();
 	test_small_n();
