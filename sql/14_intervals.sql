@@ -52,7 +52,7 @@ SELECT marginal, columns, abs(sigma - sqrt((1 + 2.0 ^ (-30)) / (2 * rho))) < 1e-
 	   -- (0-19 and 80-99) join their neighbours, one merged cell per end at most
 	   merged_cells <= CASE WHEN columns = '{age}' THEN 2 ELSE 1 END AS merged_cells_as_expected
 FROM dp_model_marginals(:model) WHERE marginal <= 4 ORDER BY marginal;
-SELECT count(*) >= 5 AS has_k_way, bool_and(cardinality(columns) = 2) FILTER (WHERE marginal > 4) AS pairs,
+SELECT count(*) >= 5 AS has_k_way, bool_and(cardinality(columns) IN (2, 3)) FILTER (WHERE marginal > 4) AS pairs_or_triples,
 	   sum(rho) <= (SELECT rho FROM dp_models WHERE model_id = :model) AS within_charge,
 	   bool_and(rho > 0) AS all_measured
 FROM dp_model_marginals(:model);
@@ -90,9 +90,10 @@ SELECT c AS col, bool_and(i_true_count(c, i.cell[1]) BETWEEN i.lower AND i.upper
 FROM unnest(ARRAY['sex', 'city', 'smoker']) c, dp_marginal_intervals(:privsyn_model, ARRAY[c], 1 - 1e-6) i
 GROUP BY c ORDER BY c;
 
--- A measured pair, in the caller's column order; its columns projected from it or from their
--- own one-way marginals; three columns (the adaptive method measures pairs at most): not measured.
-SELECT columns AS pair FROM dp_model_marginals(:model) WHERE marginal = 5 \gset
+-- A measured pair (the first; a triple is only measured after two of its pairs), in the caller's
+-- column order; its columns projected from it or from their own one-way marginals; four columns
+-- (the adaptive method measures triples at most): not measured.
+SELECT columns AS pair FROM dp_model_marginals(:model) WHERE cardinality(columns) = 2 ORDER BY marginal LIMIT 1 \gset
 SET ROLE regress_i_analyst;
 SELECT count(DISTINCT basis) = 1 AND min(basis) = 'measured' AS pair_measured,
 	   bool_and(measured_columns = :'pair'::text[]) AS from_the_pair
@@ -104,10 +105,10 @@ LEFT JOIN dp_marginal_intervals(:model, ARRAY[(:'pair'::text[])[2], (:'pair'::te
 	   AND r.estimate = a.estimate AND r.lower = a.lower AND r.share_upper = a.share_upper;
 SELECT DISTINCT basis IN ('measured', 'projected') AS single_column_covered
 FROM dp_marginal_intervals(:model, (:'pair'::text[])[1:1]);
-SELECT basis, count(*) = (SELECT exp(sum(ln(cells)))::int8 FROM dp_model_marginals(:model)
-						   WHERE columns IN ('{sex}', '{smoker}', '{city}')) AS every_cell,
+SELECT basis, count(*) = (SELECT round(exp(sum(ln(cells))))::int8 FROM dp_model_marginals(:model)
+						   WHERE columns IN ('{sex}', '{smoker}', '{city}', '{age}')) AS every_cell,
 	   count(estimate) AS estimates, count(lower) AS intervals, count(measured_columns) AS sources
-FROM dp_marginal_intervals(:model, ARRAY['sex', 'smoker', 'city']) GROUP BY basis;
+FROM dp_marginal_intervals(:model, ARRAY['sex', 'smoker', 'city', 'age']) GROUP BY basis;
 RESET ROLE;
 
 -- Nothing was charged.

@@ -31,6 +31,7 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 
+#include "dp_adaptive.h"
 #include "dp_marg.h"
 
 #define MODEL_FORMAT	"dpsynth-model"
@@ -670,7 +671,8 @@ load_marginal(HeapTuple tup, TupleDesc desc, DpModel *m, uint32 k, int64 model_i
 	r->margs[k].rho = isnull ? 0 : rho;
 }
 
-/* The released marginals; at most one per column and one per pair. */
+/* The released marginals; at most one per column, one per pair, and the adaptive method's triples
+ * (at most DP_ADAPTIVE_TRIPLES_PER_COL per column). */
 static void
 load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
 {
@@ -682,7 +684,7 @@ load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt
 				 "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
 				 model, model_id, "marginals");
 	old = MemoryContextSwitchTo(caller_cxt);
-	if (SPI_processed < 1 || SPI_processed > nsynth + nsynth * (nsynth - 1) / 2)
+	if (SPI_processed < 1 || SPI_processed > nsynth + nsynth * (nsynth - 1) / 2 + DP_ADAPTIVE_TRIPLES_PER_COL * nsynth)
 		corrupt(model_id, "The stored model has no marginals, or too many.");
 	r->nmargs = (uint32) SPI_processed;
 	r->margs = palloc0(sizeof(dp_marg) * r->nmargs);
