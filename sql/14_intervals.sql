@@ -91,12 +91,14 @@ FROM unnest(ARRAY['sex', 'city', 'smoker']) c, dp_marginal_intervals(:privsyn_mo
 GROUP BY c ORDER BY c;
 
 -- A measured pair (the first; a triple is only measured after two of its pairs), in the caller's
--- column order; its columns projected from it or from their own one-way marginals; four columns
--- (the adaptive method measures triples at most): not measured.
+-- column order: read from itself ('measured'), or projected from a measured triple that holds it
+-- when that one is less noisy; its columns projected from it or from their own one-way
+-- marginals; four columns (the adaptive method measures triples at most): not measured.
 SELECT columns AS pair FROM dp_model_marginals(:model) WHERE cardinality(columns) = 2 ORDER BY marginal LIMIT 1 \gset
 SET ROLE regress_i_analyst;
-SELECT count(DISTINCT basis) = 1 AND min(basis) = 'measured' AS pair_measured,
-	   bool_and(measured_columns = :'pair'::text[]) AS from_the_pair
+SELECT count(DISTINCT basis) = 1 AND min(basis) IN ('measured', 'projected') AS pair_covered,
+	   bool_and(CASE basis WHEN 'measured' THEN measured_columns = :'pair'::text[]
+			   ELSE cardinality(measured_columns) = 3 AND measured_columns @> :'pair'::text[] END) AS from_the_pair_or_a_triple
 FROM dp_marginal_intervals(:model, :'pair'::text[]);
 SELECT count(*) = count(r.cell) AS same_cells_reversed
 FROM dp_marginal_intervals(:model, :'pair'::text[]) a
