@@ -621,7 +621,8 @@ final_from_estimate(uint64_t m, uint64_t n)
 
 /*
  * Triple candidates (dp_adaptive.h, step 2c): pair {a, b} was just measured for the first time;
- * every triple {a, b, c} with {a, c} or {b, c} measured before becomes a candidate, while there are
+ * every triple {a, b, c} with exactly one of {a, c} and {b, c} measured before becomes a candidate
+ * (with both, it was offered when the second of them was measured), while there are
  * fewer than tr->max of them and it has at most DP_ADAPTIVE_TRIPLE_CELLS cells (and the exact
  * counts stay within DP_ADAPTIVE_MAX_TOTAL cells).  Appended to cand with their slices of counts
  * (grown); the caller counts them.  Which triples: a function of the released selections and the
@@ -630,8 +631,7 @@ final_from_estimate(uint64_t m, uint64_t n)
 typedef struct Triples
 {
 	uint8_t    *pair_measured;	/* d x d */
-	uint32_t	first,			/* cand[first..]: the triples */
-				n,
+	uint32_t	n,				/* cand[ncand - n ..]: the triples */
 				max;
 	uint64_t	cap;			/* cells allocated in counts */
 } Triples;
@@ -645,10 +645,9 @@ add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_
 	{
 		uint32_t	t[3];
 		uint64_t	cells;
-		bool		known = false;
 		Cand	   *cd;
 
-		if (c == a || c == b || !(tr->pair_measured[(size_t) a * d + c] || tr->pair_measured[(size_t) b * d + c]))
+		if (c == a || c == b || tr->pair_measured[(size_t) a * d + c] == tr->pair_measured[(size_t) b * d + c])
 			continue;
 		t[0] = a < b ? a : b;
 		t[2] = a < b ? b : a;
@@ -665,10 +664,6 @@ add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_
 		}
 		cells = (uint64_t) sizes[t[0]] * sizes[t[1]] * sizes[t[2]];
 		if (cells > DP_ADAPTIVE_TRIPLE_CELLS || *totcells + cells > DP_ADAPTIVE_MAX_TOTAL)
-			continue;
-		for (uint32_t k = tr->first; k < *ncand && !known; k++)
-			known = cand[k].attrs[0] == t[0] && cand[k].attrs[1] == t[1] && cand[k].attrs[2] == t[2];
-		if (known)
 			continue;
 		if (*totcells + cells > tr->cap)
 		{
@@ -814,7 +809,6 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		ncand = keep;
 	}
 	st.candidates = ncand;
-	tr.first = ncand;
 	if (maxcells < DP_ADAPTIVE_TRIPLE_CELLS)
 		maxcells = DP_ADAPTIVE_TRIPLE_CELLS;	/* a triple's estimate and its counts before a round */
 	counts = dp_zalloc(sizeof(uint32_t) * totcells);
