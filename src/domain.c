@@ -1196,10 +1196,31 @@ dpsynth_encode(DpColumn *col, Datum value, bool isnull)
 	return dp_encode_null(&col->domain);
 }
 
+/* The codes of one row (slot in the root's layout); allocations go to rowcxt, reset here. */
+void
+dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt, TupleTableSlot *slot,
+					MemoryContext rowcxt, dp_code *codes)
+{
+	MemoryContext old;
+
+	slot_getsomeattrs(slot, maxatt);
+	old = MemoryContextSwitchTo(rowcxt);
+	for (int j = 0; j < ncols; j++)
+	{
+		AttrNumber	a = cols[j].attnum - 1;
+
+		codes[j] = dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(rowcxt);
+}
+
 /*
  * One scan of the table: every row's codes for the columns, handed to row_fn.  Output settings
  * are pinned (the cell a value lands in never depends on the caller's session), allocations are
  * per row, and interrupts are checked on every row.  Nothing here can fail on a value.
+ * A big table is read by parallel workers as well (scan_parallel.c); row_fn then sees the rows
+ * in another order, which nothing that counts them depends on.
  */
 void
 dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (const dp_code *codes, void *arg),
@@ -1207,29 +1228,26 @@ dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (cons
 {
 	DpSourceScan scan;
 	TupleTableSlot *slot;
-	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
-	dp_code    *codes = palloc(sizeof(dp_code) * ncols);
+	MemoryContext rowcxt;
+	dp_code    *codes;
 	AttrNumber	maxatt = 0;
 	int			nestlevel = dpsynth_pin_output_settings();
 
+	/* before parallel mode: the workers inherit the pinned settings */
+	if (dpsynth_scan_codes_parallel(rel, cols, ncols, row_fn, arg))
+	{
+		AtEOXact_GUC(false, nestlevel);
+		return;
+	}
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
+	codes = palloc(sizeof(dp_code) * ncols);
 	for (int j = 0; j < ncols; j++)
 		maxatt = Max(maxatt, cols[j].attnum);
 	dpsynth_source_begin(&scan, rel);
 	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
-		MemoryContext old;
-
 		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, maxatt);
-		old = MemoryContextSwitchTo(rowcxt);
-		for (int j = 0; j < ncols; j++)
-		{
-			AttrNumber	a = cols[j].attnum - 1;
-
-			codes[j] = dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
-		}
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
+		dpsynth_encode_slot(cols, ncols, maxatt, slot, rowcxt, codes);
 		row_fn(codes, arg);
 	}
 	dpsynth_source_end(&scan);

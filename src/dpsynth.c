@@ -75,6 +75,17 @@ _PG_init(void)
 							2, 1, DP_GUM_MAX_THREADS,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("dpsynth.scan_workers",
+							"Parallel workers that help one release read a big table.",
+							"A superuser setting.  Used when the table has at least "
+							"min_parallel_table_scan_size of pages; bounded by max_parallel_workers and "
+							"max_worker_processes, as a parallel query's workers are.  0: the calling backend "
+							"reads alone.  The release does not depend on it: only the order in which rows are "
+							"counted changes.",
+							&dpsynth_scan_workers,
+							2, 0, 64,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("dpsynth.max_model_cells",
 							"The largest released model dp_synthesize stores, in cells over all its marginals.",
 							"A larger release still writes its table, with a WARNING, and returns a NULL "

@@ -170,6 +170,14 @@ extern void dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols,
 /* Encodes one value; never raises on a value. */
 extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
 
+/*
+ * The same scan with parallel workers (scan_parallel.c): false, having read nothing, when the
+ * table is too small for them or none may be used; the caller then reads it alone.
+ */
+extern int	dpsynth_scan_workers;
+extern bool dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
+										void (*row_fn) (const dp_code *codes, void *arg), void *arg);
+
 /* Integer and real views of a numeric value (dates as days, timestamps as microseconds),
  * for discovery; never raise. */
 extern bool dpsynth_value_is_integral(Oid typid);
@@ -221,14 +229,24 @@ typedef struct DpSourceScan
 	TupleTableSlot *leafslot;
 	TupleTableSlot *rootslot;	/* a row converted to the root's layout */
 	AttrMap    *map;			/* leaf -> root columns, NULL where they agree */
+	struct ParallelTableScanDescData **pscans;	/* per leaf, in a parallel scan; else NULL */
+	int			nopened;		/* leaves opened so far */
+	LOCKMODE	leaflock;		/* taken on a leaf other than the root when opened */
 } DpSourceScan;
 
 /* Raises (before the charge) if the table's tree holds a foreign or temporary table. */
 extern void dpsynth_check_tree(Relation root);
+extern List *dpsynth_source_leaves(Relation root);
 extern void dpsynth_source_begin(DpSourceScan *s, Relation root);
+extern void dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *leaves,
+										struct ParallelTableScanDescData **pscans, LOCKMODE leaflock);
 /* The next row, in the root's layout (a slot owned by the scan), or NULL at the end. */
 extern TupleTableSlot *dpsynth_source_next(DpSourceScan *s);
 extern void dpsynth_source_end(DpSourceScan *s);
+
+/* The codes of one row, a slot in the root's layout (see domain.c). */
+extern void dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt,
+								TupleTableSlot *slot, MemoryContext rowcxt, dp_code *codes);
 
 /* Serializes changes of a table's domains and policies with DP discovery (to the end of the
  * transaction). */

@@ -13,6 +13,7 @@
 #include "dpsynth.h"
 
 #include "access/relation.h"
+#include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/tupconvert.h"
@@ -58,18 +59,45 @@ dpsynth_check_tree(Relation root)
 	list_free(tree);
 }
 
+/* The relations of the tree that hold the rows read, locked (AccessShareLock). */
+List *
+dpsynth_source_leaves(Relation root)
+{
+	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	foreach(lc, tree)
+		if (leaf_is_read(lfirst_oid(lc)))
+			leaves = lappend_oid(leaves, lfirst_oid(lc));
+	list_free(tree);
+	return leaves;
+}
+
 void
 dpsynth_source_begin(DpSourceScan *s, Relation root)
 {
-	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
-	ListCell   *lc;
-
 	memset(s, 0, sizeof(*s));
 	s->root = root;
-	foreach(lc, tree)
-		if (leaf_is_read(lfirst_oid(lc)))
-			s->leaves = lappend_oid(s->leaves, lfirst_oid(lc));
-	list_free(tree);
+	s->leaves = dpsynth_source_leaves(root);
+	s->next = list_head(s->leaves);
+	s->leaflock = NoLock;		/* locked by find_all_inheritors */
+}
+
+/*
+ * A share of a parallel scan of the same tree (scan_parallel.c): the leaves the leader listed,
+ * each read through its shared scan state, so that every block goes to one participant.  A
+ * worker locks what it opens (granted within the leader's lock group).
+ */
+void
+dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *leaves,
+							ParallelTableScanDesc *pscans, LOCKMODE leaflock)
+{
+	memset(s, 0, sizeof(*s));
+	s->root = root;
+	s->leaves = list_copy(leaves);
+	s->pscans = pscans;
+	s->leaflock = leaflock;
 	s->next = list_head(s->leaves);
 }
 
@@ -83,14 +111,18 @@ open_next_leaf(DpSourceScan *s)
 		return false;
 	relid = lfirst_oid(s->next);
 	s->next = lnext(s->leaves, s->next);
-	/* the root is open already; the others are locked by find_all_inheritors */
-	s->leaf = relid == RelationGetRelid(s->root) ? s->root : table_open(relid, NoLock);
+	/* the root is open already */
+	s->leaf = relid == RelationGetRelid(s->root) ? s->root : table_open(relid, s->leaflock);
 	s->leafslot = table_slot_create(s->leaf, NULL);
 	s->map = s->leaf == s->root ? NULL :
 		dpsynth_attrmap_by_name_if_req(RelationGetDescr(s->leaf), RelationGetDescr(s->root));
 	if (s->map != NULL && s->rootslot == NULL)
 		s->rootslot = table_slot_create(s->root, NULL);
-	s->scan = table_beginscan(s->leaf, GetActiveSnapshot(), 0, NULL);
+	if (s->pscans != NULL)
+		s->scan = table_beginscan_parallel(s->leaf, s->pscans[s->nopened]);
+	else
+		s->scan = table_beginscan(s->leaf, GetActiveSnapshot(), 0, NULL);
+	s->nopened++;
 	return true;
 }
 

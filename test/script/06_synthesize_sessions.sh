@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dp_synthesize seen from other sessions: its progress shows in pg_stat_activity, the table it
 # makes is invisible to others until it commits, and statement_timeout or a cancel stop it
-# within about a second, leaving no table behind but keeping the charge.
+# within about a second, leaving no table behind but keeping the charge, also while parallel
+# workers read the table.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_sessions
 fresh_db $DB
@@ -65,5 +66,41 @@ wait $client
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 ok $(echo "$elapsed < 1.2" | bc | grep -q 1; echo $?) "a cancel stops it within a second (${elapsed}s)"
 is "$(q $DB "SELECT to_regclass('cancelled') IS NULL")" t "no table is left behind"
+
+# 4. a cancel while parallel workers read the table (src/scan_parallel.c): the call ends, the
+# workers with it, and the session's next call reads with workers again
+q $DB "CREATE TABLE big3 AS SELECT b.* FROM big b, generate_series(1, 10) g" >/dev/null
+psql -X -q -d $DB -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null 2>&1 <<'SQL'
+SELECT dp_protect('big3', epsilon => 100);
+SELECT dp_declare('big3', :'domain'::jsonb);
+SQL
+out=$(mktemp)
+psql -X -qAt -d $DB -c "SET client_min_messages = debug1" \
+	-c "SELECT rows_written FROM dp_synthesize('big3', epsilon => 1, target => 'cancelled3')" >"$out" 2>&1 &
+client=$!
+pid=""
+for _ in $(seq 1 500); do
+	pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(big3)%reading the table%'")
+	[ -n "$pid" ] && break
+	sleep 0.01
+done
+readers=$([ -n "$pid" ] && q $DB "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = $pid AND backend_type = 'parallel worker'")
+q $DB "SELECT pg_cancel_backend($pid)" >/dev/null
+wait $client
+echo "# $(tr '\n' ' ' <"$out") (workers seen: $readers)"
+ok $(grep -q 'reading "big3" with 2 parallel workers' "$out"; echo $?) "the 3M-row table is read with two parallel workers"
+ok $([ "${readers:-0}" -ge 1 ]; echo $?) "the workers show in pg_stat_activity under the caller (leader_pid)"
+ok $(grep -q "canceling statement due to user request" "$out"; echo $?) "a cancel during the parallel read ends the call"
+left=1
+for _ in $(seq 1 100); do
+	[ "$(q $DB "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker' AND datname = '$DB'")" = 0 ] && { left=0; break; }
+	sleep 0.05
+done
+ok $left "no parallel worker is left"
+is "$(q $DB "SELECT to_regclass('cancelled3') IS NULL")" t "no table is left behind"
+is "$(q $DB "SELECT status FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" charged "the charge stays (ledger row charged)"
+is "$(psql -X -qAt -d $DB -c "SELECT rows_written > 2900000 FROM dp_synthesize('big3', epsilon => 1, target => 'done3')" 2>&1)" t \
+	"the next call in a new session reads and writes the whole table"
+rm -f "$out"
 psql -X -q -d postgres -c "DROP DATABASE $DB"
 done_testing
