@@ -845,7 +845,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 				 errmsg("table must not be NULL")));
 	relid = PG_GETARG_OID(0);
 	epsilon = dpsynth_check_epsilon(fcinfo, 1);
-	rel = dpsynth_open_source(relid);
+	rel = dpsynth_open_source(relid, false);
 	dpsynth_check_release_privilege(relid, "dp_discover");
 	units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	names = PG_ARGISNULL(2) ? undiscovered_columns(relid) : PG_GETARG_ARRAYTYPE_P(2);

@@ -224,7 +224,7 @@ dpsynth_restore_user(const DpOwnerSwitch *sw)
 }
 
 Relation
-dpsynth_open_source(Oid relid)
+dpsynth_open_source(Oid relid, bool foreign_ok)
 {
 	Relation	rel = try_relation_open(relid, AccessShareLock);
 
@@ -242,7 +242,7 @@ dpsynth_open_source(Oid relid)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("temporary table \"%s\" cannot be released", RelationGetRelationName(rel)),
 				 errdetail("dpsynth protects only permanent and unlogged tables. Nothing was charged.")));
-	dpsynth_check_tree(rel);
+	dpsynth_check_tree(rel, foreign_ok);
 	return rel;
 }
 

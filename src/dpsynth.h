@@ -213,7 +213,7 @@ extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */
-extern Relation dpsynth_open_source(Oid relid);
+extern Relation dpsynth_open_source(Oid relid, bool foreign_ok);
 
 /* ---- scan.c: one pass over a table and its partitions or inheritance children ---- */
 #include "access/tableam.h"
@@ -234,9 +234,25 @@ typedef struct DpSourceScan
 	LOCKMODE	leaflock;		/* taken on a leaf other than the root when opened */
 } DpSourceScan;
 
-/* Raises (before the charge) if the table's tree holds a foreign or temporary table. */
-extern void dpsynth_check_tree(Relation root);
+/*
+ * Raises (before the charge) if the table's tree holds a temporary table, or a foreign table
+ * unless foreign_ok (dp_marginal: counted on its server, foreign.c).
+ */
+extern void dpsynth_check_tree(Relation root, bool foreign_ok);
+
+/* A column's encoder as SQL (encoder.c), and whether its text differs between servers. */
+extern char *dpsynth_encoder_sql(DpColumn *col);
+extern bool dpsynth_encoder_not_portable(const DpColumn *col);
+
+/*
+ * Foreign partitions counted on their servers (foreign.c): checks before the charge, then the
+ * exact counts of the marginal of cols added to counts (first column slowest).
+ */
+extern void dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols);
+extern void dpsynth_foreign_count(List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells);
 extern List *dpsynth_source_leaves(Relation root);
+/* The foreign tables of the tree (partitions on other servers), locked. */
+extern List *dpsynth_foreign_leaves(Relation root);
 extern void dpsynth_source_begin(DpSourceScan *s, Relation root);
 extern void dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *leaves,
 										struct ParallelTableScanDescData **pscans, LOCKMODE leaflock);

@@ -147,8 +147,8 @@ append_labels(StringInfo s, const dp_domain *d)
  * (its text follows lc_monetary) and the reg* types (their text follows search_path, and their
  * OIDs differ between servers).
  */
-static bool
-text_not_portable(const DpColumn *col)
+bool
+dpsynth_encoder_not_portable(const DpColumn *col)
 {
 	if (col->encoding != DP_ENC_OUTPUT)
 		return false;
@@ -172,8 +172,8 @@ text_not_portable(const DpColumn *col)
 	}
 }
 
-static char *
-encoder_sql(DpColumn *col)
+char *
+dpsynth_encoder_sql(DpColumn *col)
 {
 	const dp_domain *d = &col->domain;
 	const char *c = quote_identifier(col->name);
@@ -278,13 +278,13 @@ dpsynth_encoder(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (text_not_portable(col))
+	if (dpsynth_encoder_not_portable(col))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the categories of column \"%s\" (type %s) are matched by a text that may differ between servers",
 						col->name, format_type_be(col->typid)),
 				 errdetail("The text of money follows lc_monetary; that of the reg* types follows search_path, and their OIDs differ between servers.")));
-	values[0] = CStringGetTextDatum(encoder_sql(col));
+	values[0] = CStringGetTextDatum(dpsynth_encoder_sql(col));
 	values[1] = Int32GetDatum((int32) dp_domain_ncodes(&col->domain));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -73,6 +73,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	Datum	  **labels;
 	bool	  **label_nulls;
 	char	   *columns_literal;
+	List	   *foreign;
 
 	/* ---- validate arguments ---- */
 	if (PG_ARGISNULL(0))
@@ -87,7 +88,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	names = PG_GETARG_ARRAYTYPE_P(1);
 	epsilon = dpsynth_check_epsilon(fcinfo, 2);
 
-	rel = dpsynth_open_source(relid);
+	rel = dpsynth_open_source(relid, true);
 	dpsynth_check_release_privilege(relid, "dp_marginal");
 	rho_units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	cols = dpsynth_load_columns(relid, names, &ncols);
@@ -101,14 +102,19 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	dpsynth_plan_call(relid, DP_CALL_MARGINAL, rho_units, epsilon, cols, ncols, &plan);
 	if (dp_dgauss_init(&noise, plan.release_sigma2) != 0)
 		elog(ERROR, "dpsynth: the planned noise is out of range");	/* the plan checked it */
+	/* partitions on other servers: counted there (foreign.c), checked now */
+	foreign = dpsynth_foreign_leaves(rel);
+	if (foreign != NIL)
+		dpsynth_foreign_check(rel, foreign, cols, ncols);
 
 	/* ---- charge: committed before any row is read or any noise drawn ---- */
 	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
 	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta,
 							   plan.units_charged, plan.delta_charged,
 							   psprintf("{\"sigma2\": %.17g, \"discovered_columns\": %d, "
-										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g}",
-										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each));
+										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g%s}",
+										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each,
+										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) : ""));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	if (plan.ndiscover > 0)
@@ -145,6 +151,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 
 		dpsynth_scan_codes(rel, cols, ncols, count_row, &cc);
 	}
+	dpsynth_foreign_count(foreign, cols, ncols, counts, ncells);
 	dp_counts_release(counts, ncells, &noise);
 
 	{

@@ -6,8 +6,9 @@
  * be protected on their own, see dpsynth._dp_protect), so a release reads the whole tree.  Rows
  * come back in the root's column layout: a leaf whose columns differ (dropped columns, another
  * order) is converted by name.  Which leaves are read depends on the schema only: relations
- * without storage are skipped, and so are foreign tables and temporary tables, which
- * dpsynth_open_source refuses before the charge (a leaf attached since then is skipped rather
+ * without storage are skipped, and so are foreign tables (which dp_marginal counts on their
+ * servers, foreign.c, and every other release refuses before the charge) and temporary tables,
+ * which dpsynth_open_source refuses before the charge (a leaf attached since then is skipped rather
  * than failing after the charge; ATTACH PARTITION waits for this transaction's lock anyway).
  */
 #include "dpsynth.h"
@@ -33,7 +34,7 @@ leaf_is_read(Oid relid)
 }
 
 void
-dpsynth_check_tree(Relation root)
+dpsynth_check_tree(Relation root, bool foreign_ok)
 {
 	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
 	ListCell   *lc;
@@ -43,12 +44,12 @@ dpsynth_check_tree(Relation root)
 		Oid			relid = lfirst_oid(lc);
 		char		kind = get_rel_relkind(relid);
 
-		if (kind == RELKIND_FOREIGN_TABLE)
+		if (kind == RELKIND_FOREIGN_TABLE && !foreign_ok)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("partition \"%s\" of table \"%s\" is a foreign table", get_rel_name(relid),
 							RelationGetRelationName(root)),
-					 errdetail("dpsynth reads only partitions stored in this server. Nothing was charged.")));
+					 errdetail("This release reads rows, which stay on their server; only dp_marginal counts a foreign partition there. Nothing was charged.")));
 		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -57,6 +58,20 @@ dpsynth_check_tree(Relation root)
 					 errdetail("dpsynth protects only permanent and unlogged tables. Nothing was charged.")));
 	}
 	list_free(tree);
+}
+
+List *
+dpsynth_foreign_leaves(Relation root)
+{
+	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, tree)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
+			out = lappend_oid(out, lfirst_oid(lc));
+	list_free(tree);
+	return out;
 }
 
 /* The relations of the tree that hold the rows read, locked (AccessShareLock). */

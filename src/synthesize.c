@@ -217,7 +217,7 @@ plan_focus(SynthCall *c)
 static void
 plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 {
-	c->rel = dpsynth_open_source(c->relid);
+	c->rel = dpsynth_open_source(c->relid, false);
 	dpsynth_check_release_privilege(c->relid, "dp_synthesize");
 	c->units = dpsynth_rho_for_call(c->relid, c->epsilon, &c->delta);
 	if (!PG_ARGISNULL(2))

@@ -4,7 +4,8 @@
 # second local cluster (the "shard").  Checks that the merged counts are exact, what crosses the
 # wire in each plan (EXPLAIN VERBOSE's Remote SQL, EXPLAIN ANALYZE's rows), and that the shard
 # counts its own rows when the coordinator aggregates partition by partition, also of the codes
-# of the encoders as SQL (dpsynth._encoder), which the shard runs itself.
+# of the encoders as SQL (dpsynth._encoder), which the shard runs itself; and that dp_marginal on
+# the protected partitioned table counts the foreign partition on the shard (src/foreign.c).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_dist
 SHARD_PORT=${DPSYNTH_SHARD_PORT:-$((PGPORT + 10))}
@@ -129,12 +130,7 @@ ok "$([[ "$remote_sql" != *_partial_counts* ]]; echo $?)" \
 q $DB "ALTER SERVER shard OPTIONS (ADD extensions 'dpsynth')"
 
 # ---- 3b. the encoders as SQL (dpsynth._encoder): the shard encodes its own rows and counts them
-# (a table with a foreign partition cannot be protected until the release reads through the
-# aggregate, docs/DISTRIBUTED.md items 2-5: the expressions come from a protected local table
-# with the same columns and domains)
-err=$(q $DB "SELECT dp_protect('t', epsilon => 1, discovery => false)" 2>&1)
-ok "$([[ "$err" == *"only permanent and unlogged tables stored in this server"* ]]; echo $?)" \
-	"a partitioned table with a foreign partition is not protected yet"
+# (the expressions of a protected local table with the same columns and domains)
 q $DB "CREATE TABLE t_domain (id int NOT NULL, a int NOT NULL, b int NOT NULL);
 	SELECT dp_protect('t_domain', epsilon => 1, discovery => false);
 	SELECT dp_declare('t_domain', 'a', lower => 0, upper => 9, bins => 10);
@@ -163,6 +159,46 @@ err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT dpsynth._partial_co
 ok "$([[ "$err" == *"permission denied for aggregate _partial_counts"* ]]; echo $?)" "an analyst cannot run the aggregate on the coordinator ($err)"
 is "$(shard "SELECT has_function_privilege('public', 'dpsynth._partial_counts(int4[], int4[])', 'EXECUTE')")" f \
 	"nor can PUBLIC on the shard"
+
+# ---- 5. dp_marginal on the partitioned table: the shard counts its partition (src/foreign.c)
+q $DB "SELECT dp_protect('t', epsilon => 1000, discovery => false);
+	SELECT dp_declare('t', 'a', lower => 0, upper => 9, bins => 10);
+	SELECT dp_declare('t', 'b', lower => 0, upper => 19, bins => 20);" >/dev/null 2>&1
+ok $? "a partitioned table with a foreign partition is protected"
+spent() { q $DB "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 't'::regclass"; }
+shard "ALTER SYSTEM SET log_statement = 'all'; " >/dev/null 2>&1; shard "SELECT pg_reload_conf()" >/dev/null
+mark=$(wc -l <"$SHARD_DIR/server.log")
+# sigma < 0.1 at this epsilon: the released counts are the exact ones
+released=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT array_agg(noisy_count ORDER BY i)
+	FROM dp_marginal('t', ARRAY['a', 'b'], epsilon => 300) WITH ORDINALITY m(cell, noisy_count, i)" 2>&1)
+same_counts "$released" "$union_truth" "an analyst's dp_marginal on t counts the local partition here and t_shard on the shard"
+is "$(q $DB "SELECT details->>'foreign_partitions' FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" 1 \
+	"its ledger row says one foreign partition was counted"
+sleep 0.5
+shard_log=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log")
+echo "$shard_log" | grep -E '(statement|execute [^:]*): ' | cut -c1-200 | sed 's/^/# shard: /'
+ok "$(echo "$shard_log" | grep -q 'dpsynth._partial_counts(ARRAY\[(CASE WHEN'; echo $?)" \
+	"the shard ran the encoders and the aggregate"
+ok "$(! echo "$shard_log" | grep -qE 'SELECT (id, )?a, b FROM public.t_remote'; echo $?)" \
+	"no statement fetched the shard's rows"
+s0=$(spent)
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_synthesize('t', epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'partition "t_shard" of table "t" is a foreign table'* ]]; echo $?)" \
+	"dp_synthesize reads rows and refuses the foreign partition ($err)"
+is "$(spent)" "$s0" "before any charge"
+# a server that would send rows (postgres_fdw does not ship dpsynth's aggregate) is refused
+q $DB "ALTER SERVER shard OPTIONS (DROP extensions)"
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t', ARRAY['a'], epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'server "shard" of partition "t_shard" would send rows, not counts'* ]]; echo $?)" \
+	"without extensions 'dpsynth' the call is refused ($err)"
+is "$(spent)" "$s0" "before any charge"
+q $DB "ALTER SERVER shard OPTIONS (ADD extensions 'dpsynth')"
+# a shard that is down: refused before the charge (the statement over no row)
+as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -m fast -w stop >/dev/null 2>&1
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t', ARRAY['a'], epsilon => 1)" 2>&1)
+echo "# $err" | head -n 2
+ok "$([[ "$err" == *'could not connect to server "shard"'* ]]; echo $?)" "a shard that is down: the call fails"
+is "$(spent)" "$s0" "before any charge"
 
 psql -X -q -d postgres -c "DROP DATABASE $DB" 2>/dev/null
 done_testing
