@@ -40,6 +40,13 @@ FROM (SELECT cell[1] AS grp, sum(noisy_count) AS released FROM shared_scan GROUP
 JOIN (SELECT CASE WHEN grp IN ('a', 'b', 'c') THEN grp END AS grp, count(*) AS exact FROM par GROUP BY 1) e
 	ON r.grp IS NOT DISTINCT FROM e.grp
 ORDER BY 1;
+-- More workers asked for than the server allows (bounded by max_parallel_workers and
+-- max_worker_processes, launched as slots are free): every row is still read once.
+SET dpsynth.scan_workers = 64;
+CREATE TEMP TABLE many AS
+	SELECT cell, noisy_count FROM dp_marginal('par', ARRAY['grp', 'k', 'x', 'd'], epsilon => 300);
+SELECT count(*) AS differ FROM (SELECT * FROM alone EXCEPT SELECT * FROM many) e;
+SET dpsynth.scan_workers = 2;
 -- An analyst's call takes the same path (the workers run as the definer, like the leader).
 CREATE SCHEMA par_space;
 GRANT CREATE, USAGE ON SCHEMA par_space TO regress_par_analyst;

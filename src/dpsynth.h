@@ -241,7 +241,7 @@ typedef struct DpSourceScan
 extern void dpsynth_check_tree(Relation root, bool foreign_ok);
 
 /* A column's encoder as SQL (encoder.c), and whether its text differs between servers. */
-extern char *dpsynth_encoder_sql(DpColumn *col);
+extern char *dpsynth_encoder_sql(Oid relid, DpColumn *col);
 extern bool dpsynth_encoder_not_portable(const DpColumn *col);
 
 /*
@@ -249,7 +249,8 @@ extern bool dpsynth_encoder_not_portable(const DpColumn *col);
  * exact counts of the marginal of cols added to counts (first column slowest).
  */
 extern void dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols);
-extern void dpsynth_foreign_count(List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells);
+extern void dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts,
+								  int64 ncells);
 extern List *dpsynth_source_leaves(Relation root);
 /* The foreign tables of the tree (partitions on other servers), locked. */
 extern List *dpsynth_foreign_leaves(Relation root);

@@ -173,13 +173,21 @@ dpsynth_encoder_not_portable(const DpColumn *col)
 }
 
 char *
-dpsynth_encoder_sql(DpColumn *col)
+dpsynth_encoder_sql(Oid relid, DpColumn *col)
 {
 	const dp_domain *d = &col->domain;
+	Oid			typid,
+				collid;
+	int32		typmod;
+	bool		bytewise;
 	const char *c = quote_identifier(col->name);
 	unsigned	nullc = dp_encode_null(d);
 	StringInfoData s;
 
+	/* the column's collation (text compared as (col)::text keeps it; enum, format, boolean: none) */
+	get_atttypetypmodcoll(relid, col->attnum, &typid, &typmod, &collid);
+	bytewise = col->encoding != DP_ENC_TEXT && col->encoding != DP_ENC_BPCHAR ? true :
+		!OidIsValid(collid) || get_collation_isdeterministic(collid);
 	initStringInfo(&s);
 	appendStringInfo(&s, "CASE WHEN %s IS NULL THEN %u ELSE ", c, nullc);
 	switch (col->encoding)
@@ -206,9 +214,21 @@ dpsynth_encoder_sql(DpColumn *col)
 					text = psprintf("CASE WHEN %s THEN 'true' ELSE 'false' END", c);
 				else
 					text = psprintf("(%s)::text", c);
-				appendStringInfoString(&s, "COALESCE(pg_catalog.array_position(");
-				append_labels(&s, d);
-				appendStringInfo(&s, ", %s COLLATE \"C\") - 1, %u)", text, nullc);
+				/*
+				 * The label's position, by bytes as the C encoder compares: under a deterministic
+				 * collation text equality is bytewise already, and the expression names none (so
+				 * that postgres_fdw ships it: an explicit collation, or COALESCE, it keeps
+				 * local); under a nondeterministic one, COLLATE "C".
+				 */
+				{
+					StringInfoData pos;
+
+					initStringInfo(&pos);
+					appendStringInfoString(&pos, "pg_catalog.array_position(");
+					append_labels(&pos, d);
+					appendStringInfo(&pos, ", %s%s)", text, bytewise ? "" : " COLLATE \"C\"");
+					appendStringInfo(&s, "CASE WHEN %s IS NULL THEN %u ELSE %s - 1 END", pos.data, nullc, pos.data);
+				}
 				break;
 			}
 		case DP_ENC_INT:
@@ -284,7 +304,7 @@ dpsynth_encoder(PG_FUNCTION_ARGS)
 				 errmsg("the categories of column \"%s\" (type %s) are matched by a text that may differ between servers",
 						col->name, format_type_be(col->typid)),
 				 errdetail("The text of money follows lc_monetary; that of the reg* types follows search_path, and their OIDs differ between servers.")));
-	values[0] = CStringGetTextDatum(dpsynth_encoder_sql(col));
+	values[0] = CStringGetTextDatum(dpsynth_encoder_sql(relid, col));
 	values[1] = Int32GetDatum((int32) dp_domain_ncodes(&col->domain));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -35,6 +35,8 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "foreign/fdwapi.h"
 #include "foreign/foreign.h"
@@ -43,6 +45,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+
+#include "dp_partial.h"
 
 static char *
 leaf_name(Oid relid)
@@ -65,17 +69,46 @@ sizes_literal(DpColumn *cols, int ncols)
 
 /* The aggregate over one foreign partition, limit "" or " LIMIT 0". */
 static char *
-aggregate_sql(Oid leaf, DpColumn *cols, int ncols, const char *limit)
+aggregate_sql(Oid root, Oid leaf, DpColumn *cols, int ncols, const char *limit)
 {
 	StringInfoData b;
 
 	initStringInfo(&b);
 	appendStringInfoString(&b, "SELECT dpsynth._partial_counts(ARRAY[");
 	for (int j = 0; j < ncols; j++)
-		appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(&cols[j]));
+		appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(root, &cols[j]));
 	appendStringInfo(&b, "]::pg_catalog.int4[], %s) AS s FROM ONLY %s%s",
 					 sizes_literal(cols, ncols), leaf_name(leaf), limit);
 	return b.data;
+}
+
+/* The statement that counts a foreign partition: the one checked before the charge and run after. */
+static char *
+count_sql(Oid root, Oid leaf, DpColumn *cols, int ncols)
+{
+	return psprintf("SELECT dpsynth._partial_vector(q.s, %s) FROM (%s) q",
+					sizes_literal(cols, ncols), aggregate_sql(root, leaf, cols, ncols, ""));
+}
+
+/* The remote table a foreign partition reads: server, schema and table name (postgres_fdw's defaults). */
+static char *
+remote_key(Oid leaf)
+{
+	ForeignTable *ft = GetForeignTable(leaf);
+	char	   *schema = get_namespace_name(get_rel_namespace(leaf));
+	char	   *table = get_rel_name(leaf);
+	ListCell   *lc;
+
+	foreach(lc, ft->options)
+	{
+		DefElem    *o = lfirst(lc);
+
+		if (strcmp(o->defname, "schema_name") == 0)
+			schema = defGetString(o);
+		else if (strcmp(o->defname, "table_name") == 0)
+			table = defGetString(o);
+	}
+	return psprintf("%u/%s/%s", ft->serverid, schema, table);
 }
 
 /* Runs one statement that returns one value, as the extension owner; its text, or NULL. */
@@ -143,12 +176,32 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 					 errdetail("Table \"%s\" has a foreign partition. Nothing was charged.",
 							   RelationGetRelationName(root))));
 	}
+	{
+		int32		sizes[DP_PARTIAL_MAX_COLS] = {0};
+		int64		cells;
+
+		if (ncols > DP_PARTIAL_MAX_COLS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a marginal of table \"%s\" over its foreign partitions has at most %d columns",
+							RelationGetRelationName(root), DP_PARTIAL_MAX_COLS),
+					 errdetail("Nothing was charged.")));
+		for (int j = 0; j < ncols; j++)
+			sizes[j] = (int32) dp_domain_ncodes(&cols[j].domain);
+		if (dp_partial_shape(sizes, ncols, &cells) != DP_PARTIAL_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a marginal of table \"%s\" over its foreign partitions has at most %lld cells",
+							RelationGetRelationName(root), (long long) DP_PARTIAL_MAX_CELLS),
+					 errdetail("Nothing was charged.")));
+	}
 	foreach(lc, foreign)
 	{
 		Oid			leaf = lfirst_oid(lc);
 		ForeignServer *server = GetForeignServer(GetForeignServerIdByRelId(leaf));
 		ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
-		char	   *plan;
+		char	   *key = remote_key(leaf);
+		ListCell   *lc2;
 
 		if (strcmp(fdw->fdwname, "postgres_fdw") != 0)
 			ereport(ERROR,
@@ -156,9 +209,34 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 					 errmsg("partition \"%s\" of table \"%s\" is on server \"%s\" of foreign-data wrapper \"%s\"",
 							get_rel_name(leaf), RelationGetRelationName(root), server->servername, fdw->fdwname),
 					 errdetail("dpsynth counts a foreign partition on its server through postgres_fdw only. Nothing was charged.")));
-		/* the planner must ship the whole aggregate (EXPLAIN does not connect) */
-		plan = run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s", aggregate_sql(leaf, cols, ncols, "")));
-		if (!aggregate_shipped(plan))
+		/* two partitions reading one remote table would count its rows twice */
+		foreach(lc2, foreign)
+		{
+			if (lfirst_oid(lc2) == leaf)
+				break;
+			if (strcmp(remote_key(lfirst_oid(lc2)), key) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("partitions \"%s\" and \"%s\" of table \"%s\" read the same table on server \"%s\"",
+								get_rel_name(lfirst_oid(lc2)), get_rel_name(leaf), RelationGetRelationName(root),
+								server->servername),
+						 errdetail("Its rows would be counted twice. Nothing was charged.")));
+		}
+		/* each column's encoder must ship (EXPLAIN does not connect) */
+		for (int j = 0; j < ncols; j++)
+			if (!aggregate_shipped(run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s",
+													aggregate_sql(RelationGetRelid(root), leaf, &cols[j], 1, "")))))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
+								server->servername, get_rel_name(leaf)),
+						 errdetail("postgres_fdw would not ship the encoder of column \"%s\" (type %s), or dpsynth's aggregate, to the server. Columns counted on their server: numbers and dates in bins, booleans, text, varchar and char categories; the server's option extensions must list dpsynth. Nothing was charged.",
+								   cols[j].name, format_type_be(cols[j].typid)),
+						 errhint("Check ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or leave the column out.",
+								 quote_identifier(server->servername))));
+		/* and the statement that will count, as a whole */
+		if (!aggregate_shipped(run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s",
+												count_sql(RelationGetRelid(root), leaf, cols, ncols)))))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
@@ -167,12 +245,12 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 					 errhint("ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or SET if the option exists.",
 							 quote_identifier(server->servername))));
 		/* the server answers (the scan connects; LIMIT 0 runs no statement there) */
-		(void) run_one(aggregate_sql(leaf, cols, ncols, " LIMIT 0"));
+		(void) run_one(aggregate_sql(RelationGetRelid(root), leaf, cols, ncols, " LIMIT 0"));
 	}
 }
 
 void
-dpsynth_foreign_count(List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells)
+dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells)
 {
 	ListCell   *lc;
 
@@ -187,9 +265,7 @@ dpsynth_foreign_count(List *foreign, DpColumn *cols, int ncols, int64 *counts, i
 		dpsynth_become_owner(&sw);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "dpsynth: SPI_connect failed");
-		rc = SPI_execute(psprintf("SELECT dpsynth._partial_vector(q.s, %s) FROM (%s) q",
-								  sizes_literal(cols, ncols), aggregate_sql(leaf, cols, ncols, "")),
-						 true, 0);
+		rc = SPI_execute(count_sql(RelationGetRelid(root), leaf, cols, ncols), true, 0);
 		if (rc == SPI_OK_SELECT && SPI_processed == 1)
 		{
 			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -203,7 +279,12 @@ dpsynth_foreign_count(List *foreign, DpColumn *cols, int ncols, int64 *counts, i
 					ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) != ncells)
 					elog(ERROR, "dpsynth: partition \"%s\" sent counts of another shape", get_rel_name(leaf));
 				for (int64 i = 0; i < ncells; i++)
-					counts[i] += ((const int64 *) ARR_DATA_PTR(a))[i];
+				{
+					int64		c = ((const int64 *) ARR_DATA_PTR(a))[i];
+
+					if (c < 0 || pg_add_s64_overflow(counts[i], c, &counts[i]))
+						elog(ERROR, "dpsynth: partition \"%s\" sent an invalid count", get_rel_name(leaf));
+				}
 			}
 		}
 		if (isnull)

@@ -60,7 +60,7 @@ int			dpsynth_scan_workers = 2;
 #define KEY_PSCANS		UINT64CONST(0xD950000000000003)
 #define KEY_QUEUES		UINT64CONST(0xD950000000000004)
 
-#define QUEUE_SIZE		((Size) 1024 * 1024)	/* per worker */
+#define QUEUE_SIZE		((Size) 128 * 1024)	/* per worker: two messages */
 #define CHUNK_BYTES		65536	/* one message: whole rows of codes, at most this much */
 
 typedef struct ScanShared
@@ -310,7 +310,7 @@ workers_for(List *leaves, const DpColumn *cols, int ncols)
 	}
 	if ((double) pages < (double) min_parallel_table_scan_size)
 		return 0;
-	return Min(dpsynth_scan_workers, max_parallel_workers);
+	return Min(Min(dpsynth_scan_workers, max_parallel_workers), max_worker_processes);
 }
 
 bool
@@ -472,7 +472,7 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 				row_fn(buf + (Size) k * ncols, arg);
 			continue;
 		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, PG_WAIT_IPC);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, WAIT_EVENT_MQ_RECEIVE);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}

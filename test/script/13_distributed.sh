@@ -200,5 +200,40 @@ echo "# $err" | head -n 2
 ok "$([[ "$err" == *'could not connect to server "shard"'* ]]; echo $?)" "a shard that is down: the call fails"
 is "$(spent)" "$s0" "before any charge"
 
+# ---- 6. more column kinds, and what is refused before the charge
+# t2: a text column counted on the shard, a timestamp column whose encoder postgres_fdw keeps,
+# and 16 booleans (a marginal over the foreign partition has at most 16 columns)
+as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -l "$SHARD_DIR/server.log" -w start >/dev/null
+bools=$(for i in $(seq 1 16); do printf ', f%d boolean NOT NULL' "$i"; done)
+bvals=$(for i in $(seq 1 16); do printf ', (i >> %d) %% 2 = 1' "$((i - 1))"; done)
+shard "CREATE TABLE t2_remote (id int NOT NULL, g text, ts timestamp $bools);
+	INSERT INTO t2_remote SELECT 1000 + i, (ARRAY['x', 'y', 'z', 'other'])[1 + i % 4], TIMESTAMP '2020-01-01' + i * INTERVAL '1 minute' $bvals
+	FROM generate_series(1, 3000) i;" >/dev/null
+q $DB "CREATE TABLE t2 (id int NOT NULL, g text, ts timestamp $bools) PARTITION BY RANGE (id);
+	CREATE TABLE t2_local PARTITION OF t2 FOR VALUES FROM (MINVALUE) TO (1001);
+	CREATE FOREIGN TABLE t2_shard PARTITION OF t2 FOR VALUES FROM (1001) TO (100000)
+		SERVER shard OPTIONS (table_name 't2_remote');
+	INSERT INTO t2_local SELECT i, (ARRAY['x', 'y', NULL])[1 + i % 3], TIMESTAMP '2020-01-01' $bvals FROM generate_series(1, 1000) i;
+	SELECT dp_protect('t2', epsilon => 1000, discovery => false);
+	SELECT dp_declare('t2', 'g', categories => ARRAY['x', 'y', 'z']);
+	SELECT dp_declare('t2', 'ts', lower => '2020-01-01'::timestamptz, upper => '2020-02-01'::timestamptz, bins => 4);" >/dev/null 2>&1
+spent2() { q $DB "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 't2'::regclass"; }
+released=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT string_agg(coalesce(cell[1], 'NULL') || ':' || noisy_count, ' ' ORDER BY i)
+	FROM dp_marginal('t2', ARRAY['g'], epsilon => 300) WITH ORDINALITY m(cell, noisy_count, i)" 2>&1)
+exact=$(q $DB "SELECT string_agg(g || ':' || n, ' ' ORDER BY o) FROM (SELECT CASE WHEN g IN ('x', 'y', 'z') THEN g ELSE 'NULL' END g,
+	count(*) n, min(CASE g WHEN 'x' THEN 1 WHEN 'y' THEN 2 WHEN 'z' THEN 3 ELSE 4 END) o FROM t2 GROUP BY 1) c")
+is "$released" "$exact" "a text column: the shard matches its labels (an unlisted label and NULL in the NULL cell)"
+s0=$(spent2)
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t2', ARRAY['ts'], epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'would not ship the encoder of column "ts"'* ]]; echo $?)" "a timestamp's encoder is not shipped: refused, naming the column"
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t2', ARRAY['g'$(for i in $(seq 1 16); do printf ", 'f%d'" "$i"; done)], epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *"at most 16 columns"* ]]; echo $?)" "17 columns: refused ($(echo "$err" | head -n 1))"
+# a second partition over the same remote table would count its rows twice
+q $DB "CREATE FOREIGN TABLE t2_again PARTITION OF t2 FOR VALUES FROM (100000) TO (MAXVALUE) SERVER shard OPTIONS (table_name 't2_remote')"
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t2', ARRAY['g'], epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'read the same table on server "shard"'* ]]; echo $?)" "two partitions over one remote table: refused ($(echo "$err" | head -n 1))"
+q $DB "DROP FOREIGN TABLE t2_again"
+is "$(spent2)" "$s0" "each refused before any charge"
+
 psql -X -q -d postgres -c "DROP DATABASE $DB" 2>/dev/null
 done_testing
