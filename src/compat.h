@@ -68,4 +68,11 @@ dpsynth_parse_type(const char *str, Oid *typid, int32 *typmod)
 #endif
 }
 
+/* The wait while a shared-memory queue is empty: renamed in 17 (generated wait event names). */
+#if PG_VERSION_NUM >= 170000
+#define DP_WAIT_EVENT_MQ_RECEIVE WAIT_EVENT_MESSAGE_QUEUE_RECEIVE
+#else
+#define DP_WAIT_EVENT_MQ_RECEIVE WAIT_EVENT_MQ_RECEIVE
+#endif
+
 #endif							/* DPSYNTH_COMPAT_H */

@@ -52,6 +52,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/wait_event.h"
 
 int			dpsynth_scan_workers = 2;
 
@@ -339,7 +340,7 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 	dp_code    *buf;
 
 	nleaves = list_length(leaves);
-	nworkers = nleaves > 0 ? workers_for(leaves, cols, ncols) : 0;
+	nworkers = nleaves > 0 && ncols > 0 ? workers_for(leaves, cols, ncols) : 0;
 	if (nworkers == 0)
 	{
 		list_free(leaves);
@@ -472,7 +473,7 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 				row_fn(buf + (Size) k * ncols, arg);
 			continue;
 		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, WAIT_EVENT_MQ_RECEIVE);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, DP_WAIT_EVENT_MQ_RECEIVE);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
