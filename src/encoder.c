@@ -42,6 +42,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 /*
  * 2^-1075, exactly: half the smallest double.  A numeric of at most this magnitude rounds to
@@ -126,6 +127,34 @@ append_bins(StringInfo s, const dp_domain *d, const char *v, bool is_int)
 	for (uint32 i = 0; i < nv; i++)
 		appendStringInfo(s, "%s%.17g", i ? "," : "", d->edges[i]);
 	appendStringInfoString(s, "}'::float8[]) - 1, 0)");
+}
+
+/*
+ * Timestamp bins compared as timestamps: width_bucket over the lower edges written as literals
+ * (an edge is PostgreSQL's own Timestamp value, microseconds since 2000-01-01, printed under
+ * dpsynth's pinned output settings, so it reads back exactly).  No arithmetic on the value, so
+ * nothing can overflow, and postgres_fdw ships it (EXTRACT's text constant kept the arithmetic
+ * form local).  false, having written nothing, if an edge is not a finite legal timestamp.
+ */
+static bool
+append_time_bins(StringInfo s, const dp_domain *d, const char *c, Oid typid)
+{
+	StringInfoData lits;
+	int			nest;
+
+	for (uint32 i = 0; i < d->nvalues; i++)
+		if (!IS_VALID_TIMESTAMP(d->iedges[i]))
+			return false;
+	initStringInfo(&lits);
+	nest = dpsynth_pin_output_settings();
+	for (uint32 i = 0; i < d->nvalues; i++)
+		appendStringInfo(&lits, "%s\"%s\"", i ? "," : "",
+						 OidOutputFunctionCall(typid == TIMESTAMPOID ? F_TIMESTAMP_OUT : F_TIMESTAMPTZ_OUT,
+											   TimestampGetDatum(d->iedges[i])));
+	AtEOXact_GUC(false, nest);
+	appendStringInfo(s, "pg_catalog.int4larger(pg_catalog.width_bucket(%s, '{%s}'::pg_catalog.%s[]) - 1, 0)",
+					 c, lits.data, typid == TIMESTAMPOID ? "timestamp" : "timestamptz");
+	return true;
 }
 
 /* The labels of a categories domain as a text[] literal, in code order. */
@@ -248,7 +277,10 @@ dpsynth_encoder_sql(Oid relid, DpColumn *col)
 					v = psprintf("((EXTRACT(epoch FROM %s) - 946684800) * 1000000)::int8", c);
 				else
 					v = psprintf("(%s)::int8", c);
-				if (d->kind == DP_DOMAIN_INT_BINS || d->kind == DP_DOMAIN_REAL_BINS)
+				if ((col->typid == TIMESTAMPOID || col->typid == TIMESTAMPTZOID) &&
+					d->kind == DP_DOMAIN_INT_BINS && append_time_bins(&s, d, c, col->typid))
+					 /* compared as timestamps */ ;
+				else if (d->kind == DP_DOMAIN_INT_BINS || d->kind == DP_DOMAIN_REAL_BINS)
 					append_bins(&s, d, v, true);
 				else
 					appendStringInfo(&s, "%u", nullc);

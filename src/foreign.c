@@ -14,7 +14,9 @@
  * once, on the sum, as for a table on one server.
  *
  * Before the charge (nothing read, nothing charged if refused):
- *   - every column has a public domain (discovery would read rows) and a portable encoder;
+ *   - every column has a public domain (discovery would read rows) and a portable encoder that
+ *     postgres_fdw ships (each column's alone is EXPLAINed: enums and categories matched through
+ *     format() are not);
  *   - the partition's server is a postgres_fdw server;
  *   - the planner ships the aggregate whole: the statement's plan is one Foreign Scan with the
  *     aggregate pushed down (EXPLAIN, which does not connect), so rows never cross the wire;
@@ -230,7 +232,7 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
 								server->servername, get_rel_name(leaf)),
-						 errdetail("postgres_fdw would not ship the encoder of column \"%s\" (type %s), or dpsynth's aggregate, to the server. Columns counted on their server: numbers and dates in bins, booleans, text, varchar and char categories; the server's option extensions must list dpsynth. Nothing was charged.",
+						 errdetail("postgres_fdw would not ship the encoder of column \"%s\" (type %s), or dpsynth's aggregate, to the server. Columns counted on their server: numbers, dates and timestamps in bins, booleans, text, varchar and char categories; the server's option extensions must list dpsynth. Nothing was charged.",
 								   cols[j].name, format_type_be(cols[j].typid)),
 						 errhint("Check ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or leave the column out.",
 								 quote_identifier(server->servername))));
