@@ -1196,10 +1196,12 @@ test_two_stage_bounds(void)
 
 	/*
 	 * A spurious significant block (design rate <= 0.001 per stage) or a neighbour year's noise
-	 * reaching the 0.1% tail are the only ways to miss; P(> 2 misses of 200) < 1e-4 at a 2e-3
-	 * miss rate.
+	 * reaching the 0.1% tail are the only ways to miss.  Measured: 2 misses in 3,000 runs (15
+	 * runs of this binary), and one CI run had 3 of 200, which the earlier bar of 2 refused (at
+	 * a 2e-3 miss rate P(> 2 of 200) is 0.008, not the 1e-4 this comment once said).  At most
+	 * 5 of 200: P(> 5 of 200) is 4e-6 at 2e-3 and 6e-4 at 5e-3; a broken stage misses most.
 	 */
-	unit_check(exact >= reps - 2, "two stages, years 1997-2002: exact in %d of %d runs", exact,
+	unit_check(exact >= reps - (quick ? 2 : 5), "two stages, years 1997-2002: exact in %d of %d runs", exact,
 			   reps);
 
 	/* ages 12-66, a decreasing profile (3484 rows): the two stages keep most of the range */
