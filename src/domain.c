@@ -1233,9 +1233,12 @@ dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (cons
 	AttrNumber	maxatt = 0;
 	int			nestlevel = dpsynth_pin_output_settings();
 
-	/* before parallel mode: the workers inherit the pinned settings */
-	if (dpsynth_scan_codes_parallel(rel, cols, ncols, row_fn, arg))
+	List	   *leaves = dpsynth_source_leaves(rel);
+
+	/* the settings are pinned before parallel mode: the workers inherit them */
+	if (dpsynth_scan_codes_parallel(rel, leaves, cols, ncols, row_fn, arg))
 	{
+		list_free(leaves);
 		AtEOXact_GUC(false, nestlevel);
 		return;
 	}
@@ -1243,7 +1246,7 @@ dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (cons
 	codes = palloc(sizeof(dp_code) * ncols);
 	for (int j = 0; j < ncols; j++)
 		maxatt = Max(maxatt, cols[j].attnum);
-	dpsynth_source_begin(&scan, rel);
+	dpsynth_source_begin_shared(&scan, rel, leaves, NULL, NoLock);
 	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -1251,6 +1254,7 @@ dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (cons
 		row_fn(codes, arg);
 	}
 	dpsynth_source_end(&scan);
+	list_free(leaves);
 	MemoryContextDelete(rowcxt);
 	pfree(codes);
 	AtEOXact_GUC(false, nestlevel);

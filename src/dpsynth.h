@@ -175,7 +175,7 @@ extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
  * table is too small for them or none may be used; the caller then reads it alone.
  */
 extern int	dpsynth_scan_workers;
-extern bool dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
+extern bool dpsynth_scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
 										void (*row_fn) (const dp_code *codes, void *arg), void *arg);
 
 /* Integer and real views of a numeric value (dates as days, timestamps as microseconds),

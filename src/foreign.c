@@ -15,8 +15,8 @@
  *
  * Before the charge (nothing read, nothing charged if refused):
  *   - every column has a public domain (discovery would read rows) and a portable encoder that
- *     postgres_fdw ships (each column's alone is EXPLAINed: enums and categories matched through
- *     format() are not);
+ *     postgres_fdw ships (enums and categories matched through format() are not: when the
+ *     statement does not ship, each column's encoder alone is EXPLAINed to name the one);
  *   - the partition's server is a postgres_fdw server;
  *   - the planner ships the aggregate whole: the statement's plan is one Foreign Scan with the
  *     aggregate pushed down (EXPLAIN, which does not connect), so rows never cross the wire;
@@ -140,6 +140,13 @@ run_one(const char *sql)
 	return out;
 }
 
+/* EXPLAIN (VERBOSE, FORMAT JSON) of a statement, as the extension owner; no connection is made. */
+static char *
+explain(const char *sql)
+{
+	return run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s", sql));
+}
+
 /*
  * Whether an EXPLAIN (VERBOSE, FORMAT JSON) shows the aggregate shipped whole: a Foreign Scan,
  * no local Aggregate node, and the aggregate in the Remote SQL.
@@ -224,21 +231,22 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 								server->servername),
 						 errdetail("Its rows would be counted twice. Nothing was charged.")));
 		}
-		/* each column's encoder must ship (EXPLAIN does not connect) */
-		for (int j = 0; j < ncols; j++)
-			if (!aggregate_shipped(run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s",
-													aggregate_sql(RelationGetRelid(root), leaf, &cols[j], 1, "")))))
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
-								server->servername, get_rel_name(leaf)),
-						 errdetail("postgres_fdw would not ship the encoder of column \"%s\" (type %s), or dpsynth's aggregate, to the server. Columns counted on their server: numbers, dates and timestamps in bins, booleans, text, varchar and char categories; the server's option extensions must list dpsynth. Nothing was charged.",
-								   cols[j].name, format_type_be(cols[j].typid)),
-						 errhint("Check ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or leave the column out.",
-								 quote_identifier(server->servername))));
-		/* and the statement that will count, as a whole */
-		if (!aggregate_shipped(run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s",
-												count_sql(RelationGetRelid(root), leaf, cols, ncols)))))
+		/*
+		 * The statement that will count must ship as a whole (EXPLAIN does not connect); if it
+		 * does not, each column's encoder alone is tried, to name the one postgres_fdw keeps.
+		 */
+		if (!aggregate_shipped(explain(count_sql(RelationGetRelid(root), leaf, cols, ncols))))
+		{
+			for (int j = 0; j < ncols; j++)
+				if (!aggregate_shipped(explain(aggregate_sql(RelationGetRelid(root), leaf, &cols[j], 1, ""))))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
+									server->servername, get_rel_name(leaf)),
+							 errdetail("postgres_fdw would not ship the encoder of column \"%s\" (type %s), or dpsynth's aggregate, to the server. Columns counted on their server: numbers, dates and timestamps in bins, booleans, text, varchar and char categories; the server's option extensions must list dpsynth. Nothing was charged.",
+									   cols[j].name, format_type_be(cols[j].typid)),
+							 errhint("Check ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or leave the column out.",
+									 quote_identifier(server->servername))));
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
@@ -246,6 +254,7 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 					 errdetail("postgres_fdw ships dpsynth's aggregate only to a server whose option extensions lists dpsynth, installed there in the same version. Nothing was charged."),
 					 errhint("ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or SET if the option exists.",
 							 quote_identifier(server->servername))));
+		}
 		/* the server answers (the scan connects; LIMIT 0 runs no statement there) */
 		(void) run_one(aggregate_sql(RelationGetRelid(root), leaf, cols, ncols, " LIMIT 0"));
 	}

@@ -60,33 +60,38 @@ dpsynth_check_tree(Relation root, bool foreign_ok)
 	list_free(tree);
 }
 
-List *
-dpsynth_foreign_leaves(Relation root)
+/* The relations of root's tree for which keep() holds, locked (AccessShareLock). */
+static List *
+tree_where(Relation root, bool (*keep) (Oid relid))
 {
 	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
 	List	   *out = NIL;
 	ListCell   *lc;
 
 	foreach(lc, tree)
-		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
+		if (keep(lfirst_oid(lc)))
 			out = lappend_oid(out, lfirst_oid(lc));
 	list_free(tree);
 	return out;
 }
 
-/* The relations of the tree that hold the rows read, locked (AccessShareLock). */
+static bool
+is_foreign(Oid relid)
+{
+	return get_rel_relkind(relid) == RELKIND_FOREIGN_TABLE;
+}
+
+List *
+dpsynth_foreign_leaves(Relation root)
+{
+	return tree_where(root, is_foreign);
+}
+
+/* The relations of the tree that hold the rows read. */
 List *
 dpsynth_source_leaves(Relation root)
 {
-	List	   *tree = find_all_inheritors(RelationGetRelid(root), AccessShareLock, NULL);
-	List	   *leaves = NIL;
-	ListCell   *lc;
-
-	foreach(lc, tree)
-		if (leaf_is_read(lfirst_oid(lc)))
-			leaves = lappend_oid(leaves, lfirst_oid(lc));
-	list_free(tree);
-	return leaves;
+	return tree_where(root, leaf_is_read);
 }
 
 void

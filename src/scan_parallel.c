@@ -315,10 +315,9 @@ workers_for(List *leaves, const DpColumn *cols, int ncols)
 }
 
 bool
-dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
+dpsynth_scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
 							void (*row_fn) (const dp_code *codes, void *arg), void *arg)
 {
-	List	   *leaves = dpsynth_source_leaves(rel);
 	ListCell   *lc;
 	int			nworkers,
 				nleaves,
@@ -330,7 +329,8 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 	Size	   *offsets;
 	char	   *pscan_area;
 	char	   *queue_area;
-	Size		pscan_total = 0;
+	Size		pscan_total = 0,
+			   *pscan_size;
 	ParallelTableScanDesc *pscans;
 	shm_mq_handle **mqh;
 	bool	   *mq_done;
@@ -342,10 +342,7 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 	nleaves = list_length(leaves);
 	nworkers = nleaves > 0 && ncols > 0 ? workers_for(leaves, cols, ncols) : 0;
 	if (nworkers == 0)
-	{
-		list_free(leaves);
 		return false;
-	}
 
 	initStringInfo(&colbuf);
 	serialize_columns(&colbuf, cols, ncols);
@@ -354,11 +351,13 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 	pcxt = CreateParallelContext("$libdir/dpsynth", "dpsynth_scan_worker_main", nworkers);
 	shm_toc_estimate_chunk(&pcxt->estimator, shared_size(nleaves));
 	shm_toc_estimate_chunk(&pcxt->estimator, colbuf.len);
+	pscan_size = palloc(sizeof(Size) * nleaves);
 	foreach(lc, leaves)
 	{
 		Relation	r = table_open(lfirst_oid(lc), NoLock);
 
-		pscan_total += MAXALIGN(table_parallelscan_estimate(r, snapshot));
+		pscan_size[foreach_current_index(lc)] = MAXALIGN(table_parallelscan_estimate(r, snapshot));
+		pscan_total += pscan_size[foreach_current_index(lc)];
 		table_close(r, NoLock);
 	}
 	shm_toc_estimate_chunk(&pcxt->estimator, pscan_total);
@@ -377,19 +376,18 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 	pscans = palloc(sizeof(ParallelTableScanDesc) * nleaves);
 	{
 		Size		off = 0;
-		int			i = 0;
 
 		foreach(lc, leaves)
 		{
+			int			i = foreach_current_index(lc);
 			Relation	r = table_open(lfirst_oid(lc), NoLock);
 
 			shared->leaves[i] = lfirst_oid(lc);
 			offsets[i] = off;
 			pscans[i] = (ParallelTableScanDesc) (pscan_area + off);
 			table_parallelscan_initialize(r, pscans[i], snapshot);
-			off += MAXALIGN(table_parallelscan_estimate(r, snapshot));
+			off += pscan_size[i];
 			table_close(r, NoLock);
-			i++;
 		}
 	}
 	{
@@ -487,8 +485,8 @@ dpsynth_scan_codes_parallel(Relation rel, DpColumn *cols, int ncols,
 	pfree(mqh);
 	pfree(mq_done);
 	pfree(pscans);
+	pfree(pscan_size);
 	pfree(colbuf.data);
-	list_free(leaves);
 	return true;
 }
 
