@@ -419,6 +419,19 @@ dp_privsyn_result_free(dp_privsyn_result *r)
 }
 
 uint64_t
+dp_privsyn_sample_coarse(uint64_t nrows, uint64_t nmargs)
+{
+	uint64_t	m = nrows;
+
+	if ((double) nrows * (double) nmargs <= DP_SAMPLE_WIDE_WORK)
+		return nrows;
+	while ((double) m * (double) nmargs > DP_SAMPLE_WIDE_WORK / 2 &&
+		   m / DP_SAMPLE_WIDE_FACTOR >= DP_SAMPLE_WIDE_MIN_COARSE)
+		m /= DP_SAMPLE_WIDE_FACTOR;
+	return m;
+}
+
+uint64_t
 dp_privsyn_default_rows(const dp_privsyn_result *model)
 {
 	return (uint64_t) llround(fmax(model->total, 0));
@@ -431,7 +444,9 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
  * level, 8 times larger and n last, starts from the level below, each row a copy of one of its
  * rows (dp_gum_params.start), and runs at most DP_SAMPLE_WARM_ITERS iterations, the last level
  * DP_SAMPLE_LAST_ITERS.  The copies already follow the marginals (a cold start at n needs 25 to
- * 45 iterations to get there).  A function of the model, nrows and rng only.
+ * 45 iterations to get there).  Below that, a model with many marginals gets one coarse level
+ * (dp_privsyn_sample_coarse), then n rows warm from it with DP_SAMPLE_WARM_ITERS iterations.
+ * A function of the model, nrows and rng only.
  */
 static int
 sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum,
@@ -453,11 +468,24 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	prm.start = NULL;
 	while (m / DP_SAMPLE_LEVEL_FACTOR >= DP_SAMPLE_MIN_COARSE)
 		m /= DP_SAMPLE_LEVEL_FACTOR;
-	if (m == nrows)
-		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
 	warm = prm;
 	if (warm.iterations > DP_SAMPLE_WARM_ITERS)
 		warm.iterations = DP_SAMPLE_WARM_ITERS;
+	if (m == nrows)
+	{
+		/* many marginals: one coarse level, then n warm from its copies (dp_privsyn_sample_coarse) */
+		m = dp_privsyn_sample_coarse(nrows, model->nmargs);
+		if (m == nrows)
+			return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
+		if (dp_codes_init(&below, d, m) != 0)
+			return -2;
+		rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, m, &prm, rng, &below);
+		warm.start = &below;
+		if (rc == 0)
+			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
+		dp_codes_free(&below);
+		return rc;
+	}
 	if (dp_codes_init(&below, d, m) != 0)
 		return -2;
 	rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, m, &prm, rng, &below);

@@ -390,6 +390,71 @@ main(void)
 		}
 	}
 
+	/*
+	 * 3c. Below that, a model with many marginals gets one coarse level (dp_privsyn_sample_coarse:
+	 * rows x marginals above DP_SAMPLE_WIDE_WORK).  The rule on the wide table of bench/wide.sh
+	 * and on Adult at 1M rows, then a run through the level: the model's k-way marginals repeated
+	 * until it has 64 or more, sampled at just over DP_SAMPLE_WIDE_WORK / nmargs rows.
+	 */
+	unit_check(dp_privsyn_sample_coarse(600000, 342) == 150000 &&
+			   dp_privsyn_sample_coarse(1000000, 60) == 1000000 &&
+			   dp_privsyn_sample_coarse(200000, 10000) == 200000 &&
+			   dp_privsyn_sample_coarse(4000000, 1000) == 250000,
+			   "the coarse level: 150,000 of 600,000 rows at 342 marginals; none for Adult at 1M rows, "
+			   "nor when n / 4 would fall under %u rows; 4M rows at 1,000 marginals: 62,500 is too few, so 250,000",
+			   (unsigned) DP_SAMPLE_WIDE_MIN_COARSE);
+	{
+		dp_privsyn_result wm = res;
+		dp_marg    *wmargs;
+		uint32_t	nw = res.nmargs;
+		uint64_t	n,
+					c;
+		dp_codes	w1,
+					w2,
+					wmc;
+		double		worst = 0;
+
+		while (nw < 64)
+			nw += res.n_kway;
+		wmargs = malloc(sizeof(dp_marg) * nw);
+		for (uint32_t k = 0; k < nw; k++)
+			wmargs[k] = res.margs[k < res.nmargs ? k : res.n_oneway + (k - res.nmargs) % res.n_kway];
+		wm.margs = wmargs;
+		wm.nmargs = nw;
+		wm.n_kway = nw - res.n_oneway;
+		n = (uint64_t) (DP_SAMPLE_WIDE_WORK / nw) + 1000;
+		c = dp_privsyn_sample_coarse(n, nw);
+		unit_check(c > 0 && c < n && c >= n / 4 - 1 && (double) c * nw <= DP_SAMPLE_WIDE_WORK / 2,
+				   "%u marginals at %llu rows: a coarse level of %llu rows", nw, (unsigned long long) n,
+				   (unsigned long long) c);
+		dp_prng_seed(&rng, 12);
+		rc = dp_privsyn_sample(&wm, NCOLS, sizes, n, NULL, &rng, &w1);
+		unit_check(rc == 0 && w1.nrows == n, "%llu rows sampled through the coarse level (rc %d)",
+				   (unsigned long long) n, rc);
+		if (rc == 0)
+		{
+			to_merged(&res, &w1, &wmc);
+			for (uint32_t k = 0; k < res.nmargs; k++)
+			{
+				dp_marg		m;
+
+				dp_marg_init(&m, res.margs[k].nattrs, res.margs[k].attrs, res.merged_sizes);
+				dp_marg_count(&m, &wmc);
+				worst = fmax(worst, dp_marg_l1(&res.margs[k], &m, true));
+				dp_marg_free(&m);
+			}
+			dp_codes_free(&wmc);
+			unit_check(worst < 0.05, "they reproduce every model marginal to L1 < 0.05 (worst %.4f)", worst);
+			dp_prng_seed(&rng, 12);
+			rc = dp_privsyn_sample(&wm, NCOLS, sizes, n, NULL, &rng, &w2);
+			unit_check(rc == 0 && same_codes(&w1, &w2), "the same seed gives the same rows through the coarse level");
+			if (rc == 0)
+				dp_codes_free(&w2);
+			dp_codes_free(&w1);
+		}
+		free(wmargs);
+	}
+
 	/* 4. a merged code's members: only those with a positive released count are drawn (the
 	 * proportions are checked on a hand-made model below) */
 	{
