@@ -423,7 +423,7 @@ dp_privsyn_sample_coarse(uint64_t nrows, uint64_t nmargs)
 {
 	uint64_t	m = nrows;
 
-	if ((double) nrows * (double) nmargs <= DP_SAMPLE_WIDE_WORK)
+	if (nmargs <= DP_SAMPLE_WIDE_MARGS || (double) nrows * (double) nmargs <= DP_SAMPLE_WIDE_WORK)
 		return nrows;
 	while ((double) m * (double) nmargs > DP_SAMPLE_WIDE_WORK / 2 &&
 		   m / DP_SAMPLE_WIDE_FACTOR >= DP_SAMPLE_WIDE_MIN_COARSE)

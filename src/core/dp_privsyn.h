@@ -72,19 +72,23 @@
  * Models with many marginals (dp_privsyn_sample_coarse).  A GUM iteration costs about one pass
  * over the rows per marginal, so its work is rows x marginals, and a cold GUM needs its 30
  * iterations (it had not converged at 30 on the wide table of bench/wide.sh: mean error .037,
- * still falling).  Below DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE rows, a model whose rows x
- * marginals exceed DP_SAMPLE_WIDE_WORK gets one coarse level: n / 4^k rows for the smallest k
- * that brings rows x marginals to DP_SAMPLE_WIDE_WORK / 2 or less (at least
- * DP_SAMPLE_WIDE_MIN_COARSE rows), GUM in full there, then n rows warm from its copies with
- * DP_SAMPLE_WARM_ITERS iterations.  Adult at 1M rows (65-69 marginals, 6.5-6.9e7) and every table
- * of ../shared/datasets stay below it; the wide table (600,000 rows, 342 marginals, 2.05e8)
- * gets a coarse level of 150,000 rows.  Measured there (bench/RESULTS.md, 2026-11-27), one stored
+ * still falling).  Below DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE rows, a model of more
+ * than DP_SAMPLE_WIDE_MARGS marginals whose rows x marginals exceed DP_SAMPLE_WIDE_WORK gets
+ * one coarse level: n / 4^k rows for the smallest k that brings rows x marginals to
+ * DP_SAMPLE_WIDE_WORK / 2 or less (at least DP_SAMPLE_WIDE_MIN_COARSE rows), GUM in full there,
+ * then n rows warm from its copies with DP_SAMPLE_WARM_ITERS iterations.  A model of fewer
+ * marginals keeps the rule above, whose coarse level of at least DP_SAMPLE_MIN_COARSE rows was
+ * chosen for the 3-way structure the copies carry: Adult (65-69 marginals at 1M rows) at any
+ * size, and every table of ../shared/datasets (star: 157-169 marginals, but 7,732 rows).  The
+ * wide table (600,000 rows, about 340-390 marginals, 2.0-2.4e8) gets a coarse level of 150,000
+ * rows.  Measured there (bench/RESULTS.md, 2026-11-27), one stored
  * model and seed, against the cold GUM at n: GUM 13.5 s instead of 37.5 s; tvd1 / tvd2 / tvd3 /
  * range .0076 / .0514 / .1216 / .00179 against .0067 / .0496 / .1203 / .00163 (the table's
  * run-to-run spread of tvd2 is .047-.051).  Capping the cold GUM's iterations costs as much
  * fidelity for less time saved (20 iterations: 24.0 s, tvd2 .0506; 16: 19.9 s, .0510), and so
  * does a coarse level of n / 2 (22.9 s, .0510).
  */
+#define DP_SAMPLE_WIDE_MARGS	128
 #define DP_SAMPLE_WIDE_WORK		((double) (1u << 27))
 #define DP_SAMPLE_WIDE_FACTOR	4
 #define DP_SAMPLE_WIDE_MIN_COARSE 65536

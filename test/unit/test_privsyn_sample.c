@@ -394,14 +394,18 @@ main(void)
 	 * 3c. Below that, a model with many marginals gets one coarse level (dp_privsyn_sample_coarse:
 	 * rows x marginals above DP_SAMPLE_WIDE_WORK).  The rule on the wide table of bench/wide.sh
 	 * and on Adult at 1M rows, then a run through the level: the model's k-way marginals repeated
-	 * until it has 64 or more, sampled at just over DP_SAMPLE_WIDE_WORK / nmargs rows.
+	 * until it has 256 or more, sampled at just over DP_SAMPLE_WIDE_WORK / nmargs rows.
 	 */
 	unit_check(dp_privsyn_sample_coarse(600000, 342) == 150000 &&
 			   dp_privsyn_sample_coarse(1000000, 60) == 1000000 &&
+			   dp_privsyn_sample_coarse(7000000, DP_SAMPLE_WIDE_MARGS) == 7000000 &&
+			   dp_privsyn_sample_coarse(7000000, DP_SAMPLE_WIDE_MARGS + 1) == 437500 &&
 			   dp_privsyn_sample_coarse(200000, 10000) == 200000 &&
 			   dp_privsyn_sample_coarse(4000000, 1000) == 250000,
-			   "the coarse level: 150,000 of 600,000 rows at 342 marginals; none for Adult at 1M rows, "
-			   "nor when n / 4 would fall under %u rows; 4M rows at 1,000 marginals: 62,500 is too few, so 250,000",
+			   "the coarse level: 150,000 of 600,000 rows at 342 marginals; none for Adult at 1M rows, nor "
+			   "at 7M rows for %u marginals (437,500 for one more), nor when n / 4 would fall under %u rows; "
+			   "4M rows at 1,000 marginals: 62,500 is too few, so 250,000",
+			   (unsigned) DP_SAMPLE_WIDE_MARGS,
 			   (unsigned) DP_SAMPLE_WIDE_MIN_COARSE);
 	{
 		dp_privsyn_result wm = res;
@@ -414,7 +418,7 @@ main(void)
 					wmc;
 		double		worst = 0;
 
-		while (nw < 64)
+		while (nw < 2 * DP_SAMPLE_WIDE_MARGS)
 			nw += res.n_kway;
 		wmargs = malloc(sizeof(dp_marg) * nw);
 		for (uint32_t k = 0; k < nw; k++)
