@@ -2,6 +2,8 @@
  * foreign.c - dp_marginal over a table with partitions on other servers (postgres_fdw): each
  * foreign partition's exact counts are computed on its own server, and only they travel
  * (docs/DISTRIBUTED.md, "The release functions read counts through the aggregate").
+ * dp_synthesize's adaptive method uses the same check and count, once per pair of columns
+ * (synthesize.c, plan_foreign and count_foreign).
  *
  * For each foreign partition, one statement, run as the extension owner:
  *     SELECT dpsynth._partial_vector(s, $sizes) FROM (

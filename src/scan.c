@@ -6,8 +6,9 @@
  * be protected on their own, see dpsynth._dp_protect), so a release reads the whole tree.  Rows
  * come back in the root's column layout: a leaf whose columns differ (dropped columns, another
  * order) is converted by name.  Which leaves are read depends on the schema only: relations
- * without storage are skipped, and so are foreign tables (which dp_marginal counts on their
- * servers, foreign.c, and every other release refuses before the charge) and temporary tables,
+ * without storage are skipped, and so are foreign tables (which dp_marginal and dp_synthesize's
+ * adaptive method count on their servers, foreign.c, and every other release refuses before the
+ * charge) and temporary tables,
  * which dpsynth_open_source refuses before the charge (a leaf attached since then is skipped rather
  * than failing after the charge; ATTACH PARTITION waits for this transaction's lock anyway).
  */
@@ -49,7 +50,7 @@ dpsynth_check_tree(Relation root, bool foreign_ok)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("partition \"%s\" of table \"%s\" is a foreign table", get_rel_name(relid),
 							RelationGetRelationName(root)),
-					 errdetail("This release reads rows, which stay on their server; only dp_marginal counts a foreign partition there. Nothing was charged.")));
+					 errdetail("This release reads rows, which stay on their server; dp_marginal and dp_synthesize count a foreign partition there. Nothing was charged.")));
 		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),

@@ -117,6 +117,8 @@ typedef struct SynthCall
 	int			ncols;
 	uint32	   *sizes;
 	uint32	   *ordered;		/* per column: its ordered codes (bins), 0 for categories */
+	List	   *foreign;		/* partitions on other servers, counted there (foreign.c) */
+	dp_extra_counts extra;		/* ... their counts, for the adaptive method */
 	dp_plan		plan;
 	List	   *checks;
 	List	   *skipped_checks;
@@ -214,10 +216,99 @@ plan_focus(SynthCall *c)
  * delta => given), the columns and their domains, the privacy plan, the constraints and the
  * target.  Everything that can refuse the call refuses here, before the charge.
  */
+/*
+ * A table with partitions on other servers (docs/DISTRIBUTED.md): the adaptive method reads
+ * only counts, so each foreign partition counts every column and every pair of columns on its
+ * own server (foreign.c, the statements dp_marginal runs), and they are added to the local
+ * rows' counts in the core (dp_privsyn_params.extra).  Everything foreign.c refuses is checked
+ * here, pair by pair, before the charge.  The PrivSyn method reads every row: refused.
+ */
+static void
+plan_foreign(SynthCall *c)
+{
+	int64		cells = 0;
+
+	c->foreign = dpsynth_foreign_leaves(c->rel);
+	if (c->foreign == NIL)
+		return;
+	if (!c->adaptive)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" has a partition on another server, and the privsyn method reads every row",
+						get_rel_name(c->relid)),
+				 errdetail("The adaptive method counts a foreign partition on its server. Nothing was charged."),
+				 errhint("Call with method => 'adaptive' (the default).")));
+	if (c->ncols == 1)
+		dpsynth_foreign_check(c->rel, c->foreign, c->cols, 1);
+	for (int a = 0; a < c->ncols; a++)
+		for (int b = a + 1; b < c->ncols; b++)
+		{
+			DpColumn	pair[2] = {c->cols[a], c->cols[b]};
+
+			dpsynth_foreign_check(c->rel, c->foreign, pair, 2);
+			cells += (int64) dp_domain_ncodes(&pair[0].domain) * dp_domain_ncodes(&pair[1].domain);
+			if (cells > DP_ADAPTIVE_MAX_TOTAL)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("the pairs of columns of table \"%s\" have more than %u cells together, too many to count on its servers",
+								get_rel_name(c->relid), (unsigned) DP_ADAPTIVE_MAX_TOTAL),
+						 errdetail("Table \"%s\" has a foreign partition. Nothing was charged.", get_rel_name(c->relid)),
+						 errhint("Synthesize fewer columns (columns => ...), or declare coarser domains.")));
+		}
+}
+
+/*
+ * Step 3b: the foreign partitions' counts, over the original codes: each pair's from its own
+ * statement on every foreign partition, each column's from the first pair that holds it (from
+ * its own statement when it is the only column).  Exact counts: they go to the core, which adds
+ * them to the local rows' before any noise.
+ */
+static void
+count_foreign(SynthCall *c, SynthProgress *pr)
+{
+	int			d = c->ncols,
+				npairs = d * (d - 1) / 2,
+				k = 0;
+	uint64	  **one = palloc0(sizeof(uint64 *) * d),
+			  **pair = palloc0(sizeof(uint64 *) * Max(npairs, 1));
+
+	synth_report(pr, "counting the partitions on other servers", 0);
+	for (int j = 0; j < d; j++)
+		one[j] = palloc0(sizeof(uint64) * c->sizes[j]);
+	if (d == 1)
+		dpsynth_foreign_count(c->rel, c->foreign, c->cols, 1, (int64 *) one[0], c->sizes[0]);
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++, k++)
+		{
+			DpColumn	cols2[2] = {c->cols[a], c->cols[b]};
+			int64		ncells = (int64) c->sizes[a] * c->sizes[b];
+
+			pair[k] = palloc0(sizeof(uint64) * ncells);
+			dpsynth_foreign_count(c->rel, c->foreign, cols2, 2, (int64 *) pair[k], ncells);
+			/* the one-way counts: column b's are the margin of (0, b), column 0's of (0, 1) */
+			if (a == 0)
+				for (uint32 ca = 0; ca < c->sizes[0]; ca++)
+					for (uint32 cb = 0; cb < c->sizes[b]; cb++)
+					{
+						uint64		x = pair[k][(int64) ca * c->sizes[b] + cb];
+
+						one[b][cb] += x;
+						if (b == 1)
+							one[0][ca] += x;
+					}
+			synth_report(pr, "counting the partitions on other servers", (int) (100.0 * (k + 1) / npairs));
+		}
+	c->extra.oneway = (const uint64_t *const *) one;
+	c->extra.pair = (const uint64_t *const *) pair;
+	c->extra.nrows = 0;
+	for (uint32 v = 0; v < c->sizes[0]; v++)
+		c->extra.nrows += one[0][v];
+}
+
 static void
 plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 {
-	c->rel = dpsynth_open_source(c->relid, false);
+	c->rel = dpsynth_open_source(c->relid, true);
 	dpsynth_check_release_privilege(c->relid, "dp_synthesize");
 	c->units = dpsynth_rho_for_call(c->relid, c->epsilon, &c->delta);
 	if (!PG_ARGISNULL(2))
@@ -241,6 +332,7 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 	c->sizes = palloc(sizeof(uint32) * c->ncols);
 	c->ordered = palloc(sizeof(uint32) * c->ncols);
 	synth_bind_columns(c->out, c->nout, c->cols, false);
+	plan_foreign(c);
 	c->checks = synth_read_checks(c->relid, c->label, &c->skipped_checks);
 	synth_check_identifiers(c->out, c->nout, c->rows > 0 ? c->rows : dpsynth_max_sample_rows, c->rows > 0,
 							c->label);
@@ -262,12 +354,14 @@ charge_call(SynthCall *c)
 								  psprintf("{\"target\": %s, \"rows\": " INT64_FORMAT ", \"method\": \"%s\", "
 										   "%s%s%s"
 										   "\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT ", "
-										   "\"rho_units_pipeline\": " INT64_FORMAT "}",
+										   "\"rho_units_pipeline\": " INT64_FORMAT "%s}",
 										   tj.data, c->rows, c->method,
 										   c->focus_json ? "\"focus\": " : "", c->focus_json ? c->focus_json : "",
 										   c->focus_json ? ", " : "",
 										   c->plan.ndiscover, c->plan.units_each,
-										   c->plan.units_release));
+										   c->plan.units_release,
+										   c->foreign != NIL ?
+										   psprintf(", \"foreign_partitions\": %d", list_length(c->foreign)) : ""));
 }
 
 /* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
@@ -296,6 +390,8 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 				 errmsg("out of memory"),
 				 errdetail("%s", dp_last_error())));
 	dpsynth_scan_codes(c->rel, c->cols, c->ncols, append_row, codes);
+	if (c->foreign != NIL)
+		count_foreign(c, pr);
 	c->t_scan = synth_now();
 }
 
@@ -319,6 +415,7 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.ordered = c->ordered;
 	/* the encoded table is dead once recoded and counted: the method takes it over */
 	params.consume = codes;
+	params.extra = c->foreign != NIL ? &c->extra : NULL;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)

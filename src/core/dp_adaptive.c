@@ -689,6 +689,46 @@ add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_
 	return 0;
 }
 
+/*
+ * Adds the counts of rows the table does not hold (p->extra, over the original codes) to the
+ * candidates' exact counts (over merged codes): each original cell into the merged cell its
+ * codes map to, so that every count is that of all the rows.  Totals stay under 2^31 (checked on
+ * entry), so no count overflows.
+ */
+static void
+add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t *counts, uint32_t d,
+		  const uint32_t *sizes, const dp_privsyn_result *out)
+{
+	for (uint32_t r = 0; r < ncand; r++)
+	{
+		const Cand *cd = &cand[r];
+		uint32_t   *x = counts + cd->offset;
+		uint32_t	a = cd->attrs[0];
+
+		if (cd->nattrs == 1)
+		{
+			for (uint32_t c = 0; c < sizes[a]; c++)
+				x[out->code_map[a][c]] += (uint32_t) ex->oneway[a][c];
+		}
+		else if (cd->nattrs == 2)
+		{
+			uint32_t	b = cd->attrs[1],
+						mb = out->merged_sizes[b];
+			/* pair (a, b), a < b: index sum over a' < a of (d - 1 - a'), plus b - a - 1 */
+			size_t		k = (size_t) a * (2 * (size_t) d - a - 1) / 2 + (b - a - 1);
+			const uint64_t *pc = ex->pair[k];
+
+			for (uint32_t ca = 0; ca < sizes[a]; ca++)
+			{
+				uint32_t   *row = x + (size_t) out->code_map[a][ca] * mb;
+
+				for (uint32_t cb = 0; cb < sizes[b]; cb++)
+					row[out->code_map[b][cb]] += (uint32_t) pc[(size_t) ca * sizes[b] + cb];
+			}
+		}
+	}
+}
+
 #define PROGRESS(phase, frac) \
 	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
@@ -744,8 +784,11 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		return dp_invalid("the adaptive method synthesizes 1 to 4096 columns");
 	if (!(p->rho > 0) || !isfinite(p->rho))
 		return dp_invalid("rho is not a positive number");
-	if (data->nrows >= ((uint64_t) 1 << 31))
+	if (data->nrows + (p->extra ? p->extra->nrows : 0) >= ((uint64_t) 1 << 31) ||
+		(p->extra && p->extra->nrows >= ((uint64_t) 1 << 31)))
 		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
+	if (p->extra && (!p->extra->oneway || (d > 1 && !p->extra->pair)))
+		return dp_invalid("counts from elsewhere need every column's and every pair's");
 	maxcand = d + (d * (d - 1)) / 2;
 	tr.max = DP_ADAPTIVE_TRIPLES_PER_COL * d;
 	maxcand += tr.max;
@@ -759,7 +802,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	merged_ok = true;			/* dp_codes_free is harmless on what the stage did not initialise */
-	rc = dp_privsyn_oneway_stage(data, sizes, p->ordered, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, out, margs, &merged, p->consume);
+	rc = dp_privsyn_oneway_stage(data, sizes, p->ordered, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, out, margs, &merged, p->consume,
+								 p->extra);
 	if (rc != 0)
 		goto done;
 	nmargs = d;
@@ -849,6 +893,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 					out->merged_sizes, lanes, nthreads);
 		PROGRESS(DP_PHASE_SELECT, 0);
 	}
+	if (p->extra)
+		add_extra(p->extra, cand, ncand, counts, d, sizes, out);
 
 	/* ---- 3. rounds ---- */
 	R = p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
@@ -876,7 +922,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:
 	 * a function of the released total); then the focus pairs' triples.
 	 */
-	if (synth.nrows >= DP_ADAPTIVE_SYNTH_ROWS)
+	if (synth.nrows >= DP_ADAPTIVE_SYNTH_ROWS || p->extra)
 	{
 		tr.max = 0;
 		/* no more exact counts to take: the private data the rounds need is in counts */

@@ -19,14 +19,20 @@
  *   2. Candidates: every column (weight 1/2) and every pair of columns (weight 1) whose marginal
  *      over merged codes has at most DP_ADAPTIVE_MAX_CELLS cells, the largest dropped first until
  *      all of them hold at most DP_ADAPTIVE_MAX_TOTAL cells together (public: the sizes).  Their
- *      exact counts are taken in one pass per candidate over the encoded table.
+ *      exact counts are taken in one pass per candidate over the encoded table, plus, when the
+ *      caller gives them (p->extra: the rows of partitions on other servers, counted there), the
+ *      counts of rows the table does not hold, each original cell added to the merged cell its
+ *      codes map to; the one-way marginals of step 1 add them too.  A run over part of the rows
+ *      plus the others' counts is the run over all of them (test_adaptive.c, test_extra).
  *   2b. Focus (only when p->focus flags columns): every candidate pair with a flagged column is
  *      measured once, in candidate order, without selection (which pairs is public: the flags
  *      and the sizes), each with the rounds' starting rho_t = 0.9 R / T, or with R / (2 F) each
  *      if the F pairs would cost more than R / 2 that way.  Their cost comes out of R; the rounds
  *      then spend what is left, and may select these pairs again.
  *   2c. Triples, added in the rounds, only when the rounds' estimates hold every row (the first
- *      estimate has fewer than DP_ADAPTIVE_SYNTH_ROWS rows: a function of the released total):
+ *      estimate has fewer than DP_ADAPTIVE_SYNTH_ROWS rows: a function of the released total)
+ *      and the table holds every row (no p->extra: a triple's counts are taken then, from the
+ *      table):
  *      when a pair {a, b} is measured for the first time, every triple {a, b, c} with {a, c} or
  *      {b, c} measured before becomes a candidate (weight 1, like a pair), its exact counts taken
  *      then, one pass over the merged table per triple, while there are fewer than
@@ -128,7 +134,7 @@
  * Privacy: 0.25 rho (step 1) + the rounds' costs, which add up to exactly R = 0.75 rho by the
  * schedule (the last round takes the remainder; every cost is rounded down, never up, where it is
  * computed from the remainder).  Selection, measurement and the rounds' estimates read the private
- * table only through the exact counts x_r (a triple's taken when it becomes a candidate; which
+ * table (and p->extra, counts of more of its rows) only through the exact counts x_r (a triple's taken when it becomes a candidate; which
  * triples is post-processing of the selections), each time through a mechanism: the exponential
  * mechanism (scores) and the Gaussian (measurements); everything else is a function of released
  * values and public facts.  Adaptive composition of zCDP mechanisms adds their rho.

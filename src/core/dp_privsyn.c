@@ -163,7 +163,7 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
 						double rho, double share, dp_privsyn_result *out, dp_marg *margs,
-						dp_codes *merged, dp_codes *consume)
+						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra)
 {
 	uint32_t	d = data->ncols,
 				nmerged;
@@ -189,6 +189,9 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		if (dp_marg_init(&one, 1, &j, sizes) != 0)
 			return dp_nomem("could not allocate a one-way marginal");
 		dp_marg_count(&one, data);
+		if (extra)
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				one.cells[c] += (double) extra->oneway[j][c];	/* exact: totals under 2^53 */
 		out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j]);
 		if (add_noise(&one, rho1) != 0 || !out->oneway_noisy[j])
 		{
@@ -282,6 +285,8 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	dp_clear_error();
 	if (d == 0)
 		return dp_invalid("the table to synthesize has no column");
+	if (p->extra)
+		return dp_invalid("the PrivSyn method reads every row itself: it takes no counts from elsewhere");
 	if (!(rare_below > 0))	/* rho not positive, or noise out of range */
 		return dp_invalid("rho is not positive, or the one-way marginals' noise is out of the sampler's range");
 	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
@@ -293,7 +298,8 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, NULL, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged, p->consume);
+	rc = dp_privsyn_oneway_stage(data, sizes, NULL, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged, p->consume,
+								 NULL);
 	if (rc != 0)
 		goto done;
 	nmargs = d;

@@ -103,6 +103,23 @@ typedef enum dp_privsyn_phase
 	DP_PHASE_COUNT
 } dp_privsyn_phase;
 
+/*
+ * Exact counts of rows that the run's table does not hold: the partitions of a table on other
+ * servers, counted there (docs/DISTRIBUTED.md).  The adaptive method adds them to its own
+ * table's counts wherever it counts (the one-way marginals and every candidate), so that a run
+ * over a table's local rows plus these counts is the run over all the rows: the same released
+ * values under the same random stream (test_adaptive.c).  Over the original codes:
+ * oneway[j][c] rows of code c of column j; pair[k] for the k-th pair a < b in the order (0, 1),
+ * (0, 2), ..., (d - 2, d - 1): sizes[a] * sizes[b] counts, the code of a times sizes[b] plus
+ * the code of b.  nrows: the rows they count (every one-way array sums to it).
+ */
+typedef struct dp_extra_counts
+{
+	uint64_t	nrows;
+	const uint64_t *const *oneway;
+	const uint64_t *const *pair;
+} dp_extra_counts;
+
 typedef struct dp_privsyn_params
 {
 	double		rho;			/* the pipeline's whole budget */
@@ -131,6 +148,12 @@ typedef struct dp_privsyn_params
 	 * peak.
 	 */
 	dp_codes   *consume;
+	/*
+	 * The adaptive method only (NULL: none): counts of rows the table does not hold (see
+	 * dp_extra_counts).  The rounds then take no triples (they count the table itself), and
+	 * dp_privsyn_run refuses them.
+	 */
+	const dp_extra_counts *extra;
 	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
 	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
 	void	   *progress_arg;
@@ -220,7 +243,7 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  */
 int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
 									double rho, double share, dp_privsyn_result *out, dp_marg *margs,
-									dp_codes *merged, dp_codes *consume);
+									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra);
 
 /*
  * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..

@@ -4,8 +4,9 @@
 # second local cluster (the "shard").  Checks that the merged counts are exact, what crosses the
 # wire in each plan (EXPLAIN VERBOSE's Remote SQL, EXPLAIN ANALYZE's rows), and that the shard
 # counts its own rows when the coordinator aggregates partition by partition, also of the codes
-# of the encoders as SQL (dpsynth._encoder), which the shard runs itself; and that dp_marginal on
-# the protected partitioned table counts the foreign partition on the shard (src/foreign.c).
+# of the encoders as SQL (dpsynth._encoder), which the shard runs itself; and that dp_marginal and
+# dp_synthesize on the protected partitioned table count the foreign partition on the shard
+# (src/foreign.c, src/synthesize.c).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_dist
 SHARD_PORT=${DPSYNTH_SHARD_PORT:-$((PGPORT + 10))}
@@ -15,6 +16,7 @@ ROWS_LOCAL=150000
 ROWS_SHARD=100000
 
 shard_stop() {
+	[ -n "${KEEP_SHARD_LOG:-}" ] && cp "$SHARD_DIR/server.log" /tmp/shard.log 2>/dev/null
 	[ -f "$SHARD_DIR/data/postmaster.pid" ] &&
 		as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -m immediate -w stop >/dev/null 2>&1
 	rm -rf "$SHARD_DIR"
@@ -182,10 +184,49 @@ ok "$(echo "$shard_log" | grep -q 'dpsynth._partial_counts(ARRAY\[(CASE WHEN'; e
 ok "$(! echo "$shard_log" | grep -qE 'SELECT (id, )?a, b FROM public.t_remote'; echo $?)" \
 	"no statement fetched the shard's rows"
 s0=$(spent)
-err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_synthesize('t', epsilon => 1)" 2>&1)
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_discover('t', epsilon => 1)" 2>&1)
 ok "$([[ "$err" == *'partition "t_shard" of table "t" is a foreign table'* ]]; echo $?)" \
-	"dp_synthesize reads rows and refuses the foreign partition ($err)"
+	"dp_discover reads rows and refuses the foreign partition ($(echo "$err" | head -n 1))"
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_synthesize('t', epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'column "id" of table "t" has no public domain'* ]]; echo $?)" \
+	"dp_synthesize with a column that discovery would learn: refused ($(echo "$err" | head -n 1))"
 is "$(spent)" "$s0" "before any charge"
+
+# ---- 5b. dp_synthesize on the partitioned table (the adaptive method): the shard counts every
+# column and pair of its partition, the coordinator adds them to the local rows' counts
+q $DB "SELECT dp_declare('t', 'id', lower => 1, upper => $((ROWS_LOCAL + ROWS_SHARD)), bins => 8);
+	GRANT CREATE ON SCHEMA public TO regress_dist_analyst" >/dev/null
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_synthesize('t', epsilon => 1, method => 'privsyn')" 2>&1)
+ok "$([[ "$err" == *'the privsyn method reads every row'* ]]; echo $?)" \
+	"the privsyn method: refused ($(echo "$err" | head -n 1))"
+is "$(spent)" "$s0" "before any charge"
+total=$(q $DB "SELECT count(*) FROM t")
+mark=$(wc -l <"$SHARD_DIR/server.log")
+res=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT rows_written, k_way_marginals FROM dp_synthesize('t', epsilon => 200, target => 'regress_dist_analyst_t_synth')" 2>&1)
+sleep 0.5
+shard_log=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log")
+rows=${res%%|*}
+ok "$([[ "$rows" =~ ^[0-9]+$ ]] && [ $((rows > total ? rows - total : total - rows)) -le $((total / 100)) ]; echo $?)" \
+	"an analyst's dp_synthesize on t: $rows rows for $total (within 1%; rows_written|k_way: $res)"
+is "$(q $DB "SELECT details->>'foreign_partitions' FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" 1 \
+	"its ledger row says one foreign partition was counted"
+# (a, b) of the synthetic rows against the union's exact counts (and the local partition's): the
+# total variation distance, over the 200 cells
+tvd() {
+	q $DB "WITH s AS (SELECT a, b, count(*)::float8 / sum(count(*)) OVER () p FROM regress_dist_analyst_t_synth GROUP BY a, b),
+		r AS (SELECT (i - 1) / 20 a, (i - 1) % 20 b, n::float8 / sum(n) OVER () p FROM unnest('$1'::int8[]) WITH ORDINALITY u(n, i))
+		SELECT round((sum(abs(coalesce(s.p, 0) - coalesce(r.p, 0))) / 2)::numeric, 4) FROM s FULL JOIN r USING (a, b)"
+}
+tvd_union=$(tvd "$union_truth")
+tvd_local=$(tvd "$local_truth")
+ok "$(awk -v u="$tvd_union" -v l="$tvd_local" 'BEGIN { exit !(u < 0.05 && l > 0.2) }'; echo $?)" \
+	"the synthetic (a, b) follows the union's rows (TVD $tvd_union), not the local partition's ($tvd_local)"
+echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE' | grep -v '^--' | cut -c1-160 | sed 's/^/# shard: /'
+is "$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep -c 'SELECT dpsynth._partial_counts(ARRAY\[(CASE WHEN')" 3 \
+	"the shard ran three statements, each the encoders of one pair of (id, a, b) and the aggregate"
+ok "$(! echo "$shard_log" | grep -qE 'SELECT (id, )?a, b FROM public.t_remote|SELECT id, a, b'; echo $?)" \
+	"no statement fetched the shard's rows"
+s0=$(spent)
 # a server that would send rows (postgres_fdw does not ship dpsynth's aggregate) is refused
 q $DB "ALTER SERVER shard OPTIONS (DROP extensions)"
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t', ARRAY['a'], epsilon => 1)" 2>&1)

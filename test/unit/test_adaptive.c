@@ -28,6 +28,7 @@
 
 #include "dp_adaptive.h"
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
 #include "dp_random.h"
@@ -726,6 +727,160 @@ test_bits(void)
 	}
 }
 
+/*
+ * Counts from elsewhere (dp_privsyn_params.extra, docs/DISTRIBUTED.md): Adult's rows split in
+ * two, the first part the run's table, the second given as its exact one-way and pair counts
+ * (as shards would send them).  At a rho so large that the discrete Gaussian draws 0 on every
+ * cell (sigma about 0.001), every released marginal is an exact count: those of ALL the rows,
+ * over the merged codes, for the split run, and of the first part alone without the counts.
+ * Also: all the rows given as counts (an empty table), the PrivSyn method refusing them, and
+ * counts without their pairs refused.
+ */
+static void
+extra_counts_of(const dp_codes *t, uint64_t from, uint64_t to, const uint32_t *sizes, uint64_t **one,
+				uint64_t **pair)
+{
+	uint32_t	d = t->ncols;
+	size_t		k = 0;
+
+	for (uint32_t j = 0; j < d; j++)
+	{
+		one[j] = calloc(sizes[j], sizeof(uint64_t));
+		for (uint64_t i = from; i < to; i++)
+			one[j][t->col[j][i]]++;
+	}
+	for (uint32_t a = 0; a < d; a++)
+		for (uint32_t b = a + 1; b < d; b++, k++)
+		{
+			pair[k] = calloc((size_t) sizes[a] * sizes[b], sizeof(uint64_t));
+			for (uint64_t i = from; i < to; i++)
+				pair[k][(size_t) t->col[a][i] * sizes[b] + t->col[b][i]]++;
+		}
+}
+
+/* the largest |released - exact| over the model's marginals, exact counted on rows [0, n) of t */
+static double
+worst_vs_exact(const dp_privsyn_result *res, const dp_codes *t, uint64_t n)
+{
+	dp_codes	m;
+	double		worst = 0;
+
+	dp_codes_init(&m, t->ncols, n ? n : 1);
+	for (uint32_t j = 0; j < t->ncols; j++)
+		for (uint64_t i = 0; i < n; i++)
+			m.col[j][i] = res->code_map[j][t->col[j][i]];
+	m.nrows = n;
+	for (uint32_t k = 0; k < res->nmargs; k++)
+	{
+		dp_marg		x;
+
+		dp_marg_init(&x, res->margs[k].nattrs, res->margs[k].attrs, res->merged_sizes);
+		dp_marg_count(&x, &m);
+		for (uint64_t c = 0; c < x.ncells; c++)
+			worst = fmax(worst, fabs(x.cells[c] - res->margs[k].cells[c]));
+		dp_marg_free(&x);
+	}
+	dp_codes_free(&m);
+	return worst;
+}
+
+static void
+test_extra(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS];
+	enum {NPAIRS = ADULT_COLS * (ADULT_COLS - 1) / 2};
+	uint64_t   *one[ADULT_COLS],
+			   *pair[NPAIRS],
+			   *all1[ADULT_COLS],
+			   *all2[NPAIRS];
+	dp_extra_counts ex,
+				exall;
+	dp_codes	src,
+				part,
+				empty;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	uint64_t	cut;
+	int			rc;
+	double		w;
+
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	cut = src.nrows / 3;
+	dp_codes_init(&part, ADULT_COLS, cut);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		memcpy(part.col[j], src.col[j], sizeof(uint16_t) * cut);
+	part.nrows = cut;
+	extra_counts_of(&src, cut, src.nrows, sizes, one, pair);
+	ex = (dp_extra_counts) {src.nrows - cut, (const uint64_t *const *) one, (const uint64_t *const *) pair};
+
+	dp_privsyn_default_params(&p);
+	p.rho = 1e6;
+	p.rows = 1000;
+	p.extra = &ex;
+	dp_prng_seed(&rng, 21);
+	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && res.n_kway >= 1 && st.triples == 0, "a run over %llu rows plus the counts of %llu more "
+			   "(%u k-way marginals, no triples)", (unsigned long long) cut, (unsigned long long) (src.nrows - cut),
+			   rc == 0 ? res.n_kway : 0);
+	if (rc == 0)
+	{
+		w = worst_vs_exact(&res, &src, src.nrows);
+		unit_check(w < 1e-6 && fabs(res.total - src.nrows) < 1e-6,
+				   "it releases the counts of all %llu rows (worst cell off by %.3g, total %.1f)",
+				   (unsigned long long) src.nrows, w, res.total);
+		dp_privsyn_result_free(&res);
+	}
+
+	p.extra = NULL;
+	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
+	if (rc == 0)
+	{
+		w = worst_vs_exact(&res, &src, cut);
+		unit_check(w < 1e-6 && fabs(res.total - cut) < 1e-6 && worst_vs_exact(&res, &src, src.nrows) > 100,
+				   "without the counts, those of its own %llu rows", (unsigned long long) cut);
+		dp_privsyn_result_free(&res);
+	}
+	else
+		unit_check(false, "a run over the first part alone (rc %d)", rc);
+
+	/* every row elsewhere: an empty table */
+	extra_counts_of(&src, 0, src.nrows, sizes, all1, all2);
+	exall = (dp_extra_counts) {src.nrows, (const uint64_t *const *) all1, (const uint64_t *const *) all2};
+	dp_codes_init(&empty, ADULT_COLS, 1);
+	p.extra = &exall;
+	rc = dp_adaptive_run(&empty, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && worst_vs_exact(&res, &src, src.nrows) < 1e-6,
+			   "an empty table plus the counts of every row: the counts of every row (rc %d)", rc);
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
+
+	/* refused: the PrivSyn method, and counts without their pairs */
+	rc = dp_privsyn_run(&part, sizes, &p, &rng, &res);
+	unit_check(rc != 0 && strstr(dp_last_error(), "PrivSyn") != NULL,
+			   "the PrivSyn method refuses counts from elsewhere: %s", dp_last_error());
+	exall.pair = NULL;
+	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
+	unit_check(rc != 0 && strstr(dp_last_error(), "pair") != NULL, "counts without the pairs' are refused: %s",
+			   dp_last_error());
+
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		free(one[j]), free(all1[j]);
+	for (uint32_t k = 0; k < NPAIRS; k++)
+		free(pair[k]), free(all2[k]);
+	dp_codes_free(&empty);
+	dp_codes_free(&part);
+	dp_codes_free(&src);
+	free(cols);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -747,5 +902,6 @@ main(int argc, char **argv)
 	test_small_n();
 	test_large_n();
 	test_bits();
+	test_extra();
 	return unit_done();
 }
