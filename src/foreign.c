@@ -59,39 +59,53 @@ leaf_name(Oid relid)
 }
 
 static char *
-sizes_literal(DpColumn *cols, int ncols)
+sizes_literal(DpColumn *cols, const DpColumnSet *set)
 {
 	StringInfoData b;
 
 	initStringInfo(&b);
 	appendStringInfoString(&b, "'{");
-	for (int j = 0; j < ncols; j++)
-		appendStringInfo(&b, "%s%u", j ? "," : "", dp_domain_ncodes(&cols[j].domain));
+	for (int j = 0; j < set->n; j++)
+		appendStringInfo(&b, "%s%u", j ? "," : "", dp_domain_ncodes(&cols[set->idx[j]].domain));
 	appendStringInfoString(&b, "}'::pg_catalog.int4[]");
 	return b.data;
 }
 
-/* The aggregate over one foreign partition, limit "" or " LIMIT 0". */
+/*
+ * The aggregates over one foreign partition, sets [k0, k1) of cols, one state each (s0, s1, ...):
+ * one scan of the partition on its server; limit "" or " LIMIT 0".
+ */
 static char *
-aggregate_sql(Oid root, Oid leaf, DpColumn *cols, int ncols, const char *limit)
+aggregate_sql(Oid root, Oid leaf, DpColumn *cols, const DpColumnSet *sets, int k0, int k1, const char *limit)
 {
 	StringInfoData b;
 
 	initStringInfo(&b);
-	appendStringInfoString(&b, "SELECT dpsynth._partial_counts(ARRAY[");
-	for (int j = 0; j < ncols; j++)
-		appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(root, &cols[j]));
-	appendStringInfo(&b, "]::pg_catalog.int4[], %s) AS s FROM ONLY %s%s",
-					 sizes_literal(cols, ncols), leaf_name(leaf), limit);
+	appendStringInfoString(&b, "SELECT ");
+	for (int k = k0; k < k1; k++)
+	{
+		appendStringInfo(&b, "%sdpsynth._partial_counts(ARRAY[", k > k0 ? ", " : "");
+		for (int j = 0; j < sets[k].n; j++)
+			appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(root, &cols[sets[k].idx[j]]));
+		appendStringInfo(&b, "]::pg_catalog.int4[], %s) AS s%d", sizes_literal(cols, &sets[k]), k - k0);
+	}
+	appendStringInfo(&b, " FROM ONLY %s%s", leaf_name(leaf), limit);
 	return b.data;
 }
 
-/* The statement that counts a foreign partition: the one checked before the charge and run after. */
+/* The statement that counts sets [k0, k1) on a foreign partition: the one checked before the charge and run after. */
 static char *
-count_sql(Oid root, Oid leaf, DpColumn *cols, int ncols)
+count_sql(Oid root, Oid leaf, DpColumn *cols, const DpColumnSet *sets, int k0, int k1)
 {
-	return psprintf("SELECT dpsynth._partial_vector(q.s, %s) FROM (%s) q",
-					sizes_literal(cols, ncols), aggregate_sql(root, leaf, cols, ncols, ""));
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "SELECT ");
+	for (int k = k0; k < k1; k++)
+		appendStringInfo(&b, "%sdpsynth._partial_vector(q.s%d, %s)", k > k0 ? ", " : "", k - k0,
+						 sizes_literal(cols, &sets[k]));
+	appendStringInfo(&b, " FROM (%s) q", aggregate_sql(root, leaf, cols, sets, k0, k1, ""));
+	return b.data;
 }
 
 /* The remote table a foreign partition reads: server, schema and table name (postgres_fdw's defaults). */
@@ -166,10 +180,13 @@ aggregate_shipped(const char *plan)
 }
 
 void
-dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
+dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int ncols, const DpColumnSet *sets,
+						   int nsets)
 {
 	ListCell   *lc;
 
+	if (nsets < 1)
+		elog(ERROR, "dpsynth: no marginal to count on the foreign partitions");
 	for (int j = 0; j < ncols; j++)
 	{
 		if (cols[j].state != DP_COLUMN_READY)
@@ -187,19 +204,20 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 					 errdetail("Table \"%s\" has a foreign partition. Nothing was charged.",
 							   RelationGetRelationName(root))));
 	}
+	for (int k = 0; k < nsets; k++)
 	{
 		int32		sizes[DP_PARTIAL_MAX_COLS] = {0};
 		int64		cells;
 
-		if (ncols > DP_PARTIAL_MAX_COLS)
+		if (sets[k].n > DP_PARTIAL_MAX_COLS)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("a marginal of table \"%s\" over its foreign partitions has at most %d columns",
 							RelationGetRelationName(root), DP_PARTIAL_MAX_COLS),
 					 errdetail("Nothing was charged.")));
-		for (int j = 0; j < ncols; j++)
-			sizes[j] = (int32) dp_domain_ncodes(&cols[j].domain);
-		if (dp_partial_shape(sizes, ncols, &cells) != DP_PARTIAL_OK)
+		for (int j = 0; j < sets[k].n; j++)
+			sizes[j] = (int32) dp_domain_ncodes(&cols[sets[k].idx[j]].domain);
+		if (dp_partial_shape(sizes, sets[k].n, &cells) != DP_PARTIAL_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("a marginal of table \"%s\" over its foreign partitions has at most %lld cells",
@@ -234,13 +252,21 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 						 errdetail("Its rows would be counted twice. Nothing was charged.")));
 		}
 		/*
-		 * The statement that will count must ship as a whole (EXPLAIN does not connect); if it
+		 * Every statement that will count must ship as a whole (EXPLAIN does not connect); if one
 		 * does not, each column's encoder alone is tried, to name the one postgres_fdw keeps.
 		 */
-		if (!aggregate_shipped(explain(count_sql(RelationGetRelid(root), leaf, cols, ncols))))
+		for (int k0 = 0; k0 < nsets; k0 += DP_FOREIGN_SETS_PER_SCAN)
 		{
+			int			k1 = Min(nsets, k0 + DP_FOREIGN_SETS_PER_SCAN);
+
+			CHECK_FOR_INTERRUPTS();
+			if (aggregate_shipped(explain(count_sql(RelationGetRelid(root), leaf, cols, sets, k0, k1))))
+				continue;
 			for (int j = 0; j < ncols; j++)
-				if (!aggregate_shipped(explain(aggregate_sql(RelationGetRelid(root), leaf, &cols[j], 1, ""))))
+			{
+				DpColumnSet one = {1, &j};
+
+				if (!aggregate_shipped(explain(aggregate_sql(RelationGetRelid(root), leaf, cols, &one, 0, 1, ""))))
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 							 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
@@ -249,6 +275,7 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 									   cols[j].name, format_type_be(cols[j].typid)),
 							 errhint("Check ALTER SERVER %s OPTIONS (ADD extensions 'dpsynth'), or leave the column out.",
 									 quote_identifier(server->servername))));
+			}
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
@@ -258,35 +285,56 @@ dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
 							 quote_identifier(server->servername))));
 		}
 		/* the server answers (the scan connects; LIMIT 0 runs no statement there) */
-		(void) run_one(aggregate_sql(RelationGetRelid(root), leaf, cols, ncols, " LIMIT 0"));
+		(void) run_one(aggregate_sql(RelationGetRelid(root), leaf, cols, sets, 0, Min(nsets, 1), " LIMIT 0"));
 	}
 }
 
 void
-dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells)
+dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
+{
+	int		   *idx = palloc(sizeof(int) * Max(ncols, 1));
+	DpColumnSet all = {ncols, idx};
+
+	for (int j = 0; j < ncols; j++)
+		idx[j] = j;
+	dpsynth_foreign_check_sets(root, foreign, cols, ncols, &all, 1);
+}
+
+void
+dpsynth_foreign_count_sets(Relation root, List *foreign, DpColumn *cols, const DpColumnSet *sets, int nsets,
+						   int64 **counts)
 {
 	ListCell   *lc;
 
 	foreach(lc, foreign)
 	{
 		Oid			leaf = lfirst_oid(lc);
-		DpOwnerSwitch sw;
-		bool		isnull = true;
-		int			rc;
 
-		CHECK_FOR_INTERRUPTS();
-		dpsynth_become_owner(&sw);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "dpsynth: SPI_connect failed");
-		rc = SPI_execute(count_sql(RelationGetRelid(root), leaf, cols, ncols), true, 0);
-		if (rc == SPI_OK_SELECT && SPI_processed == 1)
+		for (int k0 = 0; k0 < nsets; k0 += DP_FOREIGN_SETS_PER_SCAN)
 		{
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+			int			k1 = Min(nsets, k0 + DP_FOREIGN_SETS_PER_SCAN);
+			DpOwnerSwitch sw;
+			int			rc;
 
-			if (!isnull)
+			CHECK_FOR_INTERRUPTS();
+			dpsynth_become_owner(&sw);
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "dpsynth: SPI_connect failed");
+			rc = SPI_execute(count_sql(RelationGetRelid(root), leaf, cols, sets, k0, k1), true, 0);
+			if (rc != SPI_OK_SELECT || SPI_processed != 1 || SPI_tuptable->tupdesc->natts != k1 - k0)
+				elog(ERROR, "dpsynth: partition \"%s\" sent no counts", get_rel_name(leaf));
+			for (int k = k0; k < k1; k++)
 			{
-				ArrayType  *a = DatumGetArrayTypeP(d);
+				bool		isnull;
+				Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, k - k0 + 1, &isnull);
+				int64		ncells = 1;
+				ArrayType  *a;
 
+				if (isnull)
+					elog(ERROR, "dpsynth: partition \"%s\" sent no counts", get_rel_name(leaf));
+				for (int j = 0; j < sets[k].n; j++)
+					ncells *= dp_domain_ncodes(&cols[sets[k].idx[j]].domain);
+				a = DatumGetArrayTypeP(d);
 				/* _partial_vector checked the shape; checked again, as it is added here */
 				if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != INT8OID ||
 					ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) != ncells)
@@ -295,14 +343,24 @@ dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, i
 				{
 					int64		c = ((const int64 *) ARR_DATA_PTR(a))[i];
 
-					if (c < 0 || pg_add_s64_overflow(counts[i], c, &counts[i]))
+					if (c < 0 || pg_add_s64_overflow(counts[k][i], c, &counts[k][i]))
 						elog(ERROR, "dpsynth: partition \"%s\" sent an invalid count", get_rel_name(leaf));
 				}
 			}
+			SPI_finish();
+			dpsynth_restore_user(&sw);
 		}
-		if (isnull)
-			elog(ERROR, "dpsynth: partition \"%s\" sent no counts", get_rel_name(leaf));
-		SPI_finish();
-		dpsynth_restore_user(&sw);
 	}
+}
+
+void
+dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells)
+{
+	int		   *idx = palloc(sizeof(int) * Max(ncols, 1));
+	DpColumnSet all = {ncols, idx};
+
+	(void) ncells;				/* the set's cells: the product of its sizes, as the caller's */
+	for (int j = 0; j < ncols; j++)
+		idx[j] = j;
+	dpsynth_foreign_count_sets(root, foreign, cols, &all, 1, &counts);
 }

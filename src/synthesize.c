@@ -118,6 +118,8 @@ typedef struct SynthCall
 	uint32	   *sizes;
 	uint32	   *ordered;		/* per column: its ordered codes (bins), 0 for categories */
 	List	   *foreign;		/* partitions on other servers, counted there (foreign.c) */
+	DpColumnSet *sets;			/* ... the marginals counted there: every pair (or the column) */
+	int			nsets;
 	dp_extra_counts extra;		/* ... their counts, for the adaptive method */
 	dp_plan		plan;
 	List	   *checks;
@@ -218,15 +220,19 @@ plan_focus(SynthCall *c)
  */
 /*
  * A table with partitions on other servers (docs/DISTRIBUTED.md): the adaptive method reads
- * only counts, so each foreign partition counts every column and every pair of columns on its
- * own server (foreign.c, the statements dp_marginal runs), and they are added to the local
- * rows' counts in the core (dp_privsyn_params.extra).  Everything foreign.c refuses is checked
- * here, pair by pair, before the charge.  The PrivSyn method reads every row: refused.
+ * only counts, so each foreign partition counts every pair of columns (the column itself when it
+ * is the only one) on its own server, in one scan per DP_FOREIGN_SETS_PER_SCAN pairs (foreign.c,
+ * the checks and statements of dp_marginal), and the core adds them to the local rows' counts
+ * (dp_privsyn_params.extra).  Everything foreign.c refuses is checked here, before the charge.
+ * The PrivSyn method reads every row: refused.
  */
 static void
 plan_foreign(SynthCall *c)
 {
+	int			d = c->ncols,
+				k = 0;
 	int64		cells = 0;
+	int		   *idx;
 
 	c->foreign = dpsynth_foreign_leaves(c->rel);
 	if (c->foreign == NIL)
@@ -238,68 +244,65 @@ plan_foreign(SynthCall *c)
 						get_rel_name(c->relid)),
 				 errdetail("The adaptive method counts a foreign partition on its server. Nothing was charged."),
 				 errhint("Call with method => 'adaptive' (the default).")));
-	if (c->ncols == 1)
-		dpsynth_foreign_check(c->rel, c->foreign, c->cols, 1);
-	for (int a = 0; a < c->ncols; a++)
-		for (int b = a + 1; b < c->ncols; b++)
+	c->nsets = d == 1 ? 1 : d * (d - 1) / 2;
+	c->sets = palloc(sizeof(DpColumnSet) * c->nsets);
+	idx = palloc(sizeof(int) * 2 * c->nsets);
+	if (d == 1)
+	{
+		idx[0] = 0;
+		c->sets[0] = (DpColumnSet) {1, idx};
+	}
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++, k++)
 		{
-			DpColumn	pair[2] = {c->cols[a], c->cols[b]};
-
-			dpsynth_foreign_check(c->rel, c->foreign, pair, 2);
-			cells += (int64) dp_domain_ncodes(&pair[0].domain) * dp_domain_ncodes(&pair[1].domain);
-			if (cells > DP_ADAPTIVE_MAX_TOTAL)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("the pairs of columns of table \"%s\" have more than %u cells together, too many to count on its servers",
-								get_rel_name(c->relid), (unsigned) DP_ADAPTIVE_MAX_TOTAL),
-						 errdetail("Table \"%s\" has a foreign partition. Nothing was charged.", get_rel_name(c->relid)),
-						 errhint("Synthesize fewer columns (columns => ...), or declare coarser domains.")));
+			idx[2 * k] = a;
+			idx[2 * k + 1] = b;
+			c->sets[k] = (DpColumnSet) {2, idx + 2 * k};
+			cells += (int64) dp_domain_ncodes(&c->cols[a].domain) * dp_domain_ncodes(&c->cols[b].domain);
 		}
+	if (cells > DP_ADAPTIVE_MAX_TOTAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the pairs of columns of table \"%s\" have more than %u cells together, too many to count on its servers",
+						get_rel_name(c->relid), (unsigned) DP_ADAPTIVE_MAX_TOTAL),
+				 errdetail("Table \"%s\" has a foreign partition. Nothing was charged.", get_rel_name(c->relid)),
+				 errhint("Synthesize fewer columns (columns => ...), or declare coarser domains.")));
+	dpsynth_foreign_check_sets(c->rel, c->foreign, c->cols, d, c->sets, c->nsets);
 }
 
 /*
- * Step 3b: the foreign partitions' counts, over the original codes: each pair's from its own
- * statement on every foreign partition, each column's from the first pair that holds it (from
- * its own statement when it is the only column).  Exact counts: they go to the core, which adds
- * them to the local rows' before any noise.
+ * Step 3b: the foreign partitions' counts over the original codes, every set of plan_foreign at
+ * once; the one-way counts are the margins of the pairs (column b's of (0, b), column 0's of
+ * (0, 1)).  Exact counts: the core adds them to the local rows' before any noise.
  */
 static void
 count_foreign(SynthCall *c, SynthProgress *pr)
 {
-	int			d = c->ncols,
-				npairs = d * (d - 1) / 2,
-				k = 0;
-	uint64	  **one = palloc0(sizeof(uint64 *) * d),
-			  **pair = palloc0(sizeof(uint64 *) * Max(npairs, 1));
+	int			d = c->ncols;
+	uint64	  **one = palloc0(sizeof(uint64 *) * d);
+	int64	  **sets = palloc(sizeof(int64 *) * c->nsets);
 
 	synth_report(pr, "counting the partitions on other servers", 0);
 	for (int j = 0; j < d; j++)
 		one[j] = palloc0(sizeof(uint64) * c->sizes[j]);
-	if (d == 1)
-		dpsynth_foreign_count(c->rel, c->foreign, c->cols, 1, (int64 *) one[0], c->sizes[0]);
-	for (int a = 0; a < d; a++)
-		for (int b = a + 1; b < d; b++, k++)
-		{
-			DpColumn	cols2[2] = {c->cols[a], c->cols[b]};
-			int64		ncells = (int64) c->sizes[a] * c->sizes[b];
+	for (int k = 0; k < c->nsets; k++)
+		sets[k] = d == 1 ? (int64 *) one[0] :
+			palloc0(sizeof(int64) * c->sizes[c->sets[k].idx[0]] * c->sizes[c->sets[k].idx[1]]);
+	dpsynth_foreign_count_sets(c->rel, c->foreign, c->cols, c->sets, c->nsets, sets);
+	for (int b = 1; b < d; b++)
+	{
+		const int64 *x = sets[b - 1];	/* the pair (0, b) */
 
-			pair[k] = palloc0(sizeof(uint64) * ncells);
-			dpsynth_foreign_count(c->rel, c->foreign, cols2, 2, (int64 *) pair[k], ncells);
-			/* the one-way counts: column b's are the margin of (0, b), column 0's of (0, 1) */
-			if (a == 0)
-				for (uint32 ca = 0; ca < c->sizes[0]; ca++)
-					for (uint32 cb = 0; cb < c->sizes[b]; cb++)
-					{
-						uint64		x = pair[k][(int64) ca * c->sizes[b] + cb];
-
-						one[b][cb] += x;
-						if (b == 1)
-							one[0][ca] += x;
-					}
-			synth_report(pr, "counting the partitions on other servers", (int) (100.0 * (k + 1) / npairs));
-		}
+		for (uint32 ca = 0; ca < c->sizes[0]; ca++)
+			for (uint32 cb = 0; cb < c->sizes[b]; cb++)
+			{
+				one[b][cb] += (uint64) x[(int64) ca * c->sizes[b] + cb];
+				if (b == 1)
+					one[0][ca] += (uint64) x[(int64) ca * c->sizes[b] + cb];
+			}
+	}
 	c->extra.oneway = (const uint64_t *const *) one;
-	c->extra.pair = (const uint64_t *const *) pair;
+	c->extra.pair = d > 1 ? (const uint64_t *const *) sets : NULL;
 	c->extra.nrows = 0;
 	for (uint32 v = 0; v < c->sizes[0]; v++)
 		c->extra.nrows += one[0][v];

@@ -222,8 +222,9 @@ tvd_local=$(tvd "$local_truth")
 ok "$(awk -v u="$tvd_union" -v l="$tvd_local" 'BEGIN { exit !(u < 0.05 && l > 0.2) }'; echo $?)" \
 	"the synthetic (a, b) follows the union's rows (TVD $tvd_union), not the local partition's ($tvd_local)"
 echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE' | grep -v '^--' | cut -c1-160 | sed 's/^/# shard: /'
-is "$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep -c 'SELECT dpsynth._partial_counts(ARRAY\[(CASE WHEN')" 3 \
-	"the shard ran three statements, each the encoders of one pair of (id, a, b) and the aggregate"
+stmt=$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY\[(CASE WHEN')
+is "$(echo "$stmt" | grep -c .)|$(echo "$stmt" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "1|3" \
+	"the shard ran one statement (one scan) with the encoders and the aggregate of each pair of (id, a, b)"
 ok "$(! echo "$shard_log" | grep -qE 'SELECT (id, )?a, b FROM public.t_remote|SELECT id, a, b'; echo $?)" \
 	"no statement fetched the shard's rows"
 s0=$(spent)
@@ -286,6 +287,30 @@ err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_ma
 ok "$([[ "$err" == *'read the same table on server "shard"'* ]]; echo $?)" "two partitions over one remote table: refused ($(echo "$err" | head -n 1))"
 q $DB "DROP FOREIGN TABLE t2_again"
 is "$(spent2)" "$s0" "each refused before any charge"
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_synthesize('t2', epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'would not ship the encoder of column "id"'* ]]; echo $?)" "dp_synthesize too: refused, naming the column ($(echo "$err" | head -n 1))"
+is "$(spent2)" "$s0" "before any charge"
+
+# t3: 25 columns, 300 pairs: two statements on the shard (DP_FOREIGN_SETS_PER_SCAN = 256)
+b24=$(for i in $(seq 1 24); do printf ', f%d boolean NOT NULL' "$i"; done)
+v24=$(for i in $(seq 1 24); do printf ', (i * %d) %% 7 < %d' "$i" "$((1 + i % 5))"; done)
+shard "CREATE TABLE t3_remote (id int NOT NULL $b24);
+	INSERT INTO t3_remote SELECT 5000 + i $v24 FROM generate_series(1, 4000) i;" >/dev/null
+q $DB "CREATE TABLE t3 (id int NOT NULL $b24) PARTITION BY RANGE (id);
+	CREATE TABLE t3_local PARTITION OF t3 FOR VALUES FROM (MINVALUE) TO (5001);
+	CREATE FOREIGN TABLE t3_shard PARTITION OF t3 FOR VALUES FROM (5001) TO (MAXVALUE) SERVER shard OPTIONS (table_name 't3_remote');
+	INSERT INTO t3_local SELECT i $(for i in $(seq 1 24); do printf ', i %% 2 = 0'; done) FROM generate_series(1, 3000) i;
+	SELECT dp_protect('t3', epsilon => 1000, discovery => false);
+	SELECT dp_declare('t3', 'id', lower => 1, upper => 9000, bins => 4);" >/dev/null 2>&1
+mark=$(wc -l <"$SHARD_DIR/server.log")
+res=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT rows_written FROM dp_synthesize('t3', epsilon => 500, target => 'regress_dist_analyst_t3_synth')" 2>&1)
+sleep 0.5
+stmts=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY')
+is "$res|$(echo "$stmts" | grep -c .)|$(echo "$stmts" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "7000|2|300" \
+	"25 columns: 7,000 rows written; the shard counted the 300 pairs in 2 statements"
+share=$(q $DB "SELECT round(avg(f1::int)::numeric, 3) || '|' || (SELECT round(avg(f1::int)::numeric, 3) FROM t3) FROM regress_dist_analyst_t3_synth")
+ok "$(echo "$share" | awk -F'|' '{ d = $1 - $2; exit !(d < 0.02 && d > -0.02) }'; echo $?)" \
+	"f1's share in the synthetic rows follows the union's (synthetic|real: $share)"
 
 psql -X -q -d postgres -c "DROP DATABASE $DB" 2>/dev/null
 done_testing
