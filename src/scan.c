@@ -50,7 +50,7 @@ dpsynth_check_tree(Relation root, bool foreign_ok)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("partition \"%s\" of table \"%s\" is a foreign table", get_rel_name(relid),
 							RelationGetRelationName(root)),
-					 errdetail("This release reads rows, which stay on their server; dp_marginal and dp_synthesize count a foreign partition there. Nothing was charged.")));
+					 errdetail("This release reads rows, which stay on their server; dp_marginal and dp_synthesize's adaptive method count a foreign partition there. Nothing was charged.")));
 		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),

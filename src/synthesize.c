@@ -214,11 +214,6 @@ plan_focus(SynthCall *c)
 }
 
 /*
- * Step 1b: the source, the caller's privilege, the call's rho (at the table's delta, or at the
- * delta => given), the columns and their domains, the privacy plan, the constraints and the
- * target.  Everything that can refuse the call refuses here, before the charge.
- */
-/*
  * A table with partitions on other servers (docs/DISTRIBUTED.md): the adaptive method reads
  * only counts, so each foreign partition counts every pair of columns (the column itself when it
  * is the only one) on its own server, in one scan per DP_FOREIGN_SETS_PER_SCAN pairs (foreign.c,
@@ -308,6 +303,11 @@ count_foreign(SynthCall *c, SynthProgress *pr)
 		c->extra.nrows += one[0][v];
 }
 
+/*
+ * Step 1b: the source, the caller's privilege, the call's rho (at the table's delta, or at the
+ * delta => given), the columns and their domains, the privacy plan, the constraints and the
+ * target.  Everything that can refuse the call refuses here, before the charge.
+ */
 static void
 plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 {
@@ -425,6 +425,14 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 		rc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
 	else
 		rc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
+	if (c->foreign != NIL)
+	{
+		/* the foreign partitions' counts are in the model now: up to 128 MB, not kept for the write */
+		for (int j = 0; j < c->ncols; j++)
+			pfree((void *) c->extra.oneway[j]);
+		for (int k = 0; c->ncols > 1 && k < c->nsets; k++)
+			pfree((void *) c->extra.pair[k]);
+	}
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(dpsynth_core_errcode()),

@@ -690,10 +690,61 @@ add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_
 }
 
 /*
+ * Whether counts from elsewhere are those of one set of rows: every column's and every pair's
+ * present and adding up to nrows (without overflow).  Honest servers always pass (each counts
+ * its rows in one snapshot); a server that sends other counts fails the call instead of
+ * overflowing a count.
+ */
+static bool
+extra_consistent(const dp_extra_counts *ex, uint32_t d, const uint32_t *sizes)
+{
+	size_t		k = 0;
+
+	if (!ex->oneway || (d > 1 && !ex->pair))
+		return false;
+	for (uint32_t j = 0; j < d; j++)
+	{
+		uint64_t	sum = 0;
+
+		if (!ex->oneway[j])
+			return false;
+		for (uint32_t c = 0; c < sizes[j]; c++)
+			if (__builtin_add_overflow(sum, ex->oneway[j][c], &sum))
+				return false;
+		if (sum != ex->nrows)
+			return false;
+	}
+	for (uint32_t a = 0; a < d; a++)
+		for (uint32_t b = a + 1; b < d; b++, k++)
+		{
+			uint64_t	sum = 0;
+
+			if (!ex->pair[k])
+				return false;
+			for (size_t c = 0; c < (size_t) sizes[a] * sizes[b]; c++)
+				if (__builtin_add_overflow(sum, ex->pair[k][c], &sum))
+					return false;
+			if (sum != ex->nrows)
+				return false;
+		}
+	return true;
+}
+
+/*
+ * x + v, at most DP_ADAPTIVE_COUNT_CAP: with counts from elsewhere the rows are not bounded by
+ * what the table holds, and a refusal after the charge would depend on their number.  Clamping
+ * moves a count by no more than the rows moved it (sensitivity unchanged).
+ */
+static inline uint32_t
+add_capped(uint32_t x, uint64_t v)
+{
+	return v >= (uint64_t) (DP_ADAPTIVE_COUNT_CAP - x) ? DP_ADAPTIVE_COUNT_CAP : x + (uint32_t) v;
+}
+
+/*
  * Adds the counts of rows the table does not hold (p->extra, over the original codes) to the
  * candidates' exact counts (over merged codes): each original cell into the merged cell its
- * codes map to, so that every count is that of all the rows.  Totals stay under 2^31 (checked on
- * entry), so no count overflows.
+ * codes map to, so that every count is that of all the rows, clamped at DP_ADAPTIVE_COUNT_CAP.
  */
 static void
 add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t *counts, uint32_t d,
@@ -708,7 +759,7 @@ add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t 
 		if (cd->nattrs == 1)
 		{
 			for (uint32_t c = 0; c < sizes[a]; c++)
-				x[out->code_map[a][c]] += (uint32_t) ex->oneway[a][c];
+				x[out->code_map[a][c]] = add_capped(x[out->code_map[a][c]], ex->oneway[a][c]);
 		}
 		else if (cd->nattrs == 2)
 		{
@@ -723,7 +774,7 @@ add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t 
 				uint32_t   *row = x + (size_t) out->code_map[a][ca] * mb;
 
 				for (uint32_t cb = 0; cb < sizes[b]; cb++)
-					row[out->code_map[b][cb]] += (uint32_t) pc[(size_t) ca * sizes[b] + cb];
+					row[out->code_map[b][cb]] = add_capped(row[out->code_map[b][cb]], pc[(size_t) ca * sizes[b] + cb]);
 			}
 		}
 	}
@@ -784,11 +835,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		return dp_invalid("the adaptive method synthesizes 1 to 4096 columns");
 	if (!(p->rho > 0) || !isfinite(p->rho))
 		return dp_invalid("rho is not a positive number");
-	if (data->nrows + (p->extra ? p->extra->nrows : 0) >= ((uint64_t) 1 << 31) ||
-		(p->extra && p->extra->nrows >= ((uint64_t) 1 << 31)))
+	if (data->nrows >= ((uint64_t) 1 << 31))
 		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
-	if (p->extra && (!p->extra->oneway || (d > 1 && !p->extra->pair)))
-		return dp_invalid("counts from elsewhere need every column's and every pair's");
+	if (p->extra && !extra_consistent(p->extra, d, sizes))
+		return dp_invalid("the counts from elsewhere are not those of one set of rows: every column's and every pair's must add up to their rows");
 	maxcand = d + (d * (d - 1)) / 2;
 	tr.max = DP_ADAPTIVE_TRIPLES_PER_COL * d;
 	maxcand += tr.max;

@@ -22,8 +22,13 @@
  *      exact counts are taken in one pass per candidate over the encoded table, plus, when the
  *      caller gives them (p->extra: the rows of partitions on other servers, counted there), the
  *      counts of rows the table does not hold, each original cell added to the merged cell its
- *      codes map to; the one-way marginals of step 1 add them too.  A run over part of the rows
- *      plus the others' counts is the run over all of them (test_adaptive.c, test_extra).
+ *      codes map to (clamped at DP_ADAPTIVE_COUNT_CAP, a public cap: with them the rows are not
+ *      bounded by the table, and a refusal after the charge would depend on their number); the
+ *      one-way marginals of step 1 add them too.  So every exact count the mechanisms see is
+ *      that of all the rows (test_adaptive.c, test_extra: at a rho where the noise draws 0, the
+ *      released marginals are the counts of all the rows); the random draws differ, and with
+ *      counts from elsewhere no triples are taken (2c).  Counts that do not add up to one set
+ *      of rows (every column's and pair's summing to extra->nrows) fail the run.
  *   2b. Focus (only when p->focus flags columns): every candidate pair with a flagged column is
  *      measured once, in candidate order, without selection (which pairs is public: the flags
  *      and the sizes), each with the rounds' starting rho_t = 0.9 R / T, or with R / (2 F) each
@@ -150,6 +155,7 @@
 #define DP_ADAPTIVE_ONEWAY_SHARE 0.25		/* of rho, for the one-way marginals (step 1) */
 #define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
+#define DP_ADAPTIVE_COUNT_CAP	((uint32_t) INT32_MAX)	/* an exact count with p->extra, at most */
 #define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
 #define DP_ADAPTIVE_TRIPLES_PER_COL 8		/* triple candidates (step 2c): at most 8 d */
 #define DP_ADAPTIVE_TRIPLE_CELLS 4096		/* ... of at most this many cells each */

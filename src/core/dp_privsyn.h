@@ -106,9 +106,9 @@ typedef enum dp_privsyn_phase
 /*
  * Exact counts of rows that the run's table does not hold: the partitions of a table on other
  * servers, counted there (docs/DISTRIBUTED.md).  The adaptive method adds them to its own
- * table's counts wherever it counts (the one-way marginals and every candidate), so that a run
- * over a table's local rows plus these counts is the run over all the rows: the same released
- * values under the same random stream (test_adaptive.c).  Over the original codes:
+ * table's counts wherever it counts (the one-way marginals and every candidate), so that every
+ * exact count its mechanisms see is that of all the rows (test_adaptive.c; the random draws are
+ * not the same as a run over all the rows, and no triples are taken).  Over the original codes:
  * oneway[j][c] rows of code c of column j; pair[k] for the k-th pair a < b in the order (0, 1),
  * (0, 2), ..., (d - 2, d - 1): sizes[a] * sizes[b] counts, the code of a times sizes[b] plus
  * the code of b.  nrows: the rows they count (every one-way array sums to it).

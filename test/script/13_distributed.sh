@@ -223,8 +223,8 @@ ok "$(awk -v u="$tvd_union" -v l="$tvd_local" 'BEGIN { exit !(u < 0.05 && l > 0.
 	"the synthetic (a, b) follows the union's rows (TVD $tvd_union), not the local partition's ($tvd_local)"
 echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE' | grep -v '^--' | cut -c1-160 | sed 's/^/# shard: /'
 stmt=$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY\[(CASE WHEN')
-is "$(echo "$stmt" | grep -c .)|$(echo "$stmt" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "1|3" \
-	"the shard ran one statement (one scan) with the encoders and the aggregate of each pair of (id, a, b)"
+is "$(echo "$shard_log" | grep -cE 'execute [^:]*: DECLARE')|$(echo "$stmt" | grep -c .)|$(echo "$stmt" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "1|1|3" \
+	"the shard opened one cursor: one statement (one scan) with the encoders and the aggregate of each pair of (id, a, b)"
 ok "$(! echo "$shard_log" | grep -qE 'SELECT (id, )?a, b FROM public.t_remote|SELECT id, a, b'; echo $?)" \
 	"no statement fetched the shard's rows"
 s0=$(spent)
@@ -300,8 +300,15 @@ q $DB "CREATE TABLE t3 (id int NOT NULL $b24) PARTITION BY RANGE (id);
 	CREATE TABLE t3_local PARTITION OF t3 FOR VALUES FROM (MINVALUE) TO (5001);
 	CREATE FOREIGN TABLE t3_shard PARTITION OF t3 FOR VALUES FROM (5001) TO (MAXVALUE) SERVER shard OPTIONS (table_name 't3_remote');
 	INSERT INTO t3_local SELECT i $(for i in $(seq 1 24); do printf ', i %% 2 = 0'; done) FROM generate_series(1, 3000) i;
-	SELECT dp_protect('t3', epsilon => 1000, discovery => false);
-	SELECT dp_declare('t3', 'id', lower => 1, upper => 9000, bins => 4);" >/dev/null 2>&1
+	SELECT dp_protect('t3', epsilon => 1000);" >/dev/null 2>&1
+# discovery is allowed on t3, but it would read rows: refused for the foreign partition
+spent3() { q $DB "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 't3'::regclass"; }
+s3=$(spent3)
+err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_synthesize('t3', epsilon => 1)" 2>&1)
+ok "$([[ "$err" == *'column "id" of table "t3" has no public domain, and the table has a foreign partition'* ]]; echo $?)" \
+	"a column discovery would learn: refused ($(echo "$err" | head -n 1))"
+is "$(spent3)" "$s3" "before any charge"
+q $DB "SELECT dp_declare('t3', 'id', lower => 1, upper => 9000, bins => 4)" >/dev/null
 mark=$(wc -l <"$SHARD_DIR/server.log")
 res=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT rows_written FROM dp_synthesize('t3', epsilon => 500, target => 'regress_dist_analyst_t3_synth')" 2>&1)
 sleep 0.5

@@ -862,6 +862,44 @@ test_extra(void)
 	if (rc == 0)
 		dp_privsyn_result_free(&res);
 
+	/* counts that are not those of one set of rows: refused (a pair's total off by one) */
+	all2[NPAIRS - 1][0]++;
+	p.extra = &exall;
+	rc = dp_adaptive_run(&empty, sizes, &p, &rng, &res, &st);
+	unit_check(rc != 0 && strstr(dp_last_error(), "one set of rows") != NULL,
+			   "counts whose pairs do not add up to their rows are refused: %s", dp_last_error());
+	all2[NPAIRS - 1][0]--;
+
+	/*
+	 * More rows than 2^31 elsewhere (3e9, all in one cell): no refusal (it would depend on the
+	 * rows' number after the charge); the candidates' counts are clamped, the one-way marginals
+	 * (doubles) are not.
+	 */
+	{
+		static const uint32_t bsizes[2] = {2, 2};
+		uint64_t	b0[2] = {3000000000u, 0},
+					b1[2] = {3000000000u, 0},
+					b01[4] = {3000000000u, 0, 0, 0};
+		const uint64_t *bone[2] = {b0, b1},
+				   *bpair[1] = {b01};
+		dp_extra_counts bex = {3000000000u, bone, bpair};
+		dp_codes	bempty;
+
+		dp_codes_init(&bempty, 2, 1);
+		p.extra = &bex;
+		p.rho = 1;
+		rc = dp_adaptive_run(&bempty, bsizes, &p, &rng, &res, &st);
+		unit_check(rc == 0 && res.total > 2.1e9 && res.total < 3.0e9 + 1e3,
+				   "3e9 rows counted elsewhere: no refusal; the pair's cell clamped at 2^31 - 1 pulls the "
+				   "consistent total to %.4g (rc %d%s%s)", rc == 0 ? res.total : 0, rc, rc ? ": " : "",
+				   rc ? dp_last_error() : "");
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+		dp_codes_free(&bempty);
+		p.rho = 1e6;
+		p.extra = &exall;
+	}
+
 	/* refused: the PrivSyn method, and counts without their pairs */
 	rc = dp_privsyn_run(&part, sizes, &p, &rng, &res);
 	unit_check(rc != 0 && strstr(dp_last_error(), "PrivSyn") != NULL,
@@ -870,6 +908,49 @@ test_extra(void)
 	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
 	unit_check(rc != 0 && strstr(dp_last_error(), "pair") != NULL, "counts without the pairs' are refused: %s",
 			   dp_last_error());
+
+	/*
+	 * A small table (3,000 rows: the estimates hold every row) takes triples, but not with counts
+	 * from elsewhere: a triple's counts would be read from the table.
+	 */
+	{
+		dp_codes	small,
+					half;
+		uint64_t   *s1[ADULT_COLS],
+				   *s2[NPAIRS];
+		dp_extra_counts sex;
+		uint32_t	without,
+					with;
+
+		dp_codes_free(&src);
+		load_adult(&src, cols, sizes, 3000);
+		small = src;
+		dp_codes_init(&half, ADULT_COLS, 1500);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			memcpy(half.col[j], small.col[j], sizeof(uint16_t) * 1500);
+		half.nrows = 1500;
+		extra_counts_of(&small, 1500, small.nrows, sizes, s1, s2);
+		sex = (dp_extra_counts) {small.nrows - 1500, (const uint64_t *const *) s1, (const uint64_t *const *) s2};
+		p.rho = 0.024356;
+		p.rows = 0;
+		p.extra = NULL;
+		rc = dp_adaptive_run(&small, sizes, &p, &rng, &res, &st);
+		without = rc == 0 ? st.triples : 0;
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+		p.extra = &sex;
+		rc = dp_adaptive_run(&half, sizes, &p, &rng, &res, &st);
+		with = rc == 0 ? st.triples : UINT32_MAX;
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+		unit_check(without > 0 && with == 0,
+				   "3,000 rows: %u triple candidates over the table, %u with half of it counted elsewhere", without, with);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			free(s1[j]);
+		for (uint32_t k = 0; k < NPAIRS; k++)
+			free(s2[k]);
+		dp_codes_free(&half);
+	}
 
 	for (uint32_t j = 0; j < ADULT_COLS; j++)
 		free(one[j]), free(all1[j]);
