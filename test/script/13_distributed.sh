@@ -310,11 +310,12 @@ ok "$([[ "$err" == *'column "id" of table "t3" has no public domain, and the tab
 is "$(spent3)" "$s3" "before any charge"
 q $DB "SELECT dp_declare('t3', 'id', lower => 1, upper => 9000, bins => 4)" >/dev/null
 mark=$(wc -l <"$SHARD_DIR/server.log")
-res=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT rows_written FROM dp_synthesize('t3', epsilon => 500, target => 'regress_dist_analyst_t3_synth')" 2>&1)
+res=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT rows_written FROM dp_synthesize('t3', epsilon => 500, target => 'regress_dist_analyst_t3_synth', focus => ARRAY['f1'])" 2>&1)
 sleep 0.5
 stmts=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY')
 is "$res|$(echo "$stmts" | grep -c .)|$(echo "$stmts" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "7000|2|300" \
-	"25 columns: 7,000 rows written; the shard counted the 300 pairs in 2 statements"
+	"25 columns, focus on f1: 7,000 rows written; the shard counted the 300 pairs in 2 statements"
+is "$(q $DB "SELECT (details->'focus')::text FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" '["f1"]' "its ledger row names the focus"
 share=$(q $DB "SELECT round(avg(f1::int)::numeric, 3) || '|' || (SELECT round(avg(f1::int)::numeric, 3) FROM t3) FROM regress_dist_analyst_t3_synth")
 ok "$(echo "$share" | awk -F'|' '{ d = $1 - $2; exit !(d < 0.02 && d > -0.02) }'; echo $?)" \
 	"f1's share in the synthetic rows follows the union's (synthetic|real: $share)"
