@@ -246,7 +246,8 @@ extern bool dpsynth_encoder_not_portable(const DpColumn *col);
 
 /*
  * Foreign partitions counted on their servers (foreign.c): checks before the charge, then the
- * exact counts of the marginal of cols added to counts (first column slowest).  The _sets forms
+ * exact counts of the marginal of cols added to counts (first column slowest, the product of
+ * the columns' sizes).  The _sets forms
  * count several marginals (each a set of columns of cols, by index) in one scan of each
  * partition per DP_FOREIGN_SETS_PER_SCAN sets: counts[k] for set k.
  */
@@ -259,8 +260,7 @@ typedef struct DpColumnSet
 #define DP_FOREIGN_SETS_PER_SCAN 256
 
 extern void dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols);
-extern void dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts,
-								  int64 ncells);
+extern void dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts);
 extern void dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int ncols,
 									   const DpColumnSet *sets, int nsets);
 extern void dpsynth_foreign_count_sets(Relation root, List *foreign, DpColumn *cols, const DpColumnSet *sets,

@@ -289,14 +289,22 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 	}
 }
 
-void
-dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
+/* The one set of dp_marginal: all of cols, in order. */
+static DpColumnSet
+all_columns(int ncols)
 {
 	int		   *idx = palloc(sizeof(int) * Max(ncols, 1));
-	DpColumnSet all = {ncols, idx};
 
 	for (int j = 0; j < ncols; j++)
 		idx[j] = j;
+	return (DpColumnSet) {ncols, idx};
+}
+
+void
+dpsynth_foreign_check(Relation root, List *foreign, DpColumn *cols, int ncols)
+{
+	DpColumnSet all = all_columns(ncols);
+
 	dpsynth_foreign_check_sets(root, foreign, cols, ncols, &all, 1);
 }
 
@@ -354,13 +362,9 @@ dpsynth_foreign_count_sets(Relation root, List *foreign, DpColumn *cols, const D
 }
 
 void
-dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts, int64 ncells)
+dpsynth_foreign_count(Relation root, List *foreign, DpColumn *cols, int ncols, int64 *counts)
 {
-	int		   *idx = palloc(sizeof(int) * Max(ncols, 1));
-	DpColumnSet all = {ncols, idx};
+	DpColumnSet all = all_columns(ncols);
 
-	(void) ncells;				/* the set's cells: the product of its sizes, as the caller's */
-	for (int j = 0; j < ncols; j++)
-		idx[j] = j;
 	dpsynth_foreign_count_sets(root, foreign, cols, &all, 1, &counts);
 }

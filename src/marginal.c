@@ -151,7 +151,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 
 		dpsynth_scan_codes(rel, cols, ncols, count_row, &cc);
 	}
-	dpsynth_foreign_count(rel, foreign, cols, ncols, counts, ncells);
+	dpsynth_foreign_count(rel, foreign, cols, ncols, counts);
 	dp_counts_release(counts, ncells, &noise);
 
 	{

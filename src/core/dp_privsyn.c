@@ -4,6 +4,7 @@
 #include "dp_privsyn.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,6 +463,8 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 				warm;
 	dp_codes	below = {0};
 	uint64_t	m = nrows;
+	uint32_t	last_iters = DP_SAMPLE_LAST_ITERS;
+	bool		one_level = false;
 	int			rc;
 
 	if (gum)
@@ -474,39 +477,36 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	prm.start = NULL;
 	while (m / DP_SAMPLE_LEVEL_FACTOR >= DP_SAMPLE_MIN_COARSE)
 		m /= DP_SAMPLE_LEVEL_FACTOR;
-	warm = prm;
-	if (warm.iterations > DP_SAMPLE_WARM_ITERS)
-		warm.iterations = DP_SAMPLE_WARM_ITERS;
 	if (m == nrows)
 	{
 		/* many marginals: one coarse level, then n warm from its copies (dp_privsyn_sample_coarse) */
 		m = dp_privsyn_sample_coarse(nrows, model->nmargs);
-		if (m == nrows)
-			return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
-		if (dp_codes_init(&below, d, m) != 0)
-			return -2;
-		rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, m, &prm, rng, &below);
-		warm.start = &below;
-		if (rc == 0)
-			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
-		dp_codes_free(&below);
-		return rc;
+		one_level = true;
+		last_iters = DP_SAMPLE_WARM_ITERS;
 	}
+	if (m == nrows)
+		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
+	warm = prm;
+	if (warm.iterations > DP_SAMPLE_WARM_ITERS)
+		warm.iterations = DP_SAMPLE_WARM_ITERS;
 	if (dp_codes_init(&below, d, m) != 0)
 		return -2;
 	rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, m, &prm, rng, &below);
 	while (rc == 0)
 	{
 		dp_codes	level = {0};
-		uint64_t	next = m * DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_LEVEL_FACTOR <= nrows ?
+		uint64_t	next = !one_level && m * DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_LEVEL_FACTOR <= nrows ?
 			m * DP_SAMPLE_LEVEL_FACTOR : nrows;
 
 		warm.start = &below;
 		if (next == nrows)
 		{
-			/* the last level: the copies of the level below as they are (DP_SAMPLE_LAST_ITERS) */
-			if (warm.iterations > DP_SAMPLE_LAST_ITERS)
-				warm.iterations = DP_SAMPLE_LAST_ITERS;
+			/*
+			 * the last level: the copies of the level below as they are (DP_SAMPLE_LAST_ITERS), or
+			 * after a model's one coarse level, DP_SAMPLE_WARM_ITERS
+			 */
+			if (warm.iterations > last_iters)
+				warm.iterations = last_iters;
 			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
 			break;
 		}

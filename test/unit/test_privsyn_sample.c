@@ -101,6 +101,34 @@ worst_model_l1(const dp_privsyn_result *res, const dp_codes *s)
 	return worst;
 }
 
+/*
+ * n rows from model under seed: the rows asked for, every model marginal reproduced to L1 <
+ * 0.05, and the same rows again under the same seed ("where": how they were drawn).
+ */
+static void
+sample_checked(const dp_privsyn_result *model, uint64_t n, uint64_t seed, const char *where)
+{
+	dp_prng		rng;
+	dp_codes	s1,
+				s2;
+	double		worst;
+	int			rc;
+
+	dp_prng_seed(&rng, seed);
+	rc = dp_privsyn_sample(model, NCOLS, sizes, n, NULL, &rng, &s1);
+	unit_check(rc == 0 && s1.nrows == n, "%llu rows sampled %s (rc %d)", (unsigned long long) n, where, rc);
+	if (rc != 0)
+		return;
+	worst = worst_model_l1(model, &s1);
+	unit_check(worst < 0.05, "the rows %s reproduce every model marginal to L1 < 0.05 (worst %.4f)", where, worst);
+	dp_prng_seed(&rng, seed);
+	rc = dp_privsyn_sample(model, NCOLS, sizes, n, NULL, &rng, &s2);
+	unit_check(rc == 0 && same_codes(&s1, &s2), "the same seed gives the same rows %s", where);
+	if (rc == 0)
+		dp_codes_free(&s2);
+	dp_codes_free(&s1);
+}
+
 /* counts the split's heartbeats (iter = iters = 1; GUM's own calls have iters = its iterations) */
 typedef struct split_beats
 {
@@ -380,24 +408,8 @@ main(void)
 	 */
 	{
 		uint64_t	big = (uint64_t) DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE;
-		dp_codes	b1,
-					b2;
-		double		worst;
 
-		dp_prng_seed(&rng, 11);
-		rc = dp_privsyn_sample(&res, NCOLS, sizes, big, NULL, &rng, &b1);
-		unit_check(rc == 0 && b1.nrows == big, "%llu rows sampled in levels (rc %d)", (unsigned long long) big, rc);
-		if (rc == 0)
-		{
-			worst = worst_model_l1(&res, &b1);
-			unit_check(worst < 0.05, "the rows of the levels reproduce every model marginal to L1 < 0.05 (worst %.4f)", worst);
-			dp_prng_seed(&rng, 11);
-			rc = dp_privsyn_sample(&res, NCOLS, sizes, big, NULL, &rng, &b2);
-			unit_check(rc == 0 && same_codes(&b1, &b2), "the same seed gives the same rows in levels");
-			if (rc == 0)
-				dp_codes_free(&b2);
-			dp_codes_free(&b1);
-		}
+		sample_checked(&res, big, 11, "in levels");
 	}
 
 	/*
@@ -423,9 +435,6 @@ main(void)
 		uint32_t	nw = res.nmargs;
 		uint64_t	n,
 					c;
-		dp_codes	w1,
-					w2;
-		double		worst;
 
 		while (nw < 2 * DP_SAMPLE_WIDE_MARGS)
 			nw += res.n_kway;
@@ -440,21 +449,7 @@ main(void)
 		unit_check(c > 0 && c < n && c >= n / 4 - 1 && (double) c * nw <= DP_SAMPLE_WIDE_WORK / 2,
 				   "%u marginals at %llu rows: a coarse level of %llu rows", nw, (unsigned long long) n,
 				   (unsigned long long) c);
-		dp_prng_seed(&rng, 12);
-		rc = dp_privsyn_sample(&wm, NCOLS, sizes, n, NULL, &rng, &w1);
-		unit_check(rc == 0 && w1.nrows == n, "%llu rows sampled through the coarse level (rc %d)",
-				   (unsigned long long) n, rc);
-		if (rc == 0)
-		{
-			worst = worst_model_l1(&res, &w1);
-			unit_check(worst < 0.05, "they reproduce every model marginal to L1 < 0.05 (worst %.4f)", worst);
-			dp_prng_seed(&rng, 12);
-			rc = dp_privsyn_sample(&wm, NCOLS, sizes, n, NULL, &rng, &w2);
-			unit_check(rc == 0 && same_codes(&w1, &w2), "the same seed gives the same rows through the coarse level");
-			if (rc == 0)
-				dp_codes_free(&w2);
-			dp_codes_free(&w1);
-		}
+		sample_checked(&wm, n, 12, "through the coarse level");
 		free(wmargs);
 	}
 
