@@ -14,7 +14,7 @@
 #include "dp_random.h"
 #include "dp_sampler.h"
 
-#define ROUNDS_PER_COL	16		/* AIM: T = 16 d */
+#define ROUNDS_PER_COL	4		/* T = 4 d selections (AIM: 16 d); dp_adaptive.h, step 3 */
 #define MEASURE_SHARE	0.9		/* AIM: of a round's cost, the rest selects */
 #define SCORE_UNITS		1024	/* scores on a grid of 1/1024 */
 /*
@@ -1018,7 +1018,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 					expect = 0,
 					zb_total;
 
-		dp_check_interrupts();	/* up to 16 d rounds, each an estimate by GUM */
+		dp_check_interrupts();	/* up to 4 d rounds, each an estimate by GUM */
 
 		if (R - used < 2 * batch * (rho_t + eps_t * eps_t / 8))
 		{

@@ -57,9 +57,19 @@
  *      .061-.064 against .048-.050); Adult itself (s = 4) lost a little (tvd2 .037 against
  *      .035); diamonds (s = 4.4) gained AUC (.863 against .854) at the same distances.  Requiring
  *      all three pairs measured was no better on any table; 32 d triples no better than 8 d.
- *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R: T = 16 d selections; every
- *      selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T and
- *      eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  A round selects and measures a batch of
+ *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R, with T = 4 d selections (AIM: 16 d);
+ *      every selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T
+ *      and eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  T = 4 d gives each measurement four
+ *      times AIM's starting rho (half its noise).  AIM's estimator (a graphical model fitted to
+ *      every measurement, weighted by its noise) draws on many small measurements together; GUM
+ *      fits each marginal in turn and a noisy one pulls as hard as a precise one, so fewer,
+ *      better measurements fit it better.  Measured at epsilon 1 (bench/RESULTS.md, 2026-11-27,
+ *      3 runs per table, tvd2 / tvd3 / range / AUC), 4 d against 16 d: star .117 / .236 / .0035 /
+ *      .955 against .128 / .248 / .0037 / .942, diamonds .156 / .293 / .0039 / .865 against .164
+ *      / .305 / .0040 / .860, Adult .036 / .079 / .0014 / .896 against .037 / .081 / .0014 / .890,
+ *      arrests and smokeban within their spread (8 runs each: arrests .034 / .070 / .0023 / .653
+ *      against .033 / .069 / .0023 / .629, smokeban .018 / .040 / .0011 / .622 against .018 / .040 / .0011 / .626);
+ *      8 d fell between them, 2 d lost distances on diamonds (.164 / .310) and Adult.  A round selects and measures a batch of
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; on star,
  *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity.  ceil(d / 4)
  *      was tried too: star's rounds took 1.0-1.1 s and Adult's 0.4-0.5 s, but arrests, with 8

@@ -594,9 +594,12 @@ test_resolution(void)
 
 /*
  * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
- * kept every round above AIM's bar here: 120 rounds, 0 anneals, in every run (and 119 in
- * `ROWS=200000 bench/big.sh`).  Now the rounds anneal and end near Adult's own count (20-35);
- * measured 22-49 rounds and at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165.
+ * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
+ * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
+ * count (22-49 rounds, at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165).  Since
+ * T = 4 d (dp_adaptive.h, step 3) a round measures with 4 times the rho, so the bar is lower
+ * and the rounds may end at their count, 30, without an anneal; the bar's churn term is
+ * checked against simulation above.
  */
 static void
 test_large_n(void)
@@ -620,8 +623,8 @@ test_large_n(void)
 	unit_check(rc == 0, "dp_adaptive_run on Adult x8");
 	if (rc != 0)
 		goto out;
-	unit_check(st.anneals >= 1 && st.rounds >= 10 && st.rounds <= 80,
-			   "Adult x8 (s = 32): the rounds anneal (%u rounds, %u anneals; AIM's bar alone: 120, 0)",
+	unit_check(st.rounds >= 10 && st.rounds <= 30,
+			   "Adult x8 (s = 32): %u rounds of at most T / B = 4 d / 2 = 30, %u anneals",
 			   st.rounds, st.anneals);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
 	unit_check(!st.final_warm && res.synth.nrows > 200000,
