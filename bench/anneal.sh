@@ -17,7 +17,7 @@ SIZES=${SIZES:-"32561 200000 1000000"}
 RUNS=${RUNS:-3}
 QUALITY=${QUALITY:-0}
 SHARED=${SHARED:-$TOP/../shared}
-OUT=$TOP/bench/out
+OUT=$TOP/bench/out/$(basename "$0" .sh).$$	# one directory per run: two runs at once must not share synth.csv
 mkdir -p "$OUT"
 dp_start_with_adult bench >/dev/null
 echo "# commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet -- src || echo '+dirty')"

@@ -16,7 +16,7 @@ CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 RUNS=${RUNS:-5}
 EPSILONS=${EPSILONS:-"0.3 1 3"}
 SHARED=${SHARED:-$TOP/../shared}
-OUT=$TOP/bench/out
+OUT=$TOP/bench/out/$(basename "$0" .sh).$$	# one directory per run: two runs at once must not share synth.csv
 mkdir -p "$OUT"
 dp_start_with_adult bench python3-numpy python3-pandas python3-sklearn >/dev/null
 dp_protect_adult bench 999

@@ -22,7 +22,7 @@ DECLARE=${DECLARE:-domain.json}
 DISCOVER_EPS=${DISCOVER_EPS:-1}
 SELECTION_DELTA=${SELECTION_DELTA:-1e-6}
 SHARED=${SHARED:-$TOP/../shared}
-OUT=$TOP/bench/out
+OUT=$TOP/bench/out/$(basename "$0" .sh).$$	# one directory per run: two runs at once must not share synth.csv
 mkdir -p "$OUT"
 declare -A TARGET=([adult]=income [diamonds]=cut [arrests]=released [smokeban]=smoker [star]=star1)
 
