@@ -69,7 +69,11 @@
  *      / .305 / .0040 / .860, Adult .036 / .079 / .0014 / .896 against .037 / .081 / .0014 / .890,
  *      arrests and smokeban within their spread (8 runs each: arrests .034 / .070 / .0023 / .653
  *      against .033 / .069 / .0023 / .629, smokeban .018 / .040 / .0011 / .622 against .018 / .040 / .0011 / .626);
- *      8 d fell between them, 2 d lost distances on diamonds (.164 / .310) and Adult.  A round selects and measures a batch of
+ *      8 d fell between them, 2 d lost distances on diamonds (.164 / .310) and Adult.  The best
+ *      T grows with the signal: at epsilon 0.3, 2 d was as good or better on all five tables
+ *      (Adult AUC .884 against .873-.877), and the wide table of bench/wide.sh (600,000 x 100)
+ *      lost about 7% of tvd2 to 4 d (.056-.058 against .050-.055 with 16 d) while its rounds took
+ *      6 s instead of 20-24 s; no rule found yet orders every case.  A round selects and measures a batch of
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; on star,
  *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity.  ceil(d / 4)
  *      was tried too: star's rounds took 1.0-1.1 s and Adult's 0.4-0.5 s, but arrests, with 8
