@@ -68,8 +68,9 @@
  *      .955 against .128 / .248 / .0037 / .942, diamonds .156 / .293 / .0039 / .865 against .164
  *      / .305 / .0040 / .860, Adult .036 / .079 / .0014 / .896 against .037 / .081 / .0014 / .890,
  *      arrests and smokeban within their spread (8 runs each: arrests .034 / .070 / .0023 / .653
- *      against .033 / .069 / .0023 / .629, smokeban .018 / .040 / .0011 / .622 against .018 / .040 / .0011 / .626);
- *      8 d fell between them, 2 d lost distances on diamonds (.164 / .310) and Adult.  The best
+ *      against .033 / .069 / .0023 / .629, smokeban .018 / .040 / .0011 / .622 against .018 /
+ *      .040 / .0011 / .626); 8 d fell between them, 2 d lost distances on diamonds (.164 / .310)
+ *      and arrests (.035 / .071 against .031 / .066).  The best
  *      T grows with the signal: at epsilon 0.3, 2 d was as good or better on all five tables
  *      (Adult AUC .884 against .873-.877), and the wide table of bench/wide.sh (600,000 x 100)
  *      lost about 7% of tvd2 to 4 d (.056-.058 against .050-.055 with 16 d) while its rounds took
