@@ -14,7 +14,6 @@
 #include "dp_random.h"
 #include "dp_sampler.h"
 
-#define ROUNDS_PER_COL	4		/* T = 4 d selections (AIM: 16 d); dp_adaptive.h, step 3 */
 #define MEASURE_SHARE	0.9		/* AIM: of a round's cost, the rest selects */
 #define SCORE_UNITS		1024	/* scores on a grid of 1/1024 */
 /*
@@ -54,6 +53,25 @@ dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 /* ---- the method ---- */
 
 double
+dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells)
+{
+	double		lo = (double) DP_ADAPTIVE_SELECTIONS_MIN * d,
+				hi = (double) DP_ADAPTIVE_SELECTIONS_MAX * d,
+				T;
+
+	if (!(total > 0) || !isfinite(total) || cells == 0 || !(R > 0) || !isfinite(R))
+		return lo;
+	/*
+	 * sigma = tau 2 total / (sqrt(2/pi) cells), rho_t = 1 / (2 sigma^2) = cells^2 / (4 pi tau^2
+	 * total^2), T = MEASURE_SHARE R / rho_t.
+	 */
+	T = MEASURE_SHARE * R * 4 * M_PI * DP_ADAPTIVE_NOISE_TVD * DP_ADAPTIVE_NOISE_TVD * total * total /
+		((double) cells * (double) cells);
+	return T < lo ? lo : T > hi ? hi : T;
+}
+
+
+double
 dp_adaptive_rare_threshold(double rho, uint32_t d)
 {
 	return dp_rare_threshold(rho, DP_ADAPTIVE_ONEWAY_SHARE, d);
@@ -81,6 +99,21 @@ cmp_cells(const void *a, const void *b)
 	for (uint32_t k = 0; k < x->nattrs; k++)
 		if (x->attrs[k] != y->attrs[k])
 			return x->attrs[k] < y->attrs[k] ? -1 : 1;
+	return 0;
+}
+
+/* The median of the candidate pairs' cell counts (0 if there is none); cand is sorted by cells. */
+static uint64_t
+median_pair_cells(const Cand *cand, uint32_t ncand)
+{
+	uint32_t	np = 0,
+				k = 0;
+
+	for (uint32_t r = 0; r < ncand; r++)
+		np += cand[r].nattrs == 2;
+	for (uint32_t r = 0; r < ncand; r++)
+		if (cand[r].nattrs == 2 && k++ == np / 2)
+			return cand[r].cells;
 	return 0;
 }
 
@@ -949,8 +982,15 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	/* ---- 3. rounds ---- */
 	R = p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
 	{
-		double		T = (double) ROUNDS_PER_COL * d;
+		/* T from public facts: the released one-way marginals' total and the candidates' sizes */
+		double		n1 = 0,
+					T;
 
+		for (uint32_t j = 0; j < d; j++)
+			for (uint64_t c = 0; c < margs[j].ncells; c++)
+				n1 += margs[j].cells[c];
+		T = dp_adaptive_selections(R, d, n1 / d, median_pair_cells(cand, ncand));
+		st.selections = T;
 		rho_t = MEASURE_SHARE * R / T;
 		eps_t = sqrt(8 * (1 - MEASURE_SHARE) * R / T);
 	}
@@ -1018,7 +1058,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 					expect = 0,
 					zb_total;
 
-		dp_check_interrupts();	/* up to 4 d rounds, each an estimate by GUM */
+		dp_check_interrupts();	/* up to 16 d rounds, each an estimate by GUM */
 
 		if (R - used < 2 * batch * (rho_t + eps_t * eps_t / 8))
 		{

@@ -57,25 +57,36 @@
  *      .061-.064 against .048-.050); Adult itself (s = 4) lost a little (tvd2 .037 against
  *      .035); diamonds (s = 4.4) gained AUC (.863 against .854) at the same distances.  Requiring
  *      all three pairs measured was no better on any table; 32 d triples no better than 8 d.
- *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R, with T = 4 d selections (AIM: 16 d);
- *      every selection spends eps_t^2 / 8 and its measurement rho_t, starting from rho_t = 0.9 R / T
- *      and eps_t = sqrt(8 * 0.1 R / T) (so one costs R / T).  T = 4 d gives each measurement four
- *      times AIM's starting rho (half its noise).  AIM's estimator (a graphical model fitted to
- *      every measurement, weighted by its noise) draws on many small measurements together; GUM
- *      fits each marginal in turn and a noisy one pulls as hard as a precise one, so fewer,
- *      better measurements fit it better.  Measured at epsilon 1 (bench/RESULTS.md, 2026-11-27,
- *      3 runs per table, tvd2 / tvd3 / range / AUC), 4 d against 16 d: star .117 / .236 / .0035 /
- *      .955 against .128 / .248 / .0037 / .942, diamonds .156 / .293 / .0039 / .865 against .164
- *      / .305 / .0040 / .860, Adult .036 / .079 / .0014 / .896 against .037 / .081 / .0014 / .890,
- *      arrests and smokeban within their spread (8 runs each: arrests .034 / .070 / .0023 / .653
- *      against .033 / .069 / .0023 / .629, smokeban .018 / .040 / .0011 / .622 against .018 /
- *      .040 / .0011 / .626); 8 d fell between them, 2 d lost distances on diamonds (.164 / .310)
- *      and arrests (.035 / .071 against .031 / .066).  The best
- *      T grows with the signal: at epsilon 0.3, 2 d was as good or better on all five tables
- *      (Adult AUC .884 against .873-.877), and the wide table of bench/wide.sh (600,000 x 100)
- *      lost about 7% of tvd2 to 4 d (.056-.058 against .050-.055 with 16 d) while its rounds took
- *      6 s instead of 20-24 s; no rule found yet orders every case.  A round selects and measures a batch of
- *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; on star,
+ *   3. Rounds, AIM's schedule over the remaining 0.75 rho = R, with T selections chosen from
+ *      public facts (dp_adaptive_selections; AIM: 16 d always): every selection spends eps_t^2 / 8
+ *      and its measurement rho_t, starting from rho_t = 0.9 R / T and eps_t = sqrt(8 * 0.1 R / T)
+ *      (so one costs R / T).  T is the one at which a median candidate pair (its cells: public)
+ *      measured at rho_t has an expected noise of DP_ADAPTIVE_NOISE_TVD = 0.05 as a TVD
+ *      (sqrt(2/pi) sigma cells / (2 n), n the released one-way marginals' mean total), within
+ *      [2 d, 16 d].  It is a function of released values and public sizes, so it costs nothing,
+ *      and the schedule still adds up to exactly R.  Why: AIM's estimator (a graphical model
+ *      fitted to every measurement, weighted by its noise) draws on many small measurements
+ *      together; GUM fits each marginal in turn and a noisy one pulls as hard as a precise one,
+ *      so each measurement must carry signal: few precise ones when the signal is weak, AIM's
+ *      many when it is strong.  Measured with fixed T (bench/RESULTS.md, 2026-11-27; the noise
+ *      TVD of a median pair at 4 d in brackets): 2 d was as good or better than 4 d on all five
+ *      tables at epsilon 0.3 (.056-.16; Adult's AUC .884 against .873-.877); at epsilon 1, 4 d
+ *      beat 2 d on diamonds (.052; tvd2 / tvd3 .156 / .293 against .164 / .310) and arrests
+ *      (.037; .031 / .066 against .035 / .071) and beat 16 d on Adult (.044), diamonds and star;
+ *      4 d and 16 d were within a run's spread on smokeban at 1 and Adult at 3 (.018-.019; Adult
+ *      .030 / .070 / .900 against .031 / .072 / .899), and 16 d was better
+ *      on the wide table of bench/wide.sh (600,000 x 100, .006: tvd2 .050-.055 against .056-.058).
+ *      The rule picks 2 d, 2 d, 2 d, 3 d and 2 d on Adult, diamonds, arrests, smokeban and star at
+ *      epsilon 0.3; 5.7 d, 3.7 d, 5-7 d, 16 d and 2 d at epsilon 1; 16 d on the wide table and on
+ *      Adult at 3.  The floor: T = d lost on star (47 columns, 1,081 pairs: tvd2 .189 against
+ *      .117 and AUC .816 against .956 at epsilon 1, 2 runs), whose 2 d was equal to 4 d (.118 /
+ *      .237 / .954, 5 runs).  With the rule (5 runs, tvd2 / tvd3 / range / AUC), at epsilon 1
+ *      every table equals 4 d's figures; at epsilon 0.3, against 4 d's 10 runs: Adult .057 / .115
+ *      / .0022 / .882 against .054 / .108 / .0021 / .873-.877, diamonds .174 / .319 / .851 against
+ *      .181 / .324 / .843, smokeban .037 / .066 / .619 against .040 / .070 / .590, star .174 /
+ *      .299 / .940 against .175 / .308 / .925, arrests .074 / .120 against .075 / .123.
+ *      A round selects and measures a batch of B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates
+ *      against one estimate (AIM: B = 1; on star,
  *      47 columns, B = 6 took the rounds from 23 s to 2 s at the same fidelity.  ceil(d / 4)
  *      was tried too: star's rounds took 1.0-1.1 s and Adult's 0.4-0.5 s, but arrests, with 8
  *      columns, got a batch of 2 and its AUC fell from .649 to .623 over 5 runs; bench/RESULTS.md):
@@ -168,6 +179,9 @@
 #include "dp_privsyn.h"
 
 #define DP_ADAPTIVE_ONEWAY_SHARE 0.25		/* of rho, for the one-way marginals (step 1) */
+#define DP_ADAPTIVE_NOISE_TVD	0.05		/* a median pair's measurement noise, as a TVD (step 3) */
+#define DP_ADAPTIVE_SELECTIONS_MIN 2		/* T, at least 2 d selections (step 3) */
+#define DP_ADAPTIVE_SELECTIONS_MAX 16		/* ... and at most 16 d, AIM's */
 #define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
 #define DP_ADAPTIVE_COUNT_CAP	((uint32_t) INT32_MAX)	/* an exact count with p->extra, at most */
@@ -199,6 +213,15 @@ dp_adaptive_final_iters(uint32_t iterations)
  */
 uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens);
 
+/*
+ * The rounds' number of selections T (step 3) for R, d columns, a total of 'total' rows (the
+ * released one-way marginals') and a median candidate pair of 'cells' cells: the T whose starting
+ * rho_t = 0.9 R / T gives that pair a measurement whose expected noise, as a TVD (sqrt(2/pi) sigma
+ * cells / (2 total)), is DP_ADAPTIVE_NOISE_TVD, within [DP_ADAPTIVE_SELECTIONS_MIN d,
+ * DP_ADAPTIVE_SELECTIONS_MAX d]; the least of them when total, cells or R is not positive.
+ */
+double		dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells);
+
 /* The rare-value threshold of an adaptive run with budget rho over d columns (see
  * dp_privsyn_rare_threshold; the glue sizes 'auto' bins with it). */
 double		dp_adaptive_rare_threshold(double rho, uint32_t d);
@@ -217,6 +240,7 @@ double		dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, do
 typedef struct dp_adaptive_stats
 {
 	uint32_t	rounds;
+	double		selections;		/* T, the schedule's number of selections (step 3) */
 	uint32_t	candidates;
 	uint32_t	anneals;
 	double		rho_oneway;		/* spent on step 1 */

@@ -597,10 +597,56 @@ test_resolution(void)
  * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
  * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
  * count (22-49 rounds, at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165).  Since
- * T = 4 d (dp_adaptive.h, step 3) a round measures with 4 times the rho, so the bar is lower
- * and the rounds may end at their count, 30, without an anneal; the bar's churn term is
- * checked against simulation above.
+ * T = 4 d (48f930c) a round measured with 4 times the rho and the rounds could end at their
+ * count, 30, without an anneal.  With T from the signal (dp_adaptive_selections) this table
+ * gets 16 d again: 46-48 rounds, 1-2 anneals, mean 2-way TVD .0139 (2 runs, 2026-11-27).
  */
+/*
+ * The number of selections T (dp_adaptive_selections, step 3): inside its bounds a median pair's
+ * measurement at the starting rho_t = 0.9 R / T has an expected noise of DP_ADAPTIVE_NOISE_TVD as
+ * a TVD; the bounds hold; T grows with R and the total and falls with the pair's cells.
+ */
+static void
+test_selections(void)
+{
+	const double R = 0.75 * 0.024356;	/* epsilon 1 */
+	double		T,
+				rho_t,
+				tvd,
+				prev;
+	bool		mono = true;
+
+	T = dp_adaptive_selections(R, 15, 32561, 80);
+	rho_t = 0.9 * R / T;
+	tvd = sqrt(2 / M_PI) * sqrt(1 / (2 * rho_t)) * 80 / (2 * 32561.0);
+	unit_check(T > 2 * 15 && T < 16 * 15 && fabs(tvd - DP_ADAPTIVE_NOISE_TVD) < 1e-12,
+			   "Adult-like at epsilon 1: T = %.1f (%.2f d) gives a median pair noise TVD %.6f (%.2f)", T, T / 15,
+			   tvd, DP_ADAPTIVE_NOISE_TVD);
+	unit_check(dp_adaptive_selections(R / 10, 15, 32561, 80) == 2 * 15 &&
+			   dp_adaptive_selections(R, 100, 600000, 85) == 16 * 100,
+			   "bounds: 2 d at a tenth of the budget (%.1f), 16 d for 600,000 rows (%.1f)",
+			   dp_adaptive_selections(R / 10, 15, 32561, 80), dp_adaptive_selections(R, 100, 600000, 85));
+	unit_check(dp_adaptive_selections(R, 7, 0, 10) == 14 && dp_adaptive_selections(R, 7, -5, 10) == 14 &&
+			   dp_adaptive_selections(R, 7, NAN, 10) == 14 && dp_adaptive_selections(R, 7, 6000, 0) == 14 &&
+			   dp_adaptive_selections(0, 7, 6000, 10) == 14 && dp_adaptive_selections(INFINITY, 7, 6000, 10) == 14,
+			   "no rows, no pair, no budget or a non-finite input: the least, 2 d");
+	prev = 0;
+	for (double n = 1000; n < 2e6; n *= 1.3)
+	{
+		T = dp_adaptive_selections(R, 15, n, 80);
+		mono &= T >= prev && T >= 30 && T <= 240;
+		prev = T;
+	}
+	prev = INFINITY;
+	for (uint64_t c = 4; c < 100000; c = c * 3 / 2)
+	{
+		T = dp_adaptive_selections(R, 15, 32561, c);
+		mono &= T <= prev;
+		prev = T;
+	}
+	unit_check(mono, "T grows with the rows and falls with the cells, within [2 d, 16 d]");
+}
+
 static void
 test_large_n(void)
 {
@@ -623,9 +669,9 @@ test_large_n(void)
 	unit_check(rc == 0, "dp_adaptive_run on Adult x8");
 	if (rc != 0)
 		goto out;
-	unit_check(st.rounds >= 10 && st.rounds <= 30,
-			   "Adult x8 (s = 32): %u rounds of at most T / B = 4 d / 2 = 30, %u anneals",
-			   st.rounds, st.anneals);
+	unit_check(st.selections == 16 * ADULT_COLS && st.anneals >= 1 && st.rounds >= 10 && st.rounds < 120,
+			   "Adult x8 (s = 32): T = %.0f (16 d), %u rounds of at most T / B = 120, %u anneals",
+			   st.selections, st.rounds, st.anneals);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
 	unit_check(!st.final_warm && res.synth.nrows > 200000,
 			   "Adult x8: %llu synthetic rows from a cold start (the estimate has 8,192)",
@@ -984,6 +1030,7 @@ main(int argc, char **argv)
 	test_threads();
 	test_resolution();
 	test_small_n();
+	test_selections();
 	test_large_n();
 	test_bits();
 	test_extra();
