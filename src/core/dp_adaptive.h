@@ -77,7 +77,8 @@
  *      .030 / .070 / .900 against .031 / .072 / .899), and 16 d was better
  *      on the wide table of bench/wide.sh (600,000 x 100, .006: tvd2 .050-.055 against .056-.058).
  *      The rule picks 2 d, 2 d, 2 d, 3 d and 2 d on Adult, diamonds, arrests, smokeban and star at
- *      epsilon 0.3; 5.7 d, 3.7 d, 5-7 d, 16 d and 2 d at epsilon 1; 16 d on the wide table and on
+ *      epsilon 0.3; about 5 d, 3.7 d, about 5 d, 16 d and 2 d at epsilon 1 (the median pair moves with
+ *      the rare-value merge from call to call); 16 d on the wide table and on
  *      Adult at 3.  The floor: T = d lost on star (47 columns, 1,081 pairs: tvd2 .189 against
  *      .117 and AUC .816 against .956 at epsilon 1, 2 runs), whose 2 d was equal to 4 d (.118 /
  *      .237 / .954, 5 runs).  With the rule (5 runs, tvd2 / tvd3 / range / AUC), at epsilon 1

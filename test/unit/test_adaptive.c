@@ -349,6 +349,35 @@ test_adult(void)
 			   "shares: 0.25 rho one-way, at most 0.075 rho selecting, at most 0.675 rho measuring");
 	unit_check(st.rounds >= 2 && res.n_kway >= 1 && res.nmargs == res.n_oneway + res.n_kway,
 			   "rounds measured marginals (%u rounds, %u pairs)", st.rounds, res.n_kway);
+	{
+		/* T from the released one-way counts and the merged sizes, recomputed (step 3) */
+		double		n1 = 0,
+					T;
+		uint64_t	pc[ADULT_COLS * ADULT_COLS];
+		uint32_t	np = 0;
+
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				n1 += res.oneway_noisy[j][c];
+		for (uint32_t a = 0; a < ADULT_COLS; a++)
+			for (uint32_t b = a + 1; b < ADULT_COLS; b++)
+			{
+				uint64_t	v = (uint64_t) res.merged_sizes[a] * res.merged_sizes[b],
+							t;
+				uint32_t	k = np++;
+
+				for (; k > 0 && pc[k - 1] > v; k--)
+				{
+					t = pc[k - 1];
+					pc[k] = t;
+				}
+				pc[k] = v;
+			}
+		T = dp_adaptive_selections(0.75 * p.rho, ADULT_COLS, n1 / ADULT_COLS, pc[np / 2]);
+		unit_check(T > 2 * ADULT_COLS && T < 16 * ADULT_COLS && fabs(st.selections - T) < 1e-9 * T,
+				   "T = %.2f (%.2f d) from the released one-way total %.0f and the median pair's %llu cells (the run: %.2f)",
+				   T, T / ADULT_COLS, n1 / ADULT_COLS, (unsigned long long) pc[np / 2], st.selections);
+	}
 	unit_check(res.synth.nrows == dp_privsyn_default_rows(&res) && fabs(res.total - src.nrows) < 200,
 			   "rows: the consistent noisy total (%.1f for %llu real rows)", res.total,
 			   (unsigned long long) src.nrows);
@@ -604,7 +633,8 @@ test_resolution(void)
 /*
  * The number of selections T (dp_adaptive_selections, step 3): inside its bounds a median pair's
  * measurement at the starting rho_t = 0.9 R / T has an expected noise of DP_ADAPTIVE_NOISE_TVD as
- * a TVD; the bounds hold; T grows with R and the total and falls with the pair's cells.
+ * a TVD; the bounds hold; bad inputs give the least; T grows with R and the total and falls with
+ * the pair's cells (strictly between the bounds).
  */
 static void
 test_selections(void)
@@ -626,10 +656,11 @@ test_selections(void)
 			   dp_adaptive_selections(R, 100, 600000, 85) == 16 * 100,
 			   "bounds: 2 d at a tenth of the budget (%.1f), 16 d for 600,000 rows (%.1f)",
 			   dp_adaptive_selections(R / 10, 15, 32561, 80), dp_adaptive_selections(R, 100, 600000, 85));
-	unit_check(dp_adaptive_selections(R, 7, 0, 10) == 14 && dp_adaptive_selections(R, 7, -5, 10) == 14 &&
-			   dp_adaptive_selections(R, 7, NAN, 10) == 14 && dp_adaptive_selections(R, 7, 6000, 0) == 14 &&
-			   dp_adaptive_selections(0, 7, 6000, 10) == 14 && dp_adaptive_selections(INFINITY, 7, 6000, 10) == 14,
-			   "no rows, no pair, no budget or a non-finite input: the least, 2 d");
+	/* each of these would give 16 d without the guard */
+	unit_check(dp_adaptive_selections(R, 7, -1e6, 10) == 14 && dp_adaptive_selections(R, 7, NAN, 10) == 14 &&
+			   dp_adaptive_selections(R, 7, 6000, 0) == 14 && dp_adaptive_selections(INFINITY, 7, 6000, 10) == 14 &&
+			   dp_adaptive_selections(R, 7, INFINITY, 10) == 14,
+			   "a negative total, no pair or a non-finite input: the least, 2 d");
 	prev = 0;
 	for (double n = 1000; n < 2e6; n *= 1.3)
 	{
@@ -644,7 +675,17 @@ test_selections(void)
 		mono &= T <= prev;
 		prev = T;
 	}
-	unit_check(mono, "T grows with the rows and falls with the cells, within [2 d, 16 d]");
+	prev = 0;
+	for (double r = 1e-4; r < 10; r *= 1.3)
+	{
+		T = dp_adaptive_selections(r, 15, 32561, 80);
+		mono &= T >= prev;
+		prev = T;
+	}
+	unit_check(mono && dp_adaptive_selections(R, 15, 32561, 80) < dp_adaptive_selections(R, 15, 40000, 80) &&
+			   dp_adaptive_selections(R, 15, 32561, 80) > dp_adaptive_selections(R, 15, 32561, 90) &&
+			   dp_adaptive_selections(R / 2, 15, 32561, 80) < dp_adaptive_selections(R, 15, 32561, 80),
+			   "T grows with the rows and the budget and falls with the cells, within [2 d, 16 d]");
 }
 
 static void
