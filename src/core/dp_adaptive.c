@@ -70,7 +70,6 @@ dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells)
 	return T < lo ? lo : T > hi ? hi : T;
 }
 
-
 double
 dp_adaptive_rare_threshold(double rho, uint32_t d)
 {
@@ -987,8 +986,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 					T;
 
 		for (uint32_t j = 0; j < d; j++)
-			for (uint64_t c = 0; c < margs[j].ncells; c++)
-				n1 += margs[j].cells[c];
+			n1 += dp_marg_total(&margs[j]);
 		T = dp_adaptive_selections(R, d, n1 / d, median_pair_cells(cand, ncand));
 		st.selections = T;
 		rho_t = MEASURE_SHARE * R / T;

@@ -82,8 +82,8 @@
  *      Adult at 3.  The floor: T = d lost on star (47 columns, 1,081 pairs: tvd2 .189 against
  *      .117 and AUC .816 against .956 at epsilon 1, 2 runs), whose 2 d was equal to 4 d (.118 /
  *      .237 / .954, 5 runs).  With the rule (5 runs, tvd2 / tvd3 / range / AUC), at epsilon 1
- *      every table equals 4 d's figures; at epsilon 0.3, against 4 d's 10 runs: Adult .057 / .115
- *      / .0022 / .882 against .054 / .108 / .0021 / .873-.877, diamonds .174 / .319 / .851 against
+ *      every table equals 4 d's figures; at epsilon 0.3, against 4 d's 10 runs: Adult (10 runs)
+ *      .058 / .116 / .0023 / .880 against .054 / .108 / .0021 / .873-.877, diamonds .174 / .319 / .851 against
  *      .181 / .324 / .843, smokeban .037 / .066 / .619 against .040 / .070 / .590, star .174 /
  *      .299 / .940 against .175 / .308 / .925, arrests .074 / .120 against .075 / .123.
  *      A round selects and measures a batch of B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates
@@ -219,7 +219,8 @@ uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens
  * released one-way marginals') and a median candidate pair of 'cells' cells: the T whose starting
  * rho_t = 0.9 R / T gives that pair a measurement whose expected noise, as a TVD (sqrt(2/pi) sigma
  * cells / (2 total)), is DP_ADAPTIVE_NOISE_TVD, within [DP_ADAPTIVE_SELECTIONS_MIN d,
- * DP_ADAPTIVE_SELECTIONS_MAX d]; the least of them when total, cells or R is not positive.
+ * DP_ADAPTIVE_SELECTIONS_MAX d]; the least of them when total, cells or R is not positive or
+ * not finite.
  */
 double		dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells);
 

@@ -16,6 +16,8 @@
  *   estimate is exact or holds every row, and its churn term equal to the simulated L1 distance
  *   between two draws without replacement (one draw and the table for the floor);
  * - Adult's first 5,000 rows (s = 1): rounds and anneals as under AIM's bar alone;
+ * - the number of selections T (dp_adaptive_selections): its noise target, bounds, guards and
+ *   direction, and a run's T recomputed from the released one-way counts and merged sizes;
  * - Adult repeated 8 times (260,488 rows, s = 32): the rounds anneal and stop near Adult's count
  *   (the old bar, AIM's alone, never annealed there: 0 anneals and 120 rounds), with a quality bar.
  */
@@ -362,15 +364,11 @@ test_adult(void)
 		for (uint32_t a = 0; a < ADULT_COLS; a++)
 			for (uint32_t b = a + 1; b < ADULT_COLS; b++)
 			{
-				uint64_t	v = (uint64_t) res.merged_sizes[a] * res.merged_sizes[b],
-							t;
+				uint64_t	v = (uint64_t) res.merged_sizes[a] * res.merged_sizes[b];
 				uint32_t	k = np++;
 
 				for (; k > 0 && pc[k - 1] > v; k--)
-				{
-					t = pc[k - 1];
-					pc[k] = t;
-				}
+					pc[k] = pc[k - 1];	/* insertion sort */
 				pc[k] = v;
 			}
 		T = dp_adaptive_selections(0.75 * p.rho, ADULT_COLS, n1 / ADULT_COLS, pc[np / 2]);
@@ -622,15 +620,6 @@ test_resolution(void)
 }
 
 /*
- * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
- * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
- * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
- * count (22-49 rounds, at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165).  Since
- * T = 4 d (48f930c) a round measured with 4 times the rho and the rounds could end at their
- * count, 30, without an anneal.  With T from the signal (dp_adaptive_selections) this table
- * gets 16 d again: 46-48 rounds, 1-2 anneals, mean 2-way TVD .0139 (2 runs, 2026-11-27).
- */
-/*
  * The number of selections T (dp_adaptive_selections, step 3): inside its bounds a median pair's
  * measurement at the starting rho_t = 0.9 R / T has an expected noise of DP_ADAPTIVE_NOISE_TVD as
  * a TVD; the bounds hold; bad inputs give the least; T grows with R and the total and falls with
@@ -688,6 +677,16 @@ test_selections(void)
 			   "T grows with the rows and the budget and falls with the cells, within [2 d, 16 d]");
 }
 
+/*
+ * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
+ * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
+ * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
+ * count (22-49 rounds, at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165).  Since
+ * T = 4 d (48f930c) a round measured with 4 times the rho and the rounds could end at their
+ * count, 30, without an anneal.  With T from the signal (dp_adaptive_selections) this table
+ * gets 16 d again: 26-48 rounds and 1-2 anneals over 4 runs (2026-11-27), mean 2-way TVD .0139
+ * and .0152 in the two runs whose TVD was read.
+ */
 static void
 test_large_n(void)
 {
