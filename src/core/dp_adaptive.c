@@ -459,6 +459,32 @@ dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double tot
 }
 
 /*
+ * What a candidate measured before subtracts from its score (dp_adaptive.h, step b): the
+ * estimate's misfit to the measurement so far, z (rho_z), plus AIM's floor at the noise the
+ * measurement would have once this round's (sigma) is averaged in.  Everything here is released
+ * or public: the exact counts are not read, and the score's sensitivity is unchanged.
+ */
+uint64_t
+dp_adaptive_max_kway(uint32_t d, double total)
+{
+	double		k = DP_ADAPTIVE_GUM_WORK / fmax(total, 1);
+
+	return k > (double) DP_ADAPTIVE_MIN_KWAY_PER_COL * d ? (k < 1e18 ? (uint64_t) k : (uint64_t) 1e18) :
+		(uint64_t) DP_ADAPTIVE_MIN_KWAY_PER_COL * d;
+}
+
+double
+dp_adaptive_remeasure_floor(const double *z, double rho_z, const double *y, uint64_t cells, double sigma)
+{
+	double		misfit = 0,
+				prec = 1 / (sigma * sigma) + (rho_z > 0 ? 2 * rho_z : 0);
+
+	for (uint64_t q = 0; q < cells; q++)
+		misfit += fabs(z[q] - y[q]);
+	return misfit + sqrt(2 / M_PI) * sqrt(1 / prec) * (double) cells;
+}
+
+/*
  * Measures candidate cd: its exact counts x plus discrete Gaussian noise g (rho) on every cell.
  * A candidate measured before is averaged with its earlier measurement, weights in proportion to
  * their rho (the average of Gaussian measurements with rho a and b is one with rho a + b).
@@ -548,6 +574,7 @@ typedef struct Scorer
 	const uint32_t *sizes;
 	double		total;
 	double		sigma;			/* of this round's measurement */
+	const dp_marg *margs;		/* the measurements so far (a candidate's: cand->meas) */
 	int64_t    *score;
 	double	   *y;				/* maxcells */
 	uint32_t   *ycnt;			/* maxcells */
@@ -569,7 +596,11 @@ score_worker(void *arg)
 		est_counts(ck, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane);
 		for (uint64_t q = 0; q < ck->cells; q++)
 			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
-		bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
+		if (ck->meas >= 0)
+			bias = llround(dp_adaptive_remeasure_floor(s->margs[ck->meas].cells, s->margs[ck->meas].rho, s->y,
+													   ck->cells, s->sigma) * SCORE_UNITS);
+		else
+			bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
 		s->score[k] = ck->nattrs >= 2 ? e - bias : (e - bias) / 2;
 	}
 	return NULL;
@@ -860,6 +891,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	uint32_t   *lanes[DP_GUM_MAX_THREADS];
 	uint32_t   *newpairs = NULL,
 				nnew;
+	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
 
 	memset(out, 0, sizeof(*out));
 	dp_clear_error();
@@ -1006,6 +1038,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 	if (rc != 0)
 		goto done;
+	kmax = dp_adaptive_max_kway(d, total);
+	st.max_kway = kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) kmax;
 	/*
 	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:
 	 * a function of the released total); then the focus pairs' triples.
@@ -1092,6 +1126,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 				s->total = total;
 				s->sigma = sigma;
 				s->counts = counts;
+				s->margs = margs;
 			}
 			dp_run_parallel(score_worker, scorers, sizeof(Scorer), T);
 		}
@@ -1105,9 +1140,11 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			Cand	   *cd;
 			const uint32_t *x;
 
+			bool		full = nmargs - d >= kmax;
+
 			for (uint32_t k = 0; k < ncand; k++)
 			{
-				bool		taken = false;
+				bool		taken = full && cand[k].meas < 0;	/* no new marginal once full */
 
 				for (uint32_t e = 0; e < b; e++)
 					taken |= picked[e] == k;
@@ -1132,6 +1169,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			/* c. measure */
 			if (cd->nattrs == 2 && cd->meas < 0)
 				newpairs[nnew++] = r;
+			st.remeasured += cd->meas >= 0;
 			if (measure(cd, x, out->merged_sizes, &g, rho_t, margs, &nmargs) != 0)
 				FAIL(dp_nomem("could not allocate a measured marginal"));
 		}

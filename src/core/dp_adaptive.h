@@ -120,7 +120,35 @@
  *           and again: on Adult repeated 30 times (1M rows), 120 rounds measured 31-32 distinct
  *           pairs, mean 2-way TVD .0154-.0161 (2 runs) against .0098-.0116 and 41-50 pairs with
  *           v (4 runs, before the finite-population correction, which changes v by 1% there;
- *           bench/RESULTS.md, 2026-11-26).  Then B candidates are drawn one after the other,
+ *           bench/RESULTS.md, 2026-11-26).
+ *           A candidate measured before (a one-way marginal, or a k-way one selected in an
+ *           earlier round) has a measurement z_r already, with rho_r; a new one is averaged in
+ *           (step c), so what it can gain is the fall in that measurement's noise, to sigma' with
+ *           1 / sigma'^2 = 1 / sigma_t^2 + 2 rho_r.  Its score is
+ *             q_r = w_r * ( || x_r - y_r ||_1 - || z_r - y_r ||_1 - sqrt(2/pi) * sigma' * cells_r )
+ *           (dp_adaptive_remeasure_floor): where the estimate follows z_r, || x_r - y_r || is
+ *           about z_r's noise and q_r about sqrt(2/pi) (sigma_r - sigma') cells_r, the gain in
+ *           AIM's terms; where it does not (the misfit || z_r - y_r ||: other measurements that
+ *           disagree with it, through their noise, beyond what GUM can reconcile), another
+ *           measurement of r will not make the estimate follow it either, and that misfit is
+ *           not counted as a gain (by the triangle inequality, q_r <= w_r ( || x_r - z_r || -
+ *           sqrt(2/pi) sigma' cells_r )).  The subtracted terms are released values (z_r, y_r)
+ *           and public facts, so the sensitivity is unchanged.  With AIM's score alone (the
+ *           floor above), a pair that is a function of itself, Adult's education and
+ *           education_num (256 cells, 16 of them non-zero), whose measured neighbours pull the
+ *           estimate off its diagonal by their noise, was selected again and again: a third of
+ *           the rounds' rho in one run at epsilon 3, and 40% at 1M rows (bench/RESULTS.md,
+ *           "Scores of marginals measured before").
+ *           With that waste gone, every selection can measure a new marginal, and the final GUM
+ *           fits them all: on the wide table (600,000 rows, 100 columns, T = 1,600) the rounds
+ *           measured 1,599 distinct marginals instead of 242-253, and the call took 247 s.  So
+ *           once dp_adaptive_max_kway(d, total) distinct k-way marginals are measured (the
+ *           final GUM's work, rows x marginals, at most DP_ADAPTIVE_GUM_WORK, but at least
+ *           DP_ADAPTIVE_MIN_KWAY_PER_COL d of them; total is the first estimate's released
+ *           total, so which candidates are offered is public), only candidates measured before
+ *           are offered.  AIM bounds its model's size the same way.  The wide table: 223, 20-30
+ *           s, tvd2 .051-.054 (before: .050-.055 in 39-48 s); with 4 d = 400 it took 44 s at
+ *           tvd2 .062, GUM fitting 500 marginals less well.  Then B candidates are drawn one after the other,
  *           each by the exponential mechanism with eps_t over the candidates not yet drawn in
  *           this round (dp_exp_mech:
  *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
@@ -195,6 +223,8 @@
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
+#define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
+#define DP_ADAPTIVE_MIN_KWAY_PER_COL 2		/* ... but at least 2 d of them */
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -238,6 +268,21 @@ double		dp_adaptive_rare_threshold(double rho, uint32_t d);
 double		dp_adaptive_score_floor(const double *y, uint64_t cells, double sigma, double total, uint64_t m);
 double		dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double total, uint64_t m);
 
+/*
+ * What the score of a candidate measured before subtracts (step b): sum over its cells of |z - y|,
+ * the estimate y's misfit to its measurement so far z (rho_z), plus sqrt(2/pi) sigma' cells, with
+ * 1 / sigma'^2 = 1 / sigma^2 + 2 rho_z, the noise of that measurement once one of noise sigma is
+ * averaged in.  rho_z <= 0: sigma' = sigma.
+ */
+double		dp_adaptive_remeasure_floor(const double *z, double rho_z, const double *y, uint64_t cells,
+										double sigma);
+
+/*
+ * How many distinct k-way marginals the rounds may measure (step 3b) for d columns and a released
+ * total of 'total' rows: DP_ADAPTIVE_GUM_WORK / total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d.
+ */
+uint64_t	dp_adaptive_max_kway(uint32_t d, double total);
+
 /* Counters a run leaves for reports and tests. */
 typedef struct dp_adaptive_stats
 {
@@ -251,6 +296,8 @@ typedef struct dp_adaptive_stats
 	uint32_t	focus_pairs;	/* pairs measured for p->focus before the rounds */
 	uint32_t	triples;		/* triples that became candidates in the rounds */
 	uint32_t	triples_measured;	/* ... and were measured */
+	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
+	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
 } dp_adaptive_stats;
 
