@@ -459,20 +459,27 @@ dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double tot
 }
 
 /*
- * What a candidate measured before subtracts from its score (dp_adaptive.h, step b): the
- * estimate's misfit to the measurement so far, z (rho_z), plus AIM's floor at the noise the
- * measurement would have once this round's (sigma) is averaged in.  Everything here is released
- * or public: the exact counts are not read, and the score's sensitivity is unchanged.
+ * The cap on distinct k-way marginals (dp_adaptive.h, step b): the final GUM's work bound over the
+ * released total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d.  A total that is not a number of at
+ * least one row counts as one row (no cap beyond the work bound itself).
  */
 uint64_t
 dp_adaptive_max_kway(uint32_t d, double total)
 {
-	double		k = DP_ADAPTIVE_GUM_WORK / fmax(total, 1);
+	double		k = DP_ADAPTIVE_GUM_WORK / (total >= 1 ? total : 1);	/* at most 2^27 */
+	uint64_t	least = (uint64_t) DP_ADAPTIVE_MIN_KWAY_PER_COL * d;
 
-	return k > (double) DP_ADAPTIVE_MIN_KWAY_PER_COL * d ? (k < 1e18 ? (uint64_t) k : (uint64_t) 1e18) :
-		(uint64_t) DP_ADAPTIVE_MIN_KWAY_PER_COL * d;
+	return k > (double) least ? (uint64_t) k : least;
 }
 
+/*
+ * What a candidate measured before subtracts from its score (dp_adaptive.h, step b): the
+ * estimate's misfit to the measurement so far, z (rho_z), plus AIM's floor at the noise the
+ * measurement would have once this round's (sigma) is averaged in.  Everything here is released
+ * or public: the exact counts are not read, and the score's sensitivity is unchanged.  A one-way
+ * marginal with merged codes carries its rho as a consistency weight, while a merged cell's noise
+ * is larger (dp_privsyn.c): sigma' is then too small, and the column scores a little high.
+ */
 double
 dp_adaptive_remeasure_floor(const double *z, double rho_z, const double *y, uint64_t cells, double sigma)
 {

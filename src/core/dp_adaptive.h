@@ -121,8 +121,8 @@
  *           pairs, mean 2-way TVD .0154-.0161 (2 runs) against .0098-.0116 and 41-50 pairs with
  *           v (4 runs, before the finite-population correction, which changes v by 1% there;
  *           bench/RESULTS.md, 2026-11-26).
- *           A candidate measured before (a one-way marginal, or a k-way one selected in an
- *           earlier round) has a measurement z_r already, with rho_r; a new one is averaged in
+ *           A candidate measured before (a one-way marginal, a focus pair, or a k-way one
+ *           selected in an earlier round) has a measurement z_r already, with rho_r; a new one is averaged in
  *           (step c), so what it can gain is the fall in that measurement's noise, to sigma' with
  *           1 / sigma'^2 = 1 / sigma_t^2 + 2 rho_r.  Its score is
  *             q_r = w_r * ( || x_r - y_r ||_1 - || z_r - y_r ||_1 - sqrt(2/pi) * sigma' * cells_r )
@@ -146,7 +146,8 @@
  *           final GUM's work, rows x marginals, at most DP_ADAPTIVE_GUM_WORK, but at least
  *           DP_ADAPTIVE_MIN_KWAY_PER_COL d of them; total is the first estimate's released
  *           total, so which candidates are offered is public), only candidates measured before
- *           are offered.  AIM bounds its model's size the same way.  The wide table: 223, 20-30
+ *           are offered (focus pairs count, and can fill it before the first round).  AIM bounds
+ *           its model's size the same way.  The wide table: 223, 20-30
  *           s, tvd2 .051-.054 (before: .050-.055 in 39-48 s); with 4 d = 400 it took 44 s at
  *           tvd2 .062, GUM fitting 500 marginals less well.  Then B candidates are drawn one after the other,
  *           each by the exponential mechanism with eps_t over the candidates not yet drawn in

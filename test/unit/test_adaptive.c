@@ -695,10 +695,12 @@ test_remeasure(void)
 
 /*
  * The same on Adult at epsilon 3, whose education and education_num are a function of each
- * other: 4 runs, each with at most 3 selections of a candidate measured before and no k-way
- * marginal holding more than a fifth of the rho the k-way measurements got.  With AIM's floor for
- * every candidate (before 2026-11-27, evening), seeds 1-8 gave 6-11 such selections in 7 runs,
- * and education x education_num held .25-.39 of that rho in 6.
+ * other: 4 runs (the seed fixes GUM's draws only; the noise and the exponential mechanism draw
+ * from libsodium), at most 12 selections of a candidate measured before over the 4, and in
+ * every run no k-way marginal holding more than a quarter of the rho the k-way measurements got.
+ * Measured over 8 runs of each: this rule 0-2 selections a run and at most .134; AIM's floor for
+ * every candidate (before 2026-11-27, evening) 6-11 in 7 of the runs, and education x
+ * education_num .25-.39 in 6 (its first 4: 36 selections, shares .37, .25, .14, .39).
  */
 static void
 test_remeasure_adult(void)
@@ -706,6 +708,9 @@ test_remeasure_adult(void)
 	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
 	uint32_t	sizes[ADULT_COLS];
 	dp_codes	src;
+	uint32_t	again = 0,
+				ok = 0;
+	double		worst = 0;
 
 	if (!load_adult(&src, cols, sizes, UINT64_MAX))
 	{
@@ -721,26 +726,25 @@ test_remeasure_adult(void)
 		dp_prng		rng;
 		double		most = 0,
 					all = 0;
-		int			rc;
 
 		dp_privsyn_default_params(&p);
 		p.rho = dp_zcdp_rho(3, 1e-6);
 		dp_prng_seed(&rng, seed);
-		rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
-		if (rc == 0)
+		if (dp_adaptive_run(&src, sizes, &p, &rng, &res, &st) != 0)
+			continue;
+		for (uint32_t k = res.n_oneway; k < res.nmargs; k++)
 		{
-			for (uint32_t k = res.n_oneway; k < res.nmargs; k++)
-			{
-				all += res.margs[k].rho;
-				most = fmax(most, res.margs[k].rho);
-			}
-			dp_privsyn_result_free(&res);
+			all += res.margs[k].rho;
+			most = fmax(most, res.margs[k].rho);
 		}
-		unit_check(rc == 0 && st.remeasured <= 3 && most <= 0.2 * all,
-				   "Adult at epsilon 3, seed %llu: %u selections of a candidate measured before, the largest "
-				   "k-way marginal %.3f of the k-way rho", (unsigned long long) seed, st.remeasured,
-				   all > 0 ? most / all : 0);
+		dp_privsyn_result_free(&res);
+		again += st.remeasured;
+		worst = fmax(worst, all > 0 ? most / all : 1);
+		ok++;
 	}
+	unit_check(ok == 4 && again <= 12 && worst <= 0.25,
+			   "Adult at epsilon 3, 4 runs: %u selections of a candidate measured before, the largest k-way "
+			   "marginal at most %.3f of the k-way rho", again, worst);
 	dp_codes_free(&src);
 	free(cols);
 }
