@@ -460,7 +460,7 @@ dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double tot
 
 /*
  * The cap on distinct k-way marginals (dp_adaptive.h, step b): the final GUM's work bound over the
- * released total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d.  A total that is not a number of at
+ * released total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d, or DP_ADAPTIVE_MIN_KWAY_MAX if fewer.  A total that is not a number of at
  * least one row counts as one row (no cap beyond the work bound itself).
  */
 uint64_t
@@ -468,6 +468,9 @@ dp_adaptive_max_kway(uint32_t d, double total)
 {
 	double		k = DP_ADAPTIVE_GUM_WORK / (total >= 1 ? total : 1);	/* at most 2^27 */
 	uint64_t	least = (uint64_t) DP_ADAPTIVE_MIN_KWAY_PER_COL * d;
+
+	if (least > DP_ADAPTIVE_MIN_KWAY_MAX)
+		least = DP_ADAPTIVE_MIN_KWAY_MAX;
 
 	return k > (double) least ? (uint64_t) k : least;
 }
@@ -1045,7 +1048,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
 	if (rc != 0)
 		goto done;
-	kmax = dp_adaptive_max_kway(d, total);
+	kmax = p->max_kway > 0 ? p->max_kway : dp_adaptive_max_kway(d, total);
 	st.max_kway = kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) kmax;
 	/*
 	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:

@@ -144,12 +144,16 @@
  *           measured 1,599 distinct marginals instead of 242-253, and the call took 247 s.  So
  *           once dp_adaptive_max_kway(d, total) distinct k-way marginals are measured (the
  *           final GUM's work, rows x marginals, at most DP_ADAPTIVE_GUM_WORK, but at least
- *           DP_ADAPTIVE_MIN_KWAY_PER_COL d of them; total is the first estimate's released
+ *           min(4 d, 128) of them; total is the first estimate's released
  *           total, so which candidates are offered is public), only candidates measured before
  *           are offered (focus pairs count, and can fill it before the first round).  AIM bounds
- *           its model's size the same way.  The wide table: 223, 20-30
+ *           its model's size the same way.  The wide table (2^27 / rows = 223): with 223, 20-30
  *           s, tvd2 .051-.054 (before: .050-.055 in 39-48 s); with 4 d = 400 it took 44 s at
- *           tvd2 .062, GUM fitting 500 marginals less well.  Then B candidates are drawn one after the other,
+ *           tvd2 .062, GUM fitting 500 marginals less well, and with 256 26 s at tvd2 .056,
+ *           hence at most 128 from the floor (the size above which the final GUM runs on a
+ *           coarse level, DP_SAMPLE_WIDE_MARGS).  Adult at 10M rows (2^27 / rows = 13): with
+ *           2 d = 30, tvd2 / tvd3 .0255 / .0556 against .0201 / .0470 before (53 marginals);
+ *           with 4 d = 60, .0192 / .0455 in 22-23 s, hence 4 d.  Then B candidates are drawn one after the other,
  *           each by the exponential mechanism with eps_t over the candidates not yet drawn in
  *           this round (dp_exp_mech:
  *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
@@ -225,7 +229,8 @@
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
 #define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
-#define DP_ADAPTIVE_MIN_KWAY_PER_COL 2		/* ... but at least 2 d of them */
+#define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
+#define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -280,7 +285,8 @@ double		dp_adaptive_remeasure_floor(const double *z, double rho_z, const double 
 
 /*
  * How many distinct k-way marginals the rounds may measure (step 3b) for d columns and a released
- * total of 'total' rows: DP_ADAPTIVE_GUM_WORK / total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d.
+ * total of 'total' rows: DP_ADAPTIVE_GUM_WORK / total, at least min(DP_ADAPTIVE_MIN_KWAY_PER_COL d,
+ * DP_ADAPTIVE_MIN_KWAY_MAX).  p->max_kway > 0 replaces it.
  */
 uint64_t	dp_adaptive_max_kway(uint32_t d, double total);
 

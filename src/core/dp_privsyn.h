@@ -154,6 +154,9 @@ typedef struct dp_privsyn_params
 	 * dp_privsyn_run refuses them.
 	 */
 	const dp_extra_counts *extra;
+	/* the adaptive method only: if > 0, the distinct k-way marginals allowed instead of
+	 * dp_adaptive_max_kway's (a public choice; tests) */
+	uint64_t	max_kway;
 	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
 	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
 	void	   *progress_arg;
