@@ -460,8 +460,9 @@ dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double tot
 
 /*
  * The cap on distinct k-way marginals (dp_adaptive.h, step b): the final GUM's work bound over the
- * released total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d, or DP_ADAPTIVE_MIN_KWAY_MAX if fewer.  A total that is not a number of at
- * least one row counts as one row (no cap beyond the work bound itself).
+ * released total, at least DP_ADAPTIVE_MIN_KWAY_PER_COL d, or DP_ADAPTIVE_MIN_KWAY_MAX if fewer.
+ * A total that is not a number of at least one row counts as one row (no cap beyond the work
+ * bound itself).
  */
 uint64_t
 dp_adaptive_max_kway(uint32_t d, double total)
@@ -1149,8 +1150,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 						r;
 			Cand	   *cd;
 			const uint32_t *x;
-
-			bool		full = nmargs - d >= kmax;
+			bool		full = nmargs - d >= kmax;	/* the cap on distinct k-way marginals */
 
 			for (uint32_t k = 0; k < ncand; k++)
 			{
