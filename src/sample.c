@@ -103,7 +103,10 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	/* as dp_adaptive_run's own final synthesis when it starts cold (its warm start, the last
 	 * round's estimate, is not stored) */
 	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+	{
 		gum.iterations = dp_adaptive_final_iters(gum.iterations);
+		gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;	/* a small joint domain: maximum entropy */
+	}
 	dp_prng_seed(&rng, seed);
 	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
 	if (rc != 0)

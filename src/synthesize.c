@@ -450,6 +450,8 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 				 errdetail("The rounds' schedule had %.0f selections (%.1f per column), for at most %u distinct marginals besides the one-way ones; %u selections measured a marginal again; the synthetic rows were drawn %s.",
 						   c->astats.selections, c->astats.selections / c->res.n_oneway, c->astats.max_kway,
 						   c->astats.remeasured,
+						   c->astats.final_maxent ?
+						   "from the maximum-entropy distribution of the measured marginals (a joint domain of at most 2^20 cells)" :
 						   c->astats.final_warm ?
 						   "starting from the last round's estimate" :
 						   "from an independent start"),

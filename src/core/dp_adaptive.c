@@ -11,6 +11,7 @@
 #include "dp_accounting.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
+#include "dp_maxent.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
 
@@ -1257,8 +1258,10 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	final_gum = p->gum;
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
 	final_gum.start = NULL;
+	final_gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
+	st.final_maxent = out->total >= 0.5 && dp_maxent_cells(d, out->merged_sizes) <= DP_ADAPTIVE_MAXENT_CELLS;
 	/* under half a row dp_privsyn_sample draws uniform rows: no GUM to start */
-	if (out->total >= 0.5 && final_from_estimate(synth.nrows, nrows))
+	if (!st.final_maxent && out->total >= 0.5 && final_from_estimate(synth.nrows, nrows))
 	{
 		final_gum.start = &synth;
 		if (final_gum.iterations > DP_ADAPTIVE_FINAL_WARM_ITERS)

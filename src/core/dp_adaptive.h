@@ -175,7 +175,20 @@
  *        e. when what is left of R is below twice a round's cost, the last round spends exactly
  *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
- *   5. The synthetic rows (dp_privsyn_sample, post-processing of the model): when the last
+ *   5. The synthetic rows (dp_privsyn_sample, post-processing of the model).  When the joint
+ *      domain over merged codes has at most DP_ADAPTIVE_MAXENT_CELLS cells (the product of the
+ *      merged sizes: public), they are drawn from the maximum-entropy distribution of the final
+ *      model's marginals (dp_maxent.h: iterative proportional fitting over the whole joint
+ *      table, then floor or ceil of n P rows per cell; dp_gum_params.maxent_cells), the
+ *      distribution AIM's and MST's estimator fits, and GUM does not run.  GUM leaves in the
+ *      combinations no marginal measures whatever its row moves made; the maximum-entropy
+ *      distribution holds nothing beyond the measurements.  Measured at epsilon 1 against GUM
+ *      on the two development tables with such domains (bench/RESULTS.md, "Maximum entropy on
+ *      small domains", tvd2 / tvd3 / range / AUC, 10 runs each, same hour): arrests
+ *      .031 / .063 / .0021 / .661 against .036 / .072 / .0023 / .649, smokeban .018 / .038 /
+ *      .0011 / .637 against .018 / .039 / .0011 / .629.  A fit costs two passes over
+ *      the joint table per marginal and sweep (2^20 cells and 10 pairs: about 0.05 s a sweep),
+ *      hence the bound on cells and dp_maxent_sweeps' bound on the work.  Otherwise: when the last
  *      round's estimate holds every row (m < DP_ADAPTIVE_SYNTH_ROWS, not capped) and has about
  *      the rows asked for (0.95 n <= m <= 1.25 n; at the default row count, tables of fewer
  *      than about DP_ADAPTIVE_SYNTH_ROWS rows), GUM starts from its rows
@@ -231,6 +244,7 @@
 #define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
+#define DP_ADAPTIVE_MAXENT_CELLS ((uint64_t) 1 << 20)	/* joint domains drawn by maximum entropy (step 5) */
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -306,6 +320,7 @@ typedef struct dp_adaptive_stats
 	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
 	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
+	bool		final_maxent;	/* ... were drawn from the maximum-entropy distribution (step 5) */
 } dp_adaptive_stats;
 
 /*

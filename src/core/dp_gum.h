@@ -123,6 +123,13 @@ typedef struct dp_gum_params
 	 * start).
 	 */
 	const dp_codes *start;
+	/*
+	 * Read by dp_privsyn_sample, not by dp_gum_run (0, the default: never): when the model's
+	 * joint domain over merged codes has at most this many cells, the rows are drawn from the
+	 * maximum-entropy distribution of its marginals (dp_maxent.h) instead of by GUM, and `start`
+	 * is not used.  The adaptive method sets it (dp_adaptive.h, step 5); PrivSyn does not.
+	 */
+	uint64_t	maxent_cells;
 
 	/*
 	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; not

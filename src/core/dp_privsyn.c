@@ -11,6 +11,7 @@
 #include "dp_accounting.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
+#include "dp_maxent.h"
 #include "dp_sampler.h"
 #include "dp_select.h"
 
@@ -456,6 +457,25 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
  * A function of the model, nrows and rng only.
  */
 static int
+sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *prm,
+			  dp_prng *rng, dp_codes *out)
+{
+	uint64_t	ncells = dp_maxent_cells(d, model->merged_sizes);
+	double	   *P = dp_alloc(sizeof(double) * ncells);
+	int			rc;
+
+	if (!P)
+		return dp_nomem("could not allocate the maximum-entropy distribution");
+	rc = dp_maxent_fit(model->margs, model->nmargs, d, model->merged_sizes, P,
+					   dp_maxent_sweeps(ncells, model->nmargs), DP_MAXENT_TOL,
+					   prm->progress, prm->progress_arg);
+	if (rc > 0)
+		rc = dp_maxent_draw(P, d, model->merged_sizes, nrows, rng, out);
+	dp_free(P);
+	return rc;
+}
+
+static int
 sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum,
 		   dp_prng *rng, dp_codes *out)
 {
@@ -471,6 +491,9 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 		prm = *gum;
 	else
 		dp_gum_default_params(&prm);
+	/* a small joint domain: its maximum-entropy distribution, no GUM (dp_gum_params.maxent_cells) */
+	if (prm.maxent_cells > 0 && dp_maxent_cells(d, model->merged_sizes) <= prm.maxent_cells)
+		return sample_maxent(model, d, nrows, &prm, rng, out);
 	/* a caller's start (the adaptive method's last estimate): one warm run at n, no levels */
 	if (prm.start && prm.start->nrows > 0 && prm.start->ncols == d)
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);

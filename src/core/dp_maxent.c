@@ -1,0 +1,242 @@
+/*
+ * dp_maxent.c - the maximum-entropy distribution of a model's marginals over a small joint
+ * domain, and rows drawn from it (see dp_maxent.h).
+ */
+#include "dp_maxent.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dp_internal.h"
+
+uint64_t
+dp_maxent_cells(uint32_t d, const uint32_t *sizes)
+{
+	uint64_t	n = 1;
+
+	for (uint32_t j = 0; j < d; j++)
+	{
+		if (sizes[j] == 0)
+			return 0;
+		if (n > ((uint64_t) 1 << 62) / sizes[j])
+			return UINT64_MAX;
+		n *= sizes[j];
+	}
+	return n;
+}
+
+uint32_t
+dp_maxent_sweeps(uint64_t ncells, uint32_t nmargs)
+{
+	double		s = DP_MAXENT_WORK / ((double) (ncells ? ncells : 1) * (double) (nmargs ? nmargs : 1));
+
+	return s >= DP_MAXENT_MAX_SWEEPS ? DP_MAXENT_MAX_SWEEPS :
+		s <= DP_MAXENT_MIN_SWEEPS ? DP_MAXENT_MIN_SWEEPS : (uint32_t) s;
+}
+
+/*
+ * The odometer over the joint's cells, the last column fastest, with the cell's index in one
+ * marginal kept as it moves: step[j] is the marginal's stride of column j (0 when the marginal
+ * does not hold it).
+ */
+typedef struct Odo
+{
+	uint32_t	d;
+	const uint32_t *sizes;
+	uint32_t	code[64];
+	uint64_t	step[64];
+	uint64_t	idx;
+} Odo;
+
+static void
+odo_start(Odo *o, const dp_marg *m, uint32_t d, const uint32_t *sizes)
+{
+	o->d = d;
+	o->sizes = sizes;
+	o->idx = 0;
+	memset(o->code, 0, sizeof(o->code));
+	memset(o->step, 0, sizeof(o->step));
+	for (uint32_t k = 0; k < m->nattrs; k++)
+		o->step[m->attrs[k]] = m->strides[k];
+}
+
+static inline void
+odo_next(Odo *o)
+{
+	for (uint32_t j = o->d; j-- > 0;)
+	{
+		o->code[j]++;
+		o->idx += o->step[j];
+		if (o->code[j] < o->sizes[j])
+			return;
+		o->idx -= o->step[j] * o->sizes[j];
+		o->code[j] = 0;
+	}
+}
+
+int
+dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
+			  double *P, uint32_t max_sweeps, double tol,
+			  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
+			  void *progress_arg)
+{
+	uint64_t	ncells = dp_maxent_cells(d, sizes);
+	uint64_t	maxm = 0;
+	double	   *cur,
+			   *tgt;
+	uint32_t	sweep;
+
+	if (d == 0 || d > 64 || ncells == 0 || ncells == UINT64_MAX || nmargs == 0 || max_sweeps == 0)
+		return dp_invalid("maximum entropy: no column, more than 64, an empty or too large domain, or no marginal");
+	for (uint32_t k = 0; k < nmargs; k++)
+	{
+		const dp_marg *m = &margs[k];
+		double		pos = 0;
+
+		if (m->nattrs == 0 || m->nattrs > DP_MARG_MAX_ATTRS)
+			return dp_invalid("maximum entropy: a marginal has no attribute or too many");
+		for (uint32_t a = 0; a < m->nattrs; a++)
+			if (m->attrs[a] >= d || m->sizes[a] != sizes[m->attrs[a]])
+				return dp_invalid("maximum entropy: a marginal's attributes disagree with the columns");
+		for (uint64_t q = 0; q < m->ncells; q++)
+			pos += m->cells[q] > 0 ? m->cells[q] : 0;
+		if (!(pos > 0) || !isfinite(pos))
+			return dp_invalid("maximum entropy: a marginal has no positive cell");
+		if (m->ncells > maxm)
+			maxm = m->ncells;
+	}
+	cur = dp_alloc(sizeof(double) * maxm);
+	tgt = dp_alloc(sizeof(double) * maxm);
+	if (!cur || !tgt)
+	{
+		dp_free(cur);
+		dp_free(tgt);
+		return dp_nomem("could not allocate the maximum-entropy fit's marginals");
+	}
+	for (uint64_t i = 0; i < ncells; i++)
+		P[i] = 1.0 / (double) ncells;
+	for (sweep = 0; sweep < max_sweeps; sweep++)
+	{
+		double		worst = 0;
+
+		for (uint32_t k = 0; k < nmargs; k++)
+		{
+			const dp_marg *m = &margs[k];
+			double		tsum = 0,
+						csum = 0,
+						l1 = 0;
+			Odo			o;
+
+			for (uint64_t q = 0; q < m->ncells; q++)
+				tsum += tgt[q] = m->cells[q] > 0 ? m->cells[q] : 0;
+			memset(cur, 0, sizeof(double) * m->ncells);
+			odo_start(&o, m, d, sizes);
+			for (uint64_t i = 0; i < ncells; i++, odo_next(&o))
+				cur[o.idx] += P[i];
+			for (uint64_t q = 0; q < m->ncells; q++)
+				csum += cur[q];
+			for (uint64_t q = 0; q < m->ncells; q++)
+			{
+				double		t = tgt[q] / tsum;
+
+				l1 += fabs(cur[q] / csum - t);
+				/* the factor of the joint's cells in marginal cell q */
+				cur[q] = cur[q] > 0 ? t / cur[q] : 0;
+			}
+			if (l1 > worst)
+				worst = l1;
+			odo_start(&o, m, d, sizes);
+			for (uint64_t i = 0; i < ncells; i++, odo_next(&o))
+				P[i] *= cur[o.idx];
+			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
+			{
+				dp_free(cur);
+				dp_free(tgt);
+				return -1;
+			}
+		}
+		if (worst <= tol)
+			break;
+	}
+	dp_free(cur);
+	dp_free(tgt);
+	return (int) (sweep < max_sweeps ? sweep + 1 : max_sweeps);
+}
+
+int
+dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, dp_prng *rng,
+			   dp_codes *out)
+{
+	uint64_t	ncells = dp_maxent_cells(d, sizes);
+	uint32_t   *order;
+	uint64_t	base = out->nrows,
+				done = 0;
+	double		sum = 0,
+				run,
+				u;
+	int64_t		prev;
+	uint16_t	row[64] = {0},
+				best_row[64] = {0};
+	uint32_t	code[64] = {0};
+	double		best = -1;
+
+	if (d == 0 || d > 64 || ncells == 0 || ncells == UINT64_MAX || n >= ((uint64_t) 1 << 32) ||
+		out->ncols != d)
+		return dp_invalid("maximum entropy: a draw of too many rows, or from a domain it cannot hold");
+	for (uint64_t i = 0; i < ncells; i++)
+		sum += P[i] > 0 ? P[i] : 0;
+	if (!(sum > 0) || !isfinite(sum))
+		return dp_invalid("maximum entropy: the distribution has no positive cell");
+	if (n == 0)
+		return 0;
+	/* n rows in cell order first, then permuted */
+	for (uint64_t i = 0; i < n; i++)
+		if (dp_codes_append(out, row) != 0)
+			return -2;			/* dp_codes_append said why */
+	order = dp_alloc(sizeof(uint32_t) * n);
+	if (!order)
+		return dp_nomem("could not allocate the order of the maximum-entropy rows");
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = (uint32_t) i;
+	dp_prng_shuffle_u32(rng, order, n);
+	u = dp_prng_unit(rng);
+	run = 0;
+	prev = 0;					/* floor(0 + u) */
+	for (uint64_t c = 0; c < ncells && done < n; c++)
+	{
+		int64_t		now;
+		uint64_t	take;
+
+		run += (P[c] > 0 ? P[c] : 0) / sum * (double) n;
+		now = (int64_t) floor(run + u);
+		if (now > (int64_t) n)
+			now = (int64_t) n;
+		take = now > prev ? (uint64_t) (now - prev) : 0;
+		if (take > n - done)
+			take = n - done;
+		for (uint32_t j = 0; j < d; j++)
+			row[j] = (uint16_t) code[j];
+		if (P[c] > best)
+		{
+			best = P[c];
+			memcpy(best_row, row, sizeof(uint16_t) * d);
+		}
+		for (uint64_t t = 0; t < take; t++, done++)
+			for (uint32_t j = 0; j < d; j++)
+				out->col[j][base + order[done]] = row[j];
+		if (now > prev)
+			prev = now;
+		for (uint32_t j = d; j-- > 0;)
+		{
+			if (++code[j] < sizes[j])
+				break;
+			code[j] = 0;
+		}
+	}
+	/* rounding in the running sum can leave a row: the most probable cell takes it */
+	for (; done < n; done++)
+		for (uint32_t j = 0; j < d; j++)
+			out->col[j][base + order[done]] = best_row[j];
+	dp_free(order);
+	return 0;
+}

@@ -1,0 +1,410 @@
+/*
+ * test_maxent.c - unit tests of src/core/dp_maxent.c (the maximum-entropy distribution of a
+ * model's marginals over a small joint domain, and rows drawn from it) and of its use by the
+ * adaptive method (dp_adaptive.h, step 5).
+ *
+ *  - dp_maxent_cells and dp_maxent_sweeps on hand-worked values;
+ *  - the fit reproduces every marginal it is given (exact marginals of random tables, a cycle of
+ *    pairs included, where no closed form exists);
+ *  - it is the maximum-entropy one: for a chain (A,B), (B,C) it is P(a,b) P(b,c) / P(b) (A and C
+ *    independent given B, although they are not in the table the marginals came from), and its
+ *    entropy is at least that table's;
+ *  - the draw: every cell gets floor or ceil of n P, n in all, with mean n P over many draws, in
+ *    random order;
+ *  - errors and cancellation;
+ *  - the adaptive method on a small domain draws its rows so, and not on a large one;
+ *  - timing of a sweep over 2^20 cells (diagnostic).
+ *
+ * Fixed-seed dp_prng tables: tests of post-processing, not of privacy.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp_adaptive.h"
+#include "dp_codes.h"
+#include "dp_marg.h"
+#include "dp_maxent.h"
+#include "dp_prng.h"
+#include "unit.h"
+
+/* A random table of n rows over sizes[0..d), each column depending on the one before. */
+static void
+random_table(dp_codes *t, uint32_t d, const uint32_t *sizes, uint64_t n, dp_prng *rng)
+{
+	uint16_t	row[16];
+
+	dp_codes_init(t, d, n);
+	for (uint64_t i = 0; i < n; i++)
+	{
+		for (uint32_t j = 0; j < d; j++)
+		{
+			if (j > 0 && dp_prng_unit(rng) < 0.6)
+				row[j] = (uint16_t) ((row[j - 1] + (j == 2 && d > 2 ? row[0] : 0)) % sizes[j]);
+			else
+				row[j] = (uint16_t) dp_prng_below(rng, sizes[j]);
+		}
+		dp_codes_append(t, row);
+	}
+}
+
+/* The exact marginal of t over attrs (increasing). */
+static void
+exact(dp_marg *m, const dp_codes *t, uint32_t nattrs, const uint32_t *attrs, const uint32_t *sizes)
+{
+	dp_marg_init(m, nattrs, attrs, sizes);
+	dp_marg_count(m, t);
+}
+
+/* L1 distance between P's marginal over m's attributes and m, both as distributions. */
+static double
+fit_l1(const double *P, uint32_t d, const uint32_t *sizes, const dp_marg *m)
+{
+	uint64_t	ncells = dp_maxent_cells(d, sizes);
+	double	   *cur = calloc(m->ncells, sizeof(double));
+	double		tot = 0,
+				l1 = 0;
+	uint32_t	code[16] = {0};
+
+	for (uint64_t q = 0; q < m->ncells; q++)
+		tot += m->cells[q];
+	for (uint64_t i = 0; i < ncells; i++)
+	{
+		uint64_t	idx = 0;
+
+		for (uint32_t k = 0; k < m->nattrs; k++)
+			idx += m->strides[k] * code[m->attrs[k]];
+		cur[idx] += P[i];
+		for (uint32_t j = d; j-- > 0;)
+		{
+			if (++code[j] < sizes[j])
+				break;
+			code[j] = 0;
+		}
+	}
+	for (uint64_t q = 0; q < m->ncells; q++)
+		l1 += fabs(cur[q] - m->cells[q] / tot);
+	free(cur);
+	return l1;
+}
+
+static void
+test_cells(void)
+{
+	uint32_t	a[3] = {3, 4, 5};
+	uint32_t	z[2] = {3, 0};
+	uint32_t	big[5] = {65535, 65535, 65535, 65535, 65535};
+
+	unit_check(dp_maxent_cells(3, a) == 60, "cells of 3 x 4 x 5: 60");
+	unit_check(dp_maxent_cells(2, z) == 0, "a column of no code: 0 cells");
+	unit_check(dp_maxent_cells(5, big) == UINT64_MAX, "65535^5 cells: too many (UINT64_MAX)");
+	unit_check(dp_maxent_sweeps(60, 10) == DP_MAXENT_MAX_SWEEPS, "a small fit may run %u sweeps",
+			   DP_MAXENT_MAX_SWEEPS);
+	unit_check(dp_maxent_sweeps((uint64_t) 1 << 20, 1u << 12) == DP_MAXENT_MIN_SWEEPS,
+			   "a huge fit still runs %u sweeps", DP_MAXENT_MIN_SWEEPS);
+	unit_check(dp_maxent_sweeps((uint64_t) 1 << 20, 16) == 16, "2^20 cells, 16 marginals: 2^28 / 2^24 = 16 sweeps (%u)",
+			   dp_maxent_sweeps((uint64_t) 1 << 20, 16));
+}
+
+static void
+test_fit_reproduces(void)
+{
+	uint32_t	sizes[4] = {3, 4, 2, 5};
+	/* every one-way marginal, a cycle of pairs 0-1-2-3-0, and a triple */
+	uint32_t	sets[9][3] = {{0}, {1}, {2}, {3}, {0, 1}, {1, 2}, {2, 3}, {0, 3}, {0, 1, 2}};
+	uint32_t	nat[9] = {1, 1, 1, 1, 2, 2, 2, 2, 3};
+	double		worst = 0;
+
+	for (int seed = 0; seed < 5; seed++)
+	{
+		dp_prng		rng;
+		dp_codes	t;
+		dp_marg		m[9];
+		double		P[120];
+		uint32_t	nm = seed == 4 ? 9 : 8;
+		int			sw;
+
+		dp_prng_seed(&rng, 100 + seed);
+		random_table(&t, 4, sizes, 2000, &rng);
+		for (uint32_t k = 0; k < nm; k++)
+			exact(&m[k], &t, nat[k], sets[k], sizes);
+		sw = dp_maxent_fit(m, nm, 4, sizes, P, DP_MAXENT_MAX_SWEEPS, DP_MAXENT_TOL, NULL, NULL);
+		for (uint32_t k = 0; k < nm; k++)
+			worst = fmax(worst, fit_l1(P, 4, sizes, &m[k]));
+		unit_check(sw >= 1 && sw < (int) DP_MAXENT_MAX_SWEEPS, "seed %d: converged in %d sweeps", seed, sw);
+		for (uint32_t k = 0; k < nm; k++)
+			dp_marg_free(&m[k]);
+		dp_codes_free(&t);
+	}
+	unit_check(worst < 1e-8, "the fit reproduces every marginal (a cycle of pairs, a triple): worst L1 %.2e",
+			   worst);
+}
+
+static void
+test_maxent_property(void)
+{
+	uint32_t	sizes[3] = {3, 4, 3};
+	uint32_t	ab[2] = {0, 1},
+				bc[2] = {1, 2},
+				abc[3] = {0, 1, 2};
+	dp_prng		rng;
+	dp_codes	t;
+	dp_marg		m[2],
+				full;
+	double		P[36],
+				worst = 0,
+				h_fit = 0,
+				h_true = 0,
+				dep = 0;
+
+	dp_prng_seed(&rng, 7);
+	random_table(&t, 3, sizes, 5000, &rng);	/* column 2 depends on column 0 too */
+	exact(&m[0], &t, 2, ab, sizes);
+	exact(&m[1], &t, 2, bc, sizes);
+	exact(&full, &t, 3, abc, sizes);
+	unit_check(dp_maxent_fit(m, 2, 3, sizes, P, DP_MAXENT_MAX_SWEEPS, DP_MAXENT_TOL, NULL, NULL) >= 1,
+			   "chain (A,B), (B,C): fitted");
+	for (uint32_t a = 0; a < 3; a++)
+		for (uint32_t b = 0; b < 4; b++)
+			for (uint32_t c = 0; c < 3; c++)
+			{
+				double		pab = m[0].cells[a * 4 + b] / 5000,
+							pbc = m[1].cells[b * 3 + c] / 5000,
+							pb = 0,
+							pt = full.cells[(a * 4 + b) * 3 + c] / 5000,
+							pf = P[(a * 4 + b) * 3 + c];
+
+				for (uint32_t c2 = 0; c2 < 3; c2++)
+					pb += m[1].cells[b * 3 + c2] / 5000;
+				worst = fmax(worst, fabs(pf - (pb > 0 ? pab * pbc / pb : 0)));
+				dep += fabs(pt - (pb > 0 ? pab * pbc / pb : 0));
+				if (pf > 0)
+					h_fit -= pf * log(pf);
+				if (pt > 0)
+					h_true -= pt * log(pt);
+			}
+	unit_check(dep > 0.05, "the table itself is not A-C independent given B (L1 %.3f from it)", dep);
+	unit_check(worst < 1e-9, "the fit is P(a,b) P(b,c) / P(b): worst cell off by %.2e", worst);
+	unit_check(h_fit >= h_true - 1e-12, "its entropy %.6f is at least the table's %.6f", h_fit, h_true);
+	dp_marg_free(&m[0]);
+	dp_marg_free(&m[1]);
+	dp_marg_free(&full);
+	dp_codes_free(&t);
+}
+
+static void
+test_draw(void)
+{
+	uint32_t	sizes[2] = {6, 10};
+	double		P[60],
+				sum = 0,
+				mean[60] = {0},
+				worst_mean = 0;
+	uint64_t	n = 1000;
+	int			draws = 2000;
+	bool		bounds = true,
+				total = true;
+	dp_prng		rng;
+	uint64_t	sorted_pairs = 0,
+				pairs = 0;
+
+	dp_prng_seed(&rng, 3);
+	for (int c = 0; c < 60; c++)
+		sum += P[c] = c % 7 == 0 ? 0 : dp_prng_unit(&rng) * (c < 10 ? 0.01 : 1);
+	for (int c = 0; c < 60; c++)
+		P[c] /= sum;
+	for (int r = 0; r < draws; r++)
+	{
+		dp_codes	t;
+		uint64_t	cnt[60] = {0},
+					all = 0;
+
+		dp_codes_init(&t, 2, n);
+		if (dp_maxent_draw(P, 2, sizes, n, &rng, &t) != 0 || t.nrows != n)
+		{
+			unit_check(false, "a draw of %llu rows", (unsigned long long) n);
+			dp_codes_free(&t);
+			return;
+		}
+		for (uint64_t i = 0; i < n; i++)
+		{
+			cnt[t.col[0][i] * 10 + t.col[1][i]]++;
+			if (i > 0)
+			{
+				pairs++;
+				sorted_pairs += t.col[0][i] * 10 + t.col[1][i] >= t.col[0][i - 1] * 10 + t.col[1][i - 1];
+			}
+		}
+		for (int c = 0; c < 60; c++)
+		{
+			double		np = P[c] * (double) n;
+
+			all += cnt[c];
+			mean[c] += (double) cnt[c] / draws;
+			if ((double) cnt[c] < floor(np) - 1e-9 || (double) cnt[c] > ceil(np) + 1e-9)
+				bounds = false;
+		}
+		total = total && all == n;
+		dp_codes_free(&t);
+	}
+	for (int c = 0; c < 60; c++)
+		worst_mean = fmax(worst_mean, fabs(mean[c] - P[c] * (double) n));
+	unit_check(bounds, "every cell gets floor or ceil of n P (%d draws of %llu rows)", draws,
+			   (unsigned long long) n);
+	unit_check(total, "every draw has n rows");
+	/* a cell's count varies by at most 1, so its mean over 2,000 draws errs by 0.011 (1 SE) at most */
+	unit_check(worst_mean < 0.07, "the mean count is n P: worst cell off by %.4f over %d draws", worst_mean, draws);
+	unit_check(sorted_pairs < pairs * 0.7, "the rows come in random order (%.2f of neighbours in cell order)",
+			   (double) sorted_pairs / (double) pairs);
+}
+
+static int
+cancel_at_third(void *arg, uint32_t iter, uint32_t iters, double err)
+{
+	int		   *calls = arg;
+
+	(void) iter;
+	(void) iters;
+	(void) err;
+	return ++*calls >= 3;
+}
+
+static void
+test_errors(void)
+{
+	uint32_t	sizes[2] = {2, 3};
+	uint32_t	a0[1] = {0},
+				a01[2] = {0, 1};
+	dp_marg		m[2];
+	double		P[6];
+	dp_codes	t;
+	dp_prng		rng;
+	int			calls = 0,
+				rc;
+
+	dp_prng_seed(&rng, 1);
+	dp_marg_init(&m[0], 1, a0, sizes);
+	dp_marg_init(&m[1], 2, a01, sizes);
+	for (uint64_t q = 0; q < 6; q++)
+		m[1].cells[q] = (double) q;
+	m[0].cells[0] = 3;
+	m[0].cells[1] = 12;
+	unit_check(dp_maxent_fit(m, 0, 2, sizes, P, 10, 0, NULL, NULL) == -2, "no marginal: -2");
+	unit_check(dp_maxent_fit(m, 2, 1, sizes, P, 10, 0, NULL, NULL) == -2, "an attribute beyond the columns: -2");
+	m[0].cells[0] = m[0].cells[1] = -1;
+	unit_check(dp_maxent_fit(m, 2, 2, sizes, P, 10, 0, NULL, NULL) == -2, "a marginal with no positive cell: -2");
+	m[0].cells[0] = 3;
+	m[0].cells[1] = 12;
+	rc = dp_maxent_fit(m, 2, 2, sizes, P, 10, 0, cancel_at_third, &calls);
+	unit_check(rc == -1 && calls == 3, "the progress callback cancels: %d after %d calls", rc, calls);
+	unit_check(dp_maxent_fit(m, 2, 2, sizes, P, 10, 1e-12, NULL, NULL) >= 1, "a valid fit");
+	dp_codes_init(&t, 2, 8);
+	unit_check(dp_maxent_draw(P, 2, sizes, (uint64_t) 1 << 32, &rng, &t) == -2, "2^32 rows: -2");
+	unit_check(dp_maxent_draw(P, 2, sizes, 0, &rng, &t) == 0 && t.nrows == 0, "0 rows: none");
+	for (int c = 0; c < 6; c++)
+		P[c] = 0;
+	unit_check(dp_maxent_draw(P, 2, sizes, 5, &rng, &t) == -2, "a distribution with no positive cell: -2");
+	dp_codes_free(&t);
+	dp_marg_free(&m[0]);
+	dp_marg_free(&m[1]);
+}
+
+/* The adaptive method: a small joint domain is drawn by maximum entropy, a large one by GUM. */
+static void
+test_adaptive(void)
+{
+	uint32_t	small[5] = {3, 4, 2, 5, 2};
+	uint32_t	large[5] = {64, 64, 64, 8, 2};
+	for (int k = 0; k < 2; k++)
+	{
+		const uint32_t *sizes = k == 0 ? small : large;
+		dp_prng		rng;
+		dp_codes	t;
+		dp_privsyn_params p;
+		dp_privsyn_result res;
+		dp_adaptive_stats st;
+		dp_marg		mt,
+					ms;
+		/* a pair of few cells: (0, 1) of the small domain, (3, 4) of the large one */
+		uint32_t	ab[2] = {k == 0 ? 0 : 3, k == 0 ? 1 : 4};
+		int			rc;
+
+		dp_prng_seed(&rng, 11 + k);
+		random_table(&t, 5, sizes, 3000, &rng);
+		dp_privsyn_default_params(&p);
+		p.rho = 1.0;
+		rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
+		if (rc != 0)
+		{
+			unit_check(false, "adaptive run on a %s domain", k == 0 ? "small" : "large");
+			dp_codes_free(&t);
+			continue;
+		}
+		unit_check(st.final_maxent == (k == 0) && (k == 0 ? !st.final_warm : true),
+				   "a %s joint domain (%llu cells): rows drawn %s", k == 0 ? "small" : "large",
+				   (unsigned long long) dp_maxent_cells(5, res.merged_sizes),
+				   st.final_maxent ? "by maximum entropy" : "by GUM");
+		exact(&mt, &t, 2, ab, sizes);
+		exact(&ms, &res.synth, 2, ab, sizes);
+		unit_check(dp_marg_l1(&mt, &ms, true) < 0.1, "%s domain: the synthetic rows keep the (%u, %u) pair (L1 %.3f)",
+				   k == 0 ? "small" : "large", ab[0], ab[1], dp_marg_l1(&mt, &ms, true));
+		unit_check(res.synth.nrows > 2800 && res.synth.nrows < 3200, "%llu rows", (unsigned long long) res.synth.nrows);
+		dp_marg_free(&mt);
+		dp_marg_free(&ms);
+		dp_privsyn_result_free(&res);
+		dp_codes_free(&t);
+	}
+}
+
+static void
+test_timing(void)
+{
+	uint32_t	sizes[5] = {16, 16, 16, 16, 16};
+	uint32_t	nm = 0;
+	dp_marg		m[15];
+	dp_prng		rng;
+	dp_codes	t;
+	double	   *P = malloc(sizeof(double) * ((size_t) 1 << 20));
+	struct timespec a,
+				b;
+	int			sw;
+
+	dp_prng_seed(&rng, 5);
+	random_table(&t, 5, sizes, 20000, &rng);
+	for (uint32_t i = 0; i < 5; i++)
+		for (uint32_t j = i + 1; j < 5; j++)
+		{
+			uint32_t	at[2] = {i, j};
+
+			exact(&m[nm++], &t, 2, at, sizes);
+		}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	sw = dp_maxent_fit(m, nm, 5, sizes, P, 5, 0, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	unit_check(sw == 5, "5 sweeps over 2^20 cells and %u pairs", nm);
+	unit_diag("one sweep over 2^20 cells and %u pairs: %.3f s", nm,
+			  ((double) (b.tv_sec - a.tv_sec) + (double) (b.tv_nsec - a.tv_nsec) * 1e-9) / 5);
+	for (uint32_t k = 0; k < nm; k++)
+		dp_marg_free(&m[k]);
+	dp_codes_free(&t);
+	free(P);
+}
+
+int
+main(void)
+{
+	alarm(300);
+	test_cells();
+	test_fit_reproduces();
+	test_maxent_property();
+	test_draw();
+	test_errors();
+	test_adaptive();
+	test_timing();
+	return unit_done();
+}
