@@ -33,7 +33,10 @@ FROM dp_synthesize('part', epsilon => 200, target => 'part_space.part_copy');
 SELECT relkind, (SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute
 				 WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped) AS columns
 FROM pg_class c WHERE oid = 'part_space.part_copy'::regclass;
-SELECT count(DISTINCT region) = 2 AS both_regions FROM part_space.part_copy;
+-- both partitions' regions; 'e', declared but empty, has a noisy count near 0, and the rows are
+-- drawn with their expected counts (maximum entropy, dp_maxent.h), so a row or two of it may appear
+SELECT count(DISTINCT region) FILTER (WHERE region IN ('n', 's')) = 2 AS both_regions,
+	   count(*) FILTER (WHERE region NOT IN ('n', 's')) < 10 AS others_rare FROM part_space.part_copy;
 RESET ROLE;
 
 -- A partition attached later is read with the others.
