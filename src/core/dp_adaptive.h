@@ -320,7 +320,8 @@ typedef struct dp_adaptive_stats
 	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
 	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
-	bool		final_maxent;	/* ... were drawn from the maximum-entropy distribution (step 5) */
+	bool		final_maxent;	/* ... from the maximum-entropy distribution (step 5; GUM instead
+								 * in the rare case that the marginals' supports leave none) */
 } dp_adaptive_stats;
 
 /*

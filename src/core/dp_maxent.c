@@ -143,8 +143,8 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 				/* the factor of the joint's cells in marginal cell q */
 				cur[q] = cur[q] > 0 ? t / cur[q] : 0;
 			}
-			if (l1 > worst)
-				worst = l1;
+			if (!(l1 <= worst))
+				worst = l1;		/* NaN too: a table with no mass left never converges */
 			odo_start(&o, m, d, sizes);
 			for (uint64_t i = 0; i < ncells; i++, odo_next(&o))
 				P[i] *= cur[o.idx];
@@ -160,12 +160,21 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 	}
 	dp_free(cur);
 	dp_free(tgt);
+	{
+		double		mass = 0;
+
+		for (uint64_t i = 0; i < ncells; i++)
+			mass += P[i];
+		if (!(mass > 0) || !isfinite(mass))
+			return 0;			/* the marginals' supports left no cell: no distribution */
+	}
 	return (int) (sweep < max_sweeps ? sweep + 1 : max_sweeps);
 }
 
 int
 dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, dp_prng *rng,
-			   dp_codes *out)
+			   dp_codes *out, int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
+			   void *progress_arg)
 {
 	uint64_t	ncells = dp_maxent_cells(d, sizes);
 	uint32_t   *order;
@@ -175,16 +184,22 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 				run,
 				u;
 	int64_t		prev;
-	uint16_t	row[64] = {0},
-				best_row[64] = {0};
+	uint16_t	row[64] = {0};
 	uint32_t	code[64] = {0};
-	double		best = -1;
+	uint64_t	last = 0;		/* the last cell with mass: it takes what rounding leaves */
 
 	if (d == 0 || d > 64 || ncells == 0 || ncells == UINT64_MAX || n >= ((uint64_t) 1 << 32) ||
 		out->ncols != d)
 		return dp_invalid("maximum entropy: a draw of too many rows, or from a domain it cannot hold");
+	for (uint32_t j = 0; j < d; j++)
+		if (sizes[j] > 65536)
+			return dp_invalid("maximum entropy: a column of more than 65,536 codes");
 	for (uint64_t i = 0; i < ncells; i++)
-		sum += P[i] > 0 ? P[i] : 0;
+		if (P[i] > 0)
+		{
+			sum += P[i];
+			last = i;
+		}
 	if (!(sum > 0) || !isfinite(sum))
 		return dp_invalid("maximum entropy: the distribution has no positive cell");
 	if (n == 0)
@@ -209,21 +224,23 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 
 		run += (P[c] > 0 ? P[c] : 0) / sum * (double) n;
 		now = (int64_t) floor(run + u);
-		if (now > (int64_t) n)
+		if (now > (int64_t) n || c == last)
 			now = (int64_t) n;
 		take = now > prev ? (uint64_t) (now - prev) : 0;
 		if (take > n - done)
 			take = n - done;
 		for (uint32_t j = 0; j < d; j++)
 			row[j] = (uint16_t) code[j];
-		if (P[c] > best)
-		{
-			best = P[c];
-			memcpy(best_row, row, sizeof(uint16_t) * d);
-		}
 		for (uint64_t t = 0; t < take; t++, done++)
+		{
 			for (uint32_t j = 0; j < d; j++)
 				out->col[j][base + order[done]] = row[j];
+			if ((done & 0xFFFF) == 0xFFFF && progress && progress(progress_arg, 0, 0, -1) != 0)
+			{
+				dp_free(order);
+				return -1;
+			}
+		}
 		if (now > prev)
 			prev = now;
 		for (uint32_t j = d; j-- > 0;)
@@ -233,10 +250,6 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 			code[j] = 0;
 		}
 	}
-	/* rounding in the running sum can leave a row: the most probable cell takes it */
-	for (; done < n; done++)
-		for (uint32_t j = 0; j < d; j++)
-			out->col[j][base + order[done]] = best_row[j];
 	dp_free(order);
 	return 0;
 }

@@ -19,8 +19,12 @@
  * fall into each of its cells so that P's marginal equals it (normalised to a distribution;
  * negative cells read as 0; a cell of P's marginal that is 0 stays 0).  From the uniform start,
  * the limit is the maximum-entropy distribution among those with the given marginals, when one
- * exists (Csiszar 1975).  It stops when, at the start of a sweep, every marginal is within
- * `tol` of its target (L1 between distributions), or after `max_sweeps` sweeps.
+ * exists (Csiszar 1975).  It stops after a sweep in which every marginal was within `tol` of
+ * its target when visited (L1 between distributions), or after `max_sweeps` sweeps.  Noisy
+ * marginals, even consistent ones, may admit no joint table; the fit then ends at max_sweeps
+ * with each marginal close to its target, the last ones visited closest.  When the marginals'
+ * supports leave no cell (every cell of P scaled to 0), there is no distribution: it returns 0
+ * and the caller draws otherwise (dp_privsyn_sample: GUM).
  *
  * dp_maxent_draw: n rows, each cell of P getting floor or ceil of n P (systematic sampling: one
  * uniform offset u, cell c gets floor(C_c + u) - floor(C_{c-1} + u) for the running sum C of
@@ -55,8 +59,8 @@ uint64_t	dp_maxent_cells(uint32_t d, const uint32_t *sizes);
  * Fits P (ncells = dp_maxent_cells(d, sizes) doubles, allocated by the caller) to the marginals
  * (each over attributes < d, with sizes matching).  progress, when set, is called after every
  * marginal's visit with (arg, sweeps done, max_sweeps, -1); a non-zero return cancels.  Returns
- * the number of sweeps run (>= 1), -1 if cancelled, -2 on invalid input (dp_last_error() says
- * which).
+ * the number of sweeps run (>= 1), 0 when P has no mass left (see above), -1 if cancelled, -2 on
+ * invalid input (dp_last_error() says which).
  */
 int			dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
 						  double *P, uint32_t max_sweeps, double tol,
@@ -65,9 +69,13 @@ int			dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uin
 
 /*
  * n rows drawn from P (see above) appended to out (initialised by the caller with d columns).
- * Returns 0, or -2 on allocation failure or invalid input (n >= 2^32, no positive cell).
+ * progress, when set, is called as a heartbeat (arg, 0, 0, -1) every 65,536 rows placed; a
+ * non-zero return cancels (-1).  Returns 0, -1 if cancelled, or -2 on allocation failure or
+ * invalid input (n >= 2^32, a column of more than 65,536 codes, no positive cell).
  */
 int			dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n,
-						   dp_prng *rng, dp_codes *out);
+						   dp_prng *rng, dp_codes *out,
+						   int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
+						   void *progress_arg);
 
 #endif							/* DP_MAXENT_H */

@@ -446,15 +446,8 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
 }
 
 /*
- * GUM on the model's marginals, n rows into out.  From DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE
- * rows on, coarse to fine: the coarsest level, n / 8^k rows (the largest k that keeps it at
- * DP_SAMPLE_MIN_COARSE rows or more), runs GUM in full from the independent fill; every finer
- * level, 8 times larger and n last, starts from the level below, each row a copy of one of its
- * rows (dp_gum_params.start), and runs at most DP_SAMPLE_WARM_ITERS iterations, the last level
- * DP_SAMPLE_LAST_ITERS.  The copies already follow the marginals (a cold start at n needs 25 to
- * 45 iterations to get there).  Below that, a model with many marginals gets one coarse level
- * (dp_privsyn_sample_coarse), then n rows warm from it with DP_SAMPLE_WARM_ITERS iterations.
- * A function of the model, nrows and rng only.
+ * The rows from the maximum-entropy distribution of the model's marginals (dp_maxent.h), n rows
+ * into out; 1 when the marginals' supports leave no distribution (the caller then runs GUM).
  */
 static int
 sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *prm,
@@ -470,11 +463,24 @@ sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const 
 					   dp_maxent_sweeps(ncells, model->nmargs), DP_MAXENT_TOL,
 					   prm->progress, prm->progress_arg);
 	if (rc > 0)
-		rc = dp_maxent_draw(P, d, model->merged_sizes, nrows, rng, out);
+		rc = dp_maxent_draw(P, d, model->merged_sizes, nrows, rng, out, prm->progress, prm->progress_arg);
+	else if (rc == 0)
+		rc = 1;					/* no distribution: the caller draws by GUM */
 	dp_free(P);
 	return rc;
 }
 
+/*
+ * GUM on the model's marginals, n rows into out.  From DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE
+ * rows on, coarse to fine: the coarsest level, n / 8^k rows (the largest k that keeps it at
+ * DP_SAMPLE_MIN_COARSE rows or more), runs GUM in full from the independent fill; every finer
+ * level, 8 times larger and n last, starts from the level below, each row a copy of one of its
+ * rows (dp_gum_params.start), and runs at most DP_SAMPLE_WARM_ITERS iterations, the last level
+ * DP_SAMPLE_LAST_ITERS.  The copies already follow the marginals (a cold start at n needs 25 to
+ * 45 iterations to get there).  Below that, a model with many marginals gets one coarse level
+ * (dp_privsyn_sample_coarse), then n rows warm from it with DP_SAMPLE_WARM_ITERS iterations.
+ * A function of the model, nrows and rng only.
+ */
 static int
 sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum,
 		   dp_prng *rng, dp_codes *out)
@@ -493,7 +499,11 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 		dp_gum_default_params(&prm);
 	/* a small joint domain: its maximum-entropy distribution, no GUM (dp_gum_params.maxent_cells) */
 	if (prm.maxent_cells > 0 && dp_maxent_cells(d, model->merged_sizes) <= prm.maxent_cells)
-		return sample_maxent(model, d, nrows, &prm, rng, out);
+	{
+		rc = sample_maxent(model, d, nrows, &prm, rng, out);
+		if (rc != 1)
+			return rc;
+	}
 	/* a caller's start (the adaptive method's last estimate): one warm run at n, no levels */
 	if (prm.start && prm.start->nrows > 0 && prm.start->ncols == d)
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
@@ -610,7 +620,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			dp_codes_free(&synth_merged);
 			if (rc == -1)
 				return dp_cancelled();
-			return dp_invalid("GUM could not synthesize rows from the model's marginals");
+			return dp_invalid("could not synthesize rows from the model's marginals");
 		}
 	}
 

@@ -10,9 +10,11 @@
  *    independent given B, although they are not in the table the marginals came from), and its
  *    entropy is at least that table's;
  *  - the draw: every cell gets floor or ceil of n P, n in all, with mean n P over many draws, in
- *    random order;
+ *    random order, with 2 and 3 columns and empty cells at the end;
+ *  - marginals whose supports leave no cell give no distribution (0), not a false convergence;
  *  - errors and cancellation;
- *  - the adaptive method on a small domain draws its rows so, and not on a large one;
+ *  - the adaptive method on a small domain draws its rows so (the counts of every cell against a
+ *    fit of the model's marginals made apart), and not on a large one;
  *  - timing of a sweep over 2^20 cells (diagnostic).
  *
  * Fixed-seed dp_prng tables: tests of post-processing, not of privacy.
@@ -225,7 +227,7 @@ test_draw(void)
 					all = 0;
 
 		dp_codes_init(&t, 2, n);
-		if (dp_maxent_draw(P, 2, sizes, n, &rng, &t) != 0 || t.nrows != n)
+		if (dp_maxent_draw(P, 2, sizes, n, &rng, &t, NULL, NULL) != 0 || t.nrows != n)
 		{
 			unit_check(false, "a draw of %llu rows", (unsigned long long) n);
 			dp_codes_free(&t);
@@ -261,6 +263,71 @@ test_draw(void)
 	unit_check(worst_mean < 0.07, "the mean count is n P: worst cell off by %.4f over %d draws", worst_mean, draws);
 	unit_check(sorted_pairs < pairs * 0.7, "the rows come in random order (%.2f of neighbours in cell order)",
 			   (double) sorted_pairs / (double) pairs);
+}
+
+
+/* Three columns, the last cells empty: the last cell with mass takes what rounding leaves. */
+static void
+test_draw_three(void)
+{
+	uint32_t	sizes[3] = {2, 3, 4};
+	double		P[24],
+				sum = 0;
+	bool		ok = true;
+	dp_prng		rng;
+
+	dp_prng_seed(&rng, 9);
+	for (int c = 0; c < 24; c++)
+		sum += P[c] = c >= 19 ? 0 : 0.2 + dp_prng_unit(&rng);
+	for (int c = 0; c < 24; c++)
+		P[c] /= sum;
+	for (int r = 0; r < 500 && ok; r++)
+	{
+		dp_codes	t;
+		uint64_t	cnt[24] = {0},
+					all = 0,
+					n = 700 + (uint64_t) r;
+
+		dp_codes_init(&t, 3, n);
+		ok = dp_maxent_draw(P, 3, sizes, n, &rng, &t, NULL, NULL) == 0 && t.nrows == n;
+		for (uint64_t i = 0; ok && i < n; i++)
+			cnt[(t.col[0][i] * 3 + t.col[1][i]) * 4 + t.col[2][i]]++;
+		for (int c = 0; ok && c < 24; c++)
+		{
+			double		np = P[c] * (double) n;
+
+			all += cnt[c];
+			ok = (double) cnt[c] >= floor(np) - 1e-9 && (double) cnt[c] <= ceil(np) + 1e-9;
+		}
+		ok = ok && all == n;
+		dp_codes_free(&t);
+	}
+	unit_check(ok, "3 columns, the last 5 cells empty, 500 draws of 700-1,199 rows: floor or ceil of n P in every cell, none in the empty ones, n in all");
+}
+
+/* Marginals whose supports leave no cell: no distribution (0), not a false convergence. */
+static void
+test_collapse(void)
+{
+	uint32_t	sizes[3] = {2, 2, 2};
+	uint32_t	xy[2] = {0, 1},
+				yz[2] = {1, 2},
+				xz[2] = {0, 2};
+	dp_marg		m[3];
+	double		P[8];
+	int			rc;
+
+	dp_marg_init(&m[0], 2, xy, sizes);
+	dp_marg_init(&m[1], 2, yz, sizes);
+	dp_marg_init(&m[2], 2, xz, sizes);
+	/* x = y, y = z, and x != z: each pair agrees with the others on every shared column */
+	m[0].cells[0] = m[0].cells[3] = 50;
+	m[1].cells[0] = m[1].cells[3] = 50;
+	m[2].cells[1] = m[2].cells[2] = 50;
+	rc = dp_maxent_fit(m, 3, 3, sizes, P, 50, DP_MAXENT_TOL, NULL, NULL);
+	unit_check(rc == 0, "x = y, y = z, x != z: no distribution, the fit returns 0 (%d)", rc);
+	for (int k = 0; k < 3; k++)
+		dp_marg_free(&m[k]);
 }
 
 static int
@@ -304,11 +371,11 @@ test_errors(void)
 	unit_check(rc == -1 && calls == 3, "the progress callback cancels: %d after %d calls", rc, calls);
 	unit_check(dp_maxent_fit(m, 2, 2, sizes, P, 10, 1e-12, NULL, NULL) >= 1, "a valid fit");
 	dp_codes_init(&t, 2, 8);
-	unit_check(dp_maxent_draw(P, 2, sizes, (uint64_t) 1 << 32, &rng, &t) == -2, "2^32 rows: -2");
-	unit_check(dp_maxent_draw(P, 2, sizes, 0, &rng, &t) == 0 && t.nrows == 0, "0 rows: none");
+	unit_check(dp_maxent_draw(P, 2, sizes, (uint64_t) 1 << 32, &rng, &t, NULL, NULL) == -2, "2^32 rows: -2");
+	unit_check(dp_maxent_draw(P, 2, sizes, 0, &rng, &t, NULL, NULL) == 0 && t.nrows == 0, "0 rows: none");
 	for (int c = 0; c < 6; c++)
 		P[c] = 0;
-	unit_check(dp_maxent_draw(P, 2, sizes, 5, &rng, &t) == -2, "a distribution with no positive cell: -2");
+	unit_check(dp_maxent_draw(P, 2, sizes, 5, &rng, &t, NULL, NULL) == -2, "a distribution with no positive cell: -2");
 	dp_codes_free(&t);
 	dp_marg_free(&m[0]);
 	dp_marg_free(&m[1]);
@@ -349,6 +416,42 @@ test_adaptive(void)
 				   "a %s joint domain (%llu cells): rows drawn %s", k == 0 ? "small" : "large",
 				   (unsigned long long) dp_maxent_cells(5, res.merged_sizes),
 				   st.final_maxent ? "by maximum entropy" : "by GUM");
+		if (k == 0)
+		{
+			bool		merged = false,
+						ok = true;
+			uint64_t	nc = dp_maxent_cells(5, res.merged_sizes);
+			double	   *P = malloc(sizeof(double) * nc);
+			uint64_t   *cnt = calloc(nc, sizeof(uint64_t));
+
+			for (uint32_t j = 0; j < 5; j++)
+				merged = merged || res.merged_sizes[j] != sizes[j];
+			if (merged)
+				unit_diag("the small domain merged a code: the cell check is skipped");
+			else if (dp_maxent_fit(res.margs, res.nmargs, 5, res.merged_sizes, P,
+								   dp_maxent_sweeps(nc, res.nmargs), DP_MAXENT_TOL, NULL, NULL) < 1)
+				ok = false;
+			else
+			{
+				for (uint64_t i = 0; i < res.synth.nrows; i++)
+				{
+					uint64_t	c = 0;
+
+					for (uint32_t j = 0; j < 5; j++)
+						c = c * sizes[j] + res.synth.col[j][i];
+					cnt[c]++;
+				}
+				for (uint64_t c = 0; c < nc && ok; c++)
+				{
+					double		np = P[c] * (double) res.synth.nrows;
+
+					ok = (double) cnt[c] >= floor(np) - 1e-6 && (double) cnt[c] <= ceil(np) + 1e-6;
+				}
+			}
+			unit_check(ok, "small domain: every cell of the synthetic rows holds floor or ceil of n P, P fitted to the model's marginals apart");
+			free(P);
+			free(cnt);
+		}
 		exact(&mt, &t, 2, ab, sizes);
 		exact(&ms, &res.synth, 2, ab, sizes);
 		unit_check(dp_marg_l1(&mt, &ms, true) < 0.1, "%s domain: the synthetic rows keep the (%u, %u) pair (L1 %.3f)",
@@ -403,6 +506,8 @@ main(void)
 	test_fit_reproduces();
 	test_maxent_property();
 	test_draw();
+	test_draw_three();
+	test_collapse();
 	test_errors();
 	test_adaptive();
 	test_timing();
