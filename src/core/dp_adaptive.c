@@ -11,7 +11,6 @@
 #include "dp_accounting.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
-#include "dp_maxent.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
 
@@ -1259,7 +1258,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
 	final_gum.start = NULL;
 	final_gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
-	st.final_maxent = out->total >= 0.5 && dp_maxent_cells(d, out->merged_sizes) <= DP_ADAPTIVE_MAXENT_CELLS;
+	st.final_maxent = dp_privsyn_draws_maxent(out, d, &final_gum);
 	/* under half a row dp_privsyn_sample draws uniform rows: no GUM to start */
 	if (!st.final_maxent && out->total >= 0.5 && final_from_estimate(synth.nrows, nrows))
 	{

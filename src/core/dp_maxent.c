@@ -48,6 +48,7 @@ typedef struct Odo
 	uint64_t	idx;
 } Odo;
 
+/* m NULL: the codes only (idx stays 0) */
 static void
 odo_start(Odo *o, const dp_marg *m, uint32_t d, const uint32_t *sizes)
 {
@@ -56,7 +57,7 @@ odo_start(Odo *o, const dp_marg *m, uint32_t d, const uint32_t *sizes)
 	o->idx = 0;
 	memset(o->code, 0, sizeof(o->code));
 	memset(o->step, 0, sizeof(o->step));
-	for (uint32_t k = 0; k < m->nattrs; k++)
+	for (uint32_t k = 0; m && k < m->nattrs; k++)
 		o->step[m->attrs[k]] = m->strides[k];
 }
 
@@ -185,7 +186,7 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 				u;
 	int64_t		prev;
 	uint16_t	row[64] = {0};
-	uint32_t	code[64] = {0};
+	Odo			o;
 	uint64_t	last = 0;		/* the last cell with mass: it takes what rounding leaves */
 
 	if (d == 0 || d > 64 || ncells == 0 || ncells == UINT64_MAX || n >= ((uint64_t) 1 << 32) ||
@@ -217,7 +218,8 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 	u = dp_prng_unit(rng);
 	run = 0;
 	prev = 0;					/* floor(0 + u) */
-	for (uint64_t c = 0; c < ncells && done < n; c++)
+	odo_start(&o, NULL, d, sizes);
+	for (uint64_t c = 0; c < ncells && done < n; c++, odo_next(&o))
 	{
 		int64_t		now;
 		uint64_t	take;
@@ -230,7 +232,7 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 		if (take > n - done)
 			take = n - done;
 		for (uint32_t j = 0; j < d; j++)
-			row[j] = (uint16_t) code[j];
+			row[j] = (uint16_t) o.code[j];
 		for (uint64_t t = 0; t < take; t++, done++)
 		{
 			for (uint32_t j = 0; j < d; j++)
@@ -243,12 +245,6 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 		}
 		if (now > prev)
 			prev = now;
-		for (uint32_t j = d; j-- > 0;)
-		{
-			if (++code[j] < sizes[j])
-				break;
-			code[j] = 0;
-		}
 	}
 	dp_free(order);
 	return 0;

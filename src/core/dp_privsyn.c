@@ -445,6 +445,13 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
 	return (uint64_t) llround(fmax(model->total, 0));
 }
 
+bool
+dp_privsyn_draws_maxent(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum)
+{
+	return gum && gum->maxent_cells > 0 && model->total >= 0.5 &&
+		dp_maxent_cells(d, model->merged_sizes) <= gum->maxent_cells;
+}
+
 /*
  * The rows from the maximum-entropy distribution of the model's marginals (dp_maxent.h), n rows
  * into out; 1 when the marginals' supports leave no distribution (the caller then runs GUM).
@@ -498,7 +505,7 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	else
 		dp_gum_default_params(&prm);
 	/* a small joint domain: its maximum-entropy distribution, no GUM (dp_gum_params.maxent_cells) */
-	if (prm.maxent_cells > 0 && dp_maxent_cells(d, model->merged_sizes) <= prm.maxent_cells)
+	if (dp_privsyn_draws_maxent(model, d, &prm))
 	{
 		rc = sample_maxent(model, d, nrows, &prm, rng, out);
 		if (rc != 1)

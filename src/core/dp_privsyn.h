@@ -208,6 +208,14 @@ int			dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privs
 void		dp_privsyn_result_free(dp_privsyn_result *r);
 
 /*
+ * Whether dp_privsyn_sample draws the model's rows from the maximum-entropy distribution of its
+ * marginals (dp_maxent.h) rather than by GUM: gum->maxent_cells is set, the joint domain over
+ * merged codes has at most that many cells, and the consistent total is at least half a row.
+ * (GUM still draws them when the marginals' supports leave no distribution.)
+ */
+bool		dp_privsyn_draws_maxent(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum);
+
+/*
  * The released model alone (margs, nmargs, total, merged_sizes, code_map, oneway_noisy of a
  * dp_privsyn_result, as dp_privsyn_run leaves them or as they are read back from storage) is all
  * that synthesis needs.  dp_privsyn_sample draws nrows synthetic rows from it into synth (which it
