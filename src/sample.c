@@ -106,6 +106,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	{
 		gum.iterations = dp_adaptive_final_iters(gum.iterations);
 		gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;	/* a small joint domain: maximum entropy */
+		gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;	/* ... or a small junction tree */
 	}
 	dp_prng_seed(&rng, seed);
 	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);

@@ -447,14 +447,18 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 				 errmsg("%u rounds (%u anneals) over %u candidates and %u triples added in the rounds, %u marginals measured besides the one-way ones (%u triples)",
 						c->astats.rounds, c->astats.anneals, c->astats.candidates, c->astats.triples,
 						c->res.n_kway, c->astats.triples_measured),
-				 errdetail("The rounds' schedule had %.0f selections (%.1f per column), for at most %u distinct marginals besides the one-way ones; %u selections measured a marginal again; the synthetic rows were drawn %s.",
+				 errdetail("The rounds' schedule had %.0f selections (%.1f per column), for at most %u distinct marginals besides the one-way ones; %u selections measured a marginal again; the synthetic rows were drawn %s%s.",
 						   c->astats.selections, c->astats.selections / c->res.n_oneway, c->astats.max_kway,
 						   c->astats.remeasured,
+						   c->astats.final_maxent && c->astats.final_tree_cells > 0 ?
+						   "from the maximum-entropy distribution of the measured marginals, on a junction tree of " :
 						   c->astats.final_maxent ?
 						   "from the maximum-entropy distribution of the measured marginals (a joint domain of at most 2^20 cells)" :
 						   c->astats.final_warm ?
 						   "starting from the last round's estimate" :
-						   "from an independent start"),
+						   "from an independent start",
+						   c->astats.final_maxent && c->astats.final_tree_cells > 0 ?
+						   psprintf("%llu cells", (unsigned long long) c->astats.final_tree_cells) : ""),
 				 errcontext("%s", c->label)));
 }
 

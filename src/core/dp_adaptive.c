@@ -1258,7 +1258,14 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
 	final_gum.start = NULL;
 	final_gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
-	st.final_maxent = dp_privsyn_draws_maxent(out, d, &final_gum);
+	final_gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+	{
+		uint64_t	cells;
+		int			path = dp_privsyn_maxent_path(out, d, &final_gum, &cells);
+
+		st.final_maxent = path != 0;
+		st.final_tree_cells = path == 2 ? cells : 0;
+	}
 	/* under half a row dp_privsyn_sample draws uniform rows: no GUM to start */
 	if (!st.final_maxent && out->total >= 0.5 && final_from_estimate(synth.nrows, nrows))
 	{

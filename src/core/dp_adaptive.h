@@ -188,7 +188,15 @@
  *      .031 / .063 / .0021 / .661 against .036 / .072 / .0023 / .649, smokeban .018 / .038 /
  *      .0011 / .637 against .018 / .039 / .0011 / .629.  A fit costs two passes over
  *      the joint table per marginal and sweep (2^20 cells and 10 pairs: about 0.05 s a sweep),
- *      hence the bound on cells and dp_maxent_sweeps' bound on the work.  Otherwise: when the last
+ *      hence the bound on cells and dp_maxent_sweeps' bound on the work.  When the joint domain
+ *      is larger but the junction tree of the marginals (their graph triangulated, dp_jtree.h)
+ *      holds at most DP_ADAPTIVE_JTREE_CELLS cells (a function of the selections and the
+ *      public sizes), the same distribution is fitted and drawn on the tree instead
+ *      (dp_gum_params.jtree_cells): star's 47 columns, trees of 50,000 to 1.1M cells, took it;
+ *      Adult's trees (5.8M to 21M cells at epsilon 1) and diamonds' (90M to 570M) do not.
+ *      Measured on star at epsilon 1 (bench/RESULTS.md, "Maximum entropy on a junction tree",
+ *      5 runs): .106 / .215 / .0032 / .964 against GUM's .115 / .231 / .0034 / .959 (5 runs,
+ *      2026-11-27), 0.7 s a call.  Otherwise: when the last
  *      round's estimate holds every row (m < DP_ADAPTIVE_SYNTH_ROWS, not capped) and has about
  *      the rows asked for (0.95 n <= m <= 1.25 n; at the default row count, tables of fewer
  *      than about DP_ADAPTIVE_SYNTH_ROWS rows), GUM starts from its rows
@@ -245,6 +253,7 @@
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
 #define DP_ADAPTIVE_MAXENT_CELLS ((uint64_t) 1 << 20)	/* joint domains drawn by maximum entropy (step 5) */
+#define DP_ADAPTIVE_JTREE_CELLS ((uint64_t) 1 << 22)	/* ... and junction trees (step 5) */
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -322,6 +331,8 @@ typedef struct dp_adaptive_stats
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
 	bool		final_maxent;	/* ... from the maximum-entropy distribution (step 5; GUM instead
 								 * in the rare case that the marginals' supports leave none) */
+	uint64_t	final_tree_cells;	/* ... held on a junction tree of this many cells (0: over
+									 * the whole joint table, or not maximum entropy) */
 } dp_adaptive_stats;
 
 /*

@@ -130,6 +130,13 @@ typedef struct dp_gum_params
 	 * is not used.  The adaptive method sets it (dp_adaptive.h, step 5); PrivSyn does not.
 	 */
 	uint64_t	maxent_cells;
+	/*
+	 * Read by dp_privsyn_sample likewise (0, the default: never): when the joint domain exceeds
+	 * maxent_cells but the junction tree of the model's marginals (dp_jtree.h) holds at most
+	 * this many cells, the rows are drawn from the same maximum-entropy distribution, held on
+	 * the tree.  The adaptive method sets it (dp_adaptive.h, step 5).
+	 */
+	uint64_t	jtree_cells;
 
 	/*
 	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; not

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dp_internal.h"
+#include "dp_odo.h"
 
 uint64_t
 dp_maxent_cells(uint32_t d, const uint32_t *sizes)
@@ -34,45 +35,13 @@ dp_maxent_sweeps(uint64_t ncells, uint32_t nmargs)
 		s <= DP_MAXENT_MIN_SWEEPS ? DP_MAXENT_MIN_SWEEPS : (uint32_t) s;
 }
 
-/*
- * The odometer over the joint's cells, the last column fastest, with the cell's index in one
- * marginal kept as it moves: step[j] is the marginal's stride of column j (0 when the marginal
- * does not hold it).
- */
-typedef struct Odo
-{
-	uint32_t	d;
-	const uint32_t *sizes;
-	uint32_t	code[64];
-	uint64_t	step[64];
-	uint64_t	idx;
-} Odo;
-
-/* m NULL: the codes only (idx stays 0) */
+/* The odometer over the joint's cells with the cell's index in marginal m (m NULL: the codes only) */
 static void
-odo_start(Odo *o, const dp_marg *m, uint32_t d, const uint32_t *sizes)
+odo_start(dp_odo *o, const dp_marg *m, uint32_t d, const uint32_t *sizes)
 {
-	o->d = d;
-	o->sizes = sizes;
-	o->idx = 0;
-	memset(o->code, 0, sizeof(o->code));
-	memset(o->step, 0, sizeof(o->step));
+	dp_odo_start(o, d, sizes);
 	for (uint32_t k = 0; m && k < m->nattrs; k++)
 		o->step[m->attrs[k]] = m->strides[k];
-}
-
-static inline void
-odo_next(Odo *o)
-{
-	for (uint32_t j = o->d; j-- > 0;)
-	{
-		o->code[j]++;
-		o->idx += o->step[j];
-		if (o->code[j] < o->sizes[j])
-			return;
-		o->idx -= o->step[j] * o->sizes[j];
-		o->code[j] = 0;
-	}
 }
 
 int
@@ -126,13 +95,13 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			double		tsum = 0,
 						csum = 0,
 						l1 = 0;
-			Odo			o;
+			dp_odo		o;
 
 			for (uint64_t q = 0; q < m->ncells; q++)
 				tsum += tgt[q] = m->cells[q] > 0 ? m->cells[q] : 0;
 			memset(cur, 0, sizeof(double) * m->ncells);
 			odo_start(&o, m, d, sizes);
-			for (uint64_t i = 0; i < ncells; i++, odo_next(&o))
+			for (uint64_t i = 0; i < ncells; i++, dp_odo_next(&o))
 				cur[o.idx] += P[i];
 			for (uint64_t q = 0; q < m->ncells; q++)
 				csum += cur[q];
@@ -147,7 +116,7 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			if (!(l1 <= worst))
 				worst = l1;		/* NaN too: a table with no mass left never converges */
 			odo_start(&o, m, d, sizes);
-			for (uint64_t i = 0; i < ncells; i++, odo_next(&o))
+			for (uint64_t i = 0; i < ncells; i++, dp_odo_next(&o))
 				P[i] *= cur[o.idx];
 			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
 			{
@@ -186,7 +155,7 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 				u;
 	int64_t		prev;
 	uint16_t	row[64] = {0};
-	Odo			o;
+	dp_odo		o;
 	uint64_t	last = 0;		/* the last cell with mass: it takes what rounding leaves */
 
 	if (d == 0 || d > 64 || ncells == 0 || ncells == UINT64_MAX || n >= ((uint64_t) 1 << 32) ||
@@ -219,7 +188,7 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 	run = 0;
 	prev = 0;					/* floor(0 + u) */
 	odo_start(&o, NULL, d, sizes);
-	for (uint64_t c = 0; c < ncells && done < n; c++, odo_next(&o))
+	for (uint64_t c = 0; c < ncells && done < n; c++, dp_odo_next(&o))
 	{
 		int64_t		now;
 		uint64_t	take;

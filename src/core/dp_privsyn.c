@@ -11,6 +11,7 @@
 #include "dp_accounting.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
+#include "dp_jtree.h"
 #include "dp_maxent.h"
 #include "dp_sampler.h"
 #include "dp_select.h"
@@ -445,25 +446,67 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
 	return (uint64_t) llround(fmax(model->total, 0));
 }
 
+int
+dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum, uint64_t *cells)
+{
+	dp_jtree	t;
+	uint64_t	whole = dp_maxent_cells(d, model->merged_sizes);
+
+	if (cells)
+		*cells = 0;
+	if (!gum || model->total < 0.5 || model->nmargs == 0)
+		return 0;
+	if (gum->maxent_cells > 0 && whole <= gum->maxent_cells)
+	{
+		if (cells)
+			*cells = whole;
+		return 1;
+	}
+	if (gum->jtree_cells == 0 ||
+		dp_jtree_build(&t, model->margs, model->nmargs, d, model->merged_sizes, gum->jtree_cells) != 0)
+		return 0;
+	if (cells)
+		*cells = t.cells;
+	dp_jtree_free(&t);
+	return 2;
+}
+
 bool
 dp_privsyn_draws_maxent(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum)
 {
-	return gum && gum->maxent_cells > 0 && model->total >= 0.5 &&
-		dp_maxent_cells(d, model->merged_sizes) <= gum->maxent_cells;
+	return dp_privsyn_maxent_path(model, d, gum, NULL) != 0;
 }
 
 /*
- * The rows from the maximum-entropy distribution of the model's marginals (dp_maxent.h), n rows
- * into out; 1 when the marginals' supports leave no distribution (the caller then runs GUM).
+ * The rows from the maximum-entropy distribution of the model's marginals (dp_maxent.h, or
+ * dp_jtree.h on path 2), n rows into out; 1 when the marginals' supports leave no distribution
+ * (the caller then runs GUM).
  */
 static int
 sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *prm,
-			  dp_prng *rng, dp_codes *out)
+			  int path, dp_prng *rng, dp_codes *out)
 {
 	uint64_t	ncells = dp_maxent_cells(d, model->merged_sizes);
-	double	   *P = dp_alloc(sizeof(double) * ncells);
+	double	   *P;
 	int			rc;
 
+	if (path == 2)
+	{
+		dp_jtree	t;
+
+		rc = dp_jtree_build(&t, model->margs, model->nmargs, d, model->merged_sizes, prm->jtree_cells);
+		if (rc != 0)
+			return rc < 0 ? rc : 1;
+		rc = dp_jtree_fit(&t, model->margs, model->nmargs, dp_jtree_sweeps(&t, model->margs, model->nmargs),
+						  DP_MAXENT_TOL, prm->progress, prm->progress_arg);
+		if (rc > 0)
+			rc = dp_jtree_draw(&t, nrows, rng, out, prm->progress, prm->progress_arg);
+		else if (rc == 0)
+			rc = 1;
+		dp_jtree_free(&t);
+		return rc;
+	}
+	P = dp_alloc(sizeof(double) * ncells);
 	if (!P)
 		return dp_nomem("could not allocate the maximum-entropy distribution");
 	rc = dp_maxent_fit(model->margs, model->nmargs, d, model->merged_sizes, P,
@@ -505,11 +548,15 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	else
 		dp_gum_default_params(&prm);
 	/* a small joint domain: its maximum-entropy distribution, no GUM (dp_gum_params.maxent_cells) */
-	if (dp_privsyn_draws_maxent(model, d, &prm))
 	{
-		rc = sample_maxent(model, d, nrows, &prm, rng, out);
-		if (rc != 1)
-			return rc;
+		int			path = dp_privsyn_maxent_path(model, d, &prm, NULL);
+
+		if (path != 0)
+		{
+			rc = sample_maxent(model, d, nrows, &prm, path, rng, out);
+			if (rc != 1)
+				return rc;
+		}
 	}
 	/* a caller's start (the adaptive method's last estimate): one warm run at n, no levels */
 	if (prm.start && prm.start->nrows > 0 && prm.start->ncols == d)

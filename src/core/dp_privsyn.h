@@ -209,11 +209,22 @@ void		dp_privsyn_result_free(dp_privsyn_result *r);
 
 /*
  * Whether dp_privsyn_sample draws the model's rows from the maximum-entropy distribution of its
- * marginals (dp_maxent.h) rather than by GUM: gum->maxent_cells is set, the joint domain over
- * merged codes has at most that many cells, and the consistent total is at least half a row.
+ * marginals rather than by GUM: the consistent total is at least half a row and either
+ * gum->maxent_cells is set and the joint domain over merged codes has at most that many cells
+ * (dp_maxent.h), or gum->jtree_cells is set and the junction tree of the marginals has at most
+ * that many (dp_jtree.h).
  * (GUM still draws them when the marginals' supports leave no distribution.)
  */
 bool		dp_privsyn_draws_maxent(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum);
+
+/*
+ * Which way: 1 over the whole joint table (at most gum->maxent_cells cells; dp_maxent.h), 2 on the
+ * junction tree of the model's marginals (the joint table larger, the tree at most
+ * gum->jtree_cells cells; dp_jtree.h), 0 by GUM.  *cells (when cells is set): the cells of that
+ * table or tree, 0 for GUM.
+ */
+int			dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum,
+								   uint64_t *cells);
 
 /*
  * The released model alone (margs, nmargs, total, merged_sizes, code_map, oneway_noisy of a

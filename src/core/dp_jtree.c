@@ -1,0 +1,755 @@
+/*
+ * dp_jtree.c - the maximum-entropy distribution of a model's marginals on a junction tree, and
+ * rows drawn from it (see dp_jtree.h).
+ */
+#include "dp_jtree.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dp_internal.h"
+#include "dp_maxent.h"
+
+#define WORDS(d) (((d) + 63) / 64)
+
+static inline bool
+bit_has(const uint64_t *s, uint32_t j)
+{
+	return (s[j / 64] >> (j % 64)) & 1;
+}
+
+static inline void
+bit_set(uint64_t *s, uint32_t j)
+{
+	s[j / 64] |= (uint64_t) 1 << (j % 64);
+}
+
+static uint32_t
+bit_count_and(const uint64_t *a, const uint64_t *b, uint32_t w)
+{
+	uint32_t	n = 0;
+
+	for (uint32_t i = 0; i < w; i++)
+		n += (uint32_t) __builtin_popcountll(a[i] & b[i]);
+	return n;
+}
+
+static bool
+bit_subset(const uint64_t *a, const uint64_t *b, uint32_t w)
+{
+	for (uint32_t i = 0; i < w; i++)
+		if (a[i] & ~b[i])
+			return false;
+	return true;
+}
+
+void
+dp_jtree_free(dp_jtree *t)
+{
+	for (uint32_t i = 0; t->cl && i < t->ncliques; i++)
+	{
+		dp_free(t->cl[i].P);
+		dp_free(t->cl[i].S);
+	}
+	dp_free(t->cl);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * The elimination (see dp_jtree.h): the maximal cliques as bitsets into *cliques (nc of them,
+ * allocated here).  Returns 0, 1 when a clique exceeds max_cells, -2 on allocation failure.
+ */
+static int
+eliminate(uint64_t *adj, uint32_t d, const uint32_t *sizes, uint64_t max_cells, uint64_t **cliques,
+		  uint32_t *nc)
+{
+	uint32_t	w = WORDS(d);
+	uint64_t   *K = dp_alloc(sizeof(uint64_t) * w * d);
+	uint64_t   *gone = dp_alloc(sizeof(uint64_t) * w);
+	double	   *lg = dp_alloc(sizeof(double) * d);
+	uint32_t	n = 0;
+
+	if (!K || !gone || !lg)
+	{
+		dp_free(K);
+		dp_free(gone);
+		dp_free(lg);
+		return dp_nomem("could not allocate the junction tree's elimination");
+	}
+	memset(K, 0, sizeof(uint64_t) * w * d);
+	memset(gone, 0, sizeof(uint64_t) * w);
+	for (uint32_t j = 0; j < d; j++)
+		lg[j] = log((double) sizes[j]);
+	for (uint32_t step = 0; step < d; step++)
+	{
+		uint32_t	best = UINT32_MAX;
+		double		bestw = 0;
+		uint64_t   *k = &K[(uint64_t) n * w];
+
+		for (uint32_t v = 0; v < d; v++)
+		{
+			double		wt = lg[v];
+
+			if (bit_has(gone, v))
+				continue;
+			for (uint32_t u = 0; u < d; u++)
+				if (u != v && !bit_has(gone, u) && bit_has(&adj[(uint64_t) v * w], u))
+					wt += lg[u];
+			if (best == UINT32_MAX || wt < bestw - 1e-9)
+			{
+				best = v;
+				bestw = wt;
+			}
+		}
+		if (bestw > log((double) max_cells) + 1e-9)
+		{
+			dp_free(K);
+			dp_free(gone);
+			dp_free(lg);
+			return 1;
+		}
+		/* the clique: best and its remaining neighbours, who become pairwise adjacent */
+		memset(k, 0, sizeof(uint64_t) * w);
+		bit_set(k, best);
+		for (uint32_t u = 0; u < d; u++)
+			if (u != best && !bit_has(gone, u) && bit_has(&adj[(uint64_t) best * w], u))
+				bit_set(k, u);
+		for (uint32_t u = 0; u < d; u++)
+			if (u != best && bit_has(k, u))
+				for (uint32_t i = 0; i < w; i++)
+					adj[(uint64_t) u * w + i] |= k[i];
+		bit_set(gone, best);
+		/* kept when no clique found before contains it (a later one cannot: it lacks best) */
+		{
+			bool		sub = false;
+
+			for (uint32_t c = 0; c < n && !sub; c++)
+				sub = bit_subset(k, &K[(uint64_t) c * w], w);
+			if (!sub)
+				n++;
+		}
+	}
+	dp_free(gone);
+	dp_free(lg);
+	*cliques = K;
+	*nc = n;
+	return 0;
+}
+
+int
+dp_jtree_build(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
+			   uint64_t max_cells)
+{
+	uint32_t	w = WORDS(d);
+	uint64_t   *adj,
+			   *K = NULL;
+	uint32_t	nc = 0,
+				nord = 0;
+	uint32_t   *from = NULL,
+			   *order = NULL,
+			   *newid = NULL;
+	int32_t    *par = NULL;
+	double		total = 0;
+	int			rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (d == 0 || nmargs == 0)
+		return dp_invalid("junction tree: no column or no marginal");
+	if (d > DP_JTREE_MAX_COLS)
+		return 1;
+	for (uint32_t j = 0; j < d; j++)
+		if (sizes[j] == 0)
+			return dp_invalid("junction tree: a column of no code");
+	for (uint32_t k = 0; k < nmargs; k++)
+	{
+		if (margs[k].nattrs == 0 || margs[k].nattrs > DP_MARG_MAX_ATTRS)
+			return dp_invalid("junction tree: a marginal has no attribute or too many");
+		for (uint32_t a = 0; a < margs[k].nattrs; a++)
+			if (margs[k].attrs[a] >= d || margs[k].sizes[a] != sizes[margs[k].attrs[a]])
+				return dp_invalid("junction tree: a marginal's attributes disagree with the columns");
+	}
+	adj = dp_alloc(sizeof(uint64_t) * w * d);
+	if (!adj)
+		return dp_nomem("could not allocate the junction tree's graph");
+	memset(adj, 0, sizeof(uint64_t) * w * d);
+	for (uint32_t k = 0; k < nmargs; k++)
+		for (uint32_t a = 0; a < margs[k].nattrs; a++)
+			for (uint32_t b = 0; b < margs[k].nattrs; b++)
+				if (a != b)
+					bit_set(&adj[(uint64_t) margs[k].attrs[a] * w], margs[k].attrs[b]);
+	rc = eliminate(adj, d, sizes, max_cells, &K, &nc);
+	dp_free(adj);
+	if (rc != 0)
+		return rc;
+
+	/* a maximum spanning tree on the intersections' sizes (Prim), rooted at clique 0 */
+	from = dp_alloc(sizeof(uint32_t) * nc);
+	order = dp_alloc(sizeof(uint32_t) * nc);
+	newid = dp_alloc(sizeof(uint32_t) * nc);
+	par = dp_alloc(sizeof(int32_t) * nc);
+	t->cl = dp_alloc(sizeof(dp_jtree_clique) * nc);
+	if (!from || !order || !newid || !par || !t->cl)
+	{
+		rc = dp_nomem("could not allocate the junction tree");
+		goto done;
+	}
+	memset(t->cl, 0, sizeof(dp_jtree_clique) * nc);
+	{
+		uint8_t    *in = (uint8_t *) newid;	/* reused as flags until the numbering */
+		int64_t    *best = (int64_t *) dp_alloc(sizeof(int64_t) * nc);
+
+		if (!best)
+		{
+			rc = dp_nomem("could not allocate the junction tree");
+			goto done;
+		}
+		memset(in, 0, nc);
+		for (uint32_t c = 0; c < nc; c++)
+		{
+			best[c] = -1;
+			par[c] = -1;
+		}
+		best[0] = 0;
+		for (uint32_t it = 0; it < nc; it++)
+		{
+			uint32_t	pick = UINT32_MAX;
+
+			for (uint32_t c = 0; c < nc; c++)
+				if (!in[c] && (pick == UINT32_MAX || best[c] > best[pick]))
+					pick = c;
+			in[pick] = 1;
+			if (it > 0)
+				par[pick] = (int32_t) from[pick];
+			for (uint32_t c = 0; c < nc; c++)
+				if (!in[c])
+				{
+					int64_t		s = bit_count_and(&K[(uint64_t) pick * w], &K[(uint64_t) c * w], w);
+
+					if (s > best[c])
+					{
+						best[c] = s;
+						from[c] = pick;
+					}
+				}
+		}
+		dp_free(best);
+	}
+	/* preorder from the root: a stack of clique numbers (order) */
+	{
+		uint32_t	sp = 0;
+
+		order[sp++] = 0;
+		while (sp > 0)
+		{
+			uint32_t	c = order[--sp];
+
+			from[nord++] = c;	/* from: the preorder */
+			for (uint32_t x = nc; x-- > 0;)
+				if (par[x] == (int32_t) c)
+					order[sp++] = x;
+		}
+	}
+	for (uint32_t i = 0; i < nc; i++)
+		newid[from[i]] = i;
+	t->d = d;
+	t->ncliques = nc;
+	for (uint32_t i = 0; i < nc; i++)
+	{
+		dp_jtree_clique *c = &t->cl[i];
+		const uint64_t *k = &K[(uint64_t) from[i] * w];
+		double		cells = 1;
+
+		for (uint32_t j = 0; j < d; j++)
+			if (bit_has(k, j))
+			{
+				if (c->nattrs == DP_JTREE_MAX_ATTRS)
+				{
+					rc = 1;
+					goto done;
+				}
+				c->attrs[c->nattrs] = j;
+				c->sizes[c->nattrs++] = sizes[j];
+				cells *= sizes[j];
+			}
+		c->ncells = (uint64_t) cells;
+		total += cells;
+		c->parent = par[from[i]] < 0 ? -1 : (int32_t) newid[par[from[i]]];
+		c->sep_cells = 1;
+		if (c->parent >= 0)
+		{
+			const dp_jtree_clique *p = &t->cl[c->parent];	/* numbered before: filled */
+
+			c->depth = p->depth + 1;
+			for (uint32_t a = 0, b = 0; a < c->nattrs && b < p->nattrs;)
+			{
+				if (c->attrs[a] == p->attrs[b])
+				{
+					c->sep_here[c->nsep] = a;
+					c->sep_there[c->nsep++] = b;
+					c->sep_cells *= c->sizes[a];
+					a++, b++;
+				}
+				else if (c->attrs[a] < p->attrs[b])
+					a++;
+				else
+					b++;
+			}
+		}
+		total += (double) c->sep_cells;
+	}
+	if (total > (double) max_cells)
+	{
+		rc = 1;
+		goto done;
+	}
+	t->cells = (uint64_t) total;
+
+done:
+	dp_free(K);
+	dp_free(from);
+	dp_free(order);
+	dp_free(newid);
+	dp_free(par);
+	if (rc != 0)
+		dp_jtree_free(t);
+	return rc;
+}
+
+/* The odometer over clique c's cells with the index into the table over its positions pos[0..k) */
+static void
+walk_start(dp_odo *o, const dp_jtree_clique *c, const uint32_t *pos, uint32_t k)
+{
+	uint64_t	s = 1;
+
+	dp_odo_start(o, c->nattrs, c->sizes);
+	for (uint32_t i = k; i-- > 0;)
+	{
+		o->step[pos[i]] = s;
+		s *= c->sizes[pos[i]];
+	}
+}
+
+/* c's sums over its positions pos[0..k) into out (cells of them) */
+static void
+project(const dp_jtree_clique *c, const uint32_t *pos, uint32_t k, double *out, uint64_t cells)
+{
+	dp_odo		o;
+
+	memset(out, 0, sizeof(double) * cells);
+	walk_start(&o, c, pos, k);
+	for (uint64_t i = 0; i < c->ncells; i++, dp_odo_next(&o))
+		out[o.idx] += c->P[i];
+}
+
+static void
+scale(dp_jtree_clique *c, const uint32_t *pos, uint32_t k, const double *f)
+{
+	dp_odo		o;
+
+	walk_start(&o, c, pos, k);
+	for (uint64_t i = 0; i < c->ncells; i++, dp_odo_next(&o))
+		c->P[i] *= f[o.idx];
+}
+
+/* Clique i and its parent: the parent absorbs i's news (up) or i its parent's; buf: sep_cells */
+static void
+absorb(dp_jtree *t, uint32_t i, bool up, double *buf)
+{
+	dp_jtree_clique *c = &t->cl[i],
+			   *p = &t->cl[c->parent];
+
+	project(up ? c : p, up ? c->sep_here : c->sep_there, c->nsep, buf, c->sep_cells);
+	for (uint64_t q = 0; q < c->sep_cells; q++)
+	{
+		double		f = c->S[q] > 0 ? buf[q] / c->S[q] : 0;
+
+		c->S[q] = buf[q];
+		buf[q] = f;
+	}
+	scale(up ? p : c, up ? c->sep_there : c->sep_here, c->nsep, buf);
+}
+
+/* Brings clique b up to date from a, the one that is (every message flows toward a). */
+static void
+move(dp_jtree *t, uint32_t a, uint32_t b, uint32_t *down, double *buf)
+{
+	uint32_t	nd = 0;
+
+	while (a != b)
+	{
+		if (t->cl[a].depth >= t->cl[b].depth)
+		{
+			absorb(t, a, true, buf);
+			a = (uint32_t) t->cl[a].parent;
+		}
+		else
+		{
+			down[nd++] = b;
+			b = (uint32_t) t->cl[b].parent;
+		}
+	}
+	while (nd > 0)
+		absorb(t, down[--nd], false, buf);
+}
+
+/* The positions of m's attributes in clique c's, or false when c does not hold them all. */
+static bool
+positions(const dp_jtree_clique *c, const dp_marg *m, uint32_t *pos)
+{
+	uint32_t	b = 0;
+
+	for (uint32_t a = 0; a < m->nattrs; a++)
+	{
+		while (b < c->nattrs && c->attrs[b] < m->attrs[a])
+			b++;
+		if (b == c->nattrs || c->attrs[b] != m->attrs[a])
+			return false;
+		pos[a] = b;
+	}
+	return true;
+}
+
+/* The smallest clique holding m, or UINT32_MAX */
+static uint32_t
+home_of(const dp_jtree *t, const dp_marg *m)
+{
+	uint32_t	home = UINT32_MAX,
+				pos[DP_MARG_MAX_ATTRS];
+
+	for (uint32_t i = 0; i < t->ncliques; i++)
+		if (positions(&t->cl[i], m, pos) && (home == UINT32_MAX || t->cl[i].ncells < t->cl[home].ncells))
+			home = i;
+	return home;
+}
+
+uint32_t
+dp_jtree_sweeps(const dp_jtree *t, const dp_marg *margs, uint32_t nmargs)
+{
+	/* a sweep: each marginal's clique twice, each clique about three times per edge walked */
+	double		cost = 6.0 * (double) t->cells;
+	double		s;
+
+	for (uint32_t k = 0; k < nmargs; k++)
+	{
+		uint32_t	h = home_of(t, &margs[k]);
+
+		if (h != UINT32_MAX)
+			cost += 2.0 * (double) t->cl[h].ncells;
+	}
+	s = DP_MAXENT_WORK / (cost > 1 ? cost : 1);
+	return s >= DP_MAXENT_MAX_SWEEPS ? DP_MAXENT_MAX_SWEEPS :
+		s <= DP_MAXENT_MIN_SWEEPS ? DP_MAXENT_MIN_SWEEPS : (uint32_t) s;
+}
+
+int
+dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sweeps, double tol,
+			 int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err), void *progress_arg)
+{
+	uint32_t   *home = NULL,
+			   *visit = NULL,
+			   *down = NULL,
+			   *pos = NULL;
+	double	   *cur = NULL,
+			   *buf = NULL;
+	uint64_t	maxm = 1,
+				maxs = 1;
+	uint32_t	at = 0,
+				sweep = 0;
+	double		prev = 0;
+	int			rc;
+
+	if (!t->cl || t->ncliques == 0 || nmargs == 0 || max_sweeps == 0)
+		return dp_invalid("junction tree: no tree, no marginal, or no sweep");
+	home = dp_alloc(sizeof(uint32_t) * nmargs);
+	visit = dp_alloc(sizeof(uint32_t) * nmargs);
+	pos = dp_alloc(sizeof(uint32_t) * nmargs * DP_MARG_MAX_ATTRS);
+	down = dp_alloc(sizeof(uint32_t) * t->ncliques);
+	if (!home || !visit || !pos || !down)
+	{
+		rc = dp_nomem("could not allocate the junction tree's fit");
+		goto done;
+	}
+	for (uint32_t k = 0; k < nmargs; k++)
+	{
+		const dp_marg *m = &margs[k];
+		double		p = 0;
+
+		home[k] = m->nattrs >= 1 && m->nattrs <= DP_MARG_MAX_ATTRS ? home_of(t, m) : UINT32_MAX;
+		if (home[k] == UINT32_MAX)
+		{
+			rc = dp_invalid("junction tree: a marginal lies in no clique");
+			goto done;
+		}
+		positions(&t->cl[home[k]], m, &pos[k * DP_MARG_MAX_ATTRS]);
+		for (uint64_t q = 0; q < m->ncells; q++)
+			p += m->cells[q] > 0 ? m->cells[q] : 0;
+		if (!(p > 0) || !isfinite(p))
+		{
+			rc = dp_invalid("junction tree: a marginal has no positive cell");
+			goto done;
+		}
+		if (m->ncells > maxm)
+			maxm = m->ncells;
+	}
+	/* the visits in the preorder of the marginals' cliques (stable) */
+	{
+		uint32_t	n = 0;
+
+		for (uint32_t i = 0; i < t->ncliques; i++)
+			for (uint32_t k = 0; k < nmargs; k++)
+				if (home[k] == i)
+					visit[n++] = k;
+	}
+	for (uint32_t i = 0; i < t->ncliques; i++)
+	{
+		dp_jtree_clique *c = &t->cl[i];
+
+		if (c->sep_cells > maxs)
+			maxs = c->sep_cells;
+		if (!c->P)
+			c->P = dp_alloc(sizeof(double) * c->ncells);
+		if (!c->S)
+			c->S = dp_alloc(sizeof(double) * c->sep_cells);
+		if (!c->P || !c->S)
+		{
+			rc = dp_nomem("could not allocate the junction tree's potentials");
+			goto done;
+		}
+		/* the uniform joint: every clique's and separator's marginal uniform */
+		for (uint64_t q = 0; q < c->ncells; q++)
+			c->P[q] = 1.0 / (double) c->ncells;
+		for (uint64_t q = 0; q < c->sep_cells; q++)
+			c->S[q] = 1.0 / (double) c->sep_cells;
+	}
+	cur = dp_alloc(sizeof(double) * maxm);
+	buf = dp_alloc(sizeof(double) * maxs);
+	if (!cur || !buf)
+	{
+		rc = dp_nomem("could not allocate the junction tree's fit");
+		goto done;
+	}
+	for (sweep = 0; sweep < max_sweeps; sweep++)
+	{
+		double		worst = 0;
+
+		for (uint32_t v = 0; v < nmargs; v++)
+		{
+			uint32_t	k = visit[v];
+			const dp_marg *m = &margs[k];
+			dp_jtree_clique *c = &t->cl[home[k]];
+			double		tsum = 0,
+						csum = 0,
+						l1 = 0;
+
+			move(t, at, home[k], down, buf);
+			at = home[k];
+			project(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur, m->ncells);
+			for (uint64_t q = 0; q < m->ncells; q++)
+			{
+				tsum += m->cells[q] > 0 ? m->cells[q] : 0;
+				csum += cur[q];
+			}
+			for (uint64_t q = 0; q < m->ncells; q++)
+			{
+				double		tq = (m->cells[q] > 0 ? m->cells[q] : 0) / tsum;
+
+				l1 += fabs(cur[q] / csum - tq);
+				cur[q] = cur[q] > 0 ? tq / cur[q] : 0;
+			}
+			if (!(l1 <= worst))
+				worst = l1;		/* NaN too */
+			scale(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur);
+			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
+			{
+				rc = -1;
+				goto done;
+			}
+		}
+		if (worst <= tol)
+			break;
+		/* stalled: noisy marginals that admit no joint table (see dp_jtree.h) */
+		if (sweep > 0 && worst > (1.0 - DP_JTREE_STALL) * prev)
+			break;
+		prev = worst;
+	}
+	/* every clique up to date: collect to the root, then distribute in preorder */
+	move(t, at, 0, down, buf);
+	for (uint32_t i = 1; i < t->ncliques; i++)
+		absorb(t, i, false, buf);
+	{
+		double		mass = 0;
+
+		for (uint64_t q = 0; q < t->cl[0].ncells; q++)
+			mass += t->cl[0].P[q];
+		rc = !(mass > 0) || !isfinite(mass) ? 0 :
+			(int) (sweep < max_sweeps ? sweep + 1 : max_sweeps);
+	}
+
+done:
+	dp_free(home);
+	dp_free(visit);
+	dp_free(pos);
+	dp_free(down);
+	dp_free(cur);
+	dp_free(buf);
+	return rc;
+}
+
+int
+dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
+			  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err), void *progress_arg)
+{
+	uint64_t	base = out->nrows,
+				placed = 0,
+				maxs = 1;
+	uint32_t   *key = NULL,
+			   *order = NULL,
+			   *start = NULL;
+	uint16_t   *row = NULL;
+	int			rc = 0;
+
+	if (!t->cl || t->ncliques == 0 || n >= ((uint64_t) 1 << 32) || out->ncols != t->d)
+		return dp_invalid("junction tree: a draw of too many rows, or from a tree it cannot hold");
+	for (uint32_t i = 0; i < t->ncliques; i++)
+	{
+		if (!t->cl[i].P || !t->cl[i].S)
+			return dp_invalid("junction tree: a draw from a tree not fitted");
+		for (uint32_t a = 0; a < t->cl[i].nattrs; a++)
+			if (t->cl[i].sizes[a] > 65536)
+				return dp_invalid("junction tree: a column of more than 65,536 codes");
+		if (t->cl[i].sep_cells > maxs)
+			maxs = t->cl[i].sep_cells;
+	}
+	if (n == 0)
+		return 0;
+	row = dp_alloc(sizeof(uint16_t) * t->d);
+	key = dp_alloc(sizeof(uint32_t) * n);
+	order = dp_alloc(sizeof(uint32_t) * n);
+	start = dp_alloc(sizeof(uint32_t) * (maxs + 1));
+	if (!row || !key || !order || !start)
+	{
+		rc = dp_nomem("could not allocate the junction tree's draw");
+		goto done;
+	}
+	memset(row, 0, sizeof(uint16_t) * t->d);
+	for (uint64_t r = 0; r < n; r++)
+		if (dp_codes_append(out, row) != 0)
+		{
+			rc = -2;			/* dp_codes_append said why */
+			goto done;
+		}
+	for (uint32_t i = 0; i < t->ncliques; i++)
+	{
+		const dp_jtree_clique *c = &t->cl[i];
+		uint64_t	stride[DP_JTREE_MAX_ATTRS];
+		uint32_t	newpos[DP_JTREE_MAX_ATTRS],
+					newsizes[DP_JTREE_MAX_ATTRS],
+					nnew = 0;
+
+		stride[c->nattrs - 1] = 1;
+		for (uint32_t a = c->nattrs - 1; a-- > 0;)
+			stride[a] = stride[a + 1] * c->sizes[a + 1];
+		for (uint32_t a = 0, s = 0; a < c->nattrs; a++)
+		{
+			if (s < c->nsep && c->sep_here[s] == a)
+				s++;
+			else
+			{
+				newpos[nnew] = a;
+				newsizes[nnew++] = c->sizes[a];
+			}
+		}
+		if (nnew == 0)
+			continue;			/* nothing new (not for a maximal clique) */
+		/* the rows grouped by their separator's cell (counting sort), each group shuffled */
+		memset(start, 0, sizeof(uint32_t) * (c->sep_cells + 1));
+		for (uint64_t r = 0; r < n; r++)
+		{
+			uint64_t	s = 0;
+
+			for (uint32_t q = 0; q < c->nsep; q++)
+				s = s * c->sizes[c->sep_here[q]] + out->col[c->attrs[c->sep_here[q]]][base + r];
+			key[r] = (uint32_t) s;
+			start[s + 1]++;
+		}
+		for (uint64_t s = 0; s < c->sep_cells; s++)
+			start[s + 1] += start[s];
+		for (uint64_t r = 0; r < n; r++)
+			order[start[key[r]]++] = (uint32_t) r;
+		/* start[s] is now the end of group s */
+		for (uint64_t s = 0, lo = 0; s < c->sep_cells; lo = start[s], s++)
+		{
+			uint64_t	hi = start[s],
+						m = hi - lo,
+						cellbase = 0,
+						done = 0;
+			double		tot = 0,
+						run = 0,
+						u;
+			int64_t		prev = 0;
+			uint64_t	last = 0,
+						nnewcells = 0,
+						j;
+			dp_odo		o;
+
+			if (m == 0)
+				continue;
+			dp_prng_shuffle_u32(rng, order + lo, m);
+			for (uint32_t q = 0; q < c->nsep; q++)
+				cellbase += stride[c->sep_here[q]] * out->col[c->attrs[c->sep_here[q]]][base + order[lo]];
+			dp_odo_start(&o, nnew, newsizes);
+			for (uint32_t a = 0; a < nnew; a++)
+				o.step[a] = stride[newpos[a]];
+			nnewcells = c->ncells / c->sep_cells;
+			for (j = 0; j < nnewcells; j++, dp_odo_next(&o))
+			{
+				double		p = c->P[cellbase + o.idx];
+
+				if (p > 0)
+				{
+					tot += p;
+					last = j;
+				}
+			}
+			u = dp_prng_unit(rng);
+			dp_odo_start(&o, nnew, newsizes);
+			for (uint32_t a = 0; a < nnew; a++)
+				o.step[a] = stride[newpos[a]];
+			for (j = 0; j < nnewcells && done < m; j++, dp_odo_next(&o))
+			{
+				double		p = c->P[cellbase + o.idx];
+				int64_t		now;
+				uint64_t	take;
+
+				/* no mass on this separator cell (numerically): uniform over the new cells */
+				run += tot > 0 ? (p > 0 ? p : 0) / tot * (double) m : (double) m / (double) nnewcells;
+				now = (int64_t) floor(run + u);
+				if (now > (int64_t) m || (tot > 0 && j == last) || j == nnewcells - 1)
+					now = (int64_t) m;
+				take = now > prev ? (uint64_t) (now - prev) : 0;
+				if (take > m - done)
+					take = m - done;
+				for (uint64_t x = 0; x < take; x++, done++, placed++)
+				{
+					uint32_t	r = order[lo + done];
+
+					for (uint32_t a = 0; a < nnew; a++)
+						out->col[c->attrs[newpos[a]]][base + r] = (uint16_t) o.code[a];
+					if ((placed & 0xFFFF) == 0xFFFF && progress && progress(progress_arg, 0, 0, -1) != 0)
+					{
+						rc = -1;
+						goto done;
+					}
+				}
+				if (now > prev)
+					prev = now;
+			}
+		}
+	}
+done:
+	dp_free(row);
+	dp_free(key);
+	dp_free(order);
+	dp_free(start);
+	return rc;
+}
