@@ -460,6 +460,7 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 
 	if (!t->cl || t->ncliques == 0 || nmargs == 0 || max_sweeps == 0)
 		return dp_invalid("junction tree: no tree, no marginal, or no sweep");
+	t->fitted = false;
 	home = dp_alloc(sizeof(uint32_t) * nmargs);
 	visit = dp_alloc(sizeof(uint32_t) * nmargs);
 	pos = dp_alloc(sizeof(uint32_t) * nmargs * DP_MARG_MAX_ATTRS);
@@ -583,6 +584,7 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 			mass += t->cl[0].P[q];
 		rc = !(mass > 0) || !isfinite(mass) ? 0 :
 			(int) (sweep < max_sweeps ? sweep + 1 : max_sweeps);
+		t->fitted = rc > 0;
 	}
 
 done:
@@ -610,10 +612,13 @@ dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 
 	if (!t->cl || t->ncliques == 0 || n >= ((uint64_t) 1 << 32) || out->ncols != t->d)
 		return dp_invalid("junction tree: a draw of too many rows, or from a tree it cannot hold");
+	if (!t->fitted)
+		return dp_invalid("junction tree: a draw from a tree not fitted, or with no distribution");
 	for (uint32_t i = 0; i < t->ncliques; i++)
 	{
-		if (!t->cl[i].P || !t->cl[i].S)
-			return dp_invalid("junction tree: a draw from a tree not fitted");
+		/* the rows' separator cells are kept as uint32 */
+		if (t->cl[i].sep_cells >= ((uint64_t) 1 << 32))
+			return dp_invalid("junction tree: a separator of 2^32 cells or more");
 		for (uint32_t a = 0; a < t->cl[i].nattrs; a++)
 			if (t->cl[i].sizes[a] > 65536)
 				return dp_invalid("junction tree: a column of more than 65,536 codes");

@@ -7,9 +7,11 @@
  * its randomness from the seedable post-processing generator (dp_prng), so it spends no budget.
  * Pure C: no PostgreSQL headers.
  *
- * The distribution is the one dp_maxent_fit computes over the whole joint table (iterative
- * proportional fitting from the uniform start; its limit is the maximum-entropy distribution with
- * the given marginals), held as the marginals of a junction tree's cliques:
+ * The fit is dp_maxent_fit's (iterative proportional fitting from the uniform start; its limit
+ * is the maximum-entropy distribution with the given marginals when one exists), held as the
+ * marginals of a junction tree's cliques.  When the marginals admit a joint table both reach the
+ * same distribution; noisy ones may admit none, and then the results differ, since the two visit
+ * the marginals in different orders and this fit also stops when a sweep stalls (below):
  *
  * dp_jtree_build: the graph with an edge between every two columns of one marginal, triangulated
  * by greedy elimination (each step removes the column whose neighbourhood, itself included, has
@@ -45,6 +47,7 @@
 #ifndef DP_JTREE_H
 #define DP_JTREE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dp_codes.h"
@@ -78,6 +81,7 @@ typedef struct dp_jtree
 	uint32_t	ncliques;
 	dp_jtree_clique *cl;		/* in preorder */
 	uint64_t	cells;			/* the cliques' and the separators' cells in all */
+	bool		fitted;			/* dp_jtree_fit returned a distribution (> 0) */
 } dp_jtree;
 
 /*
@@ -107,7 +111,8 @@ int			dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t 
  * n rows drawn from the fitted tree (see above) appended to out (initialised by the caller with
  * d columns).  progress as dp_maxent_draw (a heartbeat every 65,536 rows placed).  Returns 0, -1
  * if cancelled, -2 on allocation failure or invalid input (n >= 2^32, a column of more than
- * 65,536 codes, a tree not fitted).
+ * 65,536 codes, a separator of 2^32 cells or more, a tree not fitted or whose fit left no
+ * distribution).
  */
 int			dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 						  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),

@@ -446,8 +446,13 @@ dp_privsyn_default_rows(const dp_privsyn_result *model)
 	return (uint64_t) llround(fmax(model->total, 0));
 }
 
-int
-dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum, uint64_t *cells)
+/*
+ * dp_privsyn_maxent_path; with build false, 2 whenever a tree may be tried (sample_maxent builds
+ * it and leaves GUM to draw when it is too large: one build instead of two)
+ */
+static int
+maxent_path(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum, bool build,
+			uint64_t *cells)
 {
 	dp_jtree	t;
 	uint64_t	whole = dp_maxent_cells(d, model->merged_sizes);
@@ -462,13 +467,23 @@ dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const dp_gum_
 			*cells = whole;
 		return 1;
 	}
-	if (gum->jtree_cells == 0 ||
-		dp_jtree_build(&t, model->margs, model->nmargs, d, model->merged_sizes, gum->jtree_cells) != 0)
+	if (gum->jtree_cells == 0)
+		return 0;
+	if (!build)
+		return 2;
+	/* a build that fails (-2: no memory) leaves GUM to draw, as a tree too large does */
+	if (dp_jtree_build(&t, model->margs, model->nmargs, d, model->merged_sizes, gum->jtree_cells) != 0)
 		return 0;
 	if (cells)
 		*cells = t.cells;
 	dp_jtree_free(&t);
 	return 2;
+}
+
+int
+dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const dp_gum_params *gum, uint64_t *cells)
+{
+	return maxent_path(model, d, gum, true, cells);
 }
 
 bool
@@ -480,7 +495,7 @@ dp_privsyn_draws_maxent(const dp_privsyn_result *model, uint32_t d, const dp_gum
 /*
  * The rows from the maximum-entropy distribution of the model's marginals (dp_maxent.h, or
  * dp_jtree.h on path 2), n rows into out; 1 when the marginals' supports leave no distribution
- * (the caller then runs GUM).
+ * or the junction tree is too large (the caller then runs GUM).
  */
 static int
 sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *prm,
@@ -496,7 +511,7 @@ sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const 
 
 		rc = dp_jtree_build(&t, model->margs, model->nmargs, d, model->merged_sizes, prm->jtree_cells);
 		if (rc != 0)
-			return rc < 0 ? rc : 1;
+			return 1;			/* too large (or no memory for the tree): GUM draws */
 		rc = dp_jtree_fit(&t, model->margs, model->nmargs, dp_jtree_sweeps(&t, model->margs, model->nmargs),
 						  DP_MAXENT_TOL, prm->progress, prm->progress_arg);
 		if (rc > 0)
@@ -547,9 +562,12 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 		prm = *gum;
 	else
 		dp_gum_default_params(&prm);
-	/* a small joint domain: its maximum-entropy distribution, no GUM (dp_gum_params.maxent_cells) */
+	/*
+	 * a small joint domain or junction tree: the maximum-entropy distribution, no GUM
+	 * (dp_gum_params.maxent_cells and jtree_cells)
+	 */
 	{
-		int			path = dp_privsyn_maxent_path(model, d, &prm, NULL);
+		int			path = maxent_path(model, d, &prm, false, NULL);
 
 		if (path != 0)
 		{

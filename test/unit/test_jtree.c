@@ -485,6 +485,16 @@ test_collapse(void)
 	if (rc == 0)
 		rc = dp_jtree_fit(&jt, m, 3, 50, 1e-9, NULL, NULL);
 	unit_check(rc == 0, "supports that leave no cell: no distribution (0, got %d)", rc);
+	{
+		dp_codes	out;
+		dp_prng		rng;
+
+		dp_prng_seed(&rng, 3);
+		dp_codes_init(&out, 3, 10);
+		unit_check(dp_jtree_draw(&jt, 10, &rng, &out, NULL, NULL) == -2 && out.nrows == 0,
+				   "... and no draw from it (invalid, no row)");
+		dp_codes_free(&out);
+	}
 	dp_jtree_free(&jt);
 	free_margs(m, 3);
 }
