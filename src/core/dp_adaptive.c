@@ -10,6 +10,7 @@
 
 #include "dp_accounting.h"
 #include "dp_internal.h"
+#include "dp_jtree.h"
 #include "dp_consist.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
@@ -50,6 +51,29 @@ dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
 	return dp_exp_mech_draw(score, k, max, num);
 }
 
+uint32_t
+dp_exp_mech_fitting(int64_t *score, uint32_t *idx, uint32_t k, double eps, uint64_t sens,
+					bool (*fits) (void *arg, uint32_t idx), void *arg)
+{
+	uint32_t	left = k,
+				r = dp_exp_mech(score, k, eps, sens);
+
+	/* draws without replacement (Plackett-Luce) until one fits: the first of the fitting ones */
+	while (r < left && !fits(arg, idx[r]))
+	{
+		int64_t		s = score[r];
+		uint32_t	i = idx[r];
+
+		left--;
+		score[r] = score[left];
+		idx[r] = idx[left];
+		score[left] = s;
+		idx[left] = i;
+		r = left > 0 ? dp_exp_mech(score, left, eps, sens) : 0;
+	}
+	return r < left ? r : k;
+}
+
 /* ---- the method ---- */
 
 double
@@ -84,6 +108,61 @@ typedef struct Cand
 	uint64_t	offset;			/* into the exact counts */
 	int32_t		meas;			/* index of its measurement in margs, -1 if none */
 } Cand;
+
+/*
+ * Whether the model's marginals with candidate c added keep their junction tree within bound
+ * cells (step 3b): a candidate measured before adds nothing; one inside a clique of the current
+ * tree adds no edge; otherwise the tree is built with it.  A function of the released selections
+ * and the public sizes only.  scratch: room for nmargs + 1 marginals' headers.
+ */
+typedef struct TreeFit
+{
+	const dp_marg *margs;
+	uint32_t	nmargs,
+				d;
+	const uint32_t *sizes;
+	const struct Cand *cand;
+	uint64_t	bound;
+	const dp_jtree *cur;		/* the current model's tree (NULL: none within bound) */
+	dp_marg    *scratch;
+	uint32_t	builds;
+} TreeFit;
+
+static bool
+tree_fits(void *arg, uint32_t r)
+{
+	TreeFit    *f = arg;
+	const Cand *c = &f->cand[r];
+	dp_marg    *x = &f->scratch[f->nmargs];
+	dp_jtree	t;
+	int			rc;
+
+	if (c->meas >= 0)
+		return true;
+	for (uint32_t i = 0; f->cur && i < f->cur->ncliques; i++)
+	{
+		uint32_t	hits = 0;
+
+		for (uint32_t k = 0; k < c->nattrs; k++)
+			for (uint32_t a = 0; a < f->cur->cl[i].nattrs; a++)
+				hits += f->cur->cl[i].attrs[a] == c->attrs[k];
+		if (hits == c->nattrs)
+			return true;
+	}
+	memcpy(f->scratch, f->margs, sizeof(dp_marg) * f->nmargs);
+	memset(x, 0, sizeof(dp_marg));
+	x->nattrs = c->nattrs;
+	for (uint32_t k = 0; k < c->nattrs; k++)
+	{
+		x->attrs[k] = c->attrs[k];
+		x->sizes[k] = f->sizes[c->attrs[k]];
+	}
+	f->builds++;
+	rc = dp_jtree_build(&t, f->scratch, f->nmargs + 1, f->d, f->sizes, f->bound);
+	if (rc == 0)
+		dp_jtree_free(&t);
+	return rc == 0;				/* too large, or a build that failed: not offered */
+}
 
 static int
 cmp_cells(const void *a, const void *b)
@@ -862,6 +941,7 @@ int
 dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
 				dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats)
 {
+	uint64_t	tree_bound = DP_ADAPTIVE_TREE_CELLS;	/* step 3b, set once T is */
 	uint32_t	d = data->ncols;
 	dp_codes	merged = {0},
 				synth = {0};
@@ -1032,6 +1112,7 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			n1 += dp_marg_total(&margs[j]);
 		T = dp_adaptive_selections(R, d, n1 / d, median_pair_cells(cand, ncand));
 		st.selections = T;
+		tree_bound = dp_adaptive_tree_bound(n1 / d);
 		rho_t = MEASURE_SHARE * R / T;
 		eps_t = sqrt(8 * (1 - MEASURE_SHARE) * R / T);
 	}
@@ -1167,7 +1248,36 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			used += rho_t + eps_t * eps_t / 8;
 			st.rho_measure += rho_t;
 			st.rho_select += eps_t * eps_t / 8;
-			r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
+			/*
+			 * the exponential mechanism over the candidates that keep the model's junction tree
+			 * within tree_bound (dp_adaptive_tree_bound); when none does (or the table has more than
+			 * DP_ADAPTIVE_TREE_COLS columns, or the model's tree is already larger), over all
+			 */
+			{
+				TreeFit		tf = {margs, nmargs, d, out->merged_sizes, cand, tree_bound, NULL, NULL, 0};
+				dp_jtree	cur;
+				bool		have = d <= DP_ADAPTIVE_TREE_COLS &&
+					dp_jtree_build(&cur, margs, nmargs, d, out->merged_sizes, tree_bound) == 0;
+
+				tf.cur = have ? &cur : NULL;
+				tf.scratch = dp_alloc(sizeof(dp_marg) * (nmargs + 1));
+				if (!tf.scratch)
+				{
+					if (have)
+						dp_jtree_free(&cur);
+					FAIL(dp_nomem("could not allocate the junction tree's check"));
+				}
+				r = have ? dp_exp_mech_fitting(sub, subidx, nsub, eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
+				st.tree_builds += tf.builds;
+				dp_free(tf.scratch);
+				if (have)
+					dp_jtree_free(&cur);
+				if (r >= nsub)
+				{
+					st.tree_unbounded++;
+					r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
+				}
+			}
 			if (r >= nsub)
 				FAIL(dp_invalid("a round's exponential mechanism had no candidate to select"));
 			r = subidx[r];

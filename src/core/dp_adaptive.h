@@ -156,7 +156,24 @@
  *           with 4 d = 60, .0192 / .0455 in 22-23 s, hence 4 d.  Then B candidates are drawn one after the other,
  *           each by the exponential mechanism with eps_t over the candidates not yet drawn in
  *           this round (dp_exp_mech:
- *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021);
+ *           sensitivity 1 with the rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021),
+ *           among those that keep the junction tree of the model's marginals (dp_jtree.h) within
+ *           dp_adaptive_tree_bound(released total) cells: max(2^20, 32 per row).  On tables of
+ *           at most DP_ADAPTIVE_TREE_COLS columns; when no candidate fits, over all of them
+ *           (stats.tree_unbounded).  The set that fits is a function of the released
+ *           selections and public sizes; dp_exp_mech_fitting draws exactly the exponential
+ *           mechanism over it, with the same eps (draws without replacement until one fits),
+ *           checking a drawn candidate by building the tree with it unless it is measured
+ *           already or lies inside a clique of the current tree.  AIM bounds its model's
+ *           junction tree the same way (by size in MB, growing with the budget spent).  Why: the
+ *           final rows are then drawn from the maximum-entropy distribution on that tree (step
+ *           5) rather than by GUM, which pays most where the noise is large against the counts
+ *           (bench/RESULTS.md, "The rounds keep the junction tree small": Adult at epsilon 1,
+ *           .037 / .076 / .0014 / .904 against .037 / .081 / .0014 / .895 unbounded with GUM;
+ *           diamonds' AUC .887 against .866; Adult at epsilon 0.3 and 3: AUC .888 and .908
+ *           against .882 and .901 before).  Per row, not a constant alone: with 2^20 at Adult x8
+ *           (260,000 rows) the model held 33 pairs and its mean 2-way TVD was .0195 against
+ *           .0126-.0165 unbounded; with 32 cells a row (8.3M), 48 pairs and .0156;
  *        c. measure: each one's exact counts plus discrete Gaussian noise on every cell with rho_t
  *           (sensitivity 1); a candidate measured before is averaged with its earlier
  *           measurement, weights in proportion to their rho (the average of two Gaussian
@@ -193,7 +210,8 @@
  *      holds at most DP_ADAPTIVE_JTREE_CELLS cells (a function of the selections and the
  *      public sizes), the same distribution is fitted and drawn on the tree instead
  *      (dp_gum_params.jtree_cells): star's 47 columns, trees of 50,000 to 1.1M cells, took it;
- *      Adult's trees (5.8M to 21M cells at epsilon 1) and diamonds' (90M to 570M) do not.
+ *      Adult's trees (5.8M to 21M cells at epsilon 1) and diamonds' (90M to 570M) did not
+ *      until the rounds kept them within dp_adaptive_tree_bound (step 3b), since when they do.
  *      Measured on star at epsilon 1 (bench/RESULTS.md, "Maximum entropy on a junction tree",
  *      5 runs): .106 / .215 / .0032 / .964 against GUM's .115 / .231 / .0034 / .959 (5 runs,
  *      2026-11-27), 0.7 s a call.  Otherwise: when the last
@@ -254,6 +272,21 @@
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
 #define DP_ADAPTIVE_MAXENT_CELLS ((uint64_t) 1 << 20)	/* joint domains drawn by maximum entropy (step 5) */
 #define DP_ADAPTIVE_JTREE_CELLS ((uint64_t) 1 << 22)	/* ... and junction trees (step 5) */
+#define DP_ADAPTIVE_TREE_CELLS	((uint64_t) 1 << 20)	/* the rounds keep the model's tree within this (step 3b) */
+#define DP_ADAPTIVE_TREE_COLS	64		/* ... on tables of at most this many columns (a check is O(d^3)) */
+#define DP_ADAPTIVE_TREE_CELLS_PER_ROW 32	/* ... or this many cells per row, if more (step 3b) */
+
+/* The bound on the model's junction tree in the rounds (step 3b) for a table of about `rows`
+ * rows (the released one-way total): max(DP_ADAPTIVE_TREE_CELLS, DP_ADAPTIVE_TREE_CELLS_PER_ROW
+ * rows). */
+static inline uint64_t
+dp_adaptive_tree_bound(double rows)
+{
+	double		b = DP_ADAPTIVE_TREE_CELLS_PER_ROW * rows;
+
+	return !(b > (double) DP_ADAPTIVE_TREE_CELLS) ? DP_ADAPTIVE_TREE_CELLS :
+		b >= 1e18 ? (uint64_t) 1e18 : (uint64_t) b;
+}
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -272,6 +305,20 @@ dp_adaptive_final_iters(uint32_t iterations)
  * Returns k on invalid input (k == 0, eps not positive and finite, sens == 0).
  */
 uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens);
+
+/*
+ * The exponential mechanism over the candidates that fit: r in [0, k) with fits(arg, idx[r]),
+ * with probability proportional to exp(eps * score[r] / (2 sens)) among those, or k when none
+ * fits.  It draws by dp_exp_mech, and while the drawn one does not fit, sets it aside (score
+ * and idx are reordered) and draws again from the rest: successive draws without replacement
+ * order the candidates as a Plackett-Luce ranking, in which the first of any subset is
+ * distributed as the exponential mechanism over that subset.  So the release is exactly the
+ * exponential mechanism over the fitting set, with the same eps, provided fits is a function of
+ * public facts and earlier releases only (what it is asked, and how often, depends on the
+ * scores, but no answer does).
+ */
+uint32_t	dp_exp_mech_fitting(int64_t *score, uint32_t *idx, uint32_t k, double eps, uint64_t sens,
+								bool (*fits) (void *arg, uint32_t idx), void *arg);
 
 /*
  * The rounds' number of selections T (step 3) for R, d columns, a total of 'total' rows (the
@@ -333,6 +380,8 @@ typedef struct dp_adaptive_stats
 								 * in the rare case that the marginals' supports leave none) */
 	uint64_t	final_tree_cells;	/* ... held on a junction tree of this many cells (0: over
 									 * the whole joint table, or not maximum entropy) */
+	uint32_t	tree_builds;	/* junction trees built to check a drawn candidate (step 3b) */
+	uint32_t	tree_unbounded;	/* selections where no candidate kept the tree within bound */
 } dp_adaptive_stats;
 
 /*

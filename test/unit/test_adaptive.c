@@ -38,6 +38,79 @@
 #include "unit.h"
 #include "unit_stats.h"
 #include "adult_data.h"
+#include "dp_jtree.h"
+
+/* test_exp_mech_fitting's filter: the odd candidates fit; the calls are counted */
+static bool
+odd_fits(void *arg, uint32_t idx)
+{
+	(*(long *) arg)++;
+	return idx % 2 == 1;
+}
+
+static bool
+none_fits(void *arg, uint32_t idx)
+{
+	(void) arg;
+	(void) idx;
+	return false;
+}
+
+/*
+ * dp_exp_mech_fitting: over 6 candidates of which the odd ones fit, the draws follow the
+ * exponential mechanism over the odd ones alone (chi-square), although the even ones score
+ * higher; none fitting gives k; scores and indices are only reordered.
+ */
+static void
+test_exp_mech_fitting(void)
+{
+	const int64_t base[6] = {0, -1024, -512, -2048, -256, -3072};
+	double		w[6] = {0},
+				wsum = 0,
+				chi = 0;
+	long		hits[6] = {0},
+				calls = 0,
+				N = 100000;
+	bool		kept = true;
+	double		eps = 2.0;
+	uint64_t	sens = 1024;
+
+	for (int r = 1; r < 6; r += 2)
+	{
+		w[r] = exp(eps * (double) base[r] / (2.0 * (double) sens));
+		wsum += w[r];
+	}
+	for (long i = 0; i < N; i++)
+	{
+		int64_t		score[6];
+		uint32_t	idx[6] = {0, 1, 2, 3, 4, 5},
+					r;
+
+		memcpy(score, base, sizeof(score));
+		r = dp_exp_mech_fitting(score, idx, 6, eps, sens, odd_fits, &calls);
+		if (r < 6)
+			hits[idx[r]]++;
+		for (int k = 0; k < 6; k++)
+			kept &= score[k] == base[idx[k]];
+	}
+	for (int r = 1; r < 6; r += 2)
+	{
+		double		e = N * w[r] / wsum;
+
+		chi += (hits[r] - e) * (hits[r] - e) / e;
+	}
+	unit_check(hits[0] == 0 && hits[2] == 0 && hits[4] == 0 && chi < chisq_crit(2, 1e-4),
+			   "dp_exp_mech_fitting: only fitting candidates, drawn as the exponential mechanism over them: chi2 %.2f (%ld %ld %ld; %.2f checks a draw)",
+			   chi, hits[1], hits[3], hits[5], (double) calls / N);
+	unit_check(kept, "... scores and indices only reordered together");
+	{
+		int64_t		score[6];
+		uint32_t	idx[6] = {0, 1, 2, 3, 4, 5};
+
+		memcpy(score, base, sizeof(score));
+		unit_check(dp_exp_mech_fitting(score, idx, 6, eps, sens, none_fits, NULL) == 6, "none fits: k");
+	}
+}
 
 static void
 test_exp_mech(void)
@@ -352,6 +425,19 @@ test_adult(void)
 			   "shares: 0.25 rho one-way, at most 0.075 rho selecting, at most 0.675 rho measuring");
 	unit_check(st.rounds >= 2 && res.n_kway >= 1 && res.nmargs == res.n_oneway + res.n_kway,
 			   "rounds measured marginals (%u rounds, %u pairs)", st.rounds, res.n_kway);
+	{
+		/* the rounds kept the model's junction tree within DP_ADAPTIVE_TREE_CELLS (step 3b) */
+		dp_jtree	t;
+		int			trc = dp_jtree_build(&t, res.margs, res.nmargs, ADULT_COLS, res.merged_sizes,
+										 DP_ADAPTIVE_TREE_CELLS);
+
+		unit_check(st.tree_unbounded > 0 || (trc == 0 && st.final_maxent && st.final_tree_cells == t.cells),
+				   "Adult at epsilon 1: the model's junction tree holds %llu cells (at most %llu), %u trees built to check candidates, %u selections unbounded; rows drawn %s",
+				   trc == 0 ? (unsigned long long) t.cells : 0ULL, (unsigned long long) DP_ADAPTIVE_TREE_CELLS,
+				   st.tree_builds, st.tree_unbounded, st.final_maxent ? "by maximum entropy on it" : "by GUM");
+		if (trc == 0)
+			dp_jtree_free(&t);
+	}
 	{
 		/* T from the released one-way counts and the merged sizes, recomputed (step 3) */
 		double		n1 = 0,
@@ -1215,6 +1301,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	test_exp_mech();
+	test_exp_mech_fitting();
 	test_edges();
 	test_adult();
 	test_focus();
