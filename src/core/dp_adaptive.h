@@ -380,7 +380,9 @@ typedef struct dp_adaptive_stats
 								 * in the rare case that the marginals' supports leave none) */
 	uint64_t	final_tree_cells;	/* ... held on a junction tree of this many cells (0: over
 									 * the whole joint table, or not maximum entropy) */
-	uint32_t	tree_builds;	/* junction trees built to check a drawn candidate (step 3b) */
+	uint32_t	tree_builds;	/* junction trees built to check a drawn candidate (step 3b);
+								 * depends on the scores: for tests only, never reported
+								 * (docs/PRIVACY.md, "Side channels") */
 	uint32_t	tree_unbounded;	/* selections where no candidate kept the tree within bound */
 } dp_adaptive_stats;
 
