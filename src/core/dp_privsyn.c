@@ -501,7 +501,7 @@ static int
 sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *prm,
 			  int path, dp_prng *rng, dp_codes *out)
 {
-	uint64_t	ncells = dp_maxent_cells(d, model->merged_sizes);
+	uint64_t	ncells;
 	double	   *P;
 	int			rc;
 
@@ -521,6 +521,7 @@ sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const 
 		dp_jtree_free(&t);
 		return rc;
 	}
+	ncells = dp_maxent_cells(d, model->merged_sizes);
 	P = dp_alloc(sizeof(double) * ncells);
 	if (!P)
 		return dp_nomem("could not allocate the maximum-entropy distribution");

@@ -170,6 +170,26 @@ joint_onto(const double *P, uint32_t d, const uint32_t *sizes, const dp_jtree_cl
 	}
 }
 
+/* got (initialised here over m's attributes): clique c's sums onto them (c holds them all) */
+static void
+clique_onto_marg(const dp_jtree_clique *c, const dp_marg *m, const uint32_t *sizes, dp_marg *got)
+{
+	dp_odo		o;
+	uint64_t	s = 1;
+
+	dp_marg_init(got, m->nattrs, m->attrs, sizes);
+	dp_odo_start(&o, c->nattrs, c->sizes);
+	for (uint32_t a = m->nattrs; a-- > 0;)
+		for (uint32_t b = 0; b < c->nattrs; b++)
+			if (c->attrs[b] == m->attrs[a])
+			{
+				o.step[b] = s;
+				s *= sizes[m->attrs[a]];
+			}
+	for (uint64_t x = 0; x < c->ncells; x++, dp_odo_next(&o))
+		got->cells[o.idx] += c->P[x];
+}
+
 static void
 test_fit_matches_full(void)
 {
@@ -227,22 +247,7 @@ test_fit_matches_full(void)
 						hits += m[k].attrs[a] == jt.cl[i].attrs[b];
 				if (hits != m[k].nattrs)
 					continue;
-				dp_marg_init(&got, m[k].nattrs, m[k].attrs, sizes);
-				{
-					dp_odo		o;
-					uint64_t	s = 1;
-
-					dp_odo_start(&o, jt.cl[i].nattrs, jt.cl[i].sizes);
-					for (uint32_t a = m[k].nattrs; a-- > 0;)
-						for (uint32_t b = 0; b < jt.cl[i].nattrs; b++)
-							if (jt.cl[i].attrs[b] == m[k].attrs[a])
-							{
-								o.step[b] = s;
-								s *= sizes[m[k].attrs[a]];
-							}
-					for (uint64_t c = 0; c < jt.cl[i].ncells; c++, dp_odo_next(&o))
-						got.cells[o.idx] += jt.cl[i].P[c];
-				}
+				clique_onto_marg(&jt.cl[i], &m[k], sizes, &got);
 				for (uint64_t c = 0; c < got.ncells; c++)
 					l1 += fabs(got.cells[c] - m[k].cells[c] / tot);
 				worst_l1 = fmax(worst_l1, l1);
@@ -440,18 +445,8 @@ test_stall(void)
 		double		tot = dp_marg_total(&m[k]),
 					l1 = 0,
 					l1u = 0;
-		dp_odo		o;
-		uint64_t	s = 1;
 
-		dp_marg_init(&got, 2, m[k].attrs, sizes);
-		dp_odo_start(&o, 3, jt.cl[0].sizes);
-		for (uint32_t a = 2; a-- > 0;)
-		{
-			o.step[m[k].attrs[a]] = s;
-			s *= sizes[m[k].attrs[a]];
-		}
-		for (uint64_t c = 0; c < jt.cl[0].ncells; c++, dp_odo_next(&o))
-			got.cells[o.idx] += jt.cl[0].P[c];
+		clique_onto_marg(&jt.cl[0], &m[k], sizes, &got);
 		for (uint64_t c = 0; c < got.ncells; c++)
 		{
 			l1 += fabs(got.cells[c] - m[k].cells[c] / tot);
