@@ -10,7 +10,7 @@
 #include "pgstat.h"
 
 static const char *const phase_names[] = {"one-way marginals", "marginal selection", "publication",
-"consistency", "GUM synthesis"};
+"consistency", "row synthesis"};
 
 void
 synth_report(SynthProgress *pr, const char *phase, int percent)

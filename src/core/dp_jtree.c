@@ -315,40 +315,39 @@ done:
 	return rc;
 }
 
-/* The odometer over clique c's cells with the index into the table over its positions pos[0..k) */
+/* The runs over clique c's cells with the index into the table over its positions pos[0..k) */
 static void
-walk_start(dp_odo *o, const dp_jtree_clique *c, const uint32_t *pos, uint32_t k)
+runs_of(dp_odo_runs *r, const dp_jtree_clique *c, const uint32_t *pos, uint32_t k)
 {
-	uint64_t	s = 1;
+	uint64_t	s = 1,
+				step[DP_ODO_MAX_COLS] = {0};
 
-	dp_odo_start(o, c->nattrs, c->sizes);
 	for (uint32_t i = k; i-- > 0;)
 	{
-		o->step[pos[i]] = s;
+		step[pos[i]] = s;
 		s *= c->sizes[pos[i]];
 	}
+	dp_odo_runs_init(r, c->nattrs, c->sizes, step);
 }
 
 /* c's sums over its positions pos[0..k) into out (cells of them) */
 static void
 project(const dp_jtree_clique *c, const uint32_t *pos, uint32_t k, double *out, uint64_t cells)
 {
-	dp_odo		o;
+	dp_odo_runs r;
 
 	memset(out, 0, sizeof(double) * cells);
-	walk_start(&o, c, pos, k);
-	for (uint64_t i = 0; i < c->ncells; i++, dp_odo_next(&o))
-		out[o.idx] += c->P[i];
+	runs_of(&r, c, pos, k);
+	dp_odo_project(&r, c->P, out);
 }
 
 static void
 scale(dp_jtree_clique *c, const uint32_t *pos, uint32_t k, const double *f)
 {
-	dp_odo		o;
+	dp_odo_runs r;
 
-	walk_start(&o, c, pos, k);
-	for (uint64_t i = 0; i < c->ncells; i++, dp_odo_next(&o))
-		c->P[i] *= f[o.idx];
+	runs_of(&r, c, pos, k);
+	dp_odo_scale(&r, c->P, f);
 }
 
 /* Clique i and its parent: the parent absorbs i's news (up) or i its parent's; buf: sep_cells */

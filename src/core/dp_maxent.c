@@ -95,14 +95,17 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			double		tsum = 0,
 						csum = 0,
 						l1 = 0;
-			dp_odo		o;
+			dp_odo_runs r;
+			uint64_t	step[DP_ODO_MAX_COLS];
 
 			for (uint64_t q = 0; q < m->ncells; q++)
 				tsum += tgt[q] = m->cells[q] > 0 ? m->cells[q] : 0;
+			memset(step, 0, sizeof(uint64_t) * d);
+			for (uint32_t a = 0; a < m->nattrs; a++)
+				step[m->attrs[a]] = m->strides[a];
+			dp_odo_runs_init(&r, d, sizes, step);
 			memset(cur, 0, sizeof(double) * m->ncells);
-			odo_start(&o, m, d, sizes);
-			for (uint64_t i = 0; i < ncells; i++, dp_odo_next(&o))
-				cur[o.idx] += P[i];
+			dp_odo_project(&r, P, cur);
 			for (uint64_t q = 0; q < m->ncells; q++)
 				csum += cur[q];
 			for (uint64_t q = 0; q < m->ncells; q++)
@@ -115,9 +118,7 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			}
 			if (!(l1 <= worst))
 				worst = l1;		/* NaN too: a table with no mass left never converges */
-			odo_start(&o, m, d, sizes);
-			for (uint64_t i = 0; i < ncells; i++, dp_odo_next(&o))
-				P[i] *= cur[o.idx];
+			dp_odo_scale(&r, P, cur);
 			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
 			{
 				dp_free(cur);

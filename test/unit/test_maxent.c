@@ -15,6 +15,7 @@
  *  - errors and cancellation;
  *  - the adaptive method on a small domain draws its rows so (the counts of every cell against a
  *    fit of the model's marginals made apart), and not on a large one;
+ *  - the blocked walk of dp_odo.h (dp_odo_runs) projects and scales as the plain odometer;
  *  - timing of a sweep over 2^20 cells (diagnostic).
  *
  * Fixed-seed dp_prng tables: tests of post-processing, not of privacy.
@@ -32,6 +33,7 @@
 #include "dp_codes.h"
 #include "dp_marg.h"
 #include "dp_maxent.h"
+#include "dp_odo.h"
 #include "dp_prng.h"
 #include "unit.h"
 #include "unit_jtree.h"
@@ -449,6 +451,89 @@ test_adaptive(void)
 	}
 }
 
+/*
+ * dp_odo_runs (dp_odo.h): the blocked walk projects and scales exactly as the plain odometer
+ * does, on random shapes (columns of size 1, none held, all held, held ones apart and together).
+ */
+static void
+test_runs(void)
+{
+	dp_prng		rng;
+	int			bad_p = 0,
+				bad_s = 0,
+				cases = 0;
+	double		worst = 0;
+
+	dp_prng_seed(&rng, 21);
+	for (int c = 0; c < 2000; c++)
+	{
+		uint32_t	d = 1 + (uint32_t) dp_prng_below(&rng, 7),
+					sizes[8],
+					held[8];
+		uint64_t	n = 1,
+					step[DP_ODO_MAX_COLS] = {0},
+					m = 1;
+		double	   *P,
+				   *Q,
+				   *a,
+				   *b,
+				   *f;
+		dp_odo		o;
+		dp_odo_runs r;
+
+		for (uint32_t j = 0; j < d; j++)
+		{
+			sizes[j] = 1 + (uint32_t) dp_prng_below(&rng, 5);
+			held[j] = c % 7 == 0 ? 0 : c % 7 == 1 ? 1 : (uint32_t) dp_prng_below(&rng, 2);
+			n *= sizes[j];
+		}
+		for (uint32_t j = d; j-- > 0;)
+			if (held[j])
+			{
+				step[j] = m;
+				m *= sizes[j];
+			}
+		P = malloc(sizeof(double) * n);
+		Q = malloc(sizeof(double) * n);
+		a = calloc(m, sizeof(double));
+		b = calloc(m, sizeof(double));
+		f = malloc(sizeof(double) * m);
+		for (uint64_t i = 0; i < n; i++)
+			P[i] = Q[i] = dp_prng_unit(&rng);
+		for (uint64_t q = 0; q < m; q++)
+			f[q] = dp_prng_unit(&rng);
+		dp_odo_start(&o, d, sizes);
+		memcpy(o.step, step, sizeof(uint64_t) * d);
+		for (uint64_t i = 0; i < n; i++, dp_odo_next(&o))
+			a[o.idx] += P[i];
+		dp_odo_runs_init(&r, d, sizes, step);
+		dp_odo_project(&r, P, b);
+		for (uint64_t q = 0; q < m; q++)
+		{
+			double		e = fabs(a[q] - b[q]) / (1 + fabs(a[q]));
+
+			bad_p += e > 1e-13;
+			worst = e > worst ? e : worst;
+		}
+		dp_odo_start(&o, d, sizes);
+		memcpy(o.step, step, sizeof(uint64_t) * d);
+		for (uint64_t i = 0; i < n; i++, dp_odo_next(&o))
+			P[i] *= f[o.idx];
+		dp_odo_scale(&r, Q, f);
+		for (uint64_t i = 0; i < n; i++)
+			bad_s += P[i] != Q[i];
+		cases++;
+		free(P);
+		free(Q);
+		free(a);
+		free(b);
+		free(f);
+	}
+	unit_check(bad_p == 0, "the blocked walk projects as the odometer: %d cells off over %d shapes (worst relative %.1e)",
+			   bad_p, cases, worst);
+	unit_check(bad_s == 0, "... and scales exactly as it: %d cells differ", bad_s);
+}
+
 static void
 test_timing(void)
 {
@@ -495,6 +580,7 @@ main(void)
 	test_collapse();
 	test_errors();
 	test_adaptive();
+	test_runs();
 	test_timing();
 	return unit_done();
 }
