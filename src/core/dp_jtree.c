@@ -315,19 +315,28 @@ done:
 	return rc;
 }
 
-/* The runs over clique c's cells with the index into the table over its positions pos[0..k) */
+/* step[j]: the stride of clique c's position j in the table over its positions pos[0..k), or 0 */
 static void
-runs_of(dp_odo_runs *r, const dp_jtree_clique *c, const uint32_t *pos, uint32_t k)
+steps_of(const dp_jtree_clique *c, const uint32_t *pos, uint32_t k, uint64_t *step)
 {
-	uint64_t	s = 1,
-				step[DP_ODO_MAX_COLS] = {0};
+	uint64_t	s = 1;
 
+	memset(step, 0, sizeof(uint64_t) * c->nattrs);
 	for (uint32_t i = k; i-- > 0;)
 	{
 		step[pos[i]] = s;
 		s *= c->sizes[pos[i]];
 	}
-	dp_odo_runs_init(r, c->nattrs, c->sizes, step);
+}
+
+/* The blocks over clique c's cells with the index into the table over its positions pos[0..k) */
+static void
+runs_of(dp_odo_runs *r, const dp_jtree_clique *c, const uint32_t *pos, uint32_t k)
+{
+	uint64_t	step[DP_ODO_MAX_COLS];
+
+	steps_of(c, pos, k, step);
+	dp_odo_runs_init(r, c->nattrs, c->sizes, step, NULL);
 }
 
 /* c's sums over its positions pos[0..k) into out (cells of them) */
@@ -449,7 +458,9 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 			   *down = NULL,
 			   *pos = NULL;
 	double	   *cur = NULL,
+			   *nxt = NULL,
 			   *buf = NULL;
+	bool		ahead = false;	/* cur holds the projection of the next visit's marginal */
 	uint64_t	maxm = 1,
 				maxs = 1;
 	uint32_t	at = 0,
@@ -522,8 +533,9 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 			c->S[q] = 1.0 / (double) c->sep_cells;
 	}
 	cur = dp_alloc(sizeof(double) * maxm);
+	nxt = dp_alloc(sizeof(double) * maxm);
 	buf = dp_alloc(sizeof(double) * maxs);
-	if (!cur || !buf)
+	if (!cur || !nxt || !buf)
 	{
 		rc = dp_nomem("could not allocate the junction tree's fit");
 		goto done;
@@ -541,9 +553,12 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 						csum = 0,
 						l1 = 0;
 
-			move(t, at, home[k], down, buf);
-			at = home[k];
-			project(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur, m->ncells);
+			if (!ahead)
+			{
+				move(t, at, home[k], down, buf);
+				at = home[k];
+				project(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur, m->ncells);
+			}
 			for (uint64_t q = 0; q < m->ncells; q++)
 			{
 				tsum += m->cells[q] > 0 ? m->cells[q] : 0;
@@ -558,7 +573,26 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 			}
 			if (!(l1 <= worst))
 				worst = l1;		/* NaN too */
-			scale(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur);
+			/* the next marginal homed here: its projection in the same pass as this scaling */
+			ahead = v + 1 < nmargs && home[visit[v + 1]] == home[k];
+			if (ahead)
+			{
+				uint32_t	kn = visit[v + 1];
+				uint64_t	sa[DP_ODO_MAX_COLS],
+							sb[DP_ODO_MAX_COLS];
+				dp_odo_runs r;
+				double	   *swap = cur;
+
+				steps_of(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, sa);
+				steps_of(c, &pos[kn * DP_MARG_MAX_ATTRS], margs[kn].nattrs, sb);
+				dp_odo_runs_init(&r, c->nattrs, c->sizes, sa, sb);
+				memset(nxt, 0, sizeof(double) * margs[kn].ncells);
+				dp_odo_scale_project(&r, c->P, cur, nxt);
+				cur = nxt;
+				nxt = swap;
+			}
+			else
+				scale(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur);
 			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
 			{
 				rc = -1;
@@ -592,6 +626,7 @@ done:
 	dp_free(pos);
 	dp_free(down);
 	dp_free(cur);
+	dp_free(nxt);
 	dp_free(buf);
 	return rc;
 }

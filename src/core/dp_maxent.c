@@ -35,13 +35,13 @@ dp_maxent_sweeps(uint64_t ncells, uint32_t nmargs)
 		s <= DP_MAXENT_MIN_SWEEPS ? DP_MAXENT_MIN_SWEEPS : (uint32_t) s;
 }
 
-/* The odometer over the joint's cells with the cell's index in marginal m (m NULL: the codes only) */
+/* step[j]: the stride of column j in marginal m, 0 for a column it lacks (j < d) */
 static void
-odo_start(dp_odo *o, const dp_marg *m, uint32_t d, const uint32_t *sizes)
+marg_steps(const dp_marg *m, uint32_t d, uint64_t *step)
 {
-	dp_odo_start(o, d, sizes);
-	for (uint32_t k = 0; m && k < m->nattrs; k++)
-		o->step[m->attrs[k]] = m->strides[k];
+	memset(step, 0, sizeof(uint64_t) * d);
+	for (uint32_t a = 0; a < m->nattrs; a++)
+		step[m->attrs[a]] = m->strides[a];
 }
 
 int
@@ -53,8 +53,10 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 	uint64_t	ncells = dp_maxent_cells(d, sizes);
 	uint64_t	maxm = 0;
 	double	   *cur,
+			   *nxt,
 			   *tgt;
 	uint32_t	sweep;
+	bool		ahead = false;	/* cur holds the projection of the next marginal */
 
 	if (d == 0 || d > 64 || ncells == 0 || ncells == UINT64_MAX || nmargs == 0 || max_sweeps == 0)
 		return dp_invalid("maximum entropy: no column, more than 64, an empty or too large domain, or no marginal");
@@ -76,10 +78,12 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			maxm = m->ncells;
 	}
 	cur = dp_alloc(sizeof(double) * maxm);
+	nxt = dp_alloc(sizeof(double) * maxm);
 	tgt = dp_alloc(sizeof(double) * maxm);
-	if (!cur || !tgt)
+	if (!cur || !nxt || !tgt)
 	{
 		dp_free(cur);
+		dp_free(nxt);
 		dp_free(tgt);
 		return dp_nomem("could not allocate the maximum-entropy fit's marginals");
 	}
@@ -95,17 +99,19 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			double		tsum = 0,
 						csum = 0,
 						l1 = 0;
+			uint64_t	sa[DP_ODO_MAX_COLS],
+						sb[DP_ODO_MAX_COLS];
 			dp_odo_runs r;
-			uint64_t	step[DP_ODO_MAX_COLS];
 
 			for (uint64_t q = 0; q < m->ncells; q++)
 				tsum += tgt[q] = m->cells[q] > 0 ? m->cells[q] : 0;
-			memset(step, 0, sizeof(uint64_t) * d);
-			for (uint32_t a = 0; a < m->nattrs; a++)
-				step[m->attrs[a]] = m->strides[a];
-			dp_odo_runs_init(&r, d, sizes, step);
-			memset(cur, 0, sizeof(double) * m->ncells);
-			dp_odo_project(&r, P, cur);
+			marg_steps(m, d, sa);
+			if (!ahead)
+			{
+				dp_odo_runs_init(&r, d, sizes, sa, NULL);
+				memset(cur, 0, sizeof(double) * m->ncells);
+				dp_odo_project(&r, P, cur);
+			}
 			for (uint64_t q = 0; q < m->ncells; q++)
 				csum += cur[q];
 			for (uint64_t q = 0; q < m->ncells; q++)
@@ -118,10 +124,28 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			}
 			if (!(l1 <= worst))
 				worst = l1;		/* NaN too: a table with no mass left never converges */
-			dp_odo_scale(&r, P, cur);
+			/* the next marginal's projection in the same pass as this scaling */
+			ahead = k + 1 < nmargs;
+			if (ahead)
+			{
+				double	   *swap = cur;
+
+				marg_steps(&margs[k + 1], d, sb);
+				dp_odo_runs_init(&r, d, sizes, sa, sb);
+				memset(nxt, 0, sizeof(double) * margs[k + 1].ncells);
+				dp_odo_scale_project(&r, P, cur, nxt);
+				cur = nxt;
+				nxt = swap;
+			}
+			else
+			{
+				dp_odo_runs_init(&r, d, sizes, sa, NULL);
+				dp_odo_scale(&r, P, cur);
+			}
 			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
 			{
 				dp_free(cur);
+				dp_free(nxt);
 				dp_free(tgt);
 				return -1;
 			}
@@ -130,6 +154,7 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			break;
 	}
 	dp_free(cur);
+	dp_free(nxt);
 	dp_free(tgt);
 	{
 		double		mass = 0;
@@ -188,7 +213,7 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 	u = dp_prng_unit(rng);
 	run = 0;
 	prev = 0;					/* floor(0 + u) */
-	odo_start(&o, NULL, d, sizes);
+	dp_odo_start(&o, d, sizes);
 	for (uint64_t c = 0; c < ncells && done < n; c++, dp_odo_next(&o))
 	{
 		int64_t		now;

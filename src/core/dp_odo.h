@@ -52,99 +52,124 @@ dp_odo_next(dp_odo *o)
 
 
 /*
- * The same walk in runs: a table's columns grouped into blocks of neighbours that the second
- * table either all holds, with strides that make the block one column of it, or all lacks
- * (columns of size 1 join any block).  The innermost block is walked by a tight loop; the
- * odometer turns over the outer blocks only, ncells / inner times.  dp_odo_project and
- * dp_odo_scale are the fits' two passes (project a table onto the second, scale it by it).
+ * The same walk in blocks, for one or two other tables (a and b): a table's columns grouped into
+ * blocks of neighbours that each other table either all holds, with strides that make the block
+ * one column of it, or all lacks (columns of size 1 join any block).  The innermost block is
+ * walked by a tight loop; the odometer turns over the outer blocks only, ncells / inner times.
+ * dp_odo_project and dp_odo_scale are the fits' two passes (project a table onto a, scale it by
+ * a's factors); dp_odo_scale_project does both in one pass (scale by a, then project onto b).
  */
 typedef struct dp_odo_runs
 {
 	uint32_t	nouter;
 	uint32_t	sizes[DP_ODO_MAX_COLS]; /* the outer blocks', outermost first */
-	uint64_t	step[DP_ODO_MAX_COLS];
+	uint64_t	step[2][DP_ODO_MAX_COLS];	/* their strides in a and in b */
 	uint64_t	inner;			/* cells of the innermost block */
-	uint64_t	istep;			/* its stride in the second table (0: a block it lacks) */
+	uint64_t	istep[2];		/* its strides in a and b (0: a block the table lacks) */
 	uint64_t	ncells;
 } dp_odo_runs;
 
-/* step[j]: the second table's stride of column j, 0 for a column it lacks (d <= DP_ODO_MAX_COLS) */
+/* whether column j (step s[j]) extends the block of stride bstep and bsize cells, for one table */
+static inline bool
+dp_odo_extends(uint64_t bstep, uint64_t bsize, uint64_t sj)
+{
+	return bstep == 0 ? sj == 0 : sj == bstep * bsize;
+}
+
+/*
+ * sa[j], sb[j]: a's and b's strides of column j, 0 for a column it lacks (sb NULL: no b;
+ * d <= DP_ODO_MAX_COLS)
+ */
 static inline void
-dp_odo_runs_init(dp_odo_runs *r, uint32_t d, const uint32_t *sizes, const uint64_t *step)
+dp_odo_runs_init(dp_odo_runs *r, uint32_t d, const uint32_t *sizes, const uint64_t *sa,
+				 const uint64_t *sb)
 {
 	uint64_t	bsize = 1,
-				bstep = 0;
-	bool		open = false,
-				inner = true;
+				ba = 0,
+				bb = 0;
+	bool		open = false;
 	uint32_t	n = 0;
-	uint32_t	rs[DP_ODO_MAX_COLS];
-	uint64_t	rt[DP_ODO_MAX_COLS];
+	uint32_t	rs[DP_ODO_MAX_COLS + 1];
+	uint64_t	ra[DP_ODO_MAX_COLS + 1],
+				rb[DP_ODO_MAX_COLS + 1];
 
 	r->ncells = 1;
-	r->inner = 1;
-	r->istep = 0;
 	for (uint32_t j = d; j-- > 0;)
 	{
+		uint64_t	a = sa[j],
+					b = sb ? sb[j] : 0;
+
 		r->ncells *= sizes[j];
 		if (sizes[j] == 1)
 			continue;
-		if (open && ((bstep == 0 && step[j] == 0) ||
-					 (bstep != 0 && step[j] == bstep * bsize)))
+		if (open && dp_odo_extends(ba, bsize, a) && dp_odo_extends(bb, bsize, b))
 		{
 			bsize *= sizes[j];
 			continue;
 		}
 		if (open)
 		{
-			if (inner)
-			{
-				r->inner = bsize;
-				r->istep = bstep;
-				inner = false;
-			}
-			else
-			{
-				rs[n] = (uint32_t) bsize;
-				rt[n++] = bstep;
-			}
+			rs[n] = (uint32_t) bsize;
+			ra[n] = ba;
+			rb[n++] = bb;
 		}
 		open = true;
 		bsize = sizes[j];
-		bstep = step[j];
+		ba = a;
+		bb = b;
 	}
 	if (open)
 	{
-		if (inner)
-		{
-			r->inner = bsize;
-			r->istep = bstep;
-		}
-		else
-		{
-			rs[n] = (uint32_t) bsize;
-			rt[n++] = bstep;
-		}
+		rs[n] = (uint32_t) bsize;
+		ra[n] = ba;
+		rb[n++] = bb;
 	}
-	/* outermost first, as the odometer counts */
-	r->nouter = n;
-	for (uint32_t i = 0; i < n; i++)
+	/* blocks innermost first: the first is the tight loop's, the rest outermost first */
+	r->inner = n > 0 ? rs[0] : 1;
+	r->istep[0] = n > 0 ? ra[0] : 0;
+	r->istep[1] = n > 0 ? rb[0] : 0;
+	r->nouter = n > 0 ? n - 1 : 0;
+	for (uint32_t i = 0; i < r->nouter; i++)
 	{
 		r->sizes[i] = rs[n - 1 - i];
-		r->step[i] = rt[n - 1 - i];
+		r->step[0][i] = ra[n - 1 - i];
+		r->step[1][i] = rb[n - 1 - i];
 	}
 }
 
-/* out[0..) += P projected: the second table's sums of P's cells (out zeroed by the caller) */
+/* The outer odometer: the indices into a and b of the next innermost block */
+typedef struct dp_odo_outer
+{
+	uint32_t	code[DP_ODO_MAX_COLS];
+	uint64_t	ia,
+				ib;
+} dp_odo_outer;
+
+static inline void
+dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
+{
+	for (uint32_t j = r->nouter; j-- > 0;)
+	{
+		o->code[j]++;
+		o->ia += r->step[0][j];
+		o->ib += r->step[1][j];
+		if (o->code[j] < r->sizes[j])
+			return;
+		o->ia -= r->step[0][j] * r->sizes[j];
+		o->ib -= r->step[1][j] * r->sizes[j];
+		o->code[j] = 0;
+	}
+}
+
+/* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
 static inline void
 dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
 {
-	dp_odo		o;
+	dp_odo_outer o = {{0}, 0, 0};
 	uint64_t	L = r->inner,
-				is = r->istep;
+				is = r->istep[0];
 
-	dp_odo_start(&o, r->nouter, r->sizes);
-	memcpy(o.step, r->step, sizeof(uint64_t) * r->nouter);
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_next(&o))
+	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
 	{
 		const double *p = P + i;
 
@@ -154,52 +179,97 @@ dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
 
 			for (uint64_t j = 0; j < L; j++)
 				s += p[j];
-			out[o.idx] += s;
+			out[o.ia] += s;
 		}
 		else if (is == 1)
 		{
-			double	   *q = out + o.idx;
+			double	   *q = out + o.ia;
 
 			for (uint64_t j = 0; j < L; j++)
 				q[j] += p[j];
 		}
 		else
 			for (uint64_t j = 0; j < L; j++)
-				out[o.idx + j * is] += p[j];
+				out[o.ia + j * is] += p[j];
 	}
 }
 
-/* P's cells times f's (the second table's) */
+/* P's cells times f's, f over a */
 static inline void
 dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
 {
-	dp_odo		o;
+	dp_odo_outer o = {{0}, 0, 0};
 	uint64_t	L = r->inner,
-				is = r->istep;
+				is = r->istep[0];
 
-	dp_odo_start(&o, r->nouter, r->sizes);
-	memcpy(o.step, r->step, sizeof(uint64_t) * r->nouter);
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_next(&o))
+	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
 	{
 		double	   *p = P + i;
 
 		if (is == 0)
 		{
-			double		g = f[o.idx];
+			double		g = f[o.ia];
 
 			for (uint64_t j = 0; j < L; j++)
 				p[j] *= g;
 		}
 		else if (is == 1)
 		{
-			const double *q = f + o.idx;
+			const double *q = f + o.ia;
 
 			for (uint64_t j = 0; j < L; j++)
 				p[j] *= q[j];
 		}
 		else
 			for (uint64_t j = 0; j < L; j++)
-				p[j] *= f[o.idx + j * is];
+				p[j] *= f[o.ia + j * is];
+	}
+}
+
+/*
+ * dp_odo_scale by f over a, then dp_odo_project onto b into out (zeroed by the caller), in one
+ * pass: the same cells as the two calls, with one read and write of P.
+ */
+static inline void
+dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *out)
+{
+	dp_odo_outer o = {{0}, 0, 0};
+	uint64_t	L = r->inner,
+				sa = r->istep[0],
+				sb = r->istep[1];
+
+	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	{
+		double	   *p = P + i;
+
+		if (sa == 1 && sb == 1)
+		{
+			const double *q = f + o.ia;
+			double	   *u = out + o.ib;
+
+			for (uint64_t j = 0; j < L; j++)
+				u[j] += p[j] *= q[j];
+		}
+		else if (sa == 0 && sb == 0)
+		{
+			double		g = f[o.ia],
+						s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j] *= g;
+			out[o.ib] += s;
+		}
+		else if (sb == 0)
+		{
+			double		s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j] *= f[o.ia + j * sa];
+			out[o.ib] += s;
+		}
+		else
+			for (uint64_t j = 0; j < L; j++)
+				out[o.ib + j * sb] += p[j] *= f[o.ia + j * sa];
 	}
 }
 

@@ -15,7 +15,8 @@
  *  - errors and cancellation;
  *  - the adaptive method on a small domain draws its rows so (the counts of every cell against a
  *    fit of the model's marginals made apart), and not on a large one;
- *  - the blocked walk of dp_odo.h (dp_odo_runs) projects and scales as the plain odometer;
+ *  - the blocked walk of dp_odo.h (dp_odo_runs) projects and scales as the plain odometer, and
+ *    scales by one marginal and projects onto another in one pass as in two;
  *  - timing of a sweep over 2^20 cells (diagnostic).
  *
  * Fixed-seed dp_prng tables: tests of post-processing, not of privacy.
@@ -461,6 +462,7 @@ test_runs(void)
 	dp_prng		rng;
 	int			bad_p = 0,
 				bad_s = 0,
+				bad_f = 0,
 				cases = 0;
 	double		worst = 0;
 
@@ -506,7 +508,7 @@ test_runs(void)
 		memcpy(o.step, step, sizeof(uint64_t) * d);
 		for (uint64_t i = 0; i < n; i++, dp_odo_next(&o))
 			a[o.idx] += P[i];
-		dp_odo_runs_init(&r, d, sizes, step);
+		dp_odo_runs_init(&r, d, sizes, step, NULL);
 		dp_odo_project(&r, P, b);
 		for (uint64_t q = 0; q < m; q++)
 		{
@@ -522,6 +524,42 @@ test_runs(void)
 		dp_odo_scale(&r, Q, f);
 		for (uint64_t i = 0; i < n; i++)
 			bad_s += P[i] != Q[i];
+		/* scale by a, project onto b (another random subset) in one pass */
+		{
+			uint64_t	stepb[DP_ODO_MAX_COLS] = {0},
+						mb = 1;
+			double	   *ua,
+					   *ub,
+					   *R = malloc(sizeof(double) * n);
+
+			for (uint32_t j = d; j-- > 0;)
+				if (dp_prng_below(&rng, 2))
+				{
+					stepb[j] = mb;
+					mb *= sizes[j];
+				}
+			ua = calloc(mb, sizeof(double));
+			ub = calloc(mb, sizeof(double));
+			for (uint64_t i = 0; i < n; i++)
+				R[i] = Q[i] = dp_prng_unit(&rng);
+			dp_odo_start(&o, d, sizes);
+			memcpy(o.step, step, sizeof(uint64_t) * d);
+			for (uint64_t i = 0; i < n; i++, dp_odo_next(&o))
+				Q[i] *= f[o.idx];
+			dp_odo_start(&o, d, sizes);
+			memcpy(o.step, stepb, sizeof(uint64_t) * d);
+			for (uint64_t i = 0; i < n; i++, dp_odo_next(&o))
+				ua[o.idx] += Q[i];
+			dp_odo_runs_init(&r, d, sizes, step, stepb);
+			dp_odo_scale_project(&r, R, f, ub);
+			for (uint64_t i = 0; i < n; i++)
+				bad_f += R[i] != Q[i];
+			for (uint64_t q = 0; q < mb; q++)
+				bad_f += fabs(ua[q] - ub[q]) / (1 + fabs(ua[q])) > 1e-13;
+			free(R);
+			free(ua);
+			free(ub);
+		}
 		cases++;
 		free(P);
 		free(Q);
@@ -532,6 +570,8 @@ test_runs(void)
 	unit_check(bad_p == 0, "the blocked walk projects as the odometer: %d cells off over %d shapes (worst relative %.1e)",
 			   bad_p, cases, worst);
 	unit_check(bad_s == 0, "... and scales exactly as it: %d cells differ", bad_s);
+	unit_check(bad_f == 0, "scaling by one marginal and projecting onto another in one pass: as the two passes (%d cells differ)",
+			   bad_f);
 }
 
 static void
