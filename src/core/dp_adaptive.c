@@ -1251,8 +1251,12 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			/*
 			 * the exponential mechanism over the candidates that keep the model's junction tree
 			 * within tree_bound (dp_adaptive_tree_bound); when none does (or the table has more than
-			 * DP_ADAPTIVE_TREE_COLS columns, or the model's tree is already larger), over all
+			 * DP_ADAPTIVE_TREE_COLS columns, or the model's tree is already larger), over all; on
+			 * tables too large for a bound (tree_bound 0), over all
 			 */
+			if (tree_bound == 0)
+				r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
+			else
 			{
 				TreeFit		tf = {margs, nmargs, d, out->merged_sizes, cand, tree_bound, NULL, NULL, 0};
 				dp_jtree	cur;
