@@ -4,7 +4,9 @@
 # and, with --record, appends it to bench/RESULTS.md with the date, commit and machine.
 # Usage: bench/marginal.sh [--record]    (runs scripts/lib.sh's install and build first)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_bench}
+export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_marginal}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54338}
+CLUSTER_PORT=$DPSYNTH_PORT
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 RUNS=${RUNS:-7}
 dp_start_with_adult bench >/dev/null

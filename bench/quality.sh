@@ -12,7 +12,9 @@
 # Usage: bench/quality.sh [--record]      (RUNS=5 by default; EPSILONS="0.3 1 3"; BINNINGS="auto equal")
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_bench}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54339}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
+CLUSTER_PORT=$DPSYNTH_PORT
 RUNS=${RUNS:-5}
 EPSILONS=${EPSILONS:-"0.3 1 3"}
 SHARED=${SHARED:-$TOP/../shared}

@@ -23,7 +23,7 @@
 #   only, never to RESULTS.md or next to it, unless RECORD=1 is set.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_regenerate}
-export DPSYNTH_PORT=${DPSYNTH_PORT:-54333}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54337}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 CLUSTER_PORT=$DPSYNTH_PORT
 

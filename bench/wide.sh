@@ -6,7 +6,7 @@
 # Usage: bench/wide.sh [--record]
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_wide}
-export DPSYNTH_PORT=${DPSYNTH_PORT:-54333}
+export DPSYNTH_PORT=${DPSYNTH_PORT:-54334}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 CLUSTER_PORT=$DPSYNTH_PORT
 SHARED=${SHARED:-$TOP/../shared}

@@ -32,11 +32,16 @@ dp_install_packages() {
 	fi
 }
 
+# Two scripts started at once (a bench beside another, or beside the tests) take turns: the
+# second waits for the first's build and install instead of cleaning its objects under it.
 dp_build_install() {
 	log "building and installing dpsynth"
-	make -C "$TOP" -s clean >/dev/null
-	make -C "$TOP" -s 2>&1 | tee "$TOP/tmp_build.log"
-	$SUDO make -C "$TOP" -s install >/dev/null
+	(
+		flock 9
+		make -C "$TOP" -s clean >/dev/null
+		make -C "$TOP" -s 2>&1 | tee "$TOP/tmp_build.log"
+		$SUDO make -C "$TOP" -s install >/dev/null
+	) 9>"$TOP/tmp_build.lock"
 }
 
 # Runs a command as the cluster's owner.
