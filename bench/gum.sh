@@ -7,6 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 RUNS=${RUNS:-3}
 ROWS=${ROWS:-1000000}
 dp_install_packages
+dp_lock_checkout
 make -C "$TOP" -s bench-gum
 cd "$TOP"
 rows=()

@@ -32,21 +32,32 @@ dp_install_packages() {
 	fi
 }
 
-# Two scripts started at once (a bench beside another, or beside the tests) take turns: the
-# second waits for the first's build and install instead of cleaning its objects under it.
-dp_build_install() {
-	log "building and installing dpsynth"
-	(
+# One script at a time builds and tests in a checkout: a second one (a bench beside another, or
+# beside scripts/test) waits for the first to end instead of cleaning its objects, unit tests
+# and bench binaries under it (`make clean` removes them all).  The lock is held until the script
+# exits; its children (scripts/test-versions, bench/gum.sh under scripts/test) inherit it.
+dp_lock_checkout() {
+	[ -n "${DPSYNTH_CHECKOUT_LOCKED:-}" ] && return 0
+	exec 9>"$TOP/tmp_build.lock"
+	if ! flock -n 9; then
+		log "waiting for another script in this checkout to end (tmp_build.lock)"
 		flock 9
-		make -C "$TOP" -s clean >/dev/null
-		make -C "$TOP" -s 2>&1 | tee "$TOP/tmp_build.log"
-		$SUDO make -C "$TOP" -s install >/dev/null
-	) 9>"$TOP/tmp_build.lock"
+	fi
+	export DPSYNTH_CHECKOUT_LOCKED=1
 }
 
-# Runs a command as the cluster's owner.
+dp_build_install() {
+	dp_lock_checkout
+	log "building and installing dpsynth"
+	make -C "$TOP" -s clean >/dev/null
+	make -C "$TOP" -s 2>&1 | tee "$TOP/tmp_build.log"
+	$SUDO make -C "$TOP" -s install >/dev/null
+}
+
+# Runs a command as the cluster's owner.  Without the checkout's lock (fd 9, dp_lock_checkout): a
+# server it starts would hold the lock after the script ends.
 as_pg() {
-	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@" 9>&-; else "$@" 9>&-; fi
 }
 
 dp_cluster_stop() {

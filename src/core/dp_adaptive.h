@@ -388,7 +388,8 @@ typedef struct dp_adaptive_stats
 	uint32_t	tree_builds;	/* junction trees built to check a drawn candidate (step 3b);
 								 * depends on the scores: for tests only, never reported
 								 * (docs/PRIVACY.md, "Side channels") */
-	uint32_t	tree_unbounded;	/* selections where no candidate kept the tree within bound */
+	uint32_t	tree_unbounded;	/* selections where no candidate kept the tree within bound
+								 * (0 on tables with no bound: dp_adaptive_tree_bound 0) */
 } dp_adaptive_stats;
 
 /*

@@ -62,7 +62,7 @@ dp_odo_next(dp_odo *o)
 typedef struct dp_odo_runs
 {
 	uint32_t	nouter;
-	uint32_t	sizes[DP_ODO_MAX_COLS]; /* the outer blocks', outermost first */
+	uint64_t	sizes[DP_ODO_MAX_COLS]; /* the outer blocks', outermost first */
 	uint64_t	step[2][DP_ODO_MAX_COLS];	/* their strides in a and in b */
 	uint64_t	inner;			/* cells of the innermost block */
 	uint64_t	istep[2];		/* its strides in a and b (0: a block the table lacks) */
@@ -89,8 +89,8 @@ dp_odo_runs_init(dp_odo_runs *r, uint32_t d, const uint32_t *sizes, const uint64
 				bb = 0;
 	bool		open = false;
 	uint32_t	n = 0;
-	uint32_t	rs[DP_ODO_MAX_COLS + 1];
-	uint64_t	ra[DP_ODO_MAX_COLS + 1],
+	uint64_t	rs[DP_ODO_MAX_COLS + 1],
+				ra[DP_ODO_MAX_COLS + 1],
 				rb[DP_ODO_MAX_COLS + 1];
 
 	r->ncells = 1;
@@ -109,7 +109,7 @@ dp_odo_runs_init(dp_odo_runs *r, uint32_t d, const uint32_t *sizes, const uint64
 		}
 		if (open)
 		{
-			rs[n] = (uint32_t) bsize;
+			rs[n] = bsize;
 			ra[n] = ba;
 			rb[n++] = bb;
 		}
@@ -120,7 +120,7 @@ dp_odo_runs_init(dp_odo_runs *r, uint32_t d, const uint32_t *sizes, const uint64
 	}
 	if (open)
 	{
-		rs[n] = (uint32_t) bsize;
+		rs[n] = bsize;
 		ra[n] = ba;
 		rb[n++] = bb;
 	}
@@ -140,7 +140,7 @@ dp_odo_runs_init(dp_odo_runs *r, uint32_t d, const uint32_t *sizes, const uint64
 /* The outer odometer: the indices into a and b of the next innermost block */
 typedef struct dp_odo_outer
 {
-	uint32_t	code[DP_ODO_MAX_COLS];
+	uint64_t	code[DP_ODO_MAX_COLS];
 	uint64_t	ia,
 				ib;
 } dp_odo_outer;

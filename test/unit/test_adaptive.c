@@ -945,6 +945,8 @@ test_large_n(void)
 			   (unsigned long long) res.synth.nrows);
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "Adult x8: the budget adds up (%.9g of %.9g)",
 			   spent, p.rho);
+	unit_check(st.tree_builds == 0 && st.final_tree_cells == 0,
+			   "Adult x8: no tree bound at 32 cells a row over 2^22 (%u trees built); GUM draws", st.tree_builds);
 	ours = mean_tvd2(&big, &res.synth, sizes);
 	unit_check(ours < 0.0185, "Adult x8: mean 2-way TVD %.4f below 0.0185 (%u pairs measured; rows by %s, tree %llu cells, %u unbounded)", ours, res.n_kway,
 			   st.final_maxent ? "maximum entropy" : "GUM", (unsigned long long) st.final_tree_cells, st.tree_unbounded);

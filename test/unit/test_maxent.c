@@ -570,6 +570,22 @@ test_runs(void)
 	unit_check(bad_p == 0, "the blocked walk projects as the odometer: %d cells off over %d shapes (worst relative %.1e)",
 			   bad_p, cases, worst);
 	unit_check(bad_s == 0, "... and scales exactly as it: %d cells differ", bad_s);
+	/* blocks of 2^32 cells and more keep their size (no walk: the tables are never allocated) */
+	{
+		uint32_t	big[3] = {65536, 65536, 3};
+		uint64_t	none[3] = {0, 0, 0},
+					last[3] = {0, 0, 1};
+		dp_odo_runs r;
+		bool		ok;
+
+		dp_odo_runs_init(&r, 2, big, none, NULL);
+		ok = r.inner == ((uint64_t) 1 << 32) && r.nouter == 0 && r.istep[0] == 0;
+		dp_odo_runs_init(&r, 3, big, last, NULL);
+		ok = ok && r.inner == 3 && r.istep[0] == 1 && r.nouter == 1 && r.sizes[0] == ((uint64_t) 1 << 32) &&
+			r.step[0][0] == 0 && r.ncells == ((uint64_t) 3 << 32);
+		unit_check(ok, "a block of 2^32 cells keeps its size (inner %llu, outer blocks %u)",
+				   (unsigned long long) r.inner, r.nouter);
+	}
 	unit_check(bad_f == 0, "scaling by one marginal and projecting onto another in one pass: as the two passes (%d cells differ)",
 			   bad_f);
 }
