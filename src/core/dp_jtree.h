@@ -30,7 +30,9 @@
  * updated cliques' news is passed along the tree's path to that clique (absorption: a clique
  * scaled by its separator's new over its old sums), which keeps the joint unchanged and makes
  * the clique hold the joint's true marginal.  Marginals are visited in the preorder of their
- * cliques, so a sweep walks each edge about twice.  Same stopping rule and sweep bound as
+ * cliques, so a sweep walks each edge about twice; the scaling by one marginal and the
+ * projection onto the next one homed in the same clique share a pass over it
+ * (dp_odo_scale_project in dp_odo.h).  Same stopping rule and sweep bound as
  * dp_maxent_fit, and one more: the fit also ends after a sweep that cut the worst marginal's L1
  * misfit by less than DP_JTREE_STALL of itself.  Noisy marginals of many columns admit no joint
  * table; IPF then settles into a cycle at some misfit (a star model of 90 marginals: worst L1

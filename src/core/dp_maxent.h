@@ -31,8 +31,10 @@
  * n P in cell order, so its expected count is exactly n P_c and the total exactly n), in random
  * order.
  *
- * Cost: a sweep passes twice over the ncells cells per marginal; memory ncells doubles plus the
- * marginals' cells, and n * 4 bytes for the order of the rows.
+ * Cost: a sweep passes once over the ncells cells per marginal, and once more (the scaling by
+ * one marginal and the projection onto the next share a pass, dp_odo_scale_project; each pass
+ * walks the table in blocks, dp_odo_runs); memory ncells doubles plus the marginals' cells, and
+ * n * 4 bytes for the order of the rows.
  */
 #ifndef DP_MAXENT_H
 #define DP_MAXENT_H
