@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# scripts/lib.sh's checkout lock (dp_lock_checkout, dp_build_install): two scripts started at once
+# in one checkout take turns instead of one cleaning the other's objects, unit tests and bench
+# binaries under it; a server started by as_pg does not keep the lock after its script ends; a
+# child of a script that holds it does not wait for it.  On a scratch checkout whose Makefile
+# only records when it runs (no server, no real build).
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+unset DPSYNTH_CHECKOUT_LOCKED	# scripts/test holds the real checkout's lock; this is another one
+work=$(mktemp -d)
+chmod 755 "$work"
+trap 'pkill -f "sleep 23.5" 2>/dev/null; rm -rf "$work"' EXIT
+cat >"$work/Makefile" <<'EOF'
+all:
+	@echo "build $$(date +%s.%N) start"; sleep 1; echo "build $$(date +%s.%N) end"
+clean install:
+	@:
+EOF
+# one script: dp_build_install on the scratch checkout, with the given extra commands after it
+script() {
+	cat <<EOF
+source "$TOP/scripts/lib.sh"
+TOP=$work
+SUDO=
+dp_build_install
+$1
+EOF
+}
+
+# 1. two builds at once: one after the other
+script "" >"$work/a.sh"
+bash "$work/a.sh" >"$work/out1" 2>&1 &
+p1=$!
+bash "$work/a.sh" >"$work/out2" 2>&1 &
+p2=$!
+wait $p1 $p2
+times=$(grep -h '^build' "$work/out1" "$work/out2" | sort -k2 -n | awk '{print $3}' | tr '\n' ' ')
+is "$times" "start end start end " "two builds started at once run one after the other"
+ok "$(grep -qh 'waiting for another script' "$work/out1" "$work/out2"; echo $?)" "the second says it waits for the first"
+
+# 2. a server started by as_pg outlives its script but not its lock
+script "as_pg bash -c 'sleep 23.5 </dev/null >/dev/null 2>&1 &'" >"$work/b.sh"
+bash "$work/b.sh" >/dev/null 2>&1
+start=$(date +%s)
+timeout 10 bash "$work/a.sh" >"$work/out3" 2>&1
+rc=$?
+ok $rc "after a script whose server still runs, the next one builds ($(($(date +%s) - start)) s)"
+ok "$(grep -q 'waiting for another script' "$work/out3"; echo $((1 - $?)))" "... without waiting"
+
+# 3. a child of a script that holds the lock goes on (dp_build_install again inside)
+script "bash $work/a.sh" >"$work/c.sh"
+timeout 10 bash "$work/c.sh" >"$work/out4" 2>&1
+ok $? "a script's child that builds too does not wait for its parent's lock"
+is "$(grep -c '^build.*start' "$work/out4")" 2 "... and both built"
+done_testing
