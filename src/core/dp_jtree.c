@@ -433,7 +433,8 @@ home_of(const dp_jtree *t, const dp_marg *m)
 uint32_t
 dp_jtree_sweeps(const dp_jtree *t, const dp_marg *margs, uint32_t nmargs)
 {
-	/* a sweep: each marginal's clique twice, each clique about three times per edge walked */
+	/* a sweep: each marginal's clique twice at most (once when the next shares it), each clique about
+	 * three times per edge walked */
 	double		cost = 6.0 * (double) t->cells;
 	double		s;
 
@@ -575,24 +576,23 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 				worst = l1;		/* NaN too */
 			/* the next marginal homed here: its projection in the same pass as this scaling */
 			ahead = v + 1 < nmargs && home[visit[v + 1]] == home[k];
-			if (ahead)
 			{
-				uint32_t	kn = visit[v + 1];
+				uint32_t	kn = ahead ? visit[v + 1] : k;
 				uint64_t	sa[DP_ODO_MAX_COLS],
 							sb[DP_ODO_MAX_COLS];
-				dp_odo_runs r;
-				double	   *swap = cur;
 
 				steps_of(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, sa);
 				steps_of(c, &pos[kn * DP_MARG_MAX_ATTRS], margs[kn].nattrs, sb);
-				dp_odo_runs_init(&r, c->nattrs, c->sizes, sa, sb);
-				memset(nxt, 0, sizeof(double) * margs[kn].ncells);
-				dp_odo_scale_project(&r, c->P, cur, nxt);
+				dp_odo_scale_next(c->nattrs, c->sizes, sa, ahead ? sb : NULL, c->P, cur, nxt,
+								  margs[kn].ncells);
+			}
+			if (ahead)
+			{
+				double	   *swap = cur;
+
 				cur = nxt;
 				nxt = swap;
 			}
-			else
-				scale(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur);
 			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
 			{
 				rc = -1;

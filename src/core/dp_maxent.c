@@ -127,20 +127,14 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 			/* the next marginal's projection in the same pass as this scaling */
 			ahead = k + 1 < nmargs;
 			if (ahead)
+				marg_steps(&margs[k + 1], d, sb);
+			dp_odo_scale_next(d, sizes, sa, ahead ? sb : NULL, P, cur, nxt, ahead ? margs[k + 1].ncells : 0);
+			if (ahead)
 			{
 				double	   *swap = cur;
 
-				marg_steps(&margs[k + 1], d, sb);
-				dp_odo_runs_init(&r, d, sizes, sa, sb);
-				memset(nxt, 0, sizeof(double) * margs[k + 1].ncells);
-				dp_odo_scale_project(&r, P, cur, nxt);
 				cur = nxt;
 				nxt = swap;
-			}
-			else
-			{
-				dp_odo_runs_init(&r, d, sizes, sa, NULL);
-				dp_odo_scale(&r, P, cur);
 			}
 			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
 			{

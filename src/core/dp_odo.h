@@ -273,4 +273,24 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 	}
 }
 
+/*
+ * One update's pass of the fits: P scaled by f (over a, strides sa); with a next table b (sb not
+ * NULL) also projected onto it into out (out_cells, zeroed here), in the same pass.
+ */
+static inline void
+dp_odo_scale_next(uint32_t d, const uint32_t *sizes, const uint64_t *sa, const uint64_t *sb,
+				  double *P, const double *f, double *out, uint64_t out_cells)
+{
+	dp_odo_runs r;
+
+	dp_odo_runs_init(&r, d, sizes, sa, sb);
+	if (sb)
+	{
+		memset(out, 0, sizeof(double) * out_cells);
+		dp_odo_scale_project(&r, P, f, out);
+	}
+	else
+		dp_odo_scale(&r, P, f);
+}
+
 #endif							/* DP_ODO_H */
