@@ -24,6 +24,7 @@ psql -X -q -d postgres -c "CREATE ROLE $ANALYST LOGIN IN ROLE dpsynth_analyst" \
 
 # The owner's table: the rows in one session, ANALYZE in another, so that every counter is N.
 psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL
+SET client_min_messages = warning;
 CREATE TABLE visits (ward int NOT NULL, kind text NOT NULL);
 CREATE INDEX visits_ward ON visits (ward);
 CREATE STATISTICS visits_stats ON ward, kind FROM visits;
@@ -77,6 +78,7 @@ is "$(as_analyst "SELECT count(*) FROM pg_stats WHERE tablename = 'visits'")" 0 
 is "$(as_analyst "SELECT count(*) FROM pg_stats_ext WHERE tablename = 'visits'")" 0 "pg_stats_ext shows the analyst nothing of the table"
 is "$(q $DB "SELECT count(*) > 0 FROM pg_stats_ext WHERE tablename = 'visits'")" t "(the owner sees its extended statistics)"
 refused "SELECT count(*) FROM pg_statistic" "pg_statistic"
+refused "SELECT count(*) FROM pg_statistic_ext_data" "pg_statistic_ext_data"
 refused "EXPLAIN SELECT * FROM visits" "EXPLAIN of a query on the table"
 
 # ---- the README's block, exactly, in both databases
