@@ -123,7 +123,8 @@ ok $? "the coordinator's protected tables, one per shard partition"
 # A hostile shard's own dpsynth: no extension, a schema dpsynth with an aggregate that sends the
 # state in fake_state (none over zero rows, so that the checks before the charge pass) and an
 # identity that claims this version.  The states are made from true ones by the coordinator.
-state10=$(q $DB "SELECT dpsynth._partial_counts(ARRAY[g % 10], '{10}') FROM generate_series(1, 100) g")
+# (a's 10 bins and its NULL code: 11 cells, all counted, so the state is dense: 8 bytes a cell, last)
+state11=$(q $DB "SELECT dpsynth._partial_counts(ARRAY[g % 11], '{11}') FROM generate_series(1, 110) g")
 state5=$(q $DB "SELECT dpsynth._partial_counts(ARRAY[g % 5], '{5}') FROM generate_series(1, 100) g")
 version=$(q $DB "SELECT extversion FROM pg_extension WHERE extname = 'dpsynth'")
 shard ${DB}_fake "CREATE SCHEMA dpsynth;
@@ -138,27 +139,30 @@ ok $? "a hostile shard's fake dpsynth"
 
 spent() { q $DB "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 'h_$1'::regclass"; }
 ledger_rows() { q $DB "SELECT count(*) FROM dpsynth.ledger WHERE relid = 'h_$1'::regclass AND status <> 'refused'"; }
-# What the analyst receives from a dp_marginal on h_NAME (ARGS: settings before it), everything:
-# psql's output with every field of every message, then the ledger and refusals it reads.
+# What the analyst receives from CALL (SETTINGS before it), everything: psql's output with every
+# field of every message, then the ledger and refusals it reads.
 as_analyst() {
 	psql -X -q -U $ANALYST -d $DB 2>&1 <<SQL
 \\set VERBOSITY verbose
 \\set SHOW_CONTEXT always
 SET client_min_messages = debug5;
-$2
-SELECT count(*) FROM dp_marginal('h_$1', ARRAY['a'], epsilon => 1);
+$1
+$2;
 RESET statement_timeout;
 SELECT * FROM dp_ledger;
 SELECT * FROM dp_refusals;
 SQL
 }
-# attempt NAME EXPECT [SETTINGS] DESCRIPTION...: EXPECT is "refused:PATTERN" (refused before the
-# charge with a message matching PATTERN) or "charged:SQLSTATE" (charged, then the generic error).
+# attempt NAME EXPECT SETTINGS DESCRIPTION [FUNCTION]: FUNCTION (dp_marginal on a, or
+# dp_synthesize) on h_NAME; EXPECT is "refused:PATTERN" (refused before the charge with a message
+# matching PATTERN), "charged:SQLSTATE" (charged, then the generic error) or "ok".
 attempt() {
-	local name=$1 expect=$2 settings=$3 desc=$4 s0 n0 out
+	local name=$1 expect=$2 settings=$3 desc=$4 fn=${5:-dp_marginal} call s0 n0 out
+	call="SELECT count(*) FROM dp_marginal('h_$name', ARRAY['a'], epsilon => 1)"
+	[ "$fn" = dp_synthesize ] && call="SELECT rows_written FROM dp_synthesize('h_$name', epsilon => 1, target => '${ANALYST}_$name')"
 	s0=$(spent "$name")
 	n0=$(ledger_rows "$name")
-	out=$(as_analyst "$name" "$settings")
+	out=$(as_analyst "$settings" "$call")
 	echo "$out" | grep -A3 '^ERROR' | grep -E '^(ERROR|DETAIL|HINT|CONTEXT)' | head -n 4 | sed 's/^/# /'
 	ok "$([[ "$out" != *SECRET* ]]; echo $?)" "$desc: the planted value is in nothing the analyst receives"
 	case $expect in
@@ -168,7 +172,7 @@ attempt() {
 		is "$(spent "$name")|$(ledger_rows "$name")" "$s0|$n0" "$desc: before the charge (spent, ledger rows)"
 		;;
 	charged:*)
-		ok "$([[ "$out" == *"ERROR:  ${expect#charged:}: dp_marginal failed after its charge; nothing was released"* ]]; echo $?)" \
+		ok "$([[ "$out" == *"ERROR:  ${expect#charged:}: $fn failed after its charge; nothing was released"* ]]; echo $?)" \
 			"$desc: the generic error after the charge ($(echo "$out" | grep -m1 '^ERROR'))"
 		is "$(ledger_rows "$name")|$(q $DB "SELECT status FROM dpsynth.ledger WHERE relid = 'h_$name'::regclass ORDER BY id DESC LIMIT 1")" \
 			"$((n0 + 1))|charged" "$desc: charged once, nothing released (ledger rows, last status)"
@@ -188,14 +192,19 @@ attempt text "refused:ERROR:  42804: .*does not have the column types" "" "int d
 attempt date "refused:ERROR:  42804: .*does not have the column types" "" "date declared over a remote text column"
 attempt raise charged:YD004 "" "a remote view that raises with a row's value"
 attempt notice ok "" "a remote view that sends a NOTICE with a row's value"
+# dp_synthesize's adaptive method counts the foreign partition after its charge, as dp_marginal
+q $DB "SELECT dp_declare('h_raise', 'id', lower => 1, upper => 2000, bins => 4);
+	GRANT CREATE ON SCHEMA public TO $ANALYST" >/dev/null
+attempt raise charged:YD004 "" "dp_synthesize over the view that raises" dp_synthesize
 # finding 2: a broken shard costs nothing where it can be checked before the charge
 attempt missing "refused:ERROR:  HV00R: the remote table of partition" "" "a missing remote table"
 attempt noext "refused:ERROR:  55000: server \"noext\" .*cannot run dpsynth" "" "a shard without dpsynth"
 attempt old "refused:ERROR:  55000: server \"old\" .*cannot run dpsynth" "" "a shard with dpsynth 0.3.3"
 attempt slow charged:57014 "SET statement_timeout = '1500ms';" "a shard slower than the statement timeout"
 # a hostile shard's states: negative, past INT64_MAX with the local counts, of another shape
-neg=$(q $DB "SELECT overlay('$state10'::bytea PLACING '\\xffffffffffffffff'::bytea FROM length('$state10'::bytea) - 7)")
-huge=$(q $DB "SELECT overlay('$state10'::bytea PLACING '\\xffffffffffffff7f'::bytea FROM length('$state10'::bytea) - 7)")
+# the count of cell 0 (a = 0, which the local partition holds too) set to -1, then to INT64_MAX
+neg=$(q $DB "SELECT overlay('$state11'::bytea PLACING '\\xffffffffffffffff'::bytea FROM length('$state11'::bytea) - 87)")
+huge=$(q $DB "SELECT overlay('$state11'::bytea PLACING '\\xffffffffffffff7f'::bytea FROM length('$state11'::bytea) - 87)")
 for s in "negative:$neg" "huge:$huge" "shape:$state5"; do
 	shard ${DB}_fake "TRUNCATE fake_state; INSERT INTO fake_state VALUES ('${s#*:}')"
 	attempt fake charged:YD004 "" "a shard that sends a count state that is ${s%%:*}"
@@ -206,8 +215,13 @@ sleep 0.5
 logged=$(tail -n +"$((log_mark + 1))" "$COORD_LOG")
 ok "$(echo "$logged" | grep -q "dp_marginal failed after its charge (ledger row [0-9]*).*$SECRET row 7"; echo $?)" \
 	"the server log keeps the remote RAISE after the charge, with the value"
-ok "$(echo "$logged" | grep -q "before the charge failed.*invalid input syntax\|before the charge failed.*operator does not exist"; echo $?)" \
+ok "$(echo "$logged" | grep -q "dp_synthesize failed after its charge (ledger row [0-9]*).*$SECRET row 7"; echo $?)" \
+	"and dp_synthesize's"
+ok "$(echo "$logged" | grep -q 'before the charge failed.*operator does not exist: text\[\] = integer\[\]'; echo $?)" \
 	"and the server's errors before the charge"
+# each false state reached the check it was made for
+is "$(echo "$logged" | grep -c 'after its charge.*\[22P03\] invalid partial counts')|$(echo "$logged" | grep -c 'after its charge.*sent an invalid count')|$(echo "$logged" | grep -c 'after its charge.*of different marginals')" \
+	"1|1|1" "the negative count, the overflow and the other shape were each refused after the charge"
 
 psql -X -q -d postgres -c "DROP DATABASE $DB" 2>/dev/null
 done_testing
