@@ -22,12 +22,16 @@
  *   - the partition's server is a postgres_fdw server;
  *   - the planner ships the aggregate whole: the statement's plan is one Foreign Scan with the
  *     aggregate pushed down (EXPLAIN, which does not connect), so rows never cross the wire;
- *   - the server answers: the same statement with LIMIT 0 opens the foreign scan, which connects
- *     with the user mapping, and returns before any statement runs there (measured on 15: the
- *     server's log shows the session's settings and no cursor).  That the server has dpsynth
- *     is only known when the count runs, after the charge.
+ *   - on the server, over zero rows (WHERE $1 with $1 false in a generic plan: the server plans and
+ *     executes the statement, which connects with the user mapping, and reads no row): first a
+ *     count(*) whose conditions have no operator there unless each column has exactly its declared
+ *     type (the remote table, its columns and their types), then the very statements that count
+ *     after the charge, with the same conditions and dpsynth._shard_identity beside them: dpsynth
+ *     must be installed there, in this version, and the statement must have run on another
+ *     database than this one.  An error of the server is refused with dpsynth's own message (the
+ *     server's text may carry values of its rows: it goes to the server log only).
  * After the charge, a server that fails fails the call (fail closed): the charge stays, nothing
- * is released, and the error names the server's statement, never a value of the rows.
+ * is released, and the caller reads the generic error of release_guard.c, never the server's text.
  *
  * Privacy: the sensitivity is unchanged (one row lies in one partition and moves one count of
  * the sum by one), and the noise and the charge are those of dp_marginal (PRIVACY.md).  The

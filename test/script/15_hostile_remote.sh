@@ -192,6 +192,28 @@ attempt text "refused:ERROR:  42804: .*does not have the column types" "" "int d
 attempt date "refused:ERROR:  42804: .*does not have the column types" "" "date declared over a remote text column"
 attempt raise charged:YD004 "" "a remote view that raises with a row's value"
 attempt notice ok "" "a remote view that sends a NOTICE with a row's value"
+# a PL/pgSQL handler of the analyst's reads every field of the error, and its transaction goes on
+out=$(psql -X -q -U $ANALYST -d $DB 2>&1 <<'SQL'
+\set VERBOSITY verbose
+BEGIN;
+DO $$
+DECLARE m text; d text; h text; c text; st text;
+BEGIN
+	PERFORM count(*) FROM dp_marginal('h_raise', ARRAY['a'], epsilon => 1);
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT,
+		c = PG_EXCEPTION_CONTEXT, st = RETURNED_SQLSTATE;
+	RAISE NOTICE 'caught [%] % | % | % | %', st, m, d, h, c;
+END $$;
+SELECT 'then ' || count(*) || ' ledger rows' FROM dp_ledger;
+COMMIT;
+SQL
+)
+echo "$out" | grep -m1 caught | cut -c1-200 | sed 's/^/# /'
+ok "$([[ "$out" != *SECRET* && "$out" == *"caught [YD004] dp_marginal failed after its charge"* && "$out" == *"then "*" ledger rows"* && "$out" != *ERROR* ]]; echo $?)" \
+	"an exception handler catches the generic error only (no planted value), and the transaction goes on"
+is "$(q $DB "SELECT rho_spent = (SELECT sum(rho) FROM dpsynth.ledger l WHERE l.relid = b.relid AND status <> 'refused') FROM dpsynth.budgets b WHERE relid = 'h_raise'::regclass")" t \
+	"the caught call's charge stays (spent == the ledger's sum)"
 # dp_synthesize's adaptive method counts the foreign partition after its charge, as dp_marginal
 q $DB "SELECT dp_declare('h_raise', 'id', lower => 1, upper => 2000, bins => 4);
 	GRANT CREATE ON SCHEMA public TO $ANALYST" >/dev/null
