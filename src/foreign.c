@@ -131,9 +131,10 @@ shard_identity(void)
 
 /*
  * How a statement over a foreign partition ends: as counted after the charge, or as run before it
- * over zero rows (PROBE: the shard's dpsynth version beside the aggregates, WHERE $1 with $1 false
- * in a generic plan, so that the server plans and executes the very statement and reads no row),
- * or that same probe without its WHERE for EXPLAIN (a Param is folded in EXPLAIN's plan).
+ * over zero rows (PROBE: dpsynth._shard_identity beside the aggregates, and WHERE $1 with $1 false
+ * in a generic plan, so that the server plans and executes the very statement and reads no row,
+ * and types_quals), or that same probe with WHERE true for EXPLAIN (a Param would be folded in
+ * EXPLAIN's plan).
  */
 typedef enum CountForm
 {
@@ -380,6 +381,7 @@ static void
 remote_checks(Oid root, Oid leaf, const char *servername, DpColumn *cols, const DpColumnSet *sets, int nsets)
 {
 	MemoryContext mcxt = CurrentMemoryContext;
+	const char *leafname = get_rel_name(leaf);	/* no catalog access in the catch */
 	volatile ProbeStage stage = PROBE_TYPES;
 	char	   *types = types_sql(leaf, cols, sets, nsets, false);
 	ProbeResult *res = palloc0(sizeof(ProbeResult) * ((nsets + DP_FOREIGN_SETS_PER_SCAN - 1) / DP_FOREIGN_SETS_PER_SCAN));
@@ -400,9 +402,9 @@ remote_checks(Oid root, Oid leaf, const char *servername, DpColumn *cols, const 
 	PG_CATCH();
 	{
 		int			code = dpsynth_error_to_log(mcxt, psprintf("the check of partition \"%s\" on server \"%s\" before the charge failed",
-															   get_rel_name(leaf), servername));
+															   leafname, servername));
 
-		refuse_remote(stage, code, servername, get_rel_name(leaf));
+		refuse_remote(stage, code, servername, leafname);
 	}
 	PG_END_TRY();
 

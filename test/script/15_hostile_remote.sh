@@ -223,6 +223,22 @@ attempt missing "refused:ERROR:  HV00R: the remote table of partition" "" "a mis
 attempt noext "refused:ERROR:  55000: server \"noext\" .*cannot run dpsynth" "" "a shard without dpsynth"
 attempt old "refused:ERROR:  55000: server \"old\" .*cannot run dpsynth" "" "a shard with dpsynth 0.3.3"
 attempt slow charged:57014 "SET statement_timeout = '1500ms';" "a shard slower than the statement timeout"
+# a hostile shard's identity: another version; this very database (a loopback); and counts over
+# zero rows (an aggregate with an initial state)
+identity() {
+	shard ${DB}_fake "CREATE OR REPLACE FUNCTION dpsynth._shard_identity(bigint) RETURNS text LANGUAGE sql IMMUTABLE
+		AS \$\$SELECT '$1'\$\$"
+}
+identity "9.9.9 1 1"
+attempt fake "refused:ERROR:  55000: server \"fake\" .*runs another version of dpsynth" "" "a shard with another dpsynth version"
+identity "$(q $DB "SELECT dpsynth._shard_identity(0)")"
+attempt fake "refused:ERROR:  0A000: .*was counted in this database" "" "a shard that says it is this database"
+identity "$version 1 1"
+shard ${DB}_fake "TRUNCATE fake_state; INSERT INTO fake_state VALUES ('$state11');
+	CREATE OR REPLACE AGGREGATE dpsynth._partial_counts(int4[], int4[]) (SFUNC = dpsynth.fake_add, STYPE = bytea,
+		INITCOND = '$state11')"
+attempt fake "refused:ERROR:  55000: .*counts for no row" "" "a shard that sends counts for no row"
+shard ${DB}_fake "CREATE OR REPLACE AGGREGATE dpsynth._partial_counts(int4[], int4[]) (SFUNC = dpsynth.fake_add, STYPE = bytea)"
 # a hostile shard's states: negative, past INT64_MAX with the local counts, of another shape
 # the count of cell 0 (a = 0, which the local partition holds too) set to -1, then to INT64_MAX
 neg=$(q $DB "SELECT overlay('$state11'::bytea PLACING '\\xffffffffffffffff'::bytea FROM length('$state11'::bytea) - 87)")
