@@ -137,6 +137,9 @@ shard ${DB}_fake "CREATE SCHEMA dpsynth;
 	CREATE TABLE r_fake (id int, a int); INSERT INTO r_fake SELECT 1000 + i, i % 10 FROM generate_series(1, 100) i" >/dev/null
 ok $? "a hostile shard's fake dpsynth"
 
+is "$(q $DB "SELECT has_function_privilege('public', 'dpsynth._shard_identity(bigint)', 'EXECUTE') OR has_function_privilege('$ANALYST', 'dpsynth._shard_identity(bigint)', 'EXECUTE')")" f \
+	"neither PUBLIC nor an analyst may run dpsynth._shard_identity"
+
 spent() { q $DB "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 'h_$1'::regclass"; }
 ledger_rows() { q $DB "SELECT count(*) FROM dpsynth.ledger WHERE relid = 'h_$1'::regclass AND status <> 'refused'"; }
 # What the analyst receives from CALL (SETTINGS before it), everything: psql's output with every
