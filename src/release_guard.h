@@ -16,6 +16,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 /* an error after the charge: its text went to the server log only */
 #define ERRCODE_DPSYNTH_RELEASE_FAILED		MAKE_SQLSTATE('Y','D','0','0','4')
 
@@ -41,7 +43,7 @@ extern int	dpsynth_error_to_log(MemoryContext mcxt, const char *what);
 extern bool dpsynth_errcode_is_public(int sqlerrcode);
 
 /* The catch of DPSYNTH_AFTER_CHARGE: logs the error and raises the fixed one. */
-extern void dpsynth_release_failed(DpReleaseGuard *guard) pg_attribute_noreturn();
+pg_noreturn extern void dpsynth_release_failed(DpReleaseGuard *guard);
 
 #define DPSYNTH_AFTER_CHARGE(fn, ledger) \
 	do { \
