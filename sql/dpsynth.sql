@@ -438,8 +438,9 @@ BEGIN
 				  DETAIL = 'A partitioned or inherited table is protected as one table, with its partitions and children; a row may have one budget only.',
 				  HINT = format('Release from %s, or detach the table from it first.', other);
 	END IF;
-	-- a foreign partition (postgres_fdw) is protected with the others: dp_marginal counts it on
-	-- its server (src/foreign.c), the releases that read rows refuse it before any charge
+	-- a foreign partition (postgres_fdw) is protected with the others: dp_marginal and
+	-- dp_synthesize's adaptive method count it on its server (src/foreign.c); dp_discover, which
+	-- reads values, and the PrivSyn method refuse it before any charge
 	IF EXISTS (WITH RECURSIVE down(r) AS (
 				   SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = tbl
 				   UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.r)
@@ -1436,6 +1437,16 @@ REVOKE ALL ON FUNCTION dpsynth._partial_counts_add(internal, int4[], int4[]),
 	dpsynth._partial_serialize(internal), dpsynth._partial_deserialize(bytea, internal),
 	dpsynth._partial_final(internal), dpsynth._partial_vector(bytea, int4[]),
 	dpsynth._partial_counts(int4[], int4[]), dpsynth._partial_merge(bytea) FROM PUBLIC;
+
+-- Which server this is, and its dpsynth: the library's version, the cluster's system identifier
+-- and the database's OID, for a coordinator's check before its charge (src/foreign.c).  It runs on
+-- a shard over the zero rows of the count statement, beside the aggregates (its argument is the
+-- statement's count(*), so that postgres_fdw ships the call).
+CREATE FUNCTION dpsynth._shard_identity(bigint) RETURNS text
+	AS 'MODULE_PATHNAME', 'dpsynth_shard_identity' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dpsynth._shard_identity(bigint) IS
+	'dpsynth''s library version, the system identifier and the database OID of this server (checked on every shard before a charge)';
+REVOKE ALL ON FUNCTION dpsynth._shard_identity(bigint) FROM PUBLIC;
 -- END partial counts
 
 -- BEGIN encoders (issue 12 item 4; src/encoder.c, docs/DISTRIBUTED.md "Next step", item 1).  A

@@ -41,6 +41,7 @@
 #include "dp_decode.h"
 #include "dp_discovery.h"
 #include "dp_sampler.h"
+#include "release_guard.h"
 
 #define DISCOVER_MAX_LABEL	256		/* longer text values are never released as categories */
 #define DISCOVER_TAIL		0.001	/* noisy mass left outside each discovered bound */
@@ -887,6 +888,8 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 										plan.ndiscover, plan.units_each, plan.delta_each));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
+	/* an error still raised goes to the server log only (release_guard.h) */
+	DPSYNTH_AFTER_CHARGE("dp_discover", ledger_id);
 	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true);
 	for (int j = 0; j < ntodo; j++)
 	{
@@ -900,5 +903,6 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	}
 	table_close(rel, NoLock);
 	dpsynth_complete(ledger_id);
+	DPSYNTH_AFTER_CHARGE_END();
 	return (Datum) 0;
 }

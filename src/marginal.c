@@ -31,6 +31,7 @@
 #include "dp_counts.h"
 #include "dp_discovery.h"
 #include "dp_sampler.h"
+#include "release_guard.h"
 
 typedef struct CellCounter
 {
@@ -65,7 +66,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	DpColumn   *cols;
 	int			ncols;
 	int64	   *strides;
-	int64		ncells = 1;
+	volatile int64 ncells = 1;	/* assigned in the guarded region (release_guard.h) */
 	int64	   *counts;
 	dp_dgauss	noise;
 	int64		ledger_id;
@@ -117,6 +118,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) : ""));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
+	/* an error still raised goes to the server log only (release_guard.h) */
+	DPSYNTH_AFTER_CHARGE("dp_marginal", ledger_id);
 	if (plan.ndiscover > 0)
 	{
 		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id, false);
@@ -182,5 +185,6 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 
 	table_close(rel, NoLock);	/* keep the lock until the end of the transaction */
 	dpsynth_complete(ledger_id);
+	DPSYNTH_AFTER_CHARGE_END();
 	return (Datum) 0;
 }

@@ -25,6 +25,7 @@
  *   dp_discovery.h).
  */
 #include "synthesize.h"
+#include "release_guard.h"
 
 #include "access/heapam.h"
 #include "funcapi.h"
@@ -558,6 +559,8 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	charge_call(&c);
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
+	/* an error still raised goes to the server log only (release_guard.h) */
+	DPSYNTH_AFTER_CHARGE("dp_synthesize", c.ledger_id);
 	synth_progress_init(&pr, c.label, c.verbose);
 	read_table(&c, &pr, &codes);
 	run_method(&c, &codes, &rng, &pr);
@@ -570,6 +573,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	result[7] = timings(&c, synth_now());
 	table_close(c.rel, NoLock);
 	dpsynth_complete(c.ledger_id);
+	DPSYNTH_AFTER_CHARGE_END();
 	pgstat_report_activity(STATE_RUNNING, debug_query_string);
 
 	result[0] = ObjectIdGetDatum(target_relid);

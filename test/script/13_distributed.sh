@@ -222,9 +222,12 @@ tvd_local=$(tvd "$local_truth")
 ok "$(awk -v u="$tvd_union" -v l="$tvd_local" 'BEGIN { exit !(u < 0.05 && l > 0.2) }'; echo $?)" \
 	"the synthetic (a, b) follows the union's rows (TVD $tvd_union), not the local partition's ($tvd_local)"
 echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE' | grep -v '^--' | cut -c1-160 | sed 's/^/# shard: /'
-stmt=$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY\[(CASE WHEN')
-is "$(echo "$shard_log" | grep -cE 'execute [^:]*: DECLARE')|$(echo "$stmt" | grep -c .)|$(echo "$stmt" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "1|1|3" \
-	"the shard opened one cursor: one statement (one scan) with the encoders and the aggregate of each pair of (id, a, b)"
+# before the charge, two probes over zero rows (WHERE $1 with $1 false: the column types, then the
+# count statement with the shard's identity); after it, the count
+stmt=$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY\[(CASE WHEN' | grep -v '\$1')
+probes=$(echo "$shard_log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep -c 'WHERE (\$1::boolean)')
+is "$(echo "$shard_log" | grep -cE 'execute [^:]*: DECLARE')|$probes|$(echo "$shard_log" | grep -c "parameters: \$1 = 'f'")|$(echo "$stmt" | grep -c .)|$(echo "$stmt" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "3|2|2|1|3" \
+	"the shard opened three cursors: two probes over zero rows, then one statement (one scan) with the encoders and the aggregate of each pair of (id, a, b)"
 ok "$(! echo "$shard_log" | grep -qE 'SELECT (id, )?a, b FROM public.t_remote|SELECT id, a, b'; echo $?)" \
 	"no statement fetched the shard's rows"
 s0=$(spent)
@@ -312,7 +315,7 @@ q $DB "SELECT dp_declare('t3', 'id', lower => 1, upper => 9000, bins => 4)" >/de
 mark=$(wc -l <"$SHARD_DIR/server.log")
 res=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT rows_written FROM dp_synthesize('t3', epsilon => 500, target => 'regress_dist_analyst_t3_synth', focus => ARRAY['f1'])" 2>&1)
 sleep 0.5
-stmts=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY')
+stmts=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log" | grep -A1 -E 'execute [^:]*: DECLARE .* CURSOR FOR$' | grep 'SELECT dpsynth._partial_counts(ARRAY' | grep -v '\$1')
 is "$res|$(echo "$stmts" | grep -c .)|$(echo "$stmts" | grep -o 'dpsynth._partial_counts(ARRAY' | wc -l)" "7000|2|300" \
 	"25 columns, focus on f1: 7,000 rows written; the shard counted the 300 pairs in 2 statements"
 is "$(q $DB "SELECT (details->'focus')::text FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" '["f1"]' "its ledger row names the focus"
