@@ -7,12 +7,14 @@
  *   - a Citus table (distributed, reference or Citus-local: a row of pg_dist_partition): on the
  *     coordinator it is a shell, its rows are in shards (on the workers, or in shard tables of
  *     their own), and only a query planned by Citus reaches them; a scan of the shell reads no
- *     row.  Refused here, in every release and in dp_protect (dpsynth._check_visible).  A table
- *     protected while local and distributed later (create_distributed_table keeps its OID) is
- *     refused by the same check at its next release.
+ *     row, or the rows the table had when it was distributed (Citus leaves them on disk until
+ *     truncate_local_data_after_distributing_table).  Refused here, in every release and in
+ *     dp_protect (dpsynth._check_visible).  A table protected while local and distributed later
+ *     (create_distributed_table keeps its OID) is refused by the same check at its next release.
  * What it does not miss, so is not refused here:
  *   - another table access method: table_beginscan reads any AM's rows (Citus columnar
- *     included, which stores its rows in this server's relation);
+ *     included, which stores its rows in this server's relation; it has no parallel scan, so
+ *     scan_parallel.c reads a leaf that is not heap without workers);
  *   - a foreign table: dpsynth_check_tree refuses it in the releases that read rows, and
  *     dp_marginal and dp_synthesize's adaptive method count it on its server, foreign.c, which
  *     refuses any wrapper other than postgres_fdw before the charge.

@@ -5,11 +5,14 @@
 #   2. on a Citus cluster of its own (a coordinator and two workers on ports PGPORT+60..62, Citus
 #      built once and cached by scripts/citusbuild, installed into the PostgreSQL of $PG_CONFIG):
 #      dp_protect refuses a distributed and a reference table, and a table protected while local
-#      and distributed (or made a reference table) afterwards is refused by dp_synthesize,
-#      dp_marginal and dp_discover, called by an analyst, before the charge: the budget spent and
-#      the ledger do not change, no synthetic table appears.  Before the check, the shell's empty
-#      scan was charged and released: 0 rows.
-# Without the vendored Citus source (../shared/vendor/citus) part 2 is reported as a skip.
+#      and distributed (or made a reference table) afterwards is refused by dp_discover,
+#      dp_marginal and dp_synthesize, called by an analyst, before the charge: the budget spent
+#      and the ledger do not change, no synthetic table appears.  Before the check, the releases
+#      charged and read the coordinator's shell: the rows Citus leaves there, as they were when
+#      the table was distributed, or none once they are truncated;
+#   3. a local Citus columnar table (another table access method) is read, also where parallel
+#      workers would be used (columnar has no parallel scan: scan_parallel.c reads it serially).
+# Without the vendored Citus source (../shared/vendor/citus) parts 2 and 3 report a skip.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_citus
 ANALYST=regress_citus_analyst
@@ -165,16 +168,17 @@ for t in adult_late adult_late_ref; do
 	kind=distributed
 	[ $t = adult_late_ref ] && kind=reference
 	before=$(spent $t)
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1)" "${as_analyst[@]}"
-	ok $? "dp_synthesize on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB \
-		"SELECT * FROM dp_synthesize('$t', 1, method => 'privsyn', columns => ARRAY['sex', 'income'])" "${as_analyst[@]}"
-	ok $? "dp_synthesize (privsyn) on the $kind $t is refused"
+	# dp_discover first: age has no domain yet, so before the check it discovered and charged
+	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_discover('$t', 1)" "${as_analyst[@]}"
+	ok $? "dp_discover on the $kind $t is refused"
 	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_marginal('$t', ARRAY['sex', 'income'], 1)" \
 		"${as_analyst[@]}"
 	ok $? "dp_marginal on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_discover('$t', 1)" "${as_analyst[@]}"
-	ok $? "dp_discover on the $kind $t is refused"
+	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1)" "${as_analyst[@]}"
+	ok $? "dp_synthesize on the $kind $t is refused"
+	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1, method => 'privsyn')" \
+		"${as_analyst[@]}"
+	ok $? "dp_synthesize (privsyn) on the $kind $t is refused"
 	is "$(spent $t)" "$before" "the budget spent and the ledger rows of $t are unchanged"
 	is "$(c "SELECT to_regclass('${t}_synthetic') IS NULL")" t "no synthetic copy of $t"
 done
