@@ -11,8 +11,14 @@ COMMENT ON FUNCTION dpsynth._shard_identity(bigint) IS
 	'dpsynth''s library version, the system identifier and the database OID of this server (checked on every shard before a charge)';
 REVOKE ALL ON FUNCTION dpsynth._shard_identity(bigint) FROM PUBLIC;
 
+-- A Citus table (distributed, reference or Citus-local) is refused by dp_protect and, before the
+-- charge, by every release: its rows are in shards that dpsynth's scan does not read.
+CREATE FUNCTION dpsynth._check_visible(tbl regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'dpsynth_check_visible_sql' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION dpsynth._check_visible(regclass) FROM PUBLIC;
+
 -- _dp_protect: its comment on foreign partitions (dp_synthesize's adaptive method counts them,
--- dp_discover refuses them); the body is otherwise 0.3.3's.
+-- dp_discover refuses them); it refuses a Citus table (dpsynth._check_visible); the body is otherwise 0.3.3's.
 CREATE OR REPLACE FUNCTION dpsynth._dp_protect(invoker oid, tbl regclass, epsilon float8, delta float8,
 									selection_delta float8, discovery boolean)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -72,6 +78,8 @@ BEGIN
 			USING ERRCODE = 'wrong_object_type',
 				  HINT = 'dpsynth protects ordinary and partitioned tables; views and foreign tables are not supported.';
 	END IF;
+	-- a Citus table is a shell here, its rows in shards that no release would read
+	PERFORM dpsynth._check_visible(tbl);
 	-- a partitioned or inherited table is protected as one table: its partitions and children
 	-- are read with it, and none of them, nor any table above it, may have a budget of its own
 	other := (SELECT r FROM dpsynth._protected_relatives(tbl) r LIMIT 1);

@@ -268,6 +268,11 @@ CREATE FUNCTION dpsynth._identifies(rel oid, name text) RETURNS boolean LANGUAGE
 CREATE FUNCTION dpsynth._lock_domains(rel oid) RETURNS void
 	AS 'MODULE_PATHNAME', 'dpsynth_lock_domains_sql' LANGUAGE C VOLATILE STRICT;
 
+-- Raises if a relation of the table's tree holds rows that dpsynth's scan cannot see (a Citus
+-- table: src/visibility.c, which every release also runs before its charge).
+CREATE FUNCTION dpsynth._check_visible(tbl regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'dpsynth_check_visible_sql' LANGUAGE C VOLATILE STRICT;
+
 -------------------------------------------------------------------------------
 -- Accounting helpers (pure functions, src/core/dp_accounting.c)
 -------------------------------------------------------------------------------
@@ -429,6 +434,8 @@ BEGIN
 			USING ERRCODE = 'wrong_object_type',
 				  HINT = 'dpsynth protects ordinary and partitioned tables; views and foreign tables are not supported.';
 	END IF;
+	-- a Citus table is a shell here, its rows in shards that no release would read
+	PERFORM dpsynth._check_visible(tbl);
 	-- a partitioned or inherited table is protected as one table: its partitions and children
 	-- are read with it, and none of them, nor any table above it, may have a budget of its own
 	other := (SELECT r FROM dpsynth._protected_relatives(tbl) r LIMIT 1);

@@ -239,6 +239,8 @@ typedef struct DpSourceScan
  * unless foreign_ok (dp_marginal: counted on its server, foreign.c).
  */
 extern void dpsynth_check_tree(Relation root, bool foreign_ok);
+/* Raises (before the charge) if relid, of root's tree, holds rows the scan cannot see (visibility.c). */
+extern void dpsynth_check_visible(Relation root, Oid relid);
 
 /* A column's encoder as SQL (encoder.c), and whether its text differs between servers. */
 extern char *dpsynth_encoder_sql(Oid relid, DpColumn *col);

@@ -45,6 +45,7 @@ dpsynth_check_tree(Relation root, bool foreign_ok)
 		Oid			relid = lfirst_oid(lc);
 		char		kind = get_rel_relkind(relid);
 
+		dpsynth_check_visible(root, relid);
 		if (kind == RELKIND_FOREIGN_TABLE && !foreign_ok)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

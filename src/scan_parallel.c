@@ -292,11 +292,16 @@ columns_parallel_safe(const DpColumn *cols, int ncols)
 	return true;
 }
 
-/* Workers to ask for: none below the planner's threshold for a parallel scan. */
+/*
+ * Workers to ask for: none below the planner's threshold for a parallel scan, and none when a
+ * leaf's table access method is not heap (another AM may not implement parallel scans: Citus
+ * columnar raises in table_parallelscan_estimate, after the charge; the serial scan reads it).
+ */
 static int
 workers_for(List *leaves, const DpColumn *cols, int ncols)
 {
 	BlockNumber pages = 0;
+	bool		heap = true;
 	ListCell   *lc;
 
 	if (dpsynth_scan_workers <= 0 || max_parallel_workers <= 0 || !IsUnderPostmaster ||
@@ -307,9 +312,10 @@ workers_for(List *leaves, const DpColumn *cols, int ncols)
 		Relation	r = table_open(lfirst_oid(lc), NoLock);
 
 		pages += RelationGetNumberOfBlocks(r);
+		heap = heap && r->rd_tableam == GetHeapamTableAmRoutine();
 		table_close(r, NoLock);
 	}
-	if ((double) pages < (double) min_parallel_table_scan_size)
+	if (!heap || (double) pages < (double) min_parallel_table_scan_size)
 		return 0;
 	return Min(Min(dpsynth_scan_workers, max_parallel_workers), max_worker_processes);
 }
