@@ -47,10 +47,10 @@ sat_add(int64_t a, int64_t b)
 int
 dp_noise_counts(const dp_dgauss *g, const int64_t *in, int64_t *out, size_t n)
 {
-	if (n == 0)
-		return 0;
 	if (!dgauss_ok(g))
 		return dp_invalid("the counts' noise scale is not a valid discrete Gaussian");
+	if (n == 0)
+		return 0;
 	if (in == NULL || out == NULL)
 		return dp_invalid("the counts to release are missing");
 	/* every count is checked before the first draw: a refusal draws nothing and writes nothing */
@@ -68,10 +68,10 @@ dp_noise_counts_f64(const dp_dgauss *g, const double *in, double *out, size_t n)
 {
 	int64_t		buf[F64_CHUNK];
 
-	if (n == 0)
-		return 0;
 	if (!dgauss_ok(g))
 		return dp_invalid("the counts' noise scale is not a valid discrete Gaussian");
+	if (n == 0)
+		return 0;
 	if (in == NULL || out == NULL)
 		return dp_invalid("the counts to release are missing");
 	for (size_t i = 0; i < n; i++)

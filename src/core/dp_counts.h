@@ -42,17 +42,19 @@
 
 /*
  * out[i] = clamp(in[i] + X_i) for i in [0, n), X_i independent draws of N_Z(0, sigma^2 of g), drawn
- * in order i = 0, 1, ..., n - 1.  in == out (in place) or the two do not overlap.  n = 0 draws
- * nothing and returns 0 (in and out may then be NULL).  Refused (-2): g NULL or not a valid
- * dp_dgauss (dp_dgauss_init's range), in or out NULL with n > 0, or any in[i] < 0.
+ * in order i = 0, 1, ..., n - 1.  in == out (in place) or the two do not overlap.  Refused (-2):
+ * g NULL or not a valid dp_dgauss (dp_dgauss_init's range; whatever n), in or out NULL with
+ * n > 0, or any in[i] < 0.  n = 0 with a valid g draws nothing and returns 0 (in and out may
+ * then be NULL).
  */
 extern int	dp_noise_counts(const dp_dgauss *g, const int64_t *in, int64_t *out, size_t n);
 
 /*
  * The same for counts held as doubles (the marginals of dp_marg.h): each in[i] must be an integer
- * >= 0 (NaN, infinities, fractions and negatives are refused); in[i] >= 2^63 is read as INT64_MAX.
- * The noise is dp_noise_counts' (same draws, same order), out[i] = (double) clamp(in[i] + X_i):
- * for counts below 2^53 the result equals in[i] + (double) X_i exactly.
+ * >= 0 (NaN, infinities, fractions and negatives are refused); in[i] >= 2^63 is read as INT64_MAX
+ * (a clamp of the count: 1-Lipschitz, so it does not raise the sensitivity).  The noise is
+ * dp_noise_counts' (same draws, same order), out[i] = (double) clamp(in[i] + X_i): when
+ * |in[i] + X_i| < 2^53 this is exactly in[i] + (double) X_i, what the callers computed before.
  */
 extern int	dp_noise_counts_f64(const dp_dgauss *g, const double *in, double *out, size_t n);
 

@@ -7,8 +7,8 @@
  *   doubles at or above 2^63 are read as INT64_MAX;
  * - refusals (-2, DP_ERR_INVALID, nothing drawn, out untouched): a negative count (INT64_MIN,
  *   INT64_MIN + 1, -1: what a hostile shard could send), NULL in or out, a NULL or corrupt sampler;
- *   in the f64 form also NaN, infinities and fractions; n = 0 draws nothing and returns 0, NULL
- *   pointers included;
+ *   in the f64 form also NaN, infinities and fractions; n = 0 with a valid sampler draws nothing
+ *   and returns 0, NULL pointers included;
  * - the draws: with libsodium's randomness replaced by a seeded stream (randombytes_set_
  *   implementation, a test-only seam installed before sodium_init), each scenario runs in a forked
  *   child (dp_random's buffer is per process, so every child starts from the same stream).  Then
@@ -323,9 +323,10 @@ test_refusals(void)
 	unit_check(refused(dp_noise_counts(&corrupt, in, out, 4)), "a sampler whose exponent overflows is refused");
 	unit_check(refused(dp_noise_counts(&g1, NULL, out, 4)) && refused(dp_noise_counts(&g1, in, NULL, 4)),
 			   "NULL in or out with n > 0 is refused");
-	unit_check(dp_noise_counts(&g1, NULL, NULL, 0) == 0 && dp_noise_counts(NULL, NULL, NULL, 0) == 0 &&
-			   dp_noise_counts(&g1, in, out, 0) == 0 && out[0] == 11 && dp_last_error_kind() == DP_ERR_NONE,
+	unit_check(dp_noise_counts(&g1, NULL, NULL, 0) == 0 && dp_noise_counts(&g1, in, out, 0) == 0 &&
+			   out[0] == 11 && dp_last_error_kind() == DP_ERR_NONE,
 			   "n = 0 draws nothing and returns 0, NULL pointers included");
+	unit_check(refused(dp_noise_counts(NULL, NULL, NULL, 0)), "a NULL sampler is refused even with n = 0");
 	for (int i = 0; i < 4; i++)
 		untouched = untouched && out[i] == 11;
 	unit_check(untouched, "no refused call wrote out");
