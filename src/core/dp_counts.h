@@ -23,7 +23,8 @@
  *
  * Hostile counts: a count below zero cannot come from counting rows; it means a broken or hostile
  * shard (or a bug).  It is refused, before any noise is drawn: fail closed, releasing nothing,
- * rather than release noise around a value nobody counted.  A huge count (up to INT64_MAX) is
+ * rather than release noise around a value nobody counted (no set of rows makes a count negative,
+ * so the refusal tells nothing about the rows).  A huge count (up to INT64_MAX) is
  * accepted and saturates: it is a valid int64 that a shard may send, and false counts from a
  * shard can only distort its own contribution (dp_partial.h).
  *
