@@ -204,7 +204,8 @@ release_categories(Oid relid, Discovery *d, const dp_dgauss *noise, double delta
 		i++;
 	}
 	/* the noise of every candidate is drawn, whatever its count */
-	dp_partition_select(counts, n, noise, threshold, noisy, selected);
+	if (dp_partition_select(counts, n, noise, threshold, noisy, selected) < 0)
+		dpsynth_noise_refused();
 	kept = palloc(sizeof(Ranked) * Max(n, 1));
 	for (i = 0; i < n; i++)
 		if (selected[i])
@@ -363,7 +364,8 @@ static void edges_from_histogram(Oid relid, Discovery *d, double sigma, double m
 static void
 release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_mass, int64 ledger_id)
 {
-	dp_counts_release(d->cells, dp_loggrid_ncells(&d->grid), noise);
+	if (dp_noise_counts(noise, d->cells, d->cells, dp_loggrid_ncells(&d->grid)) != 0)
+		dpsynth_noise_refused();
 	edges_from_histogram(relid, d, sqrt(dp_dgauss_sigma2(noise)), min_bin_mass, ledger_id);
 }
 
@@ -509,7 +511,8 @@ fine_bounds(Discovery *d, double span_lo, double span_hi, const dp_dgauss *fine,
 		memcpy(&x, &e->key, sizeof(x));
 		cells[dp_lingrid_cell_real(&lg, x)] += e->count;
 	}
-	dp_counts_release(cells, lg.ncells, fine);
+	if (dp_noise_counts(fine, cells, cells, lg.ncells) != 0)
+		dpsynth_noise_refused();
 	if (d->grid.integral)
 	{
 		int64		lo,
@@ -619,7 +622,8 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 	bool		found,
 				coarse_found;
 
-	dp_counts_release(d->cells, ncells, coarse);
+	if (dp_noise_counts(coarse, d->cells, d->cells, ncells) != 0)
+		dpsynth_noise_refused();
 	coarse_found = coarse_bounds(d, sigma, &clo, &chi);
 	found = fine != NULL && coarse_span(d, sigma, &span_lo, &span_hi) &&
 		fine_bounds(d, span_lo, span_hi, fine, &lo, &hi) == 0;

@@ -198,6 +198,12 @@ extern void dpsynth_plan_call(Oid relid, dp_plan_call call, int64 units, double 
 /* Raises 54000: a marginal over DP_PLAN_MAX_MARGINAL_CELLS. */
 pg_noreturn extern void dpsynth_too_many_cells(void);
 
+/*
+ * Raises XX001 after dp_noise_counts refused the counts to release (a negative count: a broken or
+ * hostile shard); nothing is released (defined in marginal.c).
+ */
+pg_noreturn extern void dpsynth_noise_refused(void);
+
 /* ---- discover.c ---- */
 
 /*

@@ -52,6 +52,20 @@ count_row(const dp_code *codes, void *arg)
 	cc->counts[idx]++;
 }
 
+/*
+ * dp_noise_counts refused the counts to release: only a negative count (a broken or hostile
+ * shard's) or an invalid noise scale, after the charge.  Fails closed: nothing is released, and
+ * the message carries no count.
+ */
+void
+dpsynth_noise_refused(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not add noise to the counts to release"),
+			 errdetail("A count is negative or the noise scale is invalid; nothing was released, and the charge stands.")));
+}
+
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
 Datum
 dpsynth_marginal(PG_FUNCTION_ARGS)
@@ -155,7 +169,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 		dpsynth_scan_codes(rel, cols, ncols, count_row, &cc);
 	}
 	dpsynth_foreign_count(rel, foreign, cols, ncols, counts);
-	dp_counts_release(counts, ncells, &noise);
+	if (dp_noise_counts(&noise, counts, counts, ncells) != 0)
+		dpsynth_noise_refused();
 
 	{
 		Datum	   *elems = palloc(sizeof(Datum) * ncols);

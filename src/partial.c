@@ -11,7 +11,7 @@
  *
  * Privacy: the result is EXACT counts of raw rows.  No EXECUTE for PUBLIC or dpsynth_analyst
  * (sql/dpsynth.sql): only the extension owner's code uses them, and what it releases from them
- * goes through the charged noise path (dp_counts_release), as a single-server scan's counts do.
+ * goes through the charged noise path (dp_noise_counts), as a single-server scan's counts do.
  * The aggregates run with the caller's rights over rows the caller can read, so even a role
  * granted them could count nothing it could not SELECT.  The codes come from a total encoder of
  * a public domain, so a code out of range is a caller's bug, not a fact of the data: refused.

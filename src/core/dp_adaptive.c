@@ -12,6 +12,7 @@
 #include "dp_internal.h"
 #include "dp_jtree.h"
 #include "dp_consist.h"
+#include "dp_counts.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
 
@@ -588,7 +589,12 @@ measure(Cand *cd, const uint32_t *x, const uint32_t *sizes, dp_dgauss *g, double
 	if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, sizes) != 0)
 		return -2;
 	for (uint64_t q = 0; q < cd->cells; q++)
-		noisy.cells[q] = (double) x[q] + (double) dp_dgauss_sample(g);
+		noisy.cells[q] = (double) x[q];
+	if (dp_noise_counts_f64(g, noisy.cells, noisy.cells, cd->cells) != 0)
+	{
+		dp_marg_free(&noisy);
+		return -2;
+	}
 	noisy.rho = rho;
 	if (cd->meas < 0)
 	{

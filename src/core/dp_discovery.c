@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_counts.h"
+
 /* ============================================================================================
  * 1. Tail of the discrete Gaussian, threshold, partition selection
  * ============================================================================================
@@ -176,21 +178,11 @@ dp_partition_delta(const dp_dgauss *g, int64_t threshold)
 	return r;
 }
 
-static int64_t
-sat_add(int64_t a, int64_t b)
-{
-	int64_t		r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
 /*
  * Gaussian thresholding.  Privacy: dp_discovery.h, section 1.  Every value passed in gets exactly
  * one independent exact discrete Gaussian draw, whatever its count (skipping or reusing noise would
- * change the distribution the proof is about).  Saturation at the int64 range is a deterministic
- * function of c + X, i.e. post-processing (and unreachable for real counts).
+ * change the distribution the proof is about); the noise is dp_noise_counts' (dp_counts.h: its
+ * saturation at the int64 range is post-processing, and it refuses negative counts).
  */
 int64_t
 dp_partition_select(const int64_t *counts, size_t n, const dp_dgauss *g, int64_t threshold,
@@ -198,11 +190,10 @@ dp_partition_select(const int64_t *counts, size_t n, const dp_dgauss *g, int64_t
 {
 	int64_t		nsel = 0;
 
-	if (!dgauss_valid(g) || threshold < 2)
+	if (!dgauss_valid(g) || threshold < 2 || dp_noise_counts(g, counts, noisy, n) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 	{
-		noisy[i] = sat_add(counts[i], dp_dgauss_sample(g));
 		selected[i] = noisy[i] >= threshold;
 		nsel += selected[i];
 	}

@@ -10,7 +10,7 @@
  *      of the values present.  dp_partition_threshold, dp_partition_select; the point-mass finder
  *      dp_pointmass_select is the same mechanism plus a post-processing cut.
  *   2. A PUBLIC log-scale grid over a numeric type's range (dp_loggrid_*).  The glue releases a
- *      noisy histogram on it with dp_counts_release; bounds and quantile edges are then computed
+ *      noisy histogram on it with dp_noise_counts; bounds and quantile edges are then computed
  *      from the noisy histogram alone (post-processing, no privacy cost).
  *
  * Neighbouring relation everywhere: add/remove one row (PRIVACY.md, "Who is protected").
@@ -107,10 +107,10 @@ extern int64_t dp_partition_threshold(const dp_dgauss *g, double delta_add);
 extern double dp_partition_delta(const dp_dgauss *g, int64_t threshold);
 
 /*
- * The mechanism.  For i < n: noisy[i] = counts[i] + X_i (saturating at the int64 range; one
- * discrete Gaussian draw per value, whatever its count) and selected[i] = (noisy[i] >= threshold).
- * Returns the number selected, or -1 if g is NULL or threshold < 2 (nothing drawn, outputs
- * untouched; these are public parameters).  noisy[i] of an UNselected value must not be released.
+ * The mechanism.  For i < n: noisy[i] = counts[i] + X_i (dp_noise_counts: saturating at the int64
+ * range; one discrete Gaussian draw per value, whatever its count) and selected[i] = (noisy[i] >=
+ * threshold).  Returns the number selected, or -1 if g is NULL or invalid, threshold < 2, or a
+ * count is negative (nothing drawn, outputs untouched).  noisy[i] of an UNselected value must not be released.
  */
 extern int64_t dp_partition_select(const int64_t *counts, size_t n, const dp_dgauss *g,
 								   int64_t threshold, int64_t *noisy, uint8_t *selected);
@@ -147,7 +147,7 @@ extern int64_t dp_pointmass_select(const int64_t *counts, size_t n, const dp_dga
  *     cells [a, b), negative cells [-b, -a).  The end cells also hold +/-Infinity.  NaN must not
  *     be passed in (it is mapped to the zero cell).
  * One row adds 1 to exactly one cell, so the histogram has L2 sensitivity 1; the glue releases it
- * with dp_counts_release (every cell gets noise, empty or not): rho-zCDP for sigma^2 = 1/(2 rho).
+ * with dp_noise_counts (every cell gets noise, empty or not): rho-zCDP for sigma^2 = 1/(2 rho).
  *
  * Everything computed from the NOISY histogram (bounds, quantile edges, whether bounds were found)
  * is post-processing of that release: no privacy cost, and acting on it (even failing) reveals

@@ -10,7 +10,7 @@
  *
  * Privacy: these are EXACT counts of raw rows, not a release.  They must reach only the extension
  * owner's code, and whatever leaves the coordinator goes through the charged noise path
- * (dp_counts_release) exactly as a single-server scan's counts do: the sensitivity (one row, one
+ * (dp_noise_counts) exactly as a single-server scan's counts do: the sensitivity (one row, one
  * cell, one count) does not depend on where the counting ran.  A shard's bytes are untrusted
  * input: dp_partial_decode checks every field, so a malformed state is refused, but a well-formed
  * one with false counts is not detectable (a malicious shard can distort, not learn).

@@ -11,6 +11,7 @@
 #include "dp_accounting.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
+#include "dp_counts.h"
 #include "dp_jtree.h"
 #include "dp_maxent.h"
 #include "dp_sampler.h"
@@ -34,10 +35,9 @@ add_noise(dp_marg *m, double rho)
 {
 	dp_dgauss	g;
 
-	if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho, 1.0)) != 0)
+	if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho, 1.0)) != 0 ||
+		dp_noise_counts_f64(&g, m->cells, m->cells, m->ncells) != 0)
 		return -1;
-	for (uint64_t i = 0; i < m->ncells; i++)
-		m->cells[i] += (double) dp_dgauss_sample(&g);
 	m->rho = rho;
 	return 0;
 }

@@ -55,6 +55,7 @@
 #include <sodium.h>
 
 #include "dp_accounting.h"
+#include "dp_counts.h"
 #include "dp_env.h"
 #include "dp_sampler.h"
 
@@ -375,8 +376,13 @@ dp_indif_noisy(const dp_codes *t, const uint32_t *sizes, double rho2, double *sc
 		sel_release(grid);
 		return -1;
 	}
+	if (dp_noise_counts(&g, grid, grid, m) != 0)	/* the grid is >= 0: not refused */
+	{
+		sel_wipe_release(grid, (size_t) m * sizeof(int64_t));
+		return -1;
+	}
 	for (uint32_t k = 0; k < m; k++)
-		scores[k] = (double) (grid[k] + dp_dgauss_sample(&g)) * DP_INDIF_GRID;
+		scores[k] = (double) grid[k] * DP_INDIF_GRID;
 	sel_wipe_release(grid, (size_t) m * sizeof(int64_t));
 	return 0;
 }
