@@ -287,9 +287,9 @@ COMMENT ON FUNCTION dp_epsilon(float8, float8) IS
 
 -- Budgets and charges are whole numbers of 1e-12 rho ("units"), computed in C
 -- (dpsynth_rho_units): rho(epsilon, delta) rounded down to a unit.  A call's noise is calibrated
--- to exactly the units it is charged, so charges are exact (the "round up" of PRIVACY.md is
--- trivially met) and what remains is exact; rounding down the allowance and the call alike lets a
--- single call spend a whole budget of the same epsilon.
+-- to at most the units it is charged (docs/PRIVACY.md, "Accounting"), so the ledger always covers
+-- what the noise used and what remains is exact; rounding down the allowance and the call alike
+-- lets a single call spend a whole budget of the same epsilon.
 CREATE FUNCTION dpsynth._rho_units(epsilon float8, delta float8) RETURNS int8
 	AS 'MODULE_PATHNAME', 'dpsynth_rho_units_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dpsynth._units_rho(units int8) RETURNS numeric LANGUAGE sql IMMUTABLE
