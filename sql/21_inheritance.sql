@@ -55,7 +55,8 @@ CREATE TABLE q (g text NOT NULL);
 CREATE TABLE q_child () INHERITS (q);
 SELECT dp_protect('q', epsilon => 1);
 SELECT dp_protect('p1', epsilon => 20);
-SELECT relname FROM dpsynth.budgets ORDER BY 1;
+SELECT relname FROM dpsynth.budgets
+WHERE relid::regclass::text = ANY (ARRAY['p1', 'p2', 'q', 'q_child', 'free1', 'x', 'y', 'a1', 'top', 'lone']) ORDER BY 1;
 
 -- Partitions: PARTITION OF and ATTACH PARTITION go through the same guard
 CREATE TABLE pt (g text NOT NULL) PARTITION BY LIST (g);
