@@ -29,6 +29,9 @@ CREATE TABLE lone (g text NOT NULL);
 CREATE TABLE lone_child () INHERITS (lone);
 ALTER TABLE lone INHERIT p1;
 SELECT try_sql($$ALTER TABLE lone INHERIT p2$$) AS inherit_second_root;
+-- two INHERITs in one statement are checked together
+CREATE TABLE lone2 (g text NOT NULL);
+SELECT try_sql($$ALTER TABLE lone2 INHERIT p1, INHERIT p2$$) AS inherit_two_at_once;
 -- x is free, but its child d is under p1 through a1: x cannot join p2
 CREATE TABLE x (g text NOT NULL);
 CREATE TABLE d () INHERITS (x, a1);
@@ -95,6 +98,6 @@ SELECT count(*) = :ledger_before AS nothing_charged FROM dpsynth.ledger;
 DROP TABLE c12;
 
 RESET client_min_messages;
-DROP TABLE p1, p2, free1, top, q, x, y, lone, pt, pt_b, g11 CASCADE;
+DROP TABLE p1, p2, free1, top, q, x, y, lone, lone2, pt, pt_b, g11 CASCADE;
 DROP SERVER regress_inh_server CASCADE;
 DROP FOREIGN DATA WRAPPER regress_inh_fdw;

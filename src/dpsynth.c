@@ -376,6 +376,7 @@ static void
 guard_alter_table(AlterTableStmt *stmt)
 {
 	Oid			rel;
+	List	   *parents = NIL;	/* INHERIT: all of them at once (one statement may name several) */
 	ListCell   *lc;
 
 	rel = RangeVarGetRelid(stmt->relation, NoLock, true);
@@ -393,7 +394,7 @@ guard_alter_table(AlterTableStmt *stmt)
 				call_detach(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
 				break;
 			case AT_AddInherit:
-				guard_join(rel, NULL, list_make1_oid(RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true)));
+				parents = lappend_oid(parents, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
 				break;
 			case AT_DropInherit:
 				call_detach(rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
@@ -402,6 +403,7 @@ guard_alter_table(AlterTableStmt *stmt)
 				break;
 		}
 	}
+	guard_join(rel, NULL, parents);
 }
 
 /* CREATE [FOREIGN] TABLE ... INHERITS (...) or PARTITION OF: the new table joins its parents. */
