@@ -7,6 +7,7 @@
 #include "synthesize.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
@@ -16,6 +17,7 @@
 #include "utils/builtins.h"
 #include "utils/catcache.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -328,6 +330,51 @@ composite_definition(Oid typid, Oid nspid, int depth)
 }
 
 /*
+ * Runs CREATE TYPE (as the caller) in a subtransaction; false if the name (or its array type's)
+ * was taken meanwhile by a concurrent transaction (another call making a copy in the same
+ * schema), so that the caller tries the next name instead of failing after the charge.
+ */
+static bool
+create_type_unless_taken(const char *sql)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool created = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create a type of the synthetic copy");
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION && edata->sqlerrcode != ERRCODE_DUPLICATE_OBJECT)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		created = false;
+	}
+	PG_END_TRY();
+	CommandCounterIncrement();
+	return created;
+}
+
+/*
  * The copy's own type with the definition (ENUM (...) or (...)) in nspid, named after the
  * source's type: one the caller already owns there with that very definition (so that copies
  * in one schema share it and compare with each other), else a new one, created as the caller
@@ -355,15 +402,11 @@ own_type_named(Oid nspid, const char *typname, char typtype, const char *definit
 				return result;
 			continue;
 		}
-		if (OidIsValid(get_relname_relid(name, nspid)))
+		if (OidIsValid(get_relname_relid(name, nspid)) ||
+			!create_type_unless_taken(psprintf("CREATE TYPE %s AS %s",
+											   quote_qualified_identifier(get_namespace_name(nspid), name),
+											   definition)))
 			continue;
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute(psprintf("CREATE TYPE %s AS %s", quote_qualified_identifier(get_namespace_name(nspid), name),
-								 definition), false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not create type \"%s\"", name);
-		SPI_finish();
-		CommandCounterIncrement();
 		result = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(name), ObjectIdGetDatum(nspid));
 		if (!OidIsValid(result))
 			elog(ERROR, "type \"%s\" vanished", name);
