@@ -51,12 +51,13 @@ SELECT function, columns, status, rho = dpsynth._units_rho(dpsynth._rho_units(1,
 FROM dp_ledger WHERE function = 'dp_synthesize';
 
 -- Same column names and types, in the source's order; NOT NULL; the CHECK constraints; owned by the caller.
+-- (An enum column gets the copy's own type of the same name and labels: sql/22_copy_types.sql.)
 SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull
 FROM pg_attribute a WHERE a.attrelid = 'analyst_space.people_synthetic'::regclass AND a.attnum > 0 ORDER BY 1;
 SELECT count(*) AS differences FROM (
-	SELECT attname, atttypid, atttypmod, attnotnull FROM pg_attribute WHERE attrelid = 'people'::regclass AND attnum > 0
+	SELECT attname, (SELECT t.typname FROM pg_type t WHERE t.oid = atttypid), atttypmod, attnotnull FROM pg_attribute WHERE attrelid = 'people'::regclass AND attnum > 0
 	EXCEPT
-	SELECT attname, atttypid, atttypmod, attnotnull FROM pg_attribute
+	SELECT attname, (SELECT t.typname FROM pg_type t WHERE t.oid = atttypid), atttypmod, attnotnull FROM pg_attribute
 	WHERE attrelid = 'analyst_space.people_synthetic'::regclass AND attnum > 0) d;
 SELECT pg_get_constraintdef(oid) FROM pg_constraint
 WHERE conrelid = 'analyst_space.people_synthetic'::regclass AND contype = 'c' ORDER BY 1;

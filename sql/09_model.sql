@@ -73,17 +73,17 @@ SELECT :a_rows = (dp_model_json(:model)->>'default_rows')::int8 AS default_rows,
 	   abs(:a_rows - 1500) < 150 AS about_1500, (SELECT count(*) FROM m_space.d) AS d_rows,
 	   (SELECT count(*) FROM m_space.e) AS e_rows;
 
--- Same shape as the source: names, types, order, NOT NULL, CHECK constraints; owned by the
--- caller; provenance in the comment.
+-- Same shape as the source: names, types (an enum: the copy's own of the same name), order,
+-- NOT NULL, CHECK constraints; owned by the caller; provenance in the comment.
 SELECT count(*) AS shape_differences FROM (
-	(SELECT attnum, attname, atttypid, atttypmod, attnotnull FROM pg_attribute
+	(SELECT attnum, attname, (SELECT t.typname FROM pg_type t WHERE t.oid = atttypid), atttypmod, attnotnull FROM pg_attribute
 	 WHERE attrelid = 'visits'::regclass AND attnum > 0
-	 EXCEPT SELECT attnum, attname, atttypid, atttypmod, attnotnull FROM pg_attribute
+	 EXCEPT SELECT attnum, attname, (SELECT t.typname FROM pg_type t WHERE t.oid = atttypid), atttypmod, attnotnull FROM pg_attribute
 	 WHERE attrelid = 'm_space.b'::regclass AND attnum > 0)
 	UNION ALL
-	(SELECT attnum, attname, atttypid, atttypmod, attnotnull FROM pg_attribute
+	(SELECT attnum, attname, (SELECT t.typname FROM pg_type t WHERE t.oid = atttypid), atttypmod, attnotnull FROM pg_attribute
 	 WHERE attrelid = 'm_space.b'::regclass AND attnum > 0
-	 EXCEPT SELECT attnum, attname, atttypid, atttypmod, attnotnull FROM pg_attribute
+	 EXCEPT SELECT attnum, attname, (SELECT t.typname FROM pg_type t WHERE t.oid = atttypid), atttypmod, attnotnull FROM pg_attribute
 	 WHERE attrelid = 'visits'::regclass AND attnum > 0)) d;
 SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'm_space.b'::regclass AND contype = 'c' ORDER BY 1;
 SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'm_space.b'::regclass;

@@ -17,15 +17,102 @@ CREATE FUNCTION dpsynth._check_visible(tbl regclass) RETURNS void
 	AS 'MODULE_PATHNAME', 'dpsynth_check_visible_sql' LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION dpsynth._check_visible(regclass) FROM PUBLIC;
 
--- _dp_protect: its comment on foreign partitions (dp_synthesize's adaptive method counts them,
--- dp_discover refuses them); it refuses a Citus table (dpsynth._check_visible); the body is otherwise 0.3.3's.
+
+-- One guard (dpsynth._guard_tree) for every way a table joins a protected tree
+-- (CREATE [FOREIGN] TABLE ... INHERITS / PARTITION OF, ALTER [FOREIGN] TABLE ... INHERIT /
+-- ATTACH PARTITION, dp_protect): no row may count under two protected tables.
+DROP FUNCTION dpsynth._on_attach(oid, oid);
+CREATE FUNCTION dpsynth._tree_conflict(rel oid, parents oid[], protecting boolean,
+									   OUT tbl regclass, OUT mine regclass, OUT theirs regclass)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+	AS $$ WITH RECURSIVE
+		  sub(t) AS (
+			  SELECT rel
+			  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN sub ON i.inhparent = sub.t),
+		  anc(t, a) AS (
+			  SELECT t, t FROM sub WHERE t IS NOT NULL
+			  UNION SELECT anc.t, i.inhparent FROM anc JOIN pg_catalog.pg_inherits i ON i.inhrelid = anc.a),
+		  up(a) AS (
+			  SELECT unnest(parents)
+			  UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.a),
+		  prot(relid) AS (
+			  SELECT b.relid FROM dpsynth.budgets b WHERE dpsynth._identifies(b.relid, b.relname)),
+		  roots(t, root, added) AS (
+			  SELECT anc.t, anc.a, false FROM anc JOIN prot ON prot.relid = anc.a
+			  UNION SELECT sub.t, up.a, true FROM sub, up JOIN prot ON prot.relid = up.a
+			  UNION SELECT sub.t, rel, true FROM sub WHERE protecting)
+		  SELECT r1.t::regclass, r1.root::regclass, r2.root::regclass
+		  FROM roots r1 JOIN roots r2 ON r2.t IS NOT DISTINCT FROM r1.t AND r2.root <> r1.root
+		  ORDER BY r1.added, NOT r2.added, r1.t, r1.root, r2.root
+		  LIMIT 1 $$;
+
+CREATE FUNCTION dpsynth._guard_tree(rel oid, parents oid[], protecting boolean, created text)
+RETURNS void LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	c record;
+BEGIN
+	SELECT * INTO c FROM dpsynth._tree_conflict(rel, parents, protecting);
+	IF NOT FOUND THEN
+		RETURN;
+	ELSIF protecting THEN
+		RAISE EXCEPTION 'table % shares rows with protected table %', rel::regclass,
+			CASE WHEN c.mine <> rel THEN c.mine ELSE c.theirs END
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('A partitioned or inherited table is protected as one table, with its partitions and children; a row may have one budget only (rows of %s would have two).', c.tbl),
+				  HINT = format('Release from %s, or detach the table from it first.',
+								CASE WHEN c.mine <> rel THEN c.mine ELSE c.theirs END);
+	ELSIF rel IS NULL THEN
+		RAISE EXCEPTION 'cannot create % under %: its rows would be protected by dpsynth twice (% and %)',
+			created, array_to_string(parents::regclass[]::text[], ', '), c.mine, c.theirs
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A row may have one budget only, and two budgets cannot be merged.',
+				  HINT = 'Inherit from tables under one protected table at most.';
+	ELSE
+		RAISE EXCEPTION 'cannot attach % to %: both hold rows protected by dpsynth (% and %)',
+			rel::regclass, array_to_string(parents::regclass[]::text[], ', '), c.mine, c.theirs
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Rows of %s would count under both; a row may have one budget only, and two budgets cannot be merged.', c.tbl);
+	END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dpsynth._check_protected(rel oid) RETURNS dpsynth.budgets
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	b dpsynth.budgets;
+	other regclass;
+BEGIN
+	SELECT * INTO b FROM dpsynth.budgets WHERE relid = rel AND dpsynth._identifies(relid, relname);
+	other := (SELECT r FROM dpsynth._protected_relatives(rel) r LIMIT 1);
+	IF b.relid IS NOT NULL AND other IS NULL THEN	-- rows below rel that another protected table counts too
+		other := (SELECT CASE WHEN c.mine <> rel THEN c.mine ELSE c.theirs END
+				  FROM dpsynth._tree_conflict(rel, '{}', false) c);
+	END IF;
+	IF b.relid IS NULL AND other IS NOT NULL THEN
+		RAISE EXCEPTION 'table % is not protected by dpsynth', rel::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Its rows are protected as part of table %s.', other),
+				  HINT = format('Release from %s.', other);
+	ELSIF b.relid IS NULL THEN
+		RAISE EXCEPTION 'table % is not protected by dpsynth', rel::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'The table''s owner must first call dp_protect(table, epsilon => ..., delta => ...).';
+	ELSIF other IS NOT NULL THEN	-- not reachable through dpsynth's own DDL checks: defence in depth
+		RAISE EXCEPTION 'table % shares rows with protected table %', rel::regclass, other
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A row may be protected by one budget only; nothing was charged.',
+				  HINT = 'Detach one of them (ALTER TABLE ... DETACH PARTITION or NO INHERIT).';
+	END IF;
+	RETURN b;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION dpsynth._dp_protect(invoker oid, tbl regclass, epsilon float8, delta float8,
 									selection_delta float8, discovery boolean)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	kind "char";
 	persistence "char";
-	other regclass;
 	allowance numeric;
 	spent numeric;
 	dspent numeric;
@@ -81,14 +168,9 @@ BEGIN
 	-- a Citus table is a shell here, its rows in shards that no release would read
 	PERFORM dpsynth._check_visible(tbl);
 	-- a partitioned or inherited table is protected as one table: its partitions and children
-	-- are read with it, and none of them, nor any table above it, may have a budget of its own
-	other := (SELECT r FROM dpsynth._protected_relatives(tbl) r LIMIT 1);
-	IF other IS NOT NULL THEN
-		RAISE EXCEPTION 'table % shares rows with protected table %', tbl, other
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A partitioned or inherited table is protected as one table, with its partitions and children; a row may have one budget only.',
-				  HINT = format('Release from %s, or detach the table from it first.', other);
-	END IF;
+	-- are read with it, and none of them, nor any table above it, nor any other table above one
+	-- of them, may have a budget of its own
+	PERFORM dpsynth._guard_tree(tbl, '{}', true, NULL);
 	-- a foreign partition (postgres_fdw) is protected with the others: dp_marginal and
 	-- dp_synthesize's adaptive method count it on its server (src/foreign.c); dp_discover, which
 	-- reads values, and the PrivSyn method refuse it before any charge
@@ -134,3 +216,84 @@ BEGIN
 	END IF;
 END
 $$;
+
+CREATE OR REPLACE FUNCTION dpsynth._on_detach(child oid, parent oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	donor dpsynth.budgets;
+	new_id bigint;
+	stays text;
+BEGIN
+	SELECT b.* INTO donor FROM dpsynth.budgets b
+		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
+		  AND dpsynth._identifies(b.relid, b.relname)
+		LIMIT 1;
+	IF NOT FOUND OR donor.relid = child THEN
+		RETURN;
+	END IF;
+	-- a child of several parents that stays under the donor through another one keeps
+	-- being read with it: a budget of its own would count its rows twice
+	IF EXISTS (WITH RECURSIVE up(a) AS (
+				   SELECT inhparent FROM pg_catalog.pg_inherits WHERE inhrelid = child AND inhparent <> parent
+				   UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.a)
+			   SELECT 1 FROM up WHERE a = donor.relid) THEN
+		RETURN;
+	END IF;
+	-- the budget it gets would also count the tables below it that stay under the donor
+	-- through another path: refused, as any change that puts a row under two budgets
+	stays := (WITH RECURSIVE down(t) AS (
+				  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = child
+				  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t),
+			  up(t, a) AS (
+				  SELECT t, t FROM down
+				  UNION SELECT up.t, i.inhparent FROM up JOIN pg_catalog.pg_inherits i ON i.inhrelid = up.a
+				  WHERE up.a <> child)
+			  SELECT min(t::regclass::text) FROM up WHERE a = donor.relid);
+	IF stays IS NOT NULL THEN
+		RAISE EXCEPTION 'cannot detach % from %: rows of % would be protected by dpsynth twice (% and %)',
+			child::regclass, parent::regclass, stays, donor.relid, child::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('%s would keep its protection, and %s stays under %s through another parent.',
+								  child::regclass, stays, donor.relid),
+				  HINT = format('Detach %s from %s, or from its other parent, first.', stays, child::regclass);
+	END IF;
+	INSERT INTO dpsynth.budgets (relid, relname, epsilon, delta, rho_allowance, rho_spent, delta_spent,
+								 selection_delta, discovery, protected_by)
+		VALUES (child, dpsynth._qualified_name(child), donor.epsilon, donor.delta, donor.rho_allowance,
+				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by)
+		RETURNING id INTO new_id;
+	INSERT INTO dpsynth.domains (relid, attnum, kind, categories, lower, upper, bins, edges, points, binning,
+								 source, ledger_id, declared_by, declared_at, shape)
+		SELECT child, ca.attnum, d.kind, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning,
+			   d.source, d.ledger_id, d.declared_by, d.declared_at, d.shape
+		FROM dpsynth.domains d
+		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = d.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		WHERE d.relid = donor.relid;
+	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, set_at)
+		SELECT child, ca.attnum, p.treatment, p.discovery, p.other, p.set_by, p.set_at
+		FROM dpsynth.column_policies p
+		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = p.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		WHERE p.relid = donor.relid;
+	INSERT INTO dpsynth.role_limits (relid, role, epsilon, rho_limit, set_by, set_at)
+		SELECT child, role, epsilon, rho_limit, set_by, set_at FROM dpsynth.role_limits WHERE relid = donor.relid;
+	INSERT INTO dpsynth.ledger (budget_id, relid, relname, role, rolname, session_role, charged_to, function,
+								epsilon, delta, rho, delta_add, details, status, completed_at)
+		SELECT new_id, child, dpsynth._qualified_name(child), min(l.role), min(l.rolname), min(l.session_role),
+			   l.charged_to, 'detached', donor.epsilon, donor.delta, sum(l.rho), sum(l.delta_add),
+			   jsonb_build_object('from_table', donor.relname, 'from_budget', donor.id, 'charges', count(*)),
+			   'completed', pg_catalog.clock_timestamp()
+		FROM dpsynth.ledger l WHERE l.budget_id = donor.id AND l.status <> 'refused'
+		GROUP BY l.charged_to;
+	RAISE NOTICE 'table % leaves protected table % and keeps its protection: epsilon %, delta %, rho spent % of %',
+		child::regclass, donor.relid, donor.epsilon, donor.delta, donor.rho_spent, donor.rho_allowance;
+END
+$$;
+
+REVOKE ALL ON FUNCTION dpsynth._tree_conflict(oid, oid[], boolean), dpsynth._guard_tree(oid, oid[], boolean, text)
+	FROM PUBLIC;
+DROP EVENT TRIGGER dpsynth_guard_ddl;
+CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
+	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE', 'ALTER FOREIGN TABLE',
+				 'CREATE TABLE', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();

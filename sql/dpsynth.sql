@@ -330,8 +330,8 @@ END
 $$;
 
 -- The protected tables that share rows with rel: its ancestors and descendants through
--- partitioning or inheritance.  A tree holds one protection at most (dp_protect, and
--- dpsynth._on_attach for ATTACH PARTITION and INHERIT), so that no row has two budgets.
+-- partitioning or inheritance.  A tree holds one protection at most (dpsynth._guard_tree), so
+-- that no row has two budgets.
 CREATE FUNCTION dpsynth._protected_relatives(rel oid) RETURNS SETOF regclass LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 	AS $$ WITH RECURSIVE up(r) AS (
@@ -345,6 +345,74 @@ CREATE FUNCTION dpsynth._protected_relatives(rel oid) RETURNS SETOF regclass LAN
 			AND dpsynth._identifies(b.relid, b.relname)
 		  ORDER BY 1 $$;
 
+-- A row may count under one protected table (one budget) only.  Whether a change would break
+-- that: rel (NULL for a table being created, which has no descendants yet) gains the parents
+-- `parents`, and a protection of its own if `protecting`.  Every table whose rows move (rel and
+-- the tables below it, through any path) is checked with all its ancestors, old and new.  Returns
+-- the first such table that would count under two protected tables (NULL: the table being
+-- created) and two of them: `mine`, which protects it now where one does, and `theirs`, which
+-- comes with the change.  No row: the change is sound.  With no parents and not protecting:
+-- whether the tree below rel is sound now.
+CREATE FUNCTION dpsynth._tree_conflict(rel oid, parents oid[], protecting boolean,
+									   OUT tbl regclass, OUT mine regclass, OUT theirs regclass)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+	AS $$ WITH RECURSIVE
+		  sub(t) AS (
+			  SELECT rel
+			  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN sub ON i.inhparent = sub.t),
+		  anc(t, a) AS (
+			  SELECT t, t FROM sub WHERE t IS NOT NULL
+			  UNION SELECT anc.t, i.inhparent FROM anc JOIN pg_catalog.pg_inherits i ON i.inhrelid = anc.a),
+		  up(a) AS (
+			  SELECT unnest(parents)
+			  UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.a),
+		  prot(relid) AS (
+			  SELECT b.relid FROM dpsynth.budgets b WHERE dpsynth._identifies(b.relid, b.relname)),
+		  roots(t, root, added) AS (
+			  SELECT anc.t, anc.a, false FROM anc JOIN prot ON prot.relid = anc.a
+			  UNION SELECT sub.t, up.a, true FROM sub, up JOIN prot ON prot.relid = up.a
+			  UNION SELECT sub.t, rel, true FROM sub WHERE protecting)
+		  SELECT r1.t::regclass, r1.root::regclass, r2.root::regclass
+		  FROM roots r1 JOIN roots r2 ON r2.t IS NOT DISTINCT FROM r1.t AND r2.root <> r1.root
+		  ORDER BY r1.added, NOT r2.added, r1.t, r1.root, r2.root
+		  LIMIT 1 $$;
+
+-- The one guard of every way a table joins a protected tree, called before the change:
+-- CREATE [FOREIGN] TABLE ... INHERITS / PARTITION OF and ALTER [FOREIGN] TABLE ... INHERIT /
+-- ATTACH PARTITION (src/dpsynth.c, dpsynth_guard_ddl; created names the table being created),
+-- and dp_protect (protecting).  Refuses (55000) a change after which a row would count under
+-- two protected tables: two budgets that cannot be merged, or one table protected inside
+-- another.
+CREATE FUNCTION dpsynth._guard_tree(rel oid, parents oid[], protecting boolean, created text)
+RETURNS void LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	c record;
+BEGIN
+	SELECT * INTO c FROM dpsynth._tree_conflict(rel, parents, protecting);
+	IF NOT FOUND THEN
+		RETURN;
+	ELSIF protecting THEN
+		RAISE EXCEPTION 'table % shares rows with protected table %', rel::regclass,
+			CASE WHEN c.mine <> rel THEN c.mine ELSE c.theirs END
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('A partitioned or inherited table is protected as one table, with its partitions and children; a row may have one budget only (rows of %s would have two).', c.tbl),
+				  HINT = format('Release from %s, or detach the table from it first.',
+								CASE WHEN c.mine <> rel THEN c.mine ELSE c.theirs END);
+	ELSIF rel IS NULL THEN
+		RAISE EXCEPTION 'cannot create % under %: its rows would be protected by dpsynth twice (% and %)',
+			created, array_to_string(parents::regclass[]::text[], ', '), c.mine, c.theirs
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A row may have one budget only, and two budgets cannot be merged.',
+				  HINT = 'Inherit from tables under one protected table at most.';
+	ELSE
+		RAISE EXCEPTION 'cannot attach % to %: both hold rows protected by dpsynth (% and %)',
+			rel::regclass, array_to_string(parents::regclass[]::text[], ', '), c.mine, c.theirs
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Rows of %s would count under both; a row may have one budget only, and two budgets cannot be merged.', c.tbl);
+	END IF;
+END
+$$;
+
 CREATE FUNCTION dpsynth._check_protected(rel oid) RETURNS dpsynth.budgets
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -353,12 +421,16 @@ DECLARE
 BEGIN
 	SELECT * INTO b FROM dpsynth.budgets WHERE relid = rel AND dpsynth._identifies(relid, relname);
 	other := (SELECT r FROM dpsynth._protected_relatives(rel) r LIMIT 1);
-	IF NOT FOUND AND other IS NOT NULL THEN
+	IF b.relid IS NOT NULL AND other IS NULL THEN	-- rows below rel that another protected table counts too
+		other := (SELECT CASE WHEN c.mine <> rel THEN c.mine ELSE c.theirs END
+				  FROM dpsynth._tree_conflict(rel, '{}', false) c);
+	END IF;
+	IF b.relid IS NULL AND other IS NOT NULL THEN
 		RAISE EXCEPTION 'table % is not protected by dpsynth', rel::regclass
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('Its rows are protected as part of table %s.', other),
 				  HINT = format('Release from %s.', other);
-	ELSIF NOT FOUND THEN
+	ELSIF b.relid IS NULL THEN
 		RAISE EXCEPTION 'table % is not protected by dpsynth', rel::regclass
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  HINT = 'The table''s owner must first call dp_protect(table, epsilon => ..., delta => ...).';
@@ -381,7 +453,6 @@ RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	kind "char";
 	persistence "char";
-	other regclass;
 	allowance numeric;
 	spent numeric;
 	dspent numeric;
@@ -437,14 +508,9 @@ BEGIN
 	-- a Citus table is a shell here, its rows in shards that no release would read
 	PERFORM dpsynth._check_visible(tbl);
 	-- a partitioned or inherited table is protected as one table: its partitions and children
-	-- are read with it, and none of them, nor any table above it, may have a budget of its own
-	other := (SELECT r FROM dpsynth._protected_relatives(tbl) r LIMIT 1);
-	IF other IS NOT NULL THEN
-		RAISE EXCEPTION 'table % shares rows with protected table %', tbl, other
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A partitioned or inherited table is protected as one table, with its partitions and children; a row may have one budget only.',
-				  HINT = format('Release from %s, or detach the table from it first.', other);
-	END IF;
+	-- are read with it, and none of them, nor any table above it, nor any other table above one
+	-- of them, may have a budget of its own
+	PERFORM dpsynth._guard_tree(tbl, '{}', true, NULL);
 	-- a foreign partition (postgres_fdw) is protected with the others: dp_marginal and
 	-- dp_synthesize's adaptive method count it on its server (src/foreign.c); dp_discover, which
 	-- reads values, and the PrivSyn method refuse it before any charge
@@ -1236,29 +1302,6 @@ $$;
 REVOKE ALL ON FUNCTION dpsynth._on_drop() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_on_drop ON sql_drop EXECUTE FUNCTION dpsynth._on_drop();
 
--- ATTACH PARTITION and INHERIT (called by dpsynth_guard_ddl before the command runs): a table
--- whose rows already have a budget cannot join a tree whose rows have another.
-CREATE FUNCTION dpsynth._on_attach(child oid, parent oid) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-	mine regclass;
-	theirs regclass;
-BEGIN
-	mine := (SELECT b.relid FROM dpsynth.budgets b
-			 WHERE (b.relid = child OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(child) r))
-			   AND dpsynth._identifies(b.relid, b.relname) LIMIT 1);
-	theirs := (SELECT b.relid FROM dpsynth.budgets b
-			   WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
-				 AND dpsynth._identifies(b.relid, b.relname) LIMIT 1);
-	IF mine IS NOT NULL AND theirs IS NOT NULL AND mine <> theirs THEN
-		RAISE EXCEPTION 'cannot attach % to %: both hold rows protected by dpsynth (% and %)',
-			child::regclass, parent::regclass, mine, theirs
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A row may have one budget only, and two budgets cannot be merged.';
-	END IF;
-END
-$$;
-
 -- DETACH PARTITION and NO INHERIT (called by dpsynth_guard_ddl before the command runs): the
 -- table leaving a protected tree keeps the protection its rows had.  It gets a budget of its
 -- own with the tree's epsilon, delta and what was spent (every release of the tree read its
@@ -1270,6 +1313,7 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	donor dpsynth.budgets;
 	new_id bigint;
+	stays text;
 BEGIN
 	SELECT b.* INTO donor FROM dpsynth.budgets b
 		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
@@ -1277,6 +1321,32 @@ BEGIN
 		LIMIT 1;
 	IF NOT FOUND OR donor.relid = child THEN
 		RETURN;
+	END IF;
+	-- a child of several parents that stays under the donor through another one keeps
+	-- being read with it: a budget of its own would count its rows twice
+	IF EXISTS (WITH RECURSIVE up(a) AS (
+				   SELECT inhparent FROM pg_catalog.pg_inherits WHERE inhrelid = child AND inhparent <> parent
+				   UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.a)
+			   SELECT 1 FROM up WHERE a = donor.relid) THEN
+		RETURN;
+	END IF;
+	-- the budget it gets would also count the tables below it that stay under the donor
+	-- through another path: refused, as any change that puts a row under two budgets
+	stays := (WITH RECURSIVE down(t) AS (
+				  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = child
+				  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t),
+			  up(t, a) AS (
+				  SELECT t, t FROM down
+				  UNION SELECT up.t, i.inhparent FROM up JOIN pg_catalog.pg_inherits i ON i.inhrelid = up.a
+				  WHERE up.a <> child)
+			  SELECT min(t::regclass::text) FROM up WHERE a = donor.relid);
+	IF stays IS NOT NULL THEN
+		RAISE EXCEPTION 'cannot detach % from %: rows of % would be protected by dpsynth twice (% and %)',
+			child::regclass, parent::regclass, stays, donor.relid, child::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('%s would keep its protection, and %s stays under %s through another parent.',
+								  child::regclass, stays, donor.relid),
+				  HINT = format('Detach %s from %s, or from its other parent, first.', stays, child::regclass);
 	END IF;
 	INSERT INTO dpsynth.budgets (relid, relname, epsilon, delta, rho_allowance, rho_spent, delta_spent,
 								 selection_delta, discovery, protected_by)
@@ -1312,7 +1382,8 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION dpsynth._on_attach(oid, oid), dpsynth._on_detach(oid, oid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dpsynth._tree_conflict(oid, oid[], boolean), dpsynth._guard_tree(oid, oid[], boolean, text),
+	dpsynth._on_detach(oid, oid) FROM PUBLIC;
 
 -- A renamed table (or schema) keeps its protection: the qualified name of the altered table, or
 -- of the tables of the altered schema, is brought up to date.  Only rows that identified their
@@ -1345,13 +1416,15 @@ CREATE EVENT TRIGGER dpsynth_on_alter ON ddl_command_end
 --  * DROP EXTENSION dpsynth (or DROP SCHEMA ... CASCADE of its schema, DROP OWNED BY its owner)
 --    would delete every budget and the whole ledger: refused unless a superuser confirms it for
 --    the session with SET dpsynth.allow_drop_extension = on;
---  * ALTER TABLE ... ATTACH PARTITION / INHERIT: dpsynth._on_attach;
---  * ALTER TABLE ... DETACH PARTITION / NO INHERIT: dpsynth._on_detach.
+--  * CREATE [FOREIGN] TABLE ... INHERITS / PARTITION OF and ALTER [FOREIGN] TABLE ... ATTACH
+--    PARTITION / INHERIT: dpsynth._guard_tree;
+--  * ALTER [FOREIGN] TABLE ... DETACH PARTITION / NO INHERIT: dpsynth._on_detach.
 CREATE FUNCTION dpsynth._guard_ddl() RETURNS event_trigger
 	AS 'MODULE_PATHNAME', 'dpsynth_guard_ddl' LANGUAGE C;
 REVOKE ALL ON FUNCTION dpsynth._guard_ddl() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
-	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();
+	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE', 'ALTER FOREIGN TABLE',
+				 'CREATE TABLE', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();
 
 -------------------------------------------------------------------------------
 -- Error bars for the analyst, from the released model alone (src/uncertainty.c,

@@ -312,39 +312,73 @@ drop_takes_dpsynth(Node *stmt)
 	return false;
 }
 
-/* Calls dpsynth._on_attach or _on_detach(child, parent) as the extension owner. */
+/* Runs a dpsynth.* call with OID, OID[], text arguments as the extension owner. */
 static void
-call_tree_hook(const char *fn, Oid child, Oid parent)
+call_as_owner(const char *sql, int nargs, Oid *argtypes, Datum *values, const char *nulls)
 {
 	DpOwnerSwitch sw;
-	Oid			argtypes[2] = {OIDOID, OIDOID};
-	Datum		values[2] = {ObjectIdGetDatum(child), ObjectIdGetDatum(parent)};
 
-	if (!OidIsValid(child) || !OidIsValid(parent))
-		return;					/* PostgreSQL reports the missing table itself */
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(psprintf("SELECT dpsynth.%s($1, $2)", fn), 2, argtypes, values, NULL, false, 1)
-		!= SPI_OK_SELECT)
-		elog(ERROR, "dpsynth.%s failed", fn);
+	if (SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "%s failed", sql);
 	SPI_finish();
 	dpsynth_restore_user(&sw);
 }
 
 /*
- * ALTER TABLE commands that move rows into or out of a protected tree: ATTACH PARTITION and
- * INHERIT must not give rows a second budget; DETACH PARTITION and NO INHERIT hand the leaving
- * table the protection its rows had.
+ * dpsynth._guard_tree(rel, parents, false, created): refuses (55000) a table (rel, or the table
+ * named created, not yet there) joining the parents if a row would then count under two
+ * protected tables.  Parents that do not exist are left to PostgreSQL to report.
+ */
+static void
+guard_join(Oid rel, const char *created, List *parents)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(list_length(parents), 1));
+	int			n = 0;
+	ListCell   *lc;
+	Oid			argtypes[3] = {OIDOID, OIDARRAYOID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	foreach(lc, parents)
+		if (OidIsValid(lfirst_oid(lc)))
+			elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	if (n == 0 || (!OidIsValid(rel) && created == NULL))
+		return;
+	values[0] = ObjectIdGetDatum(rel);
+	nulls[0] = OidIsValid(rel) ? ' ' : 'n';
+	values[1] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	values[2] = created ? CStringGetTextDatum(created) : (Datum) 0;
+	nulls[2] = created ? ' ' : 'n';
+	call_as_owner("SELECT dpsynth._guard_tree($1, $2, false, $3)", 3, argtypes, values, nulls);
+}
+
+/* Calls dpsynth._on_detach(child, parent) as the extension owner. */
+static void
+call_detach(Oid child, Oid parent)
+{
+	Oid			argtypes[2] = {OIDOID, OIDOID};
+	Datum		values[2] = {ObjectIdGetDatum(child), ObjectIdGetDatum(parent)};
+
+	if (!OidIsValid(child) || !OidIsValid(parent))
+		return;					/* PostgreSQL reports the missing table itself */
+	call_as_owner("SELECT dpsynth._on_detach($1, $2)", 2, argtypes, values, NULL);
+}
+
+/*
+ * ALTER [FOREIGN] TABLE commands that move rows into or out of a protected tree: ATTACH
+ * PARTITION and INHERIT go through the guard (no row may get a second budget); DETACH PARTITION
+ * and NO INHERIT hand the leaving table the protection its rows had.
  */
 static void
 guard_alter_table(AlterTableStmt *stmt)
 {
 	Oid			rel;
+	List	   *parents = NIL;	/* INHERIT: all of them at once (one statement may name several) */
 	ListCell   *lc;
 
-	if (!OidIsValid(get_extension_oid("dpsynth", true)))
-		return;
 	rel = RangeVarGetRelid(stmt->relation, NoLock, true);
 	foreach(lc, stmt->cmds)
 	{
@@ -353,27 +387,43 @@ guard_alter_table(AlterTableStmt *stmt)
 		switch (cmd->subtype)
 		{
 			case AT_AttachPartition:
-				call_tree_hook("_on_attach", RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
+				guard_join(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), NULL,
+						   list_make1_oid(rel));
 				break;
 			case AT_DetachPartition:
-				call_tree_hook("_on_detach", RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
+				call_detach(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
 				break;
 			case AT_AddInherit:
-				call_tree_hook("_on_attach", rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
+				parents = lappend_oid(parents, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
 				break;
 			case AT_DropInherit:
-				call_tree_hook("_on_detach", rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
+				call_detach(rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
 				break;
 			default:
 				break;
 		}
 	}
+	guard_join(rel, NULL, parents);
+}
+
+/* CREATE [FOREIGN] TABLE ... INHERITS (...) or PARTITION OF: the new table joins its parents. */
+static void
+guard_create_table(CreateStmt *stmt)
+{
+	List	   *parents = NIL;
+	ListCell   *lc;
+
+	foreach(lc, stmt->inhRelations)
+		parents = lappend_oid(parents, RangeVarGetRelid(lfirst_node(RangeVar, lc), NoLock, true));
+	guard_join(InvalidOid, quote_qualified_identifier(stmt->relation->schemaname, stmt->relation->relname),
+			   parents);
 }
 
 /*
  * Event trigger (ddl_command_start).  DROP EXTENSION dpsynth deletes every budget and the whole
  * ledger with it, so it is refused unless a superuser has confirmed it for the session with
- * SET dpsynth.allow_drop_extension = on.  ALTER TABLE: guard_alter_table.
+ * SET dpsynth.allow_drop_extension = on.  ALTER [FOREIGN] TABLE: guard_alter_table; CREATE
+ * [FOREIGN] TABLE: guard_create_table.
  */
 PG_FUNCTION_INFO_V1(dpsynth_guard_ddl);
 Datum
@@ -384,9 +434,17 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "dpsynth_guard_ddl: not fired by an event trigger");
 	trigdata = (EventTriggerData *) fcinfo->context;
-	if (IsA(trigdata->parsetree, AlterTableStmt))
+	if (IsA(trigdata->parsetree, AlterTableStmt) || IsA(trigdata->parsetree, CreateStmt) ||
+		IsA(trigdata->parsetree, CreateForeignTableStmt))
 	{
-		guard_alter_table((AlterTableStmt *) trigdata->parsetree);
+		if (!OidIsValid(get_extension_oid("dpsynth", true)))
+			PG_RETURN_NULL();
+		if (IsA(trigdata->parsetree, AlterTableStmt))
+			guard_alter_table((AlterTableStmt *) trigdata->parsetree);
+		else if (IsA(trigdata->parsetree, CreateStmt))
+			guard_create_table((CreateStmt *) trigdata->parsetree);
+		else
+			guard_create_table(&((CreateForeignTableStmt *) trigdata->parsetree)->base);
 		PG_RETURN_NULL();
 	}
 	if (!dpsynth_allow_drop_extension && drop_takes_dpsynth(trigdata->parsetree))

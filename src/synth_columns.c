@@ -6,11 +6,20 @@
  */
 #include "synthesize.h"
 
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 static bool
 is_identifier(OutColumn *oc, const char *treatment, bool serial)
@@ -231,5 +240,280 @@ synth_check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given
 					 rows_given ? 0 :
 					 errhint("Without rows => the table may have up to dpsynth.max_sample_rows rows; pass rows => at most " INT64_FORMAT ".",
 							 oc->id_capacity)));
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The copy's own types.  A column of the copy must depend on nothing the source's owner
+ * controls: an enum or composite type of theirs (or an array of one) could be dropped with
+ * DROP TYPE ... CASCADE, taking the analyst's column with it, or changed under the copy.  So
+ * the copy gets types of its own, owned by the caller, in the target's schema and named after
+ * the source's types: an enum with the same labels in the same order (so that ordering and
+ * comparisons behave as the source's), a composite with the same attributes over such types,
+ * arrays of them.  A type the caller already owns there with that very name (or <name>_<n>)
+ * and definition is used again, so that copies in one schema compare with each other.
+ * Domains give way to their base types (their NOT NULL and built-in CHECKs become the
+ * column's own: synth_write.c).  Built-in types, and base types (only a superuser makes them),
+ * are kept; a range or multirange that is not built in becomes text (no code of its owner, such
+ * as a canonical function, may come along).  Dropping the copy leaves its types.
+ * --------------------------------------------------------------------------------------- */
+
+/* a type's unqualified name */
+static char *
+type_name(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	char	   *name;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for type %u", typid);
+	name = pstrdup(NameStr(((Form_pg_type) GETSTRUCT(tup))->typname));
+	ReleaseSysCache(tup);
+	return name;
+}
+
+/* ENUM ('label', ...): an enum's labels in their order */
+static char *
+enum_definition(Oid typid)
+{
+	CatCList   *list = SearchSysCacheList1(ENUMTYPOIDNAME, ObjectIdGetDatum(typid));
+	Form_pg_enum *labels = palloc(sizeof(Form_pg_enum) * Max(list->n_members, 1));
+	StringInfoData def;
+
+	for (int i = 0; i < list->n_members; i++)
+		labels[i] = (Form_pg_enum) GETSTRUCT(&list->members[i]->tuple);
+	/* by sort order (insertion sort: the list comes in no given order) */
+	for (int i = 1; i < list->n_members; i++)
+		for (int j = i; j > 0 && labels[j - 1]->enumsortorder > labels[j]->enumsortorder; j--)
+		{
+			Form_pg_enum x = labels[j];
+
+			labels[j] = labels[j - 1];
+			labels[j - 1] = x;
+		}
+	initStringInfo(&def);
+	appendStringInfoString(&def, "ENUM (");
+	for (int i = 0; i < list->n_members; i++)
+		appendStringInfo(&def, "%s%s", i ? ", " : "", quote_literal_cstr(NameStr(labels[i]->enumlabel)));
+	appendStringInfoChar(&def, ')');
+	ReleaseSysCacheList(list);
+	return def.data;
+}
+
+static Oid	own_type(Oid typid, int32 *typmod, Oid nspid, int depth);
+
+/* (attribute type, ...): a composite's attributes; over the copy's own types if nspid is valid */
+static char *
+composite_definition(Oid typid, Oid nspid, int depth)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc_copy(typid, -1);
+	StringInfoData def;
+	int			n = 0;
+
+	initStringInfo(&def);
+	appendStringInfoChar(&def, '(');
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		int32		typmod = att->atttypmod;
+		Oid			t = att->atttypid;
+
+		if (att->attisdropped)
+			continue;
+		if (OidIsValid(nspid))
+			t = own_type(t, &typmod, nspid, depth + 1);
+		appendStringInfo(&def, "%s%s %s", n++ ? ", " : "", quote_identifier(NameStr(att->attname)),
+						 format_type_with_typemod(t, typmod));
+	}
+	appendStringInfoChar(&def, ')');
+	return def.data;
+}
+
+/*
+ * Runs CREATE TYPE (as the caller) in a subtransaction; false if the name (or its array type's)
+ * was taken meanwhile by a concurrent transaction (another call making a copy in the same
+ * schema), so that the caller tries the next name instead of failing after the charge.
+ */
+static bool
+create_type_unless_taken(const char *sql)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool created = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create a type of the synthetic copy");
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION && edata->sqlerrcode != ERRCODE_DUPLICATE_OBJECT)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		created = false;
+	}
+	PG_END_TRY();
+	CommandCounterIncrement();
+	return created;
+}
+
+/*
+ * The copy's own type with the definition (ENUM (...) or (...)) in nspid, named after the
+ * source's type: one the caller already owns there with that very definition (so that copies
+ * in one schema share it and compare with each other), else a new one, created as the caller
+ * under the first free name of <name>, <name>_1, ...
+ */
+static Oid
+own_type_named(Oid nspid, const char *typname, char typtype, const char *definition)
+{
+	for (int n = 0;; n++)
+	{
+		char	   *name = makeObjectName(typname, NULL, n ? psprintf("%d", n) : NULL);
+		HeapTuple	tup = SearchSysCache2(TYPENAMENSP, CStringGetDatum(name), ObjectIdGetDatum(nspid));
+		Oid			result;
+
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_type t = (Form_pg_type) GETSTRUCT(tup);
+			bool		same = t->typowner == GetUserId() && t->typtype == typtype &&
+				(typtype != TYPTYPE_COMPOSITE || get_rel_relkind(t->typrelid) == RELKIND_COMPOSITE_TYPE);
+
+			result = t->oid;
+			ReleaseSysCache(tup);
+			if (same && strcmp(typtype == TYPTYPE_ENUM ? enum_definition(result)
+							   : composite_definition(result, InvalidOid, 0), definition) == 0)
+				return result;
+			continue;
+		}
+		if (OidIsValid(get_relname_relid(name, nspid)) ||
+			!create_type_unless_taken(psprintf("CREATE TYPE %s AS %s",
+											   quote_qualified_identifier(get_namespace_name(nspid), name),
+											   definition)))
+			continue;
+		result = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(name), ObjectIdGetDatum(nspid));
+		if (!OidIsValid(result))
+			elog(ERROR, "type \"%s\" vanished", name);
+		return result;
+	}
+}
+
+/* The type a column of the copy gets for the source's type typid (and *typmod). */
+static Oid
+own_type(Oid typid, int32 *typmod, Oid nspid, int depth)
+{
+	check_stack_depth();
+	if (typid < FirstNormalObjectId)
+		return typid;
+	if (depth > 32)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("type %s nests too deeply for a synthetic copy", format_type_be(typid))));
+	switch (get_typtype(typid))
+	{
+		case TYPTYPE_DOMAIN:
+			{
+				Oid			base = getBaseTypeAndTypmod(typid, typmod);
+
+				return own_type(base, typmod, nspid, depth + 1);
+			}
+		case TYPTYPE_ENUM:
+			return own_type_named(nspid, type_name(typid), TYPTYPE_ENUM, enum_definition(typid));
+		case TYPTYPE_COMPOSITE:
+			*typmod = -1;
+			return own_type_named(nspid, type_name(typid), TYPTYPE_COMPOSITE,
+								  composite_definition(typid, nspid, depth));
+		case TYPTYPE_RANGE:
+		case TYPTYPE_MULTIRANGE:
+			*typmod = -1;
+			return TEXTOID;
+		default:
+			{
+				Oid			elem = get_element_type(typid);
+				Oid			own_elem;
+				Oid			array;
+
+				if (!OidIsValid(elem) || !type_is_array(typid))
+					return typid;	/* a base type: made by a superuser */
+				own_elem = own_type(elem, typmod, nspid, depth + 1);
+				if (own_elem == elem)
+					return typid;
+				array = get_array_type(own_elem);
+				if (!OidIsValid(array))
+				{
+					*typmod = -1;
+					return TEXTOID;
+				}
+				return array;
+			}
+	}
+}
+
+/* An enum value of the source's type as the same label of the copy's enum. */
+static Datum
+own_enum_value(Datum value, Oid own)
+{
+	HeapTuple	tup = SearchSysCache1(ENUMOID, value);
+	Oid			result;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for enum value %u", DatumGetObjectId(value));
+	result = GetSysCacheOid2(ENUMTYPOIDNAME, Anum_pg_enum_oid, ObjectIdGetDatum(own),
+							 NameGetDatum(&((Form_pg_enum) GETSTRUCT(tup))->enumlabel));
+	ReleaseSysCache(tup);
+	if (!OidIsValid(result))
+		elog(ERROR, "enum label missing from the copy's type %s", format_type_be(own));
+	return ObjectIdGetDatum(result);
+}
+
+/*
+ * Gives every column of the copy to be created in nspid a type that depends on
+ * nothing of the source's owner (above), as the caller, before CREATE TABLE: out[].copy_type
+ * and copy_typmod.  A synthesized enum column's decoded values
+ * (its categories, placeholder and fallback) become the same labels of the copy's enum.
+ */
+void
+synth_own_column_types(OutColumn *out, int nout, Oid nspid)
+{
+	for (int i = 0; i < nout; i++)
+	{
+		OutColumn  *oc = &out[i];
+		int32		typmod = oc->basetypmod;
+		Oid			own = own_type(oc->basetype, &typmod, nspid, 0);
+
+		oc->copy_type = own;
+		oc->copy_typmod = typmod;
+		if (own == oc->basetype)
+			continue;
+		if (oc->kind == OUT_SYNTH && type_is_enum(oc->basetype) && oc->decoding_ready)
+		{
+			if (oc->category)
+				for (uint32 c = 0; c < oc->domain->nvalues; c++)
+					oc->category[c] = own_enum_value(oc->category[c], own);
+			if (oc->has_other_value)
+				oc->other_value = own_enum_value(oc->other_value, own);
+			if (oc->domain->kind == DP_DOMAIN_CATEGORIES && (oc->has_other_value || oc->domain->nvalues > 0))
+				oc->fallback = own_enum_value(oc->fallback, own);
+		}
+		else if (oc->kind == OUT_SYNTH)	/* not reached: only enums of these are synthesized */
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of type %s cannot be synthesized", oc->name, format_type_be(oc->typid))));
 	}
 }

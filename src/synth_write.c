@@ -62,7 +62,8 @@ synth_resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_nam
  * CREATE TABLE target (same names and types), as the caller.  Its constraints are added after the
  * rows are in (add_constraints), so that PostgreSQL itself validates them.  A column over a domain
  * gets the domain's base type, and the domain's NOT NULL and (built-in) CHECKs become the
- * column's own constraints: the copy must not depend on a type the source's owner controls,
+ * column's own constraints; an enum or composite type gets a copy of its own
+ * (synth_own_column_types): the copy must not depend on a type the source's owner controls,
  * who could otherwise add a CHECK calling their own function (run by whoever writes the copy) or
  * drop the type and the analyst's column with it.
  */
@@ -77,7 +78,7 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
 	appendStringInfo(&sql, "CREATE TABLE %s (", qname);
 	for (int i = 0; i < nout; i++)
 		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(out[i].name),
-						 format_type_with_typemod(out[i].basetype, out[i].basetypmod));
+						 format_type_with_typemod(out[i].copy_type, out[i].copy_typmod));
 	appendStringInfoChar(&sql, ')');
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -301,6 +302,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 		if (OidIsValid(out[i].source_typid))
 			appendStringInfo(&full, "; column %s has the base type of domain %s (not built-in only)",
 							 quote_identifier(out[i].name), format_type_be(out[i].source_typid));
+	synth_own_column_types(out, nout, nspid);
 	*target_relid = create_target(nspid, target, out, nout, full.data);
 	checks = synth_validated_checks(*target_relid, m->checks, pr->label);
 	add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));

@@ -42,6 +42,10 @@ typedef struct OutColumn
 	 * that are not built in: the synthetic column has the base type instead (typid, typmod),
 	 * so that no code of the domain's owner runs as the caller; else InvalidOid */
 	Oid			source_typid;
+	/* the synthetic table's column type (synth_own_column_types): the base type, or a type of
+	 * the copy's own where the source's owner controls it (an enum, a composite, arrays) */
+	Oid			copy_type;
+	int32		copy_typmod;
 	bool		notnull;
 	OutKind		kind;
 	/* why: "synthesized", "excluded" (the owner's policy), "not_selected" (columns => ...),
@@ -137,6 +141,8 @@ extern OutColumn *synth_plan_columns(Oid relid, ArrayType *only, const char *lab
 									 ArrayType **synth_names);
 /* Points the synthesized columns at their domains; prepares what can be prepared so far. */
 extern void synth_bind_columns(OutColumn *out, int nout, DpColumn *cols, bool discovered);
+/* The copy's own types for columns whose types the source's owner controls (enums, composites). */
+extern void synth_own_column_types(OutColumn *out, int nout, Oid nspid);
 /* Refuses (22023) a NOT NULL identifier column that cannot hold maxrows fresh values. */
 extern void synth_check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given,
 									const char *label);
