@@ -378,7 +378,8 @@ release_fine_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_b
 	uint32		nedges = 0;
 	int			npieces;
 
-	dp_counts_release(d->fine, nvalues, noise);
+	if (dp_noise_counts(noise, d->fine, d->fine, nvalues) != 0)
+		dpsynth_noise_refused();
 	if (dp_binning_int(d->fine, nvalues, lower, sigma, min_bin_mass, iedges, &nedges) != 0 ||
 		(npieces = dp_binning_shape(d->fine, nvalues, lower, sigma, iedges, nedges, shape)) < 0)
 		elog(ERROR, "dpsynth: invalid binning of column \"%s\"", d->col->name);

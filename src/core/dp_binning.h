@@ -4,7 +4,7 @@
  * public range.
  *
  * Privacy.  The histogram counts each row (its value clamped into the declared, public bounds)
- * in exactly one cell: L2 sensitivity 1, released by the glue with dp_counts_release (every cell
+ * in exactly one cell: L2 sensitivity 1, released by the glue with dp_noise_counts (every cell
  * gets noise, empty or not), rho-zCDP for sigma^2 = 1/(2 rho).  It replaces the log-grid
  * histogram that quantile bins are read from (dp_discovery.h, section 2), at the same rho: which
  * of the two grids a column gets is decided by its public bounds alone (dp_binning_fine_range).
