@@ -506,6 +506,8 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			nedges = 2;
 		}
 	}
+	/* edges the catalog stores and loads whatever the noise gave (else one public bin) */
+	nedges = dp_discovered_edges(d->grid.integral, edges, nedges, col->quantile_lower, col->quantile_upper);
 	npieces = span_lo <= span_hi ?
 		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sigma, &shape) : 0;
 	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
@@ -528,7 +530,8 @@ fine_bounds(Discovery *d, double span_lo, double span_hi, const dp_dgauss *fine,
 	double		sigma = sqrt(dp_dgauss_sigma2(fine));
 	int			rc;
 
-	if (d->grid.integral ? dp_lingrid_init_int(&lg, (int64) span_lo, (int64) span_hi) != 0
+	if (d->grid.integral ? dp_lingrid_init_int(&lg, dp_double_to_int64_sat(span_lo),
+											   dp_double_to_int64_sat(span_hi)) != 0
 		: dp_lingrid_init_real(&lg, span_lo, span_hi) != 0)
 		return -1;
 	cells = palloc0(sizeof(int64) * lg.ncells);
@@ -566,7 +569,8 @@ fine_bounds(Discovery *d, double span_lo, double span_hi, const dp_dgauss *fine,
 
 /*
  * Stage 1 read as a span (its noisy 0.5% and 99.5% points), widened by half its width on
- * each side, kept within +/-2^53 (where the catalog's float8 is exact).  False: nothing showed.
+ * each side, kept within the limits of discovered bounds (dp_discovered_bounds: integers where
+ * the catalog's float8 is exact, reals where the span's width is finite).  False: nothing showed.
  */
 static bool
 coarse_span(Discovery *d, double sigma, double *lo, double *hi)
@@ -579,12 +583,16 @@ coarse_span(Discovery *d, double sigma, double *lo, double *hi)
 		if (dp_loggrid_bounds_int(&d->grid, d->cells, sigma, DP_BOUNDS_SPAN_TAIL, &l, &h) != 0 ||
 			dp_span_widen_int(&l, &h) != 0)
 			return false;
-		*lo = Max((double) l, -9007199254740992.0);
-		*hi = Min((double) h, 9007199254740992.0);
+		*lo = Min(Max((double) l, -DP_DISCOVERED_INT_LIMIT), DP_DISCOVERED_INT_LIMIT - 1);
+		*hi = Max(Min((double) h, DP_DISCOVERED_INT_LIMIT), *lo + 1);
 		return true;
 	}
-	return dp_loggrid_bounds(&d->grid, d->cells, sigma, DP_BOUNDS_SPAN_TAIL, lo, hi) == 0 &&
-		dp_span_widen_real(lo, hi) == 0;
+	if (dp_loggrid_bounds(&d->grid, d->cells, sigma, DP_BOUNDS_SPAN_TAIL, lo, hi) != 0 ||
+		dp_span_widen_real(lo, hi) != 0)
+		return false;
+	*lo = Min(Max(*lo, -DP_DISCOVERED_REAL_LIMIT), DP_DISCOVERED_REAL_LIMIT);
+	*hi = Min(Max(*hi, -DP_DISCOVERED_REAL_LIMIT), DP_DISCOVERED_REAL_LIMIT);
+	return *lo < *hi;
 }
 
 /*
@@ -615,10 +623,11 @@ reconcile_bounds(Discovery *d, double clo, double chi, double *lo, double *hi)
 {
 	if (d->grid.integral)
 	{
-		int64		l = (int64) *lo,
-					h = (int64) *hi;
+		int64		l = dp_double_to_int64_sat(*lo),
+					h = dp_double_to_int64_sat(*hi);
 
-		if (dp_bounds_reconcile_int(&d->grid, (int64) clo, (int64) chi, &l, &h) >= 0)
+		if (dp_bounds_reconcile_int(&d->grid, dp_double_to_int64_sat(clo), dp_double_to_int64_sat(chi),
+									&l, &h) >= 0)
 		{
 			*lo = (double) l;
 			*hi = (double) h;
@@ -645,15 +654,17 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 {
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
 	double		sigma = sqrt(dp_dgauss_sigma2(coarse));
-	double		lower = 0,
-				upper = 1;		/* public fallback when the noisy histogram shows nothing */
+	double		lower,
+				upper,
+				type_lo,
+				type_hi;
 	double		span_lo,
 				span_hi,
 				clo = 0,
 				chi = 0,
 				lo = 0,
 				hi = 0;
-	int			bins = DP_PLAN_DISCOVERED_BINS;
+	uint32		bins;
 	bool		found,
 				coarse_found;
 
@@ -670,15 +681,15 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 		hi = chi;
 		found = true;
 	}
-	if (found && isfinite(lo) && isfinite(hi) && lo < hi && isfinite(hi - lo))
-	{
-		/* within +/-2^53, where the catalog's float8 is exact */
-		lower = Max(lo, -9007199254740992.0);
-		upper = Min(hi, 9007199254740992.0);
-	}
-	if (d->grid.integral && upper - lower + 1 < bins)
-		bins = (int) (upper - lower + 1);
-	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, bins);
+	/*
+	 * Post-processing that cannot fail on any released value: the bounds clamped into the
+	 * type's values and the catalog's exact range, never collapsed, with bins that load.
+	 */
+	dpsynth_value_range(d->col->typid, &type_lo, &type_hi);
+	if (dp_discovered_bounds(d->grid.integral, found, lo, hi, type_lo, type_hi, DP_PLAN_DISCOVERED_BINS,
+							 &lower, &upper, &bins) != 0)
+		elog(ERROR, "dpsynth: invalid range of type %u", d->col->typid);	/* public: never */
+	dpsynth_store_discovered_bins(relid, d->col->attnum, ledger_id, lower, upper, (int) bins);
 	if (learn_bins && bins == DP_PLAN_DISCOVERED_BINS && found)
 	{
 		/*

@@ -25,6 +25,7 @@
  */
 #include "dpsynth.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "access/htup_details.h"
@@ -111,6 +112,40 @@ dpsynth_value_int(Oid typid, Datum value)
 			return DatumGetInt64(value);
 		default:
 			return 0;
+	}
+}
+
+/*
+ * The values a numeric, date or timestamp type can hold, in dpsynth_value_int/real's units
+ * (finite ones: infinite dates and timestamps fall into the end bins).  Public facts of the type.
+ */
+void
+dpsynth_value_range(Oid typid, double *lo, double *hi)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			*lo = PG_INT16_MIN, *hi = PG_INT16_MAX;
+			return;
+		case INT4OID:
+			*lo = PG_INT32_MIN, *hi = PG_INT32_MAX;
+			return;
+		case DATEOID:
+			*lo = DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE;
+			*hi = DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1;
+			return;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*lo = (double) MIN_TIMESTAMP;
+			*hi = (double) (END_TIMESTAMP - 1);
+			return;
+		case FLOAT4OID:
+			*lo = -FLT_MAX, *hi = FLT_MAX;
+			return;
+		default:				/* int8 (rounded outwards), float8, numeric as float8 */
+			*lo = dpsynth_value_is_integral(typid) ? (double) PG_INT64_MIN : -DBL_MAX;
+			*hi = dpsynth_value_is_integral(typid) ? (double) PG_INT64_MAX : DBL_MAX;
+			return;
 	}
 }
 

@@ -185,6 +185,7 @@ extern bool dpsynth_value_is_integral(Oid typid);
 extern bool dpsynth_auto_fine_range(const DpColumn *col);
 extern int64 dpsynth_value_int(Oid typid, Datum value);
 extern double dpsynth_value_real(Oid typid, Datum value);
+extern void dpsynth_value_range(Oid typid, double *lo, double *hi);
 
 /* ---- plan.c: the privacy plan of a call (src/core/dp_plan.h), before its charge ---- */
 

@@ -337,4 +337,54 @@ extern int	dp_bounds_reconcile_int(const dp_loggrid *g, int64_t coarse_lo, int64
 extern int	dp_bounds_reconcile(const dp_loggrid *g, double coarse_lo, double coarse_hi,
 								double *lower, double *upper);
 
+/* ============================================================================================
+ * 4. From released bounds and edges to a domain the catalog stores and loads (total)
+ * ============================================================================================
+ *
+ * What discovery releases is stored as the column's domain after the charge, so the step from
+ * the released (noisy) numbers to the stored row must never fail: any bounds the mechanisms can
+ * give (NaN, +/-Infinity, lower > upper, far outside the column type's values, a range too narrow
+ * for its bins in double precision) end in a row that dpsynth.domains' CHECK accepts and that
+ * loads as a valid domain (dp_int_equal_edges / dp_real_equal_edges, dp_domain_init_*_edges).
+ * Post-processing of the release and of public facts (the column's type) only.
+ *
+ * Integral columns keep their bounds within +/-DP_DISCOVERED_INT_LIMIT, where the catalog's
+ * float8 holds every integer and the edge one past upper exactly (declared bounds obey +/-2^53 as
+ * well); values beyond fall into the end bins, as values outside any domain do.  Real columns
+ * keep theirs within +/-DP_DISCOVERED_REAL_LIMIT, so that upper - lower is finite.
+ */
+#define DP_DISCOVERED_INT_LIMIT 9007199254740991.0	/* 2^53 - 1 */
+#define DP_DISCOVERED_REAL_LIMIT 0x1p1022	/* 2^1022: upper - lower stays finite */
+#define DP_DISCOVERED_MAX_BINS 65535	/* the catalog's CHECK; a real column's NULL cell is the 65536th code */
+
+/*
+ * The stored bounds and number of equal-width bins of a discovered column.  found: bounds were
+ * released, lo and hi (any doubles); else the public fallback [0, 1].  type_lo < type_hi: the
+ * values the column's type can hold (public; integral: integers).  max_bins in
+ * [1, DP_DISCOVERED_MAX_BINS].
+ * Out: finite *lower < *upper within the type's values and the limit above (integral: integers),
+ * the released range clamped into them and widened to two values (integral: lo, lo + 1; real:
+ * the next double) where it collapsed, and *bins in [1, max_bins] (integral: at most
+ * upper - lower + 1; real: the largest of max_bins, max_bins / 2, ..., 1 whose equal-width edges
+ * strictly increase in double precision).  Returns 0, or -1 on invalid public arguments (outputs
+ * untouched).
+ */
+extern int	dp_discovered_bounds(bool integral, bool found, double lo, double hi, double type_lo,
+								 double type_hi, uint32_t max_bins, double *lower, double *upper,
+								 uint32_t *bins);
+
+/*
+ * Learned edges as the catalog stores them (float8) and loads them (dp_domain_init_*_edges):
+ * if the n edges are not all finite and strictly increasing (integral: integers within
+ * +/-(DP_DISCOVERED_INT_LIMIT + 1)), or are fewer than 2 or more than DP_DISCOVERED_MAX_BINS + 1,
+ * they are replaced by the public fallback of one bin, [lower, upper + 1] (integral) or
+ * [lower, upper] (real), with lower < upper as dp_discovered_bounds gives them (edges has room
+ * for 2).  Returns the number of edges (n or 2; 0 if edges is NULL).
+ */
+extern uint32_t dp_discovered_edges(bool integral, double *edges, uint32_t n, double lower,
+									double upper);
+
+/* double -> int64 saturating at the int64 range (NaN: 0), for bounds computed in double. */
+extern int64_t dp_double_to_int64_sat(double x);
+
 #endif							/* DP_DISCOVERY_H */

@@ -30,6 +30,7 @@
 
 #include "dp_accounting.h"
 #include "dp_discovery.h"
+#include "dp_domain.h"
 #include "dp_plan.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
@@ -1335,6 +1336,194 @@ test_two_stage_spread(void)
 			   ">= 75%% of the rows in %d of %d runs", kept, reps);
 }
 
+/* ---------- from released bounds to a stored domain: total over every type's extremes ---------- */
+
+/*
+ * Whether a 'bins' row loads as src/domain.c's init_numeric loads it, and passes the catalog's
+ * CHECK (lower < upper, bins in 1..65535), within the type's values [tl, th].
+ */
+static bool
+bins_load(bool integral, double lower, double upper, uint32_t bins, double tl, double th)
+{
+	dp_domain	d;
+	bool		ok;
+
+	if (!isfinite(lower) || !isfinite(upper) || !(lower < upper) || bins < 1 || bins > 65535 ||
+		lower < tl || upper > th)
+		return false;
+	if (integral)
+	{
+		int64_t    *e;
+
+		if (lower != floor(lower) || upper != floor(upper) || fabs(lower) > 9007199254740992.0 ||
+			fabs(upper) > 9007199254740992.0)
+			return false;
+		e = malloc(sizeof(int64_t) * (bins + 1));
+		ok = dp_int_equal_edges((int64_t) lower, (int64_t) upper, bins, e) == 0 &&
+			dp_domain_init_int_edges(&d, e, bins, true) == 0 && (double) e[bins] == upper + 1;
+		free(e);
+		return ok;
+	}
+	{
+		double	   *e = malloc(sizeof(double) * (bins + 1));
+
+		ok = dp_real_equal_edges(lower, upper, bins, e) == 0 && dp_domain_init_real_edges(&d, e, bins, true) == 0;
+		free(e);
+	}
+	return ok;
+}
+
+/* Whether learned edges (float8) load as init_numeric loads them. */
+static bool
+edges_load(bool integral, const double *edges, uint32_t n)
+{
+	dp_domain	d;
+	bool		ok = n >= 2 && n <= 65536;
+
+	if (ok && integral)
+	{
+		int64_t    *e = malloc(sizeof(int64_t) * n);
+
+		for (uint32_t i = 0; i < n; i++)
+		{
+			ok = ok && isfinite(edges[i]) && fabs(edges[i]) <= 4611686018427387904.0 && edges[i] == floor(edges[i]);
+			e[i] = ok ? (int64_t) edges[i] : 0;
+		}
+		ok = ok && dp_domain_init_int_edges(&d, e, n - 1, true) == 0;
+		free(e);
+		return ok;
+	}
+	return ok && dp_domain_init_real_edges(&d, edges, n - 1, true) == 0;
+}
+
+/*
+ * dp_discovered_bounds over the public ranges of every type discovery learns (as
+ * dpsynth_value_range gives them) and released bounds at every extreme: NaN, infinities,
+ * DBL_MAX, +/-2^63, around 2^53, denormals, -0, lower > upper, collapsed ranges.  Each result
+ * must load and pass the catalog's CHECK; the issue's case (lower noisy above 2^53 on a bigint)
+ * among them.
+ */
+static void
+test_discovered_bounds_extremes(void)
+{
+	static const struct
+	{
+		const char *name;
+		bool		integral;
+		double		lo,
+					hi;
+	}			types[] = {
+		{"int2", true, -32768.0, 32767.0},
+		{"int4", true, -2147483648.0, 2147483647.0},
+		{"int8", true, -9223372036854775808.0, 9223372036854775808.0},
+		{"date", true, -2451545.0, 2145031948.0},
+		{"timestamp", true, -211813488000000000.0, 9223371331199999999.0},
+		{"float4", false, -FLT_MAX, FLT_MAX},
+		{"float8/numeric", false, -DBL_MAX, DBL_MAX},
+	};
+	const double v[] = {
+		NAN, -INFINITY, INFINITY, -DBL_MAX, DBL_MAX, -9223372036854775808.0, 9223372036854775808.0,
+		-4611686018427387904.0, 4611686018427387904.0, -9007199254740994.0, 9007199254740994.0,
+		-9007199254740992.0, 9007199254740992.0, 9007199254740991.0, 1.5854111840224904e+18,
+		1.7e18, -1e300, 1e300, -1e-300, 1e-300, -5e-324, 5e-324, -0.0, 0.0, 1.0, -1.0, 0.5, 32767.0,
+		32768.0, -32769.0, 2145031949.0, -2451546.0, (double) FLT_MAX, -(double) FLT_MAX, 1e39,
+		9223371331200000000.0, 0x1p1022, -0x1p1022, 0x1.fffffffffffffp1021,
+	};
+	const uint32_t maxb[] = {1, 2, 32, 1000};
+	int			nv = (int) (sizeof(v) / sizeof(v[0]));
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+	{
+		long		cases = 0,
+					bad = 0;
+		double		first_lo = 0,
+					first_hi = 0;
+
+		for (int i = 0; i < nv; i++)
+			for (int j = 0; j < nv; j++)
+				for (int f = 0; f < 2; f++)
+					for (size_t b = 0; b < sizeof(maxb) / sizeof(maxb[0]); b++)
+					{
+						double		lower = NAN,
+									upper = NAN;
+						uint32_t	bins = 0;
+						bool		ok;
+
+						ok = dp_discovered_bounds(types[t].integral, f == 1, v[i], v[j], types[t].lo,
+												  types[t].hi, maxb[b], &lower, &upper, &bins) == 0 &&
+							bins <= maxb[b] &&
+							bins_load(types[t].integral, lower, upper, bins, types[t].lo, types[t].hi);
+						cases++;
+						if (!ok && bad++ == 0)
+						{
+							first_lo = v[i];
+							first_hi = v[j];
+						}
+					}
+		unit_check(bad == 0, "discovered bounds of %s: %ld extreme cases load and pass the CHECK "
+				   "(%ld fail; first [%.17g, %.17g])", types[t].name, cases, bad, first_lo, first_hi);
+	}
+}
+
+/* Particular cases of dp_discovered_bounds, dp_discovered_edges and dp_double_to_int64_sat. */
+static void
+test_discovered_cases(void)
+{
+	double		lower = 0,
+				upper = 0,
+				e[4];
+	uint32_t	bins = 0;
+
+	/* the case: noisy lower above 2^53 on a bigint (once stored as lower > upper) */
+	int			rc = dp_discovered_bounds(true, true, 1.5854111840224904e+18, 9007199254740992.0,
+										  -9223372036854775808.0, 9223372036854775808.0, 32,
+										  &lower, &upper, &bins);
+
+	unit_check(rc == 0 && lower == 9007199254740990.0 && upper == 9007199254740991.0 && bins == 2,
+			   "bigint bounds beyond 2^53: the last two exact integers, 2 bins ([%.17g, %.17g] %u)",
+			   lower, upper, bins);
+	unit_check(dp_discovered_bounds(true, true, 5, 5, -32768, 32767, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 5 && upper == 6 && bins == 2, "a constant column: [5, 6] in 2 bins");
+	unit_check(dp_discovered_bounds(true, true, 18, 67, -32768, 32767, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 18 && upper == 67 && bins == 32, "ordinary integer bounds are kept");
+	unit_check(dp_discovered_bounds(true, false, 7, 9, -32768, 32767, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 0 && upper == 1 && bins == 2, "nothing released: the public fallback [0, 1]");
+	unit_check(dp_discovered_bounds(true, true, 30000, 1e9, -32768, 32767, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 30000 && upper == 32767 && bins == 32, "int2: upper clamped to 32767");
+	unit_check(dp_discovered_bounds(true, true, -1e12, 1e12, -2451545.0, 2145031948.0, 32, &lower, &upper,
+									&bins) == 0 && lower == -2451545.0 && upper == 2145031948.0,
+			   "date: clamped to the type's finite days");
+	unit_check(dp_discovered_bounds(false, true, 1e300, 2e300, -DBL_MAX, DBL_MAX, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 1e300 && upper == 2e300 && bins == 32, "reals near 1e300 are kept (no 2^53 limit)");
+	unit_check(dp_discovered_bounds(false, true, -INFINITY, INFINITY, -DBL_MAX, DBL_MAX, 32, &lower, &upper,
+									&bins) == 0 && lower == -0x1p1022 && upper == 0x1p1022 && bins == 32,
+			   "infinite real bounds: +/-2^1022, whose width is finite");
+	unit_check(dp_discovered_bounds(false, true, 0, 5e-324, -DBL_MAX, DBL_MAX, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 0 && upper == 5e-324 && bins == 1, "a denormal range gets one bin");
+	unit_check(dp_discovered_bounds(false, true, 1, 1, -DBL_MAX, DBL_MAX, 32, &lower, &upper, &bins) == 0 &&
+			   lower == 1 && upper == nextafter(1, 2) && bins == 1, "a collapsed real range: the next double");
+	unit_check(dp_discovered_bounds(true, true, 0, 1, 3, 3, 32, &lower, &upper, &bins) == -1 &&
+			   dp_discovered_bounds(true, true, 0, 1, -5, 5, 0, &lower, &upper, &bins) == -1 &&
+			   dp_discovered_bounds(false, true, 0, 1, NAN, 5, 32, &lower, &upper, &bins) == -1,
+			   "invalid public arguments are refused");
+
+	e[0] = 1, e[1] = 2, e[2] = 3;
+	unit_check(dp_discovered_edges(true, e, 3, 1, 2) == 3 && e[2] == 3, "valid edges are kept");
+	e[0] = 1, e[1] = NAN, e[2] = 3;
+	unit_check(dp_discovered_edges(false, e, 3, 1, 3) == 2 && e[0] == 1 && e[1] == 3, "NaN edges: one bin");
+	e[0] = 9007199254740990.0, e[1] = 9007199254740992.0, e[2] = 9007199254740992.0;
+	unit_check(dp_discovered_edges(true, e, 3, 9007199254740990.0, 9007199254740991.0) == 2 &&
+			   e[1] == 9007199254740992.0 && edges_load(true, e, 2), "merged edges beyond 2^53: one bin");
+	e[0] = 1, e[1] = 1.5, e[2] = 3;
+	unit_check(dp_discovered_edges(true, e, 3, 1, 2) == 2 && e[1] == 3, "non-integer integral edges: one bin");
+	e[0] = 1;
+	unit_check(dp_discovered_edges(false, e, 1, 1, 2) == 2 && e[1] == 2 && edges_load(false, e, 2),
+			   "a single edge: one bin");
+	unit_check(dp_double_to_int64_sat(NAN) == 0 && dp_double_to_int64_sat(9223372036854775808.0) == INT64_MAX &&
+			   dp_double_to_int64_sat(-INFINITY) == INT64_MIN && dp_double_to_int64_sat(-9223372036854775808.0) == INT64_MIN &&
+			   dp_double_to_int64_sat(-3.7) == -3, "double to int64 saturates");
+}
+
 int
 main(void)
 {
@@ -1365,6 +1554,8 @@ main(void)
 	test_two_stage_bounds();
 	test_bounds_reconcile();
 	test_two_stage_spread();
+	test_discovered_bounds_extremes();
+	test_discovered_cases();
 	unit_diag("test_discovery: %.2f s CPU%s", (double) (clock() - t0) / CLOCKS_PER_SEC,
 			  quick ? " (quick)" : "");
 	return unit_done();
