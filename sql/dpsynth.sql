@@ -898,7 +898,9 @@ $$;
 -------------------------------------------------------------------------------
 -- Charging.  Called only by the charging background worker (src/charge.c), in a transaction
 -- of its own that it commits before the caller draws any noise.  Concurrent charges on one
--- table serialize on the budget row (FOR UPDATE).
+-- table serialize on the budget row, locked FOR NO KEY UPDATE: rows that reference it (a domain
+-- discovered or declared earlier in the caller's open transaction) hold a key-share lock on it,
+-- which must not make the charge wait for the caller that waits for the charge.
 -------------------------------------------------------------------------------
 CREATE FUNCTION dpsynth._charge(p_relid oid, p_role oid, p_session oid, p_function text,
 								p_columns text[], p_epsilon float8, p_delta float8, p_units int8,
@@ -911,7 +913,7 @@ DECLARE
 	lim record;
 	roles oid[];
 BEGIN
-	SELECT * INTO b FROM dpsynth.budgets WHERE relid = p_relid AND dpsynth._identifies(relid, relname) FOR UPDATE;
+	SELECT * INTO b FROM dpsynth.budgets WHERE relid = p_relid AND dpsynth._identifies(relid, relname) FOR NO KEY UPDATE;
 	IF NOT FOUND THEN
 		status := 'unprotected';
 		RETURN;

@@ -12,8 +12,19 @@
  * segment.  The caller waits for the worker to exit and proceeds only if `committed` is set
  * and the status is "charged".  Any other outcome raises: fail closed, nothing is released.
  *
- * If the caller is cancelled while it waits, it raises and releases nothing; the worker still
- * finishes and the charge, if it committed, stays (the safe direction).
+ * The worker's transaction is not the caller's, so it may wait for a lock the caller's open
+ * transaction holds (the budget row, changed or locked earlier in that transaction), while the
+ * caller waits for the worker: a deadlock the lock manager cannot see, since the caller waits on
+ * its latch.  The caller checks, while it waits, whether the worker waits for one of its locks;
+ * if so it cancels the worker, whose transaction then commits nothing, and raises: nothing is
+ * charged or released.  A wait for another session's lock ends at dpsynth.charge_timeout.
+ * (Rows the caller inserted into tables that reference the budget row, such as a domain
+ * discovered earlier in the transaction, hold only a key-share lock on it, which the charge's
+ * FOR NO KEY UPDATE does not wait for.)
+ *
+ * If the caller is cancelled while it waits, it cancels the worker too and raises; nothing is
+ * released.  A charge the worker committed before the cancel reached it stays (the safe
+ * direction).
  *
  * A refused attempt releases nothing, so its record (the first of its kind a ledger row, the
  * others a counter in dpsynth.refusals) is committed without waiting for the WAL flush: a loop
@@ -30,8 +41,12 @@
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -41,6 +56,8 @@ PGDLLEXPORT void dpsynth_charge_worker_main(Datum main_arg);
 
 /* How long a caller waits for a free background worker slot before giving up. */
 #define CHARGE_REGISTER_TIMEOUT_MS	30000
+/* How often a caller checks whether the charging worker waits for one of the caller's locks. */
+#define CHARGE_POLL_MS				100
 
 typedef enum ChargeStatus
 {
@@ -83,6 +100,80 @@ request_string(ChargeRequest *req, Size off)
 	return off == 0 ? NULL : (const char *) req + off;
 }
 
+/* Whether the worker with this pid waits for a heavyweight lock that this backend holds. */
+static bool
+worker_waits_for_us(pid_t pid)
+{
+	PGPROC	   *proc = BackendPidGetProc(pid);
+	ArrayType  *blockers;
+	int32	   *pids;
+	int			n;
+
+	if (proc == NULL || (proc->wait_event_info & 0xFF000000) != PG_WAIT_LOCK)
+		return false;
+	blockers = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pid)));
+	pids = (int32 *) ARR_DATA_PTR(blockers);
+	n = ArrayGetNItems(ARR_NDIM(blockers), ARR_DIMS(blockers));
+	for (int i = 0; i < n; i++)
+		if (pids[i] == MyProcPid)
+			return true;
+	return false;
+}
+
+/*
+ * Waits for the charging worker to exit.  Returns true if it had to cancel the worker because
+ * the worker waited for a lock this backend holds: this backend holds it until its transaction
+ * ends, which cannot happen while it waits here, so the worker was still waiting when cancelled
+ * and its transaction committed nothing.  If this backend is cancelled (or the wait fails) it
+ * cancels the worker too, so that a charge not yet committed is not committed for nothing.
+ */
+static bool
+wait_for_charge(BackgroundWorkerHandle *handle)
+{
+	volatile pid_t worker_pid = 0;
+	volatile bool cancelled = false;
+
+	PG_TRY();
+	{
+		for (;;)
+		{
+			BgwHandleStatus st;
+			pid_t		pid = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			st = GetBackgroundWorkerPid(handle, &pid);
+			if (st == BGWH_STARTED)
+				worker_pid = pid;
+			if (st == BGWH_STOPPED)
+				break;
+			if (st == BGWH_POSTMASTER_DIED)
+				ereport(ERROR,
+						(errcode(ERRCODE_DPSYNTH_CHARGE_FAILED),
+						 errmsg("could not record the privacy charge"),
+						 errdetail("The postmaster died; nothing was released.")));
+			if (st == BGWH_STARTED && !cancelled && worker_waits_for_us(pid))
+			{
+				cancelled = true;
+				if (kill(pid, SIGINT) != 0 && errno != ESRCH)
+					elog(ERROR, "could not cancel the charging worker: %m");
+			}
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, CHARGE_POLL_MS,
+							 WAIT_EVENT_BGWORKER_SHUTDOWN);
+			ResetLatch(MyLatch);
+		}
+	}
+	PG_CATCH();
+	{
+		pid_t		pid;
+
+		if (worker_pid != 0 && GetBackgroundWorkerPid(handle, &pid) == BGWH_STARTED)
+			(void) kill(pid, SIGINT);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return cancelled;
+}
+
 int64
 dpsynth_charge(Oid relid, const char *function, const char *columns_literal, double epsilon,
 			   double delta, int64 rho_units, double delta_add, const char *details_json)
@@ -93,8 +184,8 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 	ChargeRequest *req;
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle = NULL;
-	BgwHandleStatus status;
 	int			waited = 0;
+	bool		deadlocked;
 	int64		ledger_id;
 
 	seg = dsm_create(sizeof(ChargeRequest) + ncol + ndet, 0);
@@ -147,13 +238,15 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 		waited += 50;
 	}
 
-	status = WaitForBackgroundWorkerShutdown(handle);
-	if (status != BGWH_STOPPED)
+	deadlocked = wait_for_charge(handle);
+	pg_read_barrier();
+	if (deadlocked && !req->committed)
 		ereport(ERROR,
 				(errcode(ERRCODE_DPSYNTH_CHARGE_FAILED),
-				 errmsg("could not record the privacy charge"),
-				 errdetail("The postmaster died; nothing was released.")));
-	pg_read_barrier();
+				 errmsg("could not record the privacy charge: it waits for a lock this transaction holds"),
+				 errdetail("The charge of table \"%s\" is committed in a transaction of its own, which waited for a lock on dpsynth's catalog that this transaction took earlier (for example by changing the table's protection). Nothing was charged, computed or released.",
+						   get_rel_name(relid)),
+				 errhint("Commit that change first, then call again.")));
 
 	if (!req->committed)
 		ereport(ERROR,
@@ -188,7 +281,9 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 		case CHARGE_UNPROTECTED:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("table \"%s\" is not protected by dpsynth", get_rel_name(relid))));
+					 errmsg("table \"%s\" is not protected by dpsynth", get_rel_name(relid)),
+					 errdetail("The charge, committed in a transaction of its own, finds no committed protection of the table. Nothing was charged or released."),
+					 errhint("A table protected in the current transaction can be released once that transaction has committed.")));
 			break;
 		default:
 			ereport(ERROR,
@@ -294,9 +389,10 @@ dpsynth_charge_worker_main(Datum main_arg)
 		pgstat_report_activity(STATE_RUNNING, "dpsynth: charging a privacy budget");
 
 		/*
-		 * The commit must be durable before the caller releases anything.  A caller that holds a
-		 * lock on the budget row in its own open transaction would make us wait for it forever
-		 * (it waits for us), hence the lock timeout (dpsynth.charge_timeout).
+		 * The commit must be durable before the caller releases anything.  Another session
+		 * that holds the budget row may hold it for long, hence the lock timeout
+		 * (dpsynth.charge_timeout); a wait for the caller's own lock is ended by the caller
+		 * (wait_for_charge).
 		 */
 		if (SPI_execute(psprintf("SET LOCAL search_path = pg_catalog, pg_temp; "
 								 "SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = %d; "
