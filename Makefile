@@ -2,8 +2,9 @@
 # `make unit` runs the pure C unit tests without a server.  scripts/test runs everything.
 EXTENSION = dpsynth
 # The version is written once, in dpsynth.control.  sql/dpsynth.sql is the current install script
-# (copied to dpsynth--$(EXTVERSION).sql); released versions keep their full scripts, and upgrade
-# scripts dpsynth--OLD--NEW.sql are picked up by the wildcard.
+# (copied to dpsynth--$(EXTVERSION).sql).  sql/ keeps one older full script, the base
+# dpsynth--0.1.0.sql, and the update scripts dpsynth--OLD--NEW.sql; the wildcard picks them up, and
+# PostgreSQL installs any other version as the base plus the chain of updates that reaches it.
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" dpsynth.control)
 MODULE_big = dpsynth
 DATA = sql/dpsynth--$(EXTVERSION).sql $(filter-out sql/dpsynth--$(EXTVERSION).sql,$(wildcard sql/dpsynth--*.sql))
@@ -36,6 +37,20 @@ $(OBJS): $(DP_HEADERS)
 sql/dpsynth--$(EXTVERSION).sql: sql/dpsynth.sql
 	cp $< $@
 all: sql/dpsynth--$(EXTVERSION).sql
+
+# A full script of another version that an earlier `make install` left behind would shadow the
+# chain (PostgreSQL installs a version from its own full script when there is one): install
+# removes every full script of the extension that DATA does not ship.  Update scripts stay.
+.PHONY: remove-stale-scripts
+install: remove-stale-scripts
+remove-stale-scripts:
+	@for f in '$(DESTDIR)$(datadir)/$(datamoduledir)/$(EXTENSION)'--*.sql; do \
+		name=$${f##*/}; \
+		case "$$name" in $(EXTENSION)--*--*) continue ;; esac; \
+		case " $(notdir $(DATA)) " in *" $$name "*) continue ;; esac; \
+		[ -f "$$f" ] || continue; \
+		rm -f "$$f" && echo "removed $$f (installed through the update chain now)"; \
+	done
 
 # ---- pure C unit tests (no server) ----
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core

@@ -35,3 +35,88 @@ ensure_analyst() {
 		END IF;
 	END \$\$" >/dev/null 2>&1
 }
+
+# catalog DB: the dpsynth extension's objects in DB, one line per object, sorted; a line carries
+# what a fresh install and an updated one must agree on (a function's definition, a relation's
+# kind, options, columns, constraints, indexes, triggers, policies and privileges, a view's query,
+# event triggers, the schema's privileges, comments, the tables pg_dump keeps).  Used by the
+# upgrade tests to compare an updated extension with a fresh install object by object.
+catalog() {
+	q "$1" "WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'dpsynth'),
+	members AS (SELECT classid, objid FROM pg_depend, ext WHERE refclassid = 'pg_extension'::regclass
+				AND refobjid = ext.oid AND deptype = 'e'),
+	rels AS (SELECT c.oid FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid)
+	SELECT x FROM (
+	  SELECT 'fn ' || p.oid::regprocedure || ' ' || md5(pg_get_functiondef(p.oid)) || ' ' || coalesce(p.proacl::text, '') AS x
+	  FROM pg_proc p JOIN members m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid WHERE p.prokind <> 'a'
+	  UNION ALL
+	  SELECT 'agg ' || p.oid::regprocedure || ' ' || concat_ws(' ', a.aggkind, a.aggtransfn::regproc, a.aggfinalfn::regproc,
+			 a.aggcombinefn::regproc, a.aggserialfn::regproc, a.aggdeserialfn::regproc, a.aggtranstype::regtype,
+			 a.agginitval, p.proparallel, p.proacl)
+	  FROM pg_proc p JOIN members m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
+	  JOIN pg_aggregate a ON a.aggfnoid = p.oid
+	  UNION ALL
+	  SELECT 'rel ' || c.oid::regclass || ' ' || c.relkind::text || ' ' || c.relpersistence::text || ' '
+			 || c.relrowsecurity || ' ' || c.relforcerowsecurity || ' ' || coalesce(c.relacl::text, '') || ' '
+			 || coalesce(c.reloptions::text, '') || ' ' || CASE WHEN c.relkind = 'v' THEN md5(pg_get_viewdef(c.oid)) ELSE '' END
+	  FROM pg_class c JOIN rels r ON r.oid = c.oid
+	  UNION ALL
+	  SELECT 'col ' || a.attrelid::regclass || ' ' || a.attnum || ' ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+			 || ' ' || a.attnotnull || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '') || ' ' || a.attidentity::text
+			 || ' ' || a.attgenerated::text || ' ' || coalesce(a.attacl::text, '')
+	  FROM pg_attribute a JOIN rels r ON r.oid = a.attrelid
+	  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+	  WHERE a.attnum > 0 AND NOT a.attisdropped
+	  UNION ALL
+	  SELECT 'con ' || co.conrelid::regclass || ' ' || co.conname || ' ' || pg_get_constraintdef(co.oid)
+	  FROM pg_constraint co JOIN rels r ON r.oid = co.conrelid
+	  UNION ALL
+	  SELECT 'idx ' || i.indrelid::regclass || ' ' || pg_get_indexdef(i.indexrelid)
+	  FROM pg_index i JOIN rels r ON r.oid = i.indrelid
+	  UNION ALL
+	  SELECT 'trg ' || tg.tgrelid::regclass || ' ' || pg_get_triggerdef(tg.oid) || ' ' || tg.tgenabled::text
+	  FROM pg_trigger tg JOIN rels r ON r.oid = tg.tgrelid WHERE NOT tg.tgisinternal
+	  UNION ALL
+	  SELECT 'pol ' || po.polrelid::regclass || ' ' || concat_ws(' ', po.polname, po.polcmd, po.polpermissive,
+			 po.polroles::regrole[], pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid))
+	  FROM pg_policy po JOIN rels r ON r.oid = po.polrelid
+	  UNION ALL
+	  SELECT 'seq ' || s.seqrelid::regclass || ' ' || concat_ws(' ', s.seqtypid::regtype, s.seqstart, s.seqincrement,
+			 s.seqmax, s.seqmin, s.seqcache, s.seqcycle)
+	  FROM pg_sequence s JOIN rels r ON r.oid = s.seqrelid
+	  UNION ALL
+	  SELECT 'evt ' || e.evtname || ' ' || e.evtevent || ' ' || e.evtfoid::regproc || ' ' || coalesce(e.evttags::text, '')
+			 || ' ' || e.evtenabled::text
+	  FROM pg_event_trigger e JOIN members m ON m.classid = 'pg_event_trigger'::regclass AND m.objid = e.oid
+	  UNION ALL
+	  SELECT 'nsp ' || n.nspname || ' ' || coalesce(n.nspacl::text, '')
+	  FROM pg_namespace n JOIN members m ON m.classid = 'pg_namespace'::regclass AND m.objid = n.oid
+	  UNION ALL
+	  SELECT 'typ ' || t.oid::regtype || ' ' || t.typtype::text || ' ' || coalesce(t.typacl::text, '') || ' '
+			 || coalesce((SELECT string_agg(enumlabel::text, ',' ORDER BY enumsortorder) FROM pg_enum WHERE enumtypid = t.oid), '')
+	  FROM pg_type t JOIN members m ON m.classid = 'pg_type'::regclass AND m.objid = t.oid
+	  UNION ALL
+	  SELECT 'other ' || pg_describe_object(m.classid, m.objid, 0) FROM members m
+	  WHERE m.classid NOT IN ('pg_proc'::regclass, 'pg_class'::regclass, 'pg_event_trigger'::regclass,
+							  'pg_namespace'::regclass, 'pg_type'::regclass)
+	  UNION ALL
+	  SELECT 'cmt ' || pg_describe_object(d.classoid, d.objoid, d.objsubid) || ' ' || md5(d.description)
+	  FROM pg_description d
+	  WHERE (d.classoid, d.objoid) IN (SELECT classid, objid FROM members)
+		 OR (d.classoid = 'pg_class'::regclass AND d.objoid IN (SELECT oid FROM rels))
+	  UNION ALL
+	  SELECT 'cfg ' || cfg::regclass || ' ' || cond FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(cfg, cond)
+	  WHERE e.extname = 'dpsynth') s
+	ORDER BY x"
+}
+
+# same_catalog DB FRESH DESCRIPTION: one TAP line, ok when DB's dpsynth equals FRESH's object by
+# object; otherwise the differing lines follow as comments (< DB only, > FRESH only).
+same_catalog() {
+	local got want
+	got=$(catalog "$1")
+	want=$(catalog "$2")
+	[ -n "$want" ] && [ "$got" = "$want" ]
+	ok $? "$3"
+	[ "$got" = "$want" ] || diff <(echo "$got") <(echo "$want") | grep '^[<>]' | head -n 40 | sed 's/^/# /'
+}
