@@ -27,6 +27,7 @@ SET dpsynth.scan_workers = 0;
 CREATE TEMP TABLE alone AS
 	SELECT cell, noisy_count FROM dp_marginal('par', ARRAY['grp', 'k', 'x', 'd'], epsilon => 300);
 SET dpsynth.scan_workers = 2;
+SET jit = off;	-- debug1 shows JIT's inlining too, where a server compiles a plan
 SET client_min_messages = debug1;	-- shows the workers launched
 SELECT count(*) AS cells FROM dp_marginal('par', ARRAY['grp', 'k', 'x', 'd'], epsilon => 300);
 RESET client_min_messages;
