@@ -18,6 +18,9 @@
  * chooses its errors' SQLSTATEs, so a hostile one can pick among these few codes: at most about 3
  * bits per paid call, from a server whose owner holds its rows anyway.
  *
+ * A cancel or timeout of this server's own (error_is_local_interrupt) keeps its words: they are
+ * PostgreSQL's fixed text, and a client needs them.
+ *
  * Errors before the charge are not touched: they are about the arguments, and the caller needs
  * them.  Errors of a remote server before the charge go through dpsynth_error_to_log too
  * (foreign.c), with a refusal of dpsynth's own.
@@ -65,10 +68,35 @@ dpsynth_error_to_log(MemoryContext mcxt, const char *what)
 	return edata->sqlerrcode;
 }
 
+/*
+ * Whether the current error is a cancel, timeout or termination that this server's interrupt
+ * handler raised (ProcessInterrupts, in this backend or in a parallel worker of this call).  Its
+ * words are PostgreSQL's own fixed text, nothing of the rows or of a remote server (a remote
+ * error is raised here by postgres_fdw's reporting function, whatever its SQLSTATE), and they are
+ * how a client tells a statement timeout from a cancel, so such an error reaches the caller as it is.
+ */
+static bool
+error_is_local_interrupt(MemoryContext mcxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	ErrorData  *edata = CopyErrorData();
+	bool		local;
+
+	local = ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION &&
+		edata->funcname != NULL && strcmp(edata->funcname, "ProcessInterrupts") == 0;
+	FreeErrorData(edata);
+	MemoryContextSwitchTo(old);
+	return local;
+}
+
 void
 dpsynth_release_failed(DpReleaseGuard *guard)
 {
-	int			code = dpsynth_error_to_log(guard->mcxt,
+	int			code;
+
+	if (error_is_local_interrupt(guard->mcxt))
+		PG_RE_THROW();
+	code = dpsynth_error_to_log(guard->mcxt,
 											psprintf("%s failed after its charge (ledger row " INT64_FORMAT ")",
 													 guard->function, guard->ledger_id));
 

@@ -61,6 +61,16 @@ shard $DB "CREATE EXTENSION dpsynth;
 		RETURN v;
 	END \$\$;
 	CREATE VIEW r_raise AS SELECT id, leak(a) AS a FROM r_ok;
+	-- the same with the SQLSTATE of a cancel, whose words a local cancel keeps
+	CREATE FUNCTION leak57(v int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS \$\$
+	BEGIN
+		IF v = 7 THEN
+			RAISE EXCEPTION 'canceling statement due to user request $SECRET row %', v
+				USING ERRCODE = 'query_canceled', DETAIL = 'detail $SECRET';
+		END IF;
+		RETURN v;
+	END \$\$;
+	CREATE VIEW r_raise57 AS SELECT id, leak57(a) AS a FROM r_ok;
 	-- a view whose column speaks (a NOTICE with the value) and counts well
 	CREATE FUNCTION chatty(v int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS \$\$
 	BEGIN
@@ -113,7 +123,7 @@ CREATE USER MAPPING FOR postgres SERVER noext OPTIONS (user 'postgres');
 CREATE USER MAPPING FOR postgres SERVER old OPTIONS (user 'postgres');
 CREATE USER MAPPING FOR postgres SERVER fake OPTIONS (user 'postgres');
 SQL
-for t in "ok shard r_ok" "text shard r_text" "date shard r_date date" "raise shard r_raise" "notice shard r_notice" \
+for t in "ok shard r_ok" "text shard r_text" "date shard r_date date" "raise shard r_raise" "raise57 shard r_raise57" "notice shard r_notice" \
 	"slow shard r_slow" "missing shard r_missing" "noext noext r_ok" "old old r_ok" "fake fake r_fake"; do
 	# shellcheck disable=SC2086
 	coordinator_table $t || echo "# coordinator_table $t failed"
@@ -158,7 +168,8 @@ SQL
 }
 # attempt NAME EXPECT SETTINGS DESCRIPTION [FUNCTION]: FUNCTION (dp_marginal on a, or
 # dp_synthesize) on h_NAME; EXPECT is "refused:PATTERN" (refused before the charge with a message
-# matching PATTERN), "charged:SQLSTATE" (charged, then the generic error) or "ok".
+# matching PATTERN), "charged:SQLSTATE" (charged, then the generic error), "cancelled:MESSAGE"
+# (charged, then this server's own cancel or timeout with PostgreSQL's MESSAGE) or "ok".
 attempt() {
 	local name=$1 expect=$2 settings=$3 desc=$4 fn=${5:-dp_marginal} call s0 n0 out
 	call="SELECT count(*) FROM dp_marginal('h_$name', ARRAY['a'], epsilon => 1)"
@@ -180,6 +191,12 @@ attempt() {
 		is "$(ledger_rows "$name")|$(q $DB "SELECT status FROM dpsynth.ledger WHERE relid = 'h_$name'::regclass ORDER BY id DESC LIMIT 1")" \
 			"$((n0 + 1))|charged" "$desc: charged once, nothing released (ledger rows, last status)"
 		;;
+	cancelled:*)
+		ok "$([[ "$out" == *"ERROR:  57014: ${expect#cancelled:}"* ]]; echo $?)" \
+			"$desc: this server's own cancel, in PostgreSQL's words ($(echo "$out" | grep -m1 '^ERROR'))"
+		is "$(ledger_rows "$name")|$(q $DB "SELECT status FROM dpsynth.ledger WHERE relid = 'h_$name'::regclass ORDER BY id DESC LIMIT 1")" \
+			"$((n0 + 1))|charged" "$desc: charged once, nothing released (ledger rows, last status)"
+		;;
 	ok)
 		ok "$([[ "$out" != *"ERROR"* ]]; echo $?)" "$desc: released"
 		;;
@@ -194,6 +211,7 @@ attempt ok ok "" "a sound shard"
 attempt text "refused:ERROR:  42804: .*does not have the column types" "" "int declared over a remote text column"
 attempt date "refused:ERROR:  42804: .*does not have the column types" "" "date declared over a remote text column"
 attempt raise charged:YD004 "" "a remote view that raises with a row's value"
+attempt raise57 charged:57014 "" "a remote view that raises with a row's value and a cancel's SQLSTATE"
 attempt notice ok "" "a remote view that sends a NOTICE with a row's value"
 # a PL/pgSQL handler of the analyst's reads every field of the error, and its transaction goes on
 out=$(psql -X -q -U $ANALYST -d $DB 2>&1 <<'SQL'
@@ -225,7 +243,7 @@ attempt raise charged:YD004 "" "dp_synthesize over the view that raises" dp_synt
 attempt missing "refused:ERROR:  HV00R: the remote table of partition" "" "a missing remote table"
 attempt noext "refused:ERROR:  55000: server \"noext\" .*cannot run dpsynth" "" "a shard without dpsynth"
 attempt old "refused:ERROR:  55000: server \"old\" .*cannot run dpsynth" "" "a shard with dpsynth 0.3.3"
-attempt slow charged:57014 "SET statement_timeout = '1500ms';" "a shard slower than the statement timeout"
+attempt slow "cancelled:canceling statement due to statement timeout" "SET statement_timeout = '1500ms';" "a shard slower than the statement timeout"
 # a hostile shard's identity: another version; this very database (a loopback); and counts over
 # zero rows (an aggregate with an initial state)
 identity() {
