@@ -135,21 +135,6 @@ SELECT details->>'discovered_columns' AS discovered FROM dp_ledger
 WHERE table_name = 'amounts'::regclass ORDER BY id DESC LIMIT 2;
 DROP TABLE amounts;
 
--- 'auto' on an integer range of at most 128 values: the bins follow the released counts (one
--- noisy cell per value), down to one bin per value where every value's count is resolved, and a
--- heap at 40 keeps a bin of its own (dp_binning.h).
-CREATE TABLE hours (h integer NOT NULL);
-INSERT INTO hours SELECT i % 100 FROM generate_series(1, 20000) i;
-INSERT INTO hours SELECT 40 FROM generate_series(1, 10000);
-SELECT dp_protect('hours', epsilon => 50);
-SELECT dp_declare('hours', 'h', lower => 0, upper => 99);
-SET ROLE regress_dp_analyst;
-SELECT count(*) AS cells FROM dp_marginal('hours', ARRAY['h'], epsilon => 5);
-RESET ROLE;
-SELECT kind, source, cardinality(edges) - 1 AS bins, 40 = ANY(edges) AND 41 = ANY(edges) AS own_bin_at_40
-FROM dp_domains WHERE table_name = 'hours'::regclass;
-DROP TABLE hours;
-
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
 SELECT dp_column_policy('notes', 'tag', discovery => false);

@@ -37,7 +37,6 @@
 #include "utils/snapmgr.h"
 
 #include "dp_accounting.h"
-#include "dp_binning.h"
 #include "dp_counts.h"
 #include "dp_decode.h"
 #include "dp_discovery.h"
@@ -70,7 +69,6 @@ typedef struct Discovery
 	HTAB	   *values;			/* categories */
 	dp_loggrid	grid;			/* bounds */
 	int64	   *cells;
-	int64	   *fine;			/* binning 'auto' over a small integer range: one cell per value */
 	HTAB	   *exact;			/* bounds: exact count of every value, for the second stage */
 } Discovery;
 
@@ -143,11 +141,6 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 
 		if (d->quantiles)
 			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
-		if (d->fine)
-		{
-			d->fine[v - (int64) col->quantile_lower]++;
-			return;
-		}
 		d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
 		count_number(d, v);
 	}
@@ -358,34 +351,6 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 	}
 	*out = p;
 	return (int) dp_shape_tidy(p, (uint32) n, integral);
-}
-
-/*
- * Binning 'auto' over a small public integer range (dp_binning.h): the noisy histogram with one
- * cell per value of the declared bounds (each row, clamped into them, in exactly one cell), then
- * the bins that its counts resolve and the shape inside them (post-processing); stored.
- */
-static void
-release_fine_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_mass,
-				   int64 ledger_id)
-{
-	int64		lower = (int64) d->col->quantile_lower;
-	uint32		nvalues = (uint32) ((int64) d->col->quantile_upper - lower + 1);
-	double		sigma = sqrt(dp_dgauss_sigma2(noise));
-	int64	   *iedges = palloc(sizeof(int64) * (nvalues + 1));
-	double	   *edges = palloc(sizeof(double) * (nvalues + 1));
-	double	   *shape = palloc(sizeof(double) * 3 * nvalues);
-	uint32		nedges = 0;
-	int			npieces;
-
-	if (dp_noise_counts(noise, d->fine, d->fine, nvalues) != 0)
-		dpsynth_noise_refused();
-	if (dp_binning_int(d->fine, nvalues, lower, sigma, min_bin_mass, iedges, &nedges) != 0 ||
-		(npieces = dp_binning_shape(d->fine, nvalues, lower, sigma, iedges, nedges, shape)) < 0)
-		elog(ERROR, "dpsynth: invalid binning of column \"%s\"", d->col->name);
-	for (uint32 i = 0; i < nedges; i++)
-		edges[i] = (double) iedges[i];
-	dpsynth_store_learned_edges(relid, d->col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
 }
 
 /*
@@ -767,8 +732,6 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			else
 				dp_loggrid_init_real(&d->grid, DISCOVER_SUBDIV);
 			d->cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
-			if (d->quantiles && dpsynth_auto_fine_range(&cols[j]))
-				d->fine = palloc0(sizeof(int64) * (int64) (cols[j].quantile_upper - cols[j].quantile_lower + 1));
 			if (!d->quantiles)
 				d->exact = blob_hash("dpsynth discovered numbers", sizeof(int64), sizeof(NumberEntry), cxt);
 		}
@@ -805,8 +768,6 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		CHECK_FOR_INTERRUPTS();
 		if (ds[k].categories)
 			release_categories(relid, &ds[k], &noise, plan->delta_each, plan->max_categories, ledger_id);
-		else if (ds[k].fine)
-			release_fine_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else if (ds[k].quantiles)
 			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else

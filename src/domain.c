@@ -54,8 +54,6 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "dp_binning.h"
-
 /* Unit conversion for dates and timestamps: days or microseconds since 2000-01-01. */
 #define USECS_PER_DAY_F 86400000000.0
 
@@ -342,14 +340,6 @@ init_numeric(DpColumn *col, double lower, double upper, int bins, const double *
 		col->encoding = DP_ENC_REAL;
 	}
 	return true;
-}
-
-bool
-dpsynth_auto_fine_range(const DpColumn *col)
-{
-	return col->state == DP_COLUMN_DISCOVER_EDGES && col->quantile_auto &&
-		dpsynth_value_is_integral(col->typid) &&
-		dp_binning_fine_range((int64) col->quantile_lower, (int64) col->quantile_upper);
 }
 
 /* Default number of bins: one per value for small integer ranges, else 32. */
@@ -829,9 +819,6 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 		col->quantile_bins = is_auto ? Min(cc->bins, DPSYNTH_AUTO_BINS) : cc->bins;
 		col->quantile_points = cc->npoints;
 		col->quantile_auto = is_auto;
-		/* a small integer range: as many bins as the released counts resolve, up to one a value */
-		if (dpsynth_auto_fine_range(col))
-			col->quantile_bins = (int) (cc->upper - cc->lower + 1);
 		return true;
 	}
 	if (strcmp(cc->kind, "bins") == 0)

@@ -181,8 +181,6 @@ extern bool dpsynth_scan_codes_parallel(Relation rel, List *leaves, DpColumn *co
 /* Integer and real views of a numeric value (dates as days, timestamps as microseconds),
  * for discovery; never raise. */
 extern bool dpsynth_value_is_integral(Oid typid);
-/* Binning 'auto' over an integer range small enough for one histogram cell per value (dp_binning.h). */
-extern bool dpsynth_auto_fine_range(const DpColumn *col);
 extern int64 dpsynth_value_int(Oid typid, Datum value);
 extern double dpsynth_value_real(Oid typid, Datum value);
 extern void dpsynth_value_range(Oid typid, double *lo, double *hi);
