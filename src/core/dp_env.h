@@ -9,7 +9,7 @@
  * (src/synth_progress.c).
  *
  * THREADS.  Handlers are called on the calling thread only.  Helper threads (dp_run_parallel in
- * dp_gum.c, used by GUM and dp_adaptive.c) must never call a handler, nor any dp_* function that
+ * dp_parallel.c, used by GUM and dp_adaptive.c) must never call a handler, nor any dp_* function that
  * allocates or fails: inside PostgreSQL a handler may longjmp (palloc's out-of-memory ERROR, a
  * cancel), which is only safe on the thread that entered the core, and palloc is not thread
  * safe.  Helpers touch memory allocated before they start, and are joined before any handler

@@ -25,7 +25,7 @@
  * destination row lies in its part (moves are independent: distinct destinations, and sources in
  * under-full cells, which lose no row).  No counter or row is written by two threads, no
  * randomness is drawn while they run, and the rows are the same whatever the number of threads
- * (unit-tested).  Threads live for one pass and block every signal (see dp_run_parallel).
+ * (unit-tested).  Threads live for one pass and block every signal (dp_run_parallel, dp_parallel.c).
  *
  * Measured (gcc 12 -O2, the 2-core VM; bench/gum_bench.c: Adult tiled to 1,000,000 rows, epsilon
  * 1, 75 selected marginals, 45,827 cells): row changes were ~65% of the time and the pass ~15%,
@@ -57,8 +57,6 @@
 #include "dp_internal.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,43 +527,6 @@ marg_error(gum *g, const gmarg *m)
 	for (uint32_t k = 0; k < m->ncells; k++)
 		s += fabs((double) g->tot[k] - m->tgt[k]);
 	return s / (double) g->n;
-}
-
-/* ---------- running work on the parts' threads ---------- */
-
-/*
- * Runs fn(arg + i * argsize) for i = 0..T-1: i = 0 in this thread, the others on threads of their
- * own, all joined before it returns.  A helper thread runs pure computation on memory allocated
- * beforehand, with every signal blocked; no thread outlives the call, so a cancel raised later
- * by the progress callback (a longjmp, inside PostgreSQL) never leaves one behind.  A thread
- * that cannot be started has its share done here: the work of each i is independent of the
- * others, and of which thread does it.
- */
-void
-dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
-{
-	pthread_t	th[DP_GUM_MAX_THREADS];
-	bool		started[DP_GUM_MAX_THREADS] = {false};
-
-	if (T > 1)
-	{
-		sigset_t	all,
-					saved;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &saved);
-		for (uint32_t t = 1; t < T; t++)
-			started[t] = pthread_create(&th[t], NULL, fn, (char *) arg + t * argsize) == 0;
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	}
-	fn(arg);
-	for (uint32_t t = 1; t < T; t++)
-	{
-		if (started[t])
-			pthread_join(th[t], NULL);
-		else
-			fn((char *) arg + t * argsize);
-	}
 }
 
 /* ---------- finding the wanted rows: one pass over each part ---------- */

@@ -96,7 +96,7 @@ typedef struct dp_gum_params
 	 * Threads that carry out a visit's pass over the rows and its row moves (1..DP_GUM_MAX_THREADS;
 	 * default 1).  The rows produced do not depend on it.  Helper threads block every signal,
 	 * touch only memory allocated beforehand, and live for one pass: they are started and joined
-	 * by dp_run_parallel in dp_gum.c, once for a visit's scan of the rows and once for every chunk
+	 * by dp_run_parallel (dp_parallel.c), once for a visit's scan of the rows and once for every chunk
 	 * of its moves, so that none runs when the progress callback does (see visit in dp_gum.c).
 	 */
 	uint32_t	threads;

@@ -52,7 +52,7 @@ dp_now(void)
  * its share run here).  fn must not call a handler (dp_env.h: allocation, notice, interrupt,
  * dp_fail) nor a progress callback: inside PostgreSQL those may longjmp, and palloc is not thread
  * safe.  fn must only touch memory allocated beforehand.
- * Defined in dp_gum.c.
+ * Defined in dp_parallel.c.
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
 
