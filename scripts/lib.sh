@@ -140,7 +140,7 @@ SQL
 }
 
 # Creates table $2 (dropped first) in database $1: Adult's rows repeated, cut at $3 rows, protected
-# with a budget of epsilon 999 and domain.json declared.  Used by bench/big.sh, anneal.sh and
+# with a budget of epsilon 999 and domain.json declared.  Used by bench/big.sh and
 # regenerate.sh.
 dp_make_adult_rows() {
 	psql -X -q -d "$1" -v ON_ERROR_STOP=1 -v t="$2" -v n="$3" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
