@@ -17,24 +17,12 @@ ROWS_SHARD=100000
 
 shard_stop() {
 	[ -n "${KEEP_SHARD_LOG:-}" ] && cp "$SHARD_DIR/server.log" /tmp/shard.log 2>/dev/null
-	[ -f "$SHARD_DIR/data/postmaster.pid" ] &&
-		as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -m immediate -w stop >/dev/null 2>&1
-	rm -rf "$SHARD_DIR"
+	second_cluster_stop "$SHARD_DIR"
 }
 trap shard_stop EXIT
 
 # ---- the shard: a second throwaway cluster with dpsynth, Unix socket only
-shard_stop
-mkdir -p "$SHARD_DIR"
-[ "$(id -u)" = 0 ] && chown postgres: "$SHARD_DIR"
-as_pg "$PGBIN/initdb" -D "$SHARD_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
-cat >> "$SHARD_DIR/data/postgresql.conf" <<CONF
-listen_addresses = ''
-unix_socket_directories = '$SHARD_DIR'
-port = $SHARD_PORT
-max_connections = 20
-CONF
-as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -l "$SHARD_DIR/server.log" -w start >/dev/null
+second_cluster_start "$SHARD_DIR" "$SHARD_PORT"
 ok $? "the shard cluster starts on port $SHARD_PORT"
 shard() { psql -X -qAt -v ON_ERROR_STOP=1 -h "$SHARD_DIR" -p "$SHARD_PORT" -d "$DB" -c "$1"; }
 psql -X -q -h "$SHARD_DIR" -p "$SHARD_PORT" -d postgres -c "CREATE DATABASE $DB"

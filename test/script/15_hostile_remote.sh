@@ -17,24 +17,12 @@ ANALYST=regress_hostile_analyst
 COORD_LOG=${DPSYNTH_SERVER_LOG:-$PGHOST/server.log}
 
 shard_stop() {
-	[ -f "$SHARD_DIR/data/postmaster.pid" ] &&
-		as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -m immediate -w stop >/dev/null 2>&1
-	rm -rf "$SHARD_DIR"
+	second_cluster_stop "$SHARD_DIR"
 }
 trap shard_stop EXIT
 
 # ---- the shard: a second throwaway cluster, Unix socket only (as in 13_distributed.sh)
-shard_stop
-mkdir -p "$SHARD_DIR"
-[ "$(id -u)" = 0 ] && chown postgres: "$SHARD_DIR"
-as_pg "$PGBIN/initdb" -D "$SHARD_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
-cat >> "$SHARD_DIR/data/postgresql.conf" <<CONF
-listen_addresses = ''
-unix_socket_directories = '$SHARD_DIR'
-port = $SHARD_PORT
-max_connections = 20
-CONF
-as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -l "$SHARD_DIR/server.log" -w start >/dev/null
+second_cluster_start "$SHARD_DIR" "$SHARD_PORT"
 ok $? "the shard cluster starts on port $SHARD_PORT"
 shard() { psql -X -qAt -v ON_ERROR_STOP=1 -h "$SHARD_DIR" -p "$SHARD_PORT" -d "$1" -c "$2"; }
 for d in $DB ${DB}_noext ${DB}_old ${DB}_fake; do

@@ -120,3 +120,25 @@ same_catalog() {
 	ok $? "$3"
 	[ "$got" = "$want" ] || diff <(echo "$got") <(echo "$want") | grep '^[<>]' | head -n 40 | sed 's/^/# /'
 }
+
+# second_cluster_start DIR PORT / second_cluster_stop DIR: another throwaway cluster of the
+# installation in use (a shard), Unix socket only, in DIR.
+second_cluster_stop() {
+	[ -f "$1/data/postmaster.pid" ] &&
+		as_pg "$PGBIN/pg_ctl" -D "$1/data" -m immediate -w stop >/dev/null 2>&1
+	rm -rf "$1"
+}
+second_cluster_start() {
+	local dir=$1 port=$2
+	second_cluster_stop "$dir"
+	mkdir -p "$dir"
+	[ "$(id -u)" = 0 ] && chown postgres: "$dir"
+	as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+	cat >> "$dir/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$dir'
+port = $port
+max_connections = 20
+CONF
+	as_pg "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+}
