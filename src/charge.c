@@ -130,7 +130,6 @@ worker_waits_for_us(pid_t pid)
 static bool
 wait_for_charge(BackgroundWorkerHandle *handle)
 {
-	volatile pid_t worker_pid = 0;
 	volatile bool cancelled = false;
 
 	PG_TRY();
@@ -142,8 +141,6 @@ wait_for_charge(BackgroundWorkerHandle *handle)
 
 			CHECK_FOR_INTERRUPTS();
 			st = GetBackgroundWorkerPid(handle, &pid);
-			if (st == BGWH_STARTED)
-				worker_pid = pid;
 			if (st == BGWH_STOPPED)
 				break;
 			if (st == BGWH_POSTMASTER_DIED)
@@ -164,10 +161,14 @@ wait_for_charge(BackgroundWorkerHandle *handle)
 	}
 	PG_CATCH();
 	{
-		pid_t		pid;
+		pid_t		pid = 0;
+		BgwHandleStatus st = GetBackgroundWorkerPid(handle, &pid);
 
-		if (worker_pid != 0 && GetBackgroundWorkerPid(handle, &pid) == BGWH_STARTED)
+		/* asked now, not from the last poll: a worker that started since is cancelled too */
+		if (st == BGWH_STARTED)
 			(void) kill(pid, SIGINT);
+		else if (st == BGWH_NOT_YET_STARTED)
+			TerminateBackgroundWorker(handle);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -233,13 +233,6 @@ run_one(const char *sql)
 	return out;
 }
 
-/* EXPLAIN (VERBOSE, FORMAT JSON) of a statement, as the extension owner; no connection is made. */
-static char *
-explain(const char *sql)
-{
-	return run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s", sql));
-}
-
 /*
  * Whether an EXPLAIN (VERBOSE, FORMAT JSON) shows the aggregate shipped whole: a Foreign Scan,
  * no local Aggregate node, and the aggregate in the Remote SQL.
@@ -370,6 +363,33 @@ refuse_remote(ProbeStage stage, int code, const char *servername, const char *le
 }
 
 /*
+ * EXPLAIN (VERBOSE, FORMAT JSON) of a statement, as the extension owner.  Planning connects to the
+ * server where the table or its server asks for remote estimates (use_remote_estimate), so an
+ * error there is the server's: it is refused with dpsynth's own message, its text to the server
+ * log only, as the probes' are.
+ */
+static char *
+explain(const char *sql, const char *servername, const char *leafname)
+{
+	MemoryContext mcxt = CurrentMemoryContext;
+	char	   *volatile plan = NULL;
+
+	PG_TRY();
+	{
+		plan = run_one(psprintf("EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) %s", sql));
+	}
+	PG_CATCH();
+	{
+		int			code = dpsynth_error_to_log(mcxt, psprintf("planning a count of partition \"%s\" on server \"%s\" before the charge failed",
+															   leafname, servername));
+
+		refuse_remote(PROBE_TYPES, code, servername, leafname);
+	}
+	PG_END_TRY();
+	return plan;
+}
+
+/*
  * Before the charge, on the partition's server, over zero rows: the remote table and its column
  * types (types_sql), then the very statements that count after the charge, with the column types
  * again and the server's identity beside them: its dpsynth version must be this server's, and it
@@ -492,6 +512,7 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 		ForeignServer *server = GetForeignServer(GetForeignServerIdByRelId(leaf));
 		ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
 		char	   *key = remote_key(leaf);
+		const char *leafname = get_rel_name(leaf);	/* no catalog access in explain's catch */
 		ListCell   *lc2;
 
 		if (strcmp(fdw->fdwname, "postgres_fdw") != 0)
@@ -514,7 +535,8 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 						 errdetail("Its rows would be counted twice. Nothing was charged.")));
 		}
 		/*
-		 * Every statement that will count must ship as a whole (EXPLAIN does not connect); if one
+		 * Every statement that will count must ship as a whole (EXPLAIN connects only for remote
+		 * estimates, and its errors are refused as the probes' are); if one
 		 * does not, each column's encoder alone is tried, to name the one postgres_fdw keeps.  The
 		 * probe form (with the server's version) is EXPLAINed: it ships only if the count does.
 		 */
@@ -524,14 +546,15 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 
 			CHECK_FOR_INTERRUPTS();
 			if (aggregate_shipped(explain(count_sql(RelationGetRelid(root), leaf, cols, sets, k0, k1,
-													COUNT_PROBE_EXPLAIN)), "dpsynth._shard_identity("))
+													COUNT_PROBE_EXPLAIN), server->servername, leafname),
+								 "dpsynth._shard_identity("))
 				continue;
 			for (int j = 0; j < ncols; j++)
 			{
 				DpColumnSet one = {1, &j};
 
-				if (!aggregate_shipped(explain(aggregate_sql(RelationGetRelid(root), leaf, cols, &one, 0, 1, COUNT_RUN)),
-									   NULL))
+				if (!aggregate_shipped(explain(aggregate_sql(RelationGetRelid(root), leaf, cols, &one, 0, 1, COUNT_RUN),
+											   server->servername, leafname), NULL))
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 							 errmsg("server \"%s\" of partition \"%s\" would send rows, not counts",
@@ -551,7 +574,7 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 		}
 		/* the column types' statement must ship whole too, or the server would not compare them */
 		{
-			char	   *plan = explain(types_sql(leaf, cols, sets, nsets, true));
+			char	   *plan = explain(types_sql(leaf, cols, sets, nsets, true), server->servername, leafname);
 
 			if (plan == NULL || strstr(plan, "\"Node Type\": \"Foreign Scan\"") == NULL ||
 				strstr(plan, "\"Node Type\": \"Aggregate\"") != NULL || strstr(plan, "\"Filter\"") != NULL)

@@ -69,11 +69,12 @@ dpsynth_error_to_log(MemoryContext mcxt, const char *what)
 }
 
 /*
- * Whether the current error is a cancel, timeout or termination that this server's interrupt
- * handler raised (ProcessInterrupts, in this backend or in a parallel worker of this call).  Its
- * words are PostgreSQL's own fixed text, nothing of the rows or of a remote server (a remote
- * error is raised here by postgres_fdw's reporting function, whatever its SQLSTATE), and they are
- * how a client tells a statement timeout from a cancel, so such an error reaches the caller as it is.
+ * Whether the current error is a cancel, a statement or lock timeout, or a termination that this
+ * server's interrupt handler raised (ProcessInterrupts, in this backend or in a parallel worker of
+ * this call).  Its words are PostgreSQL's own fixed text, nothing of the rows or of a remote
+ * server (a remote error is raised here by postgres_fdw's reporting function, whatever its
+ * SQLSTATE), and they are how a client tells a timeout from a cancel, so such an error reaches
+ * the caller as it is.
  */
 static bool
 error_is_local_interrupt(MemoryContext mcxt)
@@ -82,7 +83,8 @@ error_is_local_interrupt(MemoryContext mcxt)
 	ErrorData  *edata = CopyErrorData();
 	bool		local;
 
-	local = ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION &&
+	local = (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION ||
+			 edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE) &&
 		edata->funcname != NULL && strcmp(edata->funcname, "ProcessInterrupts") == 0;
 	FreeErrorData(edata);
 	MemoryContextSwitchTo(old);

@@ -59,6 +59,13 @@ shard $DB "CREATE EXTENSION dpsynth;
 		RETURN v;
 	END \$\$;
 	CREATE VIEW r_raise57 AS SELECT id, leak57(a) AS a FROM r_ok;
+	-- a view that raises with the value while it is planned (a constant the planner folds), as a
+	-- coordinator asking for remote estimates makes it do before any probe runs
+	CREATE FUNCTION planleak() RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
+	BEGIN
+		RAISE EXCEPTION 'planned $SECRET' USING DETAIL = 'detail $SECRET';
+	END \$\$;
+	CREATE VIEW r_planraise AS SELECT id, a FROM r_ok WHERE planleak();
 	-- a view whose column speaks (a NOTICE with the value) and counts well
 	CREATE FUNCTION chatty(v int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS \$\$
 	BEGIN
@@ -111,12 +118,13 @@ CREATE USER MAPPING FOR postgres SERVER noext OPTIONS (user 'postgres');
 CREATE USER MAPPING FOR postgres SERVER old OPTIONS (user 'postgres');
 CREATE USER MAPPING FOR postgres SERVER fake OPTIONS (user 'postgres');
 SQL
-for t in "ok shard r_ok" "text shard r_text" "date shard r_date date" "raise shard r_raise" "raise57 shard r_raise57" "notice shard r_notice" \
+for t in "ok shard r_ok" "text shard r_text" "date shard r_date date" "raise shard r_raise" "raise57 shard r_raise57" "planraise shard r_planraise" "notice shard r_notice" \
 	"slow shard r_slow" "missing shard r_missing" "noext noext r_ok" "old old r_ok" "fake fake r_fake"; do
 	# shellcheck disable=SC2086
 	coordinator_table $t || echo "# coordinator_table $t failed"
 done
 ok $? "the coordinator's protected tables, one per shard partition"
+q $DB "ALTER FOREIGN TABLE h_planraise_shard OPTIONS (ADD use_remote_estimate 'true')" >/dev/null
 
 # A hostile shard's own dpsynth: no extension, a schema dpsynth with an aggregate that sends the
 # state in fake_state (none over zero rows, so that the checks before the charge pass) and an
@@ -200,6 +208,7 @@ attempt text "refused:ERROR:  42804: .*does not have the column types" "" "int d
 attempt date "refused:ERROR:  42804: .*does not have the column types" "" "date declared over a remote text column"
 attempt raise charged:YD004 "" "a remote view that raises with a row's value"
 attempt raise57 charged:57014 "" "a remote view that raises with a row's value and a cancel's SQLSTATE"
+attempt planraise "refused:ERROR:  42804: " "" "a remote view that raises while planned for a remote estimate"
 attempt notice ok "" "a remote view that sends a NOTICE with a row's value"
 # a PL/pgSQL handler of the analyst's reads every field of the error, and its transaction goes on
 out=$(psql -X -q -U $ANALYST -d $DB 2>&1 <<'SQL'
