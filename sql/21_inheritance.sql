@@ -79,6 +79,15 @@ CREATE FOREIGN TABLE f1 () INHERITS (p1) SERVER regress_inh_server;
 SELECT try_sql($$ALTER FOREIGN TABLE f1 INHERIT p2$$) AS alter_foreign_inherit;
 SELECT try_sql($$CREATE FOREIGN TABLE pt_f PARTITION OF pt FOR VALUES IN ('f') SERVER regress_inh_server$$) AS foreign_partition;
 
+-- CREATE SCHEMA's table elements (subcommands, which fire no event trigger of their own) go
+-- through the same guard: refused, and neither the schema nor the table is created
+SELECT try_sql($$CREATE SCHEMA inh_s CREATE TABLE c12 () INHERITS (p1, p2)$$) AS schema_element_two_roots;
+SELECT to_regnamespace('inh_s') IS NULL AS schema_not_created;
+SELECT try_sql($$CREATE SCHEMA inh_s CREATE TABLE a1 (g text NOT NULL) CREATE TABLE c () INHERITS (inh_s.a1, p2)
+				 CREATE TABLE d () INHERITS (p1, p2)$$) AS schema_later_element_two_roots;
+SELECT try_sql($$CREATE SCHEMA inh_s CREATE TABLE pt_s PARTITION OF public.pt FOR VALUES IN ('s')$$) AS schema_partition;
+DROP SCHEMA inh_s CASCADE;
+
 -- NO INHERIT from one of two parents under the same protected table: the child is still read
 -- with it, so it gets no budget of its own (that would count its rows twice)
 ALTER TABLE g11 NO INHERIT a1;

@@ -1418,15 +1418,15 @@ CREATE EVENT TRIGGER dpsynth_on_alter ON ddl_command_end
 --  * DROP EXTENSION dpsynth (or DROP SCHEMA ... CASCADE of its schema, DROP OWNED BY its owner)
 --    would delete every budget and the whole ledger: refused unless a superuser confirms it for
 --    the session with SET dpsynth.allow_drop_extension = on;
---  * CREATE [FOREIGN] TABLE ... INHERITS / PARTITION OF and ALTER [FOREIGN] TABLE ... ATTACH
---    PARTITION / INHERIT: dpsynth._guard_tree;
+--  * CREATE [FOREIGN] TABLE ... INHERITS / PARTITION OF (also as an element of CREATE SCHEMA) and
+--    ALTER [FOREIGN] TABLE ... ATTACH PARTITION / INHERIT: dpsynth._guard_tree;
 --  * ALTER [FOREIGN] TABLE ... DETACH PARTITION / NO INHERIT: dpsynth._on_detach.
 CREATE FUNCTION dpsynth._guard_ddl() RETURNS event_trigger
 	AS 'MODULE_PATHNAME', 'dpsynth_guard_ddl' LANGUAGE C;
 REVOKE ALL ON FUNCTION dpsynth._guard_ddl() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_guard_ddl ON ddl_command_start
 	WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED', 'DROP SCHEMA', 'ALTER TABLE', 'ALTER FOREIGN TABLE',
-				 'CREATE TABLE', 'CREATE FOREIGN TABLE') EXECUTE FUNCTION dpsynth._guard_ddl();
+				 'CREATE TABLE', 'CREATE FOREIGN TABLE', 'CREATE SCHEMA') EXECUTE FUNCTION dpsynth._guard_ddl();
 
 -------------------------------------------------------------------------------
 -- Error bars for the analyst, from the released model alone (src/uncertainty.c,

@@ -420,10 +420,44 @@ guard_create_table(CreateStmt *stmt)
 }
 
 /*
+ * CREATE SCHEMA ... CREATE TABLE ... INHERITS (...) / PARTITION OF: the schema's elements run as
+ * subcommands, for which no event trigger fires, so each table element is guarded here, named
+ * in the schema being created.
+ */
+static void
+guard_create_schema(CreateSchemaStmt *stmt)
+{
+	const char *schema = stmt->schemaname;
+	ListCell   *lc;
+
+	if (schema == NULL && stmt->authrole != NULL)
+		schema = get_rolespec_name(stmt->authrole);
+	foreach(lc, stmt->schemaElts)
+	{
+		CreateStmt *elt;
+		CreateStmt	copy;
+		RangeVar	relation;
+
+		if (IsA(lfirst(lc), CreateStmt))
+			elt = lfirst_node(CreateStmt, lc);
+		else if (IsA(lfirst(lc), CreateForeignTableStmt))
+			elt = &((CreateForeignTableStmt *) lfirst(lc))->base;
+		else
+			continue;
+		copy = *elt;
+		relation = *elt->relation;
+		if (relation.schemaname == NULL)
+			relation.schemaname = (char *) schema;
+		copy.relation = &relation;
+		guard_create_table(&copy);
+	}
+}
+
+/*
  * Event trigger (ddl_command_start).  DROP EXTENSION dpsynth deletes every budget and the whole
  * ledger with it, so it is refused unless a superuser has confirmed it for the session with
  * SET dpsynth.allow_drop_extension = on.  ALTER [FOREIGN] TABLE: guard_alter_table; CREATE
- * [FOREIGN] TABLE: guard_create_table.
+ * [FOREIGN] TABLE: guard_create_table; CREATE SCHEMA: guard_create_schema.
  */
 PG_FUNCTION_INFO_V1(dpsynth_guard_ddl);
 Datum
@@ -435,7 +469,7 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 		elog(ERROR, "dpsynth_guard_ddl: not fired by an event trigger");
 	trigdata = (EventTriggerData *) fcinfo->context;
 	if (IsA(trigdata->parsetree, AlterTableStmt) || IsA(trigdata->parsetree, CreateStmt) ||
-		IsA(trigdata->parsetree, CreateForeignTableStmt))
+		IsA(trigdata->parsetree, CreateForeignTableStmt) || IsA(trigdata->parsetree, CreateSchemaStmt))
 	{
 		if (!OidIsValid(get_extension_oid("dpsynth", true)))
 			PG_RETURN_NULL();
@@ -443,6 +477,8 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 			guard_alter_table((AlterTableStmt *) trigdata->parsetree);
 		else if (IsA(trigdata->parsetree, CreateStmt))
 			guard_create_table((CreateStmt *) trigdata->parsetree);
+		else if (IsA(trigdata->parsetree, CreateSchemaStmt))
+			guard_create_schema((CreateSchemaStmt *) trigdata->parsetree);
 		else
 			guard_create_table(&((CreateForeignTableStmt *) trigdata->parsetree)->base);
 		PG_RETURN_NULL();
