@@ -17,36 +17,7 @@ typedef unsigned __int128 u128;
 
 static const char *const missing_tokens[] = {"", "?", "NA", "NaN", "nan", "None", "\\N"};
 
-/* ---- memory ---- */
-
-void *
-ev_alloc(const dp_eval *e, size_t n)
-{
-	return e->h.alloc(n ? n : 1);
-}
-
-void *
-ev_zalloc(const dp_eval *e, size_t n)
-{
-	void	   *p = ev_alloc(e, n);
-
-	if (p)
-		memset(p, 0, n ? n : 1);
-	return p;
-}
-
-void
-ev_free(const dp_eval *e, void *p)
-{
-	if (p)
-		e->h.free_fn(p);
-}
-
-bool
-ev_cancelled(const dp_eval *e)
-{
-	return e->h.progress && e->h.progress(e->h.progress_arg) != 0;
-}
+/* ---- memory (ev_alloc, ev_zalloc, ev_free: dp_eval_internal.h) ---- */
 
 static char *
 ev_strdup(const dp_eval *e, const char *s, size_t len)

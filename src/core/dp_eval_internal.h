@@ -7,6 +7,8 @@
 
 #include "dp_eval.h"
 
+#include <string.h>
+
 /* One distinct (stripped) text of a column, shared by the three tables. */
 typedef struct ev_entry
 {
@@ -46,10 +48,38 @@ struct dp_eval
 	int			target;
 };
 
-extern void *ev_alloc(const dp_eval *e, size_t n);
-extern void *ev_zalloc(const dp_eval *e, size_t n);
-extern void ev_free(const dp_eval *e, void *p);
-extern bool ev_cancelled(const dp_eval *e);
+/*
+ * Memory and cancellation through the caller's hooks, shared by both files (inline, so that
+ * dp_eval_ml.c depends on this header only and the two files do not call each other).
+ */
+static inline void *
+ev_alloc(const dp_eval *e, size_t n)
+{
+	return e->h.alloc(n ? n : 1);
+}
+
+static inline void *
+ev_zalloc(const dp_eval *e, size_t n)
+{
+	void	   *p = ev_alloc(e, n);
+
+	if (p)
+		memset(p, 0, n ? n : 1);
+	return p;
+}
+
+static inline void
+ev_free(const dp_eval *e, void *p)
+{
+	if (p)
+		e->h.free_fn(p);
+}
+
+static inline bool
+ev_cancelled(const dp_eval *e)
+{
+	return e->h.progress && e->h.progress(e->h.progress_arg) != 0;
+}
 
 /* dp_eval_ml.c: returns 0, -1 out of memory, -2 cancelled */
 extern int	ev_run_ml(dp_eval *e, dp_eval_result *res);
