@@ -196,6 +196,13 @@ for tok in sorted(set(re.findall(r"`(dpsynth\.[a-z_]+)`", prose)) | set(re.finda
 for tok in sorted(set(re.findall(r"`(dp_[a-z_]+)(?=[`(])", prose))):
     report(tok in catalog, f"`{tok}`, named in README.md, exists")
 
+# no dates (but the epoch of the date and time units) or commit hashes in the README's prose
+prose_only = re.sub(r"^```.*?^```", "", readme, flags=re.S | re.M)
+dates = [d for d in re.findall(r"\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b", prose_only) if d != "2000-01-01"]
+report(not dates, "README.md's prose has no dates" + (f" ({dates[:3]})" if dates else ""))
+hashes = re.findall(r"\b(?:commit|since) [0-9a-f]{7,40}\b", prose_only)
+report(not hashes, "README.md's prose has no commit hashes" + (f" ({hashes[:3]})" if hashes else ""))
+
 # ---- 4. every SQLSTATE that src/ and sql/dpsynth.sql raise is in the troubleshooting table
 codes = {}
 for line in open(ERRCODES_H):
