@@ -111,24 +111,67 @@ members = query(DB, """
     SELECT CASE WHEN p.pronamespace = 'dpsynth'::regnamespace THEN 'dpsynth.' ELSE '' END || p.proname,
            'function', coalesce(array_to_string(p.proargnames[1:p.pronargs], ','), ''),
            coalesce(array_to_string(ARRAY(SELECT p.proargnames[i] FROM generate_subscripts(p.proargmodes, 1) i
-                                          WHERE p.proargmodes[i] IN ('o', 't')), ','), '')
+                                          WHERE p.proargmodes[i] IN ('o', 't')), ','), ''),
+           pg_get_function_arguments(p.oid)
     FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
     JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'dpsynth'
     UNION ALL
     SELECT CASE WHEN c.relnamespace = 'dpsynth'::regnamespace THEN 'dpsynth.' ELSE '' END || c.relname,
-           CASE c.relkind WHEN 'v' THEN 'view' ELSE 'table' END, '', ''
+           CASE c.relkind WHEN 'v' THEN 'view' ELSE 'table' END, '', '', ''
     FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
     JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'dpsynth'
     WHERE c.relkind IN ('r', 'v', 'm', 'p')
     UNION ALL
-    SELECT rolname, 'role', '', '' FROM pg_roles WHERE rolname LIKE 'dpsynth\\_%'
+    SELECT rolname, 'role', '', '', '' FROM pg_roles WHERE rolname LIKE 'dpsynth\\_%'
 """)
-settings = query(DB, "LOAD 'dpsynth'; SELECT name, 'setting', '', '' FROM pg_settings WHERE name LIKE 'dpsynth.%'")
+settings = query(DB, "LOAD 'dpsynth'; SELECT name, 'setting', '', '', '' FROM pg_settings WHERE name LIKE 'dpsynth.%'")
+
+
+def norm_default(x):
+    """A DEFAULT as written in the README or by pg_get_function_arguments, comparable."""
+    if x is None:
+        return None
+    x = re.sub(r"::[a-z ]+(\[\])?$", "", x.strip()).lower()
+    try:
+        return float(x)
+    except ValueError:
+        return x
+
+
+def defaults_of(arglist):
+    """(the DEFAULT of each input argument, or None), from 'name type DEFAULT x, ...'."""
+    out = []
+    for a in split_args_raw(arglist):
+        if a.startswith("OUT "):
+            continue
+        m = re.search(r" DEFAULT (.*)$", a)
+        out.append(norm_default(m.group(1)) if m else None)
+    return tuple(out)
+
+
+def split_args_raw(s):
+    depth, cur, out = 0, "", []
+    for ch in s:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
 catalog = {}
-for name, kind, args, outs in members + settings:
+for name, kind, args, outs, arglist in members + settings:
     catalog.setdefault(name, {"kind": kind, "sigs": set()})
     if kind == "function":
-        catalog[name]["sigs"].add((tuple(a for a in args.split(",") if a), tuple(o for o in outs.split(",") if o)))
+        catalog[name]["sigs"].add((tuple(a for a in args.split(",") if a), tuple(o for o in outs.split(",") if o),
+                                   defaults_of(arglist)))
 report(any(v["kind"] == "setting" for v in catalog.values()), "the library's settings are visible")
 
 # ---- 3. the reference
@@ -156,20 +199,7 @@ for name in sorted(documented):
 
 
 def split_args(s):
-    depth, cur, out = 0, "", []
-    for ch in s:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return [a.strip().split()[0].strip('"') for a in out]
+    return [a.split()[0].strip('"') for a in split_args_raw(s)]
 
 
 for name, sigs in sorted(headed.items()):
@@ -181,11 +211,14 @@ for name, sigs in sorted(headed.items()):
             report(False, f"{name}: the heading gives a signature `name(args) → result` ({sig[:60]})")
             continue
         args = tuple(split_args(mm.group(1)))
+        defaults = defaults_of(mm.group(1))
         res = re.match(r"(?:SETOF\s*)?\((.*)\)\s*$", mm.group(2))
         outs = tuple(split_args(res.group(1))) if res else None
-        match = [s for s in catalog[name]["sigs"] if s[0] == args and (outs is None or s[1] == outs)]
-        report(bool(match), f"{name}({', '.join(args)}): the README's signature is an overload in pg_proc"
-               + ("" if match else f" (pg_proc has {sorted(catalog[name]['sigs'])})"))
+        match = [s for s in catalog[name]["sigs"]
+                 if s[0] == args and (outs is None or s[1] == outs) and s[2] == defaults]
+        report(bool(match), f"{name}({', '.join(args)}): the README's signature (arguments, defaults, output "
+               "columns) is an overload in pg_proc"
+               + ("" if match else f" (pg_proc has {sorted(catalog[name]['sigs'], key=str)}, README {defaults})"))
 
 # every `dpsynth.x` and every `dp_x` (a name alone or called) the README writes in backquotes
 # exists, but for the file names of the layout
