@@ -78,7 +78,7 @@ FROM (SELECT 'real' src, education, income FROM adult UNION ALL
 GROUP BY education ORDER BY real_share_over_50k DESC LIMIT 6;
 
 \echo '***    The owner''s full report, from SQL: dp_evaluate reads the real table with the owner''s rights'
-\echo '***    (NOT a DP release, nothing charged), evaluate.py''s definitions (README, "dp_evaluate"):'
+\echo '***    (NOT a DP release, nothing charged), evaluate.py''s definitions (docs/EVALUATION.md):'
 SELECT metric, round(value::numeric, 4) AS value, round(reference::numeric, 4) AS reference
 FROM dp_evaluate('adult', 'research_team.adult_synthetic') WHERE scope = 'table' AND value IS NOT NULL;
 \pset tuples_only on

@@ -1,5 +1,5 @@
 -- dpsynth 0.1.0: differentially private releases of PostgreSQL tables.
--- See README.md for the user's guide and ../shared/design/PRIVACY.md for the privacy contract.
+-- See README.md for the user's guide and docs/PRIVACY.md for the privacy contract.
 \echo Use "CREATE EXTENSION dpsynth" to load this file. \quit
 
 -------------------------------------------------------------------------------
@@ -522,7 +522,7 @@ BEGIN
 END
 $$;
 
--- Declare many columns from one JSON document, in the format of ../shared/datasets/adult/domain.json:
+-- Declare many columns from one JSON document, in the format of data/adult/domain.json:
 -- {"col": {"type": "categorical", "values": [...]}, "col2": {"type": "integer", "lower": 0,
 -- "upper": 100, "bins": 20}}.  Keys starting with "_" are comments.  "nullable" is ignored: whether
 -- a column holds NULLs is the table's NOT NULL constraint.  Returns the number of columns declared.

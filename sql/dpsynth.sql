@@ -207,7 +207,7 @@ CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON dpsynth.ledger
 	FOR EACH STATEMENT EXECUTE FUNCTION dpsynth._ledger_append_only();
 
 -- pg_dump dumps what these tables hold (a whole-database dump; `pg_dump -t TABLE` carries none of
--- it, see README "Backups").  A protection whose row no longer identifies its table is not
+-- it, see README "Upgrading").  A protection whose row no longer identifies its table is not
 -- dumped, nor anything attached to it, so that a restore cannot attach it to another table.
 SELECT pg_catalog.pg_extension_config_dump('dpsynth.budgets', 'WHERE dpsynth._identifies(relid, relname)');
 SELECT pg_catalog.pg_extension_config_dump('dpsynth.domains',
@@ -727,7 +727,7 @@ BEGIN
 END
 $$;
 
--- Declare many columns from one JSON document, in the format of ../shared/datasets/adult/domain.json:
+-- Declare many columns from one JSON document, in the format of data/adult/domain.json:
 -- {"col": {"type": "categorical", "values": [...]}, "col2": {"type": "integer", "lower": 0,
 -- "upper": 100, "bins": 20}}.  Keys starting with "_" are comments.  "nullable" is ignored: whether
 -- a column holds NULLs is the table's NOT NULL constraint.  Returns the number of columns declared.

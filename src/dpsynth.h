@@ -294,13 +294,9 @@ extern void dpsynth_lock_domains(Oid relid);
 
 /*
  * Quantile bins that binning 'auto' learns (at most the declaration's bins; spikes and point
- * masses get bins of their own on top).  Chosen by measurement on Adult among 16, 24 and 32
- * (bench/quality.sh runs with every wide numeric column so declared; means of 3-6 runs):
- *   eps 0.3  16: tvd2 .065 tvd3 .123 range .0025 AUC .870   24: .063 .122 .0025 .855
- *   eps 1    16: .044 .088 .0016 .889   24: .042 .089 .0014 .887   32: .044 .093 .0016 .886
- *   eps 3    16: .038 .080 .0013 .895   24: .034 .075 .0011 .895
- * The distances differ little (all far inside the issue's bars); train-on-synthetic AUC, the
- * tight bar, is best with 16: fewer, fuller bins keep the noise of each 2- and 3-way cell small
+ * masses get bins of their own on top).  Chosen by measurement on Adult among 16, 24 and 32 at
+ * epsilon 0.3, 1 and 3: the distances differ little; train-on-synthetic AUC is best with 16:
+ * fewer, fuller bins keep the noise of each 2- and 3-way cell small
  * relative to its count, which matters most at small epsilon.
  */
 #define DPSYNTH_AUTO_BINS 16

@@ -204,10 +204,9 @@ extern char *dpsynth_model_json(const DpModel *m);
  * table relid; returns its id.
  */
 /*
- * The largest model stored (cells over all its marginals): a jsonb value holds at most 256 MB.
- * Measured: 18.5-19.8 bytes per cell, uncompressed (pg_column_size(model || '{}'), models of
- * 9,000 to 36,000 cells on Adult and 1M rows, their columns' part included), so 8M cells is about
- * 160 MB.  A larger release still writes its table, with a WARNING (dpsynth.max_model_cells).
+ * The largest model stored (cells over all its marginals): a jsonb value holds at most 256 MB,
+ * and a model takes a few tens of bytes per cell uncompressed, so 8M cells stay below that with
+ * room for the columns' part.  A larger release still writes its table, with a WARNING (dpsynth.max_model_cells).
  */
 #define DPSYNTH_MODEL_MAX_CELLS 8000000
 

@@ -5,50 +5,14 @@
  * output is exact statistics of them, for whoever may read those tables anyway.  Nothing here
  * draws privacy noise or touches a budget.
  *
- * Definitions: those of the reference evaluator ../shared/tools/evaluate.py, mirrored exactly so
- * that the two agree on the same tables (test/script/11_evaluate_adult.sh):
- *
- *  Cells.  A cell is its text (NULL counts as the empty string, as in a CSV), stripped of
- *  surrounding white space; '', '?', 'NA', 'NaN', 'nan', 'None' and '\N' are missing.
- *
- *  Discretization, decided on the real table only.  A column is numeric when at least 80% of its
- *  non-missing real cells parse as numbers (pandas.to_numeric: decimal and exponent notation,
- *  inf, infinity; not NaN) and those take more than 20 distinct values.  A numeric column is cut
- *  at the real values' quantiles 0.05, 0.10, ..., 0.95 (numpy's default 'linear' interpolation,
- *  duplicates merged): a number lands in the bin of the edges <= it; its non-numeric cells are
- *  categories after the bins, one per distinct real spelling plus one for missing, which also
- *  takes synthetic spellings the real column never has.  Every other column is categorical: the
- *  real table's distinct labels (missing is one of them) in code-point order, number-like labels
- *  compared by value ("15400" equals "15400.0", as Python's repr(float(label))), plus one
- *  category "other" for synthetic labels the real table never has.
- *
- *  tvd1, tvd2, tvd3: mean total variation distance, 1/2 sum |p_real - p_synth|, over all 1-way and
- *  2-way marginals and over 3-way marginals (all triples, or 300 of them drawn as evaluate.py
- *  does: numpy's default_rng(12345), dp_pcg64.h).  range_error: mean |fraction real - fraction
- *  synthetic| over 1000 random queries on 3 columns, each a range lo..hi of codes (the same stream
- *  after the triples).  corr_diff (not in evaluate.py): mean over pairs of |V_real - V_synth|,
- *  Cramer's V of the pair's 2-way table on the same discretization, V = sqrt(chi2 / (n (min(r, c)
- *  - 1))) with r, c the categories present (0 when min(r, c) < 2).
- *
- *  Machine learning (train on synthetic, test on real): an L2-regularised logistic regression
- *  (lambda 1 on the sum of the log-losses, intercept free; Newton's method, X'WX by dsyrk and
- *  Cholesky by dposv), one against the rest when the target has more than two labels, on one-hot
- *  features of the discretization above (a column with more than 64 codes keeps its 63 most
- *  frequent in the real table, the rest share one feature), trained on the synthetic table and
- *  scored on the holdout; the same trained on the real table beside it.  Labels are evaluate.py's
- *  (trailing dots stripped, number-like labels by value, the holdout's labels; training rows with
- *  another label are dropped); accuracy of the most probable label and AUC (Mann-Whitney, ties
- *  halved; one-vs-rest macro average over the holdout's labels when there are more than two).
- *  evaluate.py uses gradient-boosted trees instead, so these two figures are not expected to match.
- *
- *  Privacy diagnostics: exact_copy_rate, the fraction of synthetic rows equal to some real row
- *  (every column, labels compared as above), and dcr_p5, the 5th percentile of the Euclidean
- *  distance from a synthetic row to its closest real row, each beside the same for the holdout
- *  (real rows that were not used).  Distances: numeric columns standardised by the real mean and
- *  standard deviation (clipped to +-10), their non-numeric cells and categorical columns one-hot
- *  with weight 1/sqrt(2), so a differing category adds 1 to the squared distance; computed as
- *  |x|^2 + |y|^2 - 2 x.y with dgemm in blocks, on fixed-seed samples of at most 1,000 query rows
- *  and 20,000 real rows (the report says when it sampled).
+ * What it computes (cells, the discretization, tvd1 / tvd2 / tvd3, range_error, corr_diff, the
+ * train-on-synthetic accuracy and AUC, exact_copy_rate, dcr_p5) is defined in docs/EVALUATION.md,
+ * and nowhere else.  The distances and range queries mirror the reference evaluator of the
+ * development datasets exactly, its random triples and queries drawn from the same stream
+ * (dp_pcg64.h), so that the two agree on the same tables (test/script/11_evaluate_adult.sh).  The
+ * train-on-synthetic figures come from an L2-regularised logistic regression here (OpenBLAS:
+ * dsyrk and dposv in Newton's steps, dgemm in blocks for the distances), where the evaluator uses
+ * gradient-boosted trees: those two figures are not expected to match.
  */
 #ifndef DP_EVAL_H
 #define DP_EVAL_H

@@ -31,15 +31,11 @@
  *      parallel).
  *      Early stop: when the mean L1 error (sum |s - a| over the cells of a target, averaged over the
  *      iterated targets) has not dropped by more than `tolerance` below its best value for 10
- *      iterations (half an alpha step); tolerance < 0 never stops early.  Measured on Adult at
- *      epsilon 1 (bench/quality.sh, 5 runs each, auto bins): TSTR AUC .892 with a patience of 10,
- *      .888 with 20 (and .889 over 11 runs), .888 with all 200 iterations; the distances alike.
- *      Iterations past the early stop do not buy fidelity, and a patience of 10 halves the
- *      iterations spent proving it (Adult 0.4-0.8 s instead of 0.5-1.6 s).  (An earlier relative
- *      rule was reverted for costing 0.008 of AUC over 2 runs: within the run-to-run spread.)
+ *      iterations (half an alpha step); tolerance < 0 never stops early.  Iterations past the
+ *      early stop did not buy fidelity on the development tables (train-on-synthetic AUC and the
+ *      distances), and a patience of 10 spends half the iterations of 20 proving it.
  *      The table GUM hands on is the best one it reached (lowest mean L1 at the end of an
- *      iteration), not the last: on exact Adult targets, 200 iterations end at a mean 2-way L1 of
- *      0.0044 instead of 0.0062.  A copy of the iterated marginals' columns is kept for it (n bytes
+ *      iteration), not the last: GUM's error oscillates, and the last table is often worse.  A copy of the iterated marginals' columns is kept for it (n bytes
  *      per column with 8-bit codes, 2 * n with 16-bit).
  *   4. The peeled columns are appended, last peeled layer first, each from its 2-way target
  *      conditioned on its (already synthesized) neighbour: for each neighbour value v, the rows
@@ -66,10 +62,8 @@
  * 8 * batch bytes of cell indexes and 512 KB for lazy counting's moves of a chunk, besides the
  * 2 * n bytes per column of the output.  With 8-bit working columns, the output's 16-bit
  * columns of the iterated marginals are freed while GUM works on the copies and allocated again
- * at the end, after the best table's copies and the moves' arrays (9 * n bytes) are freed:
- * 10M rows of Adult went from 861 MB to 389 MB of backend peak for the whole dp_synthesize call
- * with the in-place recoding and split of dp_privsyn.c (bench/RESULTS.md, 2026-11-25).  1M rows
- * of Adult: 97 MB (bench/speed.sh, 2026-11-24).  A component of 24 columns or more with 8-bit
+ * at the end, after the best table's copies and the moves' arrays (9 * n bytes) are freed, so
+ * that the peak holds one of the two.  A component of 24 columns or more with 8-bit
  * codes is stored in groups of S <= 32 columns (dp_gum.c, "Grouped layout"): the working copy and
  * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are
  * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental),

@@ -127,11 +127,9 @@ KFN(scan_part)(void *arg)
 /*
  * Lazy counting: the moves change rows and record nothing.  Column by column over the whole chunk
  * rather than move by move: a duplicate writes every column of the component, and on a wide one
- * (bench/wide.sh: 100 columns of n bytes each, 60 MB at 600,000 rows) the move-by-move order
- * misses the cache on every column of every move, while one column at a time streams that
- * column (n bytes) through the cache once for all the chunk's moves.  Measured on the wide
- * table's model, 600,000 rows (dp_sample, 2-core VM): 347 -> 219 CPU seconds, the same rows.
- * What is left is memory traffic: a visit moves a few percent of the rows, so nearly every cache
+ * (a hundred columns of n bytes each) the move-by-move order misses the cache on every column
+ * of every move, while one column at a time streams that column (n bytes) through the cache
+ * once for all the chunk's moves.  What is left is memory traffic: a visit moves a few percent of the rows, so nearly every cache
  * line of every column is read and written (ordering the duplicates by source row did not
  * help).  The moves are independent (see mover: distinct destinations, and no source is a
  * destination), so the order changes no row.

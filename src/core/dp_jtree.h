@@ -35,11 +35,9 @@
  * (dp_odo_scale_project in dp_odo.h).  Same stopping rule and sweep bound as
  * dp_maxent_fit, and one more: the fit also ends after a sweep that cut the worst marginal's L1
  * misfit by less than DP_JTREE_STALL of itself.  Noisy marginals of many columns admit no joint
- * table; IPF then settles into a cycle at some misfit (a star model of 90 marginals: worst L1
- * 1.44 after the first sweep, .1154 after the second, .1113 after 10, .1110 at its lowest after
- * 18, then creeping up) and later sweeps only cost time.  1% rather than 0.1% (2026-11-28):
- * Adult at epsilon 1, 4 runs each in the same hour, .0369 / .0756 / .0014 / .9035 against
- * .0365 / .0743 / .0014 / .9040, the call 0.46-0.75 s (one 1.2) against 0.90-1.09 s.  At the end every clique is brought up
+ * table; IPF then settles into a cycle at some misfit within a few sweeps, and later sweeps only
+ * cost time.  1% rather than 0.1%: the same fidelity on Adult, and calls about twice
+ * as fast.  At the end every clique is brought up
  * to date (collect to the root, distribute).
  *
  * dp_jtree_draw: n rows, clique by clique in preorder, stratified: the rows sharing the codes of

@@ -6,7 +6,7 @@
  * seedable post-processing generator (dp_prng), so it spends no budget.  Pure C: no PostgreSQL
  * headers.
  *
- * Why (bench/RESULTS.md, "Maximum entropy on small domains"): GUM (dp_gum.h) moves rows until
+ * Why: GUM (dp_gum.h) moves rows until
  * the synthetic table's marginals match the measured ones, and whatever it leaves in the
  * combinations no marginal measures is an accident of its row moves.  The distribution with the
  * most entropy among those with the measured marginals, the one private-pgm's estimator fits
@@ -48,7 +48,7 @@
 #define DP_MAXENT_TOL		1e-9	/* every marginal within this L1 of its target: converged */
 #define DP_MAXENT_MAX_SWEEPS 200	/* at most */
 #define DP_MAXENT_MIN_SWEEPS 10		/* ... and at least this many, whatever the work */
-#define DP_MAXENT_WORK		((double) (1u << 28))	/* cells x marginals x sweeps (about 1.5 s) */
+#define DP_MAXENT_WORK		((double) (1u << 28))	/* cells x marginals x sweeps: a bound on a fit's time */
 
 /* The sweeps of a fit over ncells cells and nmargs marginals: DP_MAXENT_WORK / (ncells nmargs),
  * within [DP_MAXENT_MIN_SWEEPS, DP_MAXENT_MAX_SWEEPS]. */

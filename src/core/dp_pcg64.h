@@ -1,8 +1,8 @@
 /*
  * dp_pcg64.h - numpy's default_rng(seed), bit for bit, for the evaluation only.
  *
- * The reference evaluator (../shared/tools/evaluate.py) draws its 3-way triples and its range
- * queries from np.random.default_rng(12345).  To report the same numbers from SQL we draw them
+ * The reference evaluator (tools/evaluate.py of the development datasets; docs/EVALUATION.md) draws
+ * its 3-way triples and its range queries from np.random.default_rng(12345).  To report the same numbers from SQL we draw them
  * from the same stream: numpy's SeedSequence (an integer seed < 2^32), its PCG64 bit generator
  * (128-bit LCG, XSL-RR output, one buffered 32-bit half), Lemire's bounded integers and
  * Generator.choice(n, k, replace=False) (Floyd's algorithm, then a shuffle), as in numpy 1.17 to

@@ -44,10 +44,8 @@
  * Binning 'auto' in dp_synthesize: a learned bin should hold at least this many times the
  * rare-value threshold (3 sigma of the one-way noise), so that it is not merged away with
  * unrelated bins (5/3: 5 sigma, merged with probability about 2% when the bin holds just that).
- * Measured on Adult at epsilon 1 (TSTR AUC, runs of bench/quality.sh's protocol): no minimum
- * 0.8898 (30 runs), 5/3 0.8902 (50), 3 0.8902 (30), denoising then at z 3 for every block
- * length; with the committed rule, 5/3: 0.8899 (30).  The bins matter little for AUC once their
- * noise is cleared; 5/3 keeps capital_gain's bins from being merged across its range.
+ * On Adult the bins' number matters little for AUC once their noise is cleared; 5/3 keeps
+ * capital_gain's bins from being merged across its range.
  */
 #define DP_PLAN_AUTO_BIN_MARGIN (5.0 / 3.0)
 

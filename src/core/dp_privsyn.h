@@ -21,9 +21,7 @@
  * Departure from PRIVSYN.md step 3 (post-processing, measured): a LONE rare code (the only code
  * of its column below 3 sigma, typically the NULL/other cell of a column without NULLs) is merged
  * with the column's least populous other code instead of staying a code of its own, where it
- * would add a slice of pure-noise cells to every marginal holding the column.  On Adult at
- * epsilon 1 (domain.json, 30-50 runs of bench/quality.sh's protocol) TSTR AUC went 0.8893 ->
- * 0.8899-0.8903 together with the 'auto' bin changes of the same commit (bench/RESULTS.md).
+ * would add a slice of pure-noise cells to every marginal holding the column.
  */
 #ifndef DP_PRIVSYN_H
 #define DP_PRIVSYN_H
@@ -46,22 +44,10 @@
  * the copies of the level below as they are (no pass over the rows; the peeled columns are drawn
  * anew, as at every level).  Below 8 * DP_SAMPLE_MIN_COARSE rows, one cold GUM at n.
  * Why the coarsest level is large: GUM fits the 2-way targets, so what the copies carry beyond
- * them (3-way structure) keeps the coarse sample's noise.  Measured at 1M rows of Adult, one
- * model and seed (bench/RESULTS.md, 2026-11-25): coarse levels of 32k, 131k and 262k rows cost
- * .0074, .0035 and .0025 of tvd3 (cold .0655) for GUM CPU of 2.0, 2.5 and 3.1 s instead of 7.9;
- * at 10M rows from 1.25M rows, tvd3 .0644 against .0630 cold (three cold runs: .0624-.0658),
- * GUM 19 s instead of 65.  Warm iterations (2026-11-26, one 10M model of Adult x310 after the
- * rounds' score floor, seeds 1 and 2, a 10% sample of the rows judged by evaluate.py): 10, 5 and
- * 3 give the same tvd1 / tvd2 / tvd3 / range to the third digit (.011 / .026 / .054 / .0010, AUC
- * .907-.910), and 5 saves about 7 of 37 GUM CPU seconds.  None at the last level (2026-11-26,
- * the same test on a model of Adult x310 after the warm final start, seeds 1 and 2, temporary
- * build): 0, 1 and 5 iterations at 10M give tvd1 / tvd2 / tvd3 / range .0080 / .0202 / .0463 /
- * .0008 (AUC .911), .0079 / .0201 / .0462 / .0008 (.911) and .0079 / .0200 / .0461 / .0008
- * (.912) on seed 1; .0079 / .0200 / .0458 (.912), .0079 / .0200 / .0459 (.912) and .0081 /
- * .0201 / .0460 (.912) on seed 2: the differences are in the fourth digit, both ways, and the
- * GUM phase took 9.6-11.0 s at 0 against 15.9-22.4 s at 5 (machine shared with the evaluator).
- * bench/big.sh after the change (4 calls): GUM 8.4-13.9 s against 12.7-16.5 s, peak 386 MB
- * against 435 MB.
+ * them (3-way structure) keeps the coarse sample's noise; a smaller coarse level measurably cost
+ * 3-way fidelity at 1M rows.  DP_SAMPLE_WARM_ITERS: more warm iterations on the finer levels gave
+ * the same distances for more time, and at the last level none at all did too (the copies of the
+ * level below are as good as a fit), which saves GUM's largest pass.
  */
 #define DP_SAMPLE_LEVEL_FACTOR	8
 #define DP_SAMPLE_MIN_COARSE	1000000
@@ -71,22 +57,16 @@
 /*
  * Models with many marginals (dp_privsyn_sample_coarse).  A GUM iteration costs about one pass
  * over the rows per marginal, so its work is rows x marginals, and a cold GUM needs its 30
- * iterations (it had not converged at 30 on the wide table of bench/wide.sh: mean error .037,
- * still falling).  Below DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE rows, a model of more
- * than DP_SAMPLE_WIDE_MARGS marginals whose rows x marginals exceed DP_SAMPLE_WIDE_WORK gets
- * one coarse level: n / 4^k rows for the smallest k that brings rows x marginals to
- * DP_SAMPLE_WIDE_WORK / 2 or less (at least DP_SAMPLE_WIDE_MIN_COARSE rows), GUM in full there,
- * then n rows warm from its copies with DP_SAMPLE_WARM_ITERS iterations.  A model of fewer
- * marginals keeps the rule above, whose coarse level of at least DP_SAMPLE_MIN_COARSE rows was
- * chosen for the 3-way structure the copies carry: Adult (65-69 marginals at 1M rows) at any
- * size, and every table of ../shared/datasets (star: 157-169 marginals, but 7,732 rows).  The
- * wide table (600,000 rows, about 340-390 marginals, 2.0-2.4e8) gets a coarse level of 150,000
- * rows.  Measured there (bench/RESULTS.md, 2026-11-27), one stored
- * model and seed, against the cold GUM at n: GUM 13.5 s instead of 37.5 s; tvd1 / tvd2 / tvd3 /
- * range .0076 / .0514 / .1216 / .00179 against .0067 / .0496 / .1203 / .00163 (the table's
- * run-to-run spread of tvd2 is .047-.051).  Capping the cold GUM's iterations costs as much
- * fidelity for less time saved (20 iterations: 24.0 s, tvd2 .0506; 16: 19.9 s, .0510), and so
- * does a coarse level of n / 2 (22.9 s, .0510).
+ * iterations (it has not converged by then on a wide table).  Below DP_SAMPLE_LEVEL_FACTOR *
+ * DP_SAMPLE_MIN_COARSE rows, a model of more than DP_SAMPLE_WIDE_MARGS marginals whose rows x
+ * marginals exceed DP_SAMPLE_WIDE_WORK gets one coarse level: n / 4^k rows for the smallest k
+ * that brings rows x marginals to DP_SAMPLE_WIDE_WORK / 2 or less (at least
+ * DP_SAMPLE_WIDE_MIN_COARSE rows), GUM in full there, then n rows warm from its copies with
+ * DP_SAMPLE_WARM_ITERS iterations.  A model of fewer marginals keeps the rule above, whose coarse
+ * level of at least DP_SAMPLE_MIN_COARSE rows was chosen for the 3-way structure the copies
+ * carry.  On a wide table this costs a little fidelity for a GUM several times faster; capping
+ * the cold GUM's iterations, or a coarse level of n / 2, cost as much fidelity for less time
+ * saved.
  */
 #define DP_SAMPLE_WIDE_MARGS	128
 #define DP_SAMPLE_WIDE_WORK		((double) (1u << 27))
@@ -144,8 +124,8 @@ typedef struct dp_privsyn_params
 	 * an empty table, which dp_codes_free accepts): its codes are recoded in place to the merged
 	 * codes instead of into a copy, and freed as soon as no more exact counts are taken (the
 	 * adaptive method: after its rounds when they count triples, which only tables of fewer than
-	 * DP_ADAPTIVE_SYNTH_ROWS rows do).  At 10M rows of 15 columns this is 300 MB less at the
-	 * peak.
+	 * DP_ADAPTIVE_SYNTH_ROWS rows do), which lowers the peak memory of big tables by a copy of
+	 * the codes.
 	 */
 	dp_codes   *consume;
 	/*
