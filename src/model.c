@@ -745,7 +745,8 @@ load_checks(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
 	}
 	MemoryContextSwitchTo(old);
 	/* the rows-per-unit histogram of a source with a privacy unit (dpsynth_model_json) */
-	model_select("SELECT dpsynth._jnums($1->'rows_per_unit')", model, model_id, "rows per unit");
+	model_select("SELECT CASE WHEN $1 ? 'rows_per_unit' THEN dpsynth._jnums($1->'rows_per_unit') END", model,
+				 model_id, "rows per unit");
 	old = MemoryContextSwitchTo(caller_cxt);
 	if (SPI_processed == 1)
 	{

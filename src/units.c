@@ -49,6 +49,14 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	Oid			coll;
 
 	memset(u, 0, sizeof(*u));
+#ifdef DPSYNTH_TEST_IGNORE_UNIT
+	/*
+	 * A deliberately broken build for test/script/21_unit_audit.sh ONLY: the privacy unit is
+	 * ignored (no bounding, noise for one row), so that the unit-level audit can show it catches
+	 * it.  Never defined by the Makefile.
+	 */
+	return;
+#endif
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
