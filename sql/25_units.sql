@@ -109,3 +109,21 @@ FROM (SELECT subject, count(*) AS n FROM tests_syn GROUP BY 1) x;
 DROP TABLE visits_syn, visits_sam, tests_syn;
 REVOKE SELECT ON visits FROM regress_dp_unit_analyst;
 DROP ROLE regress_dp_unit_analyst;
+-- a partitioned table whose partitions place the unit column elsewhere (read by name), and PrivSyn
+CREATE TABLE pv (patient_id int8, dept text, x int4) PARTITION BY LIST (dept);
+CREATE TABLE pv_a (x int4, junk int4, dept text, patient_id int8);
+ALTER TABLE pv_a DROP COLUMN junk;
+ALTER TABLE pv ATTACH PARTITION pv_a FOR VALUES IN ('a');
+CREATE TABLE pv_b PARTITION OF pv FOR VALUES IN ('b');
+-- unit 1: 20 rows in each partition; units 2..11: one row each
+INSERT INTO pv SELECT 1, 'a', g FROM generate_series(1, 20) g;
+INSERT INTO pv SELECT 1, 'b', g FROM generate_series(1, 20) g;
+INSERT INTO pv SELECT g, 'b', 1 FROM generate_series(2, 11) g;
+SELECT dp_protect('pv', epsilon => 1e6);
+SELECT dp_privacy_unit('pv', 'patient_id', 4);
+SELECT dp_declare('pv', 'dept', categories => ARRAY['a', 'b']);
+SELECT dp_declare('pv', 'x', lower => 0, upper => 20, bins => 2);
+SELECT sum(noisy_count) AS four_plus_ten FROM dp_marginal('pv', ARRAY['dept'], 1000);
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('pv', 1000, method => 'privsyn', target => 'pv_syn');
+SELECT max(n) <= 4 AS at_most_k_rows FROM (SELECT patient_id, count(*) AS n FROM pv_syn GROUP BY 1) x;
+DROP TABLE pv_syn;

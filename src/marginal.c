@@ -10,6 +10,9 @@
  * Privacy: one row adds 1 to exactly one cell (encoding is total, dp_domain.h), so the count
  * vector has L2 sensitivity 1 under add/remove-one; with sigma^2 = 1 / (2 rho) the release is
  * rho-zCDP, where rho = dpsynth_units_rho(units) is below the units * 1e-12 the ledger charges.
+ * A table with a privacy unit (units.c) is read through dpsynth_scan_unit_codes: each unit keeps
+ * at most k rows, at most c of them in one cell (count_unit_row), and sigma^2 is scaled by the
+ * squared sensitivity of that bound, dpsynth_unit_sigma2 (docs/PRIVACY.md, "Privacy per unit").
  */
 #include "dpsynth.h"
 
