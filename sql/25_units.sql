@@ -74,7 +74,7 @@ SELECT ledger_rows() = :before AS nothing_charged;
 
 -- ---- dp_synthesize: the unit column holds synthetic ids, at most k rows each ----
 SELECT dp_declare('visits', 'age', lower => 0, upper => 100, bins => 10);
-SELECT rows_written > 0 AS wrote, one_way_marginals FROM dp_synthesize('visits', 1000, target => 'visits_syn');
+SELECT rows_written > 0 AS wrote, one_way_marginals FROM dp_synthesize('visits', 100, target => 'visits_syn');
 SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
 WHERE attrelid = 'visits_syn'::regclass AND attname = 'patient_id';
 SELECT max(n) <= 3 AS at_most_k_rows, min(n) >= 1 AS at_least_one, count(*) > 1 AS several_units
@@ -102,7 +102,7 @@ SELECT dp_privacy_unit('tests', 'subject', 2);
 SELECT dp_declare('tests', 'result', categories => ARRAY['neg', 'pos']);
 -- each subject has rows of both results: which 2 it keeps is random, that it keeps 2 is not
 SELECT sum(noisy_count) AS seven_units_of_two FROM dp_marginal('tests', ARRAY['result'], 1000);
-SELECT rows_written > 0 AS wrote FROM dp_synthesize('tests', 1000, target => 'tests_syn');
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('tests', 100, target => 'tests_syn');
 SELECT max(n) <= 2 AS at_most_k_rows, bool_and(subject LIKE 'synthetic-%') AS synthetic_ids
 FROM (SELECT subject, count(*) AS n FROM tests_syn GROUP BY 1) x;
 
@@ -124,6 +124,22 @@ SELECT dp_privacy_unit('pv', 'patient_id', 4);
 SELECT dp_declare('pv', 'dept', categories => ARRAY['a', 'b']);
 SELECT dp_declare('pv', 'x', lower => 0, upper => 20, bins => 2);
 SELECT sum(noisy_count) AS four_plus_ten FROM dp_marginal('pv', ARRAY['dept'], 1000);
-SELECT rows_written > 0 AS wrote FROM dp_synthesize('pv', 1000, method => 'privsyn', target => 'pv_syn');
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('pv', 100, method => 'privsyn', target => 'pv_syn');
 SELECT max(n) <= 4 AS at_most_k_rows FROM (SELECT patient_id, count(*) AS n FROM pv_syn GROUP BY 1) x;
 DROP TABLE pv_syn;
+-- bounds without bins ('auto' binning) get the declared equal-width bins: no quantiles learned from rows
+CREATE TABLE visits_auto AS SELECT * FROM visits;
+SELECT dp_protect('visits_auto', epsilon => 1e6);
+SELECT dp_privacy_unit('visits_auto', 'patient_id', 3);
+SELECT dp_declare('visits_auto', 'age', lower => 0, upper => 100);
+SELECT count(*) AS cells, sum(noisy_count) AS three_plus_four FROM dp_marginal('visits_auto', ARRAY['age'], 1000);
+SELECT count(*) AS domains_learned FROM dp_domains WHERE table_name = 'visits_auto'::regclass AND source = 'dp';
+-- a dropped unit column refuses every release, before the charge
+CREATE TABLE gone (person int4, g text);
+INSERT INTO gone VALUES (1, 'a');
+SELECT dp_protect('gone', epsilon => 1);
+SELECT dp_privacy_unit('gone', 'person');
+SELECT dp_declare('gone', 'g', categories => ARRAY['a']);
+ALTER TABLE gone DROP COLUMN person;
+SELECT try_sql($$SELECT * FROM dp_marginal('gone', ARRAY['g'], 0.5)$$);
+SELECT count(*) AS charged FROM dpsynth.ledger WHERE relid = 'gone'::regclass;

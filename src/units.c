@@ -22,7 +22,9 @@
  */
 #include "dpsynth.h"
 
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -30,6 +32,7 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/uuid.h"
 
 #include "dp_codes.h"
@@ -83,7 +86,18 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	dpsynth_restore_user(&sw);
 	if (!u->on)
 		return;
-	u->name = get_attname(relid, u->attnum, true);
+	{
+		HeapTuple	tp = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(u->attnum));
+
+		if (HeapTupleIsValid(tp))
+		{
+			Form_pg_attribute att = (Form_pg_attribute) GETSTRUCT(tp);
+
+			if (!att->attisdropped)
+				u->name = pstrdup(NameStr(att->attname));
+			ReleaseSysCache(tp);
+		}
+	}
 	if (u->name == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -143,11 +157,33 @@ dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 	return sigma2 * (double) dpsynth_unit_sensitivity2(u, per_cell);
 }
 
+/* The units' bytes, one after another: a buffer that may pass 1 GB (huge allocations). */
+typedef struct KeyBuf
+{
+	char	   *data;
+	uint64		len;
+	uint64		cap;
+} KeyBuf;
+
+static void
+keybuf_append(KeyBuf *b, const void *p, uint64 n)
+{
+	if (b->len + n > b->cap)
+	{
+		b->cap = Max(b->cap + b->cap / 2, b->len + n);
+		b->data = repalloc_huge(b->data, b->cap);
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
 /* The unit value's bytes: a tag (0 NULL, 1 value), then the value (see the header). */
 static void
-unit_key(const DpUnit *u, Datum v, bool isnull, StringInfo buf)
+unit_key(const DpUnit *u, Datum v, bool isnull, KeyBuf *buf)
 {
-	appendStringInfoChar(buf, isnull ? 0 : 1);
+	char		tag = isnull ? 0 : 1;
+
+	keybuf_append(buf, &tag, 1);
 	if (isnull)
 		return;
 	switch (u->typid)
@@ -159,17 +195,17 @@ unit_key(const DpUnit *u, Datum v, bool isnull, StringInfo buf)
 				int64		x = u->typid == INT2OID ? DatumGetInt16(v) :
 					u->typid == INT4OID ? DatumGetInt32(v) : DatumGetInt64(v);
 
-				appendBinaryStringInfo(buf, (const char *) &x, sizeof(x));
+				keybuf_append(buf, &x, sizeof(x));
 				break;
 			}
 		case UUIDOID:
-			appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(v)->data, UUID_LEN);
+			keybuf_append(buf, DatumGetUUIDP(v)->data, UUID_LEN);
 			break;
 		default:
 			{
 				text	   *t = DatumGetTextPP(v);
 
-				appendBinaryStringInfo(buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				keybuf_append(buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 				if ((Pointer) t != DatumGetPointer(v))
 					pfree(t);
 			}
@@ -191,7 +227,7 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 	MemoryContext rowcxt;
 	dp_codes	t;
 	dp_code    *codes = palloc(sizeof(dp_code) * Max(ncols, 1));
-	StringInfoData keys;
+	KeyBuf		keys;
 	uint64	   *off;
 	uint64		offcap = 1024,
 				n = 0,
@@ -207,7 +243,9 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 		maxatt = Max(maxatt, cols[j].attnum);
 	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
 		elog(ERROR, "out of memory");
-	initStringInfo(&keys);
+	keys.cap = 8192;
+	keys.len = 0;
+	keys.data = MemoryContextAllocHuge(CurrentMemoryContext, keys.cap);
 	off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * offcap);
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
 	dpsynth_source_begin(&scan, rel);
@@ -222,10 +260,10 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 			offcap += offcap / 2;
 			off = repalloc_huge(off, sizeof(uint64) * offcap);
 		}
-		off[n++] = (uint64) keys.len;
+		off[n++] = keys.len;
 		unit_key(u, slot->tts_values[u->attnum - 1], slot->tts_isnull[u->attnum - 1], &keys);
 	}
-	off[n] = (uint64) keys.len;
+	off[n] = keys.len;
 	dpsynth_source_end(&scan);
 	MemoryContextDelete(rowcxt);
 
