@@ -143,3 +143,16 @@ SELECT dp_declare('gone', 'g', categories => ARRAY['a']);
 ALTER TABLE gone DROP COLUMN person;
 SELECT try_sql($$SELECT * FROM dp_marginal('gone', ARRAY['g'], 0.5)$$);
 SELECT count(*) AS charged FROM dpsynth.ledger WHERE relid = 'gone'::regclass;
+-- dp_declare(table, jsonb): "privacy_unit": true names the unit (the default bound), or agrees with it
+CREATE TABLE panel (nr int4, year int4, wage float8);
+INSERT INTO panel SELECT p, 1980 + y, y FROM generate_series(1, 5) p, generate_series(0, 7) y;
+SELECT dp_protect('panel', epsilon => 1e6);
+SELECT dp_declare('panel', '{"nr": {"type": "integer", "lower": 1, "upper": 100, "privacy_unit": true},
+							 "year": {"type": "integer", "lower": 1980, "upper": 1987}}'::jsonb);
+SELECT privacy_unit, max_rows_per_unit FROM dpsynth.budgets WHERE relid = 'panel'::regclass;
+SELECT dp_privacy_unit('panel', 'nr', 4);
+SELECT dp_declare('panel', '{"nr": {"type": "integer", "lower": 1, "upper": 100, "privacy_unit": true}}'::jsonb);
+SELECT privacy_unit, max_rows_per_unit FROM dpsynth.budgets WHERE relid = 'panel'::regclass;
+SELECT try_sql($$SELECT dp_declare('panel', '{"year": {"type": "integer", "lower": 1980, "upper": 1987, "privacy_unit": true}}'::jsonb)$$);
+SELECT try_sql($$SELECT dp_declare('panel', '{"nr": {"type": "integer", "lower": 1, "upper": 100, "privacy_unit": 1}}'::jsonb)$$);
+SELECT sum(noisy_count) AS five_units_of_four FROM dp_marginal('panel', ARRAY['year'], 1000);

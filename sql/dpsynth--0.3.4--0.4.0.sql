@@ -114,3 +114,61 @@ COMMENT ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) IS
 
 REVOKE ALL ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) TO PUBLIC;
+
+-- dp_declare(table, jsonb): a column's "privacy_unit": true names the table's privacy unit.
+CREATE OR REPLACE FUNCTION dpsynth._dp_declare(invoker oid, tbl regclass, domains jsonb)
+RETURNS int4 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	k text;
+	v jsonb;
+	n int4 := 0;
+	unit int2;
+BEGIN
+	IF tbl IS NULL OR domains IS NULL THEN
+		RAISE EXCEPTION 'table and domains must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF jsonb_typeof(domains) <> 'object' THEN
+		RAISE EXCEPTION 'domains must be a JSON object keyed by column name' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR k, v IN SELECT key, value FROM jsonb_each(domains) WHERE key NOT LIKE '\_%' ORDER BY key LOOP
+		IF jsonb_typeof(v) <> 'object' THEN
+			RAISE EXCEPTION 'domain of column "%" must be a JSON object', k USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		-- a misspelt key (say "point_masses" for "points") must not be ignored silently
+		IF EXISTS (SELECT 1 FROM jsonb_object_keys(v) x
+				   WHERE x NOT IN ('type', 'values', 'lower', 'upper', 'bins', 'points', 'binning', 'nullable', 'privacy_unit')
+					 AND x NOT LIKE '\_%') THEN
+			RAISE EXCEPTION 'domain of column "%" has an unknown key "%"', k,
+				(SELECT x FROM jsonb_object_keys(v) x
+				 WHERE x NOT IN ('type', 'values', 'lower', 'upper', 'bins', 'points', 'binning', 'nullable', 'privacy_unit')
+				   AND x NOT LIKE '\_%' ORDER BY 1 LIMIT 1)
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'The keys are type, values, lower, upper, bins, points, binning and nullable; keys starting with "_" are comments.';
+		END IF;
+		-- "privacy_unit": true names the table's privacy unit (dp_privacy_unit, default bound) unless
+		-- that column already is it; another unit is refused
+		IF jsonb_typeof(v -> 'privacy_unit') = 'boolean' AND (v ->> 'privacy_unit')::boolean THEN
+			SELECT b.privacy_unit INTO unit FROM dpsynth.budgets b WHERE b.relid = tbl;
+			IF unit IS NULL THEN
+				PERFORM dpsynth._dp_privacy_unit(invoker, tbl, k::name, 10, NULL);
+			ELSIF unit IS DISTINCT FROM dpsynth._column_attnum(tbl, k::name) THEN
+				RAISE EXCEPTION 'domain of column "%" names it the privacy unit, but table % has another', k, tbl
+					USING ERRCODE = 'object_not_in_prerequisite_state';
+			END IF;
+		ELSIF v ? 'privacy_unit' AND (jsonb_typeof(v -> 'privacy_unit') <> 'boolean') THEN
+			RAISE EXCEPTION 'privacy_unit of column "%" must be true or false', k USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF v ? 'values' THEN
+			PERFORM dpsynth._dp_declare(invoker, tbl, k::name,
+				ARRAY(SELECT jsonb_array_elements_text(v -> 'values')), NULL, NULL, NULL, NULL, NULL);
+		ELSE
+			PERFORM dpsynth._dp_declare(invoker, tbl, k::name, NULL,
+				(v ->> 'lower')::float8, (v ->> 'upper')::float8, (v ->> 'bins')::int4,
+				CASE WHEN v ? 'points' THEN ARRAY(SELECT jsonb_array_elements_text(v -> 'points'))::float8[] END,
+				v ->> 'binning');
+		END IF;
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END
+$$;
