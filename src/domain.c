@@ -421,8 +421,10 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* the table's switch forbids discovery outright; a column's can only narrow it */
-	sql = psprintf("SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
+	/* the table's switch forbids discovery outright; a column's can only narrow it; a table with a
+	 * privacy unit has none (discovery counts rows, not units: units.c) */
+	sql = psprintf("SELECT p.treatment, b.discovery AND coalesce(p.discovery, true) "
+				   "       AND pg_catalog.to_jsonb(b)->>'privacy_unit' IS NULL, p.other, "
 				   "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
 				   "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning, %s "
 				   "FROM dpsynth.budgets b "
