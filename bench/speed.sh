@@ -2,15 +2,31 @@
 # bench/speed.sh - time and memory of one dp_synthesize call on Adult (32,561 rows), on star (47
 # columns, 7,732 rows) and on 1,000,000 rows (Adult rows repeated), domain.json declared, epsilon 1.  Peak backend memory is
 # the largest RssAnon (private memory; shared buffers excluded) sampled every 20 ms during the call.
+# Then the size series: for each size of SIZES (Adult's rows repeated), CREATE TABLE AS of the
+# table and dp_synthesize of it back to back, SIZE_RUNS times (5 at 1,000,000 rows), wall seconds
+# each and the ratio dp_synthesize / CREATE TABLE AS of the same run (the machine's load moves
+# both alike).
 # Usage: bench/speed.sh [--record]   (RUNS=3 calls per table, TABLES="adult star adult_1m"; each
-#        table's mean and largest total seconds and its calls over 1 s close the table)
+#        table's mean and largest total seconds and its calls over 1 s close the table;
+#        SIZES="100000 1000000 3000000 10000000", SIZE_RUNS=2; SIZES="" skips the series;
+#        SKIP_BUILD=1 uses the installed build instead of building and installing first)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_speed}
 export DPSYNTH_PORT=${DPSYNTH_PORT:-54331}
 CLUSTER_DIR=$DPSYNTH_CLUSTER_DIR
 CLUSTER_PORT=$DPSYNTH_PORT
-dp_start_with_adult bench >/dev/null
+if [ "${SKIP_BUILD:-}" = 1 ]; then
+	trap dp_cluster_stop EXIT
+	dp_cluster_start
+	psql -X -q -c "CREATE DATABASE bench"
+	psql -X -q -d bench -c "CREATE EXTENSION dpsynth"
+	dp_load_adult bench
+else
+	dp_start_with_adult bench >/dev/null
+fi
 RUNS=${RUNS:-3}
+SIZES=${SIZES-"100000 1000000 3000000 10000000"}
+SIZE_RUNS=${SIZE_RUNS:-2}
 TABLES=${TABLES:-"adult star adult_1m"}
 dp_protect_adult bench 999
 case " $TABLES " in *" adult_1m "*) dp_make_adult_1m bench 999 ;; esac
@@ -36,6 +52,29 @@ for t in $TABLES; do
 	done
 	sums+=("$t: $(printf '%s\n' "${totals[@]}" | awk '{s += $1; if ($1 > m) m = $1; if ($1 > 1) o++} END {printf "mean %.3f s, largest %.3f s, %d of %d calls over 1 s", s / NR, m, o, NR}')")
 done
+# the size series: CREATE TABLE AS and dp_synthesize back to back
+ratios=()
+series=()
+for n in $SIZES; do
+	dp_make_adult_rows bench "big_$n" "$n"
+	runs=$SIZE_RUNS
+	[ "$n" = 1000000 ] && runs=5
+	for run in $(seq 1 "$runs"); do
+		start=$(date +%s.%N)
+		psql -X -q -d bench -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ctas" \
+			-c "CREATE TABLE ctas AS SELECT * FROM big_$n" >/dev/null
+		ctas=$(echo "$(date +%s.%N) - $start" | bc)
+		psql -X -q -d bench -c "DROP TABLE IF EXISTS s_big" >/dev/null
+		dp_call_with_peak "SELECT seconds, rows_written FROM dp_synthesize('big_$n', epsilon => 1, target => 's_big');" \
+			"$TOP/bench/out/speed.big_$n.$run"
+		res=$(head -n 1 "$TOP/bench/out/speed.big_$n.$run")
+		ratio=$(echo "scale=2; $BENCH_WALL / $ctas" | bc)
+		echo "# $n rows run $run: CREATE TABLE AS $ctas s, dp_synthesize $BENCH_WALL s wall ($res), ratio $ratio"
+		series+=("| $n | $run | $(printf '%.2f' "$ctas") | $(printf '%.2f' "$BENCH_WALL") | $ratio | $(echo "$res" | cut -d'|' -f1) |")
+		ratios+=("$n $ratio")
+	done
+	psql -X -q -d bench -c "DROP TABLE IF EXISTS ctas" -c "DROP TABLE IF EXISTS s_big" -c "DROP TABLE big_$n" >/dev/null
+done
 report=$(
 	echo "### dp_synthesize speed, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
@@ -46,6 +85,16 @@ report=$(
 	printf '%s\n' "${rows[@]}"
 	echo
 	printf -- '- %s\n' "${sums[@]}"
+	if [ ${#series[@]} -gt 0 ]; then
+		echo
+		echo "Size series (Adult's rows repeated, domain.json declared, epsilon 1): CREATE TABLE AS of the table and dp_synthesize of it back to back, wall seconds; ratio = dp_synthesize / CREATE TABLE AS."
+		echo
+		echo "| rows | run | CREATE TABLE AS s | dp_synthesize s | ratio | seconds per phase |"
+		echo "|---|---|---|---|---|---|"
+		printf '%s\n' "${series[@]}"
+		echo
+		printf '%s\n' "${ratios[@]}" | awk '{r[$1] = r[$1] " " $2; if (!($1 in m) || $2 > m[$1]) m[$1] = $2; if (!($1 in lo) || $2 < lo[$1]) lo[$1] = $2} END {for (n in m) printf "- %s rows: ratio %s to %s (%s)\n", n, lo[n], m[n], r[n]}' | sort -t' ' -k2 -n
+	fi
 )
 echo "$report"
 [ "${1:-}" = "--record" ] && printf '\n%s\n' "$report" >> "$TOP/bench/RESULTS.md"

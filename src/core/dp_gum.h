@@ -52,7 +52,7 @@
  * Memory: every work array, and the growth of `out`, go through the installed handlers (dp_env.h;
  * inside PostgreSQL: palloc in a memory context, so that an error thrown by the progress callback
  * leaks nothing beyond that context).  Work memory, counted from the allocations of
- * dp_gum.c: 17 * n bytes for the visits (wanted ordinals and then the rows found, 2n uint32; the
+ * dp_gum*.c: 17 * n bytes for the visits (wanted ordinals and then the rows found, 2n uint32; the
  * moves' arguments, n uint32, also the sort scratch of the sampling; their kinds, n bytes; the
  * moves split by part, n uint32 over all parts), plus 2 * n bytes per column of the iterated
  * marginals (8-bit codes: a working copy and the best table's copy; 16-bit: the best table's
@@ -64,7 +64,7 @@
  * columns of the iterated marginals are freed while GUM works on the copies and allocated again
  * at the end, after the best table's copies and the moves' arrays (9 * n bytes) are freed, so
  * that the peak holds one of the two.  A component of 24 columns or more with 8-bit
- * codes is stored in groups of S <= 32 columns (dp_gum.c, "Grouped layout"): the working copy and
+ * codes is stored in groups of S <= 32 columns (dp_gum_store.c, "Grouped layout"): the working copy and
  * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are
  * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental),
  * and at the end a group's 16-bit columns are allocated before the group is freed (n * S bytes
@@ -91,17 +91,17 @@ typedef struct dp_gum_params
 	 * default 1).  The rows produced do not depend on it.  Helper threads block every signal,
 	 * touch only memory allocated beforehand, and live for one pass: they are started and joined
 	 * by dp_run_parallel (dp_parallel.c), once for a visit's scan of the rows and once for every chunk
-	 * of its moves, so that none runs when the progress callback does (see visit in dp_gum.c).
+	 * of its moves, so that none runs when the progress callback does (see visit in dp_gum_update.c).
 	 */
 	uint32_t	threads;
 	/*
-	 * How the marginals' counts follow the row changes (dp_gum.c, "Counting mode"): AUTO (the
+	 * How the marginals' counts follow the row changes (dp_gum_internal.h, gum.lazy): AUTO (the
 	 * default) picks, iteration by iteration, the cheaper of INCREMENTAL and LAZY.  The rows
 	 * produced do not depend on it (both keep exact counts); it exists for tests and benchmarks.
 	 */
 	int			counting;
 	/*
-	 * Where the working table keeps a wide component's codes (dp_gum.c, "Grouped layout"): AUTO
+	 * Where the working table keeps a wide component's codes (dp_gum_store.c, "Grouped layout"): AUTO
 	 * (the default) groups them when the component is wide; COLUMN_MAJOR never does.  The rows
 	 * produced do not depend on it; it exists so that the tests compare the two layouts.
 	 */

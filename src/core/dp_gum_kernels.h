@@ -1,14 +1,14 @@
 /*
  * dp_gum_kernels.h - the loops of GUM that touch the synthetic table's codes, included three
- * times by dp_gum.c (_u8, _u16 and the grouped _g8): with CODE_T uint8_t (every column of the
+ * times by dp_gum_update.c (_u8, _u16 and the grouped _g8): with CODE_T uint8_t (every column of the
  * iterated marginals has at most 256 codes: the working table is half the size, and a row's
  * codes are fewer cache lines) and with CODE_T uint16_t.  KFN(name) names each instance.  Not a
- * header of its own: it uses dp_gum.c's types.
+ * header of its own: it uses dp_gum_internal.h's types.
  *
  * KS(S) is the distance between two rows' codes of one column: 1 in the column-major instances
  * (_u8, _u16: the parameter S is not read, and the loops are the same as with plain indexing), S in
  * the grouped instance (_g8: 8-bit codes of a wide component stored S bytes to a row, see "Grouped
- * layout" in dp_gum.c).
+ * layout" in dp_gum_store.c).
  */
 /*
  * Cell indexes of rows [start, start + nb) of marginal m.  A full block has a constant trip count

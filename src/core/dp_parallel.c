@@ -1,6 +1,6 @@
 /*
  * dp_parallel.c - the core's thread pool for one pass: dp_run_parallel (declared in
- * dp_internal.h), used by GUM's visits (dp_gum.c) and the adaptive method's exact counts and
+ * dp_internal.h), used by GUM's visits (dp_gum_update.c) and the adaptive method's exact counts and
  * scores (dp_adaptive.c).
  */
 #include <pthread.h>

@@ -1,0 +1,415 @@
+/*
+ * dp_gum_store.c - GUM's row store: the working table its iterations read and write (8-bit copies
+ * of the iterated marginals' columns when they fit, in the grouped layout on wide components),
+ * and its way back to out's 16-bit columns.  dp_gum_internal.h names GUM's other files.
+ *
+ * Grouped layout.  On a wide component (GUM_GROUP_MIN_COLS columns or more, 8-bit codes) counting
+ * mostly goes lazy (see gum.lazy; the layout is chosen whatever the counting mode), and a visit's
+ * cost was its duplicates: each copies a row's codes of
+ * every column of the component, and with one array per column that reads and writes nearly
+ * every cache line of every column at every visit (bench/wide.sh: 79 core columns of 600,000
+ * rows, 20,000-130,000 moves per visit).  There the component's columns are stored in groups of
+ * at most GUM_GROUP_MAX_BYTES columns, S bytes to a row (row r's codes of group q at
+ * grp[q] + r * S, column c at wcol[c][r * S]): a duplicate copies one S-byte slice per group (two
+ * or three cache lines per row instead of one per column), while a visit's recount reads only the
+ * groups of its marginal's columns, which group_columns tries to put together.  The recount keeps
+ * every row's cell (rowidx) for the scan that follows, so the groups are read once per visit.
+ * The codes are the same whatever the layout, and so are the rows.  Measured on the wide table's
+ * final GUM (600,000 rows, 243 iterated marginals in two components of 42 and 37 columns, replayed
+ * from its inputs): 8 iterations on one thread 35.5 s -> 19-21 s, all 60 on one thread 154 s ->
+ * 91 s, 20 on two threads 58 s -> 28 s; the estimates' GUMs of its adaptive rounds (8,192 rows)
+ * about 22 s -> 17 s in all (a loaded 2-core VM: the times vary by 10-20%).
+ */
+#include "dp_gum_internal.h"
+
+/*
+ * Where a grouped component's k columns go: lay[j] = q * S + b puts its column j (comp_cols order)
+ * at byte b of group q.  A visit's recount reads every group that holds a column of its marginal,
+ * so the columns that marginals join are put in the same group where possible: from consecutive
+ * positions, swaps of two positions of different groups (an empty position is a column of no
+ * marginal) while one lowers the sum, over the component's marginals, of the groups each reads
+ * (first improvement, a bounded number of pair evaluations).  Deterministic; it decides where the
+ * codes are stored, never what they are.  Returns 0, -2 (out of memory) or -1 (cancelled at a
+ * heartbeat; what it allocated goes with the run's, as every early return's).
+ */
+static int
+group_columns(gum *g, uint32_t comp, uint32_t k, uint32_t ngr, uint32_t S, uint32_t *lay)
+{
+	const uint32_t *cm = g->comp_margs + g->comp_margs_off[comp];
+	const uint32_t nmc = g->comp_margs_off[comp + 1] - g->comp_margs_off[comp],
+				P = ngr * S;
+	uint32_t   *ioff = gum_calloc(g, (size_t) k + 2, sizeof(uint32_t)),
+			   *inc,
+			   *occ = gum_alloc(g, sizeof(uint32_t) * P);	/* column at each position, k: none */
+	uint64_t	budget = 50000000;	/* marginal evaluations, at most */
+	bool		better = true;
+
+	if (ioff == NULL || occ == NULL)
+		return -2;
+	/* marginals of each column (incidence lists, CSR) */
+	for (uint32_t i = 0; i < nmc; i++)
+		for (uint32_t a = 0; a < g->m[cm[i]].nattrs; a++)
+			ioff[g->colpos[g->m[cm[i]].attrs[a]] + 2]++;
+	for (uint32_t j = 0; j < k; j++)
+		ioff[j + 2] += ioff[j + 1];
+	if ((inc = gum_alloc(g, sizeof(uint32_t) * (ioff[k + 1] ? ioff[k + 1] : 1))) == NULL)
+		return -2;
+	for (uint32_t i = 0; i < nmc; i++)
+		for (uint32_t a = 0; a < g->m[cm[i]].nattrs; a++)
+			inc[ioff[g->colpos[g->m[cm[i]].attrs[a]] + 1]++] = cm[i];
+	/* now the marginals of column j are inc[ioff[j] .. ioff[j + 1]) */
+	for (uint32_t j = 0; j < k; j++)
+		lay[j] = j;
+	for (uint32_t p = 0; p < P; p++)
+		occ[p] = p < k ? p : k;
+	while (better && budget > 0)
+	{
+		better = false;
+		for (uint32_t p1 = 0; p1 < P && budget > 0; p1++)
+		{
+			/* up to 50M marginal evaluations in all: a heartbeat per position, so that a
+			 * cancel never waits for them */
+			if (gum_heartbeat(g) != 0)
+				return -1;
+			for (uint32_t p2 = (p1 / S + 1) * S; p2 < P && budget > 0; p2++)
+			{
+				uint32_t	x = occ[p1],
+							y = occ[p2];
+				int64_t		delta = 0;
+
+				if (x == k && y == k)
+					continue;
+				/* groups read before and after the swap, over the marginals of x and of y (a
+				 * marginal of both reads the same groups either way: it adds 0 twice) */
+				for (int side = 0; side < 2; side++)
+				{
+					uint32_t	z = side == 0 ? x : y;
+
+					if (z == k)
+						continue;
+					for (uint32_t e = ioff[z]; e < ioff[z + 1]; e++)
+					{
+						const gmarg *mm = &g->m[inc[e]];
+						uint32_t	gb[DP_MARG_MAX_ATTRS],
+									ga[DP_MARG_MAX_ATTRS],
+									nb = 0,
+									na = 0;
+
+						for (uint32_t a = 0; a < mm->nattrs; a++)
+						{
+							uint32_t	j = g->colpos[mm->attrs[a]],
+										qb = lay[j] / S,
+										qa = j == x ? p2 / S : j == y ? p1 / S : qb;
+							uint32_t	u;
+
+							for (u = 0; u < nb && gb[u] != qb; u++)
+								;
+							if (u == nb)
+								gb[nb++] = qb;
+							for (u = 0; u < na && ga[u] != qa; u++)
+								;
+							if (u == na)
+								ga[na++] = qa;
+						}
+						delta += (int64_t) na - (int64_t) nb;
+					}
+					budget -= budget < ioff[z + 1] - ioff[z] ? budget : ioff[z + 1] - ioff[z];
+				}
+				if (delta < 0)
+				{
+					occ[p1] = y;
+					occ[p2] = x;
+					if (x < k)
+						lay[x] = p2;
+					if (y < k)
+						lay[y] = p1;
+					better = true;
+				}
+			}
+		}
+	}
+	gum_free(g, inc);
+	gum_free(g, occ);
+	gum_free(g, ioff);
+	return 0;
+}
+
+/*
+ * The layout: whether the working table is 8-bit (g->narrow: the iterations run and every column
+ * of the iterated marginals has at most 256 codes), and each component's layout, grouped
+ * (cstride S > 1) when wide (GUM_GROUP_MIN_COLS columns or more, 8-bit codes, whatever the rows)
+ * unless prm->layout asks for column-major, else column-major.  Returns 0 or -2.
+ */
+static int
+choose_layout(gum *g, const dp_gum_params *prm)
+{
+	const uint32_t ncc = g->comp_cols_off[g->ncomp];
+	uint32_t	ngrp = 0;
+
+	g->narrow = g->iterate;
+	for (uint32_t i = 0; i < ncc; i++)
+		if (g->sizes[g->comp_cols[i]] > 256)
+			g->narrow = false;
+	g->cstride = gum_calloc(g, g->ncomp + 1, sizeof(uint32_t));
+	g->cgrp_off = gum_calloc(g, g->ncomp + 1, sizeof(uint32_t));
+	if (!g->cstride || !g->cgrp_off)
+		return -2;
+	for (uint32_t comp = 0; comp < g->ncomp; comp++)
+	{
+		uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+					ngr = (k + GUM_GROUP_MAX_BYTES - 1) / GUM_GROUP_MAX_BYTES;
+
+		g->cgrp_off[comp] = ngrp;
+		g->cstride[comp] = 1;
+		if (g->narrow && k >= GUM_GROUP_MIN_COLS && prm->layout != DP_GUM_LAYOUT_COLUMN_MAJOR)
+		{
+			g->cstride[comp] = (k + ngr - 1) / ngr;
+			ngrp += ngr;
+		}
+	}
+	g->cgrp_off[g->ncomp] = ngrp;
+	if (ngrp > 0)
+	{
+		/* a visit's cells are kept only by the recounts of lazy counting (never incremental) */
+		bool		cells = prm->counting != DP_GUM_COUNT_INCREMENTAL;
+
+		g->grp = gum_calloc(g, ngrp, sizeof(uint8_t *));
+		if (cells)
+			g->rowidx = gum_alloc(g, sizeof(uint32_t) * (size_t) g->n);
+		if (!g->grp || (cells && !g->rowidx))
+			return -2;
+	}
+	return 0;
+}
+
+/*
+ * A grouped component's columns copied into its groups, group by group, a block of rows at a time
+ * (the block's slice stays in cache); each 16-bit column is freed once copied.  Returns 0, -1
+ * (cancelled) or -2.
+ */
+static int
+copy_grouped(gum *g, uint32_t comp)
+{
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
+	const uint32_t n = g->n;
+	uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+				S = g->cstride[comp],
+				ngr = g->cgrp_off[comp + 1] - g->cgrp_off[comp],
+			   *lay = gum_alloc(g, sizeof(uint32_t) * k);
+	int			grc;
+
+	if (lay == NULL)
+		return -2;
+	if ((grc = group_columns(g, comp, k, ngr, S, lay)) != 0)
+		return grc;				/* -2, or -1: cancelled */
+	for (uint32_t q = 0; q < ngr; q++)
+	{
+		uint8_t    *gq = gum_calloc(g, n, S);
+
+		if (gq == NULL)
+			return -2;
+		g->grp[g->cgrp_off[comp] + q] = gq;
+		for (uint32_t r0 = 0; r0 < n; r0 += GUM_BLOCK)
+		{
+			uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
+
+			for (uint32_t j = 0; j < k; j++)
+			{
+				const uint16_t *src = g->col[cc[j]];
+				uint8_t    *dst = gq + lay[j] % S;
+
+				if (lay[j] / S != q)
+					continue;
+				for (uint32_t r = r0; r < r1; r++)
+					dst[(size_t) r * S] = (uint8_t) src[r];
+			}
+		}
+		for (uint32_t j = 0; j < k; j++)
+			if (lay[j] / S == q)
+			{
+				g->wcol[cc[j]] = gq + lay[j] % S;
+				dp_free(g->col[cc[j]]);
+				g->col[cc[j]] = NULL;
+			}
+		/* a group is n * S bytes to write (10M rows: 320 MB): a heartbeat after each */
+		if (gum_heartbeat(g) != 0)
+			return -1;
+	}
+	gum_free(g, lay);
+	return 0;
+}
+
+/* A column-major component's columns copied to 8 bits, each 16-bit column freed once copied. */
+static int
+copy_narrow(gum *g, uint32_t comp)
+{
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
+	uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp];
+
+	for (uint32_t j = 0; j < k; j++)
+	{
+		uint32_t	c = cc[j];
+		uint8_t    *w8;
+
+		if ((w8 = gum_alloc(g, g->n)) == NULL)
+			return -2;
+		for (uint32_t r = 0; r < g->n; r++)
+			w8[r] = (uint8_t) g->col[c][r];
+		g->wcol[c] = w8;
+		/* the 16-bit column is dead until the end: 2n bytes less at the peak (10M rows: 20 MB a column) */
+		dp_free(g->col[c]);
+		g->col[c] = NULL;
+		if (gum_heartbeat(g) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The working table: 8-bit copies of the iterated marginals' columns (comp_cols, the only columns
+ * the iterations read or write) when they all fit, else out's columns themselves.  The other core
+ * columns (degree 0, or in no iterated marginal) keep their initial fill in out.  Then the list
+ * of its blocks (blk, blksz: a column-major column or a group), what the best table copies.
+ * Returns 0, -1 (cancelled) or -2.
+ */
+int
+gum_working_table(gum *g, const dp_gum_params *prm)
+{
+	const uint32_t ncc = g->comp_cols_off[g->ncomp];
+	int			rc;
+
+	if ((rc = choose_layout(g, prm)) != 0)
+		return rc;
+	g->wcol = (void **) g->col;
+	if (g->narrow)
+	{
+		g->wcol = gum_calloc(g, g->ncols, sizeof(void *));
+		if (g->wcol == NULL)
+			return -2;
+		for (uint32_t comp = 0; comp < g->ncomp; comp++)
+			if ((rc = g->cstride[comp] > 1 ? copy_grouped(g, comp) : copy_narrow(g, comp)) != 0)
+				return rc;
+	}
+	g->nblk = 0;
+	g->blk = gum_calloc(g, ncc ? ncc : 1, sizeof(void *));
+	g->blksz = gum_calloc(g, ncc ? ncc : 1, sizeof(size_t));
+	if (!g->blk || !g->blksz)
+		return -2;
+	for (uint32_t comp = 0; comp < g->ncomp; comp++)
+	{
+		if (g->cstride[comp] > 1)
+			for (uint32_t q = g->cgrp_off[comp]; q < g->cgrp_off[comp + 1]; q++)
+			{
+				g->blk[g->nblk] = g->grp[q];
+				g->blksz[g->nblk++] = (size_t) g->n * g->cstride[comp];
+			}
+		else
+			for (uint32_t j = g->comp_cols_off[comp]; j < g->comp_cols_off[comp + 1]; j++)
+			{
+				g->blk[g->nblk] = g->wcol[g->comp_cols[j]];
+				g->blksz[g->nblk++] = (g->narrow ? 1 : 2) * (size_t) g->n;
+			}
+	}
+	return 0;
+}
+
+/* The moves' arrays and the kept cells, dead once the iterations are over (appending uses want
+ * only): freed before the 16-bit columns come back. */
+void
+gum_free_moves(gum *g)
+{
+	gum_free(g, g->mvarg);
+	gum_free(g, g->mvdup);
+	g->mvarg = NULL;
+	g->mvdup = NULL;
+	for (uint32_t q = 0; q < g->nparts; q++)
+	{
+		gum_free(g, g->mvpart[q]);
+		g->mvpart[q] = NULL;
+	}
+	gum_free(g, g->rowidx);
+	g->rowidx = NULL;
+	g->idx_of = NULL;			/* no visit's cells are kept any more (a restored best table wrote rows) */
+}
+
+/*
+ * Block q of a component back to out: its 16-bit columns allocated, its codes copied a block of
+ * rows at a time, the 8-bit block freed.  A grouped component's block q is its group q (its
+ * columns together), a column-major one's is its column q.  Returns 0 or -2.
+ */
+static int
+restore_block(gum *g, uint32_t comp, uint32_t q)
+{
+	const uint32_t *cc = g->comp_cols + g->comp_cols_off[comp];
+	const uint32_t n = g->n;
+	uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+				S = g->cstride[comp];
+	const uint8_t *gq = S > 1 ? g->grp[g->cgrp_off[comp] + q] : g->wcol[cc[q]];
+	/* the columns to look at: column q alone when column-major, else all k */
+	const uint32_t jlo = S > 1 ? 0 : q,
+				jhi = S > 1 ? k : q + 1;
+
+	/* (a column of the group: its codes of row 0 lie in [gq, gq + S); compared as integers,
+	 * since the pointers may come from different allocations) */
+#define IN_GROUP(j) ((uintptr_t) g->wcol[cc[j]] - (uintptr_t) gq < (uintptr_t) S)
+	for (uint32_t j = jlo; j < jhi; j++)
+	{
+		uint16_t   *c16;
+
+		if (!IN_GROUP(j))
+			continue;
+		if ((c16 = dp_alloc(sizeof(uint16_t) * (size_t) n)) == NULL)
+		{
+			gum_nomem(sizeof(uint16_t) * (size_t) n);
+			return -2;
+		}
+		g->col[cc[j]] = c16;
+	}
+	for (uint32_t r0 = 0; r0 < n; r0 += GUM_BLOCK)
+	{
+		uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
+
+		for (uint32_t j = jlo; j < jhi; j++)
+		{
+			const uint8_t *src = g->wcol[cc[j]];
+			uint16_t   *dst = g->col[cc[j]];
+
+			if (!IN_GROUP(j))
+				continue;
+			for (uint32_t r = r0; r < r1; r++)
+				dst[r] = src[(size_t) r * S];
+		}
+	}
+	for (uint32_t j = jlo; j < jhi; j++)
+		if (IN_GROUP(j))
+			g->wcol[cc[j]] = NULL;
+#undef IN_GROUP
+	gum_free(g, (void *) gq);
+	return 0;
+}
+
+/*
+ * The 8-bit working table back to out's 16-bit columns (nothing to do when it was out itself),
+ * block by block with a heartbeat after each.  Returns 0, -1 (cancelled) or -2.
+ */
+int
+gum_restore_columns(gum *g)
+{
+	if (!g->narrow)
+		return 0;
+	for (uint32_t comp = 0; comp < g->ncomp; comp++)
+	{
+		uint32_t	k = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp],
+					S = g->cstride[comp],
+					nb = S > 1 ? g->cgrp_off[comp + 1] - g->cgrp_off[comp] : k;
+
+		for (uint32_t q = 0; q < nb; q++)
+		{
+			if (restore_block(g, comp, q) != 0)
+				return -2;
+			if (gum_heartbeat(g) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
