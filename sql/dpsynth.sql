@@ -1561,6 +1561,15 @@ REVOKE ALL ON FUNCTION dpsynth._state_in(cstring), dpsynth._state_out(dpsynth.pa
 	dpsynth._state_add(dpsynth.partial_state, int4[], int4[]),
 	dpsynth._state_combine(dpsynth.partial_state, dpsynth.partial_state),
 	dpsynth._state_vector(dpsynth.partial_state, int4[]), dpsynth._shard_counts(int4[], int4[]) FROM PUBLIC;
+CREATE FUNCTION dpsynth._state_add_pairs(dpsynth.partial_state, int4[], int4[]) RETURNS dpsynth.partial_state
+	AS 'MODULE_PATHNAME', 'dpsynth_state_add_pairs' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE dpsynth._shard_pairs(codes int4[], sizes int4[]) (
+	SFUNC = dpsynth._state_add_pairs, STYPE = dpsynth.partial_state,
+	COMBINEFUNC = dpsynth._state_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE dpsynth._shard_pairs(int4[], int4[]) IS
+	'exact counts of the rows over every pair of the columns (a code per column), one vector of the pairs one after another, as a partial_state; not a release';
+REVOKE ALL ON FUNCTION dpsynth._state_add_pairs(dpsynth.partial_state, int4[], int4[]),
+	dpsynth._shard_pairs(int4[], int4[]) FROM PUBLIC;
 -- END partial counts
 
 -- BEGIN encoders (issue 12 item 4; src/encoder.c, docs/DISTRIBUTED.md "Next step", item 1).  A

@@ -75,13 +75,80 @@ sizes_literal(DpColumn *cols, const DpColumnSet *set)
 	return b.data;
 }
 
-/* The aggregates of sets [k0, k1), one state each, comma-separated; vector: through _state_vector. */
+/*
+ * d when sets are every pair of the columns 0 .. d-1 in order (the one column when d is 1), as
+ * dp_synthesize's adaptive method counts them: one aggregate, _shard_pairs, counts them all, each
+ * column's encoder evaluated once a row.  0 otherwise.
+ */
+static int
+pairs_of(const DpColumnSet *sets, int nsets)
+{
+	int			d = 2,
+				k = 0;
+
+	if (nsets == 1 && sets[0].n == 1 && sets[0].idx[0] == 0)
+		return 1;
+	while (d * (d - 1) / 2 < nsets)
+		d++;
+	if (d * (d - 1) / 2 != nsets)
+		return 0;
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++, k++)
+			if (sets[k].n != 2 || sets[k].idx[0] != a || sets[k].idx[1] != b)
+				return 0;
+	return d;
+}
+
+/* The statements a count takes: one in pairs mode, else one per DP_FOREIGN_SETS_PER_SCAN sets. */
+static int
+nscans_of(const DpColumnSet *sets, int nsets)
+{
+	return pairs_of(sets, nsets) > 0 ? 1 : (nsets + DP_FOREIGN_SETS_PER_SCAN - 1) / DP_FOREIGN_SETS_PER_SCAN;
+}
+
+/* The cells counted in pairs mode: every pair's, one after another. */
+static int64
+pairs_total(DpColumn *cols, int d)
+{
+	int64		total = 0;
+
+	if (d == 1)
+		return dp_domain_ncodes(&cols[0].domain);
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++)
+			total += (int64) dp_domain_ncodes(&cols[a].domain) * dp_domain_ncodes(&cols[b].domain);
+	return total;
+}
+
+/*
+ * The aggregates of scan s, one state each, comma-separated (s0, s1, ... unless vector: then each
+ * through _state_vector): the pairs' one aggregate, or sets [k0, k1) one aggregate each.
+ */
 static char *
-aggregates_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int k0, int k1, bool vector)
+aggregates_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, int s, bool vector)
 {
 	StringInfoData b;
+	int			d = pairs_of(sets, nsets);
+	int			k0 = s * DP_FOREIGN_SETS_PER_SCAN,
+				k1 = Min(nsets, k0 + DP_FOREIGN_SETS_PER_SCAN);
 
 	initStringInfo(&b);
+	if (d > 0)
+	{
+		DpColumnSet all = {d, sets[0].idx};	/* only the sizes of columns 0 .. d-1 are read */
+		int		   *idx = palloc(sizeof(int) * d);
+		char	   *total = psprintf("'{" INT64_FORMAT "}'::pg_catalog.int4[]", pairs_total(cols, d));
+
+		for (int j = 0; j < d; j++)
+			idx[j] = j;
+		all.idx = idx;
+		appendStringInfo(&b, "%sdpsynth._shard_pairs(ARRAY[", vector ? "dpsynth._state_vector(" : "");
+		for (int j = 0; j < d; j++)
+			appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(relid, &cols[j]));
+		appendStringInfo(&b, "]::pg_catalog.int4[], %s)", sizes_literal(cols, &all));
+		appendStringInfo(&b, vector ? ", %s)" : " AS s0", total);
+		return b.data;
+	}
 	for (int k = k0; k < k1; k++)
 	{
 		appendStringInfo(&b, "%s%sdpsynth._shard_counts(ARRAY[", k > k0 ? ", " : "", vector ? "dpsynth._state_vector(" : "");
@@ -96,11 +163,18 @@ aggregates_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int k0, int k
 	return b.data;
 }
 
-/* The count statement of sets [k0, k1) with a condition ("" after the charge). */
-static char *
-count_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int k0, int k1, const char *where)
+/* The number of states scan s returns. */
+static int
+states_of(const DpColumnSet *sets, int nsets, int s)
 {
-	return psprintf("SELECT %s FROM %s%s", aggregates_sql(relid, cols, sets, k0, k1, true), table_name(relid), where);
+	return pairs_of(sets, nsets) > 0 ? 1 : Min(nsets, (s + 1) * DP_FOREIGN_SETS_PER_SCAN) - s * DP_FOREIGN_SETS_PER_SCAN;
+}
+
+/* The count statement of scan s with a condition ("" after the charge). */
+static char *
+count_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, int s, const char *where)
+{
+	return psprintf("SELECT %s FROM %s%s", aggregates_sql(relid, cols, sets, nsets, s, true), table_name(relid), where);
 }
 
 /* The version of the dpsynth extension installed in this database (pg_extension.extversion). */
@@ -141,7 +215,7 @@ placement_probe(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets)
 {
 	StringInfoData b;
 	StringInfoData sql;
-	int			k1 = Min(nsets, DP_FOREIGN_SETS_PER_SCAN);
+	int			k1 = states_of(sets, nsets, 0);
 
 	/* one column (run_command_on_placements reads one): the identity, then whether every state is NULL */
 	initStringInfo(&sql);
@@ -151,7 +225,7 @@ placement_probe(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets)
 	appendStringInfo(&sql, ")::text FROM (SELECT dpsynth._shard_identity(pg_catalog.count(*)) OPERATOR(pg_catalog.||) ' ' "
 					 "OPERATOR(pg_catalog.||) coalesce((SELECT e.extversion FROM pg_catalog.pg_extension e "
 					 "WHERE e.extname OPERATOR(pg_catalog.=) 'dpsynth'), '-') AS v, %s FROM \x01 WHERE false%s) q",
-					 aggregates_sql(relid, cols, sets, 0, k1, false), dpsynth_types_quals(cols, sets, 0, nsets));
+					 aggregates_sql(relid, cols, sets, nsets, 0, false), dpsynth_types_quals(cols, sets, 0, nsets));
 	/* format(): the shard's name for %s, every other % doubled */
 	initStringInfo(&b);
 	for (const char *c = sql.data; *c; c++)
@@ -228,26 +302,27 @@ counted_on_shards(const char *plan)
 	return strstr(plan, "Custom Scan (Citus") != NULL &&
 		(strstr(plan, "worker_partial_agg(") != NULL ||
 		 (strstr(plan, "coord_combine_agg(") == NULL && strstr(plan, "Task Count: 1\n") != NULL &&
-		  strstr(plan, "dpsynth._shard_counts(") != NULL));
+		  (strstr(plan, "dpsynth._shard_counts(") != NULL || strstr(plan, "dpsynth._shard_pairs(") != NULL)));
 }
 
 /*
- * The count statement of sets [k0, k1) over zero rows (WHERE false, which Citus plans as one task
- * over an empty relation, sent to a worker whole): one empty vector a set.
+ * The count statement of scan s over zero rows (WHERE false, which Citus plans as one task over an
+ * empty relation, sent to a worker whole): one empty vector a state.
  */
 static bool
-zero_rows_count(Oid relid, DpColumn *cols, const DpColumnSet *sets, int k0, int k1)
+zero_rows_count(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, int s)
 {
+	int			n = states_of(sets, nsets, s);
 	DpOwnerSwitch sw;
 	bool		ran;
 
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "dpsynth: SPI_connect failed");
-	if (SPI_execute(count_sql(relid, cols, sets, k0, k1, " WHERE false"), true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(count_sql(relid, cols, sets, nsets, s, " WHERE false"), true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "dpsynth: the count statement over zero rows failed");
-	ran = SPI_processed == 1 && SPI_tuptable->tupdesc->natts == k1 - k0;
-	for (int k = 0; ran && k < k1 - k0; k++)
+	ran = SPI_processed == 1 && SPI_tuptable->tupdesc->natts == n;
+	for (int k = 0; ran && k < n; k++)
 	{
 		bool		isnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, k + 1, &isnull);
@@ -318,7 +393,7 @@ dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, int ncols, co
 {
 	MemoryContext mcxt = CurrentMemoryContext;
 	const char *relname = get_rel_name(relid);	/* no catalog access in the catch */
-	int			nscans = (nsets + DP_FOREIGN_SETS_PER_SCAN - 1) / DP_FOREIGN_SETS_PER_SCAN;
+	int			nscans = nscans_of(sets, nsets);
 	char	  **plans = palloc0(sizeof(char *) * Max(nscans, 1));
 	bool	   *ran = palloc0(sizeof(bool) * Max(nscans, 1));
 	char	   *probe;
@@ -339,14 +414,11 @@ dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, int ncols, co
 	{
 		for (int s = 0; s < nscans; s++)
 		{
-			int			k0 = s * DP_FOREIGN_SETS_PER_SCAN,
-						k1 = Min(nsets, k0 + DP_FOREIGN_SETS_PER_SCAN);
-
 			CHECK_FOR_INTERRUPTS();
 			stage = CITUS_PLAN;
-			plans[s] = explain_text(count_sql(relid, cols, sets, k0, k1, ""));
+			plans[s] = explain_text(count_sql(relid, cols, sets, nsets, s, ""));
 			stage = CITUS_COUNT;
-			ran[s] = zero_rows_count(relid, cols, sets, k0, k1);
+			ran[s] = zero_rows_count(relid, cols, sets, nsets, s);
 		}
 		stage = CITUS_PLACEMENTS;
 		bad = bad_placement(relid, probe, relname);
@@ -387,12 +459,28 @@ dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, int ncols, co
  * After the charge: the counts of sets [0, nsets), added to counts[k].  An error here (a worker
  * down, a hostile worker's RAISE or malformed state) fails the call closed (release_guard.c).
  */
+/* Adds a vector of n counts (the shard's, checked) into into[]. */
+static void
+add_counts(Oid relid, ArrayType *a, int64 first, int64 n, int64 *into)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		c = ((const int64 *) ARR_DATA_PTR(a))[first + i];
+
+		if (c < 0 || pg_add_s64_overflow(into[i], c, &into[i]))
+			elog(ERROR, "dpsynth: Citus table \"%s\" sent an invalid count", get_rel_name(relid));
+	}
+}
+
 void
 dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, int64 **counts)
 {
-	for (int k0 = 0; k0 < nsets; k0 += DP_FOREIGN_SETS_PER_SCAN)
+	int			d = pairs_of(sets, nsets);
+
+	for (int s = 0; s < nscans_of(sets, nsets); s++)
 	{
-		int			k1 = Min(nsets, k0 + DP_FOREIGN_SETS_PER_SCAN);
+		int			n = states_of(sets, nsets, s);
+		int			k0 = d > 0 ? 0 : s * DP_FOREIGN_SETS_PER_SCAN;
 		DpOwnerSwitch sw;
 		int			rc;
 
@@ -400,32 +488,40 @@ dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSet *sets, int
 		dpsynth_become_owner(&sw);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "dpsynth: SPI_connect failed");
-		rc = SPI_execute(count_sql(relid, cols, sets, k0, k1, ""), true, 0);
-		if (rc != SPI_OK_SELECT || SPI_processed != 1 || SPI_tuptable->tupdesc->natts != k1 - k0)
+		rc = SPI_execute(count_sql(relid, cols, sets, nsets, s, ""), true, 0);
+		if (rc != SPI_OK_SELECT || SPI_processed != 1 || SPI_tuptable->tupdesc->natts != n)
 			elog(ERROR, "dpsynth: Citus table \"%s\" sent no counts", get_rel_name(relid));
-		for (int k = k0; k < k1; k++)
+		for (int i = 0; i < n; i++)
 		{
 			bool		isnull;
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, k - k0 + 1, &isnull);
+			Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
 			int64		ncells = 1;
+			int64		first = 0;
 			ArrayType  *a;
 
 			if (isnull)
 				elog(ERROR, "dpsynth: Citus table \"%s\" sent no counts", get_rel_name(relid));
-			for (int j = 0; j < sets[k].n; j++)
-				ncells *= dp_domain_ncodes(&cols[sets[k].idx[j]].domain);
-			a = DatumGetArrayTypeP(d);
+			a = DatumGetArrayTypeP(v);
+			ncells = d > 0 ? pairs_total(cols, d) : 1;
+			if (d == 0)
+				for (int j = 0; j < sets[k0 + i].n; j++)
+					ncells *= dp_domain_ncodes(&cols[sets[k0 + i].idx[j]].domain);
 			/* _state_vector checked the shape; checked again, as it is added here */
 			if (ARR_NDIM(a) != 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != INT8OID ||
 				ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) != ncells)
 				elog(ERROR, "dpsynth: Citus table \"%s\" sent counts of another shape", get_rel_name(relid));
-			for (int64 i = 0; i < ncells; i++)
-			{
-				int64		c = ((const int64 *) ARR_DATA_PTR(a))[i];
+			if (d == 0)
+				add_counts(relid, a, 0, ncells, counts[k0 + i]);
+			else
+				for (int k = 0; k < nsets; k++)
+				{
+					/* the pairs one after another, in the order of sets (pairs_of) */
+					int64		cells = d == 1 ? ncells :
+						(int64) dp_domain_ncodes(&cols[sets[k].idx[0]].domain) * dp_domain_ncodes(&cols[sets[k].idx[1]].domain);
 
-				if (c < 0 || pg_add_s64_overflow(counts[k][i], c, &counts[k][i]))
-					elog(ERROR, "dpsynth: Citus table \"%s\" sent an invalid count", get_rel_name(relid));
-			}
+					add_counts(relid, a, first, cells, counts[k]);
+					first += cells;
+				}
 		}
 		SPI_finish();
 		dpsynth_restore_user(&sw);

@@ -279,3 +279,92 @@ dpsynth_state_vector(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_ARRAYTYPE_P(int8_array(STATE_PARTIAL(s)->counts, STATE_PARTIAL(s)->ncells));
 }
+
+/*
+ * The cells of every pair of d columns (a < b, in order, first column slowest), or of the one
+ * column when d is 1: dp_synthesize's adaptive method counts them all in one aggregate, each
+ * column's code computed once a row (citus.c).  -1 past DP_PARTIAL_MAX_CELLS.
+ */
+static int64
+pairs_cells(const int32 *sizes, int d)
+{
+	int64		total = 0;
+
+	if (d == 1)
+		return sizes[0];
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++)
+		{
+			total += (int64) sizes[a] * sizes[b];
+			if (total > DP_PARTIAL_MAX_CELLS)
+				return -1;
+		}
+	return total;
+}
+
+/*
+ * SFUNC of _shard_pairs: one row, as its code in each of d columns (sizes: their domain sizes);
+ * the state is one vector of pairs_cells cells, the pairs one after another.  Counted in place.
+ */
+PG_FUNCTION_INFO_V1(dpsynth_state_add_pairs);
+Datum
+dpsynth_state_add_pairs(PG_FUNCTION_ARGS)
+{
+	struct varlena *s;
+	dp_partial *p;
+	int32	   *codes;
+	int32	   *sizes;
+	int			ncodes;
+	int			d;
+	int64		off = 0;
+
+	state_aggcontext(fcinfo, "dpsynth._state_add_pairs");
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the codes and sizes of partial counts must not be null")));
+	codes = int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
+	sizes = int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &d);
+	if (d < 1 || d > 1600 || ncodes != d)	/* 1600: at most the columns of a table */
+		state_raise(DP_PARTIAL_BAD_SHAPE);
+	if (PG_ARGISNULL(0))
+	{
+		int64		total;
+		int32		one;
+
+		for (int j = 0; j < d; j++)
+			if (sizes[j] < 1)
+				state_raise(DP_PARTIAL_BAD_SHAPE);
+		total = pairs_cells(sizes, d);
+		if (total < 1)
+			state_raise(DP_PARTIAL_BAD_SHAPE);
+		one = (int32) total;
+		s = state_new(CurrentMemoryContext, &one, 1);
+	}
+	else
+		s = state_arg(fcinfo, 0);
+	p = STATE_PARTIAL(s);
+	for (int j = 0; j < d; j++)
+		if (codes[j] < 0 || codes[j] >= sizes[j])
+			state_raise(DP_PARTIAL_CODE_RANGE);
+	if (d == 1)
+	{
+		if (p->ncols != 1 || p->ncells != sizes[0])
+			state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+		p->counts[codes[0]]++;
+		PG_RETURN_POINTER(s);
+	}
+	for (int a = 0; a < d; a++)
+		for (int b = a + 1; b < d; b++)
+		{
+			int64		idx = off + (int64) codes[a] * sizes[b] + codes[b];
+
+			off += (int64) sizes[a] * sizes[b];
+			if (off > p->ncells)
+				state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+			p->counts[idx]++;
+		}
+	if (p->ncols != 1 || off != p->ncells)
+		state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+	PG_RETURN_POINTER(s);
+}

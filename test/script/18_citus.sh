@@ -122,67 +122,123 @@ ok $? "dpsynth is created on the coordinator (and propagated to the workers)"
 # the analyst may create the synthetic tables (so that only dpsynth's own check refuses a call)
 c "CREATE ROLE $ANALYST LOGIN IN ROLE dpsynth_analyst; GRANT CREATE ON SCHEMA public TO $ANALYST" >/dev/null
 
-# Adult, four times: distributed by fnlwgt and a reference table before dp_protect, and two
-# protected while local then distributed or made a reference table
+# Adult: distributed by fnlwgt (the coordinator's copy truncated), a reference table, and a local
+# copy, each protected with the same public domains (every integer column in declared bins:
+# discovery reads rows, which stay on the shards); and the kinds dpsynth refuses
 load() {
 	sed "s/CREATE TABLE adult /CREATE TABLE $1 /" "$TOP/data/adult/adult.sql" |
 		psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB >/dev/null &&
 		psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
 			-c "\\copy $1 FROM '$TOP/data/adult/adult_train.csv' WITH (FORMAT csv, HEADER true, NULL '?')" >/dev/null
 }
-for t in adult adult_ref adult_late adult_late_ref; do load $t; done
-c "SELECT create_distributed_table('adult', 'fnlwgt'); SELECT create_reference_table('adult_ref')" >/dev/null 2>&1
+for t in adult adult_ref adult_local; do load $t; done
+c "SELECT create_distributed_table('adult', 'fnlwgt'); SELECT create_reference_table('adult_ref');
+   SELECT truncate_local_data_after_distributing_table('adult');
+   SELECT truncate_local_data_after_distributing_table('adult_ref')" >/dev/null 2>&1
 ok $? "Adult distributed by fnlwgt, and as a reference table"
-is "$(c "SELECT count(*) FROM adult")" 32561 "Citus counts Adult's 32,561 rows on the workers"
-# the coordinator keeps the rows it had, as they were, until the owner truncates them: a scan of
-# the shell reads either nothing or a stale copy
-c "SELECT truncate_local_data_after_distributing_table('adult')" >/dev/null
-is "$(c "SELECT pg_relation_size('adult')")" 0 "the coordinator's adult is an empty shell once truncated"
-
-refused 'table "adult" is a Citus distributed table' $DB "SELECT dp_protect('adult', epsilon => 10)" \
-	-h "$(node_dir c)" -p "$(node_port c)"
-ok $? "dp_protect refuses the distributed table"
-refused 'table "adult_ref" is a Citus reference table' $DB "SELECT dp_protect('adult_ref', epsilon => 10)" \
-	-h "$(node_dir c)" -p "$(node_port c)"
-ok $? "dp_protect refuses the reference table"
-is "$(c "SELECT count(*) FROM dpsynth.budgets")" 0 "no budget for either"
+is "$(c "SELECT count(*) FROM adult") $(c "SELECT count(*) FROM adult_ref")" "32561 32561" "Citus counts Adult's 32,561 rows on the workers"
+# the coordinator keeps the rows it had until the owner truncates them: a scan of the shell would
+# read either nothing or a stale copy, so dpsynth never scans it
+is "$(c "SELECT pg_relation_size('adult') + pg_relation_size('adult_ref')")" 0 "the coordinator's tables are empty shells"
+c "CREATE TABLE adult_append (id int, a int); SELECT create_distributed_table('adult_append', 'id', 'append');
+   CREATE TABLE adult_range (id int, a int); SELECT create_distributed_table('adult_range', 'id', 'range');
+   CREATE TABLE adult_citus_local (id int, a int); SELECT citus_add_local_table_to_metadata('adult_citus_local');
+   CREATE TABLE adult_parted (id int, a int) PARTITION BY RANGE (id);
+   CREATE TABLE adult_parted_1 PARTITION OF adult_parted FOR VALUES FROM (0) TO (100);
+   SELECT create_distributed_table('adult_parted', 'id')" >/dev/null 2>&1
+ok $? "append- and range-distributed, Citus-local and a distributed partitioned table"
+for t in adult_append:append-distributed adult_range:range-distributed adult_citus_local:Citus-local; do
+	refused "table \"${t%%:*}\" is a Citus ${t##*:} table" $DB "SELECT dp_protect('${t%%:*}', epsilon => 10)" \
+		-h "$(node_dir c)" -p "$(node_port c)"
+	ok $? "dp_protect refuses the ${t##*:} table"
+done
+refused 'table "adult_parted" is a Citus distributed table' $DB \
+	"SELECT dp_protect('adult_parted', epsilon => 10)" -h "$(node_dir c)" -p "$(node_port c)"
+ok $? "dp_protect refuses a distributed partitioned table"
 
 domain=$(cat "$TOP/data/adult/domain.json")
-for t in adult_late adult_late_ref; do
+for t in adult adult_ref adult_local; do
 	psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB -v t=$t -v domain="$domain" >/dev/null 2>&1 <<'SQL'
-SELECT dp_protect(:'t', epsilon => 10, selection_delta => 1e-6);
+SELECT dp_protect(:'t', epsilon => 1000, selection_delta => 1e-6);
 SELECT dp_declare(:'t', :'domain'::jsonb);
-SELECT dp_undeclare(:'t', 'age');
+SELECT dp_declare(:'t', 'age', lower => 16, upper => 100, bins => 21);
+SELECT dp_declare(:'t', 'fnlwgt', lower => 10000, upper => 1500000, bins => 30);
+SELECT dp_declare(:'t', 'education_num', lower => 1, upper => 17, bins => 16);
+SELECT dp_declare(:'t', 'capital_gain', lower => 0, upper => 100000, bins => 20);
+SELECT dp_declare(:'t', 'capital_loss', lower => 0, upper => 5000, bins => 20);
+SELECT dp_declare(:'t', 'hours_per_week', lower => 0, upper => 100, bins => 20);
 SQL
-	ok $? "$t protected while local, its domains declared (age left to discover)"
+	ok $? "$t protected, its domains declared"
 done
-c "SELECT create_distributed_table('adult_late', 'fnlwgt'); SELECT create_reference_table('adult_late_ref')" >/dev/null 2>&1
-ok $? "then distributed by fnlwgt, and made a reference table"
-is "$(c "SELECT count(*) FROM dpsynth.budgets b WHERE dpsynth._identifies(b.relid, b.relname)")" 2 \
-	"both protections still name their tables"
 
 as_analyst=(-h "$(node_dir c)" -p "$(node_port c)" -U $ANALYST)
 spent() { c "SELECT b.rho_spent || ' ' || (SELECT count(*) FROM dpsynth.ledger l WHERE l.relid = b.relid)
 	FROM dpsynth.budgets b WHERE b.relid = '$1'::regclass"; }
-for t in adult_late adult_late_ref; do
-	kind=distributed
-	[ $t = adult_late_ref ] && kind=reference
+# the spent budget equals the ledger's sum, for every table
+balanced() { c "SELECT bool_and(b.rho_spent = (SELECT coalesce(sum(l.rho), 0) FROM dpsynth.ledger l WHERE l.relid = b.relid AND l.status <> 'refused'))
+	FROM dpsynth.budgets b"; }
+# a marginal at epsilon 300 (sigma about 0.05: the rounded noisy counts are the exact counts)
+marg() { psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT string_agg(noisy_count::text, ' ' ORDER BY i)
+	FROM dp_marginal('$1', ARRAY[$2], 300) WITH ORDINALITY m(cell, noisy_count, i)" 2>&1; }
+cols="'sex', 'income', 'education', 'age'"
+local_counts=$(marg adult_local "$cols")
+is "$(echo "$local_counts" | tr ' ' '\n' | awk '{ s += $1; if ($1 > 0) n++ } END { print s, (n > 50) }')" "32561 1" \
+	"the local table's marginal at epsilon 300 adds up to its 32,561 rows, over more than 50 cells"
+for t in adult adult_ref; do
 	before=$(spent $t)
-	# dp_discover first: age has no domain yet, so before the check it discovered and charged
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_discover('$t', 1)" "${as_analyst[@]}"
-	ok $? "dp_discover on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_marginal('$t', ARRAY['sex', 'income'], 1)" \
-		"${as_analyst[@]}"
-	ok $? "dp_marginal on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1)" "${as_analyst[@]}"
-	ok $? "dp_synthesize on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1, method => 'privsyn')" \
-		"${as_analyst[@]}"
-	ok $? "dp_synthesize (privsyn) on the $kind $t is refused"
-	is "$(spent $t)" "$before" "the budget spent and the ledger rows of $t are unchanged"
-	is "$(c "SELECT to_regclass('${t}_synthetic') IS NULL")" t "no synthetic copy of $t"
+	is "$(marg $t "$cols")" "$local_counts" "dp_marginal on $t (counted on the workers) equals the local table's, cell by cell"
+	is "$(spent $t | cut -d' ' -f2)" "$(($(echo $before | cut -d' ' -f2) + 1))" "one ledger row for the call on $t"
 done
+is "$(c "SELECT string_agg(DISTINCT status, ',') || ' ' || bool_and(details->>'foreign_partitions' = '1')
+	FROM dpsynth.ledger WHERE relid IN ('adult'::regclass, 'adult_ref'::regclass)")" "completed true" \
+	"the ledger rows of the Citus tables are completed, and say the table was counted elsewhere"
+is "$(balanced)" t "spent equals the ledger's sum"
 
+# the statements Citus sends to the workers (citus.log_remote_commands, as the owner): the partial
+# aggregate over encoded cells, never a statement that reads the table's rows
+remote=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" psql -X -qAt -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
+	-c "SELECT count(*) FROM dp_marginal('adult', ARRAY['sex', 'income'], 1)" 2>&1)
+ok "$(echo "$remote" | grep -qE "worker_partial_agg\('dpsynth._shard_(counts|pairs)\(integer\[\],integer\[\]\)'::regprocedure"; echo $?)" \
+	"the count is sent to the workers as worker_partial_agg of dpsynth's aggregate"
+rowsel=$(echo "$remote" | grep "issuing" | grep -E "FROM public\.adult_[0-9]+" | grep -v "worker_partial_agg\|_shard_identity\|WHERE false" | head -n 3)
+is "$rowsel" "" "no statement sent to a worker reads the shard's rows outside the aggregate"
+plan=$(c "EXPLAIN (VERBOSE, COSTS OFF) SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[$(c "SELECT expression FROM dpsynth._encoder('adult', 'sex')")], '{3}'), '{3}') FROM adult")
+echo "$plan" | grep -E "Aggregate|Task Count|worker_partial_agg|Seq Scan" | sed 's/^/# /' | cut -c1-160
+ok "$(echo "$plan" | grep -q "Query: SELECT pg_catalog.worker_partial_agg(" && echo "$plan" | grep -q "coord_combine_agg("; echo $?)" \
+	"EXPLAIN: each shard computes the partial aggregate (worker_partial_agg), the coordinator combines (coord_combine_agg)"
+
+# dp_synthesize (adaptive) on the Citus tables: every pair counted on the workers in one
+# aggregate; the synthetic copy's fidelity is that of the local table's
+for t in adult adult_ref adult_local; do
+	res=$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT rows_written FROM dp_synthesize('$t', 1, target => '${t}_syn')" 2>&1)
+	ok "$([ "$res" -gt 32161 ] 2>/dev/null && [ "$res" -lt 32961 ]; echo $?)" "dp_synthesize on $t writes about 32,561 rows ($res)"
+	tvd2=$(c "SELECT round(value::numeric, 4) FROM dp_evaluate('adult_local', '${t}_syn') WHERE metric = 'tvd2' AND scope = 'table'" 2>/dev/null)
+	echo "# $t: tvd2 against the local table $tvd2"
+	eval "tvd2_$t=$tvd2"
+done
+for t in adult adult_ref; do
+	eval "x=\$tvd2_$t"
+	ok "$(awk -v a="$x" -v b="$tvd2_adult_local" 'BEGIN { exit !(a != "" && a < b + 0.03 && a > b - 0.03) }'; echo $?)" \
+		"the synthetic copy of $t is as faithful as the local table's (tvd2 $x vs $tvd2_adult_local)"
+done
+is "$(balanced)" t "spent equals the ledger's sum after the syntheses"
+
+# what stays refused on a Citus table, before any charge: dp_discover, the privsyn method, and a
+# column without a declared domain (discovery reads rows)
+before=$(spent adult)
+refused 'table "adult" is a Citus distributed table' $DB "SELECT * FROM dp_discover('adult', 1)" "${as_analyst[@]}"
+ok $? "dp_discover on the distributed table is refused"
+refused 'privsyn method reads every row' $DB "SELECT * FROM dp_synthesize('adult', 1, method => 'privsyn')" "${as_analyst[@]}"
+ok $? "dp_synthesize (privsyn) on the distributed table is refused"
+c "SELECT dp_undeclare('adult', 'age')" >/dev/null
+refused 'column "age" of table "adult" has no public domain, and the table is a Citus table' $DB \
+	"SELECT * FROM dp_synthesize('adult', 1, target => 'adult_syn2')" "${as_analyst[@]}"
+ok $? "dp_synthesize with a column to discover on the distributed table is refused"
+refused 'column "age" of table "adult" has no public domain, and the table is a Citus table' $DB \
+	"SELECT * FROM dp_marginal('adult', ARRAY['age'], 1)" "${as_analyst[@]}"
+ok $? "dp_marginal of a column to discover on the distributed table is refused"
+c "SELECT dp_declare('adult', 'age', lower => 16, upper => 100, bins => 21)" >/dev/null
+is "$(spent adult)" "$before" "the budget spent and the ledger rows of adult are unchanged"
 # ---- Citus columnar, another table access method, local: read (serially: it has no parallel
 # scan, which dpsynth's scan_workers would have asked for after the charge)
 load adult_col
