@@ -239,6 +239,109 @@ refused 'column "age" of table "adult" has no public domain, and the table is a 
 ok $? "dp_marginal of a column to discover on the distributed table is refused"
 c "SELECT dp_declare('adult', 'age', lower => 16, upper => 100, bins => 21)" >/dev/null
 is "$(spent adult)" "$before" "the budget spent and the ledger rows of adult are unchanged"
+
+# ---- hostile workers (as test/script/15_hostile_remote.sh for postgres_fdw): a small distributed
+# table h on both workers; each case breaks or subverts dpsynth on one worker (DDL propagation off,
+# so the change stays there).  Every analyst's dp_marginal is either refused before the charge
+# (nothing charged) or fails after it with dpsynth's generic error (YD004); the value planted in a
+# worker's errors (SECRET-4417-PLANTED) never reaches the analyst (psql's whole output with
+# VERBOSITY verbose, SHOW_CONTEXT always, client_min_messages debug5), and the coordinator's log
+# keeps it; spent equals the ledger's sum throughout.
+SECRET=SECRET-4417-PLANTED
+w() { local n=$1 sql=$2; psql -X -qAt -v ON_ERROR_STOP=1 -h "$(node_dir $n)" -p "$(node_port $n)" -d $DB \
+	-c "SET citus.enable_ddl_propagation = off; SET citus.enable_manual_changes_to_shards = on; SET dpsynth.allow_drop_extension = on; $sql"; }
+c "SET citus.shard_count = 4; CREATE TABLE h (id int, a int); SELECT create_distributed_table('h', 'id');
+   INSERT INTO h SELECT i, i % 10 FROM generate_series(1, 2000) i;
+   SELECT dp_protect('h', epsilon => 1000); SELECT dp_declare('h', 'a', lower => 0, upper => 10, bins => 10)" >/dev/null 2>&1
+ok $? "h: 2,000 rows distributed over 4 shards, protected"
+is "$(c "SELECT count(DISTINCT n.nodeport) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
+	JOIN pg_dist_node n USING (groupid) WHERE s.logicalrelid = 'h'::regclass")" 2 "h has shards on both workers"
+hledger() { c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'charged') FROM dpsynth.ledger WHERE relid = 'h'::regclass"; }
+# attempt DESC WANT: the analyst's dp_marginal on h; WANT: "refused" (nothing charged) or "failed"
+# (one more ledger row, left charged, and the generic error)
+attempt() {
+	local desc=$1 want=$2 before out after
+	before=$(hledger)
+	out=$(PGOPTIONS="-c client_min_messages=debug5" psql -X -qAt -v VERBOSITY=verbose -v SHOW_CONTEXT=always \
+		"${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)
+	after=$(hledger)
+	if [ "$want" = refused ]; then
+		ok "$(echo "$out" | grep -q "ERROR:  55000: .*cannot run dpsynth" && echo "$out" | grep -q "Nothing was charged" &&
+			[ "$before" = "$after" ]; echo $?)" "$desc: refused before the charge (ledger $before -> $after)"
+	else
+		ok "$(echo "$out" | grep -q "ERROR:  YD004: dp_marginal failed after its charge; nothing was released" &&
+			[ "$(echo $after | cut -d' ' -f2)" = "$(($(echo $before | cut -d' ' -f2) + 1))" ]; echo $?)" \
+			"$desc: fails after the charge with the generic error, the ledger row left charged ($before -> $after)"
+	fi
+	[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+	ok "$([[ "$out" != *SECRET* ]]; echo $?)" "$desc: the planted value is in nothing the analyst receives"
+	is "$(balanced)" t "$desc: spent equals the ledger's sum"
+}
+restore() { w $1 "DROP EXTENSION IF EXISTS dpsynth CASCADE; CREATE EXTENSION dpsynth" >/dev/null 2>&1; }
+is "$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT sum(noisy_count) > 1900 FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)" t \
+	"h: a sound release first"
+
+# 1. a worker whose aggregate raises with the planted value, on rows only: every check over zero rows passes
+for f in _state_add _state_add_pairs; do
+	w w1 "CREATE OR REPLACE FUNCTION dpsynth.$f(dpsynth.partial_state, int4[], int4[]) RETURNS dpsynth.partial_state
+		LANGUAGE plpgsql AS \$\$ BEGIN RAISE EXCEPTION '$SECRET row %', \$2 USING DETAIL = 'detail $SECRET', HINT = 'hint $SECRET'; END \$\$" >/dev/null
+done
+attempt "a worker raising on its rows after the charge" failed
+ok "$(grep -q "dp_marginal failed after its charge (ledger row [0-9]*).*$SECRET row" "$(node_dir c)/server.log"; echo $?)" \
+	"the coordinator's server log keeps the worker's error, planted value included"
+restore w1
+# the same with a cancel's SQLSTATE, whose words a local cancel keeps
+for f in _state_add _state_add_pairs; do
+	w w1 "CREATE OR REPLACE FUNCTION dpsynth.$f(dpsynth.partial_state, int4[], int4[]) RETURNS dpsynth.partial_state
+		LANGUAGE plpgsql AS \$\$ BEGIN RAISE EXCEPTION 'canceling statement due to user request $SECRET' USING ERRCODE = 'query_canceled'; END \$\$" >/dev/null
+done
+out=$(psql -X -qAt -v VERBOSITY=verbose "${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)
+ok "$([[ "$out" == *"ERROR:  57014: dp_marginal failed after its charge"* && "$out" != *SECRET* ]]; echo $?)" \
+	"a worker's error with a cancel's SQLSTATE: 57014 with dpsynth's generic text"
+is "$(balanced)" t "spent equals the ledger's sum"
+restore w1
+is "$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT sum(noisy_count) > 1900 FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)" t \
+	"h releases again once the worker is mended"
+
+# 2. a worker without dpsynth
+w w2 "DROP EXTENSION dpsynth CASCADE" >/dev/null 2>&1
+attempt "a worker without dpsynth" refused
+restore w2
+# 3. a worker whose dpsynth library says another version, and one whose extension is another version
+w w1 "CREATE OR REPLACE FUNCTION dpsynth._shard_identity(bigint) RETURNS text LANGUAGE sql IMMUTABLE
+	AS \$\$ SELECT '0.3.9 1 1' \$\$" >/dev/null
+attempt "a worker with another dpsynth library version" refused
+restore w1
+w w2 "UPDATE pg_extension SET extversion = '0.3.4' WHERE extname = 'dpsynth'" >/dev/null
+attempt "a worker with another dpsynth extension version" refused
+w w2 "UPDATE pg_extension SET extversion = '$(c "SELECT extversion FROM pg_extension WHERE extname = 'dpsynth'")' WHERE extname = 'dpsynth'" >/dev/null
+# 4. a shard whose column has another type (text, with the planted value in its rows)
+shard=$(c "SELECT shard_name('h'::regclass, s.shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
+	JOIN pg_dist_node n USING (groupid) WHERE s.logicalrelid = 'h'::regclass AND n.nodeport = $(node_port w1) LIMIT 1")
+w w1 "ALTER TABLE $shard ALTER COLUMN a TYPE text USING CASE WHEN a = 7 THEN '$SECRET' ELSE a::text END" >/dev/null
+ok $? "shard $shard on w1: column a is text now, with the planted value"
+attempt "a shard whose column has another type" refused
+is "$(c "SELECT count(*) FILTER (WHERE status = 'completed') FROM dpsynth.ledger WHERE relid = 'h'::regclass")" 2 \
+	"h: the two sound releases completed, nothing else"
+
+# ---- a million rows generated on the cluster, distributed and local: the same release
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+t0=$(date +%s.%N)
+c "CREATE TABLE big (id bigint, a int, b int, c text); SELECT create_distributed_table('big', 'id');
+   INSERT INTO big SELECT i, (i * 7919) % 50, (i * 104729 % 1000003) % 30, (ARRAY['p', 'q', 'r', 's'])[1 + (i * 31) % 4]
+	FROM generate_series(1::bigint, 1000000) i;
+   CREATE TABLE big_local AS SELECT * FROM big" >/dev/null 2>&1
+ok $? "big: 1,000,000 rows generated and distributed, and a local copy ($(secs $t0 $(date +%s.%N)) s)"
+for t in big big_local; do
+	c "SELECT dp_protect('$t', epsilon => 1000); SELECT dp_declare('$t', 'a', lower => 0, upper => 50, bins => 50);
+	   SELECT dp_declare('$t', 'b', lower => 0, upper => 30, bins => 30);
+	   SELECT dp_declare('$t', 'c', categories => ARRAY['p', 'q', 'r', 's'])" >/dev/null 2>&1
+done
+t0=$(date +%s.%N); dist=$(marg big "'a', 'b', 'c'"); t1=$(date +%s.%N); here=$(marg big_local "'a', 'b', 'c'"); t2=$(date +%s.%N)
+is "$(echo "$dist" | wc -w) $(echo "$dist" | tr ' ' '\n' | awk '{ s += $1 } END { print s }')" "$(echo "$here" | wc -w) 1000000" \
+	"dp_marginal of big at epsilon 300: every cell, adding up to its million rows"
+ok "$([ "$dist" = "$here" ]; echo $?)" \
+	"dp_marginal of 1M distributed rows equals the local copy's, cell by cell ($(secs $t0 $t1) s distributed, $(secs $t1 $t2) s local; load $(cut -d' ' -f1 /proc/loadavg))"
 # ---- Citus columnar, another table access method, local: read (serially: it has no parallel
 # scan, which dpsynth's scan_workers would have asked for after the charge)
 load adult_col
