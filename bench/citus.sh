@@ -53,7 +53,7 @@ sed "s/CREATE TABLE adult /CREATE TABLE adult /" "$TOP/data/adult/adult.sql" | c
 c -c "\\copy adult FROM '$TOP/data/adult/adult_train.csv' WITH (FORMAT csv, HEADER true, NULL '?')"
 t0=$(date +%s.%N)
 c -c "CREATE TABLE t_local (LIKE adult); INSERT INTO t_local SELECT a.* FROM adult a, generate_series(1, $ROWS / 32561) g;
-      INSERT INTO t_local SELECT * FROM adult LIMIT $ROWS - ($ROWS / 32561) * 32561; VACUUM ANALYZE t_local"
+      INSERT INTO t_local SELECT * FROM adult LIMIT $ROWS - ($ROWS / 32561) * 32561" -c "VACUUM ANALYZE t_local"
 t1=$(date +%s.%N)
 c -c "CREATE TABLE t_dist (LIKE adult); INSERT INTO t_dist SELECT * FROM t_local;
       SELECT create_distributed_table('t_dist', 'fnlwgt'); SELECT truncate_local_data_after_distributing_table('t_dist')" >/dev/null 2>&1
