@@ -3,13 +3,22 @@
 #   1. on the main cluster: a partition on a foreign-data wrapper other than postgres_fdw (which
 #      foreign.c refuses; every other release refuses a foreign table in scan.c);
 #   2. on a Citus cluster of its own (a coordinator and two workers on ports PGPORT+60..62, Citus
-#      built once and cached by scripts/citusbuild, installed into the PostgreSQL of $PG_CONFIG):
-#      dp_protect refuses a distributed and a reference table, and a table protected while local
-#      and distributed (or made a reference table) afterwards is refused by dp_discover,
-#      dp_marginal and dp_synthesize, called by an analyst, before the charge: the budget spent
-#      and the ledger do not change, no synthetic table appears.  Before the check, the releases
-#      charged and read the coordinator's shell: the rows Citus leaves there, as they were when
-#      the table was distributed, or none once they are truncated;
+#      built once and cached by scripts/citusbuild, installed into the PostgreSQL of $PG_CONFIG),
+#      Citus tables counted on the workers (src/citus.c, docs/DISTRIBUTED.md "Citus"):
+#      - dp_protect refuses append- and range-distributed, Citus-local and distributed
+#        partitioned tables; it accepts hash-distributed and reference tables;
+#      - an analyst's dp_marginal on Adult distributed (its coordinator's copy truncated) and as a
+#        reference table equals the local copy's, cell by cell (epsilon 300: the exact counts),
+#        one ledger row each, spent == the ledger's sum; the workers receive worker_partial_agg
+#        of dpsynth's aggregate and no statement that reads a shard's rows (log_remote_commands,
+#        EXPLAIN VERBOSE); dp_synthesize's copies are as faithful as the local table's;
+#        dp_discover, the privsyn method and a column to discover stay refused before the charge
+#        (before 0.4.0 the releases charged and read the coordinator's empty shell);
+#      - hostile workers: a RAISE with a planted value on the rows (after the charge: YD004, the
+#        value in nothing the analyst receives, in the coordinator's log), a cancel's SQLSTATE, a
+#        worker without dpsynth, another library or extension version, a shard column of another
+#        type (refused before the charge);
+#      - 1,000,000 rows generated on the cluster: dp_marginal equals the local copy's;
 #   3. a local Citus columnar table (another table access method) is read, also where parallel
 #      workers would be used (columnar has no parallel scan: scan_parallel.c reads it serially).
 # Without the vendored Citus source (../shared/vendor/citus) parts 2 and 3 report a skip.
