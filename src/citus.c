@@ -8,6 +8,8 @@
  * a time):
  *     SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[enc_1, ..., enc_k], $sizes), $sizes), ...
  *     FROM table
+ * (dp_synthesize's pairs: one dpsynth._shard_pairs over every column's code, which counts every
+ * pair at once, each encoder evaluated once a row.)
  * The encoders (encoder.c) and the aggregate (citus_state.c, whose state type is not a pseudo-type)
  * are pushed down: each shard encodes and counts its own rows (worker_partial_agg), sends one state
  * as text, and the coordinator combines the states (coord_combine_agg) and reads the vector.  The
