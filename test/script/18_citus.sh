@@ -203,6 +203,18 @@ is "$(c "SELECT string_agg(DISTINCT status, ',') || ' ' || bool_and(details->>'f
 	"the ledger rows of the Citus tables are completed, and say the table was counted elsewhere"
 is "$(balanced)" t "spent equals the ledger's sum"
 
+# a distributed table whose coordinator copy was not truncated: the shell still holds Adult's rows
+# (Citus hides them), and the release must count the workers' rows once, never the shell's
+load adult_stale
+c "SELECT create_distributed_table('adult_stale', 'fnlwgt')" >/dev/null 2>&1
+ok "$([ "$(c "SELECT pg_relation_size('adult_stale')")" -gt 0 ]; echo $?)" "adult_stale distributed, its stale rows left in the coordinator's shell"
+psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB -v domain="$domain" >/dev/null 2>&1 <<'SQL'
+SELECT dp_protect('adult_stale', epsilon => 1000, selection_delta => 1e-6);
+SELECT dp_declare('adult_stale', :'domain'::jsonb);
+SQL
+is "$(marg adult_stale "'sex', 'income'")" "$(marg adult_local "'sex', 'income'")" \
+	"dp_marginal on adult_stale counts the workers' rows once, not the shell's stale copy"
+
 # the statements Citus sends to the workers (citus.log_remote_commands, as the owner): the partial
 # aggregate over encoded cells, never a statement that reads the table's rows
 remote=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" psql -X -qAt -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
