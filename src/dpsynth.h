@@ -276,8 +276,15 @@ typedef struct DpSourceScan
  * unless foreign_ok (dp_marginal: counted on its server, foreign.c).
  */
 extern void dpsynth_check_tree(Relation root, bool foreign_ok);
-/* Raises (before the charge) if relid, of root's tree, holds rows the scan cannot see (visibility.c). */
-extern void dpsynth_check_visible(Relation root, Oid relid);
+/*
+ * Raises (before the charge) if relid, of root's tree, holds rows the scan cannot see
+ * (visibility.c); counted_ok: unless it is the root, a Citus table counted on its shards (citus.c).
+ */
+extern void dpsynth_check_visible(Relation root, Oid relid, bool counted_ok);
+/* Citus's distribution method of relid and its replication model, '\0' if not a Citus table. */
+extern char dpsynth_citus_method(Oid relid, char *repmodel);
+/* A hash-distributed or reference table, not partitioned: counted on its shards (citus.c). */
+extern bool dpsynth_citus_counted(Oid relid);
 
 /* A column's encoder as SQL (encoder.c), and whether its text differs between servers. */
 extern char *dpsynth_encoder_sql(Oid relid, DpColumn *col);
@@ -304,8 +311,18 @@ extern void dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *c
 									   const DpColumnSet *sets, int nsets);
 extern void dpsynth_foreign_count_sets(Relation root, List *foreign, DpColumn *cols, const DpColumnSet *sets,
 									   int nsets, int64 **counts);
+/* Conditions that fail on a server unless each column has its declared type (foreign.c). */
+extern char *dpsynth_types_quals(DpColumn *cols, const DpColumnSet *sets, int k0, int k1);
+/*
+ * A Citus table counted on its shards (citus.c), called by foreign.c for a relation of
+ * dpsynth_foreign_leaves that dpsynth_citus_counted: the checks before the charge, and the count.
+ */
+extern void dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, int ncols,
+									 const DpColumnSet *sets, int nsets);
+extern void dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets,
+									 int64 **counts);
 extern List *dpsynth_source_leaves(Relation root);
-/* The foreign tables of the tree (partitions on other servers), locked. */
+/* The foreign tables of the tree (partitions on other servers) and a Citus table counted on its shards, locked. */
 extern List *dpsynth_foreign_leaves(Relation root);
 extern void dpsynth_source_begin(DpSourceScan *s, Relation root);
 extern void dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *leaves,

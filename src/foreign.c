@@ -86,8 +86,8 @@ sizes_literal(DpColumn *cols, const DpColumnSet *set)
  * starts with " AND "; "" when no column is of a built-in type (a domain's array is not shipped,
  * so its base type is not compared).
  */
-static char *
-types_quals(DpColumn *cols, const DpColumnSet *sets, int k0, int k1)
+char *
+dpsynth_types_quals(DpColumn *cols, const DpColumnSet *sets, int k0, int k1)
 {
 	StringInfoData b;
 	Bitmapset  *seen = NULL;
@@ -116,7 +116,7 @@ static char *
 types_sql(Oid leaf, DpColumn *cols, const DpColumnSet *sets, int nsets, bool for_explain)
 {
 	return psprintf("SELECT pg_catalog.count(*) FROM ONLY %s WHERE %s%s", leaf_name(leaf),
-					for_explain ? "true" : "$1", types_quals(cols, sets, 0, nsets));
+					for_explain ? "true" : "$1", dpsynth_types_quals(cols, sets, 0, nsets));
 }
 
 /*
@@ -165,7 +165,7 @@ aggregate_sql(Oid root, Oid leaf, DpColumn *cols, const DpColumnSet *sets, int k
 		appendStringInfoString(&b, ", dpsynth._shard_identity(pg_catalog.count(*)) AS v");
 	appendStringInfo(&b, " FROM ONLY %s%s%s", leaf_name(leaf),
 					 form == COUNT_PROBE ? " WHERE $1" : form == COUNT_PROBE_EXPLAIN ? " WHERE true" : "",
-					 form == COUNT_RUN ? "" : types_quals(cols, sets, k0, k1));
+					 form == COUNT_RUN ? "" : dpsynth_types_quals(cols, sets, k0, k1));
 	return b.data;
 }
 
@@ -466,6 +466,7 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 						   int nsets)
 {
 	ListCell   *lc;
+	bool		citus = list_length(foreign) == 1 && dpsynth_citus_counted(linitial_oid(foreign));
 
 	if (nsets < 1)
 		elog(ERROR, "dpsynth: no marginal to count on the foreign partitions");
@@ -474,8 +475,9 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 		if (cols[j].state != DP_COLUMN_READY)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("column \"%s\" of table \"%s\" has no public domain, and the table has a foreign partition",
-							cols[j].name, RelationGetRelationName(root)),
+					 errmsg("column \"%s\" of table \"%s\" has no public domain, and the table %s",
+							cols[j].name, RelationGetRelationName(root),
+							citus ? "is a Citus table" : "has a foreign partition"),
 					 errdetail("Discovery reads rows, which stay on their server. Nothing was charged."),
 					 errhint("Declare the column's domain with dp_declare.")));
 		if (dpsynth_encoder_not_portable(&cols[j]))
@@ -505,6 +507,11 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 					 errmsg("a marginal of table \"%s\" over its foreign partitions has at most %lld cells",
 							RelationGetRelationName(root), (long long) DP_PARTIAL_MAX_CELLS),
 					 errdetail("Nothing was charged.")));
+	}
+	if (citus)
+	{
+		dpsynth_citus_check_sets(root, linitial_oid(foreign), cols, ncols, sets, nsets);
+		return;
 	}
 	foreach(lc, foreign)
 	{
@@ -614,6 +621,11 @@ dpsynth_foreign_count_sets(Relation root, List *foreign, DpColumn *cols, const D
 {
 	ListCell   *lc;
 
+	if (list_length(foreign) == 1 && dpsynth_citus_counted(linitial_oid(foreign)))
+	{
+		dpsynth_citus_count_sets(linitial_oid(foreign), cols, sets, nsets, counts);
+		return;
+	}
 	foreach(lc, foreign)
 	{
 		Oid			leaf = lfirst_oid(lc);

@@ -31,7 +31,7 @@ static bool
 leaf_is_read(Oid relid)
 {
 	return get_rel_relkind(relid) == RELKIND_RELATION &&
-		get_rel_persistence(relid) != RELPERSISTENCE_TEMP;
+		get_rel_persistence(relid) != RELPERSISTENCE_TEMP && !dpsynth_citus_counted(relid);
 }
 
 void
@@ -45,7 +45,7 @@ dpsynth_check_tree(Relation root, bool foreign_ok)
 		Oid			relid = lfirst_oid(lc);
 		char		kind = get_rel_relkind(relid);
 
-		dpsynth_check_visible(root, relid);
+		dpsynth_check_visible(root, relid, foreign_ok);
 		if (kind == RELKIND_FOREIGN_TABLE && !foreign_ok)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -80,7 +80,7 @@ tree_where(Relation root, bool (*keep) (Oid relid))
 static bool
 is_foreign(Oid relid)
 {
-	return get_rel_relkind(relid) == RELKIND_FOREIGN_TABLE;
+	return get_rel_relkind(relid) == RELKIND_FOREIGN_TABLE || dpsynth_citus_counted(relid);
 }
 
 List *

@@ -30,6 +30,7 @@
 #include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "commands/extension.h"
@@ -42,8 +43,8 @@
  * or Citus-local) and replication model ('t' for a reference table), or '\0' when relid is not
  * a Citus table.
  */
-static char
-citus_method(Oid relid, char *repmodel)
+char
+dpsynth_citus_method(Oid relid, char *repmodel)
 {
 	Oid			catoid;
 	AttrNumber	att_relid,
@@ -87,34 +88,53 @@ citus_method(Oid relid, char *repmodel)
 	return method;
 }
 
-static void
-check_visible(Relation root, Oid relid, const char *tail)
+/*
+ * Whether relid is a Citus table that dp_marginal and dp_synthesize's adaptive method count
+ * through Citus (citus.c): a hash-distributed or a reference table that is not partitioned.
+ */
+bool
+dpsynth_citus_counted(Oid relid)
 {
 	char		repmodel;
-	char		method = citus_method(relid, &repmodel);
+	char		method = dpsynth_citus_method(relid, &repmodel);
+
+	return (method == 'h' || (method == 'n' && repmodel == 't')) && get_rel_relkind(relid) == RELKIND_RELATION;
+}
+
+static void
+check_visible(Relation root, Oid relid, bool counted_ok, const char *tail)
+{
+	char		repmodel;
+	char		method = dpsynth_citus_method(relid, &repmodel);
 	const char *kind;
 
 	if (method == '\0')
 		return;
-	kind = method != 'n' ? "distributed" : repmodel == 't' ? "reference" : "Citus-local";
+	/* the table itself, hash-distributed or a reference table: counted on its shards (citus.c) */
+	if (counted_ok && relid == RelationGetRelid(root) && dpsynth_citus_counted(relid))
+		return;
+	kind = method == 'h' ? "distributed" : method == 'a' ? "append-distributed" : method == 'r' ? "range-distributed" :
+		method != 'n' ? "distributed" : repmodel == 't' ? "reference" : "Citus-local";
 	if (relid == RelationGetRelid(root))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("table \"%s\" is a Citus %s table", RelationGetRelationName(root), kind),
-				 errdetail("Its rows are in Citus shards, which dpsynth's scan on this server does not read: a release would see none.%s",
+				 errdetail("Its rows are in Citus shards, which dpsynth's scan on this server does not read. %s%s",
+						   counted_ok ? "dpsynth counts on the shards only a hash-distributed or reference table that is not partitioned." :
+						   "Only dp_marginal and dp_synthesize's adaptive method count a Citus table on its shards.",
 						   tail)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("partition \"%s\" of table \"%s\" is a Citus %s table", get_rel_name(relid),
 					RelationGetRelationName(root), kind),
-			 errdetail("Its rows are in Citus shards, which dpsynth's scan on this server does not read: a release would see none.%s",
+			 errdetail("Its rows are in Citus shards, which dpsynth's scan on this server does not read; dpsynth counts on the shards only a table that is itself hash-distributed or a reference table.%s",
 					   tail)));
 }
 
 void
-dpsynth_check_visible(Relation root, Oid relid)
+dpsynth_check_visible(Relation root, Oid relid, bool counted_ok)
 {
-	check_visible(root, relid, " Nothing was charged.");
+	check_visible(root, relid, counted_ok, " Nothing was charged.");
 }
 
 /*
@@ -130,7 +150,7 @@ dpsynth_check_visible_sql(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	foreach(lc, tree)
-		check_visible(rel, lfirst_oid(lc), "");
+		check_visible(rel, lfirst_oid(lc), true, "");
 	list_free(tree);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();

@@ -3,13 +3,22 @@
 #   1. on the main cluster: a partition on a foreign-data wrapper other than postgres_fdw (which
 #      foreign.c refuses; every other release refuses a foreign table in scan.c);
 #   2. on a Citus cluster of its own (a coordinator and two workers on ports PGPORT+60..62, Citus
-#      built once and cached by scripts/citusbuild, installed into the PostgreSQL of $PG_CONFIG):
-#      dp_protect refuses a distributed and a reference table, and a table protected while local
-#      and distributed (or made a reference table) afterwards is refused by dp_discover,
-#      dp_marginal and dp_synthesize, called by an analyst, before the charge: the budget spent
-#      and the ledger do not change, no synthetic table appears.  Before the check, the releases
-#      charged and read the coordinator's shell: the rows Citus leaves there, as they were when
-#      the table was distributed, or none once they are truncated;
+#      built once and cached by scripts/citusbuild, installed into the PostgreSQL of $PG_CONFIG),
+#      Citus tables counted on the workers (src/citus.c, docs/DISTRIBUTED.md "Citus"):
+#      - dp_protect refuses append- and range-distributed, Citus-local and distributed
+#        partitioned tables; it accepts hash-distributed and reference tables;
+#      - an analyst's dp_marginal on Adult distributed (its coordinator's copy truncated) and as a
+#        reference table equals the local copy's, cell by cell (epsilon 300: the exact counts),
+#        one ledger row each, spent == the ledger's sum; the workers receive worker_partial_agg
+#        of dpsynth's aggregate and no statement that reads a shard's rows (log_remote_commands,
+#        EXPLAIN VERBOSE); dp_synthesize's copies are as faithful as the local table's;
+#        dp_discover, the privsyn method and a column to discover stay refused before the charge
+#        (before 0.4.0 the releases charged and read the coordinator's empty shell);
+#      - hostile workers: a RAISE with a planted value on the rows (after the charge: YD004, the
+#        value in nothing the analyst receives, in the coordinator's log), a cancel's SQLSTATE, a
+#        worker without dpsynth, another library or extension version, a shard column of another
+#        type (refused before the charge);
+#      - 1,000,000 rows generated on the cluster: dp_marginal equals the local copy's;
 #   3. a local Citus columnar table (another table access method) is read, also where parallel
 #      workers would be used (columnar has no parallel scan: scan_parallel.c reads it serially).
 # Without the vendored Citus source (../shared/vendor/citus) parts 2 and 3 report a skip.
@@ -122,67 +131,238 @@ ok $? "dpsynth is created on the coordinator (and propagated to the workers)"
 # the analyst may create the synthetic tables (so that only dpsynth's own check refuses a call)
 c "CREATE ROLE $ANALYST LOGIN IN ROLE dpsynth_analyst; GRANT CREATE ON SCHEMA public TO $ANALYST" >/dev/null
 
-# Adult, four times: distributed by fnlwgt and a reference table before dp_protect, and two
-# protected while local then distributed or made a reference table
+# Adult: distributed by fnlwgt (the coordinator's copy truncated), a reference table, and a local
+# copy, each protected with the same public domains (every integer column in declared bins:
+# discovery reads rows, which stay on the shards); and the kinds dpsynth refuses
 load() {
 	sed "s/CREATE TABLE adult /CREATE TABLE $1 /" "$TOP/data/adult/adult.sql" |
 		psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB >/dev/null &&
 		psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
 			-c "\\copy $1 FROM '$TOP/data/adult/adult_train.csv' WITH (FORMAT csv, HEADER true, NULL '?')" >/dev/null
 }
-for t in adult adult_ref adult_late adult_late_ref; do load $t; done
-c "SELECT create_distributed_table('adult', 'fnlwgt'); SELECT create_reference_table('adult_ref')" >/dev/null 2>&1
+for t in adult adult_ref adult_local; do load $t; done
+c "SELECT create_distributed_table('adult', 'fnlwgt'); SELECT create_reference_table('adult_ref');
+   SELECT truncate_local_data_after_distributing_table('adult');
+   SELECT truncate_local_data_after_distributing_table('adult_ref')" >/dev/null 2>&1
 ok $? "Adult distributed by fnlwgt, and as a reference table"
-is "$(c "SELECT count(*) FROM adult")" 32561 "Citus counts Adult's 32,561 rows on the workers"
-# the coordinator keeps the rows it had, as they were, until the owner truncates them: a scan of
-# the shell reads either nothing or a stale copy
-c "SELECT truncate_local_data_after_distributing_table('adult')" >/dev/null
-is "$(c "SELECT pg_relation_size('adult')")" 0 "the coordinator's adult is an empty shell once truncated"
-
-refused 'table "adult" is a Citus distributed table' $DB "SELECT dp_protect('adult', epsilon => 10)" \
-	-h "$(node_dir c)" -p "$(node_port c)"
-ok $? "dp_protect refuses the distributed table"
-refused 'table "adult_ref" is a Citus reference table' $DB "SELECT dp_protect('adult_ref', epsilon => 10)" \
-	-h "$(node_dir c)" -p "$(node_port c)"
-ok $? "dp_protect refuses the reference table"
-is "$(c "SELECT count(*) FROM dpsynth.budgets")" 0 "no budget for either"
+is "$(c "SELECT count(*) FROM adult") $(c "SELECT count(*) FROM adult_ref")" "32561 32561" "Citus counts Adult's 32,561 rows on the workers"
+# the coordinator keeps the rows it had until the owner truncates them: a scan of the shell would
+# read either nothing or a stale copy, so dpsynth never scans it
+is "$(c "SELECT pg_relation_size('adult') + pg_relation_size('adult_ref')")" 0 "the coordinator's tables are empty shells"
+c "CREATE TABLE adult_append (id int, a int); SELECT create_distributed_table('adult_append', 'id', 'append');
+   CREATE TABLE adult_range (id int, a int); SELECT create_distributed_table('adult_range', 'id', 'range');
+   CREATE TABLE adult_citus_local (id int, a int); SELECT citus_add_local_table_to_metadata('adult_citus_local');
+   CREATE TABLE adult_parted (id int, a int) PARTITION BY RANGE (id);
+   CREATE TABLE adult_parted_1 PARTITION OF adult_parted FOR VALUES FROM (0) TO (100);
+   SELECT create_distributed_table('adult_parted', 'id')" >/dev/null 2>&1
+ok $? "append- and range-distributed, Citus-local and a distributed partitioned table"
+for t in adult_append:append-distributed adult_range:range-distributed adult_citus_local:Citus-local; do
+	refused "table \"${t%%:*}\" is a Citus ${t##*:} table" $DB "SELECT dp_protect('${t%%:*}', epsilon => 10)" \
+		-h "$(node_dir c)" -p "$(node_port c)"
+	ok $? "dp_protect refuses the ${t##*:} table"
+done
+refused 'table "adult_parted" is a Citus distributed table' $DB \
+	"SELECT dp_protect('adult_parted', epsilon => 10)" -h "$(node_dir c)" -p "$(node_port c)"
+ok $? "dp_protect refuses a distributed partitioned table"
 
 domain=$(cat "$TOP/data/adult/domain.json")
-for t in adult_late adult_late_ref; do
+for t in adult adult_ref adult_local; do
 	psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB -v t=$t -v domain="$domain" >/dev/null 2>&1 <<'SQL'
-SELECT dp_protect(:'t', epsilon => 10, selection_delta => 1e-6);
+SELECT dp_protect(:'t', epsilon => 1000, selection_delta => 1e-6);
 SELECT dp_declare(:'t', :'domain'::jsonb);
-SELECT dp_undeclare(:'t', 'age');
+SELECT dp_declare(:'t', 'age', lower => 16, upper => 100, bins => 21);
+SELECT dp_declare(:'t', 'fnlwgt', lower => 10000, upper => 1500000, bins => 30);
+SELECT dp_declare(:'t', 'education_num', lower => 1, upper => 17, bins => 16);
+SELECT dp_declare(:'t', 'capital_gain', lower => 0, upper => 100000, bins => 20);
+SELECT dp_declare(:'t', 'capital_loss', lower => 0, upper => 5000, bins => 20);
+SELECT dp_declare(:'t', 'hours_per_week', lower => 0, upper => 100, bins => 20);
 SQL
-	ok $? "$t protected while local, its domains declared (age left to discover)"
+	ok $? "$t protected, its domains declared"
 done
-c "SELECT create_distributed_table('adult_late', 'fnlwgt'); SELECT create_reference_table('adult_late_ref')" >/dev/null 2>&1
-ok $? "then distributed by fnlwgt, and made a reference table"
-is "$(c "SELECT count(*) FROM dpsynth.budgets b WHERE dpsynth._identifies(b.relid, b.relname)")" 2 \
-	"both protections still name their tables"
 
 as_analyst=(-h "$(node_dir c)" -p "$(node_port c)" -U $ANALYST)
 spent() { c "SELECT b.rho_spent || ' ' || (SELECT count(*) FROM dpsynth.ledger l WHERE l.relid = b.relid)
 	FROM dpsynth.budgets b WHERE b.relid = '$1'::regclass"; }
-for t in adult_late adult_late_ref; do
-	kind=distributed
-	[ $t = adult_late_ref ] && kind=reference
+# the spent budget equals the ledger's sum, for every table
+balanced() { c "SELECT bool_and(b.rho_spent = (SELECT coalesce(sum(l.rho), 0) FROM dpsynth.ledger l WHERE l.relid = b.relid AND l.status <> 'refused'))
+	FROM dpsynth.budgets b"; }
+# a marginal at epsilon 300 (sigma about 0.05: the rounded noisy counts are the exact counts)
+marg() { psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT string_agg(noisy_count::text, ' ' ORDER BY i)
+	FROM dp_marginal('$1', ARRAY[$2], 300) WITH ORDINALITY m(cell, noisy_count, i)" 2>&1; }
+cols="'sex', 'income', 'education', 'age'"
+local_counts=$(marg adult_local "$cols")
+is "$(echo "$local_counts" | tr ' ' '\n' | awk '{ s += $1; if ($1 > 0) n++ } END { print s, (n > 50) }')" "32561 1" \
+	"the local table's marginal at epsilon 300 adds up to its 32,561 rows, over more than 50 cells"
+for t in adult adult_ref; do
 	before=$(spent $t)
-	# dp_discover first: age has no domain yet, so before the check it discovered and charged
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_discover('$t', 1)" "${as_analyst[@]}"
-	ok $? "dp_discover on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_marginal('$t', ARRAY['sex', 'income'], 1)" \
-		"${as_analyst[@]}"
-	ok $? "dp_marginal on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1)" "${as_analyst[@]}"
-	ok $? "dp_synthesize on the $kind $t is refused"
-	refused "table \"$t\" is a Citus $kind table" $DB "SELECT * FROM dp_synthesize('$t', 1, method => 'privsyn')" \
-		"${as_analyst[@]}"
-	ok $? "dp_synthesize (privsyn) on the $kind $t is refused"
-	is "$(spent $t)" "$before" "the budget spent and the ledger rows of $t are unchanged"
-	is "$(c "SELECT to_regclass('${t}_synthetic') IS NULL")" t "no synthetic copy of $t"
+	is "$(marg $t "$cols")" "$local_counts" "dp_marginal on $t (counted on the workers) equals the local table's, cell by cell"
+	is "$(spent $t | cut -d' ' -f2)" "$(($(echo $before | cut -d' ' -f2) + 1))" "one ledger row for the call on $t"
 done
+is "$(c "SELECT string_agg(DISTINCT status, ',') || ' ' || bool_and(details->>'foreign_partitions' = '1')
+	FROM dpsynth.ledger WHERE relid IN ('adult'::regclass, 'adult_ref'::regclass)")" "completed true" \
+	"the ledger rows of the Citus tables are completed, and say the table was counted elsewhere"
+is "$(balanced)" t "spent equals the ledger's sum"
 
+# a distributed table whose coordinator copy was not truncated: the shell still holds Adult's rows
+# (Citus hides them), and the release must count the workers' rows once, never the shell's
+load adult_stale
+c "SELECT create_distributed_table('adult_stale', 'fnlwgt')" >/dev/null 2>&1
+ok "$([ "$(c "SELECT pg_relation_size('adult_stale')")" -gt 0 ]; echo $?)" "adult_stale distributed, its stale rows left in the coordinator's shell"
+psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB -v domain="$domain" >/dev/null 2>&1 <<'SQL'
+SELECT dp_protect('adult_stale', epsilon => 1000, selection_delta => 1e-6);
+SELECT dp_declare('adult_stale', :'domain'::jsonb);
+SQL
+is "$(marg adult_stale "'sex', 'income'")" "$(marg adult_local "'sex', 'income'")" \
+	"dp_marginal on adult_stale counts the workers' rows once, not the shell's stale copy"
+
+# the statements Citus sends to the workers (citus.log_remote_commands, as the owner): the partial
+# aggregate over encoded cells, never a statement that reads the table's rows
+remote=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" psql -X -qAt -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
+	-c "SELECT count(*) FROM dp_marginal('adult', ARRAY['sex', 'income'], 1)" 2>&1)
+ok "$(echo "$remote" | grep -qE "worker_partial_agg\('dpsynth._shard_(counts|pairs)\(integer\[\],integer\[\]\)'::regprocedure"; echo $?)" \
+	"the count is sent to the workers as worker_partial_agg of dpsynth's aggregate"
+rowsel=$(echo "$remote" | grep "issuing" | grep -E "FROM public\.adult_[0-9]+" | grep -v "worker_partial_agg\|_shard_identity\|WHERE false" | head -n 3)
+is "$rowsel" "" "no statement sent to a worker reads the shard's rows outside the aggregate"
+plan=$(c "EXPLAIN (VERBOSE, COSTS OFF) SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[$(c "SELECT expression FROM dpsynth._encoder('adult', 'sex')")], '{3}'), '{3}') FROM adult")
+echo "$plan" | grep -E "Aggregate|Task Count|worker_partial_agg|Seq Scan" | sed 's/^/# /' | cut -c1-160
+ok "$(echo "$plan" | grep -q "Query: SELECT pg_catalog.worker_partial_agg(" && echo "$plan" | grep -q "coord_combine_agg("; echo $?)" \
+	"EXPLAIN: each shard computes the partial aggregate (worker_partial_agg), the coordinator combines (coord_combine_agg)"
+
+# dp_synthesize (adaptive) on the Citus tables: every pair counted on the workers in one
+# aggregate; the synthetic copy's fidelity is that of the local table's
+for t in adult adult_ref adult_local; do
+	res=$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT rows_written FROM dp_synthesize('$t', 1, target => '${t}_syn')" 2>&1)
+	ok "$([ "$res" -gt 32161 ] 2>/dev/null && [ "$res" -lt 32961 ]; echo $?)" "dp_synthesize on $t writes about 32,561 rows ($res)"
+	tvd2=$(c "SELECT round(value::numeric, 4) FROM dp_evaluate('adult_local', '${t}_syn') WHERE metric = 'tvd2' AND scope = 'table'" 2>/dev/null)
+	echo "# $t: tvd2 against the local table $tvd2"
+	eval "tvd2_$t=$tvd2"
+done
+for t in adult adult_ref; do
+	eval "x=\$tvd2_$t"
+	ok "$(awk -v a="$x" -v b="$tvd2_adult_local" 'BEGIN { exit !(a != "" && a < b + 0.03 && a > b - 0.03) }'; echo $?)" \
+		"the synthetic copy of $t is as faithful as the local table's (tvd2 $x vs $tvd2_adult_local)"
+done
+is "$(balanced)" t "spent equals the ledger's sum after the syntheses"
+
+# what stays refused on a Citus table, before any charge: dp_discover, the privsyn method, and a
+# column without a declared domain (discovery reads rows)
+before=$(spent adult)
+refused 'table "adult" is a Citus distributed table' $DB "SELECT * FROM dp_discover('adult', 1)" "${as_analyst[@]}"
+ok $? "dp_discover on the distributed table is refused"
+refused 'privsyn method reads every row' $DB "SELECT * FROM dp_synthesize('adult', 1, method => 'privsyn')" "${as_analyst[@]}"
+ok $? "dp_synthesize (privsyn) on the distributed table is refused"
+c "SELECT dp_undeclare('adult', 'age')" >/dev/null
+refused 'column "age" of table "adult" has no public domain, and the table is a Citus table' $DB \
+	"SELECT * FROM dp_synthesize('adult', 1, target => 'adult_syn2')" "${as_analyst[@]}"
+ok $? "dp_synthesize with a column to discover on the distributed table is refused"
+refused 'column "age" of table "adult" has no public domain, and the table is a Citus table' $DB \
+	"SELECT * FROM dp_marginal('adult', ARRAY['age'], 1)" "${as_analyst[@]}"
+ok $? "dp_marginal of a column to discover on the distributed table is refused"
+c "SELECT dp_declare('adult', 'age', lower => 16, upper => 100, bins => 21)" >/dev/null
+is "$(spent adult)" "$before" "the budget spent and the ledger rows of adult are unchanged"
+
+# ---- hostile workers (as test/script/15_hostile_remote.sh for postgres_fdw): a small distributed
+# table h on both workers; each case breaks or subverts dpsynth on one worker (DDL propagation off,
+# so the change stays there).  Every analyst's dp_marginal is either refused before the charge
+# (nothing charged) or fails after it with dpsynth's generic error (YD004); the value planted in a
+# worker's errors (SECRET-4417-PLANTED) never reaches the analyst (psql's whole output with
+# VERBOSITY verbose, SHOW_CONTEXT always, client_min_messages debug5), and the coordinator's log
+# keeps it; spent equals the ledger's sum throughout.
+SECRET=SECRET-4417-PLANTED
+w() { local n=$1 sql=$2; psql -X -qAt -v ON_ERROR_STOP=1 -h "$(node_dir $n)" -p "$(node_port $n)" -d $DB \
+	-c "SET citus.enable_ddl_propagation = off; SET citus.enable_manual_changes_to_shards = on; SET dpsynth.allow_drop_extension = on; $sql"; }
+c "SET citus.shard_count = 4; CREATE TABLE h (id int, a int); SELECT create_distributed_table('h', 'id');
+   INSERT INTO h SELECT i, i % 10 FROM generate_series(1, 2000) i;
+   SELECT dp_protect('h', epsilon => 1000); SELECT dp_declare('h', 'a', lower => 0, upper => 10, bins => 10)" >/dev/null 2>&1
+ok $? "h: 2,000 rows distributed over 4 shards, protected"
+is "$(c "SELECT count(DISTINCT n.nodeport) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
+	JOIN pg_dist_node n USING (groupid) WHERE s.logicalrelid = 'h'::regclass")" 2 "h has shards on both workers"
+hledger() { c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'charged') FROM dpsynth.ledger WHERE relid = 'h'::regclass"; }
+# attempt DESC WANT: the analyst's dp_marginal on h; WANT: "refused" (nothing charged) or "failed"
+# (one more ledger row, left charged, and the generic error)
+attempt() {
+	local desc=$1 want=$2 before out after
+	before=$(hledger)
+	out=$(PGOPTIONS="-c client_min_messages=debug5" psql -X -qAt -v VERBOSITY=verbose -v SHOW_CONTEXT=always \
+		"${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)
+	after=$(hledger)
+	if [ "$want" = refused ]; then
+		ok "$(echo "$out" | grep -q "ERROR:  55000: .*cannot run dpsynth" && echo "$out" | grep -q "Nothing was charged" &&
+			[ "$before" = "$after" ]; echo $?)" "$desc: refused before the charge (ledger $before -> $after)"
+	else
+		ok "$(echo "$out" | grep -q "ERROR:  YD004: dp_marginal failed after its charge; nothing was released" &&
+			[ "$(echo $after | cut -d' ' -f2)" = "$(($(echo $before | cut -d' ' -f2) + 1))" ]; echo $?)" \
+			"$desc: fails after the charge with the generic error, the ledger row left charged ($before -> $after)"
+	fi
+	[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+	ok "$([[ "$out" != *SECRET* ]]; echo $?)" "$desc: the planted value is in nothing the analyst receives"
+	is "$(balanced)" t "$desc: spent equals the ledger's sum"
+}
+restore() { w $1 "DROP EXTENSION IF EXISTS dpsynth CASCADE; CREATE EXTENSION dpsynth" >/dev/null 2>&1; }
+is "$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT sum(noisy_count) > 1900 FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)" t \
+	"h: a sound release first"
+
+# 1. a worker whose aggregate raises with the planted value, on rows only: every check over zero rows passes
+for f in _state_add _state_add_pairs; do
+	w w1 "CREATE OR REPLACE FUNCTION dpsynth.$f(dpsynth.partial_state, int4[], int4[]) RETURNS dpsynth.partial_state
+		LANGUAGE plpgsql AS \$\$ BEGIN RAISE EXCEPTION '$SECRET row %', \$2 USING DETAIL = 'detail $SECRET', HINT = 'hint $SECRET'; END \$\$" >/dev/null
+done
+attempt "a worker raising on its rows after the charge" failed
+ok "$(grep -q "dp_marginal failed after its charge (ledger row [0-9]*).*$SECRET row" "$(node_dir c)/server.log"; echo $?)" \
+	"the coordinator's server log keeps the worker's error, planted value included"
+restore w1
+# the same with a cancel's SQLSTATE, whose words a local cancel keeps
+for f in _state_add _state_add_pairs; do
+	w w1 "CREATE OR REPLACE FUNCTION dpsynth.$f(dpsynth.partial_state, int4[], int4[]) RETURNS dpsynth.partial_state
+		LANGUAGE plpgsql AS \$\$ BEGIN RAISE EXCEPTION 'canceling statement due to user request $SECRET' USING ERRCODE = 'query_canceled'; END \$\$" >/dev/null
+done
+out=$(psql -X -qAt -v VERBOSITY=verbose "${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)
+ok "$([[ "$out" == *"ERROR:  57014: dp_marginal failed after its charge"* && "$out" != *SECRET* ]]; echo $?)" \
+	"a worker's error with a cancel's SQLSTATE: 57014 with dpsynth's generic text"
+is "$(balanced)" t "spent equals the ledger's sum"
+restore w1
+is "$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT sum(noisy_count) > 1900 FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)" t \
+	"h releases again once the worker is mended"
+
+# 2. a worker without dpsynth
+w w2 "DROP EXTENSION dpsynth CASCADE" >/dev/null 2>&1
+attempt "a worker without dpsynth" refused
+restore w2
+# 3. a worker whose dpsynth library says another version, and one whose extension is another version
+w w1 "CREATE OR REPLACE FUNCTION dpsynth._shard_identity(bigint) RETURNS text LANGUAGE sql IMMUTABLE
+	AS \$\$ SELECT '0.3.9 1 1' \$\$" >/dev/null
+attempt "a worker with another dpsynth library version" refused
+restore w1
+w w2 "UPDATE pg_extension SET extversion = '0.3.4' WHERE extname = 'dpsynth'" >/dev/null
+attempt "a worker with another dpsynth extension version" refused
+w w2 "UPDATE pg_extension SET extversion = '$(c "SELECT extversion FROM pg_extension WHERE extname = 'dpsynth'")' WHERE extname = 'dpsynth'" >/dev/null
+# 4. a shard whose column has another type (text, with the planted value in its rows)
+shard=$(c "SELECT shard_name('h'::regclass, s.shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
+	JOIN pg_dist_node n USING (groupid) WHERE s.logicalrelid = 'h'::regclass AND n.nodeport = $(node_port w1) LIMIT 1")
+w w1 "ALTER TABLE $shard ALTER COLUMN a TYPE text USING CASE WHEN a = 7 THEN '$SECRET' ELSE a::text END" >/dev/null
+ok $? "shard $shard on w1: column a is text now, with the planted value"
+attempt "a shard whose column has another type" refused
+is "$(c "SELECT count(*) FILTER (WHERE status = 'completed') FROM dpsynth.ledger WHERE relid = 'h'::regclass")" 2 \
+	"h: the two sound releases completed, nothing else"
+
+# ---- a million rows generated on the cluster, distributed and local: the same release
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+t0=$(date +%s.%N)
+c "CREATE TABLE big (id bigint, a int, b int, c text); SELECT create_distributed_table('big', 'id');
+   INSERT INTO big SELECT i, (i * 7919) % 50, (i * 104729 % 1000003) % 30, (ARRAY['p', 'q', 'r', 's'])[1 + (i * 31) % 4]
+	FROM generate_series(1::bigint, 1000000) i;
+   CREATE TABLE big_local AS SELECT * FROM big" >/dev/null 2>&1
+ok $? "big: 1,000,000 rows generated and distributed, and a local copy ($(secs $t0 $(date +%s.%N)) s)"
+for t in big big_local; do
+	c "SELECT dp_protect('$t', epsilon => 1000); SELECT dp_declare('$t', 'a', lower => 0, upper => 50, bins => 50);
+	   SELECT dp_declare('$t', 'b', lower => 0, upper => 30, bins => 30);
+	   SELECT dp_declare('$t', 'c', categories => ARRAY['p', 'q', 'r', 's'])" >/dev/null 2>&1
+done
+t0=$(date +%s.%N); dist=$(marg big "'a', 'b', 'c'"); t1=$(date +%s.%N); here=$(marg big_local "'a', 'b', 'c'"); t2=$(date +%s.%N)
+is "$(echo "$dist" | wc -w) $(echo "$dist" | tr ' ' '\n' | awk '{ s += $1 } END { print s }')" "$(echo "$here" | wc -w) 1000000" \
+	"dp_marginal of big at epsilon 300: every cell, adding up to its million rows"
+ok "$([ "$dist" = "$here" ]; echo $?)" \
+	"dp_marginal of 1M distributed rows equals the local copy's, cell by cell ($(secs $t0 $t1) s distributed, $(secs $t1 $t2) s local; load $(cut -d' ' -f1 /proc/loadavg))"
 # ---- Citus columnar, another table access method, local: read (serially: it has no parallel
 # scan, which dpsynth's scan_workers would have asked for after the charge)
 load adult_col

@@ -122,6 +122,11 @@ members = query(DB, """
     JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'dpsynth'
     WHERE c.relkind IN ('r', 'v', 'm', 'p')
     UNION ALL
+    SELECT CASE WHEN t.typnamespace = 'dpsynth'::regnamespace THEN 'dpsynth.' ELSE '' END || t.typname,
+           'table', '', '', ''
+    FROM pg_type t JOIN pg_depend d ON d.classid = 'pg_type'::regclass AND d.objid = t.oid AND d.deptype = 'e'
+    JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'dpsynth'
+    UNION ALL
     SELECT rolname, 'role', '', '', '' FROM pg_roles WHERE rolname LIKE 'dpsynth\\_%'
 """)
 settings = query(DB, "LOAD 'dpsynth'; SELECT name, 'setting', '', '', '' FROM pg_settings WHERE name LIKE 'dpsynth.%'")
