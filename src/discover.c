@@ -864,6 +864,13 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	rel = dpsynth_open_source(relid, false);
 	dpsynth_check_release_privilege(relid, "dp_discover");
 	units = dpsynth_rho_for_call(relid, epsilon, &delta);
+	{
+		DpUnit		unit;			/* units.c: discovery counts rows, not units */
+
+		dpsynth_unit_load(relid, &unit);
+		dpsynth_unit_refuse(&unit, relid, "dp_discover",
+							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
+	}
 	names = PG_ARGISNULL(2) ? undiscovered_columns(relid) : PG_GETARG_ARRAYTYPE_P(2);
 	InitMaterializedSRF(fcinfo, 0);
 	if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) == 0)

@@ -222,6 +222,36 @@ extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols
  * children too); raises before anything is charged. */
 extern Relation dpsynth_open_source(Oid relid, bool foreign_ok);
 
+/* ---- units.c: privacy per unit (a table's privacy_unit, docs/PRIVACY.md) ---- */
+
+/* A protected table's privacy unit: on false for a table protected per row. */
+typedef struct DpUnit
+{
+	bool		on;
+	AttrNumber	attnum;			/* the unit column */
+	Oid			typid;			/* its base type */
+	char	   *name;
+	int32		max_rows;		/* k: rows a unit keeps in a release */
+	int32		max_cell;		/* c <= k: rows a unit keeps in one cell of a dp_marginal */
+} DpUnit;
+
+/* A kept row's codes; first: the row begins a unit (the rows of a unit come together). */
+typedef void (*DpUnitRowFn) (const dp_code *codes, bool first, void *arg);
+
+/* Reads the table's privacy unit and checks its column (55000 if dropped or retyped). */
+extern void dpsynth_unit_load(Oid relid, DpUnit *u);
+/* Raises 0A000 (before the charge) if the table has a unit: what is not available, and why. */
+extern void dpsynth_unit_refuse(const DpUnit *u, Oid relid, const char *what, const char *why);
+/* The squared L2 sensitivity of a histogram under the unit's bounds (1 without a unit). */
+extern int64 dpsynth_unit_sensitivity2(const DpUnit *u, bool per_cell);
+/* The one place a release's noise variance is calibrated to the bounded unit. */
+extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell);
+/* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn. */
+extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u,
+									DpUnitRowFn row_fn, void *arg, int64 *hist);
+/* The ledger's details for the unit (", \"privacy_unit\": {...}"), or "" without one. */
+extern char *dpsynth_unit_json(const DpUnit *u, bool per_cell);
+
 /* ---- scan.c: one pass over a table and its partitions or inheritance children ---- */
 #include "access/tableam.h"
 #include "executor/tuptable.h"

@@ -10,6 +10,9 @@
  * Privacy: one row adds 1 to exactly one cell (encoding is total, dp_domain.h), so the count
  * vector has L2 sensitivity 1 under add/remove-one; with sigma^2 = 1 / (2 rho) the release is
  * rho-zCDP, where rho = dpsynth_units_rho(units) is below the units * 1e-12 the ledger charges.
+ * A table with a privacy unit (units.c) is read through dpsynth_scan_unit_codes: each unit keeps
+ * at most k rows, at most c of them in one cell (count_unit_row), and sigma^2 is scaled by the
+ * squared sensitivity of that bound, dpsynth_unit_sigma2 (docs/PRIVACY.md, "Privacy per unit").
  */
 #include "dpsynth.h"
 
@@ -53,6 +56,46 @@ count_row(const dp_code *codes, void *arg)
 }
 
 /*
+ * A table with a privacy unit: the kept rows come a unit at a time (units.c), and each unit adds
+ * at most max_cell of them to one cell; tally holds the current unit's cells and their counts.
+ */
+typedef struct UnitCellCounter
+{
+	CellCounter cc;
+	int			max_cell;
+	int			ntally;
+	int64	   *tally_cell;		/* max_rows entries */
+	int		   *tally_count;
+} UnitCellCounter;
+
+static void
+count_unit_row(const dp_code *codes, bool first, void *arg)
+{
+	UnitCellCounter *uc = arg;
+	int64		idx = 0;
+	int			t;
+
+	if (first)
+		uc->ntally = 0;
+	for (int j = 0; j < uc->cc.ncols; j++)
+		idx += uc->cc.strides[j] * codes[j];
+	for (t = 0; t < uc->ntally; t++)
+		if (uc->tally_cell[t] == idx)
+			break;
+	if (t == uc->ntally)
+	{
+		uc->tally_cell[t] = idx;
+		uc->tally_count[t] = 0;
+		uc->ntally++;
+	}
+	if (uc->tally_count[t] < uc->max_cell)
+	{
+		uc->tally_count[t]++;
+		uc->cc.counts[idx]++;
+	}
+}
+
+/*
  * dp_noise_counts refused the counts to release: only a negative count (a broken or hostile
  * shard's) or an invalid noise scale, after the charge.  Fails closed: nothing is released, and
  * the message carries no count.
@@ -89,6 +132,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	bool	  **label_nulls;
 	char	   *columns_literal;
 	List	   *foreign;
+	DpUnit		unit;
 
 	/* ---- validate arguments ---- */
 	if (PG_ARGISNULL(0))
@@ -115,10 +159,26 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	 * the cell limit.
 	 */
 	dpsynth_plan_call(relid, DP_CALL_MARGINAL, rho_units, epsilon, cols, ncols, &plan);
-	if (dp_dgauss_init(&noise, plan.release_sigma2) != 0)
+	/* a table with a privacy unit (units.c): the noise for the bounded unit; what cannot be bounded is refused */
+	dpsynth_unit_load(relid, &unit);
+	if (plan.ndiscover > 0)
+		dpsynth_unit_refuse(&unit, relid, "discovering domains",
+							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
+	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, plan.release_sigma2, true)) != 0)
+	{
+		if (unit.on)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("epsilon %s is too small for the bounds of the privacy unit of table \"%s\"",
+							float8out_internal(epsilon), get_rel_name(relid)),
+					 errdetail("The noise it needs is beyond the sampler's range. Nothing was charged.")));
 		elog(ERROR, "dpsynth: the planned noise is out of range");	/* the plan checked it */
+	}
 	/* partitions on other servers: counted there (foreign.c), checked now */
 	foreign = dpsynth_foreign_leaves(rel);
+	if (foreign != NIL)
+		dpsynth_unit_refuse(&unit, relid, "counting partitions on other servers",
+							"A foreign partition is counted on its server, where the rows of a unit cannot be bounded.");
 	if (foreign != NIL)
 		dpsynth_foreign_check(rel, foreign, cols, ncols);
 
@@ -129,7 +189,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 							   psprintf("{\"sigma2\": %.17g, \"discovered_columns\": %d, "
 										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g%s}",
 										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each,
-										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) : ""));
+										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) :
+										dpsynth_unit_json(&unit, true)));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	/* an error still raised goes to the server log only (release_guard.h) */
@@ -163,6 +224,14 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 			labels[j][c] = dpsynth_code_label(&cols[j], (dp_code) c, &label_nulls[j][c]);
 	}
 
+	if (unit.on)
+	{
+		UnitCellCounter uc = {{ncols, strides, counts}, unit.max_cell, 0,
+			palloc(sizeof(int64) * unit.max_rows), palloc(sizeof(int) * unit.max_rows)};
+
+		dpsynth_scan_unit_codes(rel, cols, ncols, &unit, count_unit_row, &uc, NULL);
+	}
+	else
 	{
 		CellCounter cc = {ncols, strides, counts};
 

@@ -33,6 +33,7 @@
 
 #include "dp_adaptive.h"
 #include "dp_marg.h"
+#include "dp_units.h"
 
 #define MODEL_FORMAT	"dpsynth-model"
 #define MODEL_VERSION	1
@@ -262,7 +263,20 @@ dpsynth_model_json(const DpModel *m)
 			appendStringInfoString(&b, ", ");
 		json_str(&b, lfirst(lc));
 	}
-	appendStringInfoString(&b, "]}");
+	appendStringInfoChar(&b, ']');
+	/* a source with a privacy unit: the released rows-per-unit histogram, units keeping 1..k rows */
+	if (m->unit_hist != NULL)
+	{
+		appendStringInfoString(&b, ",\n \"rows_per_unit\": [");
+		for (int j = 1; j <= m->unit_k; j++)
+		{
+			if (j > 1)
+				appendStringInfoString(&b, ", ");
+			json_num(&b, m->unit_hist[j]);
+		}
+		appendStringInfoChar(&b, ']');
+	}
+	appendStringInfoChar(&b, '}');
 	AtEOXact_GUC(false, nestlevel);
 	return b.data;
 }
@@ -443,7 +457,7 @@ load_row(Oid invoker, int64 model_id, DpModel *m, DpModelMeta *meta, MemoryConte
 static OutKind
 out_kind(const char *treatment, int64 model_id)
 {
-	if (strcmp(treatment, "identifier") == 0)
+	if (strcmp(treatment, "identifier") == 0 || strcmp(treatment, "privacy_unit") == 0)
 		return OUT_IDENTIFIER;
 	if (strcmp(treatment, "excluded") == 0 || strcmp(treatment, "not_selected") == 0)
 		return OUT_NULL;
@@ -575,6 +589,7 @@ load_column(HeapTuple tup, TupleDesc desc, DpModel *m, int i, char **type, char 
 	if (!oc->name || !*type || !*base_type || isnull || !oc->treatment)
 		corrupt(model_id, "The stored model has a column without name, type or treatment.");
 	oc->kind = out_kind(oc->treatment, model_id);
+	oc->unit = strcmp(oc->treatment, "privacy_unit") == 0;
 	if (oc->kind != OUT_SYNTH)
 		return;
 
@@ -727,6 +742,33 @@ load_checks(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
 
 		if (name)
 			m->skipped_checks = lappend(m->skipped_checks, name);
+	}
+	MemoryContextSwitchTo(old);
+	/* the rows-per-unit histogram of a source with a privacy unit (dpsynth_model_json) */
+	model_select("SELECT CASE WHEN $1 ? 'rows_per_unit' THEN dpsynth._jnums($1->'rows_per_unit') END", model,
+				 model_id, "rows per unit");
+	old = MemoryContextSwitchTo(caller_cxt);
+	if (SPI_processed == 1)
+	{
+		int			n;
+		Datum	   *h = row_array(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, FLOAT8OID, &n);
+
+		if (h != NULL)
+		{
+			double	   *hist;
+
+			if (n < 1 || n > DP_UNIT_MAX_ROWS)
+				corrupt(model_id, "The stored model has a rows-per-unit histogram of the wrong size.");
+			hist = palloc0(sizeof(double) * (n + 1));
+			for (int j = 1; j <= n; j++)
+			{
+				hist[j] = DatumGetFloat8(h[j - 1]);
+				if (!isfinite(hist[j]))
+					corrupt(model_id, "The stored model has a rows-per-unit count that is not finite.");
+			}
+			m->unit_hist = hist;
+			m->unit_k = n;
+		}
 	}
 	MemoryContextSwitchTo(old);
 }

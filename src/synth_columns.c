@@ -91,7 +91,8 @@ read_policies(Oid relid, TupleDesc desc, char ***treatmentsp, bool **serialsp)
 }
 
 OutColumn *
-synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, ArrayType **synth_names)
+synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, ArrayType **synth_names,
+				   AttrNumber unit_attnum)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -144,7 +145,14 @@ synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, Ar
 			listed |= strcmp(TextDatumGetCString(only_elems[k]), oc->name) == 0;
 		excluded = treatments[i] && strcmp(treatments[i], "exclude") == 0;
 
-		if (is_identifier(oc, treatments[i], serials[i]))
+		if (att->attnum == unit_attnum)
+		{
+			/* the privacy unit: synthetic unit ids, never a marginal's attribute (units.c) */
+			oc->kind = OUT_IDENTIFIER;
+			oc->treatment = "privacy_unit";
+			oc->unit = true;
+		}
+		else if (is_identifier(oc, treatments[i], serials[i]))
 		{
 			oc->kind = OUT_IDENTIFIER;
 			oc->treatment = "identifier";

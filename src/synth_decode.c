@@ -269,6 +269,18 @@ synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull)
 		case NUMERICOID:
 			return fit_numeric(oc, DirectFunctionCall1(int8_numeric, Int64GetDatum(i)));
 		case UUIDOID:
+			if (oc->unit)
+			{
+				/* a synthetic unit: the same id on every row of the unit, 00000000-0000-4000-8000-<i> */
+				pg_uuid_t  *u = palloc0(sizeof(pg_uuid_t));
+
+				u->data[6] = 0x40;
+				u->data[8] = 0x80;
+				for (int b = 0; b < 6; b++)
+					u->data[UUID_LEN - 1 - b] = (unsigned char) (i >> (8 * b));
+				return UUIDPGetDatum(u);
+			}
+			else
 			{
 				pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
 

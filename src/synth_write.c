@@ -21,6 +21,8 @@
 #include "utils/lsyscache.h"
 #include "utils/relcache.h"
 
+#include "dp_units.h"
+
 /*
  * The target: the caller's creation schema (or the schema named), a new name, and the right to
  * create there; raises before any work.  Returns the relation name, its schema in *nspid.
@@ -170,8 +172,8 @@ prepare_checks(TupleDesc tdesc, EState *estate)
 #define WRITE_BATCH 1000
 
 static uint64
-insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, dp_prng *rng,
-			SynthProgress *pr)
+insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, const int64 *unit_of_row,
+			dp_prng *rng, SynthProgress *pr)
 {
 	Relation	trel = table_open(target_relid, RowExclusiveLock);
 	TupleDesc	tdesc = RelationGetDescr(trel);
@@ -213,7 +215,8 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, d
 			if (out[i].kind == OUT_SYNTH)
 				slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
 			else if (out[i].kind == OUT_IDENTIFIER)
-				slot->tts_values[i] = synth_identifier_value(&out[i], (int64) r + 1, rng, &slot->tts_isnull[i]);
+				slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && unit_of_row ? unit_of_row[r] :
+															 (int64) r + 1, rng, &slot->tts_isnull[i]);
 			else
 			{
 				slot->tts_values[i] = (Datum) 0;
@@ -278,6 +281,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	OutColumn  *out = m->out;
 	int			nout = m->nout;
 	uint64		dropped;
+	int64	   *unit_of_row = NULL;
 	List	   *checks;
 	StringInfoData full;
 	ListCell   *lc;
@@ -306,6 +310,14 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	*target_relid = create_target(nspid, target, out, nout, full.data);
 	checks = synth_validated_checks(*target_relid, m->checks, pr->label);
 	add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));
-	dropped = insert_rows(*target_relid, out, nout, synth, rng, pr);
+	/* a source with a privacy unit: rows to synthetic units, sizes drawn from the released histogram */
+	if (m->unit_hist != NULL && synth->nrows > 0)
+	{
+		unit_of_row = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * synth->nrows);
+		(void) dp_unit_assign(m->unit_hist, (uint32) m->unit_k, synth->nrows, rng, unit_of_row);
+	}
+	dropped = insert_rows(*target_relid, out, nout, synth, unit_of_row, rng, pr);
+	if (unit_of_row)
+		pfree(unit_of_row);
 	return synth->nrows - dropped;
 }

@@ -27,6 +27,9 @@
 #include "synthesize.h"
 #include "release_guard.h"
 
+#include "dp_counts.h"
+#include "dp_sampler.h"
+
 #include "access/heapam.h"
 #include "funcapi.h"
 #include "tcop/tcopprot.h"
@@ -43,6 +46,14 @@ append_row(const dp_code *codes, void *arg)
 {
 	if (dp_codes_append((dp_codes *) arg, codes) != 0)
 		elog(ERROR, "out of memory");
+}
+
+/* one kept row of a table with a privacy unit (units.c): the unit's rows do not enter the marginals */
+static void
+append_unit_row(const dp_code *codes, bool first, void *arg)
+{
+	(void) first;
+	append_row(codes, arg);
 }
 
 /*
@@ -131,6 +142,11 @@ typedef struct SynthCall
 	int64		ledger_id;
 	dp_privsyn_result res;
 	dp_adaptive_stats astats;
+	/* a table with a privacy unit (units.c, docs/PRIVACY.md "Privacy per unit") */
+	DpUnit		unit;
+	int64		units_shape;	/* rho units of the rows-per-unit histogram */
+	dp_dgauss	shape_noise;
+	double	   *unit_hist;		/* released: noisy numbers of units keeping 1..k rows ([0] unused) */
 	double		t_start;
 	double		t_scan;
 } SynthCall;
@@ -305,6 +321,33 @@ count_foreign(SynthCall *c, SynthProgress *pr)
 }
 
 /*
+ * A table with a privacy unit: what cannot be bounded is refused, and the release's rho is split
+ * between the rows-per-unit histogram (one unit is in one cell: sensitivity 1) and the method.
+ * The method runs on the bounded table at its rho / k^2 (run_method): a unit changes at most k
+ * rows of the bounded table, and a rho'-zCDP mechanism is k^2 rho'-zCDP for groups of k rows.
+ */
+static void
+plan_unit(SynthCall *c)
+{
+	if (!c->unit.on)
+		return;
+	if (c->plan.ndiscover > 0)
+		dpsynth_unit_refuse(&c->unit, c->relid, "discovering domains",
+							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
+	if (dpsynth_foreign_leaves(c->rel) != NIL)
+		dpsynth_unit_refuse(&c->unit, c->relid, "counting partitions on other servers",
+							"A foreign partition is counted on its server, where the rows of a unit cannot be bounded.");
+	c->units_shape = Max(c->plan.units_release / DPSYNTH_UNIT_SHAPE_PARTS, 1);
+	if (c->plan.units_release - c->units_shape < 1 ||
+		dp_dgauss_init(&c->shape_noise, 1.0 / (2.0 * dpsynth_units_rho(c->units_shape))) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small for a synthetic copy of table \"%s\" per unit",
+						float8out_internal(c->epsilon), get_rel_name(c->relid)),
+				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
+}
+
+/*
  * Step 1b: the source, the caller's privilege, the call's rho (at the table's delta, or at the
  * delta => given), the columns and their domains, the privacy plan, the constraints and the
  * target.  Everything that can refuse the call refuses here, before the charge.
@@ -328,7 +371,9 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 					 errhint("rho(epsilon, delta) must be at least 1e-12.")));
 	}
 	c->label = psprintf("dp_synthesize(%s)", get_rel_name(c->relid));
-	c->out = synth_plan_columns(c->relid, c->only, c->label, &c->nout, &c->synth_names);
+	dpsynth_unit_load(c->relid, &c->unit);
+	c->out = synth_plan_columns(c->relid, c->only, c->label, &c->nout, &c->synth_names,
+								c->unit.on ? c->unit.attnum : InvalidAttrNumber);
 	c->cols = dpsynth_load_columns(c->relid, c->synth_names, &c->ncols);
 	plan_focus(c);
 	dpsynth_plan_call(c->relid, c->adaptive ? DP_CALL_ADAPTIVE : DP_CALL_PRIVSYN, c->units, c->epsilon,
@@ -336,6 +381,7 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 	c->sizes = palloc(sizeof(uint32) * c->ncols);
 	c->ordered = palloc(sizeof(uint32) * c->ncols);
 	synth_bind_columns(c->out, c->nout, c->cols, false);
+	plan_unit(c);
 	plan_foreign(c);
 	c->checks = synth_read_checks(c->relid, c->label, &c->skipped_checks);
 	synth_check_identifiers(c->out, c->nout, c->rows > 0 ? c->rows : dpsynth_max_sample_rows, c->rows > 0,
@@ -365,7 +411,10 @@ charge_call(SynthCall *c)
 										   c->plan.ndiscover, c->plan.units_each,
 										   c->plan.units_release,
 										   c->foreign != NIL ?
-										   psprintf(", \"foreign_partitions\": %d", list_length(c->foreign)) : ""));
+										   psprintf(", \"foreign_partitions\": %d", list_length(c->foreign)) :
+										   c->unit.on ?
+										   psprintf("%s, \"rho_units_rows_per_unit\": " INT64_FORMAT,
+													dpsynth_unit_json(&c->unit, false), c->units_shape) : ""));
 }
 
 /* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
@@ -393,7 +442,22 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory"),
 				 errdetail("%s", dp_last_error())));
-	dpsynth_scan_codes(c->rel, c->cols, c->ncols, append_row, codes);
+	if (c->unit.on)
+	{
+		int			k = c->unit.max_rows;
+		int64	   *hist = palloc0(sizeof(int64) * (k + 1));
+
+		dpsynth_scan_unit_codes(c->rel, c->cols, c->ncols, &c->unit, append_unit_row, codes, hist);
+		/* the rows-per-unit histogram, released: one unit adds 1 to one cell */
+		if (dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
+			dpsynth_noise_refused();
+		c->unit_hist = palloc0(sizeof(double) * (k + 1));
+		for (int j = 1; j <= k; j++)
+			c->unit_hist[j] = (double) hist[j];
+		pfree(hist);
+	}
+	else
+		dpsynth_scan_codes(c->rel, c->cols, c->ncols, append_row, codes);
 	if (c->foreign != NIL)
 		count_foreign(c, pr);
 	c->t_scan = synth_now();
@@ -408,6 +472,9 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 
 	dp_privsyn_default_params(&params);
 	params.rho = dpsynth_units_rho(c->plan.units_release);
+	if (c->unit.on)				/* plan_unit: the rest of the release's rho, for groups of k rows */
+		params.rho = dpsynth_units_rho(c->plan.units_release - c->units_shape) /
+			(double) dpsynth_unit_sensitivity2(&c->unit, false);
 	params.rows = (uint64) c->rows;
 	params.max_rows = (uint64) dpsynth_max_sample_rows;
 	params.progress = synth_pipeline_progress;
@@ -478,6 +545,8 @@ model_of(SynthCall *c, DpModel *model)
 	memset(&model->res.synth, 0, sizeof(model->res.synth));
 	model->checks = c->checks;
 	model->skipped_checks = c->skipped_checks;
+	model->unit_hist = c->unit_hist;
+	model->unit_k = c->unit.on ? c->unit.max_rows : 0;
 }
 
 /* Step 5: the synthetic table, written as the caller; returns the rows kept. */

@@ -77,6 +77,7 @@ typedef struct OutColumn
 	 * whether they are "synthetic-N" (else "N", for a short varchar) */
 	int64		id_capacity;
 	bool		id_long_format;
+	bool		unit;			/* OUT_IDENTIFIER: the source's privacy unit (synthetic unit ids) */
 } OutColumn;
 
 /* A CHECK constraint of the source, copied to synthetic tables: its name (quoted with
@@ -101,7 +102,14 @@ typedef struct DpModel
 								 * oneway_noisy; res.synth is not part of the model */
 	List	   *checks;			/* the source's CHECK constraints that are copied: DpCheck * */
 	List	   *skipped_checks;	/* the names (char *) of those that are not (not built-in only) */
+	/* a source with a privacy unit: the released rows-per-unit histogram (unit_hist[1..unit_k],
+	 * noisy), from which the synthetic unit column's ids are drawn; NULL and 0 otherwise */
+	const double *unit_hist;
+	int			unit_k;
 } DpModel;
+
+/* dp_synthesize per unit: the rows-per-unit histogram gets 1 / this of the release's rho units. */
+#define DPSYNTH_UNIT_SHAPE_PARTS 20
 
 /* What the catalog says about a stored model besides the model itself. */
 typedef struct DpModelMeta
@@ -138,7 +146,7 @@ extern double synth_now(void);
 
 /* Plans every column of the source, in order; returns the synthesized ones' names. */
 extern OutColumn *synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp,
-									 ArrayType **synth_names);
+									 ArrayType **synth_names, AttrNumber unit_attnum);
 /* Points the synthesized columns at their domains; prepares what can be prepared so far. */
 extern void synth_bind_columns(OutColumn *out, int nout, DpColumn *cols, bool discovered);
 /* The copy's own types for columns whose types the source's owner controls (enums, composites). */

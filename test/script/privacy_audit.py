@@ -21,7 +21,13 @@ beta_lo (so all statements below hold with probability >= 0.998).
    correct build (5e-5 computed exactly at N = 500, epsilon 8); a build with every noise scale
    halved is accepted with probability 1e-107 at N = 500, epsilon 8 (exact computation).
 Prints one line of figures and exits 0 if the claim holds, 1 if it is refuted.
-Usage: privacy_audit.py FILE_D FILE_D' M RHO DELTA EPS
+Usage: privacy_audit.py FILE_D FILE_D' M RHO DELTA EPS [SHIFT]
+
+At unit level (21_unit_audit.sh), D' has one more unit whose rows all fall in the cell, and a
+release bounds it to SHIFT = k rows: the counts are m and m + SHIFT, the claimed noise the discrete
+Gaussian with sigma^2 = SHIFT^2 / (2 rho) (L2 sensitivity k), the test "X >= m + SHIFT", and the
+curve through (P(Z >= t), P(Z >= t - SHIFT)) (the likelihood ratio of Z vs Z + SHIFT is monotone
+too).  SHIFT defaults to 1, the row-level audit above.
 """
 import math
 import sys
@@ -64,8 +70,8 @@ def cp_lower(k, n, conf=0.999):
     return 1.0 - cp_upper(n - k, n, conf)
 
 
-def beta_max(p, a):
-    pts = sorted((tail(p, t), tail(p, t - 1)) for t in range(min(p) - 1, max(p) + 2))
+def beta_max(p, a, shift=1):
+    pts = sorted((tail(p, t), tail(p, t - shift)) for t in range(min(p) - 1, max(p) + shift + 1))
     pts = [(0.0, 0.0)] + pts + [(1.0, 1.0)]
     for (a0, b0), (a1, b1) in zip(pts, pts[1:]):
         if a0 <= a <= a1:
@@ -77,11 +83,12 @@ def main():
     x0 = [int(v) for v in open(sys.argv[1]).read().split()]
     x1 = [int(v) for v in open(sys.argv[2]).read().split()]
     m, rho, delta, eps = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+    shift = int(sys.argv[7]) if len(sys.argv) > 7 else 1
     n0, n1 = len(x0), len(x1)
-    k0 = sum(v >= m + 1 for v in x0)
-    k1 = sum(v >= m + 1 for v in x1)
+    k0 = sum(v >= m + shift for v in x0)
+    k1 = sum(v >= m + shift for v in x1)
     a_hi, b_lo = cp_upper(k0, n0), cp_lower(k1, n1)
-    bmax = beta_max(dgauss_pmf(1.0 / (2.0 * rho)), a_hi)
+    bmax = beta_max(dgauss_pmf(shift * shift / (2.0 * rho)), a_hi, shift)
     eps_lb = math.log((b_lo - delta) / a_hi) if b_lo > delta else 0.0
     ok = b_lo <= bmax
     print(f"releases {n0} + {n1}; alpha {k0 / n0:.4f} (<= {a_hi:.4f}), beta {k1 / n1:.4f} (>= {b_lo:.4f}); "

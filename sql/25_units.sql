@@ -1,0 +1,129 @@
+-- Privacy per unit (issue 39, docs/PRIVACY.md "Privacy per unit"): dp_privacy_unit names the
+-- column whose value is the person a row belongs to; every release keeps at most
+-- max_rows_per_unit rows of each unit (at most max_rows_per_cell in one cell of dp_marginal) and
+-- is calibrated to that bound.  At epsilon 1000 the noise is far below 1/2 (sigma^2 < 0.001), so
+-- the counts below are the bounded counts.
+\i test/regress_helpers.sql
+CREATE FUNCTION ledger_rows() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM dpsynth.ledger $$;
+-- unit 1 has 10 visits, all in dept a; units 2..5 one visit each, in dept b
+CREATE TABLE visits (patient_id int4, dept text, age int4);
+INSERT INTO visits SELECT 1, 'a', 30 + g FROM generate_series(1, 10) g;
+INSERT INTO visits SELECT g, 'b', 40 FROM generate_series(2, 5) g;
+CREATE TABLE visits_row AS SELECT * FROM visits;
+
+-- ---- declaration: refusals, each with its SQLSTATE ----
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'patient_id', 3)$$);	-- not protected yet
+SELECT dp_protect('visits', epsilon => 1e6), dp_protect('visits_row', epsilon => 1e6);
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'nope', 3)$$);
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'age', 0)$$);
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'age', 1001)$$);
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'age', 3, max_rows_per_cell => 4)$$);
+CREATE TABLE other_units (id float8, x text);
+SELECT dp_protect('other_units', epsilon => 1);
+SELECT try_sql($$SELECT dp_privacy_unit('other_units', 'id')$$);
+-- the default bound is 10 rows per unit, no cell bound beyond it
+SELECT dp_privacy_unit('other_units', 'x');
+SELECT privacy_unit, max_rows_per_unit, max_rows_per_cell FROM dpsynth.budgets WHERE relid = 'other_units'::regclass;
+SELECT dp_privacy_unit('other_units', NULL);
+SELECT privacy_unit IS NULL AS removed FROM dpsynth.budgets WHERE relid = 'other_units'::regclass;
+-- only the owner (or dpsynth_admin) may set it
+CREATE ROLE regress_dp_unit_analyst IN ROLE dpsynth_analyst;
+GRANT SELECT ON visits TO regress_dp_unit_analyst;
+SET ROLE regress_dp_unit_analyst;
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'patient_id', 3)$$);
+RESET ROLE;
+
+SELECT dp_privacy_unit('visits', 'patient_id', max_rows_per_unit => 3);
+SELECT dp_declare('visits', 'dept', categories => ARRAY['a', 'b']);
+SELECT dp_declare('visits_row', 'dept', categories => ARRAY['a', 'b']);
+
+-- ---- dp_marginal: unit 1 keeps 3 of its 10 rows; the per-row table counts all 10 ----
+SELECT * FROM dp_marginal('visits', ARRAY['dept'], 1000) WHERE cell <> ARRAY[NULL];
+SELECT * FROM dp_marginal('visits_row', ARRAY['dept'], 1000) WHERE cell <> ARRAY[NULL];
+-- the noise is calibrated to the bounded unit: sensitivity^2 = k^2 = 9, sigma^2 9 times the per-row one
+SELECT u.details->'privacy_unit' AS unit,
+	   round(((u.details->>'sigma2')::float8 / (r.details->>'sigma2')::float8)::numeric, 6) AS sigma2_ratio,
+	   r.details ? 'privacy_unit' AS row_table_has_unit
+FROM dpsynth.ledger u, dpsynth.ledger r
+WHERE u.relid = 'visits'::regclass AND r.relid = 'visits_row'::regclass AND u.function = 'dp_marginal'
+  AND r.function = 'dp_marginal';
+
+-- ---- the unit and its bounds cannot change once budget is spent ----
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'patient_id', 4)$$);
+SELECT try_sql($$SELECT dp_privacy_unit('visits', NULL)$$);
+SELECT try_sql($$SELECT dp_privacy_unit('visits', 'age', 3)$$);
+SELECT dp_privacy_unit('visits', 'patient_id', 3, 3);	-- the same: nothing changes
+-- a new budget keeps the unit
+SELECT dp_protect('visits', epsilon => 2e6);
+SELECT privacy_unit, max_rows_per_unit, max_rows_per_cell FROM dpsynth.budgets WHERE relid = 'visits'::regclass;
+
+-- ---- a per-cell bound: unit 1 adds at most 1 row to one cell; sensitivity^2 = k c = 3 ----
+CREATE TABLE visits_c AS SELECT * FROM visits;
+SELECT dp_protect('visits_c', epsilon => 1e6);
+SELECT dp_privacy_unit('visits_c', 'patient_id', max_rows_per_unit => 3, max_rows_per_cell => 1);
+SELECT dp_declare('visits_c', 'dept', categories => ARRAY['a', 'b']);
+SELECT * FROM dp_marginal('visits_c', ARRAY['dept'], 1000) WHERE cell <> ARRAY[NULL];
+SELECT details->'privacy_unit' AS unit FROM dpsynth.ledger WHERE relid = 'visits_c'::regclass;
+
+-- ---- what cannot be bounded yet is refused before any charge ----
+SELECT ledger_rows() AS before \gset
+SELECT try_sql($$SELECT * FROM dp_discover('visits', 1)$$);
+SELECT try_sql($$SELECT * FROM dp_marginal('visits', ARRAY['age'], 1)$$);	-- age has no domain
+SELECT try_sql($$SELECT * FROM dp_synthesize('visits', 1, target => 'no')$$);
+SELECT ledger_rows() = :before AS nothing_charged;
+
+-- ---- dp_synthesize: the unit column holds synthetic ids, at most k rows each ----
+SELECT dp_declare('visits', 'age', lower => 0, upper => 100, bins => 10);
+SELECT rows_written > 0 AS wrote, one_way_marginals FROM dp_synthesize('visits', 1000, target => 'visits_syn');
+SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
+WHERE attrelid = 'visits_syn'::regclass AND attname = 'patient_id';
+SELECT max(n) <= 3 AS at_most_k_rows, min(n) >= 1 AS at_least_one, count(*) > 1 AS several_units
+FROM (SELECT patient_id, count(*) AS n FROM visits_syn GROUP BY 1) x;
+SELECT count(*) = 0 AS no_null_unit FROM visits_syn WHERE patient_id IS NULL;
+-- the unit is no attribute of any marginal; its treatment is recorded, with the released histogram
+SELECT c->>'name' AS name, c->>'treatment' AS treatment
+FROM dp_models m, jsonb_array_elements(dp_model_json(m.model_id)->'columns') c
+WHERE m.table_name = 'visits'::regclass ORDER BY 1;
+SELECT jsonb_array_length(dp_model_json(model_id)->'rows_per_unit') AS k FROM dp_models WHERE table_name = 'visits'::regclass;
+SELECT count(*) AS marginals_with_unit FROM dp_model_marginals((SELECT model_id FROM dp_models WHERE table_name = 'visits'::regclass))
+WHERE 'patient_id' = ANY (columns);
+-- the charge: the rows-per-unit histogram's share and the bound, in the ledger
+SELECT details->'privacy_unit' AS unit, (details->>'rho_units_rows_per_unit')::int8 > 0 AS shape_charged
+FROM dpsynth.ledger WHERE relid = 'visits'::regclass AND function = 'dp_synthesize';
+-- dp_sample draws units from the stored histogram too
+SELECT rows_written > 0 AS wrote FROM dp_sample((SELECT model_id FROM dp_models WHERE table_name = 'visits'::regclass),
+												 seed => 1, target => 'visits_sam');
+SELECT max(n) <= 3 AS at_most_k_rows FROM (SELECT patient_id, count(*) AS n FROM visits_sam GROUP BY 1) x;
+-- a text unit keeps its type, with synthetic ids
+CREATE TABLE tests (subject text, result text);
+INSERT INTO tests SELECT 's' || (g % 7), CASE WHEN g % 2 = 0 THEN 'pos' ELSE 'neg' END FROM generate_series(1, 40) g;
+SELECT dp_protect('tests', epsilon => 1e6);
+SELECT dp_privacy_unit('tests', 'subject', 2);
+SELECT dp_declare('tests', 'result', categories => ARRAY['neg', 'pos']);
+-- each subject has rows of both results: which 2 it keeps is random, that it keeps 2 is not
+SELECT sum(noisy_count) AS seven_units_of_two FROM dp_marginal('tests', ARRAY['result'], 1000);
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('tests', 1000, target => 'tests_syn');
+SELECT max(n) <= 2 AS at_most_k_rows, bool_and(subject LIKE 'synthetic-%') AS synthetic_ids
+FROM (SELECT subject, count(*) AS n FROM tests_syn GROUP BY 1) x;
+
+DROP TABLE visits_syn, visits_sam, tests_syn;
+REVOKE SELECT ON visits FROM regress_dp_unit_analyst;
+DROP ROLE regress_dp_unit_analyst;
+-- a partitioned table whose partitions place the unit column elsewhere (read by name), and PrivSyn
+CREATE TABLE pv (patient_id int8, dept text, x int4) PARTITION BY LIST (dept);
+CREATE TABLE pv_a (x int4, junk int4, dept text, patient_id int8);
+ALTER TABLE pv_a DROP COLUMN junk;
+ALTER TABLE pv ATTACH PARTITION pv_a FOR VALUES IN ('a');
+CREATE TABLE pv_b PARTITION OF pv FOR VALUES IN ('b');
+-- unit 1: 20 rows in each partition; units 2..11: one row each
+INSERT INTO pv SELECT 1, 'a', g FROM generate_series(1, 20) g;
+INSERT INTO pv SELECT 1, 'b', g FROM generate_series(1, 20) g;
+INSERT INTO pv SELECT g, 'b', 1 FROM generate_series(2, 11) g;
+SELECT dp_protect('pv', epsilon => 1e6);
+SELECT dp_privacy_unit('pv', 'patient_id', 4);
+SELECT dp_declare('pv', 'dept', categories => ARRAY['a', 'b']);
+SELECT dp_declare('pv', 'x', lower => 0, upper => 20, bins => 2);
+SELECT sum(noisy_count) AS four_plus_ten FROM dp_marginal('pv', ARRAY['dept'], 1000);
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('pv', 1000, method => 'privsyn', target => 'pv_syn');
+SELECT max(n) <= 4 AS at_most_k_rows FROM (SELECT patient_id, count(*) AS n FROM pv_syn GROUP BY 1) x;
+DROP TABLE pv_syn;

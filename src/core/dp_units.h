@@ -1,0 +1,48 @@
+/*
+ * dp_units.h - privacy per unit (a person, a patient) rather than per row: contribution bounding
+ * and the rows-per-unit shape of a synthetic table.
+ *
+ * A table whose owner declared a privacy unit column (dp_protect(..., privacy_unit => ...)) is
+ * released at unit level: two tables are neighbours when they differ in all the rows of one unit.
+ * Before any count, each unit keeps at most k of its rows, chosen uniformly at random (the k
+ * smallest of independent random keys drawn from the CSPRNG, dp_random.h); docs/PRIVACY.md proves
+ * the sensitivities this gives.  Units are compared by the exact bytes of their key (the glue
+ * makes equal values equal bytes), so two units never merge.
+ *
+ * Pure C: no PostgreSQL headers.  Memory comes from the installed handlers (dp_env.h).
+ */
+#ifndef DP_UNITS_H
+#define DP_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dp_prng.h"
+
+/* The largest row bound per unit a table may declare (the rows-per-unit histogram has k cells). */
+#define DP_UNIT_MAX_ROWS 1000
+
+/*
+ * Chooses the rows each unit keeps.  Row i's unit key is bytes[off[i] .. off[i + 1]) (off has
+ * n + 1 entries), its random key rkey[i].  Writes to kept[0 .. *nkept) the indices of the kept
+ * rows, grouped by unit, and first[i] = 1 where kept[i] begins a unit (else 0); kept and first
+ * have room for n entries.  Each unit keeps its min(k, rows) rows of smallest random key (ties,
+ * of probability about rows^2 / 2^65, broken by row index).  hist (k + 1 entries, or NULL) gets
+ * hist[j] = the number of units that keep j rows (hist[0] = 0).  Returns 0, or -1 on allocation
+ * failure (dp_fail), when nothing is written.
+ */
+int			dp_unit_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const uint64_t *rkey,
+						  uint32_t k, uint64_t *kept, uint8_t *first, uint64_t *nkept, int64_t *hist);
+
+/*
+ * Post-processing of a released rows-per-unit histogram: hist[1..k] noisy numbers of units that
+ * keep j rows (hist[0] ignored).  Assigns each of nrows synthetic rows, in order, to a synthetic
+ * unit numbered from 1: unit sizes are drawn independently from the distribution proportional to
+ * max(hist[j], 0) (every unit of one row if no cell is positive), and consecutive rows share a
+ * unit; the last unit is cut at nrows.  unit_of_row has nrows entries.  Returns the number of
+ * units.
+ */
+uint64_t	dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng,
+						   int64_t *unit_of_row);
+
+#endif							/* DP_UNITS_H */

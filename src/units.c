@@ -1,0 +1,267 @@
+/*
+ * units.c - privacy per unit: a protected table whose rows belong to persons (dp_protect(...,
+ * privacy_unit => 'patient_id', max_rows_per_unit => k, max_rows_per_cell => c)).
+ *
+ * Two tables are neighbours when they differ in every row of one unit.  Every release of such a
+ * table reads it through dpsynth_scan_unit_codes: one pass stores each row's codes, the bytes of
+ * its unit value and a random key from the CSPRNG; then each unit keeps its k rows of smallest key
+ * (dp_unit_bound, src/core/dp_units.c), a uniform random subset, and only the kept rows reach the
+ * counts.  No unit's number of rows is read anywhere else, and nothing data-dependent is said.
+ * The noise is calibrated to the bounded unit in one place, dpsynth_unit_sigma2: a histogram in
+ * which a unit keeps at most k rows, at most c of them in one cell, moves by an integer vector x
+ * with sum(x) <= k and x_i <= c, so ||x||_2^2 <= floor(k/c) c^2 + (k mod c)^2 <= k c (docs/PRIVACY.md,
+ * "Privacy per unit").
+ *
+ * Units are grouped by the exact bytes of the value (no hash: two units never merge): an integer
+ * as its 8-byte two's complement, text and varchar (deterministic collations only, checked by
+ * dp_protect and again here) as their bytes, uuid as its 16 bytes; NULL is one unit of its own.
+ * For these types equal values are equal bytes, so one person is one unit.
+ *
+ * What cannot be bounded here is refused before the charge (dpsynth_unit_refuse): discovery of
+ * domains (partition selection counts rows), partitions on other servers (counted there).
+ */
+#include "dpsynth.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/uuid.h"
+
+#include "dp_codes.h"
+#include "dp_env.h"
+#include "dp_random.h"
+#include "dp_units.h"
+
+/* Reads the table's privacy unit from dpsynth.budgets; checks its column; u->on false if none. */
+void
+dpsynth_unit_load(Oid relid, DpUnit *u)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
+	int32		typmod;
+	Oid			coll;
+
+	memset(u, 0, sizeof(*u));
+#ifdef DPSYNTH_TEST_IGNORE_UNIT
+	/*
+	 * A deliberately broken build for test/script/21_unit_audit.sh ONLY: the privacy unit is
+	 * ignored (no bounding, noise for one row), so that the unit-level audit can show it catches
+	 * it.  Never defined by the Makefile.
+	 */
+	return;
+#endif
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT privacy_unit, max_rows_per_unit, max_rows_per_cell FROM dpsynth.budgets "
+							  "WHERE relid = $1", 1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the privacy unit of relation %u", relid);
+	if (SPI_processed == 1)
+	{
+		Datum		a = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			u->on = true;
+			u->attnum = DatumGetInt16(a);
+			u->max_rows = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+			u->max_cell = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+		}
+	}
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	if (!u->on)
+		return;
+	u->name = get_attname(relid, u->attnum, true);
+	if (u->name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the privacy unit column of table \"%s\" was dropped", get_rel_name(relid)),
+				 errdetail("Its rows cannot be bounded per unit. Nothing was charged.")));
+	get_atttypetypmodcoll(relid, u->attnum, &u->typid, &typmod, &coll);
+	u->typid = getBaseType(u->typid);
+	if (!(u->typid == INT2OID || u->typid == INT4OID || u->typid == INT8OID || u->typid == TEXTOID ||
+		  u->typid == VARCHAROID || u->typid == UUIDOID) ||
+		(OidIsValid(coll) && !get_collation_isdeterministic(coll)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the privacy unit column \"%s\" of table \"%s\" no longer has a supported type", u->name,
+						get_rel_name(relid)),
+				 errdetail("A unit is an integer, text, varchar or uuid column with a deterministic collation. Nothing was charged.")));
+	if (u->max_rows < 1 || u->max_rows > DP_UNIT_MAX_ROWS || u->max_cell < 1 || u->max_cell > u->max_rows)
+		elog(ERROR, "dpsynth: invalid bounds of the privacy unit of relation %u", relid);
+}
+
+/* Raises (0A000, before the charge) for what a table with a privacy unit cannot do yet. */
+void
+dpsynth_unit_refuse(const DpUnit *u, Oid relid, const char *what, const char *why)
+{
+	if (!u->on)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not available on table \"%s\", which has a privacy unit (\"%s\")", what,
+					get_rel_name(relid), u->name),
+			 errdetail("%s Nothing was charged.", why)));
+}
+
+/*
+ * The squared L2 sensitivity of a histogram whose every unit keeps at most k rows, at most c
+ * in one cell: the largest ||x||^2 over integer x >= 0 with sum(x) <= k and x_i <= c is reached
+ * with floor(k/c) cells of c and one of k mod c.  per_cell false: c = k (k^2).
+ */
+int64
+dpsynth_unit_sensitivity2(const DpUnit *u, bool per_cell)
+{
+	int64		k = u->max_rows,
+				c = per_cell ? u->max_cell : u->max_rows;
+
+	if (!u->on)
+		return 1;
+	return (k / c) * c * c + (k % c) * (k % c);
+}
+
+/*
+ * The one place where the noise of a release is calibrated to the bounded unit: the variance
+ * that gives a release of squared L2 sensitivity s2 the zCDP rho = 1 / (2 sigma2) planned for
+ * sensitivity 1, since rho = s2 / (2 * s2 * sigma2).
+ */
+double
+dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
+{
+	return sigma2 * (double) dpsynth_unit_sensitivity2(u, per_cell);
+}
+
+/* The unit value's bytes: a tag (0 NULL, 1 value), then the value (see the header). */
+static void
+unit_key(const DpUnit *u, Datum v, bool isnull, StringInfo buf)
+{
+	appendStringInfoChar(buf, isnull ? 0 : 1);
+	if (isnull)
+		return;
+	switch (u->typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			{
+				int64		x = u->typid == INT2OID ? DatumGetInt16(v) :
+					u->typid == INT4OID ? DatumGetInt32(v) : DatumGetInt64(v);
+
+				appendBinaryStringInfo(buf, (const char *) &x, sizeof(x));
+				break;
+			}
+		case UUIDOID:
+			appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(v)->data, UUID_LEN);
+			break;
+		default:
+			{
+				text	   *t = DatumGetTextPP(v);
+
+				appendBinaryStringInfo(buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				if ((Pointer) t != DatumGetPointer(v))
+					pfree(t);
+			}
+	}
+}
+
+/*
+ * One pass over the table (serially: a parallel scan would need the units' rows in one place),
+ * then the bounding, then row_fn on every kept row, the rows of a unit one after another (first
+ * says a unit begins).  hist (k + 1 entries, or NULL) gets the number of units keeping j rows: a
+ * private vector, to release through dp_noise_counts only.  Nothing here fails on a value.
+ */
+void
+dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u, DpUnitRowFn row_fn,
+						void *arg, int64 *hist)
+{
+	DpSourceScan scan;
+	TupleTableSlot *slot;
+	MemoryContext rowcxt;
+	dp_codes	t;
+	dp_code    *codes = palloc(sizeof(dp_code) * Max(ncols, 1));
+	StringInfoData keys;
+	uint64	   *off;
+	uint64		offcap = 1024,
+				n = 0,
+				nkept;
+	uint64	   *rkey,
+			   *kept;
+	uint8	   *first;
+	AttrNumber	maxatt = u->attnum;
+	int			nestlevel = dpsynth_pin_output_settings();
+
+	Assert(u->on);
+	for (int j = 0; j < ncols; j++)
+		maxatt = Max(maxatt, cols[j].attnum);
+	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
+		elog(ERROR, "out of memory");
+	initStringInfo(&keys);
+	off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * offcap);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
+	dpsynth_source_begin(&scan, rel);
+	while ((slot = dpsynth_source_next(&scan)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		dpsynth_encode_slot(cols, ncols, maxatt, slot, rowcxt, codes);
+		if (dp_codes_append(&t, codes) != 0)
+			elog(ERROR, "out of memory");
+		if (n + 2 > offcap)
+		{
+			offcap += offcap / 2;
+			off = repalloc_huge(off, sizeof(uint64) * offcap);
+		}
+		off[n++] = (uint64) keys.len;
+		unit_key(u, slot->tts_values[u->attnum - 1], slot->tts_isnull[u->attnum - 1], &keys);
+	}
+	off[n] = (uint64) keys.len;
+	dpsynth_source_end(&scan);
+	MemoryContextDelete(rowcxt);
+
+	rkey = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
+	kept = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
+	first = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1));
+	dp_random_bytes(rkey, sizeof(uint64) * n);
+	if (dp_unit_bound(n, (const uint8 *) keys.data, off, rkey, (uint32) u->max_rows, kept, first, &nkept,
+					  hist) != 0)
+		elog(ERROR, "out of memory");
+	pfree(rkey);
+	pfree(off);
+	pfree(keys.data);
+	for (uint64 i = 0; i < nkept; i++)
+	{
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < ncols; j++)
+			codes[j] = t.col[j][kept[i]];
+		row_fn(codes, first[i] != 0, arg);
+	}
+	pfree(kept);
+	pfree(first);
+	dp_codes_free(&t);
+	pfree(codes);
+	AtEOXact_GUC(false, nestlevel);
+}
+
+/* The ledger's words for the unit: ", \"privacy_unit\": {...}", or "" without a unit. */
+char *
+dpsynth_unit_json(const DpUnit *u, bool per_cell)
+{
+	StringInfoData js;
+
+	if (!u->on)
+		return "";
+	initStringInfo(&js);
+	appendStringInfoString(&js, ", \"privacy_unit\": {\"column\": ");
+	escape_json(&js, u->name);
+	appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",
+					 u->max_rows, per_cell ? u->max_cell : u->max_rows, dpsynth_unit_sensitivity2(u, per_cell));
+	return js.data;
+}

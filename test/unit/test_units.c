@@ -1,0 +1,230 @@
+/*
+ * test_units.c - unit tests of src/core/dp_units.c: contribution bounding per privacy unit and
+ * the rows-per-unit shape of a synthetic table.
+ *
+ * Bounding: every unit keeps min(k, its rows) of its own rows, grouped and flagged, with the
+ * histogram of kept rows per unit; units whose keys are prefixes of each other or differ in one
+ * byte stay apart; the kept subset is uniform (each of 5 rows of a unit kept with frequency 2/5
+ * at k = 2, over 20,000 draws of CSPRNG keys: a 6-sigma band).  Assignment: unit sizes follow the
+ * released histogram, negative cells count as zero, and every row gets a unit.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_random.h"
+#include "dp_units.h"
+#include "unit.h"
+
+/* rows of units given by sizes[], unit u's key the bytes "u<u>" (u >= 10 gives longer keys,
+ * and unit 1's key "u1" is a prefix of unit 10's "u10") */
+static void
+build(const uint32_t *sizes, uint32_t nunits, uint8_t **bytes, uint64_t **off, uint64_t *n,
+	  uint32_t **unit_of)
+{
+	uint64_t	rows = 0,
+				pos = 0,
+				r = 0;
+
+	for (uint32_t u = 0; u < nunits; u++)
+		rows += sizes[u];
+	*bytes = malloc(rows * 16 + 1);
+	*off = malloc(sizeof(uint64_t) * (rows + 1));
+	*unit_of = malloc(sizeof(uint32_t) * (rows + 1));
+	/* interleave the units' rows, so that a unit's rows are not adjacent in the input */
+	for (uint32_t round = 0;; round++)
+	{
+		bool		any = false;
+
+		for (uint32_t u = 0; u < nunits; u++)
+			if (round < sizes[u])
+			{
+				int			len = sprintf((char *) *bytes + pos, "u%u", u);
+
+				(*off)[r] = pos;
+				(*unit_of)[r] = u;
+				pos += (uint64_t) len;
+				r++;
+				any = true;
+			}
+		if (!any)
+			break;
+	}
+	(*off)[r] = pos;
+	*n = rows;
+}
+
+static void
+test_bound(void)
+{
+	uint32_t	sizes[12] = {1, 2, 3, 8, 40, 0, 1, 1, 5, 2, 7, 1};
+	uint32_t	k = 3;
+	uint8_t    *bytes;
+	uint64_t   *off,
+			   *rkey,
+			   *kept,
+				n,
+				nkept;
+	uint32_t   *unit_of;
+	uint8_t    *first;
+	int64_t		hist[4];
+	uint32_t	seen[12] = {0};
+	int64_t		want[4] = {0};
+	bool		grouped = true,
+				flags = true;
+	uint32_t	nfirst = 0;
+	int			rc;
+
+	build(sizes, 12, &bytes, &off, &n, &unit_of);
+	rkey = malloc(sizeof(uint64_t) * n);
+	kept = malloc(sizeof(uint64_t) * n);
+	first = malloc(n);
+	dp_random_bytes(rkey, sizeof(uint64_t) * n);
+	rc = dp_unit_bound(n, bytes, off, rkey, k, kept, first, &nkept, hist);
+	unit_check(rc == 0, "dp_unit_bound succeeds on %llu rows", (unsigned long long) n);
+	for (uint64_t i = 0; i < nkept; i++)
+	{
+		uint32_t	u = unit_of[kept[i]];
+
+		seen[u]++;
+		if (first[i])
+			nfirst++;
+		if (i > 0 && !first[i] && unit_of[kept[i - 1]] != u)
+			grouped = false;
+		if (i > 0 && first[i] && unit_of[kept[i - 1]] == u)
+			flags = false;
+		/* within a unit, increasing random keys */
+		if (i > 0 && !first[i] && rkey[kept[i - 1]] > rkey[kept[i]])
+			grouped = false;
+	}
+	unit_check(grouped, "kept rows are grouped by unit, in increasing random key");
+	unit_check(flags && (nkept == 0 || first[0]), "first[] flags exactly the start of each unit");
+	{
+		bool		ok = true;
+		uint32_t	units = 0;
+
+		for (uint32_t u = 0; u < 12; u++)
+		{
+			uint32_t	w = sizes[u] < k ? sizes[u] : k;
+
+			ok = ok && seen[u] == w;
+			if (w > 0)
+			{
+				want[w]++;
+				units++;
+			}
+		}
+		unit_check(ok, "every unit keeps min(k, its rows) rows (units 1 and 10: keys \"u1\", \"u10\" stay apart)");
+		unit_check(nfirst == units, "one first flag per unit (%u, want %u)", nfirst, units);
+	}
+	unit_check(memcmp(hist, want, sizeof(hist)) == 0,
+			   "histogram of kept rows per unit: %lld %lld %lld %lld", (long long) hist[0],
+			   (long long) hist[1], (long long) hist[2], (long long) hist[3]);
+	rc = dp_unit_bound(0, bytes, off, rkey, k, kept, first, &nkept, hist);
+	unit_check(rc == 0 && nkept == 0 && hist[1] == 0, "an empty table keeps nothing");
+	free(bytes);
+	free(off);
+	free(unit_of);
+	free(rkey);
+	free(kept);
+	free(first);
+}
+
+/* each of 5 rows of one unit kept with probability 2/5 at k = 2 */
+static void
+test_uniform(void)
+{
+	uint8_t		bytes[5] = {'a', 'a', 'a', 'a', 'a'};
+	uint64_t	off[6] = {0, 1, 2, 3, 4, 5};	/* five one-byte keys "a": one unit */
+	uint64_t	rkey[5],
+				kept[5],
+				nkept;
+	uint8_t		first[5];
+	uint32_t	count[5] = {0};
+	const int	trials = 20000;
+	bool		ok = true;
+	double		p = 0.4,
+				sd = sqrt(trials * p * (1 - p));
+
+	for (int t = 0; t < trials; t++)
+	{
+		dp_random_bytes(rkey, sizeof(rkey));
+		if (dp_unit_bound(5, bytes, off, rkey, 2, kept, first, &nkept, NULL) != 0 || nkept != 2)
+			ok = false;
+		for (uint64_t i = 0; i < nkept; i++)
+			count[kept[i]]++;
+	}
+	unit_check(ok, "one unit of 5 rows keeps 2 at k = 2, every time");
+	for (int i = 0; i < 5; i++)
+		unit_check(fabs(count[i] - trials * p) < 6 * sd, "row %d kept %u times of %d (expected %.0f +- 6 * %.1f)",
+				   i, count[i], trials, trials * p, sd);
+}
+
+static void
+test_assign(void)
+{
+	double		hist[4] = {99, 10, -5, 30};	/* hist[0] ignored, the negative cell counts as 0 */
+	uint64_t	nrows = 200000;
+	int64_t    *unit = malloc(sizeof(int64_t) * nrows);
+	dp_prng		rng;
+	uint64_t	units,
+				size = 0,
+				n1 = 0,
+				n3 = 0,
+				other = 0;
+	bool		consecutive = true;
+
+	dp_prng_seed(&rng, 42);
+	units = dp_unit_assign(hist, 3, nrows, &rng, unit);
+	for (uint64_t r = 0; r < nrows; r++)
+	{
+		if (r > 0 && unit[r] != unit[r - 1] && unit[r] != unit[r - 1] + 1)
+			consecutive = false;
+		size++;
+		if (r + 1 == nrows || unit[r + 1] != unit[r])
+		{
+			if (r + 1 < nrows)	/* the last unit may be cut */
+			{
+				if (size == 1)
+					n1++;
+				else if (size == 3)
+					n3++;
+				else
+					other++;
+			}
+			size = 0;
+		}
+	}
+	unit_check(unit[0] == 1 && (uint64_t) unit[nrows - 1] == units && consecutive,
+			   "units numbered 1..%llu over consecutive rows", (unsigned long long) units);
+	unit_check(other == 0, "no unit of a size whose cell is not positive (%llu)", (unsigned long long) other);
+	{
+		double		f3 = (double) n3 / (double) (n1 + n3);
+
+		unit_check(fabs(f3 - 0.75) < 0.01, "units of 3 rows: %.4f of all, expected 0.75", f3);
+	}
+	{
+		double		zero[3] = {0, -1, 0};
+
+		units = dp_unit_assign(zero, 2, 10, &rng, unit);
+		unit_check(units == 10 && unit[9] == 10, "no positive cell: one row per unit");
+	}
+	free(unit);
+}
+
+int
+main(void)
+{
+	if (dp_random_init() != 0)
+	{
+		printf("Bail out! libsodium\n");
+		return 1;
+	}
+	test_bound();
+	test_uniform();
+	test_assign();
+	return unit_done();
+}
