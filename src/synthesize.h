@@ -109,7 +109,7 @@ typedef struct DpModel
 } DpModel;
 
 /* dp_synthesize per unit: the rows-per-unit histogram gets 1 / this of the release's rho units. */
-#define DPSYNTH_UNIT_SHAPE_PARTS 20
+#define DPSYNTH_UNIT_SHAPE_PARTS 50
 
 /* What the catalog says about a stored model besides the model itself. */
 typedef struct DpModelMeta

@@ -60,8 +60,12 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT privacy_unit, max_rows_per_unit, max_rows_per_cell FROM dpsynth.budgets "
-							  "WHERE relid = $1", 1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+	/* through to_jsonb: a catalog older than 0.4.0 (the library is loaded before ALTER EXTENSION
+	 * UPDATE) has no such columns, and its tables have no unit */
+	if (SPI_execute_with_args("SELECT (j->>'privacy_unit')::int2, (j->>'max_rows_per_unit')::int4, "
+							  "(j->>'max_rows_per_cell')::int4 FROM dpsynth.budgets b, "
+							  "LATERAL pg_catalog.to_jsonb(b) j WHERE b.relid = $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the privacy unit of relation %u", relid);
 	if (SPI_processed == 1)
 	{

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/units_scale.sh - the cost of privacy per unit (issue 39, item 6): dp_synthesize of Adult's
+# rows repeated to $ROWS rows (default 1,000,000), protected per row, against the same rows with a
+# `person` column of $ROWS / $PER units ($PER = 10 consecutive rows each, default: 100,000 units)
+# declared with dp_privacy_unit(max_rows_per_unit => $PER), so that every row is kept; epsilon
+# $EPS (default 1), domain.json declared, $RUNS calls each (default 2), alternating, each in a
+# session of its own; wall seconds, the call's own seconds and the backend's RssAnon peak.
+# Runs in the cluster of PGHOST/PGPORT (a running throwaway cluster with dpsynth installed), in a
+# database of its own that it drops at the end.
+# Usage: [ROWS=N] [PER=N] [EPS=x] [RUNS=N] bench/units_scale.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+set +e
+: "${PGHOST:?export PGHOST/PGPORT/PGUSER of a running cluster with dpsynth installed}"
+ROWS=${ROWS:-1000000}
+PER=${PER:-10}
+EPS=${EPS:-1}
+RUNS=${RUNS:-2}
+DB=units_scale
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
+psql -X -q -d $DB -c "CREATE EXTENSION dpsynth" >/dev/null
+dp_load_adult $DB
+dp_make_adult_rows $DB rows_t "$ROWS"
+psql -X -q -d $DB -v ON_ERROR_STOP=1 -v per="$PER" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null <<'SQL'
+CREATE TABLE units_t AS SELECT (row_number() OVER () - 1) / :per AS person, r.* FROM rows_t r;
+VACUUM ANALYZE units_t;
+SELECT dp_protect('units_t', epsilon => 999);
+SELECT dp_privacy_unit('units_t', 'person', max_rows_per_unit => :per);
+SELECT dp_declare('units_t', :'domain'::jsonb);
+SQL
+out=$(mktemp)
+echo "# $(date -u '+%F %H:%M') UTC, commit $(git -C "$TOP" rev-parse --short HEAD), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in $(seq 1 "$RUNS"); do
+	for t in rows_t units_t; do
+		dp_call_with_peak "SELECT rows_written, seconds FROM dp_synthesize('$t', epsilon => $EPS, target => 's_$t');" "$out" $DB
+		printf '# %s, %s rows, run %s: %.1f s wall; %s; RssAnon peak %d MB\n' "$t" "$ROWS" "$run" "$BENCH_WALL" \
+			"$(head -n 1 "$out")" $((BENCH_PEAK_KB / 1024))
+		psql -X -q -d $DB -c "DROP TABLE IF EXISTS s_$t" >/dev/null
+	done
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+rm -f "$out" "$out.raw" "$out.rc"
+psql -X -q -d postgres -c "DROP DATABASE $DB" >/dev/null
