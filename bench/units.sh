@@ -4,7 +4,7 @@
 # tables with many rows per person in ../shared/datasets (covid_testing: unit subject_id; males:
 # unit nr), judged by ../shared/tools/evaluate.py as ../shared/datasets/ANCHORS.md judged AIM and MST.
 #
-# Methods (METHODS, default "rowk unit"; unit is skipped when dp_protect has no privacy_unit):
+# Methods (METHODS, default "rowk unit"; unit is skipped when the build has no dp_privacy_unit):
 #   rowk  group privacy: each person keeps at most k rows, chosen uniformly at random within the
 #         person (ORDER BY random() after setseed(run / 1000): reproducible, the same rows for every
 #         epsilon of one run); the unit and identifier columns are dropped; the table is protected
@@ -13,8 +13,12 @@
 #         rho of epsilon E divided by k^2 (checked against the rho_charged it reports).  The synthetic
 #         rows have no persons: each synthetic row gets a unit id of its own (rows per unit 1).
 #   unit  dpsynth per unit: the table with its unit column (identifiers dropped), protected with
-#         privacy_unit and max_rows_per_unit => k, dp_synthesize at epsilon E; its synthetic table
-#         keeps the unit column with synthetic ids.
+#         discovery => false (this build refuses DP discovery on a table with a unit, and a column
+#         declared with bounds only would learn quantile bins by DP: with discovery off it keeps
+#         bins over the declared bounds), dp_privacy_unit(table, UNIT, max_rows_per_unit => k),
+#         domain.json declared (without the unit and identifiers), dp_synthesize at epsilon E: it
+#         keeps k random rows per person itself (CSPRNG: the run's setseed does not reach it); its
+#         synthetic table keeps the unit column with synthetic ids.
 # Every run is evaluated with `evaluate.py TRAIN SYNTH --test TEST --target T --unit U --exclude IDS
 # --json` against the full train table.  The table printed has, per dataset, AIM's and MST's rows from
 # ANCHORS.md (epsilon 1) and one row per method, k and epsilon: means with (min-max) over the runs.
@@ -22,8 +26,8 @@
 # Usage (against a running cluster with dpsynth installed: PGHOST, PGPORT, PGUSER exported; without
 # PGHOST a throwaway cluster of PGBIN's installation is started on DPSYNTH_PORT and stopped at exit):
 #   RUNS=5 EPSILONS="0.3 1 3" bench/units.sh [--record]
-#   bench/units.sh --summarize DIR [--record]   (the table of the runs already in DIR, e.g. an
-#                                                interrupted run's bench/out/units.PID)
+#   bench/units.sh --summarize DIR... [--record]   (one table of the runs already in the DIRs, e.g.
+#                                                   an interrupted run's bench/out/units.PID)
 # Other settings: DATASETS ("covid_testing males"), METHODS, KS_covid_testing ("1 2 4"),
 # KS_males ("1 2 4 8") (ANCHORS.md's k), UNITS_DB (units), EVAL_JOBS (2: evaluations run beside the
 # next synthesis, each on one thread; at most one synthesis at a time).  Runs are ordered run-major
@@ -45,16 +49,23 @@ declare -A UNIT=([covid_testing]=subject_id [males]=nr)
 declare -A IDS=([covid_testing]=fake_first_name,fake_last_name [males]=)
 export OMP_NUM_THREADS=1
 
-summarize() {	# $1 directory of the runs' JSON lines; prints the report
-	/usr/bin/python3 - "$1" "$SHARED" "$TOP" <<'PY'
+summarize() {	# $@ directories of runs' JSON lines (and meta.json); prints the report
+	/usr/bin/python3 - "$SHARED" "$TOP" "$@" <<'PY'
 import glob, json, os, re, subprocess, sys, csv, collections
-out, shared, top = sys.argv[1], sys.argv[2], sys.argv[3]
-meta = json.load(open(os.path.join(out, "meta.json")))
+shared, top, outs = sys.argv[1], sys.argv[2], sys.argv[3:]
+metas = [json.load(open(os.path.join(o, "meta.json"))) for o in outs]
+meta = dict(metas[0])
+for key in ("date", "commit", "load", "command"):
+    vals = [m[key] for m in metas]
+    meta[key] = vals[0] if len(set(vals)) == 1 else "; ".join(vals)
+meta["datasets"] = [d for m in metas for d in m["datasets"]]
+meta["datasets"] = sorted(set(meta["datasets"]), key=meta["datasets"].index)
 runs = collections.defaultdict(list)
-for f in sorted(glob.glob(os.path.join(out, "*.jsonl"))):
-    for line in open(f):
-        r = json.loads(line)
-        runs[(r["dataset"], r["method"], r["k"], r["epsilon"])].append(r)
+for o in outs:
+    for f in sorted(glob.glob(os.path.join(o, "*.jsonl"))):
+        for line in open(f):
+            r = json.loads(line)
+            runs[(r["dataset"], r["method"], r["k"], r["epsilon"])].append(r)
 METRICS = ["rows_synth", "unit_rows_tvd", "tvd1", "tvd2", "tvd3", "range", "tstr_acc", "tstr_auc"]
 def fmt(v, key):
     if key == "rows_synth":
@@ -85,6 +96,9 @@ def single_share(dataset, unit):
     synthetic table whose every row is its own person (how the baseline's rows are scored)."""
     n = collections.Counter(r[unit] for r in csv.DictReader(open(os.path.join(shared, "datasets", dataset, f"{dataset}_train.csv"))))
     return sum(1 for c in n.values() if c == 1) / len(n)
+def sci(v):
+    m, e = f"{v:.2e}".split("e")
+    return f"{m}e{int(e)}"
 def epskey(e):
     return float(e)
 print(f"### Privacy per person: group-privacy baseline vs per unit (issue 39), {meta['date']}, commit {meta['commit']}")
@@ -104,12 +118,11 @@ for d in meta["datasets"]:
     for a in anchors(d):
         sysname, k, rho, nrows, t1, t2, t3, rg, auc = a
         print(f"| {sysname} (ANCHORS.md) | {k} | 1 | 2.44e-2 | {rho} | 2 | {nrows} | {fmt(1 - share, 'tvd1')}* | {t1} | {t2} | {t3} | {rg} | | {auc} | |")
-    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (k[1] != "rowk", int(k[2]) if k[1] == "rowk" else 0, epskey(k[3])))
+    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (k[1] != "rowk", int(k[2]), epskey(k[3])))
     for key in keys:
         rs = runs[key]
         name = {"rowk": "dpsynth row-level, group privacy", "unit": "dpsynth per unit"}[key[1]]
-        rho = rs[0]["rho_person"]
-        print(f"| {name} | {key[2]} | {key[3]} | {rho:.3g} | {rs[0]['rho_charged']:.3g} | {len(rs)} | " +
+        print(f"| {name} | {key[2]} | {key[3]} | {sci(rs[0]['rho_person'])} | {sci(rs[0]['rho_charged'])} | {len(rs)} | " +
               " | ".join(cell(rs, m) for m in METRICS) + f" | {cell(rs, 'seconds')} |")
     if trtr:
         print(f"| train on real | | | | | | {trtr[0]['rows_real']} | 0 | | | | | {trtr[0]['trtr_acc']:.3f} | {trtr[0]['trtr_auc']:.3f} | |")
@@ -132,9 +145,13 @@ PY
 }
 
 if [ "${1:-}" = "--summarize" ]; then
-	report=$(summarize "$2")
+	shift
+	dirs=()
+	rec=""
+	for a in "$@"; do [ "$a" = --record ] && rec=1 || dirs+=("$a"); done
+	report=$(summarize "${dirs[@]}")
 	echo "$report"
-	[ "${3:-}" = "--record" ] && record "$report"
+	[ -n "$rec" ] && record "$report"
 	exit 0
 fi
 
@@ -151,8 +168,7 @@ if ! psql -X -qAt -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB
 	psql -X -q -d postgres -c "CREATE DATABASE $DB"
 fi
 psql -X -q -d "$DB" -c "CREATE EXTENSION IF NOT EXISTS dpsynth"
-HAS_UNIT=$(psql -X -qAt -d "$DB" -c "SELECT count(*) FROM pg_proc WHERE proname = 'dp_protect'
-	AND 'privacy_unit' = ANY (proargnames) AND 'max_rows_per_unit' = ANY (proargnames)")
+HAS_UNIT=$(psql -X -qAt -d "$DB" -c "SELECT count(*) FROM pg_proc WHERE proname = 'dp_privacy_unit'")
 
 # The owner's tables as scripts/load_dataset.py creates them (types and NOT NULL from domain.json and
 # the rows), named DATASET_raw, unprotected: every run copies from it.
@@ -214,34 +230,34 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 	csv="$OUT/synth-$m-$d-$k-$eps-$run.csv"
 	rho_person=$(psql -X -qAt -d "$DB" -c "SELECT dp_rho($eps, $DELTA)")
 	if [ "$m" = rowk ]; then
-		make_table "$d" "$t" "${UNIT[$d]}${IDS[$d]:+,${IDS[$d]}}" "$k" "$run"
-		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999)" >/dev/null
+		make_table "$d" "$t" "${UNIT[$d]}${IDS[$d]:+,${IDS[$d]}}" "$k" "$run" || return 1
+		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999)" >/dev/null || return 1
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
-			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null
+			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1
 		# the row-level epsilon whose rho is rho_person / k^2, nudged down if the round trip lands above
 		eps_call=$(psql -X -qAt -d "$DB" -c "WITH RECURSIVE e(v, i) AS (
 				SELECT dp_epsilon($rho_person / ($k * $k), $DELTA), 0
 				UNION ALL SELECT v * (1 - 1e-12), i + 1 FROM e WHERE dp_rho(v, $DELTA) > $rho_person / ($k * $k) AND i < 1000)
-			SELECT v FROM e ORDER BY i DESC LIMIT 1")
+			SELECT v FROM e ORDER BY i DESC LIMIT 1") || return 1
 	else
-		make_table "$d" "$t" "${IDS[$d]}" 1000000 "$run"
-		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999,
-			privacy_unit => '${UNIT[$d]}', max_rows_per_unit => $k)" >/dev/null
+		make_table "$d" "$t" "${IDS[$d]}" 1000000 "$run" || return 1
+		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999, discovery => false)" \
+			-c "SELECT dp_privacy_unit('$t', '${UNIT[$d]}', max_rows_per_unit => $k)" >/dev/null || return 1
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
-			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null
+			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1
 		eps_call=$eps
 	fi
 	psql -X -q -d "$DB" -c "DROP TABLE IF EXISTS synth" >/dev/null
 	info=$(psql -X -qAt -F ' ' -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT seconds->>'total', rho_charged
-		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth')")
+		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth')") || return 1
 	read -r secs rho_charged <<<"$info"
 	if [ "$m" = rowk ]; then
 		# the group-privacy guarantee: k^2 times the row-level rho is at most the person-level rho
 		/usr/bin/python3 -c "import sys; sys.exit(0 if $rho_charged * $k * $k <= $rho_person * (1 + 1e-12) else 1)" ||
 			{ echo "rho_charged $rho_charged * $k^2 exceeds $rho_person" >&2; return 1; }
-		psql -X -q -d "$DB" -c "\\copy (SELECT row_number() OVER () AS ${UNIT[$d]}, * FROM synth) TO '$csv' WITH (FORMAT csv, HEADER true)"
+		psql -X -q -d "$DB" -c "\\copy (SELECT row_number() OVER () AS ${UNIT[$d]}, * FROM synth) TO '$csv' WITH (FORMAT csv, HEADER true)" || return 1
 	else
-		psql -X -q -d "$DB" -c "\\copy synth TO '$csv' WITH (FORMAT csv, HEADER true)"
+		psql -X -q -d "$DB" -c "\\copy synth TO '$csv' WITH (FORMAT csv, HEADER true)" || return 1
 	fi
 	out="$OUT/$m-$d-$k-$eps.jsonl"
 	wait_slot
@@ -252,7 +268,7 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 methods=""
 for m in $METHODS; do
 	if [ "$m" = unit ] && [ "$HAS_UNIT" = 0 ]; then
-		echo "note: dp_protect has no privacy_unit/max_rows_per_unit here: per-unit runs skipped" >&2
+		echo "note: this build has no dp_privacy_unit: per-unit runs skipped" >&2
 		continue
 	fi
 	methods="$methods $m"
