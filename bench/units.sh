@@ -12,6 +12,8 @@
 #         epsilon_row = dp_epsilon(dp_rho(E, 1e-6) / k^2, 1e-6), so that its rho is the person-level
 #         rho of epsilon E divided by k^2 (checked against the rho_charged it reports).  The synthetic
 #         rows have no persons: each synthetic row gets a unit id of its own (rows per unit 1).
+#   rowk_nodisc  rowk with dp_protect(discovery => false), as the unit runs are protected (below):
+#         tells what the bins learned by DP are worth, apart from the unit.
 #   unit  dpsynth per unit: the table with its unit column (identifiers dropped), protected with
 #         discovery => false (this build refuses DP discovery on a table with a unit, and a column
 #         declared with bounds only would learn quantile bins by DP: with discovery off it keeps
@@ -112,16 +114,17 @@ for d in meta["datasets"]:
     trtr = [r for k, rs in runs.items() if k[0] == d for r in rs]
     print(f"#### {d} (unit {unit}; target {meta['target'][d]})")
     print()
-    print("| method | k | epsilon | rho per person | rho of the synthesis | runs | " + " | ".join(METRICS) + " | seconds |")
+    print("| method | k | epsilon | rho per person | rho charged | runs | " + " | ".join(METRICS) + " | seconds |")
     print("|---|---|---|---|---|---|" + "---|" * (len(METRICS) + 1))
     share = single_share(d, unit)
     for a in anchors(d):
         sysname, k, rho, nrows, t1, t2, t3, rg, auc = a
         print(f"| {sysname} (ANCHORS.md) | {k} | 1 | 2.44e-2 | {rho} | 2 | {nrows} | {fmt(1 - share, 'tvd1')}* | {t1} | {t2} | {t3} | {rg} | | {auc} | |")
-    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (k[1] != "rowk", int(k[2]), epskey(k[3])))
+    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (["rowk", "rowk_nodisc", "unit"].index(k[1]), int(k[2]), epskey(k[3])))
     for key in keys:
         rs = runs[key]
-        name = {"rowk": "dpsynth row-level, group privacy", "unit": "dpsynth per unit"}[key[1]]
+        name = {"rowk": "dpsynth row-level, group privacy", "unit": "dpsynth per unit",
+                "rowk_nodisc": "dpsynth row-level, group privacy, discovery off"}[key[1]]
         print(f"| {name} | {key[2]} | {key[3]} | {sci(rs[0]['rho_person'])} | {sci(rs[0]['rho_charged'])} | {len(rs)} | " +
               " | ".join(cell(rs, m) for m in METRICS) + f" | {cell(rs, 'seconds')} |")
     if trtr:
@@ -225,13 +228,14 @@ wait_slot() {	# at most EVAL_JOBS evaluations at a time
 }
 
 run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
-	local m=$1 d=$2 k=$3 eps=$4 run=$5 t csv rho_person eps_call out info
+	local m=$1 d=$2 k=$3 eps=$4 run=$5 t csv rho_person eps_call out info disc
 	t="${d}_${m}"
 	csv="$OUT/synth-$m-$d-$k-$eps-$run.csv"
 	rho_person=$(psql -X -qAt -d "$DB" -c "SELECT dp_rho($eps, $DELTA)")
-	if [ "$m" = rowk ]; then
+	if [ "$m" = rowk ] || [ "$m" = rowk_nodisc ]; then
+		[ "$m" = rowk ] && disc=true || disc=false
 		make_table "$d" "$t" "${UNIT[$d]}${IDS[$d]:+,${IDS[$d]}}" "$k" "$run" || return 1
-		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999)" >/dev/null || return 1
+		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999, discovery => $disc)" >/dev/null || return 1
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
 			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1
 		# the row-level epsilon whose rho is rho_person / k^2, nudged down if the round trip lands above
@@ -251,7 +255,7 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 	info=$(psql -X -qAt -F ' ' -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT seconds->>'total', rho_charged
 		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth')") || return 1
 	read -r secs rho_charged <<<"$info"
-	if [ "$m" = rowk ]; then
+	if [ "$m" != unit ]; then
 		# the group-privacy guarantee: k^2 times the row-level rho is at most the person-level rho
 		/usr/bin/python3 -c "import sys; sys.exit(0 if $rho_charged * $k * $k <= $rho_person * (1 + 1e-12) else 1)" ||
 			{ echo "rho_charged $rho_charged * $k^2 exceeds $rho_person" >&2; return 1; }
