@@ -178,3 +178,89 @@ BEGIN
 	RETURN n;
 END
 $$;
+
+-- The charge refuses a release that read another privacy unit than the one in force (a change
+-- committed while it ran): issue 39, review R1.
+CREATE OR REPLACE FUNCTION dpsynth._charge(p_relid oid, p_role oid, p_session oid, p_function text,
+								p_columns text[], p_epsilon float8, p_delta float8, p_units int8,
+								p_delta_add float8, p_details jsonb,
+								OUT status text, OUT ledger_id bigint, OUT rho_charged numeric,
+								OUT rho_remaining numeric, OUT limit_role oid)
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	b dpsynth.budgets;
+	lim record;
+	roles oid[];
+BEGIN
+	SELECT * INTO b FROM dpsynth.budgets WHERE relid = p_relid AND dpsynth._identifies(relid, relname) FOR NO KEY UPDATE;
+	IF NOT FOUND THEN
+		status := 'unprotected';
+		RETURN;
+	END IF;
+	-- The release read the table's privacy unit before this charge (details.privacy_unit, absent
+	-- for a release per row); under the budget row's lock it must still be the unit in force, or
+	-- a release bounded by another unit (or by none) would be charged as one per unit: refused,
+	-- nothing charged (dp_privacy_unit changes it only while nothing is spent).
+	IF b.privacy_unit IS DISTINCT FROM (SELECT a.attnum FROM pg_catalog.pg_attribute a
+										WHERE a.attrelid = p_relid AND NOT a.attisdropped
+										  AND a.attname = p_details->'privacy_unit'->>'column')
+	   OR b.max_rows_per_unit IS DISTINCT FROM (p_details->'privacy_unit'->>'max_rows_per_unit')::int4 THEN
+		RAISE EXCEPTION 'the privacy unit of table % changed while this call ran', b.relname
+			USING ERRCODE = 'serialization_failure',
+				  DETAIL = 'The release read it before the owner''s change committed. Nothing was charged.',
+				  HINT = 'Call again.';
+	END IF;
+	rho_charged := dpsynth._units_rho(p_units);
+	rho_remaining := b.rho_allowance - b.rho_spent;
+	roles := ARRAY(SELECT r.oid FROM pg_catalog.pg_roles r
+				   WHERE pg_catalog.pg_has_role(p_role, r.oid, 'MEMBER')
+					  OR pg_catalog.pg_has_role(p_session, r.oid, 'MEMBER') ORDER BY 1);
+	status := 'charged';
+	IF rho_charged > rho_remaining
+		OR (b.delta_spent + p_delta_add::numeric > 0
+			AND (b.epsilon >= 1000
+				 OR exp(b.epsilon::numeric) * (b.delta_spent + p_delta_add::numeric) > b.selection_delta::numeric)) THEN
+		status := 'over_budget';
+	ELSE
+		FOR lim IN SELECT * FROM dpsynth.role_limits rl
+				   WHERE rl.relid = p_relid AND rl.role = ANY (roles) ORDER BY rl.role LOOP
+			IF (SELECT coalesce(sum(l.rho), 0) FROM dpsynth.ledger l
+				WHERE l.budget_id = b.id AND l.status <> 'refused' AND lim.role = ANY (l.charged_to))
+			   + rho_charged > lim.rho_limit THEN
+				status := 'over_role_limit';
+				limit_role := lim.role;
+				EXIT;
+			END IF;
+		END LOOP;
+	END IF;
+	IF status <> 'charged' THEN
+		-- a refusal repeated: counted, no new ledger row (see dpsynth.refusals)
+		UPDATE dpsynth.refusals r SET attempts = r.attempts + 1, last_at = pg_catalog.clock_timestamp(),
+			last_rho = rho_charged
+			WHERE r.budget_id = b.id AND r.role = p_role AND r.function = p_function AND r.reason = status
+			RETURNING r.first_ledger_id INTO ledger_id;
+		IF FOUND THEN
+			RETURN;
+		END IF;
+	END IF;
+	INSERT INTO dpsynth.ledger (budget_id, relid, relname, role, rolname, session_role, charged_to, function,
+								columns, epsilon, delta, rho, delta_add, details, status, reason)
+		VALUES (b.id, p_relid, b.relname, p_role,
+				coalesce((SELECT rolname FROM pg_catalog.pg_roles WHERE oid = p_role), p_role::text),
+				p_session, roles, p_function, p_columns, p_epsilon, p_delta, rho_charged,
+				p_delta_add::numeric, p_details,
+				CASE WHEN status = 'charged' THEN 'charged' ELSE 'refused' END,
+				CASE WHEN status = 'charged' THEN NULL ELSE status END)
+		RETURNING id INTO ledger_id;
+	IF status <> 'charged' THEN
+		INSERT INTO dpsynth.refusals (budget_id, role, rolname, function, reason, first_ledger_id, last_rho)
+			VALUES (b.id, p_role, coalesce((SELECT rolname FROM pg_catalog.pg_roles WHERE oid = p_role), p_role::text),
+					p_function, status, ledger_id, rho_charged);
+	END IF;
+	IF status = 'charged' THEN
+		UPDATE dpsynth.budgets SET rho_spent = rho_spent + rho_charged,
+			delta_spent = delta_spent + p_delta_add::numeric WHERE relid = p_relid;
+		rho_remaining := rho_remaining - rho_charged;
+	END IF;
+END
+$$;

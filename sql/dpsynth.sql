@@ -1034,6 +1034,19 @@ BEGIN
 		status := 'unprotected';
 		RETURN;
 	END IF;
+	-- The release read the table's privacy unit before this charge (details.privacy_unit, absent
+	-- for a release per row); under the budget row's lock it must still be the unit in force, or
+	-- a release bounded by another unit (or by none) would be charged as one per unit: refused,
+	-- nothing charged (dp_privacy_unit changes it only while nothing is spent).
+	IF b.privacy_unit IS DISTINCT FROM (SELECT a.attnum FROM pg_catalog.pg_attribute a
+										WHERE a.attrelid = p_relid AND NOT a.attisdropped
+										  AND a.attname = p_details->'privacy_unit'->>'column')
+	   OR b.max_rows_per_unit IS DISTINCT FROM (p_details->'privacy_unit'->>'max_rows_per_unit')::int4 THEN
+		RAISE EXCEPTION 'the privacy unit of table % changed while this call ran', b.relname
+			USING ERRCODE = 'serialization_failure',
+				  DETAIL = 'The release read it before the owner''s change committed. Nothing was charged.',
+				  HINT = 'Call again.';
+	END IF;
 	rho_charged := dpsynth._units_rho(p_units);
 	rho_remaining := b.rho_allowance - b.rho_spent;
 	roles := ARRAY(SELECT r.oid FROM pg_catalog.pg_roles r
