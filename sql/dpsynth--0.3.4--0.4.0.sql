@@ -13,6 +13,7 @@ ALTER TABLE dpsynth.budgets
 	ADD COLUMN privacy_unit int2,
 	ADD COLUMN max_rows_per_unit int4 CHECK (max_rows_per_unit BETWEEN 1 AND 1000),
 	ADD COLUMN max_rows_per_cell int4 CHECK (max_rows_per_cell >= 1 AND max_rows_per_cell <= max_rows_per_unit),
+	ADD COLUMN privacy_unit_name name,
 	ADD CONSTRAINT unit_bounds CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)
 									  AND (privacy_unit IS NULL) = (max_rows_per_cell IS NULL));
 
@@ -85,7 +86,14 @@ BEGIN
 				  HINT = 'Call dp_protect(table, epsilon => ...) first, then dp_privacy_unit before any release.';
 	END IF;
 	IF b.privacy_unit IS NOT DISTINCT FROM unit AND b.max_rows_per_unit IS NOT DISTINCT FROM rows_bound
-		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound THEN
+		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound AND b.privacy_unit_name IS NOT DISTINCT FROM col THEN
+		RETURN;
+	END IF;
+	-- the same column by name and the same bounds at another attnum (a restored table's columns
+	-- are renumbered; renames keep privacy_unit_name): the unit is the same, spent or not
+	IF unit IS NOT NULL AND b.privacy_unit_name = col AND b.max_rows_per_unit = rows_bound
+		AND b.max_rows_per_cell = cell_bound THEN
+		UPDATE dpsynth.budgets x SET privacy_unit = unit WHERE x.relid = tbl;
 		RETURN;
 	END IF;
 	IF b.rho_spent > 0 OR b.delta_spent > 0 THEN
@@ -98,7 +106,8 @@ BEGIN
 										   'none (one row)')),
 				  HINT = 'Every charge in the ledger is per unit as it was then; protect a copy of the table to start a new budget.';
 	END IF;
-	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound
+	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound,
+		privacy_unit_name = CASE WHEN unit IS NOT NULL THEN col END
 		WHERE x.relid = tbl;
 	IF unit IS NULL THEN
 		RAISE NOTICE 'table % has no privacy unit: each row is protected on its own', tbl;
@@ -262,5 +271,35 @@ BEGIN
 			delta_spent = delta_spent + p_delta_add::numeric WHERE relid = p_relid;
 		rho_remaining := rho_remaining - rho_charged;
 	END IF;
+END
+$$;
+
+-- The privacy unit column's name follows its renames (a release refuses an attnum that names
+-- another column, as after a restore that renumbered them): review R1.
+CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	cmd record;
+BEGIN
+	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
+			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
+		UPDATE dpsynth.budgets b SET relname = dpsynth._qualified_name(b.relid)
+			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = b.relid
+			  AND (b.relid = cmd.objid OR c.relnamespace = cmd.objid)
+			  AND b.relname <> dpsynth._qualified_name(b.relid)
+			  -- a rename changes one part: the other must be what the row says
+			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
+				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
+					  = pg_catalog.format('.%I', c.relname));
+		-- a renamed privacy unit column: its name follows, once the old name is gone from the table
+		-- (a restored table whose attnum names another column keeps the old name, and is refused)
+		UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
+			FROM pg_catalog.pg_attribute a
+			WHERE b.relid = cmd.objid AND a.attrelid = b.relid AND a.attnum = b.privacy_unit
+			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+	END LOOP;
 END
 $$;
