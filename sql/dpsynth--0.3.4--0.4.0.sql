@@ -215,7 +215,7 @@ BEGIN
 										  AND a.attname = p_details->'privacy_unit'->>'column')
 	   OR b.max_rows_per_unit IS DISTINCT FROM (p_details->'privacy_unit'->>'max_rows_per_unit')::int4 THEN
 		RAISE EXCEPTION 'the privacy unit of table % changed while this call ran', b.relname
-			USING ERRCODE = 'serialization_failure',
+			USING ERRCODE = '40001',	-- serialization_failure
 				  DETAIL = 'The release read it before the owner''s change committed. Nothing was charged.',
 				  HINT = 'Call again.';
 	END IF;
