@@ -216,6 +216,20 @@
  *      (dp_gum_params.jtree_cells): star's 47 columns, trees of 50,000 to 1.1M cells, took it;
  *      Adult's trees (5.8M to 21M cells at epsilon 1) and diamonds' (90M to 570M) did not
  *      until the rounds kept them within dp_adaptive_tree_bound (step 3b), since when they do.
+ *      Over 131,072 released rows the rounds bound no tree (step 3b) and the model's tree is far
+ *      beyond DP_ADAPTIVE_JTREE_CELLS (Adult x6 at epsilon 1 and 3: 3 x 10^8 to 10^13 cells), so
+ *      GUM draws; there, on tables of at most DP_ADAPTIVE_TREE_COLS columns and below GUM's
+ *      coarse levels (fewer than DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE rows),
+ *      dp_adaptive_sample first fits the maximum-entropy distribution of a sub-model, the
+ *      one-way marginals and then the k-way ones in the order they were measured while its
+ *      junction tree stays within DP_ADAPTIVE_JTREE_CELLS (dp_jtree_build_greedy), draws the n
+ *      rows from it (exact, O(n d)) and runs GUM on all the marginals from those rows, at most
+ *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations, instead of 30 from the independent fill: the rows
+ *      start with the sub-model's structure, including the combinations no marginal measures,
+ *      and GUM only moves them to the marginals the sub-model left out.  Post-processing of the
+ *      released marginals, the same budget.  A cold GUM of 30 iterations was 2 to 3 times the
+ *      CPU time, and its 3-way distances higher on the same models (bench/RESULTS.md, "The
+ *      final rows on big tables").
  *      Measured on star at epsilon 1 (bench/RESULTS.md, "Maximum entropy on a junction tree",
  *      5 runs): .106 / .215 / .0032 / .964 against GUM's .115 / .231 / .0034 / .959 (5 runs,
  *      2026-11-27), 0.7 s a call.  Otherwise: when the last
@@ -385,6 +399,9 @@ typedef struct dp_adaptive_stats
 								 * in the rare case that the marginals' supports leave none) */
 	uint64_t	final_tree_cells;	/* ... held on a junction tree of this many cells (0: over
 									 * the whole joint table, or not maximum entropy) */
+	uint32_t	final_sub_margs;	/* ... or by GUM from rows of a sub-model of this many
+									 * marginals (dp_adaptive_sample; 0: none) */
+	uint64_t	final_sub_cells;	/* ... on a junction tree of this many cells */
 	uint32_t	tree_builds;	/* junction trees built to check a drawn candidate (step 3b);
 								 * depends on the scores: for tests only, never reported
 								 * (docs/PRIVACY.md, "Side channels") */
@@ -397,6 +414,36 @@ typedef struct dp_adaptive_stats
  */
 int			dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
 							dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats);
+
+/* How dp_adaptive_sample drew (0 and 0: as dp_privsyn_sample alone). */
+typedef struct dp_adaptive_draw
+{
+	uint32_t	sub_margs;		/* marginals of the sub-model whose rows GUM started from */
+	uint64_t	sub_cells;		/* ... and the cells of its junction tree */
+} dp_adaptive_draw;
+
+/*
+ * The synthetic rows of an adaptive model (step 5): dp_privsyn_sample with gum (the caller's
+ * maxent_cells, jtree_cells, iterations and start), except on a model that
+ * dp_adaptive_draws_submodel picks, whose GUM starts from the rows of the maximum-entropy
+ * distribution of a sub-model (step 5) and runs at most DP_ADAPTIVE_FINAL_WARM_ITERS iterations.
+ * Same returns as dp_privsyn_sample; how (never NULL) says which.  A function of the model,
+ * nrows, gum and rng only (post-processing), used by dp_adaptive_run and by dp_sample.
+ */
+int			dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
+							   uint64_t nrows, const dp_gum_params *gum, dp_prng *rng, dp_codes *synth,
+							   dp_adaptive_draw *how);
+
+/*
+ * Whether dp_adaptive_sample starts GUM from a sub-model: no caller's start, a released total
+ * over which the rounds bound no tree (dp_adaptive_tree_bound 0: over 131,072 rows), k-way
+ * marginals, at most DP_ADAPTIVE_TREE_COLS columns, fewer than DP_SAMPLE_LEVEL_FACTOR *
+ * DP_SAMPLE_MIN_COARSE rows (above, GUM's coarse levels draw) and a model that the
+ * maximum-entropy distribution cannot draw whole (dp_privsyn_draws_maxent).  Released values
+ * and public facts only.
+ */
+bool		dp_adaptive_draws_submodel(const dp_privsyn_result *model, uint32_t d, uint64_t nrows,
+									   const dp_gum_params *gum);
 
 /*
  * For tests: counts every column and pair of table t that the rounds' scoring would count from
