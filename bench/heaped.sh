@@ -30,7 +30,10 @@ CREATE TABLE heaped AS SELECT $COLS FROM adult a, generate_series(1, $COPIES) g;
 VACUUM ANALYZE heaped;
 SELECT dp_protect('heaped', epsilon => 999999);
 SQL
-	psql -X -q -d "$DB" -c "\\copy heaped TO '$OUT/../heaped_real.csv' WITH (FORMAT csv, HEADER true)"
+fi
+REAL=$TOP/bench/out/${DB}_real.csv	# one per database: COPIES differ
+if [ ! -s "$REAL" ]; then
+	psql -X -q -d "$DB" -c "\\copy heaped TO '$REAL' WITH (FORMAT csv, HEADER true)"
 fi
 DOMAIN=$(/usr/bin/python3 -c "
 import json; d = json.load(open('$TOP/data/adult/domain.json'))
@@ -45,7 +48,7 @@ for eps in $EPSILONS; do
 			s AS (SELECT hours_per_week v, count(*)::float8 / sum(count(*)) OVER () p FROM synth GROUP BY 1)
 			SELECT round((0.5 * sum(abs(coalesce(r.p, 0) - coalesce(s.p, 0))))::numeric, 4) FROM r FULL JOIN s USING (v)")
 		psql -X -q -d "$DB" -c "\\copy synth TO '$OUT/synth.csv' WITH (FORMAT csv, HEADER true)"
-		res=$(/usr/bin/python3 "$SHARED/tools/evaluate.py" "$OUT/../heaped_real.csv" "$OUT/synth.csv" --json)
+		res=$(/usr/bin/python3 "$SHARED/tools/evaluate.py" "$REAL" "$OUT/synth.csv" --json)
 		echo "$eps $r $h1 $(echo "$res" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%.4f' % d[k] for k in ('tvd1','tvd2','tvd3','range')))") $secs"
 	done
 done

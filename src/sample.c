@@ -109,7 +109,15 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 		gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;	/* ... or a small junction tree */
 	}
 	dp_prng_seed(&rng, seed);
-	rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
+	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+	{
+		dp_adaptive_draw how;
+
+		/* as dp_adaptive_run draws: on a big model, GUM from a sub-model's rows */
+		rc = dp_adaptive_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth, &how);
+	}
+	else
+		rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(dp_last_error_kind() == DP_ERR_INVALID ? ERRCODE_DATA_CORRUPTED : dpsynth_core_errcode()),

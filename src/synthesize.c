@@ -524,9 +524,14 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 						   "from the maximum-entropy distribution of the measured marginals (a joint domain of at most 2^20 cells)" :
 						   c->astats.final_warm ?
 						   "starting from the last round's estimate" :
+						   c->astats.final_sub_margs > 0 ?
+						   "starting from the maximum-entropy distribution of a sub-model of the measured marginals, " :
 						   "from an independent start",
 						   c->astats.final_maxent && c->astats.final_tree_cells > 0 ?
-						   psprintf("%llu cells", (unsigned long long) c->astats.final_tree_cells) : ""),
+						   psprintf("%llu cells", (unsigned long long) c->astats.final_tree_cells) :
+						   c->astats.final_sub_margs > 0 ?
+						   psprintf("%u of %u marginals on a junction tree of %llu cells", c->astats.final_sub_margs,
+									c->res.nmargs, (unsigned long long) c->astats.final_sub_cells) : ""),
 				 errcontext("%s", c->label)));
 }
 

@@ -11,6 +11,7 @@
 #include "dp_accounting.h"
 #include "dp_internal.h"
 #include "dp_jtree.h"
+#include "dp_maxent.h"
 #include "dp_consist.h"
 #include "dp_counts.h"
 #include "dp_random.h"
@@ -779,6 +780,91 @@ final_from_estimate(uint64_t m, uint64_t n)
 }
 
 /*
+ * Step 5 when the model's junction tree is too large to draw on: n rows (merged codes, into out,
+ * initialised here) drawn from the maximum-entropy distribution of a sub-model, the one-way
+ * marginals and then the k-way ones in the order they were measured while the tree of those kept
+ * stays within DP_ADAPTIVE_JTREE_CELLS (dp_jtree_build_greedy).  Post-processing of the released
+ * marginals only.  Returns 0; 1 when no sub-model could be fitted (out empty); -1 if cancelled;
+ * -2 on allocation failure.
+ */
+static int
+submodel_rows(const dp_privsyn_result *model, uint32_t d, uint64_t n, const dp_gum_params *gum,
+			  dp_prng *rng, dp_codes *out, dp_adaptive_draw *how)
+{
+	dp_marg    *kept = dp_alloc(sizeof(dp_marg) * model->nmargs);
+	uint32_t	nkept = 0;
+	dp_jtree	t;
+	int			rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!kept)
+		return dp_nomem("could not allocate the final sub-model");
+	rc = dp_jtree_build_greedy(&t, model->margs, model->nmargs, d, d, model->merged_sizes,
+							   DP_ADAPTIVE_JTREE_CELLS, kept, &nkept);
+	if (rc == 0)
+	{
+		how->sub_margs = nkept;
+		how->sub_cells = t.cells;
+		rc = dp_jtree_fit(&t, kept, nkept, dp_jtree_sweeps(&t, kept, nkept), DP_MAXENT_TOL,
+						  gum->progress, gum->progress_arg);
+		if (rc > 0)
+			rc = dp_codes_init(out, d, n) != 0 ? -2 :
+				dp_jtree_draw(&t, n, rng, out, gum->progress, gum->progress_arg);
+		else if (rc == 0)
+			rc = 1;
+		dp_jtree_free(&t);
+	}
+	dp_free(kept);
+	if (rc != 0)
+	{
+		dp_codes_free(out);
+		how->sub_margs = 0;
+		how->sub_cells = 0;
+	}
+	return rc < 0 ? rc : rc > 0 ? 1 : 0;
+}
+
+bool
+dp_adaptive_draws_submodel(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum)
+{
+	return gum && !gum->start && model->total >= 0.5 && model->nmargs > d && nrows > 0 &&
+		nrows < (uint64_t) DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE &&
+		d <= DP_ADAPTIVE_TREE_COLS && dp_adaptive_tree_bound(model->total) == 0 &&
+		!dp_privsyn_draws_maxent(model, d, gum);
+}
+
+int
+dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
+				   const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, dp_adaptive_draw *how)
+{
+	dp_gum_params prm = *gum;
+	dp_codes	start = {0};
+	int			rc;
+
+	memset(how, 0, sizeof(*how));
+	if (dp_adaptive_draws_submodel(model, d, nrows, gum))
+	{
+		rc = submodel_rows(model, d, nrows, gum, rng, &start, how);
+		if (rc < 0)
+		{
+			memset(synth, 0, sizeof(*synth));
+			return rc == -1 ? dp_cancelled() : rc;
+		}
+		if (rc == 0)
+		{
+			prm.start = &start;
+			if (prm.iterations > DP_ADAPTIVE_FINAL_WARM_ITERS)
+				prm.iterations = DP_ADAPTIVE_FINAL_WARM_ITERS;
+			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
+			prm.jtree_cells = 0;
+		}
+	}
+	rc = dp_privsyn_sample(model, d, sizes, nrows, &prm, rng, synth);
+	dp_codes_free(&start);
+	return rc;
+}
+
+/*
  * Triple candidates (dp_adaptive.h, step 2c): pair {a, b} was just measured for the first time;
  * every triple {a, b, c} with exactly one of {a, c} and {b, c} measured before becomes a candidate
  * (with both, it was offered when the second of them was measured), while there are
@@ -1394,7 +1480,13 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			final_gum.iterations = DP_ADAPTIVE_FINAL_WARM_ITERS;
 		st.final_warm = true;
 	}
-	rc = dp_privsyn_sample(out, d, sizes, nrows, &final_gum, rng, &out->synth);
+	{
+		dp_adaptive_draw how;
+
+		rc = dp_adaptive_sample(out, d, sizes, nrows, &final_gum, rng, &out->synth, &how);
+		st.final_sub_margs = how.sub_margs;
+		st.final_sub_cells = how.sub_cells;
+	}
 	if (rc != 0)
 		goto done;
 	out->seconds[DP_PHASE_GUM] = dp_now() - t0;

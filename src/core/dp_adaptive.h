@@ -100,7 +100,15 @@
  *      dp_gum_params.jtree_cells): the distribution AIM's and MST's estimator fits, holding
  *      nothing beyond the measurements, where GUM leaves whatever its row moves made in
  *      combinations no marginal measures; the bounds keep the fit's passes over the table
- *      affordable.  Otherwise GUM: warm from the last round's estimate, with
+ *      affordable.  Over 131,072 released rows the rounds bound no tree (step 3b), so the final
+ *      tree is too large to draw from; there, on tables of at most DP_ADAPTIVE_TREE_COLS columns
+ *      and below GUM's coarse levels (fewer than DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE
+ *      rows), dp_adaptive_sample fits the maximum-entropy distribution of a sub-model (the
+ *      one-way marginals, then the k-way ones in the order they were measured while its junction
+ *      tree stays within DP_ADAPTIVE_JTREE_CELLS: dp_jtree_build_greedy), draws the rows from it
+ *      exactly and runs GUM on all the marginals from those rows, at most
+ *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations: the rows start with the sub-model's structure and
+ *      GUM moves them only towards the marginals it left out.  Otherwise GUM: warm from the last round's estimate, with
  *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations, when that estimate holds every row and about
  *      the rows asked for (0.95 n <= m <= 1.25 n); else cold, from the independent fill, with
  *      at most DP_ADAPTIVE_FINAL_ITERS.  Which one: a function of public sizes, the released
@@ -253,6 +261,9 @@ typedef struct dp_adaptive_stats
 								 * in the rare case that the marginals' supports leave none) */
 	uint64_t	final_tree_cells;	/* ... held on a junction tree of this many cells (0: over
 									 * the whole joint table, or not maximum entropy) */
+	uint32_t	final_sub_margs;	/* ... or by GUM from rows of a sub-model of this many
+									 * marginals (dp_adaptive_sample; 0: none) */
+	uint64_t	final_sub_cells;	/* ... on a junction tree of this many cells */
 	uint32_t	tree_builds;	/* junction trees built to check a drawn candidate (step 3b);
 								 * depends on the scores: for tests only, never reported
 								 * (docs/PRIVACY.md, "Side channels") */
@@ -265,6 +276,36 @@ typedef struct dp_adaptive_stats
  */
 int			dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
 							dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats);
+
+/* How dp_adaptive_sample drew (0 and 0: as dp_privsyn_sample alone). */
+typedef struct dp_adaptive_draw
+{
+	uint32_t	sub_margs;		/* marginals of the sub-model whose rows GUM started from */
+	uint64_t	sub_cells;		/* ... and the cells of its junction tree */
+} dp_adaptive_draw;
+
+/*
+ * The synthetic rows of an adaptive model (step 5): dp_privsyn_sample with gum (the caller's
+ * maxent_cells, jtree_cells, iterations and start), except on a model that
+ * dp_adaptive_draws_submodel picks, whose GUM starts from the rows of the maximum-entropy
+ * distribution of a sub-model (step 5) and runs at most DP_ADAPTIVE_FINAL_WARM_ITERS iterations.
+ * Same returns as dp_privsyn_sample; how (never NULL) says which.  A function of the model,
+ * nrows, gum and rng only (post-processing), used by dp_adaptive_run and by dp_sample.
+ */
+int			dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
+							   uint64_t nrows, const dp_gum_params *gum, dp_prng *rng, dp_codes *synth,
+							   dp_adaptive_draw *how);
+
+/*
+ * Whether dp_adaptive_sample starts GUM from a sub-model: no caller's start, a released total
+ * over which the rounds bound no tree (dp_adaptive_tree_bound 0: over 131,072 rows), k-way
+ * marginals, at most DP_ADAPTIVE_TREE_COLS columns, fewer than DP_SAMPLE_LEVEL_FACTOR *
+ * DP_SAMPLE_MIN_COARSE rows (above, GUM's coarse levels draw) and a model that the
+ * maximum-entropy distribution cannot draw whole (dp_privsyn_draws_maxent).  Released values
+ * and public facts only.
+ */
+bool		dp_adaptive_draws_submodel(const dp_privsyn_result *model, uint32_t d, uint64_t nrows,
+									   const dp_gum_params *gum);
 
 /*
  * For tests: counts every column and pair of table t that the rounds' scoring would count from

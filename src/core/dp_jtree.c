@@ -315,6 +315,60 @@ done:
 	return rc;
 }
 
+int
+dp_jtree_build_greedy(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t nfirst, uint32_t d,
+					  const uint32_t *sizes, uint64_t max_cells, dp_marg *kept, uint32_t *nkept)
+{
+	uint32_t	n;
+	int			rc;
+
+	memset(t, 0, sizeof(*t));
+	*nkept = 0;
+	if (nfirst == 0 || nfirst > nmargs)
+		return dp_invalid("junction tree: a sub-model must keep between 1 and all of the marginals");
+	memcpy(kept, margs, sizeof(dp_marg) * nfirst);
+	n = nfirst;
+	rc = dp_jtree_build(t, kept, n, d, sizes, max_cells);
+	if (rc != 0)
+		return rc;
+	for (uint32_t k = nfirst; k < nmargs; k++)
+	{
+		dp_jtree	next;
+		bool		inside = false;
+
+		/* inside a clique of the current tree: no new edge, the same tree */
+		for (uint32_t i = 0; i < t->ncliques && !inside; i++)
+		{
+			uint32_t	hits = 0;
+
+			for (uint32_t a = 0; a < margs[k].nattrs; a++)
+				for (uint32_t b = 0; b < t->cl[i].nattrs; b++)
+					hits += t->cl[i].attrs[b] == margs[k].attrs[a];
+			inside = hits == margs[k].nattrs;
+		}
+		kept[n] = margs[k];
+		if (inside)
+		{
+			n++;
+			continue;
+		}
+		rc = dp_jtree_build(&next, kept, n + 1, d, sizes, max_cells);
+		if (rc < 0)
+		{
+			dp_jtree_free(t);
+			return rc;
+		}
+		if (rc == 0)
+		{
+			dp_jtree_free(t);
+			*t = next;
+			n++;
+		}
+	}
+	*nkept = n;
+	return 0;
+}
+
 /* step[j]: the stride of clique c's position j in the table over its positions pos[0..k), or 0 */
 static void
 steps_of(const dp_jtree_clique *c, const uint32_t *pos, uint32_t k, uint64_t *step)

@@ -96,6 +96,19 @@ int			dp_jtree_build(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_
 						   const uint32_t *sizes, uint64_t max_cells);
 void		dp_jtree_free(dp_jtree *t);
 
+/*
+ * A sub-model's tree: margs[0..nfirst) (the one-way marginals) are kept, then each later marginal
+ * in the given order when the tree of those kept so far with it holds at most max_cells cells (one
+ * inside a clique of the current tree adds no edge and is kept without a build).  The kept
+ * marginals' headers (shallow copies: they share the cells) go to kept (room for nmargs), their
+ * count to *nkept, and t is built on them (zeroed here).  A function of the marginals'
+ * attributes, their order and the sizes only.  Returns 0; 1 when the first nfirst alone do not
+ * fit (t empty, *nkept 0); -2 on invalid input or allocation failure.
+ */
+int			dp_jtree_build_greedy(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t nfirst,
+								  uint32_t d, const uint32_t *sizes, uint64_t max_cells, dp_marg *kept,
+								  uint32_t *nkept);
+
 /* The sweeps of a fit: DP_MAXENT_WORK over a sweep's cost, within dp_maxent's bounds. */
 uint32_t	dp_jtree_sweeps(const dp_jtree *t, const dp_marg *margs, uint32_t nmargs);
 

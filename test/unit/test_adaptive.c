@@ -947,6 +947,49 @@ test_large_n(void)
 			   spent, p.rho);
 	unit_check(st.tree_builds == 0 && st.final_tree_cells == 0,
 			   "Adult x8: no tree bound at 32 cells a row over 2^22 (%u trees built); GUM draws", st.tree_builds);
+	unit_check(st.final_sub_margs > ADULT_COLS && st.final_sub_margs <= res.nmargs &&
+			   st.final_sub_cells > 0 && st.final_sub_cells <= DP_ADAPTIVE_JTREE_CELLS,
+			   "Adult x8: GUM starts from a sub-model of %u of %u marginals on a tree of %llu cells (at most 2^22)",
+			   st.final_sub_margs, res.nmargs, (unsigned long long) st.final_sub_cells);
+	{
+		/* dp_sample's draw: the same seed, the same rows; under the threshold, dp_privsyn_sample's */
+		dp_gum_params g;
+		dp_codes	a,
+					b;
+		dp_adaptive_draw how,
+					how2;
+		double		keep = res.total;
+		bool		same = true;
+
+		dp_gum_default_params(&g);
+		g.iterations = dp_adaptive_final_iters(g.iterations);
+		g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
+		g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+		dp_prng_seed(&rng, 5);
+		rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &a, &how);
+		dp_prng_seed(&rng, 5);
+		rc |= dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &b, &how2);
+		for (uint32_t j = 0; rc == 0 && j < ADULT_COLS; j++)
+			same &= memcmp(a.col[j], b.col[j], sizeof(uint16_t) * 50000) == 0;
+		unit_check(rc == 0 && same && how.sub_margs > ADULT_COLS && how.sub_margs == how2.sub_margs,
+				   "dp_adaptive_sample: a seed's 50,000 rows again row for row, from the sub-model (%u marginals)",
+				   how.sub_margs);
+		dp_codes_free(&a);
+		dp_codes_free(&b);
+		res.total = 131072;		/* a released total with a tree bound: dp_privsyn_sample alone */
+		dp_prng_seed(&rng, 5);
+		rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &a, &how);
+		dp_prng_seed(&rng, 5);
+		rc |= dp_privsyn_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &b);
+		same = true;
+		for (uint32_t j = 0; rc == 0 && j < ADULT_COLS; j++)
+			same &= memcmp(a.col[j], b.col[j], sizeof(uint16_t) * 50000) == 0;
+		unit_check(rc == 0 && same && how.sub_margs == 0,
+				   "dp_adaptive_sample at a total of 131,072: dp_privsyn_sample's rows, row for row");
+		dp_codes_free(&a);
+		dp_codes_free(&b);
+		res.total = keep;
+	}
 	ours = mean_tvd2(&big, &res.synth, sizes);
 	unit_check(ours < 0.0185, "Adult x8: mean 2-way TVD %.4f below 0.0185 (%u pairs measured; rows by %s, tree %llu cells, %u unbounded)", ours, res.n_kway,
 			   st.final_maxent ? "maximum entropy" : "GUM", (unsigned long long) st.final_tree_cells, st.tree_unbounded);

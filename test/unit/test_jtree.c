@@ -190,6 +190,52 @@ clique_onto_marg(const dp_jtree_clique *c, const dp_marg *m, const uint32_t *siz
 		got->cells[o.idx] += c->P[x];
 }
 
+/*
+ * dp_jtree_build_greedy: the one-way marginals always, then each k-way marginal in order while the
+ * tree stays within the bound; a later one that fits is kept after an earlier one that did not,
+ * and one inside a clique is kept as it is.
+ */
+static void
+test_greedy(void)
+{
+	uint32_t	sizes[5] = {2, 3, 4, 5, 6};
+	/* one-ways, the chain 0-1-2-3, {3,4} (81 cells with the chain), {0,4}, {0,1} again */
+	const uint32_t sets[11][3] = {{0}, {1}, {2}, {3}, {4}, {0, 1}, {1, 2}, {2, 3}, {3, 4}, {0, 4}, {0, 1}};
+	const uint32_t nat[11] = {1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2};
+	dp_marg		m[11],
+				kept[11];
+	dp_jtree	t,
+				ref;
+	uint32_t	nkept = 0;
+	int			rc;
+
+	shape_margs(m, 11, sets, nat, sizes);
+	/* 80 cells: {3,4} would make 81; {0,4} then fits (60) */
+	rc = dp_jtree_build_greedy(&t, m, 11, 5, 5, sizes, 80, kept, &nkept);
+	unit_check(rc == 0 && nkept == 10 && kept[7].attrs[0] == 2 && kept[7].attrs[1] == 3 &&
+			   kept[8].attrs[0] == 0 && kept[8].attrs[1] == 4 && kept[9].attrs[0] == 0 && kept[9].attrs[1] == 1,
+			   "within 80 cells: the chain, {0,4} after {3,4} was left out, {0,1} again (%u kept)", nkept);
+	unit_check(rc == 0 && t.cells <= 80 && jtree_ok(&t, kept, nkept) &&
+			   dp_jtree_build(&ref, kept, nkept, 5, sizes, 80) == 0 && ref.cells == t.cells,
+			   "... a junction tree of the kept marginals, as dp_jtree_build makes it (%llu cells)",
+			   (unsigned long long) t.cells);
+	dp_jtree_free(&ref);
+	dp_jtree_free(&t);
+	rc = dp_jtree_build_greedy(&t, m, 11, 5, 5, sizes, 81, kept, &nkept);
+	unit_check(rc == 0 && nkept == 10 && kept[8].attrs[0] == 3 && t.cells == 81,
+			   "within 81 cells: the chain and {3,4}, not {0,4} (%u kept, %llu cells)", nkept,
+			   (unsigned long long) t.cells);
+	dp_jtree_free(&t);
+	rc = dp_jtree_build_greedy(&t, m, 11, 5, 5, sizes, 1000, kept, &nkept);
+	unit_check(rc == 0 && nkept == 11, "within 1,000 cells: all 11 (%u)", nkept);
+	dp_jtree_free(&t);
+	rc = dp_jtree_build_greedy(&t, m, 11, 5, 5, sizes, 20, kept, &nkept);
+	unit_check(rc == 1 && nkept == 0 && t.cl == NULL, "the one-way marginals alone over 20 cells: 1, nothing kept (%d)", rc);
+	unit_check(dp_jtree_build_greedy(&t, m, 11, 0, 5, sizes, 1000, kept, &nkept) == -2,
+			   "no marginal to keep first: invalid");
+	free_margs(m, 11);
+}
+
 static void
 test_fit_matches_full(void)
 {
@@ -638,6 +684,7 @@ main(void)
 {
 	alarm(300);
 	test_shapes();
+	test_greedy();
 	test_fit_matches_full();
 	test_draw();
 	test_stall();

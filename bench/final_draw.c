@@ -1,0 +1,164 @@
+/*
+ * final_draw.c - the adaptive method's final rows on a big table, two ways from one model: the
+ * bundled Adult table tiled k times (encoded as test/unit/adult_data.h does), one dp_adaptive_run
+ * at epsilon (delta 1e-6), then the same model's rows drawn by GUM from the independent fill (30
+ * iterations, dp_privsyn_sample: the draw before the sub-model start) and by dp_adaptive_sample
+ * (the sub-model's rows, then GUM), each with one thread.  Prints the mean 2-way TVD over every
+ * pair and the mean 3-way TVD over 80 fixed triples against the real rows (over the codes, not
+ * evaluate.py's bins), and the CPU seconds of each draw.  No assertion: a benchmark.
+ *
+ * Usage (from the checkout's top): make bench/bin/final_draw && bench/bin/final_draw [k] [epsilon] [seed]
+ */
+#include <time.h>
+
+#include "dp_accounting.h"
+#include "dp_adaptive.h"
+#include "dp_env.h"
+#include "dp_gum.h"
+#include "../test/unit/adult_data.h"
+
+static double
+tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_t *c, int k)
+{
+	uint64_t	cells = 1;
+	double	   *pa,
+			   *pb,
+				s = 0;
+
+	for (int i = 0; i < k; i++)
+		cells *= sizes[c[i]];
+	pa = calloc(cells, sizeof(double));
+	pb = calloc(cells, sizeof(double));
+	for (uint64_t i = 0; i < a->nrows; i++)
+	{
+		uint64_t	x = 0;
+
+		for (int t = 0; t < k; t++)
+			x = x * sizes[c[t]] + a->col[c[t]][i];
+		pa[x] += 1.0 / a->nrows;
+	}
+	for (uint64_t i = 0; i < b->nrows; i++)
+	{
+		uint64_t	x = 0;
+
+		for (int t = 0; t < k; t++)
+			x = x * sizes[c[t]] + b->col[c[t]][i];
+		pb[x] += 1.0 / b->nrows;
+	}
+	for (uint64_t x = 0; x < cells; x++)
+		s += fabs(pa[x] - pb[x]);
+	free(pa);
+	free(pb);
+	return s / 2;
+}
+
+static void
+report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double secs)
+{
+	double		t2 = 0,
+				t3 = 0;
+	int			n2 = 0;
+	uint64_t	s = 12345;
+
+	for (uint32_t a = 0; a < ADULT_COLS; a++)
+		for (uint32_t b = a + 1; b < ADULT_COLS; b++)
+		{
+			uint32_t	c[2] = {a, b};
+
+			t2 += tvd_k(real, syn, sizes, c, 2);
+			n2++;
+		}
+	for (int i = 0; i < 80; i++)
+	{
+		uint32_t	c[3];
+
+		do
+		{
+			for (int t = 0; t < 3; t++)
+			{
+				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+				c[t] = (uint32_t) ((s >> 33) % ADULT_COLS);
+			}
+		} while (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]);
+		t3 += tvd_k(real, syn, sizes, c, 3);
+	}
+	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2 / n2, t3 / 80, secs);
+	fflush(stdout);
+}
+
+static double
+cpu(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int
+main(int argc, char **argv)
+{
+	uint32_t	sizes[ADULT_COLS],
+				k = argc > 1 ? (uint32_t) atoi(argv[1]) : 6;
+	double		eps = argc > 2 ? atof(argv[2]) : 1,
+				c0;
+	int			seed = argc > 3 ? atoi(argv[3]) : 1;
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	dp_codes	src,
+				big,
+				syn;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_privsyn_result res;
+	dp_prng		rng;
+	dp_gum_params g;
+	dp_adaptive_draw how;
+	char		what[128];
+
+	argv0 = argv[0];
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		fprintf(stderr, "data/adult not found\n");
+		return 1;
+	}
+	dp_codes_init(&big, ADULT_COLS, k * src.nrows);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		for (uint64_t i = 0; i < k * src.nrows; i++)
+			big.col[j][i] = src.col[j][i % src.nrows];
+	big.nrows = k * src.nrows;
+	dp_privsyn_default_params(&p);
+	p.rho = dp_zcdp_rho(eps, 1e-6);
+	p.gum.threads = 1;
+	dp_prng_seed(&rng, (uint64_t) seed);
+	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
+	{
+		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
+		return 1;
+	}
+	printf("Adult x%u (%llu rows), epsilon %g, seed %d: %u k-way marginals\n", k,
+		   (unsigned long long) big.nrows, eps, seed, res.n_kway);
+	dp_gum_default_params(&g);
+	g.threads = 1;
+	g.iterations = dp_adaptive_final_iters(g.iterations);
+	g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
+	g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+	for (int rep = 0; rep < 2; rep++)
+	{
+		c0 = cpu();
+		if (dp_privsyn_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn) != 0)
+			return 1;
+		report("GUM from the independent fill, 30 iterations", &big, &syn, sizes, cpu() - c0);
+		dp_codes_free(&syn);
+		c0 = cpu();
+		if (dp_adaptive_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn, &how) != 0)
+			return 1;
+		snprintf(what, sizeof(what), "dp_adaptive_sample (sub-model %u marginals)", how.sub_margs);
+		report(what, &big, &syn, sizes, cpu() - c0);
+		dp_codes_free(&syn);
+	}
+	dp_privsyn_result_free(&res);
+	dp_codes_free(&big);
+	dp_codes_free(&src);
+	free(cols);
+	return 0;
+}
