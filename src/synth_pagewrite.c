@@ -3,10 +3,9 @@
  * megabyte at a time, for a table created in this transaction (PostgreSQL 15).
  *
  * Why: PostgreSQL 15 extends a relation one 8 kB page at a time (mdextend writes a zero page,
- * and the buffer is written again when it is evicted).  In a profile of a 10M-row Adult call,
- * mdextend was 43% of the write's samples, nearly all of it the kernel's page copy.  Pages
- * written a megabyte at a time cut the write by a sixth to a fifth in paired calls at 1M and 10M
- * rows (bench/RESULTS.md, "The write in pages").  PostgreSQL 16 extends in bulk itself (ExtendBufferedRelBy), so there
+ * and the buffer is written again when it is evicted): in a profile of a large call, mdextend
+ * took a large share of the write, nearly all of it the kernel's page copy.  Pages written a
+ * megabyte at a time shorten the write (measured under "The write in pages").  PostgreSQL 16 extends in bulk itself (ExtendBufferedRelBy), so there
  * table_multi_insert is used as before.
  *
  * How, as PostgreSQL's own writers outside shared buffers do (rewriteheap.c's raw_heap_insert,

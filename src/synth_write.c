@@ -102,8 +102,7 @@ create_target(Oid nspid, const char *target, OutColumn *out, int nout, const cha
  * (ExecConstraints): a synthetic row that a CHECK constraint or a column's domain rejects
  * (possible for checks across columns, or narrower than the declared domain) is not written,
  * which is post-processing of released data.  This used to be a DELETE and a validating ALTER
- * TABLE after the rows were in: two more scans of the written table (the ALTER alone took
- * 2.5-3.0 s on 10M rows of Adult, bench/RESULTS.md).
+ * TABLE after the rows were in: two more scans of the written table.
  * Runs with search_path pinned to pg_catalog, pg_temp (the expressions were deparsed and
  * validated under it).
  */

@@ -28,13 +28,10 @@
  * randomness is drawn while they run, and the rows are the same whatever the number of threads
  * (unit-tested).  Threads live for one pass and block every signal (dp_run_parallel, dp_parallel.c).
  *
- * Measured (gcc 12 -O2, the 2-core VM; bench/gum_bench.c: Adult tiled to 1,000,000 rows, epsilon
- * 1, 75 selected marginals, 45,827 cells): row changes were ~65% of the time and the pass ~15%,
- * both memory-bound.  Changing rows in batches and then moving each marginal's counts over the
- * whole batch (the counts stay in L1; see run_moves), prefetching the rows of moves ahead, 8-bit
- * working columns and a radix sort of the wanted ordinals took one iteration from ~0.49 s to
- * 0.27-0.29 s on one thread, 0.18-0.20 s on two (bench/gum.sh, bench/RESULTS.md; the VM's two
- * vCPUs share much, so two threads give 1.3-1.5x, not 2x).
+ * Why it is shaped so: row changes and the pass over the rows dominate an iteration, both
+ * memory-bound.  Rows are changed in batches and then each marginal's counts are moved over the
+ * whole batch (the counts stay in L1; see run_moves), the rows of moves ahead are prefetched, the
+ * working columns are 8-bit and the wanted ordinals radix-sorted (bench/gum.sh times it).
  */
 #include "dp_gum_internal.h"
 

@@ -44,8 +44,8 @@
  * Binning 'auto' in dp_synthesize: a learned bin should hold at least this many times the
  * rare-value threshold (3 sigma of the one-way noise), so that it is not merged away with
  * unrelated bins (5/3: 5 sigma, merged with probability about 2% when the bin holds just that).
- * On Adult the bins' number matters little for AUC once their noise is cleared; 5/3 keeps
- * capital_gain's bins from being merged across its range.
+ * Once their noise is cleared the bins' number matters little; 5/3 keeps a skewed column's
+ * bins from being merged across its range.
  */
 #define DP_PLAN_AUTO_BIN_MARGIN (5.0 / 3.0)
 
