@@ -3,6 +3,7 @@
  * privacy arithmetic).
  */
 #include "dp_adaptive.h"
+#include "dp_adaptive_cand.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,8 +28,6 @@
  * same operands).  A column's score is half of it (weight 1/2).
  */
 #define SCORE_SENS		(SCORE_UNITS + 1)
-/* a round's scoring (candidates x estimate rows) is split over threads from this much work on */
-#define SCORE_THREAD_WORK	((uint64_t) 1 << 21)
 #define COUNT_CHUNK			64	/* candidates counted between two progress reports */
 
 /* ---- the exponential mechanism ---- */
@@ -102,15 +101,6 @@ dp_adaptive_rare_threshold(double rho, uint32_t d)
 	return dp_rare_threshold(rho, DP_ADAPTIVE_ONEWAY_SHARE, d);
 }
 
-typedef struct Cand
-{
-	uint32_t	nattrs;
-	uint32_t	attrs[3];
-	uint64_t	cells;
-	uint64_t	offset;			/* into the exact counts */
-	int32_t		meas;			/* index of its measurement in margs, -1 if none */
-} Cand;
-
 /*
  * Whether the model's marginals with candidate c added keep their junction tree within bound
  * cells (step 3b): a candidate measured before adds nothing; one inside a clique of the current
@@ -164,327 +154,6 @@ tree_fits(void *arg, uint32_t r)
 	if (rc == 0)
 		dp_jtree_free(&t);
 	return rc == 0;				/* too large, or a build that failed: not offered */
-}
-
-static int
-cmp_cells(const void *a, const void *b)
-{
-	const Cand *x = a,
-			   *y = b;
-
-	if (x->cells != y->cells)
-		return x->cells < y->cells ? -1 : 1;
-	if (x->nattrs != y->nattrs)
-		return x->nattrs < y->nattrs ? -1 : 1;
-	for (uint32_t k = 0; k < x->nattrs; k++)
-		if (x->attrs[k] != y->attrs[k])
-			return x->attrs[k] < y->attrs[k] ? -1 : 1;
-	return 0;
-}
-
-/* The median of the candidate pairs' cell counts (0 if there is none); cand is sorted by cells. */
-static uint64_t
-median_pair_cells(const Cand *cand, uint32_t ncand)
-{
-	uint32_t	np = 0,
-				k = 0;
-
-	for (uint32_t r = 0; r < ncand; r++)
-		np += cand[r].nattrs == 2;
-	for (uint32_t r = 0; r < ncand; r++)
-		if (cand[r].nattrs == 2 && k++ == np / 2)
-			return cand[r].cells;
-	return 0;
-}
-
-static inline uint64_t
-cand_index(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint64_t i)
-{
-	if (cd->nattrs == 1)
-		return t->col[cd->attrs[0]][i];
-	if (cd->nattrs == 2)
-		return (uint64_t) t->col[cd->attrs[0]][i] * sizes[cd->attrs[1]] + t->col[cd->attrs[1]][i];
-	return ((uint64_t) t->col[cd->attrs[0]][i] * sizes[cd->attrs[1]] + t->col[cd->attrs[1]][i]) * sizes[cd->attrs[2]] +
-		t->col[cd->attrs[2]][i];
-}
-
-/*
- * Candidates of at most LANE_CELLS cells are counted in LANES interleaved histograms: rows in a row
- * often fall in the same cell of a small marginal, and one histogram would chain every increment
- * on the previous store.  Same integer counts, several times faster on small marginals.
- */
-#define LANES 4
-#define LANE_CELLS 4096
-
-/* The counts of candidate cd in table t (x, cd->cells of them, overwritten); lane: LANES *
- * LANE_CELLS scratch. */
-static void
-cand_count(const Cand *cd, const dp_codes *t, const uint32_t *sizes, uint32_t *x, uint32_t *lane)
-{
-	uint64_t	n = t->nrows,
-				cells = cd->cells;
-
-	if (cells > LANE_CELLS || cd->nattrs > 2)
-	{
-		memset(x, 0, sizeof(uint32_t) * cells);
-		for (uint64_t i = 0; i < n; i++)
-			x[cand_index(cd, t, sizes, i)]++;
-		return;
-	}
-	memset(lane, 0, sizeof(uint32_t) * LANES * cells);
-	if (cd->nattrs == 1)
-	{
-		const uint16_t *a = t->col[cd->attrs[0]];
-
-		for (uint64_t i = 0; i < n; i++)
-			lane[(size_t) a[i] * LANES + (i & (LANES - 1))]++;
-	}
-	else
-	{
-		const uint16_t *a = t->col[cd->attrs[0]],
-				   *b = t->col[cd->attrs[1]];
-		uint32_t	sb = sizes[cd->attrs[1]];
-
-		for (uint64_t i = 0; i < n; i++)
-			lane[((size_t) a[i] * sb + b[i]) * LANES + (i & (LANES - 1))]++;
-	}
-	for (uint64_t q = 0; q < cells; q++)
-	{
-		const uint32_t *l = lane + q * LANES;
-		uint32_t	sum = 0;
-
-		for (int k = 0; k < LANES; k++)
-			sum += l[k];
-		x[q] = sum;
-	}
-}
-
-/*
- * The estimate's counts of small candidates from bit sets: for every column of at most BIT_CODES
- * codes, one bit per row and code (the rows where the column holds the code), so that a pair's
- * cell (u, v) is the population count of the AND of two rows of bits.  A cell costs m / 64 word
- * operations against m increments for the whole marginal in cand_count: cheaper while the
- * candidate has at most BIT_CELLS cells.  The same integer counts as cand_count.
- */
-#define BIT_CODES	64
-#define BIT_CELLS	128
-#define BIT_WORDS	((uint64_t) 1 << 22)	/* 32 MB at most; columns past it are counted as before */
-
-typedef struct Bits
-{
-	uint64_t	rows;			/* of the table they were allocated for */
-	uint64_t	words;			/* per code: ceil(rows / 64) */
-	uint64_t   *off;			/* per column: its code 0's first word, or UINT64_MAX (none) */
-	uint64_t   *w;				/* the bits */
-	uint64_t	nw;				/* words allocated */
-} Bits;
-
-#if defined(__x86_64__) || defined(__i386__)
-#define POPCNT_TARGET __attribute__((target("popcnt")))
-static bool
-have_popcnt(void)
-{
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("popcnt");
-}
-#else
-#define POPCNT_TARGET
-static bool
-have_popcnt(void)
-{
-	return true;
-}
-#endif
-
-/* The bit sets of table t (bits_alloc'd for its sizes and rows). */
-static void
-bits_fill(Bits *bits, const dp_codes *t, const uint32_t *sizes)
-{
-	uint64_t	W = bits->words;
-
-	memset(bits->w, 0, sizeof(uint64_t) * bits->nw);
-	for (uint32_t c = 0; c < t->ncols; c++)
-	{
-		const uint16_t *a = t->col[c];
-		uint64_t   *w;
-
-		if (bits->off[c] == UINT64_MAX)
-			continue;
-		w = bits->w + bits->off[c];
-		for (uint64_t i = 0; i < t->nrows; i++)
-			w[(uint64_t) (a[i] < sizes[c] ? a[i] : 0) * W + (i >> 6)] |= (uint64_t) 1 << (i & 63);
-	}
-}
-
-/* off and w for a table of m rows and these sizes (columns of at most BIT_CODES codes, until
- * BIT_WORDS); w stays NULL when no column qualifies. */
-static int
-bits_alloc(Bits *bits, uint32_t d, const uint32_t *sizes, uint64_t m)
-{
-	uint64_t	W = (m + 63) / 64,
-				nw = 0;
-
-	bits->off = dp_zalloc(sizeof(uint64_t) * d);
-	if (!bits->off)
-		return -1;
-	for (uint32_t c = 0; c < d; c++)
-	{
-		bool		fits = sizes[c] <= BIT_CODES && nw + (uint64_t) sizes[c] * W <= BIT_WORDS;
-
-		bits->off[c] = fits ? nw : UINT64_MAX;
-		if (fits)
-			nw += (uint64_t) sizes[c] * W;
-	}
-	bits->rows = m;
-	bits->words = W;
-	bits->nw = nw;
-	if (nw == 0)
-		return 0;
-	bits->w = dp_zalloc(sizeof(uint64_t) * nw);
-	return bits->w ? 0 : -1;
-}
-
-
-static bool
-bits_usable(const Bits *bits, const Cand *cd)
-{
-	return bits && bits->w && cd->nattrs <= 2 && cd->cells <= BIT_CELLS && bits->off[cd->attrs[0]] != UINT64_MAX &&
-		(cd->nattrs == 1 || bits->off[cd->attrs[1]] != UINT64_MAX);
-}
-
-POPCNT_TARGET static void
-bits_count(const Bits *bits, const Cand *cd, const uint32_t *sizes, uint32_t *x)
-{
-	uint64_t	W = bits->words;
-	const uint64_t *A = bits->w + bits->off[cd->attrs[0]];
-
-	if (cd->nattrs == 1)
-	{
-		for (uint64_t u = 0; u < cd->cells; u++)
-		{
-			uint64_t	c = 0;
-
-			for (uint64_t k = 0; k < W; k++)
-				c += (uint64_t) __builtin_popcountll(A[u * W + k]);
-			x[u] = (uint32_t) c;
-		}
-		return;
-	}
-	{
-		const uint64_t *B = bits->w + bits->off[cd->attrs[1]];
-		uint32_t	sa = sizes[cd->attrs[0]],
-					sb = sizes[cd->attrs[1]];
-
-		for (uint32_t u = 0; u < sa; u++)
-			for (uint32_t v = 0; v < sb; v++)
-			{
-				const uint64_t *p = A + (uint64_t) u * W,
-						   *q = B + (uint64_t) v * W;
-				uint64_t	c = 0;
-
-				for (uint64_t k = 0; k < W; k++)
-					c += (uint64_t) __builtin_popcountll(p[k] & q[k]);
-				x[(uint64_t) u * sb + v] = (uint32_t) c;
-			}
-	}
-}
-
-int64_t
-dp_adaptive_bits_check(const dp_codes *t, const uint32_t *sizes)
-{
-	Bits		bits = {0};
-	uint32_t   *x = NULL,
-			   *z = NULL,
-			   *lane = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
-	int64_t		bad = 0,
-				used = 0;
-
-	if (!lane || bits_alloc(&bits, t->ncols, sizes, t->nrows) != 0 ||
-		!(x = dp_zalloc(sizeof(uint32_t) * BIT_CELLS)) || !(z = dp_zalloc(sizeof(uint32_t) * BIT_CELLS)))
-		bad = -1;
-	else if (bits.w && have_popcnt())
-	{
-		bits_fill(&bits, t, sizes);
-		for (uint32_t a = 0; a < t->ncols; a++)
-			for (uint32_t b = a; b < t->ncols; b++)
-			{
-				Cand		cd = {a == b ? 1 : 2, {a, b, 0}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1};
-
-				if (!bits_usable(&bits, &cd))
-					continue;
-				bits_count(&bits, &cd, sizes, x);
-				cand_count(&cd, t, sizes, z, lane);
-				used++;
-				for (uint64_t q = 0; q < cd.cells; q++)
-					bad += x[q] != z[q];
-			}
-		bad = bad > 0 ? bad : -2 - used;
-	}
-	dp_free(bits.off);
-	dp_free(bits.w);
-	dp_free(x);
-	dp_free(z);
-	dp_free(lane);
-	return bad;
-}
-
-/* Candidates k0, k0 + step, ... below k1 counted in table t, by one thread (its own lane buffer). */
-typedef struct Counter
-{
-	const Cand *cand;
-	uint32_t	k0,
-				k1,
-				step;
-	uint32_t   *counts;			/* the exact counts: each candidate its own slice */
-	const dp_codes *t;
-	const uint32_t *sizes;
-	uint32_t   *lane;			/* LANES * LANE_CELLS */
-} Counter;
-
-static void *
-count_worker(void *arg)
-{
-	const Counter *c = arg;
-
-	for (uint32_t k = c->k0; k < c->k1; k += c->step)
-		cand_count(&c->cand[k], c->t, c->sizes, c->counts + c->cand[k].offset, c->lane);
-	return NULL;
-}
-
-/* The exact counts of candidates [r0, r1) in table t, over at most nthreads threads (each
- * candidate's slice written by one thread: the same counts whatever the number of threads);
- * lanes: nthreads lane buffers (each LANES * LANE_CELLS), taken from the scorers. */
-static void
-count_cands(const Cand *cand, uint32_t r0, uint32_t r1, uint32_t *counts, const dp_codes *t,
-			const uint32_t *sizes, uint32_t *const *lanes, uint32_t nthreads)
-{
-	uint32_t	T;
-	Counter		counters[DP_GUM_MAX_THREADS];
-
-	if (r1 <= r0)
-		return;
-	T = (uint64_t) (r1 - r0) * t->nrows >= SCORE_THREAD_WORK ? nthreads : 1;
-	if (T > r1 - r0)
-		T = r1 - r0;
-	for (uint32_t k = 0; k < T; k++)
-		counters[k] = (Counter) {cand, r0 + k, r1, T, counts, t, sizes, lanes[k]};
-	dp_run_parallel(count_worker, counters, sizeof(Counter), T);
-}
-
-/* The estimate's counts of candidate cd, scaled to total (y); cnt: cd->cells of scratch; bits:
- * the estimate's bit sets, or NULL. */
-static void
-est_counts(const Cand *cd, const dp_codes *synth, const Bits *bits, const uint32_t *sizes, double total,
-		   double *y, uint32_t *cnt, uint32_t *lane)
-{
-	double		scale = synth->nrows > 0 ? total / (double) synth->nrows : 0;
-
-	if (bits_usable(bits, cd))
-		bits_count(bits, cd, sizes, cnt);
-	else
-		cand_count(cd, synth, sizes, cnt, lane);
-	for (uint64_t q = 0; q < cd->cells; q++)
-		y[q] = (double) cnt[q] * scale;
 }
 
 /*
@@ -690,7 +359,7 @@ score_worker(void *arg)
 		int64_t		e = 0,
 					bias;
 
-		est_counts(ck, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane);
+		dpa_est_counts(ck, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane);
 		for (uint64_t q = 0; q < ck->cells; q++)
 			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
 		if (ck->meas >= 0)
@@ -864,251 +533,93 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 	return rc;
 }
 
+
 /*
- * Triple candidates (dp_adaptive.h, step 2c): pair {a, b} was just measured for the first time;
- * every triple {a, b, c} with exactly one of {a, c} and {b, c} measured before becomes a candidate
- * (with both, it was offered when the second of them was measured), while there are
- * fewer than tr->max of them and it has at most DP_ADAPTIVE_TRIPLE_CELLS cells (and the exact
- * counts stay within DP_ADAPTIVE_MAX_TOTAL cells).  Appended to cand with their slices of counts
- * (grown); the caller counts them.  Which triples: a function of the released selections and the
- * public sizes only.  Returns -1 when counts could not grow.
+ * The state of one dp_adaptive_run, shared by its stages (dp_adaptive.h's steps, in order).
+ * Each stage returns 0 or the error code of dp_internal.h; adaptive_run_free releases it all.
  */
-typedef struct Triples
+typedef struct Run
 {
-	uint8_t    *pair_measured;	/* d x d */
-	uint32_t	n,				/* cand[ncand - n ..]: the triples */
-				max;
-	uint64_t	cap;			/* cells allocated in counts */
-} Triples;
+	const dp_codes *data;
+	const uint32_t *sizes;		/* the original ones */
+	const dp_privsyn_params *p;
+	dp_prng    *rng;
+	dp_privsyn_result *out;
+	uint32_t	d;
+	dp_codes	merged,			/* the rows over merged codes, until the last exact count */
+				synth;			/* the current estimate */
+	bool		merged_ok;
+	Cand	   *cand;
+	uint32_t	ncand,
+				maxcand;
+	uint32_t   *counts;			/* the candidates' exact counts */
+	uint64_t	maxcells,
+				totcells;
+	double	   *y,
+			   *zbuf;
+	uint32_t   *lanebuf,
+			   *ycnt;
+	Scorer	   *scorers;
+	uint32_t	nthreads;
+	uint32_t   *lanes[DP_GUM_MAX_THREADS];
+	Bits		bits;
+	const Bits *bitsp;			/* &bits once the estimate's bit sets exist */
+	int64_t    *score,
+			   *sub;
+	uint32_t   *subidx,
+			   *picked,
+				batch;
+	uint32_t   *newpairs,
+				nnew;
+	dp_marg    *margs;
+	uint32_t	nmargs;
+	double		R,				/* the rounds' rho */
+				used,
+				rho_t,			/* a round's measure and select budgets */
+				eps_t,
+				total;			/* the estimate's released total */
+	uint64_t	tree_bound;		/* step 3b, set once T is */
+	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
+	Triples		tr;
+	dp_gum_params round_gum;
+	double		t_select;		/* when the candidates' stage began */
+	dp_adaptive_stats st;
+} Run;
 
+#define PROGRESS(phase, frac) \
+	do { if (r->p->progress && r->p->progress(r->p->progress_arg, (phase), (frac)) != 0) return dp_cancelled(); } while (0)
+
+/* ---- 1. one-way marginals and the rare-value merge: DP_ADAPTIVE_ONEWAY_SHARE of rho ---- */
 static int
-add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_t *ncand, uint32_t **counts,
-			uint64_t *totcells, const uint32_t *sizes)
+adaptive_oneway(Run *r)
 {
-	tr->pair_measured[(size_t) a * d + b] = tr->pair_measured[(size_t) b * d + a] = 1;
-	for (uint32_t c = 0; c < d && tr->n < tr->max; c++)
-	{
-		uint32_t	t[3];
-		uint64_t	cells;
-		Cand	   *cd;
+	const dp_privsyn_params *p = r->p;
+	double		t0 = dp_now();
+	int			rc;
 
-		if (c == a || c == b || tr->pair_measured[(size_t) a * d + c] == tr->pair_measured[(size_t) b * d + c])
-			continue;
-		t[0] = a < b ? a : b;
-		t[2] = a < b ? b : a;
-		t[1] = c;
-		if (c < t[0])
-		{
-			t[1] = t[0];
-			t[0] = c;
-		}
-		else if (c > t[2])
-		{
-			t[1] = t[2];
-			t[2] = c;
-		}
-		cells = (uint64_t) sizes[t[0]] * sizes[t[1]] * sizes[t[2]];
-		if (cells > DP_ADAPTIVE_TRIPLE_CELLS || *totcells + cells > DP_ADAPTIVE_MAX_TOTAL)
-			continue;
-		if (*totcells + cells > tr->cap)
-		{
-			/* grown by half at least: a few reallocations per run, not one per triple */
-			uint64_t	cap = tr->cap + tr->cap / 2;
-			uint32_t   *grown;
-
-			if (cap < *totcells + cells)
-				cap = *totcells + cells;
-			if (cap > DP_ADAPTIVE_MAX_TOTAL)
-				cap = DP_ADAPTIVE_MAX_TOTAL;
-			grown = dp_realloc(*counts, sizeof(uint32_t) * cap);
-			if (!grown)
-				return -1;
-			*counts = grown;
-			tr->cap = cap;
-		}
-		cd = &cand[(*ncand)++];
-		*cd = (Cand) {3, {t[0], t[1], t[2]}, cells, *totcells, -1};
-		*totcells += cells;
-		tr->n++;
-	}
+	PROGRESS(DP_PHASE_ONEWAY, 0);
+	r->merged_ok = true;		/* dp_codes_free is harmless on what the stage did not initialise */
+	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, r->out, r->margs,
+								 &r->merged, p->consume, p->extra);
+	if (rc != 0)
+		return rc;
+	r->nmargs = r->d;
+	r->st.rho_oneway = p->rho * DP_ADAPTIVE_ONEWAY_SHARE;
+	r->out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 	return 0;
 }
 
-/*
- * Whether counts from elsewhere are those of one set of rows: every column's and every pair's
- * present and adding up to nrows (without overflow).  Honest servers always pass (each counts
- * its rows in one snapshot); a server that sends other counts fails the call instead of
- * overflowing a count.
- */
-static bool
-extra_consistent(const dp_extra_counts *ex, uint32_t d, const uint32_t *sizes)
+/* ---- 2. candidates (public: the merged sizes) ---- */
+static int
+adaptive_candidates(Run *r)
 {
-	size_t		k = 0;
+	const uint32_t *msizes = r->out->merged_sizes;
+	Cand	   *cand = r->cand;
+	uint32_t	d = r->d,
+				ncand = 0,
+				keep = 0;
 
-	if (!ex->oneway || (d > 1 && !ex->pair))
-		return false;
-	for (uint32_t j = 0; j < d; j++)
-	{
-		uint64_t	sum = 0;
-
-		if (!ex->oneway[j])
-			return false;
-		for (uint32_t c = 0; c < sizes[j]; c++)
-			if (__builtin_add_overflow(sum, ex->oneway[j][c], &sum))
-				return false;
-		if (sum != ex->nrows)
-			return false;
-	}
-	for (uint32_t a = 0; a < d; a++)
-		for (uint32_t b = a + 1; b < d; b++, k++)
-		{
-			uint64_t	sum = 0;
-
-			if (!ex->pair[k])
-				return false;
-			for (size_t c = 0; c < (size_t) sizes[a] * sizes[b]; c++)
-				if (__builtin_add_overflow(sum, ex->pair[k][c], &sum))
-					return false;
-			if (sum != ex->nrows)
-				return false;
-		}
-	return true;
-}
-
-/*
- * x + v, at most DP_ADAPTIVE_COUNT_CAP: with counts from elsewhere the rows are not bounded by
- * what the table holds, and a refusal after the charge would depend on their number.  Clamping
- * moves a count by no more than the rows moved it (sensitivity unchanged).
- */
-static inline uint32_t
-add_capped(uint32_t x, uint64_t v)
-{
-	return v >= (uint64_t) (DP_ADAPTIVE_COUNT_CAP - x) ? DP_ADAPTIVE_COUNT_CAP : x + (uint32_t) v;
-}
-
-/*
- * Adds the counts of rows the table does not hold (p->extra, over the original codes) to the
- * candidates' exact counts (over merged codes): each original cell into the merged cell its
- * codes map to, so that every count is that of all the rows, clamped at DP_ADAPTIVE_COUNT_CAP.
- */
-static void
-add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t *counts, uint32_t d,
-		  const uint32_t *sizes, const dp_privsyn_result *out)
-{
-	for (uint32_t r = 0; r < ncand; r++)
-	{
-		const Cand *cd = &cand[r];
-		uint32_t   *x = counts + cd->offset;
-		uint32_t	a = cd->attrs[0];
-
-		if (cd->nattrs == 1)
-		{
-			for (uint32_t c = 0; c < sizes[a]; c++)
-				x[out->code_map[a][c]] = add_capped(x[out->code_map[a][c]], ex->oneway[a][c]);
-		}
-		else if (cd->nattrs == 2)
-		{
-			uint32_t	b = cd->attrs[1],
-						mb = out->merged_sizes[b];
-			/* pair (a, b), a < b: index sum over a' < a of (d - 1 - a'), plus b - a - 1 */
-			size_t		k = (size_t) a * (2 * (size_t) d - a - 1) / 2 + (b - a - 1);
-			const uint64_t *pc = ex->pair[k];
-
-			for (uint32_t ca = 0; ca < sizes[a]; ca++)
-			{
-				uint32_t   *row = x + (size_t) out->code_map[a][ca] * mb;
-
-				for (uint32_t cb = 0; cb < sizes[b]; cb++)
-					row[out->code_map[b][cb]] = add_capped(row[out->code_map[b][cb]], pc[(size_t) ca * sizes[b] + cb]);
-			}
-		}
-	}
-}
-
-#define PROGRESS(phase, frac) \
-	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
-#define FAIL(call) do { rc = (call); goto done; } while (0)
-
-int
-dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
-				dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats)
-{
-	uint64_t	tree_bound = DP_ADAPTIVE_TREE_CELLS;	/* step 3b, set once T is */
-	uint32_t	d = data->ncols;
-	dp_codes	merged = {0},
-				synth = {0};
-	Cand	   *cand = NULL;
-	uint32_t	ncand = 0,
-				maxcand;
-	uint32_t   *counts = NULL;
-	double	   *y = NULL,
-			   *zbuf = NULL;
-	uint32_t   *lanebuf = NULL,
-			   *ycnt = NULL;
-	Scorer	   *scorers = NULL;
-	Bits		bits = {0};
-	const Bits *bitsp = NULL;	/* &bits once the estimate's bit sets exist */
-	uint32_t	nthreads = 1;
-	int64_t    *sub = NULL;
-	uint32_t   *subidx = NULL,
-			   *picked = NULL,
-				batch;
-	int64_t    *score = NULL;
-	dp_marg    *margs = NULL;
-	uint32_t	nmargs = 0;
-	uint64_t	maxcells = 1,
-				totcells = 0;
-	double		R,
-				used = 0,
-				rho_t,
-				eps_t,
-				total = 0;
-	uint64_t	nrows;
-	dp_adaptive_stats st = {0};
-	dp_gum_params round_gum,
-				final_gum;
-	double		t0;
-	int			rc = 0;
-	bool		merged_ok = false;
-	Triples		tr = {0};
-	uint32_t   *lanes[DP_GUM_MAX_THREADS];
-	uint32_t   *newpairs = NULL,
-				nnew;
-	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
-
-	memset(out, 0, sizeof(*out));
-	dp_clear_error();
-	if (d == 0 || d > 4096)
-		return dp_invalid("the adaptive method synthesizes 1 to 4096 columns");
-	if (!(p->rho > 0) || !isfinite(p->rho))
-		return dp_invalid("rho is not a positive number");
-	if (data->nrows >= ((uint64_t) 1 << 31))
-		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
-	if (p->extra && !extra_consistent(p->extra, d, sizes))
-		return dp_invalid("the counts from elsewhere are not those of one set of rows: every column's and every pair's must add up to their rows");
-	maxcand = d + (d * (d - 1)) / 2;
-	tr.max = DP_ADAPTIVE_TRIPLES_PER_COL * d;
-	maxcand += tr.max;
-	/* the measured marginals: the d one-way ones, then one per measured pair or triple at most */
-	margs = dp_zalloc(sizeof(dp_marg) * maxcand);
-	cand = dp_zalloc(sizeof(Cand) * maxcand);
-	if (!margs || !cand)
-		FAIL(dp_nomem("could not allocate the adaptive method's candidate marginals"));
-
-	/* ---- 1. one-way marginals and the rare-value merge: DP_ADAPTIVE_ONEWAY_SHARE of rho ---- */
-	t0 = dp_now();
-	PROGRESS(DP_PHASE_ONEWAY, 0);
-	merged_ok = true;			/* dp_codes_free is harmless on what the stage did not initialise */
-	rc = dp_privsyn_oneway_stage(data, sizes, p->ordered, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, out, margs, &merged, p->consume,
-								 p->extra);
-	if (rc != 0)
-		goto done;
-	nmargs = d;
-	st.rho_oneway = p->rho * DP_ADAPTIVE_ONEWAY_SHARE;
-	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
-
-	/* ---- 2. candidates (public: the merged sizes) and their exact counts ---- */
-	t0 = dp_now();
+	r->t_select = dp_now();
 	PROGRESS(DP_PHASE_SELECT, 0);
 	for (uint32_t a = 0; a < d; a++)
 	{
@@ -1116,13 +627,13 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 
 		cd->nattrs = 1;
 		cd->attrs[0] = a;
-		cd->cells = out->merged_sizes[a];
+		cd->cells = msizes[a];
 		ncand++;
 	}
 	for (uint32_t a = 0; a < d; a++)
 		for (uint32_t b = a + 1; b < d; b++)
 		{
-			uint64_t	cells = (uint64_t) out->merged_sizes[a] * out->merged_sizes[b];
+			uint64_t	cells = (uint64_t) msizes[a] * msizes[b];
 
 			if (cells > DP_ADAPTIVE_MAX_CELLS)
 				continue;
@@ -1132,323 +643,415 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 			cand[ncand].cells = cells;
 			ncand++;
 		}
-	qsort(cand, ncand, sizeof(Cand), cmp_cells);
+	qsort(cand, ncand, sizeof(Cand), dpa_cmp_cells);
+	/* smallest first until the total is reached; columns always fit (their cells < 2^16 each) */
+	for (uint32_t k = 0; k < ncand; k++)
 	{
-		uint32_t	keep = 0;
-
-		/* smallest first until the total is reached; columns always fit (their cells < 2^16 each) */
-		for (uint32_t r = 0; r < ncand; r++)
-		{
-			if (cand[r].nattrs >= 2 && totcells + cand[r].cells > DP_ADAPTIVE_MAX_TOTAL)
-				continue;
-			cand[r].offset = totcells;
-			totcells += cand[r].cells;
-			if (cand[r].cells > maxcells)
-				maxcells = cand[r].cells;
-			cand[keep++] = cand[r];
-		}
-		ncand = keep;
+		if (cand[k].nattrs >= 2 && r->totcells + cand[k].cells > DP_ADAPTIVE_MAX_TOTAL)
+			continue;
+		cand[k].offset = r->totcells;
+		r->totcells += cand[k].cells;
+		if (cand[k].cells > r->maxcells)
+			r->maxcells = cand[k].cells;
+		cand[keep++] = cand[k];
 	}
-	st.candidates = ncand;
-	if (maxcells < DP_ADAPTIVE_TRIPLE_CELLS)
-		maxcells = DP_ADAPTIVE_TRIPLE_CELLS;	/* a triple's estimate and its counts before a round */
-	counts = dp_zalloc(sizeof(uint32_t) * totcells);
-	y = dp_zalloc(sizeof(double) * maxcells);
-	lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
-	ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
-	score = dp_zalloc(sizeof(int64_t) * maxcand);
-	nthreads = p->gum.threads < 1 ? 1 : p->gum.threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : p->gum.threads;
-	scorers = dp_zalloc(sizeof(Scorer) * nthreads);
-	if (!counts || !y || !lanebuf || !ycnt || !score || !scorers)
-		FAIL(dp_nomem("could not allocate the candidates' exact counts and scoring buffers"));
-	for (uint32_t t = 0; t < nthreads; t++)
-	{
-		Scorer	   *s = &scorers[t];
+	r->ncand = keep;
+	r->st.candidates = keep;
+	if (r->maxcells < DP_ADAPTIVE_TRIPLE_CELLS)
+		r->maxcells = DP_ADAPTIVE_TRIPLE_CELLS;	/* a triple's estimate and its counts before a round */
+	return 0;
+}
 
-		s->cand = cand;
-		s->counts = counts;
-		s->sizes = out->merged_sizes;
-		s->score = score;
+/* ---- 2. the candidates' exact counts, and the scoring threads' buffers ---- */
+static int
+adaptive_count(Run *r)
+{
+	const dp_privsyn_params *p = r->p;
+	uint64_t	maxcells = r->maxcells;
+
+	r->counts = dp_zalloc(sizeof(uint32_t) * r->totcells);
+	r->y = dp_zalloc(sizeof(double) * maxcells);
+	r->lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
+	r->ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
+	r->score = dp_zalloc(sizeof(int64_t) * r->maxcand);
+	r->nthreads = p->gum.threads < 1 ? 1 : p->gum.threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : p->gum.threads;
+	r->scorers = dp_zalloc(sizeof(Scorer) * r->nthreads);
+	if (!r->counts || !r->y || !r->lanebuf || !r->ycnt || !r->score || !r->scorers)
+		return dp_nomem("could not allocate the candidates' exact counts and scoring buffers");
+	for (uint32_t t = 0; t < r->nthreads; t++)
+	{
+		Scorer	   *s = &r->scorers[t];
+
+		s->cand = r->cand;
+		s->counts = r->counts;
+		s->sizes = r->out->merged_sizes;
+		s->score = r->score;
 		/* thread 0 uses the buffers the rest of the rounds use */
-		s->y = t == 0 ? y : dp_zalloc(sizeof(double) * maxcells);
-		s->ycnt = t == 0 ? ycnt : dp_zalloc(sizeof(uint32_t) * maxcells);
-		s->lane = t == 0 ? lanebuf : dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
+		s->y = t == 0 ? r->y : dp_zalloc(sizeof(double) * maxcells);
+		s->ycnt = t == 0 ? r->ycnt : dp_zalloc(sizeof(uint32_t) * maxcells);
+		s->lane = t == 0 ? r->lanebuf : dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 		if (!s->y || !s->ycnt || !s->lane)
-			FAIL(dp_nomem("could not allocate a scoring thread's buffers"));
-		lanes[t] = s->lane;
+			return dp_nomem("could not allocate a scoring thread's buffers");
+		r->lanes[t] = s->lane;
 	}
 	/*
 	 * The exact counts, COUNT_CHUNK candidates at a time over nthreads threads (each candidate's
 	 * slice written by one thread: the same counts whatever the number of threads); progress
 	 * and interrupts between chunks, on this thread only.
 	 */
-	for (uint32_t r = 0; r < ncand; r++)
-		cand[r].meas = cand[r].nattrs == 1 ? (int32_t) cand[r].attrs[0] : -1;
-	for (uint32_t r0 = 0; r0 < ncand; r0 += COUNT_CHUNK)
+	for (uint32_t k = 0; k < r->ncand; k++)
+		r->cand[k].meas = r->cand[k].nattrs == 1 ? (int32_t) r->cand[k].attrs[0] : -1;
+	for (uint32_t r0 = 0; r0 < r->ncand; r0 += COUNT_CHUNK)
 	{
-		count_cands(cand, r0, r0 + COUNT_CHUNK < ncand ? r0 + COUNT_CHUNK : ncand, counts, &merged,
-					out->merged_sizes, lanes, nthreads);
+		dpa_count_cands(r->cand, r0, r0 + COUNT_CHUNK < r->ncand ? r0 + COUNT_CHUNK : r->ncand, r->counts, &r->merged,
+						r->out->merged_sizes, r->lanes, r->nthreads);
 		PROGRESS(DP_PHASE_SELECT, 0);
 	}
 	if (p->extra)
-		add_extra(p->extra, cand, ncand, counts, d, sizes, out);
+		dpa_add_extra(p->extra, r->cand, r->ncand, r->counts, r->d, r->sizes, r->out);
+	return 0;
+}
 
-	/* ---- 3. rounds ---- */
-	R = p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
-	{
-		/* T from public facts: the released one-way marginals' total and the candidates' sizes */
-		double		n1 = 0,
-					T;
+/* ---- 3. the rounds' schedule (T, rho_t, eps_t) and the focus pairs ---- */
+static int
+adaptive_focus(Run *r)
+{
+	/* T from public facts: the released one-way marginals' total and the candidates' sizes */
+	double		n1 = 0,
+				T,
+				cost;
 
-		for (uint32_t j = 0; j < d; j++)
-			n1 += dp_marg_total(&margs[j]);
-		T = dp_adaptive_selections(R, d, n1 / d, median_pair_cells(cand, ncand));
-		st.selections = T;
-		tree_bound = dp_adaptive_tree_bound(n1 / d);
-		rho_t = MEASURE_SHARE * R / T;
-		eps_t = sqrt(8 * (1 - MEASURE_SHARE) * R / T);
-	}
-	{
-		double		cost = measure_focus(cand, ncand, counts, out->merged_sizes, p->focus, R, rho_t, margs,
-										 &nmargs, &st.focus_pairs);
+	r->R = r->p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
+	for (uint32_t j = 0; j < r->d; j++)
+		n1 += dp_marg_total(&r->margs[j]);
+	T = dp_adaptive_selections(r->R, r->d, n1 / r->d, dpa_median_pair_cells(r->cand, r->ncand));
+	r->st.selections = T;
+	r->tree_bound = dp_adaptive_tree_bound(n1 / r->d);
+	r->rho_t = MEASURE_SHARE * r->R / T;
+	r->eps_t = sqrt(8 * (1 - MEASURE_SHARE) * r->R / T);
+	cost = measure_focus(r->cand, r->ncand, r->counts, r->out->merged_sizes, r->p->focus, r->R, r->rho_t, r->margs,
+						 &r->nmargs, &r->st.focus_pairs);
+	if (cost < 0)
+		return dp_nomem("could not allocate the focus pairs' measured marginals");
+	r->used += cost;
+	r->st.rho_measure += cost;
+	return 0;
+}
 
-		if (cost < 0)
-			FAIL(dp_nomem("could not allocate the focus pairs' measured marginals"));
-		used += cost;
-		st.rho_measure += cost;
-	}
-	round_gum = p->gum;
-	round_gum.progress = NULL;	/* short runs: the rounds report and check between them */
-	rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
+/*
+ * ---- 3. the first estimate, the triple candidates of the pairs measured so far (step 2c), the
+ * estimate's bit sets and the rounds' selection buffers ----
+ */
+static int
+adaptive_rounds_setup(Run *r)
+{
+	const dp_privsyn_params *p = r->p;
+	uint32_t	d = r->d;
+	int			rc;
+
+	r->round_gum = p->gum;
+	r->round_gum.progress = NULL;	/* short runs: the rounds report and check between them */
+	rc = estimate(r->margs, r->nmargs, d, r->out->merged_sizes, &r->round_gum, r->rng, &r->synth, &r->total);
 	if (rc != 0)
-		goto done;
-	kmax = p->max_kway > 0 ? p->max_kway : dp_adaptive_max_kway(d, total);
-	st.max_kway = kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) kmax;
+		return rc;
+	r->kmax = p->max_kway > 0 ? p->max_kway : dp_adaptive_max_kway(d, r->total);
+	r->st.max_kway = r->kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) r->kmax;
 	/*
 	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:
 	 * a function of the released total); then the focus pairs' triples.
 	 */
-	if (synth.nrows >= DP_ADAPTIVE_SYNTH_ROWS || p->extra)
+	if (r->synth.nrows >= DP_ADAPTIVE_SYNTH_ROWS || p->extra)
 	{
-		tr.max = 0;
+		r->tr.max = 0;
 		/* no more exact counts to take: the private data the rounds need is in counts */
-		dp_codes_free(&merged);
-		merged_ok = false;
+		dp_codes_free(&r->merged);
+		r->merged_ok = false;
 	}
 	else
 	{
-		tr.cap = totcells;
-		tr.pair_measured = dp_zalloc((size_t) d * d);
-		if (!tr.pair_measured)
-			FAIL(dp_nomem("could not allocate the adaptive method's triple candidates"));
+		r->tr.cap = r->totcells;
+		r->tr.pair_measured = dp_zalloc((size_t) d * d);
+		if (!r->tr.pair_measured)
+			return dp_nomem("could not allocate the adaptive method's triple candidates");
 	}
-	for (uint32_t k = 0; k < ncand && tr.max > 0; k++)
-		if (cand[k].nattrs == 2 && cand[k].meas >= 0 &&
-			add_triples(&tr, d, cand[k].attrs[0], cand[k].attrs[1], cand, &ncand, &counts, &totcells,
-						out->merged_sizes) != 0)
-			FAIL(dp_nomem("could not allocate a triple's exact counts"));
-	if (tr.n > 0)
-		count_cands(cand, ncand - tr.n, ncand, counts, &merged, out->merged_sizes, lanes, nthreads);
+	for (uint32_t k = 0; k < r->ncand && r->tr.max > 0; k++)
+		if (r->cand[k].nattrs == 2 && r->cand[k].meas >= 0 &&
+			dpa_add_triples(&r->tr, d, r->cand[k].attrs[0], r->cand[k].attrs[1], r->cand, &r->ncand, &r->counts,
+							&r->totcells, r->out->merged_sizes) != 0)
+			return dp_nomem("could not allocate a triple's exact counts");
+	if (r->tr.n > 0)
+		dpa_count_cands(r->cand, r->ncand - r->tr.n, r->ncand, r->counts, &r->merged, r->out->merged_sizes, r->lanes,
+						r->nthreads);
 	/* the estimates' bit sets: every later estimate has the first one's rows (a warm start) */
-	if (have_popcnt())
+	if (dpa_have_popcnt())
 	{
-		if (bits_alloc(&bits, d, out->merged_sizes, synth.nrows) != 0)
-			FAIL(dp_nomem("could not allocate the estimate's bit sets"));
+		if (dpa_bits_alloc(&r->bits, d, r->out->merged_sizes, r->synth.nrows) != 0)
+			return dp_nomem("could not allocate the estimate's bit sets");
 	}
-	batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
-	if (batch > ncand)
-		batch = ncand;
-	picked = dp_zalloc(sizeof(uint32_t) * batch);
-	zbuf = dp_zalloc(sizeof(double) * batch * maxcells);
-	sub = dp_zalloc(sizeof(int64_t) * maxcand);
-	subidx = dp_zalloc(sizeof(uint32_t) * maxcand);
-	newpairs = dp_zalloc(sizeof(uint32_t) * batch);
-	if (!picked || !zbuf || !sub || !subidx || !newpairs)
-		FAIL(dp_nomem("could not allocate the rounds' selection buffers"));
+	r->batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
+	if (r->batch > r->ncand)
+		r->batch = r->ncand;
+	r->picked = dp_zalloc(sizeof(uint32_t) * r->batch);
+	r->zbuf = dp_zalloc(sizeof(double) * r->batch * r->maxcells);
+	r->sub = dp_zalloc(sizeof(int64_t) * r->maxcand);
+	r->subidx = dp_zalloc(sizeof(uint32_t) * r->maxcand);
+	r->newpairs = dp_zalloc(sizeof(uint32_t) * r->batch);
+	if (!r->picked || !r->zbuf || !r->sub || !r->subidx || !r->newpairs)
+		return dp_nomem("could not allocate the rounds' selection buffers");
+	return 0;
+}
+
+/* ---- 3b. a round's scores against the current estimate, over nthreads threads ---- */
+static int
+adaptive_score(Run *r, double sigma)
+{
+	uint32_t	T;
+
+	PROGRESS(DP_PHASE_SELECT, fmin(r->used / r->R, 1));
+	r->bitsp = r->bits.w && r->synth.nrows == r->bits.rows ? &r->bits : NULL;
+	if (r->bitsp)
+		dpa_bits_fill(&r->bits, &r->synth, r->out->merged_sizes);
+	T = (uint64_t) r->ncand * r->synth.nrows >= SCORE_THREAD_WORK ? r->nthreads : 1;
+	for (uint32_t t = 0; t < T; t++)
+	{
+		Scorer	   *s = &r->scorers[t];
+
+		s->k0 = (uint32_t) ((uint64_t) r->ncand * t / T);
+		s->k1 = (uint32_t) ((uint64_t) r->ncand * (t + 1) / T);
+		s->synth = &r->synth;
+		s->bits = r->bitsp;
+		s->total = r->total;
+		s->sigma = sigma;
+		s->counts = r->counts;
+		s->margs = r->margs;
+	}
+	dp_run_parallel(score_worker, r->scorers, sizeof(Scorer), T);
+	return 0;
+}
+
+/*
+ * ---- 3b. one selection: the exponential mechanism over sub's nsub candidates that keep the
+ * model's junction tree within tree_bound (dp_adaptive_tree_bound); when none does (or the table
+ * has more than DP_ADAPTIVE_TREE_COLS columns, or the model's tree is already larger), over all;
+ * on tables too large for a bound (tree_bound 0), over all.  *sel: the index into sub ----
+ */
+static int
+adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
+{
+	TreeFit		tf = {r->margs, r->nmargs, r->d, r->out->merged_sizes, r->cand, r->tree_bound, NULL, NULL, 0};
+	dp_jtree	cur;
+	bool		have;
+
+	if (r->tree_bound == 0)
+	{
+		*sel = dp_exp_mech(r->sub, nsub, r->eps_t, SCORE_SENS);
+		return 0;
+	}
+	have = r->d <= DP_ADAPTIVE_TREE_COLS &&
+		dp_jtree_build(&cur, r->margs, r->nmargs, r->d, r->out->merged_sizes, r->tree_bound) == 0;
+	tf.cur = have ? &cur : NULL;
+	tf.scratch = dp_alloc(sizeof(dp_marg) * (r->nmargs + 1));
+	if (!tf.scratch)
+	{
+		if (have)
+			dp_jtree_free(&cur);
+		return dp_nomem("could not allocate the junction tree's check");
+	}
+	*sel = have ? dp_exp_mech_fitting(r->sub, r->subidx, nsub, r->eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
+	r->st.tree_builds += tf.builds;
+	dp_free(tf.scratch);
+	if (have)
+		dp_jtree_free(&cur);
+	if (*sel >= nsub)
+	{
+		r->st.tree_unbounded++;
+		*sel = dp_exp_mech(r->sub, nsub, r->eps_t, SCORE_SENS);
+	}
+	return 0;
+}
+
+/*
+ * ---- 3b and c. select and measure the batch, one exponential mechanism each, without repeats;
+ * then the new pairs' triples (step 2c) ----
+ */
+static int
+adaptive_select_measure(Run *r, dp_dgauss *g)
+{
+	int			rc;
+
+	r->nnew = 0;
+	for (uint32_t b = 0; b < r->batch; b++)
+	{
+		uint32_t	nsub = 0,
+					sel;
+		Cand	   *cd;
+		const uint32_t *x;
+		bool		full = r->nmargs - r->d >= r->kmax;	/* the cap on distinct k-way marginals */
+
+		for (uint32_t k = 0; k < r->ncand; k++)
+		{
+			bool		taken = full && r->cand[k].meas < 0;	/* no new marginal once full */
+
+			for (uint32_t e = 0; e < b; e++)
+				taken |= r->picked[e] == k;
+			if (!taken)
+			{
+				r->sub[nsub] = r->score[k];
+				r->subidx[nsub++] = k;
+			}
+		}
+		r->used += r->rho_t + r->eps_t * r->eps_t / 8;
+		r->st.rho_measure += r->rho_t;
+		r->st.rho_select += r->eps_t * r->eps_t / 8;
+		rc = adaptive_select(r, nsub, &sel);
+		if (rc != 0)
+			return rc;
+		if (sel >= nsub)
+			return dp_invalid("a round's exponential mechanism had no candidate to select");
+		sel = r->subidx[sel];
+		r->picked[b] = sel;
+		cd = &r->cand[sel];
+		x = r->counts + cd->offset;
+		dpa_est_counts(cd, &r->synth, r->bitsp, r->out->merged_sizes, r->total, r->zbuf + (size_t) b * r->maxcells,
+					   r->ycnt, r->lanebuf);
+
+		/* c. measure */
+		if (cd->nattrs == 2 && cd->meas < 0)
+			r->newpairs[r->nnew++] = sel;
+		r->st.remeasured += cd->meas >= 0;
+		if (measure(cd, x, r->out->merged_sizes, g, r->rho_t, r->margs, &r->nmargs) != 0)
+			return dp_nomem("could not allocate a measured marginal");
+	}
+	r->st.rounds++;
+	if (r->tr.n < r->tr.max)
+	{
+		uint32_t	k0 = r->ncand;
+
+		for (uint32_t e = 0; e < r->nnew; e++)
+			if (dpa_add_triples(&r->tr, r->d, r->cand[r->newpairs[e]].attrs[0], r->cand[r->newpairs[e]].attrs[1], r->cand,
+								&r->ncand, &r->counts, &r->totcells, r->out->merged_sizes) != 0)
+				return dp_nomem("could not allocate a triple's exact counts");
+		dpa_count_cands(r->cand, k0, r->ncand, r->counts, &r->merged, r->out->merged_sizes, r->lanes, r->nthreads);
+	}
+	return 0;
+}
+
+/*
+ * ---- 3a and d. the next estimate, and the anneal: *still, whether the batch's estimated counts
+ * moved by no more than the estimate's resolution and sigma expect ----
+ */
+static int
+adaptive_anneal(Run *r, double sigma, bool *still)
+{
+	double		moved = 0,
+				expect = 0,
+				zb_total = r->total;
+	int			rc;
+
+	rc = estimate(r->margs, r->nmargs, r->d, r->out->merged_sizes, &r->round_gum, r->rng, &r->synth, &r->total);
+	if (rc != 0)
+		return rc;
+	for (uint32_t b = 0; b < r->batch; b++)
+	{
+		const Cand *cd = &r->cand[r->picked[b]];
+		const double *zb = r->zbuf + (size_t) b * r->maxcells;
+
+		dpa_est_counts(cd, &r->synth, NULL, r->out->merged_sizes, r->total, r->y, r->ycnt, r->lanebuf);
+		for (uint64_t q = 0; q < cd->cells; q++)
+			moved += fabs(r->y[q] - zb[q]);
+		/* zb: the counts before the round, scaled by that round's total */
+		expect += dp_adaptive_anneal_bar(zb, cd->cells, sigma, zb_total, r->synth.nrows);
+	}
+	*still = moved <= expect;
+	return 0;
+}
+
+/* ---- 3. the rounds, until the rounds' rho is spent (the last round takes what is left) ---- */
+static int
+adaptive_rounds(Run *r)
+{
+	int			rc;
+
 	for (;;)
 	{
-		bool		last = false;
+		bool		last = false,
+					still;
 		double		sigma;
 		dp_dgauss	g;
-		double		moved = 0,
-					expect = 0,
-					zb_total;
 
 		dp_check_interrupts();	/* up to 16 d rounds, each an estimate by GUM */
 
-		if (R - used < 2 * batch * (rho_t + eps_t * eps_t / 8))
+		if (r->R - r->used < 2 * r->batch * (r->rho_t + r->eps_t * r->eps_t / 8))
 		{
 			/* the last round: what is left, rounded down, over the batch */
-			double		rem = (R - used) * (1 - 1e-9);
+			double		rem = (r->R - r->used) * (1 - 1e-9);
 
 			if (!(rem > 0))
 				break;
-			rho_t = MEASURE_SHARE * rem / batch;
-			eps_t = sqrt(8 * (1 - MEASURE_SHARE) * rem / batch) * (1 - 1e-12);
+			r->rho_t = MEASURE_SHARE * rem / r->batch;
+			r->eps_t = sqrt(8 * (1 - MEASURE_SHARE) * rem / r->batch) * (1 - 1e-12);
 			last = true;
 		}
-		if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho_t, 1.0)) != 0)
-			FAIL(dp_invalid("a round's measurement noise is out of the sampler's range"));
+		if (dp_dgauss_init(&g, dp_gaussian_sigma2(r->rho_t, 1.0)) != 0)
+			return dp_invalid("a round's measurement noise is out of the sampler's range");
 		sigma = sqrt(dp_dgauss_sigma2(&g));
 
-		/* b. scores against the current estimate, over nthreads threads */
-		PROGRESS(DP_PHASE_SELECT, fmin(used / R, 1));
-		bitsp = bits.w && synth.nrows == bits.rows ? &bits : NULL;
-		if (bitsp)
-			bits_fill(&bits, &synth, out->merged_sizes);
-		{
-			uint32_t	T = (uint64_t) ncand * synth.nrows >= SCORE_THREAD_WORK ? nthreads : 1;
-
-			for (uint32_t t = 0; t < T; t++)
-			{
-				Scorer	   *s = &scorers[t];
-
-				s->k0 = (uint32_t) ((uint64_t) ncand * t / T);
-				s->k1 = (uint32_t) ((uint64_t) ncand * (t + 1) / T);
-				s->synth = &synth;
-				s->bits = bitsp;
-				s->total = total;
-				s->sigma = sigma;
-				s->counts = counts;
-				s->margs = margs;
-			}
-			dp_run_parallel(score_worker, scorers, sizeof(Scorer), T);
-		}
-
-		/* select and measure the batch, one exponential mechanism each, without repeats */
-		nnew = 0;
-		for (uint32_t b = 0; b < batch; b++)
-		{
-			uint32_t	nsub = 0,
-						r;
-			Cand	   *cd;
-			const uint32_t *x;
-			bool		full = nmargs - d >= kmax;	/* the cap on distinct k-way marginals */
-
-			for (uint32_t k = 0; k < ncand; k++)
-			{
-				bool		taken = full && cand[k].meas < 0;	/* no new marginal once full */
-
-				for (uint32_t e = 0; e < b; e++)
-					taken |= picked[e] == k;
-				if (!taken)
-				{
-					sub[nsub] = score[k];
-					subidx[nsub++] = k;
-				}
-			}
-			used += rho_t + eps_t * eps_t / 8;
-			st.rho_measure += rho_t;
-			st.rho_select += eps_t * eps_t / 8;
-			/*
-			 * the exponential mechanism over the candidates that keep the model's junction tree
-			 * within tree_bound (dp_adaptive_tree_bound); when none does (or the table has more than
-			 * DP_ADAPTIVE_TREE_COLS columns, or the model's tree is already larger), over all; on
-			 * tables too large for a bound (tree_bound 0), over all
-			 */
-			if (tree_bound == 0)
-				r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
-			else
-			{
-				TreeFit		tf = {margs, nmargs, d, out->merged_sizes, cand, tree_bound, NULL, NULL, 0};
-				dp_jtree	cur;
-				bool		have = d <= DP_ADAPTIVE_TREE_COLS &&
-					dp_jtree_build(&cur, margs, nmargs, d, out->merged_sizes, tree_bound) == 0;
-
-				tf.cur = have ? &cur : NULL;
-				tf.scratch = dp_alloc(sizeof(dp_marg) * (nmargs + 1));
-				if (!tf.scratch)
-				{
-					if (have)
-						dp_jtree_free(&cur);
-					FAIL(dp_nomem("could not allocate the junction tree's check"));
-				}
-				r = have ? dp_exp_mech_fitting(sub, subidx, nsub, eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
-				st.tree_builds += tf.builds;
-				dp_free(tf.scratch);
-				if (have)
-					dp_jtree_free(&cur);
-				if (r >= nsub)
-				{
-					st.tree_unbounded++;
-					r = dp_exp_mech(sub, nsub, eps_t, SCORE_SENS);
-				}
-			}
-			if (r >= nsub)
-				FAIL(dp_invalid("a round's exponential mechanism had no candidate to select"));
-			r = subidx[r];
-			picked[b] = r;
-			cd = &cand[r];
-			x = counts + cd->offset;
-			est_counts(cd, &synth, bitsp, out->merged_sizes, total, zbuf + (size_t) b * maxcells, ycnt, lanebuf);
-
-			/* c. measure */
-			if (cd->nattrs == 2 && cd->meas < 0)
-				newpairs[nnew++] = r;
-			st.remeasured += cd->meas >= 0;
-			if (measure(cd, x, out->merged_sizes, &g, rho_t, margs, &nmargs) != 0)
-				FAIL(dp_nomem("could not allocate a measured marginal"));
-		}
-		st.rounds++;
-		if (tr.n < tr.max)
-		{
-			uint32_t	k0 = ncand;
-
-			for (uint32_t e = 0; e < nnew; e++)
-				if (add_triples(&tr, d, cand[newpairs[e]].attrs[0], cand[newpairs[e]].attrs[1], cand, &ncand, &counts,
-								&totcells, out->merged_sizes) != 0)
-					FAIL(dp_nomem("could not allocate a triple's exact counts"));
-			count_cands(cand, k0, ncand, counts, &merged, out->merged_sizes, lanes, nthreads);
-		}
-
-		/* a. the next estimate; d. anneal */
-		zb_total = total;
-		rc = estimate(margs, nmargs, d, out->merged_sizes, &round_gum, rng, &synth, &total);
-		if (rc != 0)
-			goto done;
-		for (uint32_t b = 0; b < batch; b++)
-		{
-			const Cand *cd = &cand[picked[b]];
-			const double *zb = zbuf + (size_t) b * maxcells;
-
-			est_counts(cd, &synth, NULL, out->merged_sizes, total, y, ycnt, lanebuf);
-			for (uint64_t q = 0; q < cd->cells; q++)
-				moved += fabs(y[q] - zb[q]);
-			/* zb: the counts before the round, scaled by that round's total */
-			expect += dp_adaptive_anneal_bar(zb, cd->cells, sigma, zb_total, synth.nrows);
-		}
-		PROGRESS(DP_PHASE_SELECT, fmin(used / R, 1));
+		if ((rc = adaptive_score(r, sigma)) != 0 ||
+			(rc = adaptive_select_measure(r, &g)) != 0 ||
+			(rc = adaptive_anneal(r, sigma, &still)) != 0)
+			return rc;
+		PROGRESS(DP_PHASE_SELECT, fmin(r->used / r->R, 1));
 		if (last)
 			break;
-		if (moved <= expect)
+		if (still)
 		{
-			rho_t *= 4;
-			eps_t *= 2;
-			st.anneals++;
+			r->rho_t *= 4;
+			r->eps_t *= 2;
+			r->st.anneals++;
 		}
 	}
-	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
+	r->out->seconds[DP_PHASE_SELECT] = dp_now() - r->t_select;
 	/* the rounds are over: no more exact counts to take */
-	if (merged_ok)
-		dp_codes_free(&merged);
-	merged_ok = false;
+	if (r->merged_ok)
+		dp_codes_free(&r->merged);
+	r->merged_ok = false;
+	return 0;
+}
 
-	/* ---- 4. the final model ---- */
-	t0 = dp_now();
+/* ---- 4. the final model: the measurements made consistent, handed over to out ---- */
+static int
+adaptive_final_model(Run *r)
+{
+	dp_privsyn_result *out = r->out;
+	double		t0 = dp_now();
+
 	PROGRESS(DP_PHASE_CONSIST, 0);
-	out->total = dp_consist(margs, nmargs, 100);
+	out->total = dp_consist(r->margs, r->nmargs, 100);
 	if (out->total < 0)
-		FAIL(-2);				/* dp_consist said why */
-	st.triples = tr.n;
-	for (uint32_t k = d; k < nmargs; k++)
-		st.triples_measured += margs[k].nattrs == 3;
-	out->margs = margs;
-	out->nmargs = nmargs;
-	out->n_kway = nmargs - d;
-	margs = NULL;				/* out owns them */
+		return -2;				/* dp_consist said why */
+	r->st.triples = r->tr.n;
+	for (uint32_t k = r->d; k < r->nmargs; k++)
+		r->st.triples_measured += r->margs[k].nattrs == 3;
+	out->margs = r->margs;
+	out->nmargs = r->nmargs;
+	out->n_kway = r->nmargs - r->d;
+	r->margs = NULL;			/* out owns them */
 	out->seconds[DP_PHASE_CONSIST] = dp_now() - t0;
+	return 0;
+}
 
-	t0 = dp_now();
+/* ---- 5. the rows, drawn from the final model ---- */
+static int
+adaptive_rows(Run *r)
+{
+	const dp_privsyn_params *p = r->p;
+	dp_privsyn_result *out = r->out;
+	double		t0 = dp_now();
+	uint64_t	nrows;
+	dp_gum_params final_gum;
+	dp_adaptive_draw how;
+	int			rc;
+
 	PROGRESS(DP_PHASE_GUM, 0);
 	nrows = p->rows ? p->rows : dp_privsyn_default_rows(out);
 	if (p->max_rows && nrows > p->max_rows)
@@ -1467,70 +1070,117 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	final_gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
 	{
 		uint64_t	cells;
-		int			path = dp_privsyn_maxent_path(out, d, &final_gum, &cells);
+		int			path = dp_privsyn_maxent_path(out, r->d, &final_gum, &cells);
 
-		st.final_maxent = path != 0;
-		st.final_tree_cells = path == 2 ? cells : 0;
+		r->st.final_maxent = path != 0;
+		r->st.final_tree_cells = path == 2 ? cells : 0;
 	}
 	/* under half a row dp_privsyn_sample draws uniform rows: no GUM to start */
-	if (!st.final_maxent && out->total >= 0.5 && final_from_estimate(synth.nrows, nrows))
+	if (!r->st.final_maxent && out->total >= 0.5 && final_from_estimate(r->synth.nrows, nrows))
 	{
-		final_gum.start = &synth;
+		final_gum.start = &r->synth;
 		if (final_gum.iterations > DP_ADAPTIVE_FINAL_WARM_ITERS)
 			final_gum.iterations = DP_ADAPTIVE_FINAL_WARM_ITERS;
-		st.final_warm = true;
+		r->st.final_warm = true;
 	}
-	{
-		dp_adaptive_draw how;
-
-		rc = dp_adaptive_sample(out, d, sizes, nrows, &final_gum, rng, &out->synth, &how);
-		st.final_sub_margs = how.sub_margs;
-		st.final_sub_cells = how.sub_cells;
-	}
+	rc = dp_adaptive_sample(out, r->d, r->sizes, nrows, &final_gum, r->rng, &out->synth, &how);
+	r->st.final_sub_margs = how.sub_margs;
+	r->st.final_sub_cells = how.sub_cells;
 	if (rc != 0)
-		goto done;
+		return rc;
 	out->seconds[DP_PHASE_GUM] = dp_now() - t0;
 	PROGRESS(DP_PHASE_GUM, 1);
+	return 0;
+}
 
-done:
-	if (merged_ok)
-		dp_codes_free(&merged);
-	dp_codes_free(&synth);
-	if (margs)
+/* Everything a run allocated that out does not own. */
+static void
+adaptive_run_free(Run *r)
+{
+	if (r->merged_ok)
+		dp_codes_free(&r->merged);
+	dp_codes_free(&r->synth);
+	if (r->margs)
 	{
 		/* a failure before the model was handed over: out->margs is unset; the one-way slots
 		 * may be filled even when nmargs is not yet d, the rest are zeroed */
-		for (uint32_t k = 0; k < (nmargs > d ? nmargs : d); k++)
-			dp_marg_free(&margs[k]);
-		dp_free(margs);
+		for (uint32_t k = 0; k < (r->nmargs > r->d ? r->nmargs : r->d); k++)
+			dp_marg_free(&r->margs[k]);
+		dp_free(r->margs);
 	}
-	dp_free(cand);
-	dp_free(tr.pair_measured);
-	dp_free(newpairs);
-	dp_free(bits.off);
-	dp_free(bits.w);
-	dp_free(counts);
-	dp_free(y);
-	dp_free(lanebuf);
-	dp_free(ycnt);
-	if (scorers)
+	dp_free(r->cand);
+	dp_free(r->tr.pair_measured);
+	dp_free(r->newpairs);
+	dp_free(r->bits.off);
+	dp_free(r->bits.w);
+	dp_free(r->counts);
+	dp_free(r->y);
+	dp_free(r->lanebuf);
+	dp_free(r->ycnt);
+	if (r->scorers)
 	{
-		for (uint32_t t = 1; t < nthreads; t++)
+		for (uint32_t t = 1; t < r->nthreads; t++)
 		{
-			dp_free(scorers[t].y);
-			dp_free(scorers[t].ycnt);
-			dp_free(scorers[t].lane);
+			dp_free(r->scorers[t].y);
+			dp_free(r->scorers[t].ycnt);
+			dp_free(r->scorers[t].lane);
 		}
-		dp_free(scorers);
+		dp_free(r->scorers);
 	}
-	dp_free(score);
-	dp_free(zbuf);
-	dp_free(sub);
-	dp_free(subidx);
-	dp_free(picked);
+	dp_free(r->score);
+	dp_free(r->zbuf);
+	dp_free(r->sub);
+	dp_free(r->subidx);
+	dp_free(r->picked);
+}
+
+int
+dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_params *p,
+				dp_prng *rng, dp_privsyn_result *out, dp_adaptive_stats *stats)
+{
+	Run			r = {0};
+	uint32_t	d = data->ncols;
+	int			rc;
+
+	memset(out, 0, sizeof(*out));
+	dp_clear_error();
+	if (d == 0 || d > 4096)
+		return dp_invalid("the adaptive method synthesizes 1 to 4096 columns");
+	if (!(p->rho > 0) || !isfinite(p->rho))
+		return dp_invalid("rho is not a positive number");
+	if (data->nrows >= ((uint64_t) 1 << 31))
+		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
+	if (p->extra && !dpa_extra_consistent(p->extra, d, sizes))
+		return dp_invalid("the counts from elsewhere are not those of one set of rows: every column's and every pair's must add up to their rows");
+	r.data = data;
+	r.sizes = sizes;
+	r.p = p;
+	r.rng = rng;
+	r.out = out;
+	r.d = d;
+	r.nthreads = 1;
+	r.maxcells = 1;
+	r.tree_bound = DP_ADAPTIVE_TREE_CELLS;
+	r.maxcand = d + (d * (d - 1)) / 2;
+	r.tr.max = DP_ADAPTIVE_TRIPLES_PER_COL * d;
+	r.maxcand += r.tr.max;
+	/* the measured marginals: the d one-way ones, then one per measured pair or triple at most */
+	r.margs = dp_zalloc(sizeof(dp_marg) * r.maxcand);
+	r.cand = dp_zalloc(sizeof(Cand) * r.maxcand);
+	if (!r.margs || !r.cand)
+		rc = dp_nomem("could not allocate the adaptive method's candidate marginals");
+	else if ((rc = adaptive_oneway(&r)) == 0 &&
+			 (rc = adaptive_candidates(&r)) == 0 &&
+			 (rc = adaptive_count(&r)) == 0 &&
+			 (rc = adaptive_focus(&r)) == 0 &&
+			 (rc = adaptive_rounds_setup(&r)) == 0 &&
+			 (rc = adaptive_rounds(&r)) == 0 &&
+			 (rc = adaptive_final_model(&r)) == 0)
+		rc = adaptive_rows(&r);
+	adaptive_run_free(&r);
 	if (rc != 0)
 		dp_privsyn_result_free(out);
 	if (stats)
-		*stats = st;
+		*stats = r.st;
 	return rc;
 }

@@ -1,0 +1,68 @@
+/*
+ * dp_adaptive_cand.h - private to the adaptive method (dp_adaptive.c, dp_adaptive_cand.c): its
+ * candidate marginals, their exact counts (threaded, laned or from bit sets), the triple
+ * candidates and the counts from elsewhere.  Not part of the core's interface.
+ */
+#ifndef DP_ADAPTIVE_CAND_H
+#define DP_ADAPTIVE_CAND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp_adaptive.h"
+
+/* a round's scoring (candidates x estimate rows) is split over threads from this much work on */
+#define SCORE_THREAD_WORK	((uint64_t) 1 << 21)
+
+typedef struct Cand
+{
+	uint32_t	nattrs;
+	uint32_t	attrs[3];
+	uint64_t	cells;
+	uint64_t	offset;			/* into the exact counts */
+	int32_t		meas;			/* index of its measurement in margs, -1 if none */
+} Cand;
+
+/*
+ * Candidates of at most LANE_CELLS cells are counted in LANES interleaved histograms: rows in a row
+ * often fall in the same cell of a small marginal, and one histogram would chain every increment
+ * on the previous store.  Same integer counts, several times faster on small marginals.
+ */
+#define LANES 4
+#define LANE_CELLS 4096
+
+/* The estimate's bit sets (dp_adaptive_cand.c says how they count). */
+typedef struct Bits
+{
+	uint64_t	rows;			/* of the table they were allocated for */
+	uint64_t	words;			/* per code: ceil(rows / 64) */
+	uint64_t   *off;			/* per column: its code 0's first word, or UINT64_MAX (none) */
+	uint64_t   *w;				/* the bits */
+	uint64_t	nw;				/* words allocated */
+} Bits;
+
+/* The triple candidates (dp_adaptive.h, step 2c; dpa_add_triples). */
+typedef struct Triples
+{
+	uint8_t    *pair_measured;	/* d x d */
+	uint32_t	n,				/* cand[ncand - n ..]: the triples */
+				max;
+	uint64_t	cap;			/* cells allocated in counts */
+} Triples;
+
+extern int	dpa_cmp_cells(const void *a, const void *b);
+extern uint64_t dpa_median_pair_cells(const Cand *cand, uint32_t ncand);
+extern bool dpa_have_popcnt(void);
+extern void dpa_bits_fill(Bits *bits, const dp_codes *t, const uint32_t *sizes);
+extern int	dpa_bits_alloc(Bits *bits, uint32_t d, const uint32_t *sizes, uint64_t m);
+extern void dpa_count_cands(const Cand *cand, uint32_t r0, uint32_t r1, uint32_t *counts, const dp_codes *t,
+							const uint32_t *sizes, uint32_t *const *lanes, uint32_t nthreads);
+extern void dpa_est_counts(const Cand *cd, const dp_codes *synth, const Bits *bits, const uint32_t *sizes,
+						   double total, double *y, uint32_t *cnt, uint32_t *lane);
+extern int	dpa_add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uint32_t *ncand,
+							uint32_t **counts, uint64_t *totcells, const uint32_t *sizes);
+extern bool dpa_extra_consistent(const dp_extra_counts *ex, uint32_t d, const uint32_t *sizes);
+extern void dpa_add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t *counts,
+						  uint32_t d, const uint32_t *sizes, const dp_privsyn_result *out);
+
+#endif							/* DP_ADAPTIVE_CAND_H */
