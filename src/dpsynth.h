@@ -249,6 +249,13 @@ extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 /* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn. */
 extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u,
 									DpUnitRowFn row_fn, void *arg, int64 *hist);
+/* A row's codes from its slot (attributes read), for dpsynth_scan_unit_rows; nothing may fail on a value. */
+struct TupleTableSlot;
+typedef void (*DpUnitEncodeFn) (struct TupleTableSlot *slot, dp_code *codes, void *arg);
+/* dpsynth_scan_unit_codes with ncols codes per row made by encode_fn from attributes up to maxatt. */
+extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
+								   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn,
+								   void *arg, int64 *hist);
 /* The ledger's details for the unit (", \"privacy_unit\": {...}"), or "" without one. */
 extern char *dpsynth_unit_json(const DpUnit *u, bool per_cell);
 

@@ -212,6 +212,23 @@ unit_key(const DpUnit *u, Datum v, bool isnull, KeyBuf *buf)
 	}
 }
 
+/* dpsynth_scan_unit_codes' encoder: the columns' codes under their domains. */
+typedef struct EncodeColumns
+{
+	DpColumn   *cols;
+	int			ncols;
+	AttrNumber	maxatt;
+	MemoryContext rowcxt;
+} EncodeColumns;
+
+static void
+encode_columns(TupleTableSlot *slot, dp_code *codes, void *arg)
+{
+	EncodeColumns *ec = arg;
+
+	dpsynth_encode_slot(ec->cols, ec->ncols, ec->maxatt, slot, ec->rowcxt, codes);
+}
+
 /*
  * One pass over the table (serially: a parallel scan would need the units' rows in one place),
  * then the bounding, then row_fn on every kept row, the rows of a unit one after another (first
@@ -222,9 +239,25 @@ void
 dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u, DpUnitRowFn row_fn,
 						void *arg, int64 *hist)
 {
+	EncodeColumns ec = {cols, ncols, u->attnum, NULL};
+
+	for (int j = 0; j < ncols; j++)
+		ec.maxatt = Max(ec.maxatt, cols[j].attnum);
+	ec.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
+	dpsynth_scan_unit_rows(rel, ncols, ec.maxatt, u, encode_columns, &ec, row_fn, arg, hist);
+	MemoryContextDelete(ec.rowcxt);
+}
+
+/*
+ * dpsynth_scan_unit_codes with the codes of a row made by encode_fn (after the slot's first
+ * maxatt attributes are read): one pass, the bounding, row_fn on every kept row.
+ */
+void
+dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
+					   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn, void *arg, int64 *hist)
+{
 	DpSourceScan scan;
 	TupleTableSlot *slot;
-	MemoryContext rowcxt;
 	dp_codes	t;
 	dp_code    *codes = palloc(sizeof(dp_code) * Max(ncols, 1));
 	KeyBuf		keys;
@@ -235,24 +268,22 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 	uint64	   *rkey,
 			   *kept;
 	uint8	   *first;
-	AttrNumber	maxatt = u->attnum;
 	int			nestlevel = dpsynth_pin_output_settings();
 
 	Assert(u->on);
-	for (int j = 0; j < ncols; j++)
-		maxatt = Max(maxatt, cols[j].attnum);
+	maxatt = Max(maxatt, u->attnum);
 	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
 		elog(ERROR, "out of memory");
 	keys.cap = 8192;
 	keys.len = 0;
 	keys.data = MemoryContextAllocHuge(CurrentMemoryContext, keys.cap);
 	off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * offcap);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
 	dpsynth_source_begin(&scan, rel);
 	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		dpsynth_encode_slot(cols, ncols, maxatt, slot, rowcxt, codes);
+		slot_getsomeattrs(slot, maxatt);
+		encode_fn(slot, codes, encode_arg);
 		if (dp_codes_append(&t, codes) != 0)
 			elog(ERROR, "out of memory");
 		if (n + 2 > offcap)
@@ -265,7 +296,6 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 	}
 	off[n] = keys.len;
 	dpsynth_source_end(&scan);
-	MemoryContextDelete(rowcxt);
 
 	rkey = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
 	kept = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
