@@ -692,20 +692,103 @@ blob_hash(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
 	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/*
+ * A table with a privacy unit (units.c): the quantile columns' log-grid cells of a row as its
+ * codes (clamped into the declared bounds, as count_value does), the grid's ncells for a NULL or
+ * a NaN; the kept rows of the bounded units are counted by count_unit_cells.
+ */
+typedef struct UnitCells
+{
+	Discovery  *ds;
+	int			nd;
+} UnitCells;
+
+static void
+encode_unit_cells(TupleTableSlot *slot, dp_code *codes, void *arg)
+{
+	UnitCells  *uc = arg;
+
+	for (int k = 0; k < uc->nd; k++)
+	{
+		Discovery  *d = &uc->ds[k];
+		DpColumn   *col = d->col;
+		AttrNumber	a = col->attnum - 1;
+		Datum		value = slot->tts_values[a];
+
+		codes[k] = (dp_code) dp_loggrid_ncells(&d->grid);
+		if (slot->tts_isnull[a])
+			continue;
+		if (dpsynth_value_is_integral(col->typid))
+		{
+			int64		v = dpsynth_value_int(col->typid, value);
+
+			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+			codes[k] = (dp_code) dp_loggrid_cell_int(&d->grid, v);
+		}
+		else
+		{
+			double		x = dpsynth_value_real(col->typid, value);
+
+			if (isnan(x))
+				continue;
+			x = Max(Min(x, col->quantile_upper), col->quantile_lower);
+			codes[k] = (dp_code) dp_loggrid_cell_real(&d->grid, x);
+		}
+	}
+}
+
+static void
+count_unit_cells(const dp_code *codes, bool first, void *arg)
+{
+	UnitCells  *uc = arg;
+
+	(void) first;
+	for (int k = 0; k < uc->nd; k++)
+		if (codes[k] < dp_loggrid_ncells(&uc->ds[k].grid))
+			uc->ds[k].cells[codes[k]]++;
+}
+
+/* The one scan of the rows (row-level), each discovered column's value counted. */
+static void
+scan_rows(Relation rel, Discovery *ds, int nd, AttrNumber maxatt, MemoryContext cxt)
+{
+	MemoryContext rowcxt = AllocSetContextCreate(cxt, "dpsynth discovery row", ALLOCSET_SMALL_SIZES);
+	TupleTableSlot *slot;
+	DpSourceScan scan;
+
+	/* ---- one scan; nothing here can fail on a value ---- */
+	dpsynth_source_begin(&scan, rel);
+	while ((slot = dpsynth_source_next(&scan)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, maxatt);
+		MemoryContextSwitchTo(rowcxt);
+		for (int k = 0; k < nd; k++)
+		{
+			AttrNumber	a = ds[k].col->attnum - 1;
+
+			if (!slot->tts_isnull[a])
+				count_value(&ds[k], slot->tts_values[a], cxt);
+		}
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(rowcxt);
+	}
+	dpsynth_source_end(&scan);
+	MemoryContextDelete(rowcxt);
+}
+
 DpColumn *
 dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
-				 int64 ledger_id, bool standalone)
+				 int64 ledger_id, bool standalone, const DpUnit *unit)
 {
 	Oid			relid = RelationGetRelid(rel);
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
 											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext rowcxt = AllocSetContextCreate(cxt, "dpsynth discovery row", ALLOCSET_SMALL_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	Discovery  *ds = palloc0(sizeof(Discovery) * ncols);
 	int			nd = 0;
 	AttrNumber	maxatt = 0;
-	TupleTableSlot *slot;
-	DpSourceScan scan;
+	bool		per_unit = unit != NULL && unit->on;
 	dp_dgauss	noise,
 				coarse,
 				fine;
@@ -737,31 +820,32 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
 	}
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
+	/*
+	 * Per unit: quantile bins only (refused otherwise before the charge), from the bounded rows,
+	 * with the noise of sensitivity k (dpsynth_unit_discovery_sigma2; all through dpsynth_unit_sigma2).
+	 */
+	if (per_unit)
+		for (int k = 0; k < nd; k++)
+			if (!ds[k].quantiles || dp_loggrid_ncells(&ds[k].grid) >= (uint32) PG_UINT16_MAX)
+				elog(ERROR, "dpsynth: discovery per unit of a column that is not a quantile column");	/* refused before the charge */
+	if (dp_dgauss_init(&noise, per_unit ?
+					   dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0) :
+					   dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/* bounds in two stages when both noises can be drawn: public (the plan's units only) */
 	two_stage = dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
 		dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
 
-	/* ---- one scan; nothing here can fail on a value ---- */
-	dpsynth_source_begin(&scan, rel);
-	while ((slot = dpsynth_source_next(&scan)) != NULL)
+	if (per_unit)
 	{
-		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, maxatt);
-		MemoryContextSwitchTo(rowcxt);
-		for (int k = 0; k < nd; k++)
-		{
-			AttrNumber	a = ds[k].col->attnum - 1;
+		UnitCells	uc = {ds, nd};
 
-			if (!slot->tts_isnull[a])
-				count_value(&ds[k], slot->tts_values[a], cxt);
-		}
-		MemoryContextSwitchTo(cxt);
-		MemoryContextReset(rowcxt);
+		/* one scan, each unit keeping at most k rows chosen with the CSPRNG (units.c) */
+		dpsynth_scan_unit_rows(rel, nd, maxatt, unit, encode_unit_cells, &uc, count_unit_cells, &uc, NULL);
 	}
-	dpsynth_source_end(&scan);
+	else
+		scan_rows(rel, ds, nd, maxatt, cxt);
 
 	for (int k = 0; k < nd; k++)
 	{
@@ -912,7 +996,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	/* an error still raised goes to the server log only (release_guard.h) */
 	DPSYNTH_AFTER_CHARGE("dp_discover", ledger_id);
-	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true);
+	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true, NULL);
 	for (int j = 0; j < ntodo; j++)
 	{
 		Datum		values[3];

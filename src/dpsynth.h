@@ -215,8 +215,10 @@ pg_noreturn extern void dpsynth_noise_refused(void);
  * range wider than their bins also get quantile edges (and their shape) from the same noisy
  * histogram; inside a release they keep equal widths.
  */
+struct DpUnit;
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
-								  const dp_plan *plan, int64 ledger_id, bool standalone);
+								  const dp_plan *plan, int64 ledger_id, bool standalone,
+								  const struct DpUnit *unit);
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */
@@ -246,6 +248,9 @@ extern void dpsynth_unit_refuse(const DpUnit *u, Oid relid, const char *what, co
 extern int64 dpsynth_unit_sensitivity2(const DpUnit *u, bool per_cell);
 /* The one place a release's noise variance is calibrated to the bounded unit. */
 extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell);
+/* A release's discovery noise per unit (quantile bins only; else 0A000), checked before the charge. */
+extern double dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
+											const dp_plan *plan, double epsilon);
 /* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn. */
 extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u,
 									DpUnitRowFn row_fn, void *arg, int64 *hist);

@@ -18,7 +18,9 @@
  * For these types equal values are equal bytes, so one person is one unit.
  *
  * What cannot be bounded here is refused before the charge (dpsynth_unit_refuse): discovery of
- * domains (partition selection counts rows), partitions on other servers (counted there).
+ * categories and of bounds (partition selection and exact counts count rows), partitions on other
+ * servers (counted there).  The quantile bins of declared bounds are learned from the bounded rows
+ * (dpsynth_unit_discovery_sigma2, discover.c).
  */
 #include "dpsynth.h"
 
@@ -29,15 +31,18 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/uuid.h"
 
+#include "dp_accounting.h"
 #include "dp_codes.h"
 #include "dp_env.h"
 #include "dp_random.h"
+#include "dp_sampler.h"
 #include "dp_units.h"
 
 /* Reads the table's privacy unit from dpsynth.budgets; checks its column; u->on false if none. */
@@ -155,6 +160,36 @@ double
 dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 {
 	return sigma2 * (double) dpsynth_unit_sensitivity2(u, per_cell);
+}
+
+/*
+ * The noise variance of a discovery inside a release on a table with a unit, checked before the
+ * charge: only the quantile bins of declared bounds are learned (DP_COLUMN_DISCOVER_EDGES; any
+ * other discovery is refused, 0A000), from a log-grid histogram of the bounded rows in which one
+ * unit's k rows may all fall in one cell: sensitivity k, sigma^2 = k^2 / (2 rho_each).  0 without
+ * a unit or a discovery.
+ */
+double
+dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
+							  const dp_plan *plan, double epsilon)
+{
+	dp_dgauss	noise;
+	double		sigma2;
+
+	if (!u->on || plan->ndiscover == 0)
+		return 0;
+	for (int j = 0; j < ncols; j++)
+		if (cols[j].state != DP_COLUMN_READY && cols[j].state != DP_COLUMN_DISCOVER_EDGES)
+			dpsynth_unit_refuse(u, relid, "discovering domains other than the quantile bins of declared bounds",
+								"Partition selection and the bounds' exact counts count rows, not units; declare the columns' domains (dp_declare).");
+	sigma2 = dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
+	if (dp_dgauss_init(&noise, sigma2) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small to learn bins under the bounds of the privacy unit of table \"%s\"",
+						float8out_internal(epsilon), get_rel_name(relid)),
+				 errdetail("The noise it needs is beyond the sampler's range. Nothing was charged.")));
+	return sigma2;
 }
 
 /* The units' bytes, one after another: a buffer that may pass 1 GB (huge allocations). */
