@@ -19,7 +19,9 @@ SHLIB_LINK = -lsodium -lopenblas -lm -lpthread
 
 # pg_regress tests: sql/NN_name.sql with expected/NN_name.out (the extension script in sql/ is not a test)
 REGRESS = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9]*.sql)))
-REGRESS_OPTS = --inputdir=. --outputdir=test/regress_out --load-extension=dpsynth
+# (REGRESS_OUT=DIR: another output directory, for two runs at once: scripts/test)
+REGRESS_OUT = test/regress_out
+REGRESS_OPTS = --inputdir=. --outputdir=$(REGRESS_OUT) --load-extension=dpsynth
 
 PG_CONFIG ?= pg_config
 PG_INCLUDE_SERVER := $(shell $(PG_CONFIG) --includedir-server)
@@ -52,13 +54,36 @@ remove-stale-scripts:
 		rm -f "$$f" && echo "removed $$f (installed through the update chain now)"; \
 	done
 
+# ---- the core as a static library, compiled once per flavour ----
+# Unit tests, their sanitizer build, fuzzers and benches link a libcore.a of src/core/*.c
+# (the wildcard: a new core file joins by itself) instead of compiling every core file again for
+# each binary.  Each flavour keeps its objects beside its binaries: test/unit/bin (the unit tests
+# and the benches), test/unit/bin-san (ASan + UBSan), test/fuzz/bin (libFuzzer, clang).
+# The unit flavours are compiled with -DDPSYNTH_TEST_RNG: src/core/dp_random.c then has
+# dp_random_test_seed(), the seam through which the unit tests run their statistical bars on a
+# fixed seed (test/unit/unit.h).  The extension's build never defines it (dp_random.c refuses
+# the define beside DPSYNTH_VERSION, and scripts/test checks that dpsynth.so has no such symbol).
+CORE_HDRS = $(wildcard src/core/*.h)
+CORE_LIBS_LINK = -lsodium -lopenblas -lm -lpthread
+
+# $(1): directory, $(2): compiler, $(3): flags
+define core_lib
+$(1)/core/%.o: src/core/%.c $$(CORE_HDRS)
+	@mkdir -p $$(@D)
+	$(2) $(3) -c -o $$@ $$<
+$(1)/libcore.a: $$(patsubst src/core/%.c,$(1)/core/%.o,$$(CORE_SRCS))
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+
 # ---- pure C unit tests (no server) ----
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core
 UNIT_TESTS = $(patsubst test/unit/%.c,test/unit/bin/%,$(wildcard test/unit/test_*.c))
+UNIT_LIB = test/unit/bin/libcore.a
+$(eval $(call core_lib,test/unit/bin,$(CC),$(UNIT_CFLAGS) -DDPSYNTH_TEST_RNG))
 
-test/unit/bin/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
-	@mkdir -p test/unit/bin
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+test/unit/bin/%: test/unit/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h)
+	$(CC) $(UNIT_CFLAGS) -DDPSYNTH_TEST_RNG -o $@ $< $(UNIT_LIB) $(CORE_LIBS_LINK)
 
 .PHONY: unit unit-build
 unit-build: $(UNIT_TESTS)
@@ -68,33 +93,39 @@ unit: unit-build
 # the same tests built with AddressSanitizer and UndefinedBehaviorSanitizer (any report fails)
 UNIT_SAN_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc/core
 UNIT_SAN_TESTS = $(patsubst test/unit/%.c,test/unit/bin-san/%,$(wildcard test/unit/test_*.c))
+UNIT_SAN_LIB = test/unit/bin-san/libcore.a
+$(eval $(call core_lib,test/unit/bin-san,$(CC),$(UNIT_SAN_CFLAGS) -DDPSYNTH_TEST_RNG))
 
-test/unit/bin-san/%: test/unit/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
-	@mkdir -p test/unit/bin-san
-	$(CC) $(UNIT_SAN_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+test/unit/bin-san/%: test/unit/%.c $(UNIT_SAN_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h)
+	$(CC) $(UNIT_SAN_CFLAGS) -DDPSYNTH_TEST_RNG -o $@ $< $(UNIT_SAN_LIB) $(CORE_LIBS_LINK)
 
-.PHONY: unit-san
-unit-san: $(UNIT_SAN_TESTS)
+.PHONY: unit-san unit-san-build
+unit-san-build: $(UNIT_SAN_TESTS)
+unit-san: unit-san-build
 	@rc=0; for t in $(UNIT_SAN_TESTS); do echo "# $$t"; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t || rc=1; done; exit $$rc
 
 EXTRA_CLEAN = test/unit/bin test/unit/bin-san test/fuzz/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
 
-# ---- benchmarks of the core (no server): bench/gum_bench.c ----
-bench/bin/%: bench/%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
+# ---- benchmarks of the core (no server): bench/gum_bench.c, linked with the unit tests' library ----
+bench/bin/%: bench/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h)
 	@mkdir -p bench/bin
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_LIB) $(CORE_LIBS_LINK)
 
 .PHONY: bench-gum
 bench-gum: bench/bin/gum_bench
 
 # ---- fuzzing of the core with libFuzzer (clang, ASan + UBSan): scripts/fuzz runs them ----
 FUZZ_CC ?= clang
-FUZZ_FLAGS = -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc/core
+FUZZ_COMMON = -std=gnu11 -O1 -g -fno-sanitize-recover=undefined -Isrc/core
+FUZZ_FLAGS = $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
+# the library's objects: instrumented the same way, without libFuzzer's main (each harness links it)
+FUZZ_LIB_FLAGS = $(FUZZ_COMMON) -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_BINS = $(patsubst test/fuzz/%.c,test/fuzz/bin/%,$(wildcard test/fuzz/fuzz_*.c))
+FUZZ_LIB = test/fuzz/bin/libcore.a
+$(eval $(call core_lib,test/fuzz/bin,$(FUZZ_CC),$(FUZZ_LIB_FLAGS)))
 
-test/fuzz/bin/%: test/fuzz/%.c test/fuzz/fuzz_input.h $(CORE_SRCS) $(wildcard src/core/*.h)
-	@mkdir -p test/fuzz/bin
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(CORE_SRCS) -lsodium -lopenblas -lm -lpthread
+test/fuzz/bin/%: test/fuzz/%.c test/fuzz/fuzz_input.h $(FUZZ_LIB) $(CORE_HDRS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(CORE_LIBS_LINK)
 
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -16,7 +16,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 DP_PACKAGES=(gcc make libc6-dev postgresql-$PGVER postgresql-server-dev-$PGVER libsodium-dev
-             libopenblas-dev python3 valgrind)
+             libopenblas-dev python3)
 
 log() { printf '\n=== %s\n' "$*"; }
 

@@ -135,6 +135,24 @@ SELECT details->>'discovered_columns' AS discovered FROM dp_ledger
 WHERE table_name = 'amounts'::regclass ORDER BY id DESC LIMIT 2;
 DROP TABLE amounts;
 
+-- 'auto' on an integer range of at most 128 values (bounds only): a first noisy histogram on the
+-- log grid, then one noisy count per value in the cells it shows heavy enough; the bins follow,
+-- down to one bin per value where every value's count is resolved, and a heap at 40 keeps a bin
+-- of its own (dp_binning.h).  The same rows declared with 16 bins keep at most 16.
+CREATE TABLE hours (h integer NOT NULL, g integer NOT NULL);
+INSERT INTO hours SELECT i % 100, i % 100 FROM generate_series(1, 20000) i;
+INSERT INTO hours SELECT 40, 40 FROM generate_series(1, 10000);
+SELECT dp_protect('hours', epsilon => 50);
+SELECT dp_declare('hours', 'h', lower => 0, upper => 99);
+SELECT dp_declare('hours', 'g', lower => 0, upper => 99, bins => 16, binning => 'auto');
+SET ROLE regress_dp_analyst;
+SELECT count(*) AS cells FROM dp_marginal('hours', ARRAY['h'], epsilon => 5);
+SELECT count(*) <= 17 AS at_most_16_bins FROM dp_marginal('hours', ARRAY['g'], epsilon => 5);
+RESET ROLE;
+SELECT column_name, kind, source, cardinality(edges) - 1 AS bins, 40 = ANY(edges) AND 41 = ANY(edges) AS own_bin_at_40
+FROM dp_domains WHERE table_name = 'hours'::regclass ORDER BY column_name;
+DROP TABLE hours;
+
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
 SELECT dp_column_policy('notes', 'tag', discovery => false);

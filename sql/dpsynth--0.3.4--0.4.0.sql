@@ -13,6 +13,7 @@ ALTER TABLE dpsynth.budgets
 	ADD COLUMN privacy_unit int2,
 	ADD COLUMN max_rows_per_unit int4 CHECK (max_rows_per_unit BETWEEN 1 AND 1000),
 	ADD COLUMN max_rows_per_cell int4 CHECK (max_rows_per_cell >= 1 AND max_rows_per_cell <= max_rows_per_unit),
+	ADD COLUMN privacy_unit_name name,
 	ADD CONSTRAINT unit_bounds CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)
 									  AND (privacy_unit IS NULL) = (max_rows_per_cell IS NULL));
 
@@ -85,7 +86,14 @@ BEGIN
 				  HINT = 'Call dp_protect(table, epsilon => ...) first, then dp_privacy_unit before any release.';
 	END IF;
 	IF b.privacy_unit IS NOT DISTINCT FROM unit AND b.max_rows_per_unit IS NOT DISTINCT FROM rows_bound
-		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound THEN
+		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound AND b.privacy_unit_name IS NOT DISTINCT FROM col THEN
+		RETURN;
+	END IF;
+	-- the same column by name and the same bounds at another attnum (a restored table's columns
+	-- are renumbered; renames keep privacy_unit_name): the unit is the same, spent or not
+	IF unit IS NOT NULL AND b.privacy_unit_name = col AND b.max_rows_per_unit = rows_bound
+		AND b.max_rows_per_cell = cell_bound THEN
+		UPDATE dpsynth.budgets x SET privacy_unit = unit WHERE x.relid = tbl;
 		RETURN;
 	END IF;
 	IF b.rho_spent > 0 OR b.delta_spent > 0 THEN
@@ -98,7 +106,8 @@ BEGIN
 										   'none (one row)')),
 				  HINT = 'Every charge in the ledger is per unit as it was then; protect a copy of the table to start a new budget.';
 	END IF;
-	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound
+	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound,
+		privacy_unit_name = CASE WHEN unit IS NOT NULL THEN col END
 		WHERE x.relid = tbl;
 	IF unit IS NULL THEN
 		RAISE NOTICE 'table % has no privacy unit: each row is protected on its own', tbl;
@@ -218,3 +227,119 @@ COMMENT ON AGGREGATE dpsynth._shard_pairs(int4[], int4[]) IS
 	'exact counts of the rows over every pair of the columns (a code per column), one vector of the pairs one after another, as a partial_state; not a release';
 REVOKE ALL ON FUNCTION dpsynth._state_add_pairs(dpsynth.partial_state, int4[], int4[]),
 	dpsynth._shard_pairs(int4[], int4[]) FROM PUBLIC;
+
+-- The charge refuses a release that read another privacy unit than the one in force (a change
+-- committed while it ran): issue 39, review R1.
+CREATE OR REPLACE FUNCTION dpsynth._charge(p_relid oid, p_role oid, p_session oid, p_function text,
+								p_columns text[], p_epsilon float8, p_delta float8, p_units int8,
+								p_delta_add float8, p_details jsonb,
+								OUT status text, OUT ledger_id bigint, OUT rho_charged numeric,
+								OUT rho_remaining numeric, OUT limit_role oid)
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	b dpsynth.budgets;
+	lim record;
+	roles oid[];
+BEGIN
+	SELECT * INTO b FROM dpsynth.budgets WHERE relid = p_relid AND dpsynth._identifies(relid, relname) FOR NO KEY UPDATE;
+	IF NOT FOUND THEN
+		status := 'unprotected';
+		RETURN;
+	END IF;
+	-- The release read the table's privacy unit before this charge (details.privacy_unit, absent
+	-- for a release per row); under the budget row's lock it must still be the unit in force, or
+	-- a release bounded by another unit (or by none) would be charged as one per unit: refused,
+	-- nothing charged (dp_privacy_unit changes it only while nothing is spent).
+	IF b.privacy_unit IS DISTINCT FROM (SELECT a.attnum FROM pg_catalog.pg_attribute a
+										WHERE a.attrelid = p_relid AND NOT a.attisdropped
+										  AND a.attname = p_details->'privacy_unit'->>'column')
+	   OR b.max_rows_per_unit IS DISTINCT FROM (p_details->'privacy_unit'->>'max_rows_per_unit')::int4 THEN
+		RAISE EXCEPTION 'the privacy unit of table % changed while this call ran', b.relname
+			USING ERRCODE = '40001',	-- serialization_failure
+				  DETAIL = 'The release read it before the owner''s change committed. Nothing was charged.',
+				  HINT = 'Call again.';
+	END IF;
+	rho_charged := dpsynth._units_rho(p_units);
+	rho_remaining := b.rho_allowance - b.rho_spent;
+	roles := ARRAY(SELECT r.oid FROM pg_catalog.pg_roles r
+				   WHERE pg_catalog.pg_has_role(p_role, r.oid, 'MEMBER')
+					  OR pg_catalog.pg_has_role(p_session, r.oid, 'MEMBER') ORDER BY 1);
+	status := 'charged';
+	IF rho_charged > rho_remaining
+		OR (b.delta_spent + p_delta_add::numeric > 0
+			AND (b.epsilon >= 1000
+				 OR exp(b.epsilon::numeric) * (b.delta_spent + p_delta_add::numeric) > b.selection_delta::numeric)) THEN
+		status := 'over_budget';
+	ELSE
+		FOR lim IN SELECT * FROM dpsynth.role_limits rl
+				   WHERE rl.relid = p_relid AND rl.role = ANY (roles) ORDER BY rl.role LOOP
+			IF (SELECT coalesce(sum(l.rho), 0) FROM dpsynth.ledger l
+				WHERE l.budget_id = b.id AND l.status <> 'refused' AND lim.role = ANY (l.charged_to))
+			   + rho_charged > lim.rho_limit THEN
+				status := 'over_role_limit';
+				limit_role := lim.role;
+				EXIT;
+			END IF;
+		END LOOP;
+	END IF;
+	IF status <> 'charged' THEN
+		-- a refusal repeated: counted, no new ledger row (see dpsynth.refusals)
+		UPDATE dpsynth.refusals r SET attempts = r.attempts + 1, last_at = pg_catalog.clock_timestamp(),
+			last_rho = rho_charged
+			WHERE r.budget_id = b.id AND r.role = p_role AND r.function = p_function AND r.reason = status
+			RETURNING r.first_ledger_id INTO ledger_id;
+		IF FOUND THEN
+			RETURN;
+		END IF;
+	END IF;
+	INSERT INTO dpsynth.ledger (budget_id, relid, relname, role, rolname, session_role, charged_to, function,
+								columns, epsilon, delta, rho, delta_add, details, status, reason)
+		VALUES (b.id, p_relid, b.relname, p_role,
+				coalesce((SELECT rolname FROM pg_catalog.pg_roles WHERE oid = p_role), p_role::text),
+				p_session, roles, p_function, p_columns, p_epsilon, p_delta, rho_charged,
+				p_delta_add::numeric, p_details,
+				CASE WHEN status = 'charged' THEN 'charged' ELSE 'refused' END,
+				CASE WHEN status = 'charged' THEN NULL ELSE status END)
+		RETURNING id INTO ledger_id;
+	IF status <> 'charged' THEN
+		INSERT INTO dpsynth.refusals (budget_id, role, rolname, function, reason, first_ledger_id, last_rho)
+			VALUES (b.id, p_role, coalesce((SELECT rolname FROM pg_catalog.pg_roles WHERE oid = p_role), p_role::text),
+					p_function, status, ledger_id, rho_charged);
+	END IF;
+	IF status = 'charged' THEN
+		UPDATE dpsynth.budgets SET rho_spent = rho_spent + rho_charged,
+			delta_spent = delta_spent + p_delta_add::numeric WHERE relid = p_relid;
+		rho_remaining := rho_remaining - rho_charged;
+	END IF;
+END
+$$;
+
+-- The privacy unit column's name follows its renames (a release refuses an attnum that names
+-- another column, as after a restore that renumbered them): review R1.
+CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	cmd record;
+BEGIN
+	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
+			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
+		UPDATE dpsynth.budgets b SET relname = dpsynth._qualified_name(b.relid)
+			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = b.relid
+			  AND (b.relid = cmd.objid OR c.relnamespace = cmd.objid)
+			  AND b.relname <> dpsynth._qualified_name(b.relid)
+			  -- a rename changes one part: the other must be what the row says
+			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
+				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
+					  = pg_catalog.format('.%I', c.relname));
+		-- a renamed privacy unit column: its name follows, once the old name is gone from the table
+		-- (a restored table whose attnum names another column keeps the old name, and is refused)
+		UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
+			FROM pg_catalog.pg_attribute a
+			WHERE b.relid = cmd.objid AND a.attrelid = b.relid AND a.attnum = b.privacy_unit
+			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+	END LOOP;
+END
+$$;

@@ -65,6 +65,9 @@ CREATE TABLE dpsynth.budgets (
 	privacy_unit	int2,
 	max_rows_per_unit int4 CHECK (max_rows_per_unit BETWEEN 1 AND 1000),
 	max_rows_per_cell int4 CHECK (max_rows_per_cell >= 1 AND max_rows_per_cell <= max_rows_per_unit),
+	-- the unit column's name, kept through renames (dpsynth._on_alter): a release refuses a unit
+	-- whose attnum now names another column (pg_restore renumbers the columns after a dropped one)
+	privacy_unit_name name,
 	CONSTRAINT unit_bounds CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)
 								  AND (privacy_unit IS NULL) = (max_rows_per_cell IS NULL)),
 	-- the last line of defence: whatever the code does, spent never exceeds the allowance
@@ -635,7 +638,14 @@ BEGIN
 				  HINT = 'Call dp_protect(table, epsilon => ...) first, then dp_privacy_unit before any release.';
 	END IF;
 	IF b.privacy_unit IS NOT DISTINCT FROM unit AND b.max_rows_per_unit IS NOT DISTINCT FROM rows_bound
-		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound THEN
+		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound AND b.privacy_unit_name IS NOT DISTINCT FROM col THEN
+		RETURN;
+	END IF;
+	-- the same column by name and the same bounds at another attnum (a restored table's columns
+	-- are renumbered; renames keep privacy_unit_name): the unit is the same, spent or not
+	IF unit IS NOT NULL AND b.privacy_unit_name = col AND b.max_rows_per_unit = rows_bound
+		AND b.max_rows_per_cell = cell_bound THEN
+		UPDATE dpsynth.budgets x SET privacy_unit = unit WHERE x.relid = tbl;
 		RETURN;
 	END IF;
 	IF b.rho_spent > 0 OR b.delta_spent > 0 THEN
@@ -648,7 +658,8 @@ BEGIN
 										   'none (one row)')),
 				  HINT = 'Every charge in the ledger is per unit as it was then; protect a copy of the table to start a new budget.';
 	END IF;
-	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound
+	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound,
+		privacy_unit_name = CASE WHEN unit IS NOT NULL THEN col END
 		WHERE x.relid = tbl;
 	IF unit IS NULL THEN
 		RAISE NOTICE 'table % has no privacy unit: each row is protected on its own', tbl;
@@ -1033,6 +1044,19 @@ BEGIN
 	IF NOT FOUND THEN
 		status := 'unprotected';
 		RETURN;
+	END IF;
+	-- The release read the table's privacy unit before this charge (details.privacy_unit, absent
+	-- for a release per row); under the budget row's lock it must still be the unit in force, or
+	-- a release bounded by another unit (or by none) would be charged as one per unit: refused,
+	-- nothing charged (dp_privacy_unit changes it only while nothing is spent).
+	IF b.privacy_unit IS DISTINCT FROM (SELECT a.attnum FROM pg_catalog.pg_attribute a
+										WHERE a.attrelid = p_relid AND NOT a.attisdropped
+										  AND a.attname = p_details->'privacy_unit'->>'column')
+	   OR b.max_rows_per_unit IS DISTINCT FROM (p_details->'privacy_unit'->>'max_rows_per_unit')::int4 THEN
+		RAISE EXCEPTION 'the privacy unit of table % changed while this call ran', b.relname
+			USING ERRCODE = '40001',	-- serialization_failure
+				  DETAIL = 'The release read it before the owner''s change committed. Nothing was charged.',
+				  HINT = 'Call again.';
 	END IF;
 	rho_charged := dpsynth._units_rho(p_units);
 	rho_remaining := b.rho_allowance - b.rho_spent;
@@ -1531,6 +1555,14 @@ BEGIN
 			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
 				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
 					  = pg_catalog.format('.%I', c.relname));
+		-- a renamed privacy unit column: its name follows, once the old name is gone from the table
+		-- (a restored table whose attnum names another column keeps the old name, and is refused)
+		UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
+			FROM pg_catalog.pg_attribute a
+			WHERE b.relid = cmd.objid AND a.attrelid = b.relid AND a.attnum = b.privacy_unit
+			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
 	END LOOP;
 END
 $$;

@@ -37,6 +37,7 @@
 #include "utils/snapmgr.h"
 
 #include "dp_accounting.h"
+#include "dp_binning.h"
 #include "dp_counts.h"
 #include "dp_decode.h"
 #include "dp_discovery.h"
@@ -69,6 +70,7 @@ typedef struct Discovery
 	HTAB	   *values;			/* categories */
 	dp_loggrid	grid;			/* bounds */
 	int64	   *cells;
+	int64	   *fine;			/* quantile_fine: the exact count of every value of the bounds */
 	HTAB	   *exact;			/* bounds: exact count of every value, for the second stage */
 } Discovery;
 
@@ -141,6 +143,8 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 
 		if (d->quantiles)
 			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+		if (d->fine)
+			d->fine[v - (int64) col->quantile_lower]++;
 		d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
 		count_number(d, v);
 	}
@@ -265,6 +269,17 @@ auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
  * (few rows per cell, a large sigma) the bin stays close to uniform; where the rows dominate it
  * follows them.  Post-processing of the edges' release; no extra budget.
  */
+/*
+ * A column whose cells release_refined split into per-value counts (dp_binning.h): which cells,
+ * and the estimate of every value of the declared bounds (read in the refined cells only).
+ */
+typedef struct Refinement
+{
+	const bool *refined;		/* per cell of the grid */
+	const double *value;		/* per value, quantile_lower .. quantile_upper */
+	double		sigma;			/* the noise of a value's stage-2 count */
+} Refinement;
+
 typedef struct ShapeCell
 {
 	double		lo,
@@ -276,16 +291,17 @@ typedef struct ShapeCell
 
 static int
 shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_hi,
-			 const double *edges, uint32 nedges, double sigma, double **out)
+			 const double *edges, uint32 nedges, double sigma, const Refinement *ref, double **out)
 {
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
+	uint32		nvalues = ref ? (uint32) (d->col->quantile_upper - d->col->quantile_lower + 1) : 0;
 	const DpColumn *col = d->col;
 	bool		integral = d->grid.integral;
 	/* every range below is half-open [lo, hi): integers lo .. hi - 1 on integral grids */
 	double		ql = integral ? ceil(col->quantile_lower) : col->quantile_lower,
 				qu = integral ? floor(col->quantile_upper) + 1 : col->quantile_upper;
 	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + 1));
-	ShapeCell  *bc = palloc(sizeof(ShapeCell) * Max(ncells, 1));
+	ShapeCell  *bc = palloc(sizeof(ShapeCell) * Max(ncells + nvalues, 1));
 	int			n = 0;
 
 	for (uint32 b = 0; b + 1 < nedges; b++)
@@ -316,6 +332,23 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			hi = Min(chi, bhi);
 			if (!(clo < chi) || !(lo < hi) || !isfinite(chi - clo))
 				continue;
+			if (ref && ref->refined[c])
+			{
+				/* a refined cell: its values' estimates (one value is wholly in a bin or not) */
+				for (double x = lo; x < hi; x++)
+				{
+					bc[k].lo = x;
+					bc[k].hi = x + 1;
+					bc[k].width = 1;
+					bc[k].count = ref->value[(int64) (x - ql)];
+					bc[k].var = ref->sigma * ref->sigma;
+					mass += bc[k].count;
+					width += 1;
+					v += bc[k].var;
+					k++;
+				}
+				continue;
+			}
 			part = (hi - lo) / (chi - clo);	/* the share of the cell in the bin */
 			bc[k].lo = lo;
 			bc[k].hi = hi;
@@ -359,26 +392,179 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
  * when the domain is loaded.
  */
 static void edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
-								 int64 ledger_id);
+								 int64 ledger_id, const Refinement *ref);
 
 static void
 release_edges(Oid relid, Discovery *d, const dp_dgauss *noise, double min_bin_mass, int64 ledger_id)
 {
 	if (dp_noise_counts(noise, d->cells, d->cells, dp_loggrid_ncells(&d->grid)) != 0)
 		dpsynth_noise_refused();
-	edges_from_histogram(relid, d, sqrt(dp_dgauss_sigma2(noise)), min_bin_mass, ledger_id);
+	edges_from_histogram(relid, d, sqrt(dp_dgauss_sigma2(noise)), min_bin_mass, ledger_id, NULL);
 }
 
 /*
- * release_edges' post-processing of a noisy histogram d->cells (noise sigma) of the values inside
- * [quantile_lower, quantile_upper]: the edges, the spikes, the shape; stored.
+ * Binning 'auto' over a small integer range (dp_binning.h): stage 1 the noisy log-grid histogram
+ * (rho_1), stage 2 a noisy histogram on the grid whose cells stage 1 showed heavy enough are split
+ * into one cell per value (rho_2), each row in exactly one cell of each; then the estimate from
+ * both, the quantile edges of the cells and the bins inside the refined cells (post-processing);
+ * stored.
  */
 static void
-edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass, int64 ledger_id)
+release_refined(Oid relid, Discovery *d, const dp_dgauss *stage1, const dp_dgauss *stage2,
+				double min_bin_mass, int64 ledger_id)
+{
+	int64		lower = (int64) d->col->quantile_lower,
+				upper = (int64) d->col->quantile_upper;
+	uint32		nvalues = (uint32) (upper - lower + 1),
+				ncells = dp_loggrid_ncells(&d->grid),
+				n2 = 0;
+	double		var1 = dp_dgauss_sigma2(stage1),
+				var2 = dp_dgauss_sigma2(stage2);
+	int64	   *noisy1 = palloc(sizeof(int64) * ncells),
+			   *counts2 = palloc(sizeof(int64) * (ncells + nvalues)),
+			   *noisy2 = palloc(sizeof(int64) * (ncells + nvalues));
+	double	   *c2 = palloc(sizeof(double) * nvalues),
+			   *value = palloc0(sizeof(double) * nvalues);
+	bool	   *refined = palloc0(sizeof(bool) * ncells);
+	Refinement	ref;
+
+	if (dp_noise_counts(stage1, d->cells, noisy1, ncells) != 0)
+		dpsynth_noise_refused();
+	/* stage 2's partition: a function of stage 1's release and public facts only */
+	for (uint32 c = 0; c < ncells; c++)
+	{
+		int64		lo,
+					hi;
+
+		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+		lo = Max(lo, lower);
+		hi = Min(hi, upper);
+		refined[c] = lo <= hi && dp_binning_refine(noisy1[c], (uint32) (hi - lo + 1), sqrt(var2));
+		if (refined[c])
+			for (int64 v = lo; v <= hi; v++)
+				counts2[n2++] = d->fine[v - lower];
+		else
+			counts2[n2++] = d->cells[c];
+	}
+	if (dp_noise_counts(stage2, counts2, noisy2, n2) != 0)
+		dpsynth_noise_refused();
+	/* the estimate of each cell (and of each value of a refined cell) from both releases */
+	n2 = 0;
+	for (uint32 c = 0; c < ncells; c++)
+	{
+		int64		lo,
+					hi;
+		uint32		w = 1;
+		double		total;
+
+		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+		if (refined[c])
+			w = (uint32) (Min(hi, upper) - Max(lo, lower) + 1);
+		for (uint32 i = 0; i < w; i++)
+			c2[i] = (double) noisy2[n2 + i];
+		if (dp_binning_combine((double) noisy1[c], var1, c2, w, var2, &total,
+							   refined[c] ? value + (Max(lo, lower) - lower) : NULL) != 0)
+			elog(ERROR, "dpsynth: invalid estimate of column \"%s\"", d->col->name);
+		d->cells[c] = (int64) llround(total);
+		n2 += w;
+	}
+	ref.refined = refined;
+	ref.value = value;
+	ref.sigma = sqrt(var2);
+	/* the noise of a cell kept whole: one count with rho_1 + rho_2 */
+	edges_from_histogram(relid, d, sqrt(1.0 / (1.0 / var1 + 1.0 / var2)), min_bin_mass, ledger_id, &ref);
+}
+
+/*
+ * The quantile edges coarse[] (integers, each bin's first value, the last past upper) of a
+ * refined column with the bins of its refined cells put in: each run of adjacent refined cells
+ * is binned as one (dp_binning_int) and merged in (dp_binning_merge); post-processing of both
+ * stages' estimates.  Returns the number of edges written to *out.
+ */
+static uint32
+refined_edges(const Discovery *d, const Refinement *ref, double min_bin_mass, const int64 *coarse,
+			  uint32 ncoarse, double **out)
+{
+	int64		lower = (int64) d->col->quantile_lower,
+				upper = (int64) d->col->quantile_upper,
+				run_lo = 0,
+				run_hi = -1;	/* the current run of refined cells' values; empty */
+	uint32		nvalues = (uint32) (upper - lower + 1),
+				ncells = dp_loggrid_ncells(&d->grid),
+				nblocks = 0,
+				off = 0,
+				nedges = 0;
+	double	   *mass = palloc(sizeof(double) * nvalues);
+	int64	   *vals = palloc(sizeof(int64) * nvalues),
+			   *block_lo = palloc(sizeof(int64) * nvalues),
+			   *block_hi = palloc(sizeof(int64) * nvalues),
+			   *block_edges = palloc(sizeof(int64) * 2 * (nvalues + 1)),
+			   *iedges = palloc(sizeof(int64) * (nvalues + 1));
+	uint32	   *block_nedges = palloc(sizeof(uint32) * nvalues);
+
+	for (uint32 c = 0; c <= ncells; c++)
+	{
+		int64		lo = 0,
+					hi = -1;
+		uint32		ne = 0;
+
+		if (c < ncells)
+		{
+			dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+			lo = Max(lo, lower);
+			hi = Min(hi, upper);
+			if (lo > hi)
+				continue;
+			if (ref->refined[c])
+			{
+				/* the run goes on: its values' estimates */
+				if (run_lo > run_hi)
+					run_lo = lo;
+				run_hi = hi;
+				for (int64 v = lo; v <= hi; v++)
+					mass[v - lower] = ref->value[v - lower];
+				continue;
+			}
+			/* a cell kept whole: its (denoised) mass spread over its values, as the quantiles read it */
+			for (int64 v = lo; v <= hi; v++)
+				mass[v - lower] = Max(d->cells[c], 0) / (double) (hi - lo + 1);
+		}
+		if (run_lo > run_hi)
+			continue;
+		/* the run ends here: its bins */
+		for (int64 v = run_lo; v <= run_hi; v++)
+			vals[v - run_lo] = (int64) llround(ref->value[v - lower]);
+		if (dp_binning_int(vals, (uint32) (run_hi - run_lo + 1), run_lo, ref->sigma, min_bin_mass,
+						   block_edges + off, &ne) != 0)
+			elog(ERROR, "dpsynth: invalid binning of column \"%s\"", d->col->name);
+		if (ne >= 3)
+		{
+			block_lo[nblocks] = run_lo;
+			block_hi[nblocks] = run_hi;
+			block_nedges[nblocks++] = ne;
+			off += ne;
+		}
+		run_lo = 0;
+		run_hi = -1;
+	}
+	if (dp_binning_merge(coarse, ncoarse, lower, nvalues, nblocks, block_lo, block_hi, block_edges,
+						 block_nedges, mass, min_bin_mass, iedges, &nedges) != 0)
+		elog(ERROR, "dpsynth: invalid binning of column \"%s\"", d->col->name);
+	*out = repalloc(*out, sizeof(double) * nedges);
+	for (uint32 i = 0; i < nedges; i++)
+		(*out)[i] = (double) iedges[i];
+	return nedges;
+}
+
+static void
+edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass, int64 ledger_id,
+					 const Refinement *ref)
 {
 	DpColumn   *col = d->col;
 	uint32		ncells = dp_loggrid_ncells(&d->grid);
-	uint32		nbins = (uint32) col->quantile_bins;
+	/* a refined column's quantile bins are an 'auto' column's; its cells add their own */
+	uint32		nbins = (uint32) (col->quantile_fine ? Min(col->quantile_bins, DPSYNTH_AUTO_BINS) :
+								  col->quantile_bins);
 	double	   *edges = palloc(sizeof(double) * (nbins + 1));
 	uint32		nedges = 0;
 	bool		ok;
@@ -445,6 +631,8 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			edges = repalloc(edges, sizeof(double) * nedges);
 			for (uint32 i = 0; i < nedges; i++)
 				edges[i] = (double) merged[i];
+			if (ref)
+				nedges = refined_edges(d, ref, min_bin_mass, merged, nedges, &edges);
 		}
 	}
 	else
@@ -474,7 +662,7 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	/* edges the catalog stores and loads whatever the noise gave (else one public bin) */
 	nedges = dp_discovered_edges(d->grid.integral, edges, nedges, col->quantile_lower, col->quantile_upper);
 	npieces = span_lo <= span_hi ?
-		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sigma, &shape) : 0;
+		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sigma, ref, &shape) : 0;
 	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
 }
 
@@ -676,7 +864,7 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 		d->col->quantile_bins = DPSYNTH_AUTO_BINS;
 		d->col->quantile_points = 0;
 		d->col->quantile_auto = true;
-		edges_from_histogram(relid, d, sigma, min_bin_mass, ledger_id);
+		edges_from_histogram(relid, d, sigma, min_bin_mass, ledger_id, NULL);
 	}
 }
 
@@ -791,10 +979,15 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	bool		per_unit = unit != NULL && unit->on;
 	dp_dgauss	noise,
 				coarse,
-				fine;
+				fine,
+				stage1,
+				stage2;
 	double		rho_coarse,
-				rho_fine;
-	bool		two_stage;
+				rho_fine,
+				rho_1,
+				rho_2;
+	bool		two_stage,
+				refine;
 
 	for (int j = 0; j < ncols; j++)
 	{
@@ -815,6 +1008,8 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			else
 				dp_loggrid_init_real(&d->grid, DISCOVER_SUBDIV);
 			d->cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
+			if (d->quantiles && cols[j].quantile_fine)
+				d->fine = palloc0(sizeof(int64) * (int64) (cols[j].quantile_upper - cols[j].quantile_lower + 1));
 			if (!d->quantiles)
 				d->exact = blob_hash("dpsynth discovered numbers", sizeof(int64), sizeof(NumberEntry), cxt);
 		}
@@ -836,6 +1031,10 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	two_stage = dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
 		dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
+	/* refined bins in two stages when both noises can be drawn (dp_binning.h): public too */
+	refine = dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
+		dp_dgauss_init(&stage1, dp_gaussian_sigma2(rho_1, 1.0)) == 0 &&
+		dp_dgauss_init(&stage2, dp_gaussian_sigma2(rho_2, 1.0)) == 0;
 
 	if (per_unit)
 	{
@@ -852,6 +1051,8 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		CHECK_FOR_INTERRUPTS();
 		if (ds[k].categories)
 			release_categories(relid, &ds[k], &noise, plan->delta_each, plan->max_categories, ledger_id);
+		else if (ds[k].fine && refine)
+			release_refined(relid, &ds[k], &stage1, &stage2, plan->min_bin_mass, ledger_id);
 		else if (ds[k].quantiles)
 			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else

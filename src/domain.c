@@ -54,6 +54,8 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "dp_binning.h"
+
 /* Unit conversion for dates and timestamps: days or microseconds since 2000-01-01. */
 #define USECS_PER_DAY_F 86400000000.0
 
@@ -824,6 +826,15 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 		col->quantile_bins = is_auto ? Min(cc->bins, DPSYNTH_AUTO_BINS) : cc->bins;
 		col->quantile_points = cc->npoints;
 		col->quantile_auto = is_auto;
+		/*
+		 * Bounds only (binning 'auto', the default 32 bins) over an integer range of at most
+		 * DP_BINNING_MAX_VALUES values: cells refined where the rows afford it, so up to one
+		 * bin per value (public: the declaration alone).
+		 */
+		col->quantile_fine = is_auto && cc->bins == 32 && dpsynth_value_is_integral(col->typid) &&
+			dp_binning_fine_range((int64) cc->lower, (int64) cc->upper);
+		if (col->quantile_fine)
+			col->quantile_bins = (int) (cc->upper - cc->lower + 1);
 		return true;
 	}
 	if (strcmp(cc->kind, "bins") == 0)

@@ -127,6 +127,8 @@ typedef struct DpColumn
 	int			quantile_bins;
 	int			quantile_points;
 	bool		quantile_auto;	/* binning 'auto': fewer bins where they would be too thin */
+	bool		quantile_fine;	/* 'auto' on a small integer range: refined where affordable
+								 * (dp_binning.h); quantile_bins is then one per value */
 	dp_domain	domain;
 	int64	   *iedges;			/* storage of numeric domains */
 	double	   *edges;

@@ -55,6 +55,8 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	bool		isnull;
 	int32		typmod;
 	Oid			coll;
+	char	   *declared_name = NULL;
+	MemoryContext caller = CurrentMemoryContext;
 
 	memset(u, 0, sizeof(*u));
 #ifdef DPSYNTH_TEST_IGNORE_UNIT
@@ -71,13 +73,14 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	/* through to_jsonb: a catalog older than 0.4.0 (the library is loaded before ALTER EXTENSION
 	 * UPDATE) has no such columns, and its tables have no unit */
 	if (SPI_execute_with_args("SELECT (j->>'privacy_unit')::int2, (j->>'max_rows_per_unit')::int4, "
-							  "(j->>'max_rows_per_cell')::int4 FROM dpsynth.budgets b, "
+							  "(j->>'max_rows_per_cell')::int4, j->>'privacy_unit_name' FROM dpsynth.budgets b, "
 							  "LATERAL pg_catalog.to_jsonb(b) j WHERE b.relid = $1",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the privacy unit of relation %u", relid);
 	if (SPI_processed == 1)
 	{
 		Datum		a = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		char	   *dn;
 
 		if (!isnull)
 		{
@@ -85,6 +88,11 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 			u->attnum = DatumGetInt16(a);
 			u->max_rows = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 			u->max_cell = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+			dn = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+
+			/* SPI_getvalue's copy lives in SPI's context, gone at SPI_finish */
+			if (dn != NULL)
+				declared_name = MemoryContextStrdup(caller, dn);
 		}
 	}
 	SPI_finish();
@@ -108,6 +116,16 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the privacy unit column of table \"%s\" was dropped", get_rel_name(relid)),
 				 errdetail("Its rows cannot be bounded per unit. Nothing was charged.")));
+	/* the attnum names another column than the one declared (a restore renumbers the columns
+	 * that follow a dropped one; renames keep the declared name, dpsynth._on_alter) */
+	if (declared_name == NULL || strcmp(declared_name, u->name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the privacy unit of table \"%s\" was declared on column \"%s\", not on \"%s\"",
+						get_rel_name(relid), declared_name ? declared_name : "(unknown)", u->name),
+				 errdetail("The table's columns were renumbered (as pg_restore does after a dropped column). Nothing was charged."),
+				 errhint("The table's owner points the unit back at its column: SELECT dp_privacy_unit('%s', '%s', %d, %d);",
+						 get_rel_name(relid), declared_name ? declared_name : "...", u->max_rows, u->max_cell)));
 	get_atttypetypmodcoll(relid, u->attnum, &u->typid, &typmod, &coll);
 	u->typid = getBaseType(u->typid);
 	if (!(u->typid == INT2OID || u->typid == INT4OID || u->typid == INT8OID || u->typid == TEXTOID ||

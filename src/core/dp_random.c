@@ -49,6 +49,56 @@ rb_ensure_sodium(void)
 	}
 }
 
+#ifdef DPSYNTH_TEST_RNG
+#ifdef DPSYNTH_VERSION
+#error "DPSYNTH_TEST_RNG is for the unit tests' library only (Makefile), never the extension"
+#endif
+/*
+ * The unit tests' seam (dp_random.h): after dp_random_test_seed(seed) the bytes come from
+ * ChaCha20 (libsodium's randombytes_buf_deterministic) under a key made of the seed, a block
+ * counter and, in a fork()ed child, the child's pid, so that a child still draws bytes of its own.
+ */
+static int	rb_test_seeded = 0;
+static uint64_t rb_test_seed;
+static uint64_t rb_test_block;
+static pid_t rb_test_pid;
+
+void
+dp_random_test_seed(uint64_t seed)
+{
+	rb_ensure_sodium();
+	rb_test_seeded = 1;
+	rb_test_seed = seed;
+	rb_test_block = 0;
+	rb_test_pid = getpid();
+	sodium_memzero(rb_buf, sizeof(rb_buf));
+	rb_pos = DP_RANDOM_BUFSIZE;
+}
+
+static void
+rb_fill(void *buf, size_t n)
+{
+	unsigned char key[randombytes_SEEDBYTES] = {0};
+	uint64_t	block;
+	pid_t		pid;
+
+	if (!rb_test_seeded)
+	{
+		randombytes_buf(buf, n);
+		return;
+	}
+	block = rb_test_block++;
+	pid = getpid();
+	memcpy(key, &rb_test_seed, sizeof(rb_test_seed));
+	memcpy(key + 8, &block, sizeof(block));
+	if (pid != rb_test_pid)
+		memcpy(key + 16, &pid, sizeof(pid));
+	randombytes_buf_deterministic(buf, n, key);
+}
+#else
+#define rb_fill randombytes_buf
+#endif
+
 static void
 rb_discard(void)
 {
@@ -60,7 +110,7 @@ static void
 rb_refill(void)
 {
 	rb_ensure_sodium();
-	randombytes_buf(rb_buf, sizeof(rb_buf));
+	rb_fill(rb_buf, sizeof(rb_buf));
 	rb_pid = getpid();
 	rb_pos = 0;
 }
@@ -193,7 +243,7 @@ dp_random_bytes(void *buf, size_t n)
 	if (n >= DP_RANDOM_BUFSIZE)
 	{
 		rb_ensure_sodium();
-		randombytes_buf(buf, n);
+		rb_fill(buf, n);
 		return;
 	}
 	while (n > 0)

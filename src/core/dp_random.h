@@ -46,6 +46,16 @@ extern uint64_t dp_random_uniform(uint64_t n);
 extern unsigned __int128 dp_random_uniform128(unsigned __int128 n);
 
 /*
+ * The unit tests' seam, compiled only into their library (the Makefile's -DDPSYNTH_TEST_RNG;
+ * the extension's build refuses the define): from this call on, the bytes are a fixed stream of
+ * seed, so that a statistical bar in a test gives the same verdict on every run.  Never in the
+ * extension: there the noise cannot be seeded (above).
+ */
+#ifdef DPSYNTH_TEST_RNG
+extern void dp_random_test_seed(uint64_t seed);
+#endif
+
+/*
  * Internal interface for dp_sampler.c.
  *
  * The fork check costs a getpid() system call (~50 ns), which would dominate

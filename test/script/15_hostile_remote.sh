@@ -76,7 +76,7 @@ shard $DB "CREATE EXTENSION dpsynth;
 	-- a view slower than the caller's statement_timeout
 	CREATE FUNCTION slow(v int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS \$\$
 	BEGIN
-		PERFORM pg_sleep(0.2);
+		PERFORM pg_sleep(0.5);
 		RETURN v;
 	END \$\$;
 	CREATE VIEW r_slow AS SELECT id, slow(a) AS a FROM r_ok WHERE id <= 1030;" >/dev/null
@@ -240,7 +240,7 @@ attempt raise charged:YD004 "" "dp_synthesize over the view that raises" dp_synt
 attempt missing "refused:ERROR:  HV00R: the remote table of partition" "" "a missing remote table"
 attempt noext "refused:ERROR:  55000: server \"noext\" .*cannot run dpsynth" "" "a shard without dpsynth"
 attempt old "refused:ERROR:  55000: server \"old\" .*cannot run dpsynth" "" "a shard with dpsynth 0.3.3"
-attempt slow "cancelled:canceling statement due to statement timeout" "SET statement_timeout = '1500ms';" "a shard slower than the statement timeout"
+attempt slow "cancelled:canceling statement due to statement timeout" "SET statement_timeout = '4000ms';" "a shard slower than the statement timeout"
 # a hostile shard's identity: another version; this very database (a loopback); and counts over
 # zero rows (an aggregate with an initial state)
 identity() {

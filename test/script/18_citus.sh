@@ -261,6 +261,23 @@ ok $? "dp_marginal of a column to discover on the distributed table is refused"
 c "SELECT dp_declare('adult', 'age', lower => 16, upper => 100, bins => 21)" >/dev/null
 is "$(spent adult)" "$before" "the budget spent and the ledger rows of adult are unchanged"
 
+# a distributed table with a privacy unit: its shards count rows that cannot be bounded per unit
+# there, so every release is refused before the charge
+c "CREATE TABLE visits_u (patient int NOT NULL, a int NOT NULL);
+   INSERT INTO visits_u SELECT i % 50, i % 7 FROM generate_series(1, 500) i;
+   SELECT create_distributed_table('visits_u', 'patient');
+   SELECT dp_protect('visits_u', epsilon => 100);
+   SELECT dp_declare('visits_u', 'a', lower => 0, upper => 6, bins => 7);
+   SELECT dp_privacy_unit('visits_u', 'patient', max_rows_per_unit => 2)" >/dev/null 2>&1
+is "$(c "SELECT privacy_unit::text || ' ' || max_rows_per_unit FROM dpsynth.budgets WHERE relid = 'visits_u'::regclass")" "1 2" \
+	"visits_u is protected (distributed) and has a privacy unit"
+before=$(spent visits_u)
+refused 'which has a privacy unit' $DB "SELECT * FROM dp_marginal('visits_u', ARRAY['a'], 1)" "${as_analyst[@]}"
+ok $? "dp_marginal on a distributed table with a privacy unit is refused"
+refused 'which has a privacy unit' $DB "SELECT * FROM dp_synthesize('visits_u', 1, target => 'visits_u_syn')" "${as_analyst[@]}"
+ok $? "dp_synthesize on a distributed table with a privacy unit is refused"
+is "$(spent visits_u)" "$before" "the budget spent and the ledger rows of visits_u are unchanged"
+
 # ---- hostile workers (as test/script/15_hostile_remote.sh for postgres_fdw): a small distributed
 # table h on both workers; each case breaks or subverts dpsynth on one worker (DDL propagation off,
 # so the change stays there).  Every analyst's dp_marginal is either refused before the charge

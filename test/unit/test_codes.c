@@ -1,7 +1,7 @@
 /*
  * test_codes.c - unit tests of src/core/dp_codes.c (the column-major encoded table).
  *
- * A table of NROWS rows (10^6; 50,000 with DPSYNTH_UNIT_QUICK=1) is appended row by row, its codes
+ * A table of NROWS rows (10^6) is appended row by row, its codes
  * a deterministic function of (row, column); marginals of 0 to 3 columns counted by
  * dp_codes_count are compared cell by cell with a naive row-by-row count.  Growth and memory are
  * checked through counting allocator hooks, and allocation failures through a failing one.
@@ -16,7 +16,7 @@
 #include "dp_env.h"
 #include "unit.h"
 
-static uint64_t NROWS = 1000000;
+static const uint64_t NROWS = 1000000;
 
 #define NC 6
 static const uint32_t ncodes_of[NC] = {2, 7, 300, 65536, 1, 13};
@@ -362,10 +362,6 @@ test_failures(void)
 int
 main(void)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
-	if (q && *q && strcmp(q, "0") != 0)
-		NROWS = 50000;
 	dp_set_handlers(&counting);
 	test_big_table();
 	dp_set_handlers(NULL);		/* malloc: the counters see only what the tests below install */

@@ -16,7 +16,6 @@
  *  - timing on an Adult-sized set of marginals (diagnostic).
  *
  * Noise is Gaussian from a fixed-seed dp_prng: these are tests of post-processing, not of privacy.
- * DPSYNTH_UNIT_QUICK=1 uses smaller tables and fewer seeds (for valgrind).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -33,7 +32,6 @@
 #include "dp_prng.h"
 #include "unit.h"
 
-static bool quick = false;
 
 /* ---------- helpers ---------- */
 
@@ -386,7 +384,7 @@ test_normsub_random(void)
 	dp_prng		p;
 	uint32_t	sizes[2] = {37, 23},
 				attrs[2] = {0, 1};
-	int			ntrials = quick ? 50 : 500;
+	int			ntrials = 500;
 	bool		ok_total = true,
 				ok_nonneg = true,
 				ok_shift = true,
@@ -635,7 +633,7 @@ test_random_pass_vs_reference(void)
 	double		worst = 0;
 
 	dp_prng_seed(&p, 7);
-	make_table(&t, RC, rsizes, quick ? 500 : 3000, &p);
+	make_table(&t, RC, rsizes, 3000, &p);
 	publish(&t, rsizes, nm, rsets, 0.5, &p, truth, a);
 	for (uint32_t i = 0; i < nm; i++)
 	{
@@ -673,7 +671,7 @@ static void
 test_random_consist(void)
 {
 	uint32_t	nm = sizeof(rsets) / sizeof(rsets[0]);
-	int			nseeds = quick ? 2 : 8;
+	int			nseeds = 8;
 	double		rhos[4] = {0.05, 0.3, 2, 20};
 	bool		ok_agree = true,
 				ok_nonneg = true,
@@ -694,7 +692,7 @@ test_random_consist(void)
 					dis;
 
 		dp_prng_seed(&p, 1000 + sd);
-		make_table(&t, RC, rsizes, quick ? 1000 : 2000 + 1000 * (uint64_t) sd, &p);
+		make_table(&t, RC, rsizes, 2000 + 1000 * (uint64_t) sd, &p);
 		publish(&t, rsizes, nm, rsets, rhos[sd % 4], &p, truth, noisy);
 		for (uint32_t i = 0; i < nm; i++)
 			dp_marg_copy(&orig[i], &noisy[i]);
@@ -924,7 +922,7 @@ test_adult_sized(double rho)
 		nm++;
 	}
 	dp_prng_seed(&p, 48842);
-	make_table(&t, 15, asz, quick ? 5000 : 48842, &p);
+	make_table(&t, 15, asz, 48842, &p);
 	publish(&t, asz, nm, (const uint32_t (*)[4]) sets, rho, &p, truth, noisy);
 	for (uint32_t i = 0; i < nm; i++)
 	{
@@ -990,9 +988,6 @@ test_huge_values(void)
 int
 main(void)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
-	quick = q && *q && strcmp(q, "0") != 0;
 	alarm(300);					/* a hang (as in the Norm-Sub rounding case) fails, not blocks */
 	test_normsub_examples();
 	test_huge_values();
@@ -1003,7 +998,6 @@ main(void)
 	test_weights_and_errors();
 	test_idempotent_on_truth();
 	test_adult_sized(0.5);
-	if (!quick)
-		test_adult_sized(0.002);	/* very noisy: the iteration cap is reached */
+	test_adult_sized(0.002);	/* very noisy: the iteration cap is reached */
 	return unit_done();
 }

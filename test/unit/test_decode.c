@@ -1,7 +1,7 @@
 /*
  * test_decode.c - unit and statistical tests of src/core/dp_decode.c (bin -> typed value).
  *
- * Every case draws N values (10^5; 5,000 with DPSYNTH_UNIT_QUICK=1) and checks that each lies in
+ * Every case draws N values (10^5) and checks that each lies in
  * its bin (and the column's bounds), exactly in double comparison.  For numeric scales the set of
  * admissible values is computed independently: the decimal strings of k * 10^-scale are built
  * from the integer k and parsed with strtod, and a value is admissible when that double lies in
@@ -26,7 +26,7 @@
 
 #define ALPHA 1e-6
 
-static long N = 100000;
+static const long N = 100000;
 static dp_prng rng;
 
 #include "unit_stats.h"
@@ -627,10 +627,6 @@ test_shape(void)
 int
 main(void)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
-	if (q && *q && strcmp(q, "0") != 0)
-		N = 5000;
 	dp_prng_seed(&rng, 20240611);
 	test_int();
 	test_unconstrained();

@@ -5,11 +5,11 @@
  * Build and run from the repository root (or `make unit`):
  *   gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core -o test/unit/bin/test_discovery \
  *       test/unit/test_discovery.c src/core/[a-z]*.c -lsodium -lopenblas -lm
- * DPSYNTH_UNIT_QUICK=1 uses fewer trials (for valgrind).
  *
- * Randomness.  Privacy noise comes from the real sampler (libsodium, no seed).  The synthetic
- * DATA (log-normal fnlwgt, capital_gain) comes from a fixed-seed splitmix64 generator, so that the
- * data are reproducible; only the noise varies between runs.
+ * Randomness.  Privacy noise comes from the real sampler, whose bytes come from the test
+ * library's fixed stream (dp_random_test_seed, set by unit.h): every run draws the same noise.
+ * The synthetic DATA (log-normal fnlwgt, capital_gain) comes from a fixed-seed splitmix64
+ * generator.  The rates below are over the choice of that seed.
  *
  * False-alarm rates of the randomized checks (a correct implementation fails them with at most
  * this probability; fewer than 30 such checks, so the file fails spuriously with probability
@@ -36,7 +36,6 @@
 #include "dp_sampler.h"
 #include "unit.h"
 
-static int	quick = 0;
 
 /* ---------- fixed-seed data generator (NOT for noise) ---------- */
 
@@ -312,7 +311,7 @@ static void
 test_empirical_delta(void)
 {
 	const double sigmas[] = {3.0, 0.5, 20.0};
-	size_t		trials = quick ? 20000 : 100000;
+	size_t		trials = 100000;
 	int64_t    *counts = malloc(trials * sizeof(int64_t));
 	int64_t    *noisy = malloc(trials * sizeof(int64_t));
 	uint8_t    *sel = malloc(trials);
@@ -889,7 +888,7 @@ test_bounds_misc(void)
 	int			rc,
 				spurious = 0;
 	dp_dgauss	dg;
-	int			reps = quick ? 20 : 200;
+	int			reps = 200;
 
 	dp_loggrid_init_int(&g, 8);
 	n = dp_loggrid_ncells(&g);
@@ -1177,7 +1176,7 @@ test_two_stage_bounds(void)
 				ac[55];
 	int64_t		lower,
 				upper;
-	int			reps = quick ? 20 : 200,
+	int			reps = 200,
 				exact = 0,
 				age_ok = 0;
 	double		rho = dp_zcdp_rho(1.0, 1e-6) / 8;
@@ -1202,7 +1201,7 @@ test_two_stage_bounds(void)
 	 * a 2e-3 miss rate P(> 2 of 200) is 0.008, not the 1e-4 this comment once said).  At most
 	 * 5 of 200: P(> 5 of 200) is 4e-6 at 2e-3 and 6e-4 at 5e-3; a broken stage misses most.
 	 */
-	unit_check(exact >= reps - (quick ? 2 : 5), "two stages, years 1997-2002: exact in %d of %d runs", exact,
+	unit_check(exact >= reps - 5, "two stages, years 1997-2002: exact in %d of %d runs", exact,
 			   reps);
 
 	/* ages 12-66, a decreasing profile (3484 rows): the two stages keep most of the range */
@@ -1303,7 +1302,7 @@ test_two_stage_spread(void)
 				counts[351];
 	int64_t		lower,
 				upper;
-	int			reps = quick ? 20 : 100,
+	int			reps = 100,
 				kept = 0,
 				kept_alone = 0,
 				kept90 = 0;
@@ -1528,9 +1527,7 @@ int
 main(void)
 {
 	clock_t		t0 = clock();
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
 
-	quick = q != NULL && q[0] != '\0' && q[0] != '0';
 	if (dp_random_init() != 0)
 	{
 		printf("Bail out! libsodium unavailable\n");
@@ -1556,7 +1553,6 @@ main(void)
 	test_two_stage_spread();
 	test_discovered_bounds_extremes();
 	test_discovered_cases();
-	unit_diag("test_discovery: %.2f s CPU%s", (double) (clock() - t0) / CLOCKS_PER_SEC,
-			  quick ? " (quick)" : "");
+	unit_diag("test_discovery: %.2f s CPU", (double) (clock() - t0) / CLOCKS_PER_SEC);
 	return unit_done();
 }

@@ -12,7 +12,6 @@
  *   rows) fed to GUM with n = 32,561; the mean normalised 2-way L1 error after GUM is reported and
  *   asserted below a measured bar, and the run time is reported.
  *
- * DPSYNTH_UNIT_QUICK=1 (for valgrind) uses the first 3,000 Adult rows and 30 iterations.
  * DPSYNTH_GUM_BENCH=1 also times a 1,000,000-row run (Adult tiled).
  */
 #include <math.h>
@@ -30,7 +29,6 @@
 #include "dp_prng.h"
 #include "unit.h"
 
-static bool quick = false;
 
 static double
 now_s(void)
@@ -357,7 +355,7 @@ test_appending(void)
 static void
 test_wide_codes(void)
 {
-	const uint64_t n = quick ? 20000 : 150000;
+	const uint64_t n = 150000;
 	uint32_t	sizes[4] = {300, 7, 12, 400};
 	uint32_t	pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
 	dp_marg		tg[7];
@@ -673,9 +671,9 @@ cancel_progress(void *arg, uint32_t iter, uint32_t iters, double err)
 
 /*
  * The same on a component wide enough for the grouped layout (26 columns of 8-bit codes, each
- * paired with the two before it: one component, GUM_GROUP_MIN_COLS 24), in quick mode too:
- * every allocation made to fail in turn, then every progress call made to cancel in turn, on 1
- * and 2 threads (70,000 rows: two parts; quick mode, for valgrind: 3,000 rows, one thread).
+ * paired with the two before it: one component, GUM_GROUP_MIN_COLS 24): every allocation made
+ * to fail in turn, then every progress call made to cancel in turn, on 1 and 2 threads (70,000
+ * rows: two parts).
  * Each returns -2 or -1 with nothing leaked and out emptied.
  */
 static void
@@ -693,7 +691,7 @@ test_alloc_failures_wide(void)
 				oks = 0,
 				cancels = 0;
 	bool		clean = true;
-	const uint64_t n = quick ? 3000 : 70000;	/* 70,000: two parts on two threads */
+	const uint64_t n = 70000;	/* two parts on two threads */
 
 	for (uint32_t j = 0; j < W; j++)
 		sizes[j] = 3 + j % 4;
@@ -709,7 +707,7 @@ test_alloc_failures_wide(void)
 	add_one_ways(tg, &nt, &src, sizes);
 	dp_gum_default_params(&prm);
 	prm.iterations = 2;
-	for (uint32_t threads = 1; threads <= (quick ? 1 : 2); threads++)
+	for (uint32_t threads = 1; threads <= 2; threads++)
 	{
 		prm.threads = threads;
 		prm.progress = NULL;
@@ -747,7 +745,7 @@ test_alloc_failures_wide(void)
 	}
 	unit_check(clean && fails > 40 && cancels > 10,
 			   "grouped layout (26 columns, %s): every allocation failure returns -2 and every cancel -1, "
-			   "nothing leaked (%d failures, %d cancels)", quick ? "1 thread" : "1 and 2 threads", fails, cancels);
+			   "nothing leaked (%d failures, %d cancels)", "1 and 2 threads", fails, cancels);
 	dp_codes_free(&src);
 	free_targets(tg, nt);
 }
@@ -824,8 +822,6 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 	dp_codes_free(&out);
 
 	dp_gum_default_params(&p);
-	if (quick)
-		p.iterations = 30;
 	p.progress = count_iters;
 	p.progress_arg = st;
 	dp_prng_seed(&rng, 2024);
@@ -861,7 +857,7 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 		unit_check(sum2 / NPAIRS < 0.007, "%s: mean 2-way L1 %.5f < 0.007", label, sum2 / NPAIRS);
 		unit_check(max2 < 0.035, "%s: max 2-way L1 %.5f < 0.035", label, max2);
 		unit_check(sum1 / ADULT_COLS < 0.002, "%s: mean 1-way L1 %.5f < 0.002", label, sum1 / ADULT_COLS);
-		unit_check(dt < 3.0, "%s: GUM time %.3f s < 3 s", label, dt);
+		unit_diag("%s: GUM time %.3f s (timed in bench/gum.sh, not here)", label, dt);
 	}
 	else
 		unit_check(sum2 / NPAIRS < ind / 3, "%s: mean 2-way L1 %.5f < 1/3 of 0 iterations' %.4f", label,
@@ -882,8 +878,8 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
 			sum2 += l1_of(&tg[i], &out, sizes);
 		unit_diag("%s: without early stop, %u iterations: 2-way L1 mean %.5f, %.3f s", label, st[0],
 				  sum2 / NPAIRS, dt);
-		unit_check(rc == 0 && st[0] == 200 && sum2 / NPAIRS < 0.009 && dt < 3.0,
-				   "%s: 200 iterations, mean 2-way L1 %.5f < 0.009, %.3f s < 3 s", label,
+		unit_check(rc == 0 && st[0] == 200 && sum2 / NPAIRS < 0.009,
+				   "%s: 200 iterations, mean 2-way L1 %.5f < 0.009 (%.3f s)", label,
 				   sum2 / NPAIRS, dt);
 		dp_codes_free(&out);
 	}
@@ -1263,24 +1259,20 @@ test_adult(void)
 	uint32_t	sizes[ADULT_COLS];
 	dp_codes	src;
 
-	if (!load_adult(&src, cols, sizes, quick ? 3000 : UINT64_MAX))
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
 	{
 		unit_check(false, "Adult: data/adult/adult_train.csv and domain.json found and parsed");
 		dp_codes_free(&src);
 		free(cols);
 		return;
 	}
-	unit_check(quick ? src.nrows == 3000 : src.nrows == 32561, "Adult: %llu rows loaded",
-			   (unsigned long long) src.nrows);
-	run_adult(&src, cols, sizes, src.nrows, !quick, quick ? "Adult (first 3000 rows)" : "Adult");
-	if (!quick)
-	{
-		test_threads(&src, cols, sizes);
-		test_counting_modes(&src, sizes);
-		test_grouped(&src, sizes);
-	}
+	unit_check(src.nrows == 32561, "Adult: %llu rows loaded", (unsigned long long) src.nrows);
+	run_adult(&src, cols, sizes, src.nrows, true, "Adult");
+	test_threads(&src, cols, sizes);
+	test_counting_modes(&src, sizes);
+	test_grouped(&src, sizes);
 
-	if (getenv("DPSYNTH_GUM_BENCH") && !quick)
+	if (getenv("DPSYNTH_GUM_BENCH"))
 	{
 		/* 1M rows: Adult tiled, same targets up to scale */
 		dp_codes	big;
@@ -1303,11 +1295,8 @@ test_adult(void)
 int
 main(int argc, char **argv)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
 	(void) argc;
 	argv0 = argv[0];
-	quick = q != NULL && *q && strcmp(q, "0") != 0;
 	test_two_columns();
 	test_triangle();
 	test_three_way_and_tail();

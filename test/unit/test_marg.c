@@ -5,8 +5,6 @@
  * round trips, counting against dp_codes_count and a naive count, projection onto every subset
  * against a naive sum (and of counts onto counts), L1 by hand, copy, total, contains, and the
  * allocator hooks (balance of a counting allocator, failures of a failing one).
- *
- * DPSYNTH_UNIT_QUICK=1 uses a smaller table (for valgrind).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -21,7 +19,7 @@
 #include "dp_prng.h"
 #include "unit.h"
 
-static uint64_t NROWS = 20000;
+static const uint64_t NROWS = 20000;
 
 /* ---------- counting / failing allocator ---------- */
 
@@ -431,10 +429,6 @@ test_allocator(void)
 int
 main(void)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
-	if (q && *q && strcmp(q, "0") != 0)
-		NROWS = 2000;
 	test_init();
 	test_index_code();
 	test_count();

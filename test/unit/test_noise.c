@@ -29,6 +29,7 @@
 #include "dp_counts.h"
 #include "dp_env.h"
 #include "dp_sampler.h"
+#define UNIT_OWN_NOISE_STREAM			/* its own seam below (unit.h) */
 #include "unit.h"
 
 #define N 600					/* more than dp_noise_counts_f64's chunk of 256 */

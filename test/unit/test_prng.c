@@ -10,8 +10,6 @@
  * incomplete gamma function.  They use fixed seeds, so the file's outcome is reproducible; with
  * fewer than 20 such checks a correct generator would fail one, over a random choice of seeds,
  * with probability below 2e-5.
- *
- * DPSYNTH_UNIT_QUICK=1 divides the sample sizes by 20 (for valgrind).
  */
 #include <float.h>
 #include <math.h>
@@ -24,8 +22,6 @@
 #include "unit.h"
 
 #define ALPHA 1e-6
-
-static long scale_n = 1;		/* 20 in quick mode: sample sizes are divided by it */
 
 /* ---------- chi-square critical values ---------- */
 
@@ -182,7 +178,7 @@ static void
 test_below(void)
 {
 	dp_prng		p;
-	long		n = 2000000 / scale_n;
+	long		n = 2000000;
 	long		counts[1000];
 	int			bad;
 
@@ -243,7 +239,7 @@ static void
 test_unit(void)
 {
 	dp_prng		p;
-	long		n = 2000000 / scale_n;
+	long		n = 2000000;
 	long		counts[1000];
 	int			bad = 0;
 	double		sum = 0;
@@ -279,7 +275,7 @@ test_shuffle(void)
 	uint32_t	a[1000];
 	int			seen[1000];
 	int			ok = 1;
-	long		n = 480000 / scale_n;
+	long		n = 480000;
 	long		perm[24];
 
 	dp_prng_seed(&p, 5);
@@ -346,10 +342,6 @@ test_shuffle(void)
 int
 main(void)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
-	if (q && *q && strcmp(q, "0") != 0)
-		scale_n = 20;
 	unit_check(fabs(chisq_crit(10, 0.001) - 29.588298) < 1e-4, "chi2 crit(10, 0.001) = 29.588298");
 	test_reference_vectors();
 	test_streams();

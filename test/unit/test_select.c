@@ -10,10 +10,8 @@
  *   - mean within 5 standard errors of 0: |mean| <= 5 sqrt(var / N);
  *   - sample variance within 5 standard errors of the stated variance: for (near-)Gaussian draws
  *     the sample variance has relative standard error sqrt(2 / (N - 1)), so
- *     |s^2 / var - 1| <= 5 sqrt(2 / (N - 1))  (RUNS = 20000: 2.9%; quick: 9.1%).
+ *     |s^2 / var - 1| <= 5 sqrt(2 / (N - 1))  (RUNS = 20000: 2.9%).
  * Each has a false-alarm rate of about 6e-7.
- *
- * DPSYNTH_UNIT_QUICK=1 (valgrind) uses fewer random cases and skips the 1,000,000-row timing.
  */
 #include <math.h>
 #include <stdint.h>
@@ -29,7 +27,6 @@
 #include "dp_select.h"
 #include "unit.h"
 
-static int	quick = 0;
 
 static double
 now_sec(void)
@@ -253,7 +250,7 @@ static void
 test_exact_chunked(void)
 {
 	dp_prng		p;
-	const uint32_t n = quick ? 5000 : 30000;
+	const uint32_t n = 30000;
 	uint32_t	sizes[3] = {1500, 1000, 7};
 	uint16_t   *rows = malloc(sizeof(uint16_t) * n * 3);
 	dp_codes	t,
@@ -309,7 +306,7 @@ static void
 test_sensitivity(void)
 {
 	dp_prng		p;
-	int			cases = quick ? 300 : 3000;
+	int			cases = 3000;
 	double		max_d = 0,
 				max_ratio = 0;
 	int64_t		max_g = 0;
@@ -419,7 +416,7 @@ test_noisy(void)
 	double		scores[6],
 				exact[6];
 	int			ok = 1;
-	int			runs = quick ? 2000 : 20000;
+	int			runs = 20000;
 
 	dp_prng_seed(&p, 99);
 	for (uint32_t i = 0; i < n; i++)
@@ -947,7 +944,7 @@ test_combine(void)
 	{
 		dp_prng		p;
 		int			ok = 1,
-					cases = quick ? 100 : 1000;
+					cases = 1000;
 		set_t		rs[66];
 		uint32_t	rn[66],
 					r;
@@ -1162,11 +1159,6 @@ test_realistic(void)
 	}
 	dp_codes_free(&t);
 
-	if (quick)
-	{
-		unit_diag("quick mode: 1,000,000-row timing skipped");
-		return;
-	}
 	{
 		double		best = 1e9;
 
@@ -1180,8 +1172,7 @@ test_realistic(void)
 			if (t1 - t0 < best)
 				best = t1 - t0;
 		}
-		unit_diag("dp_indif_noisy on 1,000,000 x 15 (sizes 2..40): best of 3 = %.3f s", best);
-		unit_check(best < 1.0, "dp_indif_noisy on 1,000,000 x 15 under 1 s (%.3f s)", best);
+		unit_diag("dp_indif_noisy on 1,000,000 x 15 (sizes 2..40): best of 3 = %.3f s (a time, not a bar)", best);
 		dp_codes_free(&t);
 	}
 }
@@ -1189,9 +1180,6 @@ test_realistic(void)
 int
 main(void)
 {
-	const char *q = getenv("DPSYNTH_UNIT_QUICK");
-
-	quick = q != NULL && q[0] != '\0' && q[0] != '0';
 	test_exact_hand();
 	test_exact_large();
 	test_exact_chunked();

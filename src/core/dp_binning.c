@@ -1,0 +1,263 @@
+/*
+ * dp_binning.c - resolution that the data can afford: the two-stage release's split, its
+ * refinement rule, the estimate from both stages and the bins; see dp_binning.h for the rule
+ * and its privacy.
+ */
+#include "dp_binning.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+bool
+dp_binning_fine_range(int64_t lower, int64_t upper)
+{
+	/* the difference in uint64 is exact for lower <= upper: no overflow */
+	return lower <= upper && (uint64_t) upper - (uint64_t) lower < DP_BINNING_MAX_VALUES;
+}
+
+/*
+ * rho_1 = rho / 4 is exact (a power of two); rho - rho_1 may round up, so the next double below
+ * it is taken: that is <= the exact difference whichever way the subtraction rounded.
+ */
+int
+dp_binning_split(double rho, double *rho_coarse, double *rho_fine)
+{
+	double		c;
+
+	if (!isfinite(rho) || !(rho > 0.0) || rho_coarse == NULL || rho_fine == NULL)
+		return -1;
+	c = rho * DP_BINNING_COARSE_SHARE;
+	*rho_coarse = c;
+	*rho_fine = nextafter(rho - c, 0.0);
+	return 0;
+}
+
+bool
+dp_binning_refine(int64_t noisy, uint32_t w, double sigma_fine)
+{
+	return w >= 1 && isfinite(sigma_fine) && sigma_fine >= 0 &&
+		(double) noisy >= DP_BINNING_Z * sigma_fine * sqrt((double) w);
+}
+
+int
+dp_binning_combine(double c1, double var1, const double *c2, uint32_t n2, double var2,
+				   double *total, double *est)
+{
+	double		sum = 0,
+				vsum,
+				t;
+
+	if (c2 == NULL || n2 == 0 || total == NULL || (n2 > 1 && est == NULL) ||
+		!isfinite(var1) || !(var1 > 0) || !isfinite(var2) || !(var2 > 0) || !isfinite(c1))
+		return -1;
+	for (uint32_t i = 0; i < n2; i++)
+		sum += c2[i];
+	if (!isfinite(sum))
+		return -1;
+	vsum = var2 * (double) n2;	/* the variance of the sum of the stage-2 counts */
+	t = (c1 / var1 + sum / vsum) / (1.0 / var1 + 1.0 / vsum);
+	*total = t;
+	if (est != NULL)
+		for (uint32_t i = 0; i < n2; i++)
+			est[i] = c2[i] + (t - sum) / (double) n2;
+	return 0;
+}
+
+/* The noisy mass a bin of w values must reach (dp_binning.h). */
+static double
+bin_threshold(double sigma, double min_mass, uint32_t w)
+{
+	return fmax(1.0, fmax(min_mass, DP_BINNING_Z * sigma * sqrt((double) w)));
+}
+
+static bool
+valid_range(int64_t lower, uint32_t nvalues)
+{
+	return nvalues >= 1 && nvalues <= DP_BINNING_MAX_VALUES && lower <= INT64_MAX - (int64_t) nvalues;
+}
+
+int
+dp_binning_int(const int64_t *noisy, uint32_t nvalues, int64_t lower, double sigma,
+			   double min_mass, int64_t *edges, uint32_t *nedges)
+{
+	uint32_t	start[DP_BINNING_MAX_VALUES];	/* each bin's first value (offset from lower) */
+	double		mass[DP_BINNING_MAX_VALUES];	/* each bin's noisy mass */
+	uint32_t	nb = 0,
+				v = 0,
+				pending = 0;	/* a run joined to the next value's bin starts here */
+	double		pending_mass = 0;
+	bool		has_pending = false;
+	double		t1 = bin_threshold(sigma, min_mass, 1);
+
+	if (noisy == NULL || !valid_range(lower, nvalues) || !isfinite(sigma) || sigma < 0 ||
+		!isfinite(min_mass) || min_mass < 0 ||
+		edges == NULL || nedges == NULL)
+		return -1;
+	while (v < nvalues)
+	{
+		uint32_t	r = v,
+					first = nb,
+					bstart = v;
+		double		m = 0;
+
+		if ((double) noisy[v] >= t1)
+		{
+			/* a resolved value: a bin of its own (with a lighter run before it, if one joined) */
+			start[nb] = has_pending ? pending : v;
+			mass[nb++] = (double) noisy[v] + (has_pending ? pending_mass : 0);
+			has_pending = false;
+			v++;
+			continue;
+		}
+		/* a run [v, r) of unresolved values, cut greedily into bins that reach the threshold */
+		while (r < nvalues && (double) noisy[r] < t1)
+			r++;
+		for (uint32_t u = v; u < r; u++)
+		{
+			m += (double) noisy[u];
+			if (m >= bin_threshold(sigma, min_mass, u - bstart + 1))
+			{
+				start[nb] = bstart;
+				mass[nb++] = m;
+				bstart = u + 1;
+				m = 0;
+			}
+		}
+		if (bstart < r)
+		{
+			if (nb > first)
+				mass[nb - 1] += m;	/* the remainder joins the run's last bin */
+			else if (r < nvalues && (nb == 0 || (double) noisy[r] < mass[nb - 1]))
+			{
+				/* the whole run joins the resolved value after it, the lighter neighbour */
+				has_pending = true;
+				pending = bstart;
+				pending_mass = m;
+			}
+			else if (nb > 0)
+				mass[nb - 1] += m;	/* ... or the bin before it */
+			else
+			{
+				start[nb] = bstart;	/* the whole range: one bin */
+				mass[nb++] = m;
+			}
+		}
+		v = r;
+	}
+	for (uint32_t b = 0; b < nb; b++)
+		edges[b] = lower + (int64_t) start[b];
+	edges[nb] = lower + (int64_t) nvalues;
+	*nedges = nb + 1;
+	return 0;
+}
+
+static bool
+increasing(const int64_t *e, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (e[i] <= e[i - 1])
+			return false;
+	return true;
+}
+
+/* Marks the block edges (and the values inside blocks); false on an invalid block. */
+static bool
+mark_blocks(int64_t lower, uint32_t nvalues, uint32_t nblocks, const int64_t *block_lo,
+			const int64_t *block_hi, const int64_t *block_edges, const uint32_t *block_nedges,
+			bool *mark, bool *block_edge, bool *inblock)
+{
+	uint32_t	off = 0;
+	int64_t		prev_hi = -1;
+
+	for (uint32_t k = 0; k < nblocks; k++)
+	{
+		int64_t		lo = block_lo[k] - lower,
+					hi = block_hi[k] - lower;
+		uint32_t	ne = block_nedges[k];
+		const int64_t *be = block_edges + off;
+
+		if (lo <= prev_hi || lo > hi || hi >= (int64_t) nvalues || ne < 3 || ne > (uint32_t) (hi - lo + 2) ||
+			be[0] != block_lo[k] || be[ne - 1] != block_hi[k] + 1 || !increasing(be, ne))
+			return false;
+		for (int64_t v = lo + 1; v <= hi; v++)
+			mark[v] = false;
+		for (int64_t v = lo; v <= hi; v++)
+			inblock[v] = true;
+		for (uint32_t i = 0; i < ne; i++)
+			mark[be[i] - lower] = block_edge[be[i] - lower] = true;
+		prev_hi = hi;
+		off += ne;
+	}
+	return true;
+}
+
+/* One pass: removes one edge of a thin bin next to a block; false when there is none. */
+static bool
+merge_one_sliver(uint32_t nvalues, bool *mark, const bool *block_edge, const bool *inblock,
+				 const double *mass, double floor_mass)
+{
+	uint32_t	a = 0;
+
+	while (a < nvalues)
+	{
+		uint32_t	b = a + 1;
+		double		m = mass[a];
+
+		while (b < nvalues && !mark[b])
+			m += mass[b++];
+		if (!inblock[a] && (block_edge[a] || block_edge[b]) && m < floor_mass)
+		{
+			if (a > 0 && !block_edge[a])
+			{
+				mark[a] = false;
+				return true;
+			}
+			if (b < nvalues && !block_edge[b])
+			{
+				mark[b] = false;
+				return true;
+			}
+		}
+		a = b;
+	}
+	return false;
+}
+
+int
+dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t lower, uint32_t nvalues,
+				 uint32_t nblocks, const int64_t *block_lo, const int64_t *block_hi,
+				 const int64_t *block_edges, const uint32_t *block_nedges,
+				 const double *mass, double min_mass, int64_t *edges, uint32_t *nedges)
+{
+	bool		mark[DP_BINNING_MAX_VALUES + 1],
+				block_edge[DP_BINNING_MAX_VALUES + 1],
+				inblock[DP_BINNING_MAX_VALUES + 1];
+	uint32_t	n = 0;
+
+	if (coarse == NULL || mass == NULL || edges == NULL || nedges == NULL || !valid_range(lower, nvalues) ||
+		ncoarse < 2 || ncoarse > nvalues + 1 || coarse[0] != lower ||
+		coarse[ncoarse - 1] != lower + (int64_t) nvalues || !increasing(coarse, ncoarse) ||
+		(nblocks > 0 && (block_lo == NULL || block_hi == NULL || block_edges == NULL || block_nedges == NULL)) ||
+		!isfinite(min_mass) || min_mass < 0)
+		return -1;
+	for (uint32_t v = 0; v < nvalues; v++)
+		if (!isfinite(mass[v]))
+			return -1;
+	memset(mark, 0, sizeof(mark));
+	memset(block_edge, 0, sizeof(block_edge));
+	memset(inblock, 0, sizeof(inblock));
+	for (uint32_t i = 0; i < ncoarse; i++)
+		mark[coarse[i] - lower] = true;
+	if (!mark_blocks(lower, nvalues, nblocks, block_lo, block_hi, block_edges, block_nedges,
+					 mark, block_edge, inblock))
+		return -1;
+	/* each pass removes an edge: at most nvalues passes */
+	while (merge_one_sliver(nvalues, mark, block_edge, inblock, mass, fmax(1.0, min_mass)))
+		;
+	for (uint32_t v = 0; v <= nvalues; v++)
+		if (mark[v])
+			edges[n++] = lower + (int64_t) v;
+	*nedges = n;
+	return 0;
+}

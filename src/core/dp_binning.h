@@ -1,0 +1,108 @@
+/*
+ * dp_binning.h - resolution that the data can afford: the bins of an integer column declared
+ * with bounds only (binning 'auto') over a small public range, refined down to one bin per value
+ * where a first noisy release says that the rows can pay for it.
+ *
+ * The release (two stages, one column's rho_col; the glue is release_refined in src/discover.c).
+ *   stage 1  rho_1 = DP_BINNING_COARSE_SHARE * rho_col (dp_binning_split): the noisy histogram on
+ *            the public log-scale grid (dp_discovery.h, section 2), each row, clamped into the
+ *            declared bounds, in exactly one cell: L2 sensitivity 1, rho_1-zCDP.
+ *   stage 2  rho_2 = the rest, rounded down: a noisy histogram on a partition of the grid that is
+ *            a function of stage 1's output only: a cell of w values of the range whose
+ *            stage-1 noisy count reaches DP_BINNING_Z sigma_2 sqrt(w) (dp_binning_refine: its
+ *            mass would stand out of the noise of w per-value counts) is split into one cell per
+ *            value; every other cell stays whole.  Each row is again in exactly one cell: L2
+ *            sensitivity 1, rho_2-zCDP.
+ * Both go through dp_noise_counts (every cell gets noise, empty or not).  Adaptive composition
+ * (Bun & Steinke 2016, Lemma 1.7): the pair is (rho_1 + rho_2)-zCDP, rho_1 + rho_2 <= rho_col.
+ * Everything below reads only the two noisy histograms, their sigmas and public constants (the
+ * minimum bin mass is a function of the call's rho and number of columns): post-processing.
+ *
+ * The estimate (dp_binning_combine).  A cell that stays whole was counted twice: the inverse-
+ * variance mean of its two noisy counts has the variance of one count released with rho_1 +
+ * rho_2, so a column whose cells are not refined gets the same histogram, in distribution (up to
+ * rounding), as the single log-grid release it replaces, and the same quantile bins.  A refined
+ * cell's total is the inverse-variance mean of its stage-1 count and the sum of its per-value
+ * counts, each per-value count then moved by an equal share of the difference (least squares).
+ *
+ * The bins (dp_binning_int, dp_binning_merge).  The quantile bins and spikes of the combined
+ * log-grid histogram come first, as for any 'auto' column.  Inside a run of adjacent refined
+ * cells (a refined cell of one value is its own count, as in stage 1), every value
+ * whose estimate reaches t(1) gets a bin of its own and the runs between them are cut into bins
+ * that reach t(w) = max(1, min_mass, DP_BINNING_Z sigma_2 sqrt(w)) (dp_binning_int); where that
+ * gives the run two bins or more, they replace the quantile edges inside the run, and a piece
+ * of a quantile bin cut off by the run's boundary that holds less than max(1, min_mass) joins
+ * its neighbour away from the cell.  More rows or more rho: more refined cells and finer bins,
+ * down to one bin per value; a small table at a small rho keeps the quantile bins.
+ */
+#ifndef DP_BINNING_H
+#define DP_BINNING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Largest public integer range (upper - lower + 1) that can be refined down to its values. */
+#define DP_BINNING_MAX_VALUES 128
+
+/* Significance of a mass, in standard deviations of its noise. */
+#define DP_BINNING_Z 3.0
+
+/* Share of the column's rho spent on stage 1 (the log-grid histogram that decides the refinement). */
+#define DP_BINNING_COARSE_SHARE 0.25
+
+/* Whether the public integer bounds [lower, upper] can be refined (at most 128 values). */
+extern bool dp_binning_fine_range(int64_t lower, int64_t upper);
+
+/*
+ * rho_1 = rho * DP_BINNING_COARSE_SHARE (exact: a power of two) and rho_2 = the next double below
+ * rho - rho_1, so that rho_1 + rho_2 <= rho holds exactly.  Returns 0, or -1 unless rho is finite
+ * and > 0.
+ */
+extern int	dp_binning_split(double rho, double *rho_coarse, double *rho_fine);
+
+/*
+ * Whether a cell of w values (its part inside the declared bounds) with stage-1 noisy count
+ * noisy is split into per-value counts in stage 2 (sigma_fine: stage 2's noise).
+ */
+extern bool dp_binning_refine(int64_t noisy, uint32_t w, double sigma_fine);
+
+/*
+ * The estimate of one cell from its two releases: c1 (variance var1) and the n2 stage-2 counts
+ * c2[] of its parts (variance var2 each; n2 = 1 for a cell kept whole).  *total: the inverse-
+ * variance mean of c1 and sum(c2); est[i] = c2[i] + (*total - sum(c2)) / n2 (est may be NULL
+ * when n2 = 1).  Returns 0, or -1 on invalid arguments (n2 = 0, a variance not finite and > 0).
+ */
+extern int	dp_binning_combine(double c1, double var1, const double *c2, uint32_t n2, double var2,
+							   double *total, double *est);
+
+/*
+ * The bins inside one refined cell (post-processing).  noisy[0 .. nvalues - 1] are the estimates
+ * of the values lower .. lower + nvalues - 1 (nvalues <= DP_BINNING_MAX_VALUES), sigma >= 0 their
+ * noise's standard deviation, min_mass >= 0 the public minimum mass of a bin.  Every value whose
+ * estimate reaches t(1) gets a bin of its own; each run of the other values between them is cut
+ * greedily, left to right, into bins that reach t(w), the remainder joined to the run's last bin;
+ * a run that reaches t(w) nowhere joins its lighter neighbouring bin (the left one on a tie), or
+ * is the whole range.  Writes the first value of each bin and then lower + nvalues into edges[]
+ * (room for nvalues + 1) and *nedges (>= 2).  Deterministic.  Returns 0, or -1 on invalid input.
+ */
+extern int	dp_binning_int(const int64_t *noisy, uint32_t nvalues, int64_t lower, double sigma,
+						   double min_mass, int64_t *edges, uint32_t *nedges);
+
+/*
+ * The edges of a column whose cells were refined (post-processing).  Values lower .. lower +
+ * nvalues - 1; an edge is the first value of a bin, the last one lower + nvalues.  coarse: the
+ * ncoarse quantile edges (strictly increasing, first lower, last lower + nvalues).  nblocks
+ * runs of refined cells, block k over the values block_lo[k] .. block_hi[k] (in order, not overlapping,
+ * inside the range), with its own edges (dp_binning_int: first block_lo[k], last block_hi[k] + 1)
+ * concatenated in block_edges, block_nedges[k] of them (>= 3: two bins or more).  mass[v]: the
+ * estimated mass of value lower + v.  The coarse edges strictly inside a block are replaced by its
+ * own; then, while a bin not inside a block holds less than max(1, min_mass), its edge that no
+ * block set is removed (the left one first; the ends stay).  Writes at most nvalues + 1 edges and
+ * *nedges.  Returns 0, or -1 on invalid input.
+ */
+extern int	dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t lower, uint32_t nvalues,
+							 uint32_t nblocks, const int64_t *block_lo, const int64_t *block_hi,
+							 const int64_t *block_edges, const uint32_t *block_nedges,
+							 const double *mass, double min_mass, int64_t *edges, uint32_t *nedges);
+
+#endif							/* DP_BINNING_H */

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The privacy unit follows its column through pg_dump / pg_restore and renames (issue 39, review
+# R1).  dpsynth.budgets keeps the unit's attnum, and pg_restore renumbers the columns that follow
+# a dropped one: the restored unit attnum then names another column, by which every release would
+# be bounded.  A release must refuse such an attnum (55000, nothing charged); the owner points the
+# unit back at its column by name (same bounds, allowed after spending); a rename is followed.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+SRC=dpsynth_unit_restore_src
+DST=dpsynth_unit_restore_dst
+fresh_db $SRC
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DST" 2>/dev/null
+psql -X -q -d $SRC >/dev/null 2>&1 <<'SQL'
+CREATE TABLE v (dept int4 NOT NULL, junk int4, pid int4, other int4);
+ALTER TABLE v DROP COLUMN junk;
+INSERT INTO v SELECT 1, 1, 0 FROM generate_series(1, 50);
+INSERT INTO v SELECT 2, g, 0 FROM generate_series(2, 20) g;
+SELECT dp_protect('v', epsilon => 1e6);
+SELECT dp_privacy_unit('v', 'pid', max_rows_per_unit => 1);
+SELECT dp_declare('v', 'dept', lower => 1, upper => 2, bins => 2);
+SQL
+marg() { psql -X -qAt -d $1 -c "SELECT string_agg(coalesce(cell[1], 'null') || '=' || noisy_count, ',' ORDER BY cell[1]) FROM dp_marginal('v', ARRAY['dept'], epsilon => 1e5)" 2>&1; }
+is "$(marg $SRC)" "1=1,2=19" "before the dump, unit pid: 1 row of pid 1, 19 of the others"
+
+createdb $DST && pg_dump -Fc $SRC | pg_restore -d $DST 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
+spent=$(q $DST "SELECT rho_spent FROM dpsynth.budgets")
+res=$(marg $DST)
+ok "$([ "$res" = "1=1,2=19" ] || echo "$res" | grep -q 'was declared on column "pid", not on "other"'; echo $?)" \
+	"after the restore, no release is bounded by the column the stale attnum names (got: $res)"
+is "$(q $DST "SELECT rho_spent = $spent FROM dpsynth.budgets")" t "and a refused release charged nothing"
+q $DST "SELECT dp_privacy_unit('v', 'pid', max_rows_per_unit => 1)" >/dev/null 2>&1
+is "$(marg $DST)" "1=1,2=19" "the owner points the unit back at pid (same name and bounds, after spending)"
+ok "$(q $DST "SELECT dp_privacy_unit('v', 'other', max_rows_per_unit => 1)" >/dev/null 2>&1; [ $? -ne 0 ]; echo $?)" \
+	"but cannot move it to another column"
+
+# a rename keeps the unit; a column later given the old name does not become it
+q $DST "ALTER TABLE v RENAME COLUMN pid TO person" >/dev/null
+q $DST "ALTER TABLE v RENAME COLUMN other TO pid" >/dev/null
+is "$(q $DST "SELECT privacy_unit_name FROM dpsynth.budgets")" person "the unit's name follows a rename"
+is "$(marg $DST)" "1=1,2=19" "and releases are still bounded by it"
+ok "$(q $DST "SELECT dp_privacy_unit('v', 'pid', max_rows_per_unit => 1)" >/dev/null 2>&1; [ $? -ne 0 ]; echo $?)" \
+	"the column now named like the old unit cannot take its place"
+psql -X -q -d postgres -c "DROP DATABASE $DST" -c "DROP DATABASE $SRC" >/dev/null 2>&1
+done_testing

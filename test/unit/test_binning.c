@@ -1,0 +1,418 @@
+/*
+ * test_binning.c - tests of dp_binning: the two-stage release of an integer column declared with
+ * bounds only over a small range (its split, the refinement rule, the estimate from both stages)
+ * and the bins it affords (dp_binning.h).
+ *
+ * Build and run from the repository root (or `make unit`):
+ *   make test/unit/bin/test_binning && ./test/unit/bin/test_binning
+ *
+ * Everything here is deterministic: the "noise" is a fixed pseudo-random pattern (splitmix64,
+ * fixed seed) scaled by sigma, so that the rule is checked as the post-processing it is, on
+ * given noisy counts.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dp_binning.h"
+#include "dp_discovery.h"
+#include "unit.h"
+
+#define NV 99					/* values 1..99, like hours per week */
+
+static uint64_t rng_state;
+
+static uint64_t
+rng_next(void)
+{
+	uint64_t	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* A fixed standard-normal-like pattern (sum of 4 uniforms, centred, unit variance). */
+static void
+noise_pattern(double *z, int n)
+{
+	rng_state = 0x1234567;
+	for (int i = 0; i < n; i++)
+	{
+		double		s = 0;
+
+		for (int k = 0; k < 4; k++)
+			s += (double) (rng_next() >> 11) / 9007199254740992.0;
+		z[i] = (s - 2.0) * sqrt(3.0);
+	}
+}
+
+/*
+ * A heaped column's shape (weights summing to 1): a thin spread over 1..99, heaps at 40 (most),
+ * 35, 45, 50, 60, 20, 30, 25, 55, and at both ends (1 and 99).
+ */
+static void
+heaped_shape(double *p)
+{
+	double		sum = 0;
+
+	for (int i = 0; i < NV; i++)
+	{
+		int			v = i + 1;
+
+		p[i] = 0.002 + 0.004 * exp(-((v - 42) * (v - 42)) / 300.0);
+		if (v % 5 == 0)
+			p[i] += 0.01;
+		if (v % 10 == 0)
+			p[i] += 0.02;
+	}
+	p[40 - 1] += 0.45;
+	p[35 - 1] += 0.04;
+	p[45 - 1] += 0.05;
+	p[50 - 1] += 0.08;
+	p[60 - 1] += 0.04;
+	p[20 - 1] += 0.03;
+	p[1 - 1] += 0.01;
+	p[99 - 1] += 0.005;
+	for (int i = 0; i < NV; i++)
+		sum += p[i];
+	for (int i = 0; i < NV; i++)
+		p[i] /= sum;
+}
+
+/* Noisy counts of n rows of the heaped shape, with the fixed pattern times sigma as noise. */
+static void
+noisy_counts(double n, double sigma, int64_t *c)
+{
+	double		p[NV],
+				z[NV];
+
+	heaped_shape(p);
+	noise_pattern(z, NV);
+	for (int i = 0; i < NV; i++)
+		c[i] = (int64_t) llround(n * p[i] + sigma * z[i]);
+}
+
+static int
+nbins_of(double n, double sigma, double min_mass)
+{
+	int64_t		c[NV],
+				e[NV + 1];
+	uint32_t	ne = 0;
+
+	noisy_counts(n, sigma, c);
+	if (dp_binning_int(c, NV, 1, sigma, min_mass, e, &ne) != 0)
+		return -1;
+	return (int) ne - 1;
+}
+
+/* edges: first = lower, last = lower + nvalues, strictly increasing */
+static bool
+edges_valid(const int64_t *e, uint32_t ne, int64_t lower, uint32_t nvalues)
+{
+	if (ne < 2 || ne > nvalues + 1 || e[0] != lower || e[ne - 1] != lower + (int64_t) nvalues)
+		return false;
+	for (uint32_t i = 1; i < ne; i++)
+		if (e[i] <= e[i - 1])
+			return false;
+	return true;
+}
+
+static void
+test_fine_range(void)
+{
+	unit_check(dp_binning_fine_range(0, 127), "[0, 127] (128 values) gets one cell per value");
+	unit_check(!dp_binning_fine_range(0, 128), "[0, 128] (129 values) does not");
+	unit_check(dp_binning_fine_range(5, 5), "a single value does");
+	unit_check(!dp_binning_fine_range(3, 2), "lower > upper does not");
+	unit_check(!dp_binning_fine_range(INT64_MIN, INT64_MAX), "the whole int64 range does not (no overflow)");
+	unit_check(dp_binning_fine_range(INT64_MAX - 10, INT64_MAX), "11 values at the top of int64 do");
+}
+
+static void
+test_resolved(void)
+{
+	int64_t		c[NV],
+				e[NV + 1];
+	uint32_t	ne = 0;
+	double		sigma = 20;
+
+	/* 200,000 rows, sigma 20: every value's count is far above 3 sigma: one bin per value */
+	int			rc;
+
+	noisy_counts(200000, sigma, c);
+	rc = dp_binning_int(c, NV, 1, sigma, 0, e, &ne);
+	unit_check(rc == 0 && ne == NV + 1 && edges_valid(e, ne, 1, NV),
+			   "a resolved histogram gets one bin per value (%u bins of %d values)", ne - 1, NV);
+	/* the same counts with a minimum bin mass above the thin values' counts merge those only */
+	rc = dp_binning_int(c, NV, 1, sigma, 600, e, &ne);
+	unit_check(rc == 0 && ne < NV + 1 && ne > 10 && edges_valid(e, ne, 1, NV),
+			   "a minimum bin mass merges the thin values (%u bins)", ne - 1);
+	{
+		bool		own = false;
+
+		for (uint32_t i = 0; i + 1 < ne; i++)
+			own |= e[i] == 40 && e[i + 1] == 41;
+		unit_check(own, "the heap at 40 keeps a bin of its own");
+	}
+	/* exact counts of a column with no empty value: one bin per value */
+	for (int i = 0; i < NV; i++)
+		c[i] = 1 + i % 3;
+	unit_check(dp_binning_int(c, NV, -50, 0, 0, e, &ne) == 0 && ne == NV + 1 && edges_valid(e, ne, -50, NV),
+			   "exact counts >= 1 everywhere: one bin per value");
+}
+
+static void
+test_monotone(void)
+{
+	int			prev = 0;
+	bool		mono = true,
+				bounded = true;
+	double		sigma = 40;
+
+	/* more rows, same noise: never fewer bins */
+	for (double n = 500; n <= 2e6; n *= 1.5)
+	{
+		int			nb = nbins_of(n, sigma, 3 * sigma);
+
+		mono &= nb >= prev;
+		bounded &= nb >= 1 && nb <= NV;
+		prev = nb;
+	}
+	unit_check(mono && bounded, "bins never fewer with more rows (%d at 2e6 rows), at most one per value", prev);
+	unit_check(prev == NV, "a big enough table gets one bin per value");
+	/* more rho (smaller sigma and minimum mass), same rows: never fewer bins */
+	prev = 0;
+	mono = true;
+	for (double s = 400; s >= 0.5; s /= 1.5)
+	{
+		int			nb = nbins_of(50000, s, 3 * s);
+
+		mono &= nb >= prev;
+		prev = nb;
+	}
+	unit_check(mono, "bins never fewer with more rho (%d at the smallest sigma)", prev);
+	unit_check(nbins_of(2000, 400, 1200) < 10, "a small table at a small rho gets few bins (%d)",
+			   nbins_of(2000, 400, 1200));
+}
+
+static void
+test_merge_rules(void)
+{
+	int64_t		e[9];
+	uint32_t	ne = 0;
+	/* sigma 1: t(1) = 3, t(2) = 4.24, t(3) = 5.20 */
+	int64_t		a[8] = {10, 1, 1, 50, 2, 2, 2, 10};
+	int64_t		expect_a[5] = {0, 3, 4, 7, 8};
+	/* sigma 0.5: t(1) = 1.5, t(2) = 2.12, t(3) = 2.60 */
+	int64_t		b[7] = {1, 1, 1, 1, 1, 1, 1};
+	int64_t		expect_b[3] = {7, 10, 14};
+	int64_t		c[6] = {30, 1, 1, 5, 1, 1};
+	int64_t		expect_c[3] = {0, 1, 6};
+	int64_t		z[4] = {0, -2, 1, 0};
+
+	unit_check(dp_binning_int(a, 8, 0, 1, 0, e, &ne) == 0 && ne == 5 &&
+			   memcmp(e, expect_a, sizeof(expect_a)) == 0,
+			   "the run {1, 1} joins 10, its lighter neighbour; {2, 2, 2} reaches t(3) and is a bin");
+	unit_check(dp_binning_int(b, 7, 7, 0.5, 0, e, &ne) == 0 && ne == 3 &&
+			   memcmp(e, expect_b, sizeof(expect_b)) == 0,
+			   "a run is cut greedily into bins that reach t(w), the remainder joined to the last");
+	unit_check(dp_binning_int(c, 6, 0, 1, 0, e, &ne) == 0 && ne == 3 &&
+			   memcmp(e, expect_c, sizeof(expect_c)) == 0,
+			   "a run joins the value after it when that one is lighter; a trailing run the bin before it");
+	unit_check(dp_binning_int(z, 4, 0, 1, 0, e, &ne) == 0 && ne == 2 && e[0] == 0 && e[1] == 4,
+			   "nothing resolved anywhere: one bin over the range");
+}
+
+static void
+test_deterministic_and_invalid(void)
+{
+	int64_t		c[NV],
+				e1[NV + 1],
+				e2[NV + 1];
+	uint32_t	n1 = 0,
+				n2 = 0;
+
+	noisy_counts(30000, 60, c);
+	unit_check(dp_binning_int(c, NV, 1, 60, 150, e1, &n1) == 0 && dp_binning_int(c, NV, 1, 60, 150, e2, &n2) == 0 &&
+			   n1 == n2 && memcmp(e1, e2, sizeof(int64_t) * n1) == 0, "deterministic given the released counts");
+	unit_check(dp_binning_int(c, 0, 1, 1, 0, e1, &n1) == -1, "no values: invalid");
+	unit_check(dp_binning_int(c, DP_BINNING_MAX_VALUES + 1, 1, 1, 0, e1, &n1) == -1, "too many values: invalid");
+	unit_check(dp_binning_int(c, NV, 1, -1, 0, e1, &n1) == -1, "negative sigma: invalid");
+	unit_check(dp_binning_int(c, NV, 1, NAN, 0, e1, &n1) == -1, "NaN sigma: invalid");
+	unit_check(dp_binning_int(c, NV, 1, 1, -1, e1, &n1) == -1, "negative minimum mass: invalid");
+	unit_check(dp_binning_int(c, NV, INT64_MAX - 5, 1, 0, e1, &n1) == -1, "a range past int64: invalid");
+}
+
+static void
+test_split(void)
+{
+	bool		ok = true;
+	double		r1,
+				r2;
+
+	for (int i = 0; i < 10000; i++)
+	{
+		double		rho = 1e-9 * pow(1.0037, i);
+
+		/* long double holds both parts exactly: their exact sum never exceeds rho */
+		ok &= dp_binning_split(rho, &r1, &r2) == 0 && r1 == rho / 4 && r2 > 0 &&
+			(long double) r1 + (long double) r2 <= (long double) rho && r2 >= 0.75 * rho * (1 - 1e-15);
+	}
+	unit_check(ok, "rho_1 = rho / 4 and rho_1 + rho_2 <= rho exactly, over 10,000 rhos");
+	unit_check(dp_binning_split(0, &r1, &r2) == -1 && dp_binning_split(NAN, &r1, &r2) == -1 &&
+			   dp_binning_split(INFINITY, &r1, &r2) == -1, "rho 0, NaN, infinite: invalid");
+}
+
+static void
+test_refine(void)
+{
+	/* sigma 10, w 4: threshold 3 * 10 * 2 = 60 */
+	unit_check(dp_binning_refine(60, 4, 10) && !dp_binning_refine(59, 4, 10),
+			   "a cell of 4 values is refined from a noisy count of 3 sigma sqrt(4) = 60 on");
+	unit_check(dp_binning_refine(30, 1, 10) && !dp_binning_refine(29, 1, 10) && !dp_binning_refine(100, 0, 10),
+			   "a cell of one value from 3 sigma on; an empty one never");
+	unit_check(dp_binning_refine(0, 5, 0) && !dp_binning_refine(-1, 5, 0), "no noise: any non-negative count");
+	unit_check(!dp_binning_refine(100, 4, NAN) && !dp_binning_refine(100, 4, -1), "an invalid sigma: never");
+}
+
+static void
+test_combine(void)
+{
+	double		c2[4] = {10, 20, 30, 40},
+				est[4],
+				t = 0,
+				one = 7;
+
+	/* a cell kept whole: the inverse-variance mean, var 3 and 1 -> weights 1/4 and 3/4 */
+	unit_check(dp_binning_combine(100, 3, &one, 1, 1, &t, NULL) == 0 && fabs(t - (25 + 5.25)) < 1e-12,
+			   "a cell kept whole: the inverse-variance mean of its two counts");
+	/* refined: sum 100 (variance 4 x 1), c1 40 (variance 4): total 70; each value moved by -7.5 */
+	unit_check(dp_binning_combine(40, 4, c2, 4, 1, &t, est) == 0 && fabs(t - 70) < 1e-12 &&
+			   fabs(est[0] - 2.5) < 1e-12 && fabs(est[3] - 32.5) < 1e-12 &&
+			   fabs(est[0] + est[1] + est[2] + est[3] - t) < 1e-9,
+			   "a refined cell: the values sum to the combined total, their differences kept");
+	unit_check(dp_binning_combine(1, 0, c2, 4, 1, &t, est) == -1 && dp_binning_combine(1, 1, c2, 0, 1, &t, est) == -1 &&
+			   dp_binning_combine(1, 1, c2, 4, 1, &t, NULL) == -1, "invalid variance, no part, no room: invalid");
+}
+
+/*
+ * The whole rule on the heaped column over [1, 99] and its log-grid cells (exact cell counts plus
+ * the fixed pattern times sigma): a small table at a big sigma refines no cell (so it keeps the log grid's quantile bins), a big one refines the
+ * cells, and the heap at 40 then gets a bin of its own.
+ */
+static int
+refined_cells(double n, double sigma, bool *heap_alone)
+{
+	dp_loggrid	g;
+	double		p[NV],
+				z[NV];
+	int64_t		cells[2048];
+	uint32_t	nc;
+	int			nref = 0;
+
+	*heap_alone = false;
+	if (dp_loggrid_init_int(&g, 8) != 0 || (nc = dp_loggrid_ncells(&g)) > 2048)
+		return -1;
+	heaped_shape(p);
+	noise_pattern(z, NV);
+	memset(cells, 0, sizeof(cells));
+	for (int i = 0; i < NV; i++)
+		cells[dp_loggrid_cell_int(&g, i + 1)] += (int64_t) llround(n * p[i]);
+	for (uint32_t c = 0; c < nc; c++)
+	{
+		int64_t		lo,
+					hi,
+					vals[NV],
+					e[NV + 1];
+		uint32_t	ne = 0;
+
+		dp_loggrid_cell_range_int(&g, c, &lo, &hi);
+		lo = lo < 1 ? 1 : lo;
+		hi = hi > NV ? NV : hi;
+		if (lo > hi || !dp_binning_refine(cells[c] + (int64_t) llround(sigma * z[c % NV]),
+										  (uint32_t) (hi - lo + 1), sigma))
+			continue;
+		nref++;
+		for (int64_t v = lo; v <= hi; v++)
+			vals[v - lo] = (int64_t) llround(n * p[v - 1] + sigma * z[(v * 7) % NV]);
+		if (dp_binning_int(vals, (uint32_t) (hi - lo + 1), lo, sigma, 0, e, &ne) != 0)
+			return -1;
+		for (uint32_t i = 0; i + 1 < ne; i++)
+			*heap_alone |= e[i] == 40 && e[i + 1] == 41;
+	}
+	return nref;
+}
+
+static void
+test_rule(void)
+{
+	bool		alone;
+	int			small = refined_cells(2000, 400, &alone),
+				big;
+
+	unit_check(small == 0, "2,000 rows at sigma 400: no cell refined (%d)", small);
+	big = refined_cells(200000, 20, &alone);
+	unit_check(big >= 8 && alone, "200,000 rows at sigma 20: %d cells refined, the heap at 40 alone", big);
+}
+
+static void
+test_merge(void)
+{
+	int64_t		coarse[3] = {0, 10, 20},
+				coarse2[3] = {0, 7, 20},
+				blo = 8,
+				bhi = 11,
+				be[3] = {8, 9, 12},
+				out[21],
+				want[5] = {0, 8, 9, 12, 20};
+	uint32_t	bne = 3,
+				n = 0;
+	double		mass[20];
+
+	for (int v = 0; v < 20; v++)
+		mass[v] = 10;
+	unit_check(dp_binning_merge(coarse, 3, 0, 20, 1, &blo, &bhi, be, &bne, mass, 5, out, &n) == 0 &&
+			   n == 5 && memcmp(out, want, sizeof(want)) == 0,
+			   "a block's edges replace the quantile edge inside it (10) and keep those outside");
+	mass[7] = 0.5;
+	unit_check(dp_binning_merge(coarse2, 3, 0, 20, 1, &blo, &bhi, be, &bne, mass, 5, out, &n) == 0 &&
+			   n == 5 && memcmp(out, want, sizeof(want)) == 0,
+			   "a thin piece [7, 8) cut off by the block joins its neighbour away from it");
+	mass[7] = 10;
+	{
+		int64_t		want2[6] = {0, 7, 8, 9, 12, 20};
+
+		unit_check(dp_binning_merge(coarse2, 3, 0, 20, 1, &blo, &bhi, be, &bne, mass, 5, out, &n) == 0 &&
+				   n == 6 && memcmp(out, want2, sizeof(want2)) == 0, "a piece that reaches min_mass stays");
+	}
+	for (int v = 0; v < 20; v++)
+		mass[v] = 0.01;
+	unit_check(dp_binning_merge(coarse, 3, 0, 20, 0, NULL, NULL, NULL, NULL, mass, 5, out, &n) == 0 &&
+			   n == 3 && memcmp(out, coarse, sizeof(coarse)) == 0,
+			   "no block: the quantile edges unchanged, however thin their bins");
+	be[0] = 7;
+	unit_check(dp_binning_merge(coarse, 3, 0, 20, 1, &blo, &bhi, be, &bne, mass, 5, out, &n) == -1,
+			   "a block whose edges do not start at its first value: invalid");
+	be[0] = 8;
+	coarse[1] = 0;
+	unit_check(dp_binning_merge(coarse, 3, 0, 20, 1, &blo, &bhi, be, &bne, mass, 5, out, &n) == -1,
+			   "quantile edges not increasing: invalid");
+}
+
+int
+main(void)
+{
+	test_fine_range();
+	test_resolved();
+	test_monotone();
+	test_merge_rules();
+	test_deterministic_and_invalid();
+	test_split();
+	test_refine();
+	test_combine();
+	test_rule();
+	test_merge();
+	return unit_done();
+}
