@@ -1022,17 +1022,21 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	if (per_unit)
 		for (int k = 0; k < nd; k++)
 			if (!ds[k].quantiles || dp_loggrid_ncells(&ds[k].grid) >= (uint32) PG_UINT16_MAX)
-				elog(ERROR, "dpsynth: discovery per unit of a column that is not a quantile column");	/* refused before the charge */
+				elog(ERROR, "dpsynth: discovery per unit of column \"%s\", not of quantile bins", ds[k].col->name);	/* refused before the charge */
 	if (dp_dgauss_init(&noise, per_unit ?
 					   dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0) :
 					   dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
-	/* bounds in two stages when both noises can be drawn: public (the plan's units only) */
-	two_stage = dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
+	/*
+	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
+	 * unit, neither these nor the refined bins' stages (their noise is not scaled to the unit):
+	 * every column gets one histogram with the noise above
+	 */
+	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
 		dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
 	/* refined bins in two stages when both noises can be drawn (dp_binning.h): public too */
-	refine = dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
+	refine = !per_unit && dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
 		dp_dgauss_init(&stage1, dp_gaussian_sigma2(rho_1, 1.0)) == 0 &&
 		dp_dgauss_init(&stage2, dp_gaussian_sigma2(rho_2, 1.0)) == 0;
 
