@@ -880,62 +880,6 @@ blob_hash(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
 	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-/*
- * A table with a privacy unit (units.c): the quantile columns' log-grid cells of a row as its
- * codes (clamped into the declared bounds, as count_value does), the grid's ncells for a NULL or
- * a NaN; the kept rows of the bounded units are counted by count_unit_cells.
- */
-typedef struct UnitCells
-{
-	Discovery  *ds;
-	int			nd;
-} UnitCells;
-
-static void
-encode_unit_cells(TupleTableSlot *slot, dp_code *codes, void *arg)
-{
-	UnitCells  *uc = arg;
-
-	for (int k = 0; k < uc->nd; k++)
-	{
-		Discovery  *d = &uc->ds[k];
-		DpColumn   *col = d->col;
-		AttrNumber	a = col->attnum - 1;
-		Datum		value = slot->tts_values[a];
-
-		codes[k] = (dp_code) dp_loggrid_ncells(&d->grid);
-		if (slot->tts_isnull[a])
-			continue;
-		if (dpsynth_value_is_integral(col->typid))
-		{
-			int64		v = dpsynth_value_int(col->typid, value);
-
-			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
-			codes[k] = (dp_code) dp_loggrid_cell_int(&d->grid, v);
-		}
-		else
-		{
-			double		x = dpsynth_value_real(col->typid, value);
-
-			if (isnan(x))
-				continue;
-			x = Max(Min(x, col->quantile_upper), col->quantile_lower);
-			codes[k] = (dp_code) dp_loggrid_cell_real(&d->grid, x);
-		}
-	}
-}
-
-static void
-count_unit_cells(const dp_code *codes, bool first, void *arg)
-{
-	UnitCells  *uc = arg;
-
-	(void) first;
-	for (int k = 0; k < uc->nd; k++)
-		if (codes[k] < dp_loggrid_ncells(&uc->ds[k].grid))
-			uc->ds[k].cells[codes[k]]++;
-}
-
 /* The one scan of the rows (row-level), each discovered column's value counted. */
 static void
 scan_rows(Relation rel, Discovery *ds, int nd, AttrNumber maxatt, MemoryContext cxt)
@@ -1021,7 +965,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	 */
 	if (per_unit)
 		for (int k = 0; k < nd; k++)
-			if (!ds[k].quantiles || dp_loggrid_ncells(&ds[k].grid) >= (uint32) PG_UINT16_MAX)
+			if (!ds[k].quantiles)
 				elog(ERROR, "dpsynth: discovery per unit of column \"%s\", not of quantile bins", ds[k].col->name);	/* refused before the charge */
 	if (dp_dgauss_init(&noise, per_unit ?
 					   dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0) :
@@ -1042,10 +986,18 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 
 	if (per_unit)
 	{
-		UnitCells	uc = {ds, nd};
+		const DpColumn **ucols = palloc(sizeof(DpColumn *) * nd);
+		const dp_loggrid **grids = palloc(sizeof(dp_loggrid *) * nd);
+		int64	  **cells = palloc(sizeof(int64 *) * nd);
 
+		for (int k = 0; k < nd; k++)
+		{
+			ucols[k] = ds[k].col;
+			grids[k] = &ds[k].grid;
+			cells[k] = ds[k].cells;
+		}
 		/* one scan, each unit keeping at most k rows chosen with the CSPRNG (units.c) */
-		dpsynth_scan_unit_rows(rel, nd, maxatt, unit, encode_unit_cells, &uc, count_unit_cells, &uc, NULL);
+		dpsynth_unit_grid_counts(rel, unit, nd, ucols, grids, cells);
 	}
 	else
 		scan_rows(rel, ds, nd, maxatt, cxt);

@@ -263,6 +263,10 @@ typedef void (*DpUnitEncodeFn) (struct TupleTableSlot *slot, dp_code *codes, voi
 extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
 								   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn,
 								   void *arg, int64 *hist);
+/* discover.c's log-grid histograms of quantile columns (clamped into their bounds) on the bounded rows. */
+struct dp_loggrid;
+extern void dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **cols,
+									 const struct dp_loggrid **grids, int64 **cells);
 /* The ledger's details for the unit (", \"privacy_unit\": {...}"), or "" without one. */
 extern char *dpsynth_unit_json(const DpUnit *u, bool per_cell);
 

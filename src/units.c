@@ -24,6 +24,8 @@
  */
 #include "dpsynth.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_attribute.h"
@@ -40,6 +42,7 @@
 
 #include "dp_accounting.h"
 #include "dp_codes.h"
+#include "dp_discovery.h"
 #include "dp_env.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
@@ -373,6 +376,74 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit 
 	dp_codes_free(&t);
 	pfree(codes);
 	AtEOXact_GUC(false, nestlevel);
+}
+
+/*
+ * The log-grid histograms of discovery (discover.c) on the bounded rows: a row's codes are its
+ * cells in the grids of the n quantile columns (its value clamped into the declared bounds, as
+ * discover.c's count_value clamps it), the grid's ncells for a NULL or a NaN (not counted).
+ */
+typedef struct GridCells
+{
+	int			n;
+	const DpColumn **cols;
+	const dp_loggrid **grids;
+	int64	  **cells;
+} GridCells;
+
+static void
+encode_grid_cells(TupleTableSlot *slot, dp_code *codes, void *arg)
+{
+	GridCells  *gc = arg;
+
+	for (int k = 0; k < gc->n; k++)
+	{
+		const DpColumn *col = gc->cols[k];
+		AttrNumber	a = col->attnum - 1;
+		double		x;
+
+		codes[k] = (dp_code) dp_loggrid_ncells(gc->grids[k]);
+		if (slot->tts_isnull[a])
+			continue;
+		if (dpsynth_value_is_integral(col->typid))
+		{
+			int64		v = dpsynth_value_int(col->typid, slot->tts_values[a]);
+
+			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+			codes[k] = (dp_code) dp_loggrid_cell_int(gc->grids[k], v);
+			continue;
+		}
+		x = dpsynth_value_real(col->typid, slot->tts_values[a]);
+		if (!isnan(x))
+			codes[k] = (dp_code) dp_loggrid_cell_real(gc->grids[k], Max(Min(x, col->quantile_upper), col->quantile_lower));
+	}
+}
+
+static void
+count_grid_cells(const dp_code *codes, bool first, void *arg)
+{
+	GridCells  *gc = arg;
+
+	(void) first;
+	for (int k = 0; k < gc->n; k++)
+		if (codes[k] < dp_loggrid_ncells(gc->grids[k]))
+			gc->cells[k][codes[k]]++;
+}
+
+void
+dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **cols,
+						 const dp_loggrid **grids, int64 **cells)
+{
+	GridCells	gc = {n, cols, grids, cells};
+	AttrNumber	maxatt = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		if (dp_loggrid_ncells(grids[k]) >= PG_UINT16_MAX)
+			elog(ERROR, "dpsynth: a log grid of more cells than codes");	/* public: never */
+		maxatt = Max(maxatt, cols[k]->attnum);
+	}
+	dpsynth_scan_unit_rows(rel, n, maxatt, u, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
 }
 
 /* The ledger's words for the unit: ", \"privacy_unit\": {...}", or "" without a unit. */
