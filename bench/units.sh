@@ -15,9 +15,9 @@
 #   rowk_nodisc  rowk with dp_protect(discovery => false), as the unit runs are protected (below):
 #         tells what the bins learned by DP are worth, apart from the unit.
 #   unit  dpsynth per unit: the table with its unit column (identifiers dropped), protected with
-#         discovery => false (this build refuses DP discovery on a table with a unit, and a column
-#         declared with bounds only would learn quantile bins by DP: with discovery off it keeps
-#         bins over the declared bounds), dp_privacy_unit(table, UNIT, max_rows_per_unit => k),
+#         discovery => UNIT_DISCOVERY (default true: a column declared with bounds only learns
+#         quantile bins by DP from the unit-bounded rows; false keeps equal-width bins over the
+#         declared bounds, as builds before per-unit discovery did), dp_privacy_unit(table, UNIT, max_rows_per_unit => k),
 #         domain.json declared (without the unit and identifiers), dp_synthesize at epsilon E: it
 #         keeps k random rows per person itself (CSPRNG: the run's setseed does not reach it); its
 #         synthetic table keeps the unit column with synthetic ids.
@@ -245,7 +245,7 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 			SELECT v FROM e ORDER BY i DESC LIMIT 1") || return 1
 	else
 		make_table "$d" "$t" "${IDS[$d]}" 1000000 "$run" || return 1
-		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999, discovery => false)" \
+		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999, discovery => ${UNIT_DISCOVERY:-true})" \
 			-c "SELECT dp_privacy_unit('$t', '${UNIT[$d]}', max_rows_per_unit => $k)" >/dev/null || return 1
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
 			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1

@@ -127,13 +127,36 @@ SELECT sum(noisy_count) AS four_plus_ten FROM dp_marginal('pv', ARRAY['dept'], 1
 SELECT rows_written > 0 AS wrote FROM dp_synthesize('pv', 100, method => 'privsyn', target => 'pv_syn');
 SELECT max(n) <= 4 AS at_most_k_rows FROM (SELECT patient_id, count(*) AS n FROM pv_syn GROUP BY 1) x;
 DROP TABLE pv_syn;
--- bounds without bins ('auto' binning) get the declared equal-width bins: no quantiles learned from rows
+-- bounds without bins ('auto' binning) get quantile bins learned by DP from the bounded rows (at
+-- most k of a unit), fewer than the 32 equal-width ones, with noise of sensitivity k:
+-- discovery sigma^2 = k^2 / (2 rho_each), so 2 rho_each sigma^2 = k^2 = 9
 CREATE TABLE visits_auto AS SELECT * FROM visits;
 SELECT dp_protect('visits_auto', epsilon => 1e6);
 SELECT dp_privacy_unit('visits_auto', 'patient_id', 3);
 SELECT dp_declare('visits_auto', 'age', lower => 0, upper => 100);
-SELECT count(*) AS cells, sum(noisy_count) AS three_plus_four FROM dp_marginal('visits_auto', ARRAY['age'], 1000);
+SELECT count(*) < 33 AS learned_bins, sum(noisy_count) AS three_plus_four FROM dp_marginal('visits_auto', ARRAY['age'], 1000);
 SELECT count(*) AS domains_learned FROM dp_domains WHERE table_name = 'visits_auto'::regclass AND source = 'dp';
+SELECT (details->>'discovered_columns')::int AS discovered,
+	   round(((details->>'discovery_sigma2')::float8 * 2 * (details->>'rho_units_per_discovery')::float8 * 1e-12)::numeric, 6) AS k_squared
+FROM dpsynth.ledger WHERE relid = 'visits_auto'::regclass AND function = 'dp_marginal';
+-- dp_synthesize learns them too, and stores them; a text column without categories is still
+-- refused before the charge (partition selection counts rows, not units)
+CREATE TABLE visits_auto_s AS SELECT patient_id, age FROM visits;
+SELECT dp_protect('visits_auto_s', epsilon => 1e6);
+SELECT dp_privacy_unit('visits_auto_s', 'patient_id', 3);
+SELECT dp_declare('visits_auto_s', 'age', lower => 0, upper => 100);
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('visits_auto_s', 100, target => 'visits_auto_syn');
+SELECT count(*) AS domains_learned FROM dp_domains WHERE table_name = 'visits_auto_s'::regclass AND source = 'dp';
+SELECT round(((details->>'discovery_sigma2')::float8 * 2 * (details->>'rho_units_per_discovery')::float8 * 1e-12)::numeric, 6) AS k_squared
+FROM dpsynth.ledger WHERE relid = 'visits_auto_s'::regclass AND function = 'dp_synthesize';
+DROP TABLE visits_auto_syn;
+CREATE TABLE visits_auto_t AS SELECT * FROM visits;
+SELECT dp_protect('visits_auto_t', epsilon => 1e6);
+SELECT dp_privacy_unit('visits_auto_t', 'patient_id', 3);
+SELECT dp_declare('visits_auto_t', 'age', lower => 0, upper => 100);
+SELECT try_sql($$SELECT * FROM dp_synthesize('visits_auto_t', 1, target => 'no')$$);	-- dept has no categories
+SELECT try_sql($$SELECT * FROM dp_marginal('visits_auto_t', ARRAY['dept', 'age'], 1)$$);
+SELECT count(*) AS charged FROM dpsynth.ledger WHERE relid = 'visits_auto_t'::regclass;
 -- a dropped unit column refuses every release, before the charge
 CREATE TABLE gone (person int4, g text);
 INSERT INTO gone VALUES (1, 'a');

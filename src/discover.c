@@ -880,20 +880,47 @@ blob_hash(const char *name, Size keysize, Size entrysize, MemoryContext cxt)
 	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/* The one scan of the rows (row-level), each discovered column's value counted. */
+static void
+scan_rows(Relation rel, Discovery *ds, int nd, AttrNumber maxatt, MemoryContext cxt)
+{
+	MemoryContext rowcxt = AllocSetContextCreate(cxt, "dpsynth discovery row", ALLOCSET_SMALL_SIZES);
+	TupleTableSlot *slot;
+	DpSourceScan scan;
+
+	/* ---- one scan; nothing here can fail on a value ---- */
+	dpsynth_source_begin(&scan, rel);
+	while ((slot = dpsynth_source_next(&scan)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, maxatt);
+		MemoryContextSwitchTo(rowcxt);
+		for (int k = 0; k < nd; k++)
+		{
+			AttrNumber	a = ds[k].col->attnum - 1;
+
+			if (!slot->tts_isnull[a])
+				count_value(&ds[k], slot->tts_values[a], cxt);
+		}
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(rowcxt);
+	}
+	dpsynth_source_end(&scan);
+	MemoryContextDelete(rowcxt);
+}
+
 DpColumn *
 dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
-				 int64 ledger_id, bool standalone)
+				 int64 ledger_id, bool standalone, const DpUnit *unit)
 {
 	Oid			relid = RelationGetRelid(rel);
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
 											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext rowcxt = AllocSetContextCreate(cxt, "dpsynth discovery row", ALLOCSET_SMALL_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	Discovery  *ds = palloc0(sizeof(Discovery) * ncols);
 	int			nd = 0;
 	AttrNumber	maxatt = 0;
-	TupleTableSlot *slot;
-	DpSourceScan scan;
+	bool		per_unit = unit != NULL && unit->on;
 	dp_dgauss	noise,
 				coarse,
 				fine,
@@ -932,35 +959,48 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
 	}
-	if (dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
+	/*
+	 * Per unit: quantile bins only (refused otherwise before the charge), from the bounded rows,
+	 * with the noise of sensitivity k (dpsynth_unit_discovery_sigma2; all through dpsynth_unit_sigma2).
+	 */
+	if (per_unit)
+		for (int k = 0; k < nd; k++)
+			if (!ds[k].quantiles)
+				elog(ERROR, "dpsynth: discovery per unit of column \"%s\", not of quantile bins", ds[k].col->name);	/* refused before the charge */
+	if (dp_dgauss_init(&noise, per_unit ?
+					   dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0) :
+					   dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
-	/* bounds in two stages when both noises can be drawn: public (the plan's units only) */
-	two_stage = dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
+	/*
+	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
+	 * unit, neither these nor the refined bins' stages (their noise is not scaled to the unit):
+	 * every column gets one histogram with the noise above
+	 */
+	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
 		dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
 	/* refined bins in two stages when both noises can be drawn (dp_binning.h): public too */
-	refine = dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
+	refine = !per_unit && dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
 		dp_dgauss_init(&stage1, dp_gaussian_sigma2(rho_1, 1.0)) == 0 &&
 		dp_dgauss_init(&stage2, dp_gaussian_sigma2(rho_2, 1.0)) == 0;
 
-	/* ---- one scan; nothing here can fail on a value ---- */
-	dpsynth_source_begin(&scan, rel);
-	while ((slot = dpsynth_source_next(&scan)) != NULL)
+	if (per_unit)
 	{
-		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, maxatt);
-		MemoryContextSwitchTo(rowcxt);
+		const DpColumn **ucols = palloc(sizeof(DpColumn *) * nd);
+		const dp_loggrid **grids = palloc(sizeof(dp_loggrid *) * nd);
+		int64	  **cells = palloc(sizeof(int64 *) * nd);
+
 		for (int k = 0; k < nd; k++)
 		{
-			AttrNumber	a = ds[k].col->attnum - 1;
-
-			if (!slot->tts_isnull[a])
-				count_value(&ds[k], slot->tts_values[a], cxt);
+			ucols[k] = ds[k].col;
+			grids[k] = &ds[k].grid;
+			cells[k] = ds[k].cells;
 		}
-		MemoryContextSwitchTo(cxt);
-		MemoryContextReset(rowcxt);
+		/* one scan, each unit keeping at most k rows chosen with the CSPRNG (units.c) */
+		dpsynth_unit_grid_counts(rel, unit, nd, ucols, grids, cells);
 	}
-	dpsynth_source_end(&scan);
+	else
+		scan_rows(rel, ds, nd, maxatt, cxt);
 
 	for (int k = 0; k < nd; k++)
 	{
@@ -1113,7 +1153,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	/* an error still raised goes to the server log only (release_guard.h) */
 	DPSYNTH_AFTER_CHARGE("dp_discover", ledger_id);
-	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true);
+	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true, NULL);
 	for (int j = 0; j < ntodo; j++)
 	{
 		Datum		values[3];

@@ -217,8 +217,10 @@ pg_noreturn extern void dpsynth_noise_refused(void);
  * range wider than their bins also get quantile edges (and their shape) from the same noisy
  * histogram; inside a release they keep equal widths.
  */
+struct DpUnit;
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
-								  const dp_plan *plan, int64 ledger_id, bool standalone);
+								  const dp_plan *plan, int64 ledger_id, bool standalone,
+								  const struct DpUnit *unit);
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */
@@ -248,9 +250,23 @@ extern void dpsynth_unit_refuse(const DpUnit *u, Oid relid, const char *what, co
 extern int64 dpsynth_unit_sensitivity2(const DpUnit *u, bool per_cell);
 /* The one place a release's noise variance is calibrated to the bounded unit. */
 extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell);
+/* A release's discovery noise per unit (quantile bins only; else 0A000), checked before the charge. */
+extern double dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
+											const dp_plan *plan, double epsilon);
 /* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn. */
 extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u,
 									DpUnitRowFn row_fn, void *arg, int64 *hist);
+/* A row's codes from its slot (attributes read), for dpsynth_scan_unit_rows; nothing may fail on a value. */
+struct TupleTableSlot;
+typedef void (*DpUnitEncodeFn) (struct TupleTableSlot *slot, dp_code *codes, void *arg);
+/* dpsynth_scan_unit_codes with ncols codes per row made by encode_fn from attributes up to maxatt. */
+extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
+								   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn,
+								   void *arg, int64 *hist);
+/* discover.c's log-grid histograms of quantile columns (clamped into their bounds) on the bounded rows. */
+struct dp_loggrid;
+extern void dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **cols,
+									 const struct dp_loggrid **grids, int64 **cells);
 /* The ledger's details for the unit (", \"privacy_unit\": {...}"), or "" without one. */
 extern char *dpsynth_unit_json(const DpUnit *u, bool per_cell);
 

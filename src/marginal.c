@@ -133,6 +133,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	char	   *columns_literal;
 	List	   *foreign;
 	DpUnit		unit;
+	double		discovery_sigma2;
 
 	/* ---- validate arguments ---- */
 	if (PG_ARGISNULL(0))
@@ -161,9 +162,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	dpsynth_plan_call(relid, DP_CALL_MARGINAL, rho_units, epsilon, cols, ncols, &plan);
 	/* a table with a privacy unit (units.c): the noise for the bounded unit; what cannot be bounded is refused */
 	dpsynth_unit_load(relid, &unit);
-	if (plan.ndiscover > 0)
-		dpsynth_unit_refuse(&unit, relid, "discovering domains",
-							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
+	/* discovery per unit: quantile bins only, noise of sensitivity k; the rest refused here */
+	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, cols, ncols, &plan, epsilon);
 	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, plan.release_sigma2, true)) != 0)
 	{
 		if (unit.on)
@@ -190,6 +190,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g%s}",
 										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each,
 										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) :
+										discovery_sigma2 > 0 ?
+										psprintf("%s, \"discovery_sigma2\": %.17g", dpsynth_unit_json(&unit, true), discovery_sigma2) :
 										dpsynth_unit_json(&unit, true)));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
@@ -197,7 +199,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	DPSYNTH_AFTER_CHARGE("dp_marginal", ledger_id);
 	if (plan.ndiscover > 0)
 	{
-		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id, false);
+		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id, false, &unit);
 	}
 
 	strides = palloc(sizeof(int64) * ncols);

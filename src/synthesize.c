@@ -145,6 +145,7 @@ typedef struct SynthCall
 	/* a table with a privacy unit (units.c, docs/PRIVACY.md "Privacy per unit") */
 	DpUnit		unit;
 	int64		units_shape;	/* rho units of the rows-per-unit histogram */
+	double		discovery_sigma2;	/* noise of its discoveries (quantile bins), sensitivity k */
 	dp_dgauss	shape_noise;
 	double	   *unit_hist;		/* released: noisy numbers of units keeping 1..k rows ([0] unused) */
 	double		t_start;
@@ -321,7 +322,8 @@ count_foreign(SynthCall *c, SynthProgress *pr)
 }
 
 /*
- * A table with a privacy unit: what cannot be bounded is refused, and the release's rho is split
+ * A table with a privacy unit: what cannot be bounded is refused (discovery other than quantile
+ * bins of declared bounds, foreign partitions), and the release's rho is split
  * between the rows-per-unit histogram (one unit is in one cell: sensitivity 1) and the method.
  * The method runs on the bounded table at its rho / k^2 (run_method): a unit changes at most k
  * rows of the bounded table, and a rho'-zCDP mechanism is k^2 rho'-zCDP for groups of k rows.
@@ -331,9 +333,9 @@ plan_unit(SynthCall *c)
 {
 	if (!c->unit.on)
 		return;
-	if (c->plan.ndiscover > 0)
-		dpsynth_unit_refuse(&c->unit, c->relid, "discovering domains",
-							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
+	/* discovery per unit: quantile bins only, noise of sensitivity k; the rest refused here */
+	c->discovery_sigma2 = dpsynth_unit_discovery_sigma2(&c->unit, c->relid, c->cols, c->ncols, &c->plan,
+														 c->epsilon);
 	if (dpsynth_foreign_leaves(c->rel) != NIL)
 		dpsynth_unit_refuse(&c->unit, c->relid, "counting partitions on other servers",
 							"A foreign partition is counted on its server, where the rows of a unit cannot be bounded.");
@@ -413,8 +415,10 @@ charge_call(SynthCall *c)
 										   c->foreign != NIL ?
 										   psprintf(", \"foreign_partitions\": %d", list_length(c->foreign)) :
 										   c->unit.on ?
-										   psprintf("%s, \"rho_units_rows_per_unit\": " INT64_FORMAT,
-													dpsynth_unit_json(&c->unit, false), c->units_shape) : ""));
+										   psprintf("%s, \"rho_units_rows_per_unit\": " INT64_FORMAT "%s",
+													dpsynth_unit_json(&c->unit, false), c->units_shape,
+													c->discovery_sigma2 > 0 ?
+													psprintf(", \"discovery_sigma2\": %.17g", c->discovery_sigma2) : "") : ""));
 }
 
 /* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
@@ -424,7 +428,8 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 	if (c->plan.ndiscover > 0)
 	{
 		synth_report(pr, "discovering domains", 0);
-		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false);
+		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false,
+								   &c->unit);
 		synth_bind_columns(c->out, c->nout, c->cols, true);
 	}
 	for (int j = 0; j < c->ncols; j++)

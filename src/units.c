@@ -18,9 +18,13 @@
  * For these types equal values are equal bytes, so one person is one unit.
  *
  * What cannot be bounded here is refused before the charge (dpsynth_unit_refuse): discovery of
- * domains (partition selection counts rows), partitions on other servers (counted there).
+ * categories and of bounds (partition selection and exact counts count rows), partitions on other
+ * servers (counted there).  The quantile bins of declared bounds are learned from the bounded rows
+ * (dpsynth_unit_discovery_sigma2, discover.c).
  */
 #include "dpsynth.h"
+
+#include <math.h>
 
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -29,15 +33,19 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/uuid.h"
 
+#include "dp_accounting.h"
 #include "dp_codes.h"
+#include "dp_discovery.h"
 #include "dp_env.h"
 #include "dp_random.h"
+#include "dp_sampler.h"
 #include "dp_units.h"
 
 /* Reads the table's privacy unit from dpsynth.budgets; checks its column; u->on false if none. */
@@ -175,6 +183,36 @@ dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 	return sigma2 * (double) dpsynth_unit_sensitivity2(u, per_cell);
 }
 
+/*
+ * The noise variance of a discovery inside a release on a table with a unit, checked before the
+ * charge: only the quantile bins of declared bounds are learned (DP_COLUMN_DISCOVER_EDGES; any
+ * other discovery is refused, 0A000), from a log-grid histogram of the bounded rows in which one
+ * unit's k rows may all fall in one cell: sensitivity k, sigma^2 = k^2 / (2 rho_each).  0 without
+ * a unit or a discovery.
+ */
+double
+dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
+							  const dp_plan *plan, double epsilon)
+{
+	dp_dgauss	noise;
+	double		sigma2;
+
+	if (!u->on || plan->ndiscover == 0)
+		return 0;
+	for (int j = 0; j < ncols; j++)
+		if (cols[j].state != DP_COLUMN_READY && cols[j].state != DP_COLUMN_DISCOVER_EDGES)
+			dpsynth_unit_refuse(u, relid, "discovering domains other than the quantile bins of declared bounds",
+								"Partition selection and the bounds' exact counts count rows, not units; declare the columns' domains (dp_declare).");
+	sigma2 = dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
+	if (dp_dgauss_init(&noise, sigma2) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small to learn bins under the bounds of the privacy unit of table \"%s\"",
+						float8out_internal(epsilon), get_rel_name(relid)),
+				 errdetail("The noise it needs is beyond the sampler's range. Nothing was charged.")));
+	return sigma2;
+}
+
 /* The units' bytes, one after another: a buffer that may pass 1 GB (huge allocations). */
 typedef struct KeyBuf
 {
@@ -230,6 +268,23 @@ unit_key(const DpUnit *u, Datum v, bool isnull, KeyBuf *buf)
 	}
 }
 
+/* dpsynth_scan_unit_codes' encoder: the columns' codes under their domains. */
+typedef struct EncodeColumns
+{
+	DpColumn   *cols;
+	int			ncols;
+	AttrNumber	maxatt;
+	MemoryContext rowcxt;
+} EncodeColumns;
+
+static void
+encode_columns(TupleTableSlot *slot, dp_code *codes, void *arg)
+{
+	EncodeColumns *ec = arg;
+
+	dpsynth_encode_slot(ec->cols, ec->ncols, ec->maxatt, slot, ec->rowcxt, codes);
+}
+
 /*
  * One pass over the table (serially: a parallel scan would need the units' rows in one place),
  * then the bounding, then row_fn on every kept row, the rows of a unit one after another (first
@@ -240,9 +295,25 @@ void
 dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u, DpUnitRowFn row_fn,
 						void *arg, int64 *hist)
 {
+	EncodeColumns ec = {cols, ncols, u->attnum, NULL};
+
+	for (int j = 0; j < ncols; j++)
+		ec.maxatt = Max(ec.maxatt, cols[j].attnum);
+	ec.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
+	dpsynth_scan_unit_rows(rel, ncols, ec.maxatt, u, encode_columns, &ec, row_fn, arg, hist);
+	MemoryContextDelete(ec.rowcxt);
+}
+
+/*
+ * dpsynth_scan_unit_codes with the codes of a row made by encode_fn (after the slot's first
+ * maxatt attributes are read): one pass, the bounding, row_fn on every kept row.
+ */
+void
+dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
+					   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn, void *arg, int64 *hist)
+{
 	DpSourceScan scan;
 	TupleTableSlot *slot;
-	MemoryContext rowcxt;
 	dp_codes	t;
 	dp_code    *codes = palloc(sizeof(dp_code) * Max(ncols, 1));
 	KeyBuf		keys;
@@ -253,24 +324,22 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 	uint64	   *rkey,
 			   *kept;
 	uint8	   *first;
-	AttrNumber	maxatt = u->attnum;
 	int			nestlevel = dpsynth_pin_output_settings();
 
 	Assert(u->on);
-	for (int j = 0; j < ncols; j++)
-		maxatt = Max(maxatt, cols[j].attnum);
+	maxatt = Max(maxatt, u->attnum);
 	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
 		elog(ERROR, "out of memory");
 	keys.cap = 8192;
 	keys.len = 0;
 	keys.data = MemoryContextAllocHuge(CurrentMemoryContext, keys.cap);
 	off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * offcap);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
 	dpsynth_source_begin(&scan, rel);
 	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		dpsynth_encode_slot(cols, ncols, maxatt, slot, rowcxt, codes);
+		slot_getsomeattrs(slot, maxatt);
+		encode_fn(slot, codes, encode_arg);
 		if (dp_codes_append(&t, codes) != 0)
 			elog(ERROR, "out of memory");
 		if (n + 2 > offcap)
@@ -283,7 +352,6 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 	}
 	off[n] = keys.len;
 	dpsynth_source_end(&scan);
-	MemoryContextDelete(rowcxt);
 
 	rkey = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
 	kept = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
@@ -308,6 +376,74 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 	dp_codes_free(&t);
 	pfree(codes);
 	AtEOXact_GUC(false, nestlevel);
+}
+
+/*
+ * The log-grid histograms of discovery (discover.c) on the bounded rows: a row's codes are its
+ * cells in the grids of the n quantile columns (its value clamped into the declared bounds, as
+ * discover.c's count_value clamps it), the grid's ncells for a NULL or a NaN (not counted).
+ */
+typedef struct GridCells
+{
+	int			n;
+	const DpColumn **cols;
+	const dp_loggrid **grids;
+	int64	  **cells;
+} GridCells;
+
+static void
+encode_grid_cells(TupleTableSlot *slot, dp_code *codes, void *arg)
+{
+	GridCells  *gc = arg;
+
+	for (int k = 0; k < gc->n; k++)
+	{
+		const DpColumn *col = gc->cols[k];
+		AttrNumber	a = col->attnum - 1;
+		double		x;
+
+		codes[k] = (dp_code) dp_loggrid_ncells(gc->grids[k]);
+		if (slot->tts_isnull[a])
+			continue;
+		if (dpsynth_value_is_integral(col->typid))
+		{
+			int64		v = dpsynth_value_int(col->typid, slot->tts_values[a]);
+
+			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+			codes[k] = (dp_code) dp_loggrid_cell_int(gc->grids[k], v);
+			continue;
+		}
+		x = dpsynth_value_real(col->typid, slot->tts_values[a]);
+		if (!isnan(x))
+			codes[k] = (dp_code) dp_loggrid_cell_real(gc->grids[k], Max(Min(x, col->quantile_upper), col->quantile_lower));
+	}
+}
+
+static void
+count_grid_cells(const dp_code *codes, bool first, void *arg)
+{
+	GridCells  *gc = arg;
+
+	(void) first;
+	for (int k = 0; k < gc->n; k++)
+		if (codes[k] < dp_loggrid_ncells(gc->grids[k]))
+			gc->cells[k][codes[k]]++;
+}
+
+void
+dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **cols,
+						 const dp_loggrid **grids, int64 **cells)
+{
+	GridCells	gc = {n, cols, grids, cells};
+	AttrNumber	maxatt = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		if (dp_loggrid_ncells(grids[k]) >= PG_UINT16_MAX)
+			elog(ERROR, "dpsynth: a log grid of more cells than codes");	/* public: never */
+		maxatt = Max(maxatt, cols[k]->attnum);
+	}
+	dpsynth_scan_unit_rows(rel, n, maxatt, u, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
 }
 
 /* The ledger's words for the unit: ", \"privacy_unit\": {...}", or "" without a unit. */
