@@ -166,12 +166,9 @@ tree_fits(void *arg, uint32_t r)
  * row, s <= 1).  Two draws, before and after a round that told the estimate nothing new, differ
  * by twice that variance.
  *
- * Measured by a temporary instrumentation of the rounds (2026-11-26, the estimate made again from
- * unchanged measurements, against sqrt(2/pi) * sum sqrt(2 s y (1 - y / total)), the two-draw
- * churn without the correction): 0.9 to 1.2 times it on Adult repeated 30 times (s = 119) once a
- * dozen pairs were measured, 0.04 to 1.7 on Adult (s = 4), 0 to 0.4 on Adult's first 5,000 rows
- * (s = 1: GUM reproduces the consistent counts); a first version without the correction annealed
- * too early on the small tables (smokeban's range .0014 against .0011, bench/RESULTS.md).
+ * The correction matters: without it the estimate of a small table (s <= 1), which GUM makes
+ * again exactly from unchanged measurements, would be charged a churn it does not have, and the
+ * rounds would anneal too early.
  *
  * Both uses add this error to sigma's per cell, in quadrature (independent errors), and take
  * E|N(0, v)| = sqrt(2/pi) sqrt(v): with an exact estimate (m == 0) or one that holds every row
@@ -1057,11 +1054,9 @@ adaptive_rows(Run *r)
 	if (p->max_rows && nrows > p->max_rows)
 		nrows = p->max_rows;
 	/*
-	 * Cold, at most DP_ADAPTIVE_FINAL_ITERS iterations: measured against 200 (5 tables, 3 runs
-	 * each, bench/RESULTS.md), 30 to 60 give the same distances and AUC; GUM's steps have decayed
-	 * and its rows already match the consistent marginals (30 since 2026-11-26: dp_adaptive.h,
-	 * step 5).  Warm (step 5 in dp_adaptive.h) when the last estimate has about the rows asked
-	 * for: from its rows, DP_ADAPTIVE_FINAL_WARM_ITERS.
+	 * Cold, at most DP_ADAPTIVE_FINAL_ITERS iterations: by then GUM's steps have decayed and its
+	 * rows already match the consistent marginals (dp_adaptive.h, step 5).  Warm (step 5) when the
+	 * last estimate has about the rows asked for: from its rows, DP_ADAPTIVE_FINAL_WARM_ITERS.
 	 */
 	final_gum = p->gum;
 	final_gum.iterations = dp_adaptive_final_iters(final_gum.iterations);
