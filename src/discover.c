@@ -259,8 +259,8 @@ auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
  * of the significant mass), with their noisy counts; none outside it.  So an end bin [0, 22] of
  * ages that start at 18 no longer yields ages 0-17, while inside the span a cell keeps its mass
  * even where the denoising cleared it for being next to a heavier one (the edges' denoising
- * keeps only minimal significant blocks: star's experience1 lost its values 10 and 11, 301 rows,
- * that way).
+ * keeps only minimal significant blocks, and would otherwise drop well-populated values next to
+ * a heavier one).
  *
  * Inside a bin the cells' counts are shrunk toward the bin's uniform spread by the James-Stein
  * factor s = max(0, 1 - V / Q): Q is the squared deviation of the cells' noisy counts from
