@@ -125,7 +125,7 @@ dpsynth_state_out(PG_FUNCTION_ARGS)
 	bytes = palloc(len);
 	dp_partial_encode(p, bytes);
 	out = palloc(pg_b64_enc_len((int) len) + 1);
-	n = pg_b64_encode((const char *) bytes, (int) len, out, pg_b64_enc_len((int) len));
+	n = pg_b64_encode((const void *) bytes, (int) len, out, pg_b64_enc_len((int) len));
 	if (n < 0)
 		elog(ERROR, "dpsynth: could not encode partial counts");
 	out[n] = '\0';
@@ -150,7 +150,7 @@ dpsynth_state_in(PG_FUNCTION_ARGS)
 	if (tlen > MaxAllocSize / 2)
 		state_raise(DP_PARTIAL_MALFORMED);
 	bytes = palloc(pg_b64_dec_len((int) tlen) + 1);
-	len = pg_b64_decode(text, (int) tlen, (char *) bytes, pg_b64_dec_len((int) tlen));
+	len = pg_b64_decode(text, (int) tlen, (void *) bytes, pg_b64_dec_len((int) tlen));
 	if (len < 0)
 		state_raise(DP_PARTIAL_MALFORMED);
 	state_check(dp_partial_decode_shape(bytes, (size_t) len, sizes, &ncols, &ncells));
