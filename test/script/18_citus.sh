@@ -219,8 +219,9 @@ is "$(marg adult_stale "'sex', 'income'")" "$(marg adult_local "'sex', 'income'"
 # aggregate over encoded cells, never a statement that reads the table's rows
 remote=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" psql -X -qAt -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
 	-c "SELECT count(*) FROM dp_marginal('adult', ARRAY['sex', 'income'], 1)" 2>&1)
-ok "$(echo "$remote" | grep -qE "worker_partial_agg\('dpsynth._shard_(counts|pairs)\(integer\[\],integer\[\]\)'::regprocedure"; echo $?)" \
-	"the count is sent to the workers as worker_partial_agg of dpsynth's aggregate"
+pushed=$(echo "$remote" | grep -cE "worker_partial_agg\('dpsynth._shard_(counts|pairs)\(integer\[\],integer\[\]\)'::regprocedure")
+[ "$pushed" -gt 0 ] || echo "$remote" | grep -v "^NOTICE:  issuing.*WHERE false" | head -n 8 | cut -c1-200 | sed 's/^/# /'
+ok "$([ "$pushed" -gt 0 ]; echo $?)" "the count is sent to the workers as worker_partial_agg of dpsynth's aggregate"
 rowsel=$(echo "$remote" | grep "issuing" | grep -E "FROM public\.adult_[0-9]+" | grep -v "worker_partial_agg\|_shard_identity\|WHERE false" | head -n 3)
 is "$rowsel" "" "no statement sent to a worker reads the shard's rows outside the aggregate"
 plan=$(c "EXPLAIN (VERBOSE, COSTS OFF) SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[$(c "SELECT expression FROM dpsynth._encoder('adult', 'sex')")], '{3}'), '{3}') FROM adult")
