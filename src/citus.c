@@ -58,25 +58,6 @@
 
 #include "release_guard.h"
 
-static char *
-table_name(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid));
-}
-
-static char *
-sizes_literal(DpColumn *cols, const DpColumnSet *set)
-{
-	StringInfoData b;
-
-	initStringInfo(&b);
-	appendStringInfoString(&b, "'{");
-	for (int j = 0; j < set->n; j++)
-		appendStringInfo(&b, "%s%u", j ? "," : "", dp_domain_ncodes(&cols[set->idx[j]].domain));
-	appendStringInfoString(&b, "}'::pg_catalog.int4[]");
-	return b.data;
-}
-
 /*
  * d when sets are every pair of the columns 0 .. d-1 in order (the one column when d is 1), as
  * dp_synthesize's adaptive method counts them: one aggregate, _shard_pairs, counts them all, each
@@ -147,7 +128,7 @@ aggregates_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, in
 		appendStringInfo(&b, "%sdpsynth._shard_pairs(ARRAY[", vector ? "dpsynth._state_vector(" : "");
 		for (int j = 0; j < d; j++)
 			appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(relid, &cols[j]));
-		appendStringInfo(&b, "]::pg_catalog.int4[], %s)", sizes_literal(cols, &all));
+		appendStringInfo(&b, "]::pg_catalog.int4[], %s)", dpsynth_sizes_literal(cols, &all));
 		appendStringInfo(&b, vector ? ", %s)" : " AS s0", total);
 		return b.data;
 	}
@@ -156,9 +137,9 @@ aggregates_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, in
 		appendStringInfo(&b, "%s%sdpsynth._shard_counts(ARRAY[", k > k0 ? ", " : "", vector ? "dpsynth._state_vector(" : "");
 		for (int j = 0; j < sets[k].n; j++)
 			appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(relid, &cols[sets[k].idx[j]]));
-		appendStringInfo(&b, "]::pg_catalog.int4[], %s)", sizes_literal(cols, &sets[k]));
+		appendStringInfo(&b, "]::pg_catalog.int4[], %s)", dpsynth_sizes_literal(cols, &sets[k]));
 		if (vector)
-			appendStringInfo(&b, ", %s)", sizes_literal(cols, &sets[k]));
+			appendStringInfo(&b, ", %s)", dpsynth_sizes_literal(cols, &sets[k]));
 		else
 			appendStringInfo(&b, " AS s%d", k - k0);
 	}
@@ -176,7 +157,7 @@ states_of(const DpColumnSet *sets, int nsets, int s)
 static char *
 count_sql(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, int s, const char *where)
 {
-	return psprintf("SELECT %s FROM %s%s", aggregates_sql(relid, cols, sets, nsets, s, true), table_name(relid), where);
+	return psprintf("SELECT %s FROM %s%s", aggregates_sql(relid, cols, sets, nsets, s, true), dpsynth_qualified_name(relid), where);
 }
 
 /* The version of the dpsynth extension installed in this database (pg_extension.extversion). */

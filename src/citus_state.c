@@ -29,6 +29,7 @@
 #include "utils/memutils.h"
 
 #include "dp_partial.h"
+#include "dpsynth.h"
 
 /* A state: the varlena header, padding to 8 bytes, then the dp_partial (int64 counts aligned). */
 #define STATE_HEADER	MAXALIGN(VARHDRSZ)
@@ -235,23 +236,6 @@ dpsynth_state_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(a);
 }
 
-/* An int8[] of n counts, built in place (n <= 2^24, so far under the 1 GB limit). */
-static ArrayType *
-int8_array(const int64 *counts, int64 n)
-{
-	Size		bytes = ARR_OVERHEAD_NONULLS(1) + (Size) n * sizeof(int64);
-	ArrayType  *a = palloc0(bytes);
-
-	SET_VARSIZE(a, bytes);
-	a->ndim = 1;
-	a->dataoffset = 0;
-	a->elemtype = INT8OID;
-	ARR_DIMS(a)[0] = (int) n;
-	ARR_LBOUND(a)[0] = 1;
-	memcpy(ARR_DATA_PTR(a), counts, (Size) n * sizeof(int64));
-	return a;
-}
-
 /*
  * The counts of a state as int8[], checked against the shape the caller planned: a NULL state
  * (no row anywhere) is all zeros; another shape is refused, so a shard cannot change the marginal.
@@ -277,7 +261,7 @@ dpsynth_state_vector(PG_FUNCTION_ARGS)
 		if (!dp_partial_same_shape(STATE_PARTIAL(s), sizes, ncols))
 			state_raise(DP_PARTIAL_SHAPE_MISMATCH);
 	}
-	PG_RETURN_ARRAYTYPE_P(int8_array(STATE_PARTIAL(s)->counts, STATE_PARTIAL(s)->ncells));
+	PG_RETURN_ARRAYTYPE_P(dpsynth_int8_array(STATE_PARTIAL(s)->counts, STATE_PARTIAL(s)->ncells));
 }
 
 /*

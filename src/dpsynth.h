@@ -342,6 +342,10 @@ extern void dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSe
 extern List *dpsynth_source_leaves(Relation root);
 /* The foreign tables of the tree (partitions on other servers) and a Citus table counted on its shards, locked. */
 extern List *dpsynth_foreign_leaves(Relation root);
+extern char *dpsynth_qualified_name(Oid relid);
+extern char *dpsynth_sizes_literal(DpColumn *cols, const DpColumnSet *set);
+/* partial.c: an int8[] of n counts */
+extern ArrayType *dpsynth_int8_array(const int64 *counts, int64 n);
 extern void dpsynth_source_begin(DpSourceScan *s, Relation root);
 extern void dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *leaves,
 										struct ParallelTableScanDescData **pscans, LOCKMODE leaflock);

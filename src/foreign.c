@@ -60,14 +60,15 @@
 #include "dp_partial.h"
 #include "release_guard.h"
 
-static char *
-leaf_name(Oid relid)
+char *
+dpsynth_qualified_name(Oid relid)
 {
 	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid));
 }
 
-static char *
-sizes_literal(DpColumn *cols, const DpColumnSet *set)
+/* The codes' sizes of a column set as an int4[] literal, for the count statements sent elsewhere. */
+char *
+dpsynth_sizes_literal(DpColumn *cols, const DpColumnSet *set)
 {
 	StringInfoData b;
 
@@ -115,7 +116,7 @@ dpsynth_types_quals(DpColumn *cols, const DpColumnSet *sets, int k0, int k1)
 static char *
 types_sql(Oid leaf, DpColumn *cols, const DpColumnSet *sets, int nsets, bool for_explain)
 {
-	return psprintf("SELECT pg_catalog.count(*) FROM ONLY %s WHERE %s%s", leaf_name(leaf),
+	return psprintf("SELECT pg_catalog.count(*) FROM ONLY %s WHERE %s%s", dpsynth_qualified_name(leaf),
 					for_explain ? "true" : "$1", dpsynth_types_quals(cols, sets, 0, nsets));
 }
 
@@ -159,11 +160,11 @@ aggregate_sql(Oid root, Oid leaf, DpColumn *cols, const DpColumnSet *sets, int k
 		appendStringInfo(&b, "%sdpsynth._partial_counts(ARRAY[", k > k0 ? ", " : "");
 		for (int j = 0; j < sets[k].n; j++)
 			appendStringInfo(&b, "%s%s", j ? ", " : "", dpsynth_encoder_sql(root, &cols[sets[k].idx[j]]));
-		appendStringInfo(&b, "]::pg_catalog.int4[], %s) AS s%d", sizes_literal(cols, &sets[k]), k - k0);
+		appendStringInfo(&b, "]::pg_catalog.int4[], %s) AS s%d", dpsynth_sizes_literal(cols, &sets[k]), k - k0);
 	}
 	if (form != COUNT_RUN)
 		appendStringInfoString(&b, ", dpsynth._shard_identity(pg_catalog.count(*)) AS v");
-	appendStringInfo(&b, " FROM ONLY %s%s%s", leaf_name(leaf),
+	appendStringInfo(&b, " FROM ONLY %s%s%s", dpsynth_qualified_name(leaf),
 					 form == COUNT_PROBE ? " WHERE $1" : form == COUNT_PROBE_EXPLAIN ? " WHERE true" : "",
 					 form == COUNT_RUN ? "" : dpsynth_types_quals(cols, sets, k0, k1));
 	return b.data;
@@ -179,7 +180,7 @@ count_sql(Oid root, Oid leaf, DpColumn *cols, const DpColumnSet *sets, int k0, i
 	appendStringInfoString(&b, "SELECT ");
 	for (int k = k0; k < k1; k++)
 		appendStringInfo(&b, "%sdpsynth._partial_vector(q.s%d, %s)", k > k0 ? ", " : "", k - k0,
-						 sizes_literal(cols, &sets[k]));
+						 dpsynth_sizes_literal(cols, &sets[k]));
 	appendStringInfo(&b, "%s FROM (%s) q", form != COUNT_RUN ? ", q.v" : "",
 					 aggregate_sql(root, leaf, cols, sets, k0, k1, form));
 	return b.data;

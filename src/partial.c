@@ -26,6 +26,7 @@
 #include "utils/memutils.h"
 
 #include "dp_partial.h"
+#include "dpsynth.h"
 
 static void
 partial_raise(dp_partial_status st)
@@ -243,8 +244,8 @@ dpsynth_partial_final(PG_FUNCTION_ARGS)
 }
 
 /* An int8[] of n counts, built in place (n <= 2^24, so far under the 1 GB limit). */
-static ArrayType *
-int8_array(const int64 *counts, int64 n)
+ArrayType *
+dpsynth_int8_array(const int64 *counts, int64 n)
 {
 	Size		bytes = ARR_OVERHEAD_NONULLS(1) + (Size) n * sizeof(int64);
 	ArrayType  *a = palloc0(bytes);
@@ -285,5 +286,5 @@ dpsynth_partial_vector(PG_FUNCTION_ARGS)
 		if (!dp_partial_same_shape(p, sizes, ncols))
 			partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
 	}
-	PG_RETURN_ARRAYTYPE_P(int8_array(p->counts, p->ncells));
+	PG_RETURN_ARRAYTYPE_P(dpsynth_int8_array(p->counts, p->ncells));
 }
