@@ -134,11 +134,74 @@ second_cluster_start() {
 	mkdir -p "$dir"
 	[ "$(id -u)" = 0 ] && chown postgres: "$dir"
 	as_pg "$PGBIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
-	cat >> "$dir/data/postgresql.conf" <<CONF
+	cat >> "$dir/data/postgresql.conf" <<-CONF
 listen_addresses = ''
 unix_socket_directories = '$dir'
 port = $port
 max_connections = 20
 CONF
 	as_pg "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+}
+
+# audit_real_and_broken FLAG PORT_OFFSET CLAIM BROKEN: the empirical privacy audit's two halves,
+# with the calling script's releases DB PREFIX and audit DB PREFIX: the installed build keeps its
+# claim; a build compiled with -DFLAG (test-only) into a private copy of this PostgreSQL, on a
+# cluster at PGPORT + PORT_OFFSET, is refuted.  CLAIM and BROKEN word the two checks.
+audit_real_and_broken() {
+	local flag=$1 port_offset=$2 claim=$3 broken=$4
+	work=$(mktemp -d)
+	chmod 755 "$work"
+	alt_pid=""
+	cleanup() {
+		[ -f "$work/cluster/data/postmaster.pid" ] &&
+			as_pg "$work/pg$ALT_BIN/pg_ctl" -D "$work/cluster/data" -m immediate -w stop >/dev/null 2>&1
+		rm -rf "$work"
+	}
+	trap cleanup EXIT
+
+	# ---- 1. the installed build ----
+	releases $DB "$work/real"
+	is "$(cat "$work/real.d0" "$work/real.d1" | wc -l | tr -d ' ')" $((2 * N)) "$((2 * N)) releases from the installed build"
+	res=$(audit $DB "$work/real"); rc=$?
+	echo "# installed build: $res"
+	ok $rc "the installed build keeps its claim$claim (and its epsilon lower bound stays under $EPS)"
+	psql -X -q -d postgres -c "DROP DATABASE $DB" >/dev/null
+
+	# ---- 2. the broken build, in a private copy of this PostgreSQL installation ----
+	ALT_BIN=$("$PG_CONFIG" --bindir)
+	for d in "$("$PG_CONFIG" --bindir)/.." "$("$PG_CONFIG" --sharedir)" "$("$PG_CONFIG" --includedir)"; do
+		d=$(cd "$d" && pwd)
+		mkdir -p "$work/pg$(dirname "$d")"
+		cp -a "$d" "$work/pg$(dirname "$d")/"
+	done
+	ALT_CONFIG=$work/pg$ALT_BIN/pg_config
+	mkdir -p "$work/src"
+	(cd "$TOP" && tar --exclude=.git --exclude='tmp_*' --exclude='test/unit/bin' --exclude='bench/out' -cf - .) | tar -C "$work/src" -xf -
+	built=1
+	if make -C "$work/src" -s clean >/dev/null 2>&1 &&
+		make -C "$work/src" -s PG_CONFIG="$ALT_CONFIG" COPT=$flag >"$work/build.log" 2>&1 &&
+		make -C "$work/src" -s PG_CONFIG="$ALT_CONFIG" install >>"$work/build.log" 2>&1; then
+		built=0
+	fi
+	ok $built "the broken build ($flag) compiles into a private copy of PostgreSQL"
+	[ $built = 0 ] || tail -n 20 "$work/build.log"
+	mkdir -p "$work/cluster"
+	chown -R postgres: "$work/cluster" 2>/dev/null
+	as_pg "$work/pg$ALT_BIN/initdb" -D "$work/cluster/data" -U postgres --auth=trust --no-sync >/dev/null 2>&1
+	cat >> "$work/cluster/data/postgresql.conf" <<-CONF
+	listen_addresses = ''
+	unix_socket_directories = '$work/cluster'
+	port = $((PGPORT + port_offset))
+	max_worker_processes = 16
+	CONF
+	as_pg "$work/pg$ALT_BIN/pg_ctl" -D "$work/cluster/data" -l "$work/cluster/server.log" -w start >/dev/null 2>&1
+	ok $? "a temporary cluster runs the broken build"
+	(
+		export PGHOST=$work/cluster PGPORT=$((PGPORT + port_offset))
+		releases $DB "$work/broken"
+		res=$(audit $DB "$work/broken"); rc=$?
+		echo "# broken build: $res"
+		[ $rc != 0 ]
+	)
+	ok $? "the same test refutes $broken"
 }
