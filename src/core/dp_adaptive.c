@@ -18,7 +18,6 @@
 #include "dp_random.h"
 #include "dp_sampler.h"
 
-#define MEASURE_SHARE	0.9		/* AIM: of a round's cost, the rest selects */
 #define SCORE_UNITS		1024	/* scores on a grid of 1/1024 */
 /*
  * Sensitivity of a pair's or a triple's integer score, in grid units: one row moves one exact count by 1, so
@@ -88,9 +87,9 @@ dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells)
 		return lo;
 	/*
 	 * sigma = tau 2 total / (sqrt(2/pi) cells), rho_t = 1 / (2 sigma^2) = cells^2 / (4 pi tau^2
-	 * total^2), T = MEASURE_SHARE R / rho_t.
+	 * total^2), T = DP_SCHEDULE_MEASURE_SHARE R / rho_t.
 	 */
-	T = MEASURE_SHARE * R * 4 * M_PI * DP_ADAPTIVE_NOISE_TVD * DP_ADAPTIVE_NOISE_TVD * total * total /
+	T = DP_SCHEDULE_MEASURE_SHARE * R * 4 * M_PI * DP_ADAPTIVE_NOISE_TVD * DP_ADAPTIVE_NOISE_TVD * total * total /
 		((double) cells * (double) cells);
 	return T < lo ? lo : T > hi ? hi : T;
 }
@@ -98,7 +97,11 @@ dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells)
 double
 dp_adaptive_rare_threshold(double rho, uint32_t d)
 {
-	return dp_rare_threshold(rho, DP_ADAPTIVE_ONEWAY_SHARE, d);
+	dp_schedule s;
+
+	if (dp_schedule_method(DP_CALL_ADAPTIVE, rho, d, false, &s) != 0)
+		return 0;
+	return dp_rare_threshold(dp_schedule_rho(&s, DP_RELEASE_ONEWAY), d);
 }
 
 /*
@@ -287,11 +290,11 @@ measure(Cand *cd, const uint32_t *x, const uint32_t *sizes, dp_dgauss *g, double
  */
 static double
 measure_focus(Cand *cand, uint32_t ncand, const uint32_t *counts, const uint32_t *sizes,
-			  const uint8_t *focus, double R, double rho_t, dp_marg *margs, uint32_t *nmargs,
+			  const uint8_t *focus, dp_rounds *rounds, dp_marg *margs, uint32_t *nmargs,
 			  uint32_t *npairs)
 {
 	uint32_t	F = 0;
-	double		rho_f = rho_t;
+	double		rho_f;
 	dp_dgauss	g;
 
 	*npairs = 0;
@@ -301,8 +304,7 @@ measure_focus(Cand *cand, uint32_t ncand, const uint32_t *counts, const uint32_t
 		F += cand[k].nattrs == 2 && (focus[cand[k].attrs[0]] || focus[cand[k].attrs[1]]);
 	if (F == 0)
 		return 0;
-	if ((double) F * rho_f > R / 2)
-		rho_f = nextafter(R / (2.0 * F), 0);	/* rounded down: never more than R / 2 in all */
+	rho_f = dp_rounds_focus(rounds, F);	/* drawn from the pool: at most R / 2 in all */
 	if (dp_dgauss_init(&g, dp_gaussian_sigma2(rho_f, 1.0)) != 0)
 	{
 		dp_invalid("the focus pairs' noise scale is out of range");	/* recorded: the first failure wins */
@@ -570,11 +572,9 @@ typedef struct Run
 				nnew;
 	dp_marg    *margs;
 	uint32_t	nmargs;
-	double		R,				/* the rounds' rho */
-				used,
-				rho_t,			/* a round's measure and select budgets */
-				eps_t,
-				total;			/* the estimate's released total */
+	dp_schedule sched;			/* the run's releases (dp_schedule.h) */
+	dp_rounds	rounds;			/* the pool R, a round's rho_t and eps_t, what is used */
+	double		total;			/* the estimate's released total */
 	uint64_t	tree_bound;		/* step 3b, set once T is */
 	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
 	Triples		tr;
@@ -586,7 +586,7 @@ typedef struct Run
 #define PROGRESS(phase, frac) \
 	do { if (r->p->progress && r->p->progress(r->p->progress_arg, (phase), (frac)) != 0) return dp_cancelled(); } while (0)
 
-/* ---- 1. one-way marginals and the rare-value merge: DP_ADAPTIVE_ONEWAY_SHARE of rho ---- */
+/* ---- 1. one-way marginals and the rare-value merge: the schedule's DP_RELEASE_ONEWAY ---- */
 static int
 adaptive_oneway(Run *r)
 {
@@ -596,12 +596,12 @@ adaptive_oneway(Run *r)
 
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	r->merged_ok = true;		/* dp_codes_free is harmless on what the stage did not initialise */
-	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, p->rho, DP_ADAPTIVE_ONEWAY_SHARE, r->out, r->margs,
-								 &r->merged, p->consume, p->extra);
+	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY), r->out,
+								 r->margs, &r->merged, p->consume, p->extra);
 	if (rc != 0)
 		return rc;
 	r->nmargs = r->d;
-	r->st.rho_oneway = p->rho * DP_ADAPTIVE_ONEWAY_SHARE;
+	r->st.rho_oneway = dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY);
 	r->out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 	return 0;
 }
@@ -709,7 +709,7 @@ adaptive_count(Run *r)
 	return 0;
 }
 
-/* ---- 3. the rounds' schedule (T, rho_t, eps_t) and the focus pairs ---- */
+/* ---- 3. the rounds' schedule (T, then rho_t and eps_t from the pool) and the focus pairs ---- */
 static int
 adaptive_focus(Run *r)
 {
@@ -718,19 +718,16 @@ adaptive_focus(Run *r)
 				T,
 				cost;
 
-	r->R = r->p->rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE);
 	for (uint32_t j = 0; j < r->d; j++)
 		n1 += dp_marg_total(&r->margs[j]);
-	T = dp_adaptive_selections(r->R, r->d, n1 / r->d, dpa_median_pair_cells(r->cand, r->ncand));
+	T = dp_adaptive_selections(r->sched.rho_rounds, r->d, n1 / r->d, dpa_median_pair_cells(r->cand, r->ncand));
 	r->st.selections = T;
 	r->tree_bound = dp_adaptive_tree_bound(n1 / r->d);
-	r->rho_t = MEASURE_SHARE * r->R / T;
-	r->eps_t = sqrt(8 * (1 - MEASURE_SHARE) * r->R / T);
-	cost = measure_focus(r->cand, r->ncand, r->counts, r->out->merged_sizes, r->p->focus, r->R, r->rho_t, r->margs,
+	dp_rounds_begin(&r->rounds, &r->sched, T, &r->out->spend);
+	cost = measure_focus(r->cand, r->ncand, r->counts, r->out->merged_sizes, r->p->focus, &r->rounds, r->margs,
 						 &r->nmargs, &r->st.focus_pairs);
 	if (cost < 0)
 		return dp_nomem("could not allocate the focus pairs' measured marginals");
-	r->used += cost;
 	r->st.rho_measure += cost;
 	return 0;
 }
@@ -804,7 +801,7 @@ adaptive_score(Run *r, double sigma)
 {
 	uint32_t	T;
 
-	PROGRESS(DP_PHASE_SELECT, fmin(r->used / r->R, 1));
+	PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));
 	r->bitsp = r->bits.w && r->synth.nrows == r->bits.rows ? &r->bits : NULL;
 	if (r->bitsp)
 		dpa_bits_fill(&r->bits, &r->synth, r->out->merged_sizes);
@@ -841,7 +838,7 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 
 	if (r->tree_bound == 0)
 	{
-		*sel = dp_exp_mech(r->sub, nsub, r->eps_t, SCORE_SENS);
+		*sel = dp_exp_mech(r->sub, nsub, r->rounds.eps_t, SCORE_SENS);
 		return 0;
 	}
 	have = r->d <= DP_ADAPTIVE_TREE_COLS &&
@@ -854,7 +851,7 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 			dp_jtree_free(&cur);
 		return dp_nomem("could not allocate the junction tree's check");
 	}
-	*sel = have ? dp_exp_mech_fitting(r->sub, r->subidx, nsub, r->eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
+	*sel = have ? dp_exp_mech_fitting(r->sub, r->subidx, nsub, r->rounds.eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
 	r->st.tree_builds += tf.builds;
 	dp_free(tf.scratch);
 	if (have)
@@ -862,7 +859,7 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 	if (*sel >= nsub)
 	{
 		r->st.tree_unbounded++;
-		*sel = dp_exp_mech(r->sub, nsub, r->eps_t, SCORE_SENS);
+		*sel = dp_exp_mech(r->sub, nsub, r->rounds.eps_t, SCORE_SENS);
 	}
 	return 0;
 }
@@ -897,9 +894,9 @@ adaptive_select_measure(Run *r, dp_dgauss *g)
 				r->subidx[nsub++] = k;
 			}
 		}
-		r->used += r->rho_t + r->eps_t * r->eps_t / 8;
-		r->st.rho_measure += r->rho_t;
-		r->st.rho_select += r->eps_t * r->eps_t / 8;
+		dp_rounds_spend(&r->rounds);
+		r->st.rho_measure += r->rounds.rho_t;
+		r->st.rho_select += r->rounds.eps_t * r->rounds.eps_t / 8;
 		rc = adaptive_select(r, nsub, &sel);
 		if (rc != 0)
 			return rc;
@@ -916,7 +913,7 @@ adaptive_select_measure(Run *r, dp_dgauss *g)
 		if (cd->nattrs == 2 && cd->meas < 0)
 			r->newpairs[r->nnew++] = sel;
 		r->st.remeasured += cd->meas >= 0;
-		if (measure(cd, x, r->out->merged_sizes, g, r->rho_t, r->margs, &r->nmargs) != 0)
+		if (measure(cd, x, r->out->merged_sizes, g, r->rounds.rho_t, r->margs, &r->nmargs) != 0)
 			return dp_nomem("could not allocate a measured marginal");
 	}
 	r->st.rounds++;
@@ -971,25 +968,16 @@ adaptive_rounds(Run *r)
 
 	for (;;)
 	{
-		bool		last = false,
-					still;
+		bool		still;
 		double		sigma;
 		dp_dgauss	g;
 
 		dp_check_interrupts();	/* up to 16 d rounds, each an estimate by GUM */
 
-		if (r->R - r->used < 2 * r->batch * (r->rho_t + r->eps_t * r->eps_t / 8))
-		{
-			/* the last round: what is left, rounded down, over the batch */
-			double		rem = (r->R - r->used) * (1 - 1e-9);
-
-			if (!(rem > 0))
-				break;
-			r->rho_t = MEASURE_SHARE * rem / r->batch;
-			r->eps_t = sqrt(8 * (1 - MEASURE_SHARE) * rem / r->batch) * (1 - 1e-12);
-			last = true;
-		}
-		if (dp_dgauss_init(&g, dp_gaussian_sigma2(r->rho_t, 1.0)) != 0)
+		/* the schedule's rule: the last round takes what is left, rounded down, over the batch */
+		if (!dp_rounds_next(&r->rounds, r->batch))
+			break;
+		if (dp_dgauss_init(&g, dp_gaussian_sigma2(r->rounds.rho_t, 1.0)) != 0)
 			return dp_invalid("a round's measurement noise is out of the sampler's range");
 		sigma = sqrt(dp_dgauss_sigma2(&g));
 
@@ -997,13 +985,12 @@ adaptive_rounds(Run *r)
 			(rc = adaptive_select_measure(r, &g)) != 0 ||
 			(rc = adaptive_anneal(r, sigma, &still)) != 0)
 			return rc;
-		PROGRESS(DP_PHASE_SELECT, fmin(r->used / r->R, 1));
-		if (last)
+		PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));
+		if (r->rounds.last)
 			break;
 		if (still)
 		{
-			r->rho_t *= 4;
-			r->eps_t *= 2;
+			dp_rounds_anneal(&r->rounds);
 			r->st.anneals++;
 		}
 	}
@@ -1147,6 +1134,8 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 		return dp_invalid("the adaptive method reads fewer than 2^31 rows");
 	if (p->extra && !dpa_extra_consistent(p->extra, d, sizes))
 		return dp_invalid("the counts from elsewhere are not those of one set of rows: every column's and every pair's must add up to their rows");
+	if (dp_schedule_method(DP_CALL_ADAPTIVE, p->rho, d, p->focus != NULL, &r.sched) != 0)
+		return dp_invalid("rho is not a positive number");
 	r.data = data;
 	r.sizes = sizes;
 	r.p = p;

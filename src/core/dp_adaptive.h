@@ -116,7 +116,10 @@
  *
  * Privacy: DP_ADAPTIVE_ONEWAY_SHARE rho (step 1) + the rounds' costs, which add up to exactly R by
  * the schedule (the last round takes the remainder; every cost computed from the remainder is
- * rounded down, never up).  Selection, measurement and the rounds' estimates read the private
+ * rounded down, never up).  The shares, the anneal and the last round's rule are the schedule's
+ * (dp_schedule.h): the run takes its one-way rho from dp_schedule_method and draws every focus
+ * pair, selection and measurement from the pool R through dp_rounds, which records them in the
+ * result's spend (out->spend).  Selection, measurement and the rounds' estimates read the private
  * table (and p->extra, counts of more of its rows) only through the exact counts x_r (a triple's
  * taken when it becomes a candidate; which triples is post-processing of the selections), each
  * time through a mechanism: the exponential mechanism (scores) and the Gaussian (measurements);
@@ -131,7 +134,6 @@
 
 #include "dp_privsyn.h"
 
-#define DP_ADAPTIVE_ONEWAY_SHARE 0.25		/* of rho, for the one-way marginals (step 1) */
 #define DP_ADAPTIVE_NOISE_TVD	0.05		/* a median pair's measurement noise, as a TVD (step 3) */
 #define DP_ADAPTIVE_SELECTIONS_MIN 2		/* T, at least 2 d selections (step 3) */
 #define DP_ADAPTIVE_SELECTIONS_MAX 16		/* ... and at most 16 d, AIM's */

@@ -17,8 +17,6 @@
 #include "dp_sampler.h"
 #include "dp_select.h"
 
-#define INDIF_SHARE		0.1
-#define PUBLISH_SHARE	0.8
 #define RARE_SIGMAS		3.0		/* PRIVSYN.md step 3 */
 
 void
@@ -47,11 +45,11 @@ add_noise(dp_marg *m, double rho)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
 
 double
-dp_rare_threshold(double rho, double share, uint32_t d)
+dp_rare_threshold(double rho_oneway, uint32_t d)
 {
 	dp_dgauss	g;
 
-	if (d == 0 || !(rho > 0) || !(share > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho * share / d, 1.0)) != 0)
+	if (d == 0 || !(rho_oneway > 0) || dp_dgauss_init(&g, dp_gaussian_sigma2(rho_oneway / d, 1.0)) != 0)
 		return 0;
 	return RARE_SIGMAS * sqrt(dp_dgauss_sigma2(&g));
 }
@@ -59,7 +57,11 @@ dp_rare_threshold(double rho, double share, uint32_t d)
 double
 dp_privsyn_rare_threshold(double rho, uint32_t d)
 {
-	return dp_rare_threshold(rho, DP_PRIVSYN_ONEWAY_SHARE, d);
+	dp_schedule s;
+
+	if (dp_schedule_method(DP_CALL_PRIVSYN, rho, d, false, &s) != 0)
+		return 0;
+	return dp_rare_threshold(dp_schedule_rho(&s, DP_RELEASE_ONEWAY), d);
 }
 
 uint32_t
@@ -165,13 +167,13 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-						double rho, double share, dp_privsyn_result *out, dp_marg *margs,
+						double rho_oneway, dp_privsyn_result *out, dp_marg *margs,
 						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra)
 {
 	uint32_t	d = data->ncols,
 				nmerged;
-	double		rho1 = rho * share / d;
-	double		rare_below = dp_rare_threshold(rho, share, d);
+	double		rho1 = rho_oneway / d;
+	double		rare_below = dp_rare_threshold(rho_oneway, d);
 	uint32_t	nmargs = 0;
 
 	if (d == 0)
@@ -184,7 +186,7 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 	if (!out->merged_sizes || !out->code_map || !out->oneway_noisy)
 		return dp_nomem("could not allocate the rare-value merge's maps");
 	out->n_oneway = d;			/* what dp_privsyn_result_free releases, should a step below fail */
-	/* ---- 1. one-way marginals: 0.1 rho over the d columns ---- */
+	/* ---- 1. one-way marginals: rho_oneway over the d columns ---- */
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
@@ -202,6 +204,7 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 			return out->oneway_noisy[j] ? dp_invalid("the one-way marginals' noise is out of the sampler's range") :
 				dp_nomem("could not allocate the released one-way counts");
 		}
+		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
 		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
 		dp_marg_free(&one);
 	}
@@ -267,9 +270,9 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 {
 	uint32_t	d = data->ncols;
 	uint32_t	m = d * (d - 1) / 2;
-	double		rho2 = p->rho * INDIF_SHARE;
-	double		rho3 = p->rho * PUBLISH_SHARE;
-	double		rare_below = dp_privsyn_rare_threshold(p->rho, d);
+	dp_schedule sched;
+	double		rho2,
+				rho3;
 	dp_codes	merged = {0};
 	double	   *scores = NULL;
 	uint8_t    *selected = NULL;
@@ -290,8 +293,12 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 		return dp_invalid("the table to synthesize has no column");
 	if (p->extra)
 		return dp_invalid("the PrivSyn method reads every row itself: it takes no counts from elsewhere");
-	if (!(rare_below > 0))	/* rho not positive, or noise out of range */
+	/* the budget of every release, from the schedule (dp_schedule.h) */
+	if (dp_schedule_method(DP_CALL_PRIVSYN, p->rho, d, false, &sched) != 0 ||
+		!(dp_rare_threshold(dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), d) > 0))	/* noise out of range */
 		return dp_invalid("rho is not positive, or the one-way marginals' noise is out of the sampler's range");
+	rho2 = dp_schedule_rho(&sched, DP_RELEASE_INDIF);
+	rho3 = dp_schedule_rho(&sched, DP_RELEASE_PUBLISH);
 	/* Combine publishes at most one set per selected pair (cliques replace >= 3 pairs each) */
 	margs = dp_zalloc(sizeof(dp_marg) * ((size_t) d + (m > 0 ? m : 1)));
 	sets = dp_zalloc(sizeof(*sets) * (m > 0 ? m : 1));
@@ -301,14 +308,14 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, NULL, p->rho, DP_PRIVSYN_ONEWAY_SHARE, out, margs, &merged, p->consume,
-								 NULL);
+	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), out, margs, &merged,
+								 p->consume, NULL);
 	if (rc != 0)
 		goto done;
 	nmargs = d;
 	out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 
-	/* ---- 3-5. InDif (0.1 rho), DenseMarg and Combine (post-processing) ---- */
+	/* ---- 3-5. InDif (the schedule's DP_RELEASE_INDIF), DenseMarg and Combine (post-processing) ---- */
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_SELECT, 0);
 	if (m > 0)
@@ -319,6 +326,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 			FAIL(dp_nomem("could not allocate the pairs' InDif scores"));
 		if (dp_indif_noisy(&merged, out->merged_sizes, rho2, scores) != 0)
 			FAIL(dp_invalid("could not compute the noisy InDif scores: too many columns, or their noise is out of the sampler's range"));
+		dp_spend_record(&out->spend, DP_RELEASE_INDIF, rho2, m);
 		PROGRESS(DP_PHASE_SELECT, 0.5);
 		if (dp_densemarg(d, scores, out->merged_sizes, rho3, selected) == DP_SELECT_ERROR)
 			FAIL(dp_invalid("DenseMarg could not select marginals from the InDif scores"));
@@ -329,7 +337,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	}
 	out->seconds[DP_PHASE_SELECT] = dp_now() - t0;
 
-	/* ---- 6. publish the selected marginals: 0.8 rho, rho_j ~ c_j^(2/3) ---- */
+	/* ---- 6. publish the selected marginals: DP_RELEASE_PUBLISH, rho_j ~ c_j^(2/3) ---- */
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_PUBLISH, 0);
 	if (nsets > 0)
@@ -354,6 +362,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 			dp_marg_count(mk, &merged);
 			if (add_noise(mk, rho_j[s]) != 0)
 				FAIL(dp_invalid("a selected marginal's noise is out of the sampler's range"));
+			dp_spend_record(&out->spend, DP_RELEASE_PUBLISH, rho_j[s], 1);
 			PROGRESS(DP_PHASE_PUBLISH, (s + 1.0) / nsets);
 		}
 		nmargs += nsets;

@@ -6,14 +6,17 @@
  * non-negative noisy marginals over the original codes) and a synthetic encoded table drawn
  * from it.  Pure C; the PostgreSQL glue does the charging, scanning, decoding and writing.
  *
- * Privacy (rho-zCDP, add/remove-one neighbours).  With rho the budget given here:
- *   one-way marginals   0.1 rho split equally over the d columns, each histogram (every code,
- *                       empty ones included) with sensitivity 1: sum = 0.1 rho
- *   InDif scores        0.1 rho over the m = d(d-1)/2 pair scores (dp_select.h states the
- *                       per-score calibration, sensitivity 4 plus rounding): 0.1 rho
- *   selected marginals  0.8 rho split rho_j proportional to c_j^(2/3) (dp_publication_split),
- *                       each with sensitivity 1 on every cell: sum = 0.8 rho
- * By sequential composition the release is (0.1 + 0.1 + 0.8) rho = rho-zCDP.  Everything else
+ * Privacy (rho-zCDP, add/remove-one neighbours).  With rho the budget given here, split by the
+ * schedule (dp_schedule_method, dp_schedule.h: the shares are its constants):
+ *   one-way marginals   DP_PRIVSYN_ONEWAY_SHARE (0.1) rho split equally over the d columns, each
+ *                       histogram (every code, empty ones included) with sensitivity 1
+ *   InDif scores        DP_PRIVSYN_INDIF_SHARE (0.1) rho over the m = d(d-1)/2 pair scores
+ *                       (dp_select.h states the per-score calibration, sensitivity 4 plus
+ *                       rounding)
+ *   selected marginals  DP_PRIVSYN_PUBLISH_SHARE (0.8) rho split rho_j proportional to c_j^(2/3)
+ *                       (dp_publication_split), each with sensitivity 1 on every cell
+ * By sequential composition the release is (0.1 + 0.1 + 0.8) rho = rho-zCDP.  Every release is
+ * recorded in the result's spend (dp_spend), which matches the schedule one for one.  Everything else
  * (rare-value merge, DenseMarg, Combine, consistency, Norm-Sub, GUM, splitting merged codes) uses
  * only released values and public facts: post-processing.  When the rare-value merge, selection
  * or Combine depend on released values, they are functions of released values only.
@@ -32,9 +35,7 @@
 #include "dp_gum.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
-
-/* The share of rho that PrivSyn's one-way marginals take (dp_privsyn_oneway_stage). */
-#define DP_PRIVSYN_ONEWAY_SHARE 0.1
+#include "dp_schedule.h"
 
 /*
  * dp_privsyn_sample's levels for large tables (see sample_gum in dp_privsyn.c): GUM in full on
@@ -159,6 +160,7 @@ typedef struct dp_privsyn_result
 	double	  **oneway_noisy;
 	double		seconds[DP_PHASE_COUNT];
 	dp_codes	synth;			/* the synthetic rows, original codes */
+	dp_spend	spend;			/* what the run released, release by release (dp_schedule.h) */
 } dp_privsyn_result;
 
 void		dp_privsyn_default_params(dp_privsyn_params *p);
@@ -171,8 +173,8 @@ void		dp_privsyn_default_params(dp_privsyn_params *p);
  */
 double		dp_privsyn_rare_threshold(double rho, uint32_t d);
 
-/* The same for one-way marginals that take a share `share` of rho (any method). */
-double		dp_rare_threshold(double rho, double share, uint32_t d);
+/* The same for one-way marginals that take rho_oneway in all (any method). */
+double		dp_rare_threshold(double rho_oneway, uint32_t d);
 
 /*
  * Runs the pipeline.  Noise comes from dp_sampler (libsodium); rng drives post-processing only
@@ -232,11 +234,11 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
 
 /*
  * Steps 1-2 of the pipeline, shared by every method (dp_privsyn_run and dp_adaptive_run): the d
- * one-way marginals released with share * rho in all (share * rho / d each, discrete Gaussian,
- * sensitivity 1; PrivSyn's share is DP_PRIVSYN_ONEWAY_SHARE, the adaptive method's
- * DP_ADAPTIVE_ONEWAY_SHARE), then the rare-value merge below dp_rare_threshold (post-processing).  Fills out->merged_sizes,
+ * one-way marginals released with rho_oneway in all (rho_oneway / d each, discrete Gaussian,
+ * sensitivity 1; the schedule's DP_RELEASE_ONEWAY, recorded in out->spend), then the rare-value
+ * merge below dp_rare_threshold (post-processing).  Fills out->merged_sizes,
  * code_map, oneway_noisy, merged_codes and n_oneway (out zeroed by the caller), margs[0..d) with
- * the one-way marginals over merged codes (rho = rho / (10 d), the consistency weight), and
+ * the one-way marginals over merged codes (rho = rho_oneway / d, the consistency weight), and
  * merged (initialised here) with the private table recoded to merged codes: in place when consume
  * is data (merged then takes over data's columns and data is left empty), in a copy otherwise
  * (consume NULL).  Returns 0, or -2
@@ -244,7 +246,7 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
 int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-									double rho, double share, dp_privsyn_result *out, dp_marg *margs,
+									double rho_oneway, dp_privsyn_result *out, dp_marg *margs,
 									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra);
 
 /*
