@@ -133,6 +133,53 @@ json_domain(StringInfo b, const OutColumn *oc)
 	appendStringInfo(b, ", \"null_cell\": %s}", d->has_null_cell ? "true" : "false");
 }
 
+/*
+ * The call's privacy schedule and what it spent, release by release (src/core/dp_schedule.h):
+ * the plan's releases in order, each with its rho (its bounds when it depends on released
+ * values) and, beside it, what the call spent on it.  Public: the plan is a function of public
+ * facts, and the spend of released values (how many selections and anneals the rounds made).
+ */
+static void
+json_privacy(StringInfo b, const dp_schedule *s, const dp_spend *sp)
+{
+	double		unplanned = 0;
+
+	/* a release the plan does not list (none, unless a method strays from its schedule) */
+	for (int k = 0; k < DP_RELEASE_NKINDS; k++)
+		if (dp_schedule_find(s, (dp_release_kind) k) == NULL)
+			unplanned += sp->rho[k];
+	appendStringInfo(b, ",\n \"privacy\": {\"rho_units_charged\": " INT64_FORMAT ", \"rho_units_method\": " INT64_FORMAT
+					 ", \"unit_sensitivity2\": " INT64_FORMAT ", \"rho_method\": ",
+					 (int64) s->units_charged, (int64) s->units_method, (int64) s->unit_sens2);
+	json_num(b, s->rho_method);
+	appendStringInfoString(b, ", \"rho_rounds\": ");
+	json_num(b, s->rho_rounds);
+	appendStringInfoString(b, ", \"rho_unspent\": ");
+	json_num(b, s->rho_unspent);
+	appendStringInfoString(b, ", \"spent_unplanned\": ");
+	json_num(b, unplanned);
+	appendStringInfoString(b, ", \"releases\": [");
+	for (int k = 0; k < s->nrel; k++)
+	{
+		const dp_release *r = &s->rel[k];
+
+		appendStringInfoString(b, k ? ",\n  {\"release\": " : "\n  {\"release\": ");
+		json_str(b, dp_release_name(r->kind));
+		appendStringInfoString(b, ", \"mechanism\": ");
+		json_str(b, dp_mechanism_name(r->mech));
+		appendStringInfo(b, ", \"rho_units\": " INT64_FORMAT ", \"count\": %u, \"rho\": ", (int64) r->units, r->count);
+		json_num(b, r->rho);
+		appendStringInfoString(b, ", \"rho_min\": ");
+		json_num(b, r->rho_min);
+		appendStringInfoString(b, ", \"rho_max\": ");
+		json_num(b, r->rho_max);
+		appendStringInfoString(b, ", \"spent\": ");
+		json_num(b, sp->rho[r->kind]);
+		appendStringInfo(b, ", \"draws\": %u}", sp->n[r->kind]);
+	}
+	appendStringInfoString(b, "]}");
+}
+
 char *
 dpsynth_model_json(const DpModel *m)
 {
@@ -276,6 +323,8 @@ dpsynth_model_json(const DpModel *m)
 		}
 		appendStringInfoChar(&b, ']');
 	}
+	if (m->sched != NULL)
+		json_privacy(&b, m->sched, m->spend);
 	appendStringInfoChar(&b, '}');
 	AtEOXact_GUC(false, nestlevel);
 	return b.data;

@@ -134,6 +134,8 @@ typedef struct SynthCall
 	int			nsets;
 	dp_extra_counts extra;		/* ... their counts, for the adaptive method */
 	dp_plan		plan;
+	dp_schedule sched;			/* every release of the call (src/core/dp_schedule.h) */
+	dp_spend	spend;			/* what it spent: the glue's releases, then the method's */
 	List	   *checks;
 	List	   *skipped_checks;
 	char	   *target;
@@ -144,7 +146,7 @@ typedef struct SynthCall
 	dp_adaptive_stats astats;
 	/* a table with a privacy unit (units.c, docs/PRIVACY.md "Privacy per unit") */
 	DpUnit		unit;
-	int64		units_shape;	/* rho units of the rows-per-unit histogram */
+	int64		units_shape;	/* rho units of the rows-per-unit histogram (the schedule's) */
 	double		discovery_sigma2;	/* noise of its discoveries (quantile bins), sensitivity k */
 	dp_dgauss	shape_noise;
 	double	   *unit_hist;		/* released: noisy numbers of units keeping 1..k rows ([0] unused) */
@@ -322,25 +324,57 @@ count_foreign(SynthCall *c, SynthProgress *pr)
 }
 
 /*
- * A table with a privacy unit: what cannot be bounded is refused (discovery other than quantile
- * bins of declared bounds, foreign partitions), and the release's rho is split
- * between the rows-per-unit histogram (one unit is in one cell: sensitivity 1) and the method.
- * The method runs on the bounded table at its rho / k^2 (run_method): a unit changes at most k
+ * The call's privacy schedule (src/core/dp_schedule.h), from its plan and public facts: every
+ * release it will make, summing to the charge.  A table with a privacy unit: the release's rho is
+ * split between the rows-per-unit histogram (one unit is in one cell: sensitivity 1) and the
+ * method, which runs on the bounded table at its rho / k^2 (run_method): a unit changes at most k
  * rows of the bounded table, and a rho'-zCDP mechanism is k^2 rho'-zCDP for groups of k rows.
+ */
+static bool
+plan_schedule(SynthCall *c)
+{
+	dp_schedule_input in;
+	const dp_release *shape;
+
+	memset(&in, 0, sizeof(in));
+	in.call = c->adaptive ? DP_CALL_ADAPTIVE : DP_CALL_PRIVSYN;
+	in.plan = &c->plan;
+	in.d = (uint32) c->ncols;
+	in.focus = c->focus != NULL;
+	in.unit_rows = c->unit.on ? (uint32) c->unit.max_rows : 0;
+	in.unit_sens2 = dpsynth_unit_sensitivity2(&c->unit, false);
+	if (dp_schedule_make(&in, &c->sched) != 0)
+		return false;
+	if (c->sched.units_charged != c->plan.units_charged)
+		elog(ERROR, "the privacy schedule of dp_synthesize does not add up to the plan's charge");
+	shape = dp_schedule_find(&c->sched, DP_RELEASE_ROWS_PER_UNIT);
+	c->units_shape = shape ? shape->units : 0;
+	return true;
+}
+
+/*
+ * A table with a privacy unit: what cannot be bounded is refused (discovery other than quantile
+ * bins of declared bounds, foreign partitions), and the rows-per-unit histogram's share must buy
+ * noise the sampler can draw.
  */
 static void
 plan_unit(SynthCall *c)
 {
+	bool		planned = plan_schedule(c);
+
 	if (!c->unit.on)
+	{
+		if (!planned)
+			elog(ERROR, "could not plan the privacy schedule of dp_synthesize");
 		return;
+	}
 	/* discovery per unit: quantile bins only, noise of sensitivity k; the rest refused here */
 	c->discovery_sigma2 = dpsynth_unit_discovery_sigma2(&c->unit, c->relid, c->cols, c->ncols, &c->plan,
 														 c->epsilon);
 	if (dpsynth_foreign_leaves(c->rel) != NIL)
 		dpsynth_unit_refuse(&c->unit, c->relid, "counting partitions on other servers",
 							"A foreign partition is counted on its server, where the rows of a unit cannot be bounded.");
-	c->units_shape = Max(c->plan.units_release / DPSYNTH_UNIT_SHAPE_PARTS, 1);
-	if (c->plan.units_release - c->units_shape < 1 ||
+	if (!planned ||
 		dp_dgauss_init(&c->shape_noise, 1.0 / (2.0 * dpsynth_units_rho(c->units_shape))) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -402,7 +436,7 @@ charge_call(SynthCall *c)
 	escape_json(&tj, c->target);
 	c->ledger_id = dpsynth_charge(c->relid, "dp_synthesize",
 								  OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(c->synth_names)),
-								  c->epsilon, c->delta, c->plan.units_charged, c->plan.delta_charged,
+								  c->epsilon, c->delta, c->sched.units_charged, c->plan.delta_charged,
 								  psprintf("{\"target\": %s, \"rows\": " INT64_FORMAT ", \"method\": \"%s\", "
 										   "%s%s%s"
 										   "\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT ", "
@@ -430,6 +464,9 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		synth_report(pr, "discovering domains", 0);
 		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false,
 								   &c->unit);
+		/* discover.c spent units_each on each column it learned */
+		dp_spend_record(&c->spend, DP_RELEASE_DISCOVERY, dpsynth_units_rho(c->plan.units_each) * c->plan.ndiscover,
+						(uint32) c->plan.ndiscover);
 		synth_bind_columns(c->out, c->nout, c->cols, true);
 	}
 	for (int j = 0; j < c->ncols; j++)
@@ -456,6 +493,7 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		/* the rows-per-unit histogram, released: one unit adds 1 to one cell */
 		if (dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
 			dpsynth_noise_refused();
+		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape), (uint32) k);
 		c->unit_hist = palloc0(sizeof(double) * (k + 1));
 		for (int j = 1; j <= k; j++)
 			c->unit_hist[j] = (double) hist[j];
@@ -476,10 +514,8 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	int			rc;
 
 	dp_privsyn_default_params(&params);
-	params.rho = dpsynth_units_rho(c->plan.units_release);
-	if (c->unit.on)				/* plan_unit: the rest of the release's rho, for groups of k rows */
-		params.rho = dpsynth_units_rho(c->plan.units_release - c->units_shape) /
-			(double) dpsynth_unit_sensitivity2(&c->unit, false);
+	/* the schedule's: the release's units less the rows-per-unit histogram's, per group of k rows */
+	params.rho = c->sched.rho_method;
 	params.rows = (uint64) c->rows;
 	params.max_rows = (uint64) dpsynth_max_sample_rows;
 	params.progress = synth_pipeline_progress;
@@ -506,6 +542,10 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 		for (int k = 0; c->ncols > 1 && k < c->nsets; k++)
 			pfree((void *) c->extra.pair[k]);
 	}
+	/* the method's releases beside the glue's (dp_spend_record adds; the method's kinds are its own) */
+	for (int k = 0; rc == 0 && k < DP_RELEASE_NKINDS; k++)
+		if (k != DP_RELEASE_DISCOVERY && k != DP_RELEASE_ROWS_PER_UNIT)
+			dp_spend_record(&c->spend, (dp_release_kind) k, c->res.spend.rho[k], c->res.spend.n[k]);
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(dpsynth_core_errcode()),
@@ -557,6 +597,8 @@ model_of(SynthCall *c, DpModel *model)
 	model->skipped_checks = c->skipped_checks;
 	model->unit_hist = c->unit_hist;
 	model->unit_k = c->unit.on ? c->unit.max_rows : 0;
+	model->sched = &c->sched;
+	model->spend = &c->spend;
 }
 
 /* Step 5: the synthetic table, written as the caller; returns the rows kept. */

@@ -106,10 +106,11 @@ typedef struct DpModel
 	 * noisy), from which the synthetic unit column's ids are drawn; NULL and 0 otherwise */
 	const double *unit_hist;
 	int			unit_k;
+	/* dp_synthesize: the call's privacy schedule and what it spent, release by release (the
+	 * model's "privacy" entry); NULL for a model read back from the catalog */
+	const dp_schedule *sched;
+	const dp_spend *spend;
 } DpModel;
-
-/* dp_synthesize per unit: the rows-per-unit histogram gets 1 / this of the release's rho units. */
-#define DPSYNTH_UNIT_SHAPE_PARTS 50
 
 /* What the catalog says about a stored model besides the model itself. */
 typedef struct DpModelMeta

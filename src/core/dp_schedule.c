@@ -116,8 +116,13 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 	s->d = in->d;
 	s->unit_sens2 = in->unit_sens2;
 	if (plan->ndiscover > 0)
-		add(s, DP_RELEASE_DISCOVERY, DP_MECH_DISCOVERY, plan->units_each, (uint32_t) plan->ndiscover,
-			dp_units_rho(plan->units_each), dp_units_rho(plan->units_each), dp_units_rho(plan->units_each));
+	{
+		/* each column is calibrated to dp_units_rho(units_each) (dp_discovery.h) */
+		double		rho = dp_units_rho(plan->units_each) * plan->ndiscover;
+
+		add(s, DP_RELEASE_DISCOVERY, DP_MECH_DISCOVERY, plan->units_each * plan->ndiscover,
+			(uint32_t) plan->ndiscover, rho, rho, rho);
+	}
 	if (units_shape > 0)
 		add(s, DP_RELEASE_ROWS_PER_UNIT, DP_MECH_GAUSSIAN, units_shape, in->unit_rows,
 			dp_units_rho(units_shape), dp_units_rho(units_shape), dp_units_rho(units_shape));

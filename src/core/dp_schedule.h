@@ -94,14 +94,14 @@ typedef struct dp_release
 {
 	dp_release_kind kind;
 	dp_mechanism mech;
-	/* DISCOVERY (per column) and ROWS_PER_UNIT: the ledger's units it is charged; 0 for the
-	 * method's releases, which share units_method */
+	/* DISCOVERY (all its columns) and ROWS_PER_UNIT: the ledger's units it is charged; 0 for
+	 * the method's releases, which share units_method */
 	int64_t		units;
 	/* how many: DISCOVERY columns, ROWS_PER_UNIT cells, ONEWAY histograms, INDIF scores; at most
 	 * this many for PUBLISH and FOCUS (pairs); 0 for SELECT and MEASURE (T decided in the run) */
 	uint32_t	count;
 	/*
-	 * Its rho in all (DISCOVERY: per column, dp_units_rho(units)).  FOCUS, SELECT and MEASURE
+	 * Its rho in all (DISCOVERY: ndiscover times dp_units_rho(units_each), each column's).  FOCUS, SELECT and MEASURE
 	 * depend on released values: rho is what they spend without focus pairs (FOCUS 0, SELECT
 	 * and MEASURE their shares of R), and [rho_min, rho_max] bounds what they spend in any run.
 	 * Fixed releases: rho_min = rho = rho_max.
