@@ -22,7 +22,10 @@
  *   columns that need discovery (discover.c), and the method's released quantities adding up to
  *   exactly dp_units_rho(units_release) (dp_privsyn.h, dp_adaptive.h): the call is rho-zCDP with
  *   rho <= charged * 1e-12, plus delta_each per text column discovered (approximate, see
- *   dp_discovery.h).
+ *   dp_discovery.h).  Every one of those releases, with its rho and mechanism, is the call's
+ *   schedule (src/core/dp_schedule.h, dp_schedule_make, plan_schedule below), which the charge,
+ *   the rows-per-unit histogram and the method's rho are taken from, and which the stored model
+ *   lists beside what the call spent.
  */
 #include "synthesize.h"
 #include "release_guard.h"

@@ -41,14 +41,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dp_schedule.h"			/* DP_BINNING_COARSE_SHARE */
+
 /* Largest public integer range (upper - lower + 1) that can be refined down to its values. */
 #define DP_BINNING_MAX_VALUES 128
 
 /* Significance of a mass, in standard deviations of its noise. */
 #define DP_BINNING_Z 3.0
-
-/* Share of the column's rho spent on stage 1 (the log-grid histogram that decides the refinement). */
-#define DP_BINNING_COARSE_SHARE 0.25
 
 /* Whether the public integer bounds [lower, upper] can be refined (at most 128 values). */
 extern bool dp_binning_fine_range(int64_t lower, int64_t upper);

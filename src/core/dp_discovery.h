@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "dp_sampler.h"
+#include "dp_schedule.h"			/* DP_BOUNDS_COARSE_SHARE */
 
 /* ============================================================================================
  * 1. DP partition selection by Gaussian thresholding
@@ -257,8 +258,6 @@ extern int	dp_loggrid_quantile_edges_int(const dp_loggrid *g, const int64_t *noi
  * stages come from the same exact data (the glue counts each value once, in one scan).
  */
 
-/* Share of a column's bounds rho spent on the coarse (log-grid) stage. */
-#define DP_BOUNDS_COARSE_SHARE 0.25
 /*
  * Stage 1's span is read at these noisy quantiles (0.5% and 99.5%), not at the ends of the
  * significant blocks: a spurious block far away (noise) then drags the span only when it holds

@@ -14,6 +14,7 @@
 #include "dp_domain.h"
 #include "dp_privsyn.h"
 #include "dp_sampler.h"
+#include "dp_schedule.h"
 
 /*
  * Rounded down, with a relative margin of 1e-12 against floating-point error, so that

@@ -12,7 +12,8 @@
  *
  * Privacy arithmetic (one call; rho in units of 1e-12, see dp_rho_units):
  *   units        = dp_rho_units(epsilon, delta) <= rho(epsilon, delta) * 1e12
- *   units_each   = floor(units * share / ndiscover)     share: DP_PLAN_DISCOVERY_SHARE, or 1 for
+ *   units_each   = floor(units * share / ndiscover)     share: DP_PLAN_DISCOVERY_SHARE
+ *                                                       (dp_schedule.h), or 1 for
  *                                                       dp_discover (a call of discovery only)
  *   units_release= units - ndiscover * units_each       (0 for dp_discover)
  *   units_charged= units_release + ndiscover * units_each  (<= units)
@@ -30,8 +31,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Share of a release's rho spent on discovering domains, split equally among those columns. */
-#define DP_PLAN_DISCOVERY_SHARE 0.1
 /* The most categories discovery keeps for a text column that dp_synthesize may pair with others. */
 #define DP_PLAN_MAX_DISCOVERED_CATEGORIES 1000
 /* Bins of a discovered numeric domain (plus a NULL cell). */

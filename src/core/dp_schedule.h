@@ -2,8 +2,10 @@
  * dp_schedule.h - the privacy schedule of one call: every release the call will make, with its
  * rho and its mechanism, computed before anything is measured, and the one accessor through which
  * a method draws what the schedule gives it.  Every share of rho in the extension is a constant
- * of this header (DP_PLAN_DISCOVERY_SHARE aside: dp_plan.h splits the charge between discovery
- * and the release, and dp_schedule_make starts from that split).
+ * of this header: dp_plan_make splits the charge between discovery (DP_PLAN_DISCOVERY_SHARE) and
+ * the release, dp_schedule_make starts from that split, and a discovered column's two stages
+ * split its rho by DP_BOUNDS_COARSE_SHARE or DP_BINNING_COARSE_SHARE (dp_bounds_split,
+ * dp_binning_split).
  *
  * What a call spends, in order (the schedule's releases, dp_release_kind):
  *   DISCOVERY       dp_plan.h: units_each rho units for each of the ndiscover columns whose
@@ -58,7 +60,15 @@
 
 #include "dp_plan.h"
 
-/* ---- the shares (of rho_method, or of a round's cost) ---- */
+/* ---- the shares of the charge's units (dp_plan_make) and of a discovered column's rho ---- */
+#define DP_PLAN_DISCOVERY_SHARE 0.1		/* a release's units spent discovering domains, split
+										 * equally among those columns */
+#define DP_BOUNDS_COARSE_SHARE	0.25	/* a column's bounds rho: the coarse (log-grid) stage
+										 * (dp_bounds_split, dp_discovery.h) */
+#define DP_BINNING_COARSE_SHARE 0.25	/* a refined column's rho: stage 1, the log-grid histogram
+										 * that decides the refinement (dp_binning_split) */
+
+/* ---- the shares of the method's rho, or of a round's cost ---- */
 #define DP_PRIVSYN_ONEWAY_SHARE 0.1		/* PrivSyn's one-way marginals */
 #define DP_PRIVSYN_INDIF_SHARE	0.1		/* ... its InDif scores */
 #define DP_PRIVSYN_PUBLISH_SHARE 0.8	/* ... its selected marginals */
