@@ -157,28 +157,32 @@ typedef struct SynthCall
 	double		t_scan;
 } SynthCall;
 
-/* Step 1a: the arguments, each validated; nothing is read yet. */
+/*
+ * The arguments dp_synthesize and dp_synthesize_plan share, at their positions: source and
+ * epsilon (0, 1), rows (dp_synthesize only: rows_arg -1 otherwise), columns, method and focus
+ * (absent in an older SQL definition: focus_arg beyond PG_NARGS()), validated in that order.
+ */
 static void
-read_arguments(FunctionCallInfo fcinfo, SynthCall *c)
+read_common_arguments(FunctionCallInfo fcinfo, SynthCall *c, int rows_arg, int columns_arg, int method_arg,
+					  int focus_arg)
 {
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("source table must not be NULL")));
 	c->relid = PG_GETARG_OID(0);
 	c->epsilon = dpsynth_check_epsilon(fcinfo, 1);
-	if (!PG_ARGISNULL(4))
-		c->rows = synth_check_rows(fcinfo, 4);
-	if (!PG_ARGISNULL(5))
+	if (rows_arg >= 0 && !PG_ARGISNULL(rows_arg))
+		c->rows = synth_check_rows(fcinfo, rows_arg);
+	if (!PG_ARGISNULL(columns_arg))
 	{
-		c->only = PG_GETARG_ARRAYTYPE_P(5);
+		c->only = PG_GETARG_ARRAYTYPE_P(columns_arg);
 		if (ARR_NDIM(c->only) > 1)
 			ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("columns must be a one-dimensional array")));
 	}
-	c->verbose = !PG_ARGISNULL(6) && PG_GETARG_BOOL(6);
-	c->method = check_method(fcinfo, 7);
+	c->method = check_method(fcinfo, method_arg);
 	c->adaptive = strcmp(c->method, "adaptive") == 0;
-	if (PG_NARGS() > 8 && !PG_ARGISNULL(8))	/* an older SQL definition has no focus */
+	if (PG_NARGS() > focus_arg && !PG_ARGISNULL(focus_arg))
 	{
-		c->focus_arg = PG_GETARG_ARRAYTYPE_P(8);
+		c->focus_arg = PG_GETARG_ARRAYTYPE_P(focus_arg);
 		if (ARR_NDIM(c->focus_arg) > 1)
 			ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("focus must be a one-dimensional array")));
 		if (!c->adaptive)
@@ -188,6 +192,14 @@ read_arguments(FunctionCallInfo fcinfo, SynthCall *c)
 					 errdetail("The privsyn method measures the marginals its own selection picks."),
 					 errhint("Call with method => 'adaptive' (the default), or without focus.")));
 	}
+}
+
+/* Step 1a: the arguments, each validated; nothing is read yet. */
+static void
+read_arguments(FunctionCallInfo fcinfo, SynthCall *c)
+{
+	read_common_arguments(fcinfo, c, 4, 5, 7, 8);
+	c->verbose = !PG_ARGISNULL(6) && PG_GETARG_BOOL(6);
 }
 
 /*
@@ -388,11 +400,11 @@ plan_unit(SynthCall *c)
 
 /*
  * Step 1b: the source, the caller's privilege, the call's rho (at the table's delta, or at the
- * delta => given), the columns and their domains, the privacy plan, the constraints and the
- * target.  Everything that can refuse the call refuses here, before the charge.
+ * delta => given, argument 2), the columns and their domains, the privacy plan and schedule.
+ * Everything here that can refuse the call refuses before the charge.
  */
 static void
-plan_call(FunctionCallInfo fcinfo, SynthCall *c)
+plan_release(FunctionCallInfo fcinfo, SynthCall *c)
 {
 	c->rel = dpsynth_open_source(c->relid, true);
 	dpsynth_check_release_privilege(c->relid, "dp_synthesize");
@@ -421,6 +433,13 @@ plan_call(FunctionCallInfo fcinfo, SynthCall *c)
 	c->ordered = palloc(sizeof(uint32) * c->ncols);
 	synth_bind_columns(c->out, c->nout, c->cols, false);
 	plan_unit(c);
+}
+
+/* Step 1c: the rest of what can refuse: foreign partitions, the constraints and the target. */
+static void
+plan_call(FunctionCallInfo fcinfo, SynthCall *c)
+{
+	plan_release(fcinfo, c);
 	plan_foreign(c);
 	c->checks = synth_read_checks(c->relid, c->label, &c->skipped_checks);
 	synth_check_identifiers(c->out, c->nout, c->rows > 0 ? c->rows : dpsynth_max_sample_rows, c->rows > 0,
