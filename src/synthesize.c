@@ -729,3 +729,56 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	result[8] = Int64GetDatum(model_id);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), result, result_nulls)));
 }
+
+/*
+ * dp_synthesize_plan(source, epsilon, delta, columns, method, focus): the privacy schedule a
+ * dp_synthesize call with these arguments would follow, one row per release (the method's
+ * releases, which share its units, after a row 'method' with them), charged nothing and reading
+ * no row: the plan is a function of the arguments, the declarations and the catalog, checked as
+ * dp_synthesize checks them before its charge (the same refusals, foreign partitions, the
+ * constraints and the target aside).  The sum of rho_units is the charge dp_synthesize would make.
+ */
+static void
+plan_row(ReturnSetInfo *rsinfo, const char *release, const char *mechanism, int64 units, bool has_units,
+		 uint32 count, double rho, double rho_min, double rho_max)
+{
+	Datum		values[7];
+	bool		nulls[7] = {false, mechanism == NULL, !has_units, false, false, false, false};
+
+	values[0] = CStringGetTextDatum(release);
+	values[1] = mechanism ? CStringGetTextDatum(mechanism) : (Datum) 0;
+	values[2] = Int64GetDatum(units);
+	values[3] = Int32GetDatum((int32) count);
+	values[4] = Float8GetDatum(rho);
+	values[5] = Float8GetDatum(rho_min);
+	values[6] = Float8GetDatum(rho_max);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+PG_FUNCTION_INFO_V1(dpsynth_synthesize_plan);
+Datum
+dpsynth_synthesize_plan(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SynthCall	c;
+	const dp_schedule *s = &c.sched;
+
+	memset(&c, 0, sizeof(c));
+	read_common_arguments(fcinfo, &c, -1, 3, 4, 5);
+	plan_release(fcinfo, &c);
+	table_close(c.rel, NoLock);
+	InitMaterializedSRF(fcinfo, 0);
+	for (int k = 0; k < s->nrel; k++)
+	{
+		const dp_release *r = &s->rel[k];
+
+		if (r->units == 0 && (k == 0 || s->rel[k - 1].units > 0))
+			plan_row(rsinfo, "method", NULL, s->units_method, true, s->d, s->rho_method, s->rho_method,
+					 s->rho_method);
+		plan_row(rsinfo, dp_release_name(r->kind), dp_mechanism_name(r->mech), r->units, r->units > 0, r->count,
+				 r->rho, r->rho_min, r->rho_max);
+	}
+	if (s->rho_unspent > 0)		/* PrivSyn on one column: no pair to score or publish */
+		plan_row(rsinfo, "unspent", NULL, 0, false, 0, s->rho_unspent, s->rho_unspent, s->rho_unspent);
+	return (Datum) 0;
+}
