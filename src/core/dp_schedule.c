@@ -36,8 +36,10 @@ add_fixed(dp_schedule *s, dp_release_kind kind, dp_mechanism mech, uint32_t coun
 static void
 adaptive_releases(dp_schedule *s, double rho, uint32_t d, bool focus)
 {
+	/* the least the rounds spend: what focus leaves (R / 2 at least), but the last round's
+	 * margin (twice it, for the rounding of the last round's eps_t) */
 	double		R = rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE),
-				low = focus ? R / 2 * (1 - DP_SCHEDULE_LAST_MARGIN) : R * (1 - DP_SCHEDULE_LAST_MARGIN);
+				low = (focus ? R / 2 : R) * (1 - 2 * DP_SCHEDULE_LAST_MARGIN);
 	uint32_t	m = d * (d - 1) / 2;
 
 	s->rho_rounds = R;

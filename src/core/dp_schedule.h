@@ -38,7 +38,8 @@
  *                     rho_t and DP_SCHEDULE_ANNEAL_EPS eps_t (the cost ratio kept); when what
  *                     is left is below twice a round's cost, the last round spends it all but
  *                     DP_SCHEDULE_LAST_MARGIN of it, over its batch.  So SELECT + MEASURE =
- *                     R - FOCUS, less at most DP_SCHEDULE_LAST_MARGIN of it, and never more.
+ *                     R - FOCUS, less at most DP_SCHEDULE_LAST_MARGIN of it, and never more
+ *                     (rho_min allows twice the margin: the last eps_t is rounded down too).
  * The units entries add up exactly to the charge: ndiscover * units_each + units_shape +
  * units_method = units_charged (dp_plan.units_charged).  The method's entries add up to
  * rho_method in exact arithmetic (shares summing to 1, rho_unspent included); in doubles within a few ulps, far below
