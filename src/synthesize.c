@@ -327,6 +327,8 @@ count_foreign(SynthCall *c, SynthProgress *pr)
  * between the rows-per-unit histogram (one unit is in one cell: sensitivity 1) and the method.
  * The method runs on the bounded table at its rho / k^2 (run_method): a unit changes at most k
  * rows of the bounded table, and a rho'-zCDP mechanism is k^2 rho'-zCDP for groups of k rows.
+ * Where k is learned, the histogram is of the row counts up to DP_UNIT_LEARN_MAX, k is learned
+ * from it, and the method runs at rho / k^2 of that k (post-processing picks it).
  */
 static void
 plan_unit(SynthCall *c)
@@ -347,6 +349,9 @@ plan_unit(SynthCall *c)
 				 errmsg("epsilon %s is too small for a synthetic copy of table \"%s\" per unit",
 						float8out_internal(c->epsilon), get_rel_name(c->relid)),
 				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
+	/* k learned (units.c): the same released histogram, of the row counts up to the ceiling, learns it */
+	if (c->unit.learn_k)
+		c->unit.learn_noise = &c->shape_noise;
 }
 
 /*
@@ -449,13 +454,15 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 				 errdetail("%s", dp_last_error())));
 	if (c->unit.on)
 	{
-		int			k = c->unit.max_rows;
+		int			k = c->unit.max_rows;	/* the ceiling where k is learned */
 		int64	   *hist = palloc0(sizeof(int64) * (k + 1));
 
 		dpsynth_scan_unit_codes(c->rel, c->cols, c->ncols, &c->unit, append_unit_row, codes, hist);
-		/* the rows-per-unit histogram, released: one unit adds 1 to one cell */
-		if (dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
+		/* the rows-per-unit histogram, released: one unit adds 1 to one cell (where k is learned,
+		 * the scan released it, and folded it at the k learned) */
+		if (!c->unit.learn_k && dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
 			dpsynth_noise_refused();
+		k = c->unit.max_rows;
 		c->unit_hist = palloc0(sizeof(double) * (k + 1));
 		for (int j = 1; j <= k; j++)
 			c->unit_hist[j] = (double) hist[j];
