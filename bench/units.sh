@@ -20,7 +20,9 @@
 #         declared bounds, as builds before per-unit discovery did), dp_privacy_unit(table, UNIT, max_rows_per_unit => k),
 #         domain.json declared (without the unit and identifiers), dp_synthesize at epsilon E: it
 #         keeps k random rows per person itself (CSPRNG: the run's setseed does not reach it); its
-#         synthetic table keeps the unit column with synthetic ids.
+#         synthetic table keeps the unit column with synthetic ids.  k = learned (e.g.
+#         KS_males="learned"): max_rows_per_unit => NULL, each call learns k under DP (docs/PRIVACY.md);
+#         the k each run learned goes to OUT/learned_k.txt.
 # Every run is evaluated with `evaluate.py TRAIN SYNTH --test TEST --target T --unit U --exclude IDS
 # --json` against the full train table.  The table printed has, per dataset, AIM's and MST's rows from
 # ANCHORS.md (epsilon 1) and one row per method, k and epsilon: means with (min-max) over the runs.
@@ -120,7 +122,7 @@ for d in meta["datasets"]:
     for a in anchors(d):
         sysname, k, rho, nrows, t1, t2, t3, rg, auc = a
         print(f"| {sysname} (ANCHORS.md) | {k} | 1 | 2.44e-2 | {rho} | 2 | {nrows} | {fmt(1 - share, 'tvd1')}* | {t1} | {t2} | {t3} | {rg} | | {auc} | |")
-    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (["rowk", "rowk_nodisc", "unit"].index(k[1]), int(k[2]), epskey(k[3])))
+    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (["rowk", "rowk_nodisc", "unit"].index(k[1]), (int(k[2]) if k[2].isdigit() else 99), epskey(k[3])))
     for key in keys:
         rs = runs[key]
         name = {"rowk": "dpsynth row-level, group privacy", "unit": "dpsynth per unit",
@@ -246,7 +248,7 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 	else
 		make_table "$d" "$t" "${IDS[$d]}" 1000000 "$run" || return 1
 		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999, discovery => ${UNIT_DISCOVERY:-true})" \
-			-c "SELECT dp_privacy_unit('$t', '${UNIT[$d]}', max_rows_per_unit => $k)" >/dev/null || return 1
+			-c "SELECT dp_privacy_unit('$t', '${UNIT[$d]}', max_rows_per_unit => $([ "$k" = learned ] && echo NULL || echo "$k"))" >/dev/null || return 1
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
 			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1
 		eps_call=$eps
@@ -255,6 +257,7 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 	info=$(psql -X -qAt -F ' ' -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT seconds->>'total', rho_charged
 		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth')") || return 1
 	read -r secs rho_charged <<<"$info"
+	[ "$k" = learned ] && echo "$d $eps $run k=$(psql -X -qAt -d "$DB" -c "SELECT jsonb_array_length(dp_model_json(model_id)->'rows_per_unit') FROM dp_models WHERE table_name = '$t'::regclass ORDER BY model_id DESC LIMIT 1")" >>"$OUT/learned_k.txt"
 	if [ "$m" != unit ]; then
 		# the group-privacy guarantee: k^2 times the row-level rho is at most the person-level rho
 		/usr/bin/python3 -c "import sys; sys.exit(0 if $rho_charged * $k * $k <= $rho_person * (1 + 1e-12) else 1)" ||

@@ -61,15 +61,18 @@ CREATE TABLE dpsynth.budgets (
 	-- privacy per unit (docs/PRIVACY.md, "Privacy per unit"): the attnum of the column whose value
 	-- names the person a row belongs to, or NULL (per row); each unit keeps at most
 	-- max_rows_per_unit rows in a release, and at most max_rows_per_cell in one cell of a
-	-- dp_marginal.  Set by dp_privacy_unit, and changed only before anything is spent.
+	-- dp_marginal; max_rows_per_unit NULL with a unit: learned by each release under DP, up to 32
+	-- (max_rows_per_cell NULL: the learned bound).  Set by dp_privacy_unit, and changed only
+	-- before anything is spent.
 	privacy_unit	int2,
 	max_rows_per_unit int4 CHECK (max_rows_per_unit BETWEEN 1 AND 1000),
 	max_rows_per_cell int4 CHECK (max_rows_per_cell >= 1 AND max_rows_per_cell <= max_rows_per_unit),
 	-- the unit column's name, kept through renames (dpsynth._on_alter): a release refuses a unit
 	-- whose attnum now names another column (pg_restore renumbers the columns after a dropped one)
 	privacy_unit_name name,
-	CONSTRAINT unit_bounds CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)
-								  AND (privacy_unit IS NULL) = (max_rows_per_cell IS NULL)),
+	CONSTRAINT unit_bounds CHECK ((privacy_unit IS NOT NULL OR (max_rows_per_unit IS NULL AND max_rows_per_cell IS NULL))
+								  AND (max_rows_per_unit IS NULL OR max_rows_per_cell IS NOT NULL)
+								  AND (max_rows_per_unit IS NOT NULL OR max_rows_per_cell <= 32)),
 	-- the last line of defence: whatever the code does, spent never exceeds the allowance
 	CONSTRAINT spent_within_allowance CHECK (rho_spent >= 0 AND rho_spent <= rho_allowance),
 	-- (selection is unavailable at epsilon >= 1000, where exp(epsilon) is beyond any use)
@@ -601,7 +604,8 @@ $$;
 
 -- dp_privacy_unit: name the column whose value is the person a row belongs to, and bound what
 -- one person contributes to a release (docs/PRIVACY.md, "Privacy per unit").  A NULL column
--- removes the unit.  Refused (55000) once the table has spent budget: every charge in the ledger
+-- removes the unit; a NULL max_rows_per_unit has each release learn it under DP, up to 32 (docs/PRIVACY.md,
+-- "Learning the rows-per-unit bound").  Refused (55000) once the table has spent budget: every charge in the ledger
 -- is the privacy of one unit under the bounds in force when it ran.
 CREATE FUNCTION dpsynth._dp_privacy_unit(invoker oid, tbl regclass, col name, max_rows_per_unit int4,
 										 max_rows_per_cell int4)
@@ -610,19 +614,23 @@ DECLARE
 	b dpsynth.budgets;
 	unit int2;
 	rows_bound int4 := max_rows_per_unit;
-	cell_bound int4 := coalesce(max_rows_per_cell, max_rows_per_unit);
+	cell_bound int4 := coalesce(max_rows_per_cell, max_rows_per_unit);	-- NULL: the learned bound
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
 	IF col IS NOT NULL THEN
-		IF rows_bound IS NULL OR NOT (rows_bound BETWEEN 1 AND 1000) THEN
-			RAISE EXCEPTION 'max_rows_per_unit must be between 1 and 1000, not %', coalesce(rows_bound::text, 'NULL')
+		IF NOT (rows_bound BETWEEN 1 AND 1000) THEN
+			RAISE EXCEPTION 'max_rows_per_unit must be between 1 and 1000, not %', rows_bound
 				USING ERRCODE = 'invalid_parameter_value',
-					  HINT = 'It is the number of rows one unit keeps in a release; the noise grows with it.';
+					  HINT = 'It is the number of rows one unit keeps in a release; the noise grows with it. NULL learns it under DP, up to 32.';
 		END IF;
-		IF NOT (cell_bound BETWEEN 1 AND rows_bound) THEN
+		IF rows_bound IS NULL AND NOT (cell_bound BETWEEN 1 AND 32) THEN
+			RAISE EXCEPTION 'max_rows_per_cell must be between 1 and 32 when max_rows_per_unit is learned, not %', cell_bound
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF rows_bound IS NOT NULL AND NOT (cell_bound BETWEEN 1 AND rows_bound) THEN
 			RAISE EXCEPTION 'max_rows_per_cell must be between 1 and max_rows_per_unit (%), not %', rows_bound, cell_bound
 				USING ERRCODE = 'invalid_parameter_value';
 		END IF;
@@ -643,8 +651,8 @@ BEGIN
 	END IF;
 	-- the same column by name and the same bounds at another attnum (a restored table's columns
 	-- are renumbered; renames keep privacy_unit_name): the unit is the same, spent or not
-	IF unit IS NOT NULL AND b.privacy_unit_name = col AND b.max_rows_per_unit = rows_bound
-		AND b.max_rows_per_cell = cell_bound THEN
+	IF unit IS NOT NULL AND b.privacy_unit_name = col AND b.max_rows_per_unit IS NOT DISTINCT FROM rows_bound
+		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound THEN
 		UPDATE dpsynth.budgets x SET privacy_unit = unit WHERE x.relid = tbl;
 		RETURN;
 	END IF;
@@ -652,8 +660,9 @@ BEGIN
 		RAISE EXCEPTION 'the privacy unit of table % cannot change after budget was spent', tbl
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('Spent rho %s under privacy unit %s.', b.rho_spent,
-								  coalesce((SELECT format('%I, %s rows per unit, %s per cell', attname, b.max_rows_per_unit,
-														  b.max_rows_per_cell)
+								  coalesce((SELECT format('%I, %s rows per unit, %s per cell', attname,
+														  coalesce(b.max_rows_per_unit::text, 'learned'),
+														  coalesce(b.max_rows_per_cell::text, 'learned'))
 											FROM pg_catalog.pg_attribute WHERE attrelid = tbl AND attnum = b.privacy_unit),
 										   'none (one row)')),
 				  HINT = 'Every charge in the ledger is per unit as it was then; protect a copy of the table to start a new budget.';
@@ -665,7 +674,7 @@ BEGIN
 		RAISE NOTICE 'table % has no privacy unit: each row is protected on its own', tbl;
 	ELSE
 		RAISE NOTICE 'privacy unit of table %: column %, at most % rows per unit, % per cell', tbl, col,
-			rows_bound, cell_bound;
+			coalesce(rows_bound::text, 'a learned number (up to 32) of'), coalesce(cell_bound::text, 'all');
 	END IF;
 END
 $$;
@@ -1219,7 +1228,7 @@ CREATE FUNCTION dp_privacy_unit(tbl regclass, "column" name, max_rows_per_unit i
 								max_rows_per_cell int4 DEFAULT NULL) RETURNS void
 	AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) IS
-	'name the column that identifies the person each row belongs to: every release then protects persons, keeping at most max_rows_per_unit rows of each (max_rows_per_cell in one cell of dp_marginal); NULL removes it; only before any budget is spent';
+	'name the column that identifies the person each row belongs to: every release then protects persons, keeping at most max_rows_per_unit rows of each (NULL: learned by each release under DP, up to 32; max_rows_per_cell in one cell of dp_marginal); a NULL column removes it; only before any budget is spent';
 
 CREATE FUNCTION dp_declare(tbl regclass, "column" name, categories text[] DEFAULT NULL,
 						   lower float8 DEFAULT NULL, upper float8 DEFAULT NULL, bins int4 DEFAULT NULL,

@@ -237,7 +237,17 @@ typedef struct DpUnit
 	char	   *name;
 	int32		max_rows;		/* k: rows a unit keeps in a release */
 	int32		max_cell;		/* c <= k: rows a unit keeps in one cell of a dp_marginal */
+	/* max_rows_per_unit NULL: k is learned by the release (units.c), max_rows DP_UNIT_LEARN_MAX
+	 * until then; declared_cell the declared c (0: c = k) */
+	bool		learn_k;
+	int32		declared_cell;
+	/* the noise of the released rows-per-unit histogram that learns k (set by the release before
+	 * its scan); NULL: no learning in this scan (discovery's bounds it at DP_UNIT_LEARN_MAX) */
+	const struct dp_dgauss *learn_noise;
 } DpUnit;
+
+/* A release that learns k gives 1 / this of its rho (after discovery) to the rows-per-unit histogram. */
+#define DPSYNTH_UNIT_LEARN_PARTS 50
 
 /* A kept row's codes; first: the row begins a unit (the rows of a unit come together). */
 typedef void (*DpUnitRowFn) (const dp_code *codes, bool first, void *arg);
@@ -253,14 +263,15 @@ extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 /* A release's discovery noise per unit (quantile bins only; else 0A000), checked before the charge. */
 extern double dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 											const dp_plan *plan, double epsilon);
-/* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn. */
-extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u,
+/* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn; with
+ * u->learn_noise, k learned first (max_rows and max_cell set to it; hist then released already). */
+extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u,
 									DpUnitRowFn row_fn, void *arg, int64 *hist);
 /* A row's codes from its slot (attributes read), for dpsynth_scan_unit_rows; nothing may fail on a value. */
 struct TupleTableSlot;
 typedef void (*DpUnitEncodeFn) (struct TupleTableSlot *slot, dp_code *codes, void *arg);
 /* dpsynth_scan_unit_codes with ncols codes per row made by encode_fn from attributes up to maxatt. */
-extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
+extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 								   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn,
 								   void *arg, int64 *hist);
 /* discover.c's log-grid histograms of quantile columns (clamped into their bounds) on the bounded rows. */

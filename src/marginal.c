@@ -13,6 +13,9 @@
  * A table with a privacy unit (units.c) is read through dpsynth_scan_unit_codes: each unit keeps
  * at most k rows, at most c of them in one cell (count_unit_row), and sigma^2 is scaled by the
  * squared sensitivity of that bound, dpsynth_unit_sigma2 (docs/PRIVACY.md, "Privacy per unit").
+ * Where k is learned (max_rows_per_unit NULL), the scan learns it first from a released histogram
+ * of the units' row counts (1 / DPSYNTH_UNIT_LEARN_PARTS of the rho), and the noise is set for
+ * the bounds learned (docs/PRIVACY.md, "Learning the rows-per-unit bound").
  */
 #include "dpsynth.h"
 
@@ -62,7 +65,7 @@ count_row(const dp_code *codes, void *arg)
 typedef struct UnitCellCounter
 {
 	CellCounter cc;
-	int			max_cell;
+	const DpUnit *unit;			/* its max_cell: set by the scan where k is learned */
 	int			ntally;
 	int64	   *tally_cell;		/* max_rows entries */
 	int		   *tally_count;
@@ -88,7 +91,7 @@ count_unit_row(const dp_code *codes, bool first, void *arg)
 		uc->tally_count[t] = 0;
 		uc->ntally++;
 	}
-	if (uc->tally_count[t] < uc->max_cell)
+	if (uc->tally_count[t] < uc->unit->max_cell)
 	{
 		uc->tally_count[t]++;
 		uc->cc.counts[idx]++;
@@ -134,6 +137,9 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	List	   *foreign;
 	DpUnit		unit;
 	double		discovery_sigma2;
+	dp_dgauss	learn_noise;
+	int64		units_learn = 0;
+	double		unit_sigma2;
 
 	/* ---- validate arguments ---- */
 	if (PG_ARGISNULL(0))
@@ -160,11 +166,31 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	 * the cell limit.
 	 */
 	dpsynth_plan_call(relid, DP_CALL_MARGINAL, rho_units, epsilon, cols, ncols, &plan);
+	unit_sigma2 = plan.release_sigma2;
 	/* a table with a privacy unit (units.c): the noise for the bounded unit; what cannot be bounded is refused */
 	dpsynth_unit_load(relid, &unit);
 	/* discovery per unit: quantile bins only, noise of sensitivity k; the rest refused here */
 	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, cols, ncols, &plan, epsilon);
-	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, plan.release_sigma2, true)) != 0)
+	/*
+	 * k learned (units.c): 1 / DPSYNTH_UNIT_LEARN_PARTS of the release's rho releases the units'
+	 * row counts, and the marginal's noise, per unit of squared sensitivity, comes from the rest;
+	 * checked here at the ceiling, the largest sensitivity k can take (the smallest, 1, gives
+	 * release_sigma2 or more, which the plan checked).
+	 */
+	if (unit.learn_k)
+	{
+		units_learn = Max(plan.units_release / DPSYNTH_UNIT_LEARN_PARTS, 1);
+		if (plan.units_release - units_learn < 1 ||
+			dp_dgauss_init(&learn_noise, 1.0 / (2.0 * dpsynth_units_rho(units_learn))) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("epsilon %s is too small to learn the rows-per-unit bound of table \"%s\"",
+							float8out_internal(epsilon), get_rel_name(relid)),
+					 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
+		unit_sigma2 = dp_gaussian_sigma2(dpsynth_units_rho(plan.units_release - units_learn), 1.0);
+		unit.learn_noise = &learn_noise;
+	}
+	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, unit_sigma2, true)) != 0)
 	{
 		if (unit.on)
 			ereport(ERROR,
@@ -186,9 +212,12 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	columns_literal = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names));
 	ledger_id = dpsynth_charge(relid, "dp_marginal", columns_literal, epsilon, delta,
 							   plan.units_charged, plan.delta_charged,
-							   psprintf("{\"sigma2\": %.17g, \"discovered_columns\": %d, "
+							   psprintf("{\"sigma2\": %s, \"discovered_columns\": %d, "
 										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g%s}",
-										dp_dgauss_sigma2(&noise), plan.ndiscover, plan.units_each, plan.delta_each,
+										unit.learn_k ?
+										psprintf("null, \"sigma2_per_sensitivity2\": %.17g, \"rho_units_rows_per_unit\": " INT64_FORMAT,
+												 unit_sigma2, units_learn) :
+										psprintf("%.17g", dp_dgauss_sigma2(&noise)), plan.ndiscover, plan.units_each, plan.delta_each,
 										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) :
 										discovery_sigma2 > 0 ?
 										psprintf("%s, \"discovery_sigma2\": %.17g", dpsynth_unit_json(&unit, true), discovery_sigma2) :
@@ -228,10 +257,13 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 
 	if (unit.on)
 	{
-		UnitCellCounter uc = {{ncols, strides, counts}, unit.max_cell, 0,
+		UnitCellCounter uc = {{ncols, strides, counts}, &unit, 0,
 			palloc(sizeof(int64) * unit.max_rows), palloc(sizeof(int) * unit.max_rows)};
 
 		dpsynth_scan_unit_codes(rel, cols, ncols, &unit, count_unit_row, &uc, NULL);
+		/* k learned by the scan: the noise for its bounds, in range (checked before the charge) */
+		if (unit.learn_k && dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, unit_sigma2, true)) != 0)
+			dpsynth_noise_refused();
 	}
 	else
 	{

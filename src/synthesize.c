@@ -32,6 +32,7 @@
 
 #include "dp_counts.h"
 #include "dp_sampler.h"
+#include "dp_units.h"
 
 #include "access/heapam.h"
 #include "funcapi.h"
@@ -344,6 +345,8 @@ count_foreign(SynthCall *c, SynthProgress *pr)
  * split between the rows-per-unit histogram (one unit is in one cell: sensitivity 1) and the
  * method, which runs on the bounded table at its rho / k^2 (run_method): a unit changes at most k
  * rows of the bounded table, and a rho'-zCDP mechanism is k^2 rho'-zCDP for groups of k rows.
+ * Where k is learned, the histogram is of the row counts up to DP_UNIT_LEARN_MAX, k is learned
+ * from it, and the method runs at rho / k^2 of that k (post-processing picks it).
  */
 static bool
 plan_schedule(SynthCall *c)
@@ -356,7 +359,8 @@ plan_schedule(SynthCall *c)
 	in.plan = &c->plan;
 	in.d = (uint32) c->ncols;
 	in.focus = c->focus != NULL;
-	in.unit_rows = c->unit.on ? (uint32) c->unit.max_rows : 0;
+	/* the histogram's cells: the ceiling where k is learned */
+	in.unit_rows = !c->unit.on ? 0 : c->unit.learn_k ? DP_UNIT_LEARN_MAX : (uint32) c->unit.max_rows;
 	in.unit_sens2 = dpsynth_unit_sensitivity2(&c->unit, false);
 	if (dp_schedule_make(&in, &c->sched) != 0)
 		return false;
@@ -396,6 +400,9 @@ plan_unit(SynthCall *c)
 				 errmsg("epsilon %s is too small for a synthetic copy of table \"%s\" per unit",
 						float8out_internal(c->epsilon), get_rel_name(c->relid)),
 				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
+	/* k learned (units.c): the same released histogram, of the row counts up to the ceiling, learns it */
+	if (c->unit.learn_k)
+		c->unit.learn_noise = &c->shape_noise;
 }
 
 /*
@@ -508,14 +515,20 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 				 errdetail("%s", dp_last_error())));
 	if (c->unit.on)
 	{
-		int			k = c->unit.max_rows;
+		int			k = c->unit.max_rows;	/* the ceiling where k is learned */
 		int64	   *hist = palloc0(sizeof(int64) * (k + 1));
 
 		dpsynth_scan_unit_codes(c->rel, c->cols, c->ncols, &c->unit, append_unit_row, codes, hist);
-		/* the rows-per-unit histogram, released: one unit adds 1 to one cell */
-		if (dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
+		/* the rows-per-unit histogram, released: one unit adds 1 to one cell (where k is learned,
+		 * the scan released it, and folded it at the k learned) */
+		if (!c->unit.learn_k && dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
 			dpsynth_noise_refused();
 		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape), (uint32) k);
+		k = c->unit.max_rows;
+		/* k learned from the released histogram (post-processing): the schedule's units are the
+		 * ones charged, and the method's rho is theirs per group of the learned k rows */
+		if (c->unit.learn_k && !plan_schedule(c))
+			elog(ERROR, "the privacy schedule of dp_synthesize could not be made for the learned bound");
 		c->unit_hist = palloc0(sizeof(double) * (k + 1));
 		for (int j = 1; j <= k; j++)
 			c->unit_hist[j] = (double) hist[j];

@@ -43,6 +43,7 @@
 
 #include "dp_accounting.h"
 #include "dp_codes.h"
+#include "dp_counts.h"
 #include "dp_discovery.h"
 #include "dp_env.h"
 #include "dp_random.h"
@@ -63,14 +64,6 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(u, 0, sizeof(*u));
-#ifdef DPSYNTH_TEST_IGNORE_UNIT
-	/*
-	 * A deliberately broken build for test/script/21_unit_audit.sh ONLY: the privacy unit is
-	 * ignored (no bounding, noise for one row), so that the unit-level audit can show it catches
-	 * it.  Never defined by the Makefile.
-	 */
-	return;
-#endif
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -88,10 +81,18 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 
 		if (!isnull)
 		{
+			Datum		k,
+						c;
+			bool		cnull;
+
 			u->on = true;
 			u->attnum = DatumGetInt16(a);
-			u->max_rows = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-			u->max_cell = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+			k = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &u->learn_k);
+			c = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &cnull);
+			/* k learned (NULL): bounded at the ceiling until the release learns it */
+			u->max_rows = u->learn_k ? DP_UNIT_LEARN_MAX : DatumGetInt32(k);
+			u->declared_cell = cnull ? 0 : DatumGetInt32(c);
+			u->max_cell = cnull ? u->max_rows : Min(DatumGetInt32(c), u->max_rows);
 			dn = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
 
 			/* SPI_getvalue's copy lives in SPI's context, gone at SPI_finish */
@@ -128,8 +129,10 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 				 errmsg("the privacy unit of table \"%s\" was declared on column \"%s\", not on \"%s\"",
 						get_rel_name(relid), declared_name ? declared_name : "(unknown)", u->name),
 				 errdetail("The table's columns were renumbered (as pg_restore does after a dropped column). Nothing was charged."),
-				 errhint("The table's owner points the unit back at its column: SELECT dp_privacy_unit('%s', '%s', %d, %d);",
-						 get_rel_name(relid), declared_name ? declared_name : "...", u->max_rows, u->max_cell)));
+				 errhint("The table's owner points the unit back at its column: SELECT dp_privacy_unit('%s', '%s', %s, %s);",
+						 get_rel_name(relid), declared_name ? declared_name : "...",
+						 u->learn_k ? "NULL" : psprintf("%d", u->max_rows),
+						 u->declared_cell == 0 ? "NULL" : psprintf("%d", u->max_cell))));
 	get_atttypetypmodcoll(relid, u->attnum, &u->typid, &typmod, &coll);
 	u->typid = getBaseType(u->typid);
 	if (!(u->typid == INT2OID || u->typid == INT4OID || u->typid == INT8OID || u->typid == TEXTOID ||
@@ -142,6 +145,16 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 				 errdetail("A unit is an integer, text, varchar or uuid column with a deterministic collation. Nothing was charged.")));
 	if (u->max_rows < 1 || u->max_rows > DP_UNIT_MAX_ROWS || u->max_cell < 1 || u->max_cell > u->max_rows)
 		elog(ERROR, "dpsynth: invalid bounds of the privacy unit of relation %u", relid);
+#ifdef DPSYNTH_TEST_IGNORE_UNIT
+
+	/*
+	 * A deliberately broken build for test/script/21_unit_audit.sh ONLY: the privacy unit is
+	 * read, and named to the charge (dpsynth_unit_json), which checks it under the budget's lock,
+	 * but then ignored: the rows are counted per row (no bounding), with the noise for one row.
+	 * Never defined by the Makefile.
+	 */
+	u->on = false;
+#endif
 }
 
 /* Raises (0A000, before the charge) for what a table with a privacy unit cannot do yet. */
@@ -293,7 +306,7 @@ encode_columns(TupleTableSlot *slot, dp_code *codes, void *arg)
  * private vector, to release through dp_noise_counts only.  Nothing here fails on a value.
  */
 void
-dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u, DpUnitRowFn row_fn,
+dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u, DpUnitRowFn row_fn,
 						void *arg, int64 *hist)
 {
 	EncodeColumns ec = {cols, ncols, u->attnum, NULL};
@@ -306,11 +319,36 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, const DpUnit *u
 }
 
 /*
+ * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
+ * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
+ * sensitivity 1), then k is their 0.95-quantile (dp_unit_pick_k, post-processing) and the unit's
+ * bounds become k and min(c, k).  hist (k + 1 entries used, or NULL) gets the released histogram
+ * of the units' rows bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on
+ * (post-processing: min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)).
+ */
+static void
+learn_k(DpUnit *u, int64 *learned, int64 *hist)
+{
+	int32		k;
+
+	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
+		dpsynth_noise_refused();
+	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE);
+	u->max_rows = k;
+	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
+	if (hist == NULL)
+		return;
+	memset(hist, 0, sizeof(int64) * (DP_UNIT_LEARN_MAX + 1));
+	for (int j = 1; j <= DP_UNIT_LEARN_MAX; j++)
+		hist[Min(j, k)] += learned[j];
+}
+
+/*
  * dpsynth_scan_unit_codes with the codes of a row made by encode_fn (after the slot's first
  * maxatt attributes are read): one pass, the bounding, row_fn on every kept row.
  */
 void
-dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit *u,
+dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 					   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn, void *arg, int64 *hist)
 {
 	DpSourceScan scan;
@@ -326,8 +364,12 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit 
 			   *kept;
 	uint8	   *first;
 	int			nestlevel = dpsynth_pin_output_settings();
+	bool		learn = u->learn_k && u->learn_noise != NULL;
+	int64		learned[DP_UNIT_LEARN_MAX + 1];
+	int32		pos = 0;
 
 	Assert(u->on);
+	Assert(!learn || u->max_rows == DP_UNIT_LEARN_MAX);
 	maxatt = Max(maxatt, u->attnum);
 	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
 		elog(ERROR, "out of memory");
@@ -359,15 +401,21 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, const DpUnit 
 	first = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1));
 	dp_random_bytes(rkey, sizeof(uint64) * n);
 	if (dp_unit_bound(n, (const uint8 *) keys.data, off, rkey, (uint32) u->max_rows, kept, first, &nkept,
-					  hist) != 0)
+					  learn ? learned : hist) != 0)
 		elog(ERROR, "out of memory");
 	pfree(rkey);
 	pfree(off);
 	pfree(keys.data);
+	if (learn)
+		learn_k(u, learned, hist);
 	for (uint64 i = 0; i < nkept; i++)
 	{
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
+		/* a unit's kept rows come in increasing random key: its first k are a uniform subset */
+		pos = first[i] ? 0 : pos + 1;
+		if (pos >= u->max_rows)
+			continue;
 		for (int j = 0; j < ncols; j++)
 			codes[j] = t.col[j][kept[i]];
 		row_fn(codes, first[i] != 0, arg);
@@ -437,6 +485,7 @@ dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **
 {
 	GridCells	gc = {n, cols, grids, cells};
 	AttrNumber	maxatt = 0;
+	DpUnit		bounded = *u;	/* k learned: discovery bounds at DP_UNIT_LEARN_MAX, and learns nothing */
 
 	for (int k = 0; k < n; k++)
 	{
@@ -444,7 +493,8 @@ dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **
 			elog(ERROR, "dpsynth: a log grid of more cells than codes");	/* public: never */
 		maxatt = Max(maxatt, cols[k]->attnum);
 	}
-	dpsynth_scan_unit_rows(rel, n, maxatt, u, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
+	bounded.learn_noise = NULL;
+	dpsynth_scan_unit_rows(rel, n, maxatt, &bounded, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
 }
 
 /* The ledger's words for the unit: ", \"privacy_unit\": {...}", or "" without a unit. */
@@ -453,12 +503,22 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 {
 	StringInfoData js;
 
+#ifdef DPSYNTH_TEST_IGNORE_UNIT
+	if (u->name == NULL)		/* the ignored unit is still named (dpsynth_unit_load) */
+		return "";
+#else
 	if (!u->on)
 		return "";
+#endif
 	initStringInfo(&js);
 	appendStringInfoString(&js, ", \"privacy_unit\": {\"column\": ");
 	escape_json(&js, u->name);
-	appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",
-					 u->max_rows, per_cell ? u->max_cell : u->max_rows, dpsynth_unit_sensitivity2(u, per_cell));
+	if (u->learn_k)				/* learned after the charge: the ceiling bounds it */
+		appendStringInfo(&js, ", \"max_rows_per_unit\": null, \"learned_up_to\": %d, \"learned_quantile\": %g, "
+						 "\"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
+						 per_cell && u->declared_cell > 0 ? psprintf("%d", u->declared_cell) : "null");
+	else
+		appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",
+						 u->max_rows, per_cell ? u->max_cell : u->max_rows, dpsynth_unit_sensitivity2(u, per_cell));
 	return js.data;
 }

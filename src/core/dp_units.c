@@ -168,3 +168,22 @@ dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng, int
 	}
 	return units;
 }
+
+uint32_t
+dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q)
+{
+	double		total = 0,
+				acc = 0;
+
+	for (uint32_t j = 1; j <= kmax; j++)
+		total += (double) hist[j];
+	if (!(total > 0))
+		return 1;
+	for (uint32_t k = 1; k < kmax; k++)
+	{
+		acc += (double) hist[k];
+		if (acc >= q * total)
+			return k;
+	}
+	return kmax;
+}

@@ -23,6 +23,23 @@
 #define DP_UNIT_MAX_ROWS 1000
 
 /*
+ * A rows-per-unit bound learned under DP (max_rows_per_unit NULL): a release bounds every unit to
+ * DP_UNIT_LEARN_MAX rows, releases the histogram of the units' bounded row counts (one unit adds 1
+ * to one cell: L2 sensitivity 1), and keeps k = dp_unit_pick_k(that histogram) rows per unit.
+ */
+#define DP_UNIT_LEARN_MAX 32
+#define DP_UNIT_LEARN_QUANTILE 0.95
+
+/*
+ * Post-processing of a released histogram hist[1..kmax] of units by bounded row count (hist[0]
+ * ignored; noisy cells may be negative and are summed as they are, which keeps the sums
+ * unbiased): the smallest k with hist[1] + ... + hist[k] >= q (hist[1] + ... + hist[kmax]), the
+ * q-quantile of the units' row counts; kmax if no k below reaches it, 1 if the total is not
+ * positive.  Reads no data: any k it returns costs nothing beyond the histogram's release.
+ */
+uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q);
+
+/*
  * Chooses the rows each unit keeps.  Row i's unit key is bytes[off[i] .. off[i + 1]) (off has
  * n + 1 entries), its random key rkey[i].  Writes to kept[0 .. *nkept) the indices of the kept
  * rows, grouped by unit, and first[i] = 1 where kept[i] begins a unit (else 0); kept and first

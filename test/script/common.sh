@@ -199,9 +199,14 @@ audit_real_and_broken() {
 	(
 		export PGHOST=$work/cluster PGPORT=$((PGPORT + port_offset))
 		releases $DB "$work/broken"
-		res=$(audit $DB "$work/broken"); rc=$?
-		echo "# broken build: $res"
-		[ $rc != 0 ]
+		audit $DB "$work/broken" >"$work/broken.res" 2>&1
+		echo $? >"$work/broken.rc"
 	)
-	ok $? "the same test refutes $broken"
+	is "$(cat "$work/broken.d0" "$work/broken.d1" 2>/dev/null | wc -l | tr -d ' ')" $((2 * N)) "$((2 * N)) releases from the broken build"
+	res=$(cat "$work/broken.res" 2>/dev/null)
+	echo "# broken build: $res"
+	# a refutation, not any failure: the audit read N + N releases, and their alpha and beta are
+	# beyond what the claimed noise allows (an empty or unreadable file makes it fail as well)
+	[ "$(cat "$work/broken.rc" 2>/dev/null)" = 1 ] && [[ $res == "releases $N + $N;"*"CLAIM REFUTED" ]]
+	ok $? "the same test refutes $broken: $N + $N releases, beta beyond the claimed noise's bound"
 }

@@ -6,7 +6,8 @@
  * histogram of kept rows per unit; units whose keys are prefixes of each other or differ in one
  * byte stay apart; the kept subset is uniform (each of 5 rows of a unit kept with frequency 2/5
  * at k = 2, over 20,000 draws of CSPRNG keys: a 6-sigma band).  Assignment: unit sizes follow the
- * released histogram, negative cells count as zero, and every row gets a unit.
+ * released histogram, negative cells count as zero, and every row gets a unit.  Learning k: the
+ * 0.95-quantile of a histogram of row counts, negative cells summed as they are.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -215,6 +216,32 @@ test_assign(void)
 	free(unit);
 }
 
+static void
+test_pick_k(void)
+{
+	int64_t		h[9] = {0};
+
+	h[1] = 90;
+	h[2] = 5;
+	h[8] = 5;
+	unit_check(dp_unit_pick_k(h, 8, 0.95) == 2, "90/5/5 units of 1/2/8 rows: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	h[2] = 4;
+	h[8] = 6;
+	unit_check(dp_unit_pick_k(h, 8, 0.95) == 8, "90/4/6 units of 1/2/8 rows: k = 8 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	h[3] = -3;
+	h[2] = 7;
+	h[8] = 3;
+	/* total 97, 0.95 of it 92.15: 90 at k = 1, 97 at 2 (the negative cell at 3 is summed, not clamped) */
+	unit_check(dp_unit_pick_k(h, 8, 0.95) == 2, "a negative noisy cell: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	memset(h, 0, sizeof(h));
+	h[1] = -4;
+	h[5] = 2;
+	unit_check(dp_unit_pick_k(h, 8, 0.95) == 1, "a total that is not positive: k = 1");
+	memset(h, 0, sizeof(h));
+	h[8] = 10;
+	unit_check(dp_unit_pick_k(h, 8, 0.95) == 8, "every unit at the ceiling: k = kmax");
+}
+
 int
 main(void)
 {
@@ -226,5 +253,6 @@ main(void)
 	test_bound();
 	test_uniform();
 	test_assign();
+	test_pick_k();
 	return unit_done();
 }

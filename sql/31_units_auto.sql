@@ -1,0 +1,53 @@
+-- Learning the rows-per-unit bound under DP (issue 39): dp_privacy_unit(..., max_rows_per_unit =>
+-- NULL) has every release learn k from a released histogram of the units' row counts (bounded at
+-- 32, sensitivity 1), as its 0.95-quantile, then bound each unit to k rows (docs/PRIVACY.md,
+-- "Learning the rows-per-unit bound").  Epsilon is large, so that the noise is nearly always
+-- zero and the bounded counts show which k was learned:
+--   900 persons of 1 row (450 'a', 450 'b'), 100 of 3 rows in 'a', 1 of 10 rows in 'b':
+--   1001 units, 0.95 of them is 951 units: 900 have at most 1 or 2 rows, 1000 at most 3, so k = 3;
+--   cell a: 450 + 100 * 3 = 750 (k = 1 would give 550), cell b: 450 + 3 = 453 (the ceiling 32: 460).
+SET client_min_messages = notice;
+CREATE EXTENSION IF NOT EXISTS dpsynth;
+CREATE TABLE stays_learned (person int4 NOT NULL, g text NOT NULL);
+INSERT INTO stays_learned SELECT i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END FROM generate_series(1, 900) i;
+INSERT INTO stays_learned SELECT 1000 + i, 'a' FROM generate_series(1, 100) i, generate_series(1, 3) j;
+INSERT INTO stays_learned SELECT 5000, 'b' FROM generate_series(1, 10);
+SELECT dp_protect('stays_learned', epsilon => 100000);
+SELECT dp_declare('stays_learned', 'g', categories => ARRAY['a', 'b']);
+
+-- refused before anything is stored: a cell bound beyond the ceiling of a learned k
+SELECT dp_privacy_unit('stays_learned', 'person', max_rows_per_unit => NULL, max_rows_per_cell => 33);
+SELECT dp_privacy_unit('stays_learned', 'person', max_rows_per_unit => 0);
+SELECT privacy_unit, max_rows_per_unit, max_rows_per_cell FROM dpsynth.budgets WHERE relid = 'stays_learned'::regclass;
+
+-- k learned: stored as NULL
+SELECT dp_privacy_unit('stays_learned', 'person', max_rows_per_unit => NULL);
+SELECT privacy_unit, max_rows_per_unit, max_rows_per_cell FROM dpsynth.budgets WHERE relid = 'stays_learned'::regclass;
+
+-- dp_marginal: the counts bounded at the k learned (3)
+SELECT cell, noisy_count FROM dp_marginal('stays_learned', ARRAY['g'], epsilon => 1000) ORDER BY cell;
+-- the ledger: no k (learned after the charge), the histogram's share of the rho, the noise per
+-- unit of squared sensitivity from the rest
+SELECT details->'privacy_unit' AS unit, details->'sigma2' AS sigma2,
+	   (details->>'rho_units_rows_per_unit')::int8 = (rho * 1e12)::int8 / 50 AS share_is_1_50,
+	   abs((details->>'sigma2_per_sensitivity2')::float8 * 2
+		   * dpsynth._units_rho((rho * 1e12)::int8 - (details->>'rho_units_rows_per_unit')::int8)::float8 - 1) < 1e-9 AS noise_from_the_rest
+FROM dpsynth.ledger WHERE relid = 'stays_learned'::regclass;
+
+-- dp_synthesize: the synthetic table keeps rows per unit up to the k learned; the released
+-- rows-per-unit histogram has k cells
+SELECT rows_written FROM dp_synthesize('stays_learned', epsilon => 1000, target => 'stays_learned_syn');
+SELECT jsonb_array_length(dp_model_json(model_id)->'rows_per_unit') AS k FROM dp_models WHERE table_name = 'stays_learned'::regclass;
+SELECT max(n) <= 3 AS at_most_k FROM (SELECT count(*) AS n FROM stays_learned_syn GROUP BY person) s;
+SELECT count(*) FROM stays_learned_syn;
+
+-- a declared cell bound with a learned k: c = 2 of the k = 3 rows in one cell
+CREATE TABLE stays_learned_c AS SELECT * FROM stays_learned;
+SELECT dp_protect('stays_learned_c', epsilon => 100000);
+SELECT dp_declare('stays_learned_c', 'g', categories => ARRAY['a', 'b']);
+SELECT dp_privacy_unit('stays_learned_c', 'person', max_rows_per_unit => NULL, max_rows_per_cell => 2);
+SELECT cell, noisy_count FROM dp_marginal('stays_learned_c', ARRAY['g'], epsilon => 1000) ORDER BY cell;
+
+-- spent: the bound cannot change, learned or not
+SELECT dp_privacy_unit('stays_learned', 'person', max_rows_per_unit => 3);
+SELECT dp_privacy_unit('stays_learned', 'person', max_rows_per_unit => NULL);
