@@ -55,9 +55,10 @@ eval_free(void *p)
 }
 
 static int
-eval_progress(void *arg)
+eval_progress(void *arg, const dp_progress *p)
 {
 	(void) arg;
+	(void) p;
 	CHECK_FOR_INTERRUPTS();
 	return 0;
 }

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dp_env.h"
+
 enum
 {
 	DP_EVAL_REAL = 0,
@@ -42,8 +44,9 @@ typedef struct dp_eval_hooks
 	void	   *(*alloc) (size_t);		/* NULL: malloc */
 	void	   *(*realloc_fn) (void *, size_t);
 	void		(*free_fn) (void *);
-	/* called between blocks of work; nonzero cancels (inside PostgreSQL it may also longjmp) */
-	int			(*progress) (void *arg);
+	/* called between blocks of work (dp_env.h: phase DP_PHASE_NONE, a heartbeat); nonzero
+	 * cancels (inside PostgreSQL it may also longjmp) */
+	dp_progress_fn progress;
 	void	   *progress_arg;
 } dp_eval_hooks;
 

@@ -78,7 +78,7 @@ ev_free(const dp_eval *e, void *p)
 static inline bool
 ev_cancelled(const dp_eval *e)
 {
-	return e->h.progress && e->h.progress(e->h.progress_arg) != 0;
+	return dp_report(e->h.progress, e->h.progress_arg, DP_PHASE_NONE, 0, 0, -1) != 0;
 }
 
 /* dp_eval_ml.c: returns 0, -1 out of memory, -2 cancelled */

@@ -158,9 +158,10 @@ eval_free_all(dp_eval *e)
 }
 
 static int
-cancel_now(void *arg)
+cancel_now(void *arg, const dp_progress *pr)
 {
 	(void) arg;
+	(void) pr;
 	return 1;
 }
 
