@@ -230,7 +230,7 @@ dict_intern(const dp_eval *e, ev_dict *d, const char *s, size_t len)
 	if (d->n == d->cap)
 	{
 		int32_t		cap = d->cap ? d->cap * 2 : 64;
-		ev_entry   *ne = e->h.realloc_fn(d->e, (size_t) cap * sizeof(ev_entry));
+		ev_entry   *ne = dp_realloc(d->e, (size_t) cap * sizeof(ev_entry));
 
 		if (ne == NULL)
 			return -1;
@@ -247,27 +247,15 @@ dict_intern(const dp_eval *e, ev_dict *d, const char *s, size_t len)
 	return d->n++;
 }
 
-static void *
-default_alloc(size_t n)
-{
-	return malloc(n);
-}
-
 dp_eval *
 dp_eval_create(int ncols, const char *const *names, const dp_eval_hooks *hooks)
 {
-	dp_eval_hooks h = {default_alloc, realloc, free, NULL, NULL};
+	dp_eval_hooks h = {NULL, NULL};
 	dp_eval    *e;
 
 	if (hooks)
 		h = *hooks;
-	if (h.alloc == NULL || h.realloc_fn == NULL || h.free_fn == NULL)
-	{
-		h.alloc = default_alloc;
-		h.realloc_fn = realloc;
-		h.free_fn = free;
-	}
-	e = h.alloc(sizeof(dp_eval));
+	e = dp_alloc(sizeof(dp_eval));
 	if (e == NULL)
 		return NULL;
 	memset(e, 0, sizeof(*e));
@@ -299,7 +287,7 @@ grow_rows(dp_eval *e, int t)
 
 	for (int c = 0; c < e->ncols; c++)
 	{
-		uint32_t   *ids = e->h.realloc_fn(e->ids[t][c], (size_t) cap * sizeof(uint32_t));
+		uint32_t   *ids = dp_realloc(e->ids[t][c], (size_t) cap * sizeof(uint32_t));
 
 		if (ids == NULL)
 			return -1;
@@ -309,11 +297,18 @@ grow_rows(dp_eval *e, int t)
 	return 0;
 }
 
+static int
+dp_nomem_row(void)
+{
+	dp_fail(DP_ERR_NOMEM, "could not allocate the evaluation's rows");
+	return DP_FAILED;
+}
+
 int
 dp_eval_add_row(dp_eval *e, int t, const char *const *cells)
 {
 	if (e->nrows[t] == e->cap[t] && grow_rows(e, t) != 0)
-		return -1;
+		return dp_nomem_row();
 	for (int c = 0; c < e->ncols; c++)
 	{
 		const char *s = cells[c] ? cells[c] : "";	/* NULL is an empty CSV cell */
@@ -326,7 +321,7 @@ dp_eval_add_row(dp_eval *e, int t, const char *const *cells)
 		while (len > 0 && isspace((unsigned char) s[len - 1]))
 			len--;
 		if ((id = dict_intern(e, &e->dicts[c], s, len)) < 0)
-			return -1;
+			return dp_nomem_row();
 		e->dicts[c].e[id].count[t]++;
 		e->ids[t][c][e->nrows[t]] = (uint32_t) id;
 	}
@@ -869,7 +864,7 @@ run_triples(dp_eval *e, dp_eval_result *res, ev_cells *m, dp_pcg64 *rng)
 		return -1;
 	if (all > want)
 	{
-		if (!dp_pcg64_choice(rng, all, want, pick, e->h.alloc, e->h.free_fn))
+		if (!dp_pcg64_choice(rng, all, want, pick))
 			return -1;
 		qsort(pick, want, sizeof(int64_t), cmp_i64);
 	}
@@ -932,7 +927,7 @@ run_ranges(dp_eval *e, dp_eval_result *res, dp_pcg64 *rng)
 
 		if (q % 50 == 0 && ev_cancelled(e))
 			return -2;
-		if (!dp_pcg64_choice(rng, e->ncols, k, cols, e->h.alloc, e->h.free_fn))
+		if (!dp_pcg64_choice(rng, e->ncols, k, cols))
 			return -1;
 		for (int j = 0; j < k; j++)
 		{
@@ -1026,8 +1021,10 @@ run_marginals(dp_eval *e, dp_eval_result *res)
 	return rc;
 }
 
-int
-dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
+/* dp_eval_run's work: 0, -1 out of memory, -2 cancelled, -3 an empty table (the steps' own
+ * codes, which dp_eval_run turns into dp_env.h's). */
+static int
+eval_run(dp_eval *e, int target, dp_eval_result *res)
 {
 	int			rc;
 
@@ -1054,6 +1051,26 @@ dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
 	if ((rc = ev_run_dcr(e, res)) != 0)
 		return rc;
 	return ev_run_ml(e, res);
+}
+
+int
+dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
+{
+	dp_clear_error();
+	switch (eval_run(e, target, res))
+	{
+		case 0:
+			return 0;
+		case -2:
+			dp_fail(DP_ERR_CANCELLED, "the evaluation was cancelled by its progress callback");
+			return DP_CANCELLED;
+		case -3:
+			dp_fail(DP_ERR_INVALID, "the real or the synthetic table is empty");
+			return DP_FAILED;
+		default:
+			dp_fail(DP_ERR_NOMEM, "could not allocate the evaluation's memory");
+			return DP_FAILED;
+	}
 }
 
 void

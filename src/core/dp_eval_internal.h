@@ -49,13 +49,15 @@ struct dp_eval
 };
 
 /*
- * Memory and cancellation through the caller's hooks, shared by both files (inline, so that
+ * Memory through dp_env.h's handlers and cancellation through the caller's hooks, shared by both
+ * files (inline, so that
  * dp_eval_ml.c depends on this header only and the two files do not call each other).
  */
 static inline void *
 ev_alloc(const dp_eval *e, size_t n)
 {
-	return e->h.alloc(n ? n : 1);
+	(void) e;
+	return dp_alloc(n ? n : 1);
 }
 
 static inline void *
@@ -71,8 +73,8 @@ ev_zalloc(const dp_eval *e, size_t n)
 static inline void
 ev_free(const dp_eval *e, void *p)
 {
-	if (p)
-		e->h.free_fn(p);
+	(void) e;
+	dp_free(p);
 }
 
 static inline bool
