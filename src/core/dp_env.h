@@ -102,10 +102,12 @@ dp_report(dp_progress_fn progress, void *arg, dp_phase phase, double done, doubl
 
 /*
  * RETURN CODES.  A core function that can fail returns an int: >= 0 on success (0, or a count
- * where its comment says so), DP_CANCELLED when its progress callback asked to stop, DP_FAILED on
- * invalid input or a failed allocation, with dp_fail having recorded which (dp_last_error_kind)
- * and why, in words (dp_last_error).  A function that returns a pointer returns NULL on failure,
- * recorded the same way; a predicate returns bool.
+ * where its comment says so), negative on failure, so that rc < 0 always means it failed.  A
+ * function given a progress callback tells the two ways of failing apart: DP_CANCELLED when the
+ * callback asked to stop, DP_FAILED on invalid input or a failed allocation, with dp_fail having
+ * recorded which (dp_last_error_kind) and why, in words (dp_last_error).  A function without one
+ * cannot be cancelled, and returns -1 (its header says when).  A function that returns a pointer
+ * returns NULL on failure; a predicate returns bool.
  */
 #define DP_CANCELLED	(-1)
 #define DP_FAILED		(-2)
