@@ -20,8 +20,11 @@ typedef struct Iters
 } Iters;
 
 static int
-on_gum(void *arg, uint32_t iter, uint32_t iters, double err)
+on_gum(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	(void) iters;
 	if (err >= 0 && getenv("GUM_TRACE"))
 		fprintf(stderr, "iter %u err %.6f\n", iter, err);

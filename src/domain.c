@@ -15,7 +15,8 @@
  * columns are never released.
  *
  * Nothing here reads a row: every error is raised before the scan, and encoding a value never
- * raises (PRIVACY.md, "Errors and side channels").
+ * raises (PRIVACY.md, "Errors and side channels").  Values are encoded in encode.c and the rows
+ * read in scan_parallel.c (dpsynth_scan_codes), after everything here has been checked.
  *
  * Codes of a column: its categories or bins, then one NULL cell that holds NULL and every value
  * that has no place in the domain (categories not listed, NaN).  Columns that are NOT NULL and
@@ -25,7 +26,6 @@
  */
 #include "dpsynth.h"
 
-#include <float.h>
 #include <math.h>
 
 #include "access/htup_details.h"
@@ -83,89 +83,6 @@ is_text_type(Oid t)
 	return t == TEXTOID || t == VARCHAROID || t == BPCHAROID;
 }
 
-bool
-dpsynth_value_is_integral(Oid typid)
-{
-	return is_integer_type(typid) || is_time_type(typid);
-}
-
-/* Never raises: infinite dates and timestamps come out as the extreme int64 values. */
-int64
-dpsynth_value_int(Oid typid, Datum value)
-{
-	switch (typid)
-	{
-		case INT2OID:
-			return DatumGetInt16(value);
-		case INT4OID:
-			return DatumGetInt32(value);
-		case INT8OID:
-			return DatumGetInt64(value);
-		case DATEOID:
-			{
-				DateADT		d = DatumGetDateADT(value);
-
-				return DATE_IS_NOBEGIN(d) ? PG_INT64_MIN : DATE_IS_NOEND(d) ? PG_INT64_MAX : d;
-			}
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return DatumGetInt64(value);
-		default:
-			return 0;
-	}
-}
-
-/*
- * The values a numeric, date or timestamp type can hold, in dpsynth_value_int/real's units
- * (finite ones: infinite dates and timestamps fall into the end bins).  Public facts of the type.
- */
-void
-dpsynth_value_range(Oid typid, double *lo, double *hi)
-{
-	switch (typid)
-	{
-		case INT2OID:
-			*lo = PG_INT16_MIN, *hi = PG_INT16_MAX;
-			return;
-		case INT4OID:
-			*lo = PG_INT32_MIN, *hi = PG_INT32_MAX;
-			return;
-		case DATEOID:
-			*lo = DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE;
-			*hi = DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1;
-			return;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			*lo = (double) MIN_TIMESTAMP;
-			*hi = (double) (END_TIMESTAMP - 1);
-			return;
-		case FLOAT4OID:
-			*lo = -FLT_MAX, *hi = FLT_MAX;
-			return;
-		default:				/* int8 (rounded outwards), float8, numeric as float8 */
-			*lo = dpsynth_value_is_integral(typid) ? (double) PG_INT64_MIN : -DBL_MAX;
-			*hi = dpsynth_value_is_integral(typid) ? (double) PG_INT64_MAX : DBL_MAX;
-			return;
-	}
-}
-
-/* Never raises: the _no_overflow conversion gives +/-HUGE_VAL for huge numerics. */
-double
-dpsynth_value_real(Oid typid, Datum value)
-{
-	switch (typid)
-	{
-		case FLOAT4OID:
-			return DatumGetFloat4(value);
-		case FLOAT8OID:
-			return DatumGetFloat8(value);
-		case NUMERICOID:
-			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
-		default:
-			return (double) dpsynth_value_int(typid, value);
-	}
-}
-
 static void
 init_categories(DpColumn *col, const char **labels, int n, bool has_null_cell)
 {
@@ -208,15 +125,6 @@ init_categories(DpColumn *col, const char **labels, int n, bool has_null_cell)
 		fmgr_info(outfn, &col->outfunc);
 		col->encoding = DP_ENC_OUTPUT;
 	}
-}
-
-static int
-enum_oid_cmp(const void *a, const void *b)
-{
-	Oid			x = *(const Oid *) a;
-	Oid			y = *(const Oid *) b;
-
-	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /* An enum's labels in sort order are public schema facts. */
@@ -267,7 +175,7 @@ init_enum(DpColumn *col)
 	col->enum_codes = palloc(sizeof(dp_code) * (Size) n);
 	sorted = palloc(sizeof(Oid) * (Size) n);
 	memcpy(sorted, oids, sizeof(Oid) * (Size) n);
-	qsort(sorted, n, sizeof(Oid), enum_oid_cmp);
+	qsort(sorted, n, sizeof(Oid), dpsynth_oid_cmp);
 	for (int i = 0; i < n; i++)
 	{
 		col->enum_oids[i] = sorted[i];
@@ -1193,162 +1101,4 @@ dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const
 		store_domain("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, source = 'dp', ledger_id = $3 "
 					 "WHERE relid = $1 AND attnum = $2",
 					 4, argtypes, values);
-}
-
-static dp_code
-encode_varlena(DpColumn *col, Datum value)
-{
-	text	   *t = DatumGetTextPP(value);
-	char	   *s = VARDATA_ANY(t);
-	int			len = VARSIZE_ANY_EXHDR(t);
-
-	if (col->encoding == DP_ENC_BPCHAR)
-		len = bpchartruelen(s, len);
-	return dp_encode_label(&col->domain, s, len);
-}
-
-/*
- * Encodes one value.  Allocations (detoasting, output functions) go to the current memory
- * context, which the caller resets per row.  Nothing here raises on a value.
- */
-dp_code
-dpsynth_encode(DpColumn *col, Datum value, bool isnull)
-{
-	if (isnull)
-		return dp_encode_null(&col->domain);
-	switch (col->encoding)
-	{
-		case DP_ENC_TEXT:
-		case DP_ENC_BPCHAR:
-			return encode_varlena(col, value);
-		case DP_ENC_OUTPUT:
-			{
-				char	   *s = OutputFunctionCall(&col->outfunc, value);
-
-				return dp_encode_label(&col->domain, s, strlen(s));
-			}
-		case DP_ENC_BOOL_LABEL:
-			return DatumGetBool(value) ? dp_encode_label(&col->domain, "true", 4)
-				: dp_encode_label(&col->domain, "false", 5);
-		case DP_ENC_BOOL:
-			return DatumGetBool(value) ? 1 : 0;
-		case DP_ENC_ENUM:
-			{
-				Oid			key = DatumGetObjectId(value);
-				Oid		   *hit = bsearch(&key, col->enum_oids, col->nenum, sizeof(Oid), enum_oid_cmp);
-
-				return hit ? col->enum_codes[hit - col->enum_oids] : dp_encode_null(&col->domain);
-			}
-		case DP_ENC_INT:
-			return dp_encode_int(&col->domain, dpsynth_value_int(col->typid, value));
-		case DP_ENC_REAL:
-			return dp_encode_real(&col->domain, dpsynth_value_real(col->typid, value));
-	}
-	return dp_encode_null(&col->domain);
-}
-
-/* The codes of one row (slot in the root's layout); allocations go to rowcxt, reset here. */
-void
-dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt, TupleTableSlot *slot,
-					MemoryContext rowcxt, dp_code *codes)
-{
-	MemoryContext old;
-
-	slot_getsomeattrs(slot, maxatt);
-	old = MemoryContextSwitchTo(rowcxt);
-	for (int j = 0; j < ncols; j++)
-	{
-		AttrNumber	a = cols[j].attnum - 1;
-
-		codes[j] = dpsynth_encode(&cols[j], slot->tts_values[a], slot->tts_isnull[a]);
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(rowcxt);
-}
-
-/*
- * One scan of the table: every row's codes for the columns, handed to row_fn.  Output settings
- * are pinned (the cell a value lands in never depends on the caller's session), allocations are
- * per row, and interrupts are checked on every row.  Nothing here can fail on a value.
- * A big table is read by parallel workers as well (scan_parallel.c); row_fn then sees the rows
- * in another order, which nothing that counts them depends on.
- */
-void
-dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (const dp_code *codes, void *arg),
-				   void *arg)
-{
-	DpSourceScan scan;
-	TupleTableSlot *slot;
-	MemoryContext rowcxt;
-	dp_code    *codes;
-	AttrNumber	maxatt = 0;
-	int			nestlevel = dpsynth_pin_output_settings();
-
-	List	   *leaves = dpsynth_source_leaves(rel);
-
-	/* the settings are pinned before parallel mode: the workers inherit them */
-	if (dpsynth_scan_codes_parallel(rel, leaves, cols, ncols, row_fn, arg))
-	{
-		list_free(leaves);
-		AtEOXact_GUC(false, nestlevel);
-		return;
-	}
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
-	codes = palloc(sizeof(dp_code) * ncols);
-	for (int j = 0; j < ncols; j++)
-		maxatt = Max(maxatt, cols[j].attnum);
-	dpsynth_source_begin_shared(&scan, rel, leaves, NULL, NoLock);
-	while ((slot = dpsynth_source_next(&scan)) != NULL)
-	{
-		CHECK_FOR_INTERRUPTS();
-		dpsynth_encode_slot(cols, ncols, maxatt, slot, rowcxt, codes);
-		row_fn(codes, arg);
-	}
-	dpsynth_source_end(&scan);
-	list_free(leaves);
-	MemoryContextDelete(rowcxt);
-	pfree(codes);
-	AtEOXact_GUC(false, nestlevel);
-}
-
-/* Labels: categories as declared; bins as ranges in the column's own notation. */
-Datum
-dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull)
-{
-	char		buf[256];
-
-	*isnull = false;
-	if (code >= col->domain.nvalues)
-	{
-		*isnull = true;
-		return (Datum) 0;
-	}
-	if (col->domain.kind == DP_DOMAIN_CATEGORIES)
-		return PointerGetDatum(cstring_to_text_with_len(col->domain.map.labels[code],
-														col->domain.map.lens[code]));
-	if (is_time_type(col->typid))
-	{
-		int64		lo,
-					hi;
-		Oid			outfn;
-		bool		varlena;
-		char	   *a,
-				   *b;
-
-		dp_int_bin_range(&col->domain, code, &lo, &hi);
-		getTypeOutputInfo(col->typid, &outfn, &varlena);
-		if (col->typid == DATEOID)
-		{
-			a = OidOutputFunctionCall(outfn, DateADTGetDatum((DateADT) lo));
-			b = OidOutputFunctionCall(outfn, DateADTGetDatum((DateADT) hi));
-		}
-		else
-		{
-			a = OidOutputFunctionCall(outfn, TimestampGetDatum(lo));
-			b = OidOutputFunctionCall(outfn, TimestampGetDatum(hi));
-		}
-		return CStringGetTextDatum(lo == hi ? a : psprintf("[%s,%s]", a, b));
-	}
-	dp_code_label(&col->domain, code, buf, sizeof(buf));
-	return CStringGetTextDatum(buf);
 }

@@ -85,7 +85,7 @@ extern int64 dpsynth_charge(Oid relid, const char *function, const char *columns
 /* Marks the ledger row completed, in the caller's transaction. */
 extern void dpsynth_complete(int64 ledger_id);
 
-/* ---- domain.c ---- */
+/* ---- domain.c (encode.c: values to codes; scan_parallel.c: the scan of codes) ---- */
 
 /* Where a column's domain comes from, or what must happen before it has one. */
 typedef enum DpColumnState
@@ -96,7 +96,7 @@ typedef enum DpColumnState
 	DP_COLUMN_DISCOVER_EDGES		/* declared bounds, quantile bins: DP edges needed */
 } DpColumnState;
 
-/* How a Datum becomes a code (DpColumn.encoding; dpsynth_encode in domain.c, and its SQL form in
+/* How a Datum becomes a code (DpColumn.encoding; dpsynth_encode in encode.c, and its SQL form in
  * encoder.c). */
 enum
 {
@@ -165,20 +165,16 @@ extern void dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledg
 										const double *edges, int nedges,
 										const double *shape, int npieces);
 
-/* One scan of rel: each row's codes for the columns go to row_fn (see domain.c). */
+/* One scan of rel: each row's codes for the columns go to row_fn (scan_parallel.c: with parallel
+ * workers when the table is big). */
 extern void dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols,
 							   void (*row_fn) (const dp_code *codes, void *arg), void *arg);
 
 /* Encodes one value; never raises on a value. */
 extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
 
-/*
- * The same scan with parallel workers (scan_parallel.c): false, having read nothing, when the
- * table is too small for them or none may be used; the caller then reads it alone.
- */
+/* The parallel workers a big table's scan may use besides the caller (scan_parallel.c). */
 extern int	dpsynth_scan_workers;
-extern bool dpsynth_scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
-										void (*row_fn) (const dp_code *codes, void *arg), void *arg);
 
 /* Integer and real views of a numeric value (dates as days, timestamps as microseconds),
  * for discovery; never raise. */
@@ -364,7 +360,7 @@ extern void dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *le
 extern TupleTableSlot *dpsynth_source_next(DpSourceScan *s);
 extern void dpsynth_source_end(DpSourceScan *s);
 
-/* The codes of one row, a slot in the root's layout (see domain.c). */
+/* The codes of one row, a slot in the root's layout (see encode.c). */
 extern void dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt,
 								TupleTableSlot *slot, MemoryContext rowcxt, dp_code *codes);
 
@@ -380,7 +376,9 @@ extern void dpsynth_lock_domains(Oid relid);
  */
 #define DPSYNTH_AUTO_BINS 16
 
-/* Label of a code (NULL for the NULL cell) as a text datum. */
+/* Label of a code (NULL for the NULL cell) as a text datum (encode.c). */
 extern Datum dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull);
+/* Orders OIDs, for qsort and bsearch (encode.c). */
+extern int	dpsynth_oid_cmp(const void *a, const void *b);
 
 #endif

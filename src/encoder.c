@@ -3,7 +3,7 @@
  * table spread over many servers (docs/DISTRIBUTED.md, "Next step", item 1):
  *   dpsynth._encoder(tbl, col) -> (expression text, codes int4)
  *       the expression maps the column's value to its cell code under the column's public
- *       domain, exactly as dpsynth_encode does (domain.c), and codes is the domain's number of
+ *       domain, exactly as dpsynth_encode does (encode.c), and codes is the domain's number of
  *       codes (the size to give dpsynth._partial_counts);
  *   dpsynth._encode(tbl, col, value) -> int4
  *       dpsynth_encode itself on a value the caller supplies, the yardstick the expression is

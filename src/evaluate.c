@@ -27,37 +27,24 @@
 #include "utils/rel.h"
 
 #include "evaluate.h"
+#include "synthesize.h"
 
 #define FETCH_ROWS 10000
 
 static const char *const table_role[DP_EVAL_NTABLES] = {"real", "synthetic", "holdout"};
 
-/* ---- the core's hooks: memory in the caller's context, interrupts between blocks ---- */
+/*
+ * ---- the core's hooks: interrupts between blocks.  Its memory comes from dp_env's handlers
+ * (palloc in the current memory context): every call into dp_eval runs in eval_cxt. ----
+ */
 
 static MemoryContext eval_cxt;	/* the evaluation's memory, a child of the call's */
 
-static void *
-eval_alloc_cxt(size_t n)
-{
-	return MemoryContextAllocHuge(eval_cxt, n);
-}
-
-static void *
-eval_realloc(void *p, size_t n)
-{
-	return p ? repalloc_huge(p, n) : eval_alloc_cxt(n);
-}
-
-static void
-eval_free(void *p)
-{
-	pfree(p);
-}
-
 static int
-eval_progress(void *arg)
+eval_progress(void *arg, const dp_progress *p)
 {
 	(void) arg;
+	(void) p;
 	CHECK_FOR_INTERRUPTS();
 	return 0;
 }
@@ -217,9 +204,10 @@ read_table(dp_eval *e, int t, Oid relid, List *cols)
 
 				cells[c] = isnull ? NULL : text_to_cstring(DatumGetTextPP(d));
 			}
-			MemoryContextSwitchTo(old);
+			MemoryContextSwitchTo(eval_cxt);
 			if (dp_eval_add_row(e, t, cells) != 0)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			MemoryContextSwitchTo(old);
 			MemoryContextReset(batch);
 		}
 		SPI_freetuptable(SPI_tuptable);
@@ -250,7 +238,8 @@ dpsynth_evaluate_tables(FunctionCallInfo fcinfo, dp_eval_result *res, DpEvalTabl
 				ncols,
 				rc;
 	const char **names;
-	dp_eval_hooks hooks = {eval_alloc_cxt, eval_realloc, eval_free, eval_progress, NULL};
+	dp_eval_hooks hooks = {eval_progress, NULL};
+	MemoryContext old;
 	dp_eval    *e;
 	ListCell   *lc;
 
@@ -290,14 +279,21 @@ dpsynth_evaluate_tables(FunctionCallInfo fcinfo, dp_eval_result *res, DpEvalTabl
 			 errhint("Share them only with roles that may read the real table.")));
 
 	eval_cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_evaluate", ALLOCSET_DEFAULT_SIZES);
-	if ((e = dp_eval_create(ncols, names, &hooks)) == NULL)
+	old = MemoryContextSwitchTo(eval_cxt);
+	e = dp_eval_create(ncols, names, &hooks);
+	MemoryContextSwitchTo(old);
+	if (e == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	for (int t = 0; t < DP_EVAL_NTABLES; t++)
 		if (OidIsValid(tables->relid[t]))
 			read_table(e, t, tables->relid[t], cols);
 	check_not_empty(e, tables->relid);
-	if ((rc = dp_eval_run(e, target, res)) != 0)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory (dp_evaluate: %d)", rc)));
+	old = MemoryContextSwitchTo(eval_cxt);
+	rc = dp_eval_run(e, target, res);
+	MemoryContextSwitchTo(old);
+	if (rc != 0)
+		ereport(ERROR, (errcode(dpsynth_core_errcode()), errmsg("dp_evaluate failed"),
+						errdetail("%s", dp_last_error())));
 }
 
 /* ---- dp_evaluate's rows ---- */

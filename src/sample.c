@@ -95,9 +95,9 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 
 	/* ---- GUM and the split of merged codes, the same function as dp_synthesize's ---- */
 	synth_progress_init(&pr, label, verbose);
-	synth_pipeline_progress(&pr, DP_PHASE_GUM, 0);
+	dp_report(synth_pipeline_progress, &pr, DP_PHASE_GUM, 0, 1, -1);
 	dp_gum_default_params(&gum);
-	gum.progress = synth_gum_progress;
+	gum.progress = synth_pipeline_progress;
 	gum.progress_arg = &pr;
 	gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	/* as dp_adaptive_run's own final synthesis when it starts cold (its warm start, the last

@@ -48,6 +48,7 @@
 #include "storage/latch.h"
 #include "storage/shm_mq.h"
 #include "storage/shm_toc.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -320,9 +321,13 @@ workers_for(List *leaves, const DpColumn *cols, int ncols)
 	return Min(Min(dpsynth_scan_workers, max_parallel_workers), max_worker_processes);
 }
 
-bool
-dpsynth_scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
-							void (*row_fn) (const dp_code *codes, void *arg), void *arg)
+/*
+ * The scan with parallel workers: false, having read nothing, when the table is too small for
+ * them or none may be used; the caller then reads it alone.
+ */
+static bool
+scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
+					void (*row_fn) (const dp_code *codes, void *arg), void *arg)
 {
 	ListCell   *lc;
 	int			nworkers,
@@ -494,6 +499,51 @@ dpsynth_scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncol
 	pfree(pscan_size);
 	pfree(colbuf.data);
 	return true;
+}
+
+/*
+ * One scan of the table: every row's codes for the columns, handed to row_fn.  Output settings
+ * are pinned (the cell a value lands in never depends on the caller's session), allocations are
+ * per row, and interrupts are checked on every row.  Nothing here can fail on a value.
+ * A big table is read by parallel workers as well (scan_codes_parallel); row_fn then sees the
+ * rows in another order, which nothing that counts them depends on.
+ */
+void
+dpsynth_scan_codes(Relation rel, DpColumn *cols, int ncols, void (*row_fn) (const dp_code *codes, void *arg),
+				   void *arg)
+{
+	DpSourceScan scan;
+	TupleTableSlot *slot;
+	MemoryContext rowcxt;
+	dp_code    *codes;
+	AttrNumber	maxatt = 0;
+	int			nestlevel = dpsynth_pin_output_settings();
+
+	List	   *leaves = dpsynth_source_leaves(rel);
+
+	/* the settings are pinned before parallel mode: the workers inherit them */
+	if (scan_codes_parallel(rel, leaves, cols, ncols, row_fn, arg))
+	{
+		list_free(leaves);
+		AtEOXact_GUC(false, nestlevel);
+		return;
+	}
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth row", ALLOCSET_SMALL_SIZES);
+	codes = palloc(sizeof(dp_code) * ncols);
+	for (int j = 0; j < ncols; j++)
+		maxatt = Max(maxatt, cols[j].attnum);
+	dpsynth_source_begin_shared(&scan, rel, leaves, NULL, NoLock);
+	while ((slot = dpsynth_source_next(&scan)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		dpsynth_encode_slot(cols, ncols, maxatt, slot, rowcxt, codes);
+		row_fn(codes, arg);
+	}
+	dpsynth_source_end(&scan);
+	list_free(leaves);
+	MemoryContextDelete(rowcxt);
+	pfree(codes);
+	AtEOXact_GUC(false, nestlevel);
 }
 
 /* A parallel worker's share: encode, and send the codes to the leader in chunks. */

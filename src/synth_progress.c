@@ -34,12 +34,17 @@ synth_progress_init(SynthProgress *pr, const char *label, bool verbose)
 	pr->last_phase = DP_PHASE_COUNT;
 }
 
-/* Called by the pipeline: reports progress, and lets cancel and statement_timeout in. */
+/*
+ * Called by the pipeline (done a fraction, total 1) and by GUM (done iterations of total; a
+ * heartbeat without a total counts as done): reports progress, and lets cancel and
+ * statement_timeout in.
+ */
 int
-synth_pipeline_progress(void *arg, dp_privsyn_phase phase, double done)
+synth_pipeline_progress(void *arg, const dp_progress *p)
 {
 	SynthProgress   *pr = arg;
-	int			percent = (int) (done * 100);
+	dp_phase	phase = p->phase;
+	int			percent = (int) ((p->total > 0 ? p->done / p->total : 1) * 100);
 
 	CHECK_FOR_INTERRUPTS();
 	if (phase != pr->last_phase || percent >= pr->last_percent + 10)
@@ -49,13 +54,6 @@ synth_pipeline_progress(void *arg, dp_privsyn_phase phase, double done)
 		synth_report(pr, phase_names[phase], percent);
 	}
 	return 0;
-}
-
-int
-synth_gum_progress(void *arg, uint32_t iter, uint32_t iters, double err)
-{
-	(void) err;
-	return synth_pipeline_progress(arg, DP_PHASE_GUM, iters ? (double) iter / iters : 1);
 }
 
 /*

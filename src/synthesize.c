@@ -555,7 +555,7 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.max_rows = (uint64) dpsynth_max_sample_rows;
 	params.progress = synth_pipeline_progress;
 	params.progress_arg = pr;
-	params.gum.progress = synth_gum_progress;
+	params.gum.progress = synth_pipeline_progress;
 	params.gum.progress_arg = pr;
 	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	params.focus = c->focus;

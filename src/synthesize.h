@@ -131,15 +131,15 @@ typedef struct SynthProgress
 	const char *label;			/* "dp_synthesize(people)", "dp_sample(model 3)" */
 	bool		verbose;
 	int			last_percent;
-	dp_privsyn_phase last_phase;
+	dp_phase	last_phase;
 } SynthProgress;
 
 extern void synth_progress_init(SynthProgress *pr, const char *label, bool verbose);
 /* Reports a phase in pg_stat_activity (and as a NOTICE when verbose). */
 extern void synth_report(SynthProgress *pr, const char *phase, int percent);
-/* The core's progress callbacks: report, and let cancel and statement_timeout in. */
-extern int	synth_pipeline_progress(void *arg, dp_privsyn_phase phase, double done);
-extern int	synth_gum_progress(void *arg, uint32_t iter, uint32_t iters, double err);
+/* The core's progress callback (dp_env.h; arg a SynthProgress) for the pipeline and for GUM:
+ * reports, and lets cancel and statement_timeout in. */
+extern int	synth_pipeline_progress(void *arg, const dp_progress *p);
 /* Seconds since the epoch, for the timings a call returns. */
 extern double synth_now(void);
 

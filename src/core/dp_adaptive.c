@@ -584,7 +584,7 @@ typedef struct Run
 } Run;
 
 #define PROGRESS(phase, frac) \
-	do { if (r->p->progress && r->p->progress(r->p->progress_arg, (phase), (frac)) != 0) return dp_cancelled(); } while (0)
+	do { if (dp_report(r->p->progress, r->p->progress_arg, (phase), (frac), 1, -1) != 0) return dp_cancelled(); } while (0)
 
 /* ---- 1. one-way marginals and the rare-value merge: the schedule's DP_RELEASE_ONEWAY ---- */
 static int

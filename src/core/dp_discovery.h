@@ -87,7 +87,7 @@
 
 /*
  * Upper bound on the tail of the discrete Gaussian, P(X >= m), X ~ N_Z(0, num/den), for an
- * integer m >= 0, rigorous (see dp_discovery.c: integral comparison + Poisson summation, with a
+ * integer m >= 0, rigorous (see dp_partition_select.c: integral comparison + Poisson summation, with a
  * floating-point margin).  Returns a value in [0, 1], or NaN if g is NULL or invalid or m < 0.
  * Exposed for the tests and for reporting.
  */

@@ -1,6 +1,7 @@
 /*
  * dp_env.h - the one contract between the core and whoever embeds it: a handler table
- * (allocation, notices, interrupt checks) installed once, and the failure that a core function
+ * (allocation, notices, interrupt checks) installed once; the one progress callback a long
+ * computation is given; the one return-code convention; and the failure that a core function
  * reports with its return code, said in words.
  *
  * Pure C: no PostgreSQL headers.  Without dp_set_handlers (unit tests, fuzzers, benchmarks) the
@@ -56,6 +57,60 @@ void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
 /* Lets a cancel in (a long loop calls this at least every few milliseconds). */
 void		dp_check_interrupts(void);
+
+/*
+ * PROGRESS.  A long computation (a synthesis, a model's fit or draw, an evaluation) is given one
+ * callback of this type with its argument, and calls it on the calling thread between blocks of
+ * work with where it is.  A non-zero return cancels: the computation returns DP_CANCELLED.
+ * Inside PostgreSQL the callback may also longjmp (a cancel), as a handler may.
+ */
+typedef enum dp_phase
+{
+	DP_PHASE_NONE = -1,			/* a computation with no phases (dp_evaluate's) */
+	DP_PHASE_ONEWAY,			/* a synthesis' one-way marginals */
+	DP_PHASE_SELECT,			/* its selection of marginals */
+	DP_PHASE_PUBLISH,			/* its noisy marginals */
+	DP_PHASE_CONSIST,			/* their consistency */
+	DP_PHASE_GUM,				/* the rows: the model's fit and draw (GUM, or a maximum-entropy fit) */
+	DP_PHASE_COUNT
+} dp_phase;
+
+typedef struct dp_progress
+{
+	dp_phase	phase;
+	double		done;			/* work done: a fraction, iterations, or sweeps */
+	double		total;			/* what done counts up to; 0: a heartbeat, no measure of the way */
+	double		err;			/* a fit's error after an iteration (mean L1 of its targets), or -1 */
+} dp_progress;
+
+typedef int (*dp_progress_fn) (void *arg, const dp_progress *p);
+
+/* Calls progress (NULL: none, 0) with the four fields; its return value. */
+static inline int
+dp_report(dp_progress_fn progress, void *arg, dp_phase phase, double done, double total, double err)
+{
+	dp_progress p;
+
+	if (progress == NULL)
+		return 0;
+	p.phase = phase;
+	p.done = done;
+	p.total = total;
+	p.err = err;
+	return progress(arg, &p);
+}
+
+/*
+ * RETURN CODES.  A core function that can fail returns an int: >= 0 on success (0, or a count
+ * where its comment says so), negative on failure, so that rc < 0 always means it failed.  A
+ * function given a progress callback tells the two ways of failing apart: DP_CANCELLED when the
+ * callback asked to stop, DP_FAILED on invalid input or a failed allocation, with dp_fail having
+ * recorded which (dp_last_error_kind) and why, in words (dp_last_error).  A function without one
+ * cannot be cancelled, and returns -1 (its header says when).  A function that returns a pointer
+ * returns NULL on failure; a predicate returns bool.
+ */
+#define DP_CANCELLED	(-1)
+#define DP_FAILED		(-2)
 
 /* What a failure was: how the embedder should classify it (PostgreSQL: the SQLSTATE). */
 typedef enum dp_error_kind

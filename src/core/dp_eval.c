@@ -1,7 +1,8 @@
 /*
  * dp_eval.c - the owner's quality report: cells, the fixed discretization, TVDs, range queries,
  * correlation and exact copies (dp_eval.h has the definitions; dp_eval_ml.c the model and the
- * distances).  Not a DP computation: see dp_eval.h.
+ * distances; dp_eval_num.c numbers as pandas and Python read and print them, which both use).
+ * Not a DP computation: see dp_eval.h.
  */
 #include "dp_eval_internal.h"
 
@@ -30,150 +31,6 @@ ev_strdup(const dp_eval *e, const char *s, size_t len)
 		d[len] = '\0';
 	}
 	return d;
-}
-
-/* ---- numbers as pandas and Python read and print them ---- */
-
-static bool
-digits_run(const char **p, bool underscores)
-{
-	const char *s = *p;
-
-	if (!isdigit((unsigned char) *s))
-		return false;
-	while (isdigit((unsigned char) *s) ||
-		   (underscores && *s == '_' && isdigit((unsigned char) s[1]) && isdigit((unsigned char) s[-1])))
-		s++;
-	*p = s;
-	return true;
-}
-
-static bool
-word_is(const char *s, const char *word)
-{
-	return strcasecmp(s, word) == 0;
-}
-
-/* Decimal or exponent notation, inf, infinity, nan, with a sign; no hex, no spaces inside. */
-bool
-dp_eval_parse_number(const char *s, bool underscores, double *v)
-{
-	const char *p = s;
-	const char *body;
-	bool		mant = false;
-	char		clean[512];
-	size_t		n = 0;
-
-	if (*p == '+' || *p == '-')
-		p++;
-	body = p;
-	if (word_is(body, "inf") || word_is(body, "infinity") || word_is(body, "nan"))
-	{
-		double		x = (tolower((unsigned char) body[0]) == 'n') ? NAN : INFINITY;
-
-		*v = (*s == '-') ? -x : x;
-		return true;
-	}
-	mant = digits_run(&p, underscores);
-	if (*p == '.')
-	{
-		p++;
-		if (isdigit((unsigned char) *p))
-			mant = digits_run(&p, underscores) || mant;
-	}
-	if (!mant)
-		return false;
-	if (*p == 'e' || *p == 'E')
-	{
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!digits_run(&p, underscores))
-			return false;
-	}
-	if (*p != '\0' || (size_t) (p - s) >= sizeof(clean))
-		return false;
-	for (p = s; *p; p++)
-		if (*p != '_')
-			clean[n++] = *p;
-	clean[n] = '\0';
-	*v = strtod(clean, NULL);
-	return true;
-}
-
-void
-dp_eval_float_repr(double v, char *buf)
-{
-	char		e[40],
-				digits[24];
-	int			nd = 0,
-				exp10,
-				decpt,
-				prec;
-	char	   *p = buf;
-
-	if (isnan(v))
-	{
-		strcpy(buf, "nan");
-		return;
-	}
-	if (isinf(v))
-	{
-		strcpy(buf, v < 0 ? "-inf" : "inf");
-		return;
-	}
-	/* the fewest significant digits that read back as v (correctly rounded printf) */
-	for (prec = 1; prec <= 17; prec++)
-	{
-		snprintf(e, sizeof(e), "%.*e", prec - 1, v);
-		if (strtod(e, NULL) == v)
-			break;
-	}
-	for (const char *q = e; *q && *q != 'e'; q++)
-		if (isdigit((unsigned char) *q))
-			digits[nd++] = *q;
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
-	exp10 = atoi(strchr(e, 'e') + 1);
-	decpt = exp10 + 1;
-	if (signbit(v))
-		*p++ = '-';
-	if (decpt <= -4 || decpt > 16)
-	{
-		*p++ = digits[0];
-		if (nd > 1)
-			p += sprintf(p, ".%s", digits + 1);
-		sprintf(p, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
-	}
-	else if (decpt <= 0)
-		sprintf(p, "0.%.*s%s", -decpt, "0000", digits);
-	else if (decpt >= nd)
-		sprintf(p, "%s%.*s.0", digits, decpt - nd, "0000000000000000");
-	else
-		sprintf(p, "%.*s.%s", decpt, digits, digits + decpt);
-}
-
-double
-dp_eval_quantile_sorted(const double *x, int64_t n, double q)
-{
-	/* numpy's 'linear' virtual index (n - 1) * q, _get_indexes and _lerp, in order */
-	double		vi = (double) (n - 1) * q;
-	double		prev = floor(vi),
-				t,
-				a,
-				b,
-				diff;
-
-	if (vi >= (double) (n - 1))
-		return x[n - 1];
-	if (vi < 0)
-		return x[0];
-	t = vi - prev;
-	a = x[(int64_t) prev];
-	b = x[(int64_t) prev + 1];
-	diff = b - a;
-	return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
 }
 
 /* ---- cells ---- */
@@ -230,7 +87,7 @@ dict_intern(const dp_eval *e, ev_dict *d, const char *s, size_t len)
 	if (d->n == d->cap)
 	{
 		int32_t		cap = d->cap ? d->cap * 2 : 64;
-		ev_entry   *ne = e->h.realloc_fn(d->e, (size_t) cap * sizeof(ev_entry));
+		ev_entry   *ne = dp_realloc(d->e, (size_t) cap * sizeof(ev_entry));
 
 		if (ne == NULL)
 			return -1;
@@ -247,27 +104,15 @@ dict_intern(const dp_eval *e, ev_dict *d, const char *s, size_t len)
 	return d->n++;
 }
 
-static void *
-default_alloc(size_t n)
-{
-	return malloc(n);
-}
-
 dp_eval *
 dp_eval_create(int ncols, const char *const *names, const dp_eval_hooks *hooks)
 {
-	dp_eval_hooks h = {default_alloc, realloc, free, NULL, NULL};
+	dp_eval_hooks h = {NULL, NULL};
 	dp_eval    *e;
 
 	if (hooks)
 		h = *hooks;
-	if (h.alloc == NULL || h.realloc_fn == NULL || h.free_fn == NULL)
-	{
-		h.alloc = default_alloc;
-		h.realloc_fn = realloc;
-		h.free_fn = free;
-	}
-	e = h.alloc(sizeof(dp_eval));
+	e = dp_alloc(sizeof(dp_eval));
 	if (e == NULL)
 		return NULL;
 	memset(e, 0, sizeof(*e));
@@ -299,7 +144,7 @@ grow_rows(dp_eval *e, int t)
 
 	for (int c = 0; c < e->ncols; c++)
 	{
-		uint32_t   *ids = e->h.realloc_fn(e->ids[t][c], (size_t) cap * sizeof(uint32_t));
+		uint32_t   *ids = dp_realloc(e->ids[t][c], (size_t) cap * sizeof(uint32_t));
 
 		if (ids == NULL)
 			return -1;
@@ -309,11 +154,18 @@ grow_rows(dp_eval *e, int t)
 	return 0;
 }
 
+static int
+dp_nomem_row(void)
+{
+	dp_fail(DP_ERR_NOMEM, "could not allocate the evaluation's rows");
+	return DP_FAILED;
+}
+
 int
 dp_eval_add_row(dp_eval *e, int t, const char *const *cells)
 {
 	if (e->nrows[t] == e->cap[t] && grow_rows(e, t) != 0)
-		return -1;
+		return dp_nomem_row();
 	for (int c = 0; c < e->ncols; c++)
 	{
 		const char *s = cells[c] ? cells[c] : "";	/* NULL is an empty CSV cell */
@@ -326,7 +178,7 @@ dp_eval_add_row(dp_eval *e, int t, const char *const *cells)
 		while (len > 0 && isspace((unsigned char) s[len - 1]))
 			len--;
 		if ((id = dict_intern(e, &e->dicts[c], s, len)) < 0)
-			return -1;
+			return dp_nomem_row();
 		e->dicts[c].e[id].count[t]++;
 		e->ids[t][c][e->nrows[t]] = (uint32_t) id;
 	}
@@ -869,7 +721,7 @@ run_triples(dp_eval *e, dp_eval_result *res, ev_cells *m, dp_pcg64 *rng)
 		return -1;
 	if (all > want)
 	{
-		if (!dp_pcg64_choice(rng, all, want, pick, e->h.alloc, e->h.free_fn))
+		if (!dp_pcg64_choice(rng, all, want, pick))
 			return -1;
 		qsort(pick, want, sizeof(int64_t), cmp_i64);
 	}
@@ -932,7 +784,7 @@ run_ranges(dp_eval *e, dp_eval_result *res, dp_pcg64 *rng)
 
 		if (q % 50 == 0 && ev_cancelled(e))
 			return -2;
-		if (!dp_pcg64_choice(rng, e->ncols, k, cols, e->h.alloc, e->h.free_fn))
+		if (!dp_pcg64_choice(rng, e->ncols, k, cols))
 			return -1;
 		for (int j = 0; j < k; j++)
 		{
@@ -1026,8 +878,10 @@ run_marginals(dp_eval *e, dp_eval_result *res)
 	return rc;
 }
 
-int
-dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
+/* dp_eval_run's work: 0, -1 out of memory, -2 cancelled, -3 an empty table (the steps' own
+ * codes, which dp_eval_run turns into dp_env.h's). */
+static int
+eval_run(dp_eval *e, int target, dp_eval_result *res)
 {
 	int			rc;
 
@@ -1054,6 +908,26 @@ dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
 	if ((rc = ev_run_dcr(e, res)) != 0)
 		return rc;
 	return ev_run_ml(e, res);
+}
+
+int
+dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
+{
+	dp_clear_error();
+	switch (eval_run(e, target, res))
+	{
+		case 0:
+			return 0;
+		case -2:
+			dp_fail(DP_ERR_CANCELLED, "the evaluation was cancelled by its progress callback");
+			return DP_CANCELLED;
+		case -3:
+			dp_fail(DP_ERR_INVALID, "the real or the synthetic table is empty");
+			return DP_FAILED;
+		default:
+			dp_fail(DP_ERR_NOMEM, "could not allocate the evaluation's memory");
+			return DP_FAILED;
+	}
 }
 
 void

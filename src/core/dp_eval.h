@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dp_env.h"
+
 enum
 {
 	DP_EVAL_REAL = 0,
@@ -37,13 +39,13 @@ enum
 #define DP_EVAL_DCR_REFERENCE 20000
 #define DP_EVAL_SAMPLE_SEED 1		/* the DCR samples' */
 
+/* Memory comes from dp_env.h's handlers (dp_alloc: inside PostgreSQL, the current memory context
+ * of each call); the hooks carry the progress callback only. */
 typedef struct dp_eval_hooks
 {
-	void	   *(*alloc) (size_t);		/* NULL: malloc */
-	void	   *(*realloc_fn) (void *, size_t);
-	void		(*free_fn) (void *);
-	/* called between blocks of work; nonzero cancels (inside PostgreSQL it may also longjmp) */
-	int			(*progress) (void *arg);
+	/* called between blocks of work (dp_env.h: phase DP_PHASE_NONE, a heartbeat); nonzero
+	 * cancels (inside PostgreSQL it may also longjmp) */
+	dp_progress_fn progress;
 	void	   *progress_arg;
 } dp_eval_hooks;
 
@@ -99,15 +101,17 @@ typedef struct dp_eval dp_eval;
 /* An empty evaluation of ncols columns (names copied); NULL if out of memory. */
 extern dp_eval *dp_eval_create(int ncols, const char *const *names, const dp_eval_hooks *hooks);
 
-/* Adds one row to a table (DP_EVAL_*); cells[c] NULL is SQL NULL.  -1 if out of memory. */
+/* Adds one row to a table (DP_EVAL_*); cells[c] NULL is SQL NULL.  0, or DP_FAILED if out of
+ * memory. */
 extern int	dp_eval_add_row(dp_eval *e, int table, const char *const *cells);
 
 extern int64_t dp_eval_rows(const dp_eval *e, int table);
 
 /*
- * Computes everything into *res (allocated with the hooks; freed with the evaluation).  target is
- * a column index or -1.  Returns 0, -1 when out of memory, -2 when cancelled, -3 when the real or
- * the synthetic table is empty.
+ * Computes everything into *res (allocated with dp_alloc; freed with the evaluation).  target is
+ * a column index or -1.  Returns 0; DP_CANCELLED when cancelled; DP_FAILED when out of memory
+ * (DP_ERR_NOMEM) or when the real or the synthetic table is empty (DP_ERR_INVALID), dp_fail
+ * having said which.
  */
 extern int	dp_eval_run(dp_eval *e, int target, dp_eval_result *res);
 
@@ -122,7 +126,6 @@ extern void dp_eval_float_repr(double v, char *buf);
 /* numpy.quantile(x, q) of n sorted values, 'linear' */
 extern double dp_eval_quantile_sorted(const double *x, int64_t n, double q);
 /* AUC of scores against 0/1 labels (Mann-Whitney, ties halved); NaN if one class is absent */
-extern double dp_eval_auc(const double *score, const uint8_t *positive, int64_t n,
-						  void *(*alloc) (size_t), void (*free_fn) (void *));
+extern double dp_eval_auc(const double *score, const uint8_t *positive, int64_t n);
 
 #endif

@@ -49,13 +49,15 @@ struct dp_eval
 };
 
 /*
- * Memory and cancellation through the caller's hooks, shared by both files (inline, so that
+ * Memory through dp_env.h's handlers and cancellation through the caller's hooks, shared by both
+ * files (inline, so that
  * dp_eval_ml.c depends on this header only and the two files do not call each other).
  */
 static inline void *
 ev_alloc(const dp_eval *e, size_t n)
 {
-	return e->h.alloc(n ? n : 1);
+	(void) e;
+	return dp_alloc(n ? n : 1);
 }
 
 static inline void *
@@ -71,14 +73,14 @@ ev_zalloc(const dp_eval *e, size_t n)
 static inline void
 ev_free(const dp_eval *e, void *p)
 {
-	if (p)
-		e->h.free_fn(p);
+	(void) e;
+	dp_free(p);
 }
 
 static inline bool
 ev_cancelled(const dp_eval *e)
 {
-	return e->h.progress && e->h.progress(e->h.progress_arg) != 0;
+	return dp_report(e->h.progress, e->h.progress_arg, DP_PHASE_NONE, 0, 0, -1) != 0;
 }
 
 /* dp_eval_ml.c: returns 0, -1 out of memory, -2 cancelled */

@@ -329,10 +329,9 @@ cmp_score(const void *a, const void *b)
 }
 
 double
-dp_eval_auc(const double *score, const uint8_t *positive, int64_t n,
-			void *(*alloc) (size_t), void (*free_fn) (void *))
+dp_eval_auc(const double *score, const uint8_t *positive, int64_t n)
 {
-	order_item *o = alloc((size_t) (n + 1) * sizeof(order_item));
+	order_item *o = dp_alloc((size_t) (n + 1) * sizeof(order_item));
 	double		rank_sum = 0,
 				npos = 0,
 				nneg;
@@ -359,7 +358,7 @@ dp_eval_auc(const double *score, const uint8_t *positive, int64_t n,
 			rank_sum += positive[o[k].row] ? avg : 0;
 		i = j;
 	}
-	free_fn(o);
+	dp_free(o);
 	if (npos == 0 || nneg == 0)
 		return NAN;
 	return (rank_sum - npos * (npos + 1) / 2) / (npos * nneg);
@@ -395,7 +394,7 @@ score_holdout(ev_lr *m, double *prob, int nl, double *acc, double *auc)
 			s[r] = prob[r * nl + k];
 			pos[r] = row_label(m, DP_EVAL_HOLDOUT, r) == k;
 		}
-		sum += dp_eval_auc(s, pos, n, e->h.alloc, e->h.free_fn);
+		sum += dp_eval_auc(s, pos, n);
 	}
 	*auc = nl == 2 ? sum : sum / nl;
 	ev_free(e, s);

@@ -202,9 +202,7 @@ dp_gum_default_params(dp_gum_params *p)
 int
 gum_heartbeat(gum *g)
 {
-	if (g->prm->progress == NULL)
-		return 0;
-	return g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1);
+	return dp_report(g->prm->progress, g->prm->progress_arg, DP_PHASE_GUM, g->iter, g->prm->iterations, -1);
 }
 
 /*

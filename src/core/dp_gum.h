@@ -76,6 +76,7 @@
 #include <stdint.h>
 
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
 
@@ -133,14 +134,15 @@ typedef struct dp_gum_params
 	uint64_t	jtree_cells;
 
 	/*
-	 * Called after every iteration (iter = 1..iters, err = mean L1 of the iterated targets; not
-	 * called so when no target is iterated, e.g. a tree of 2-way targets, which is all appended).
-	 * A non-zero return cancels: dp_gum_run returns -1.  It is also called as a heartbeat
-	 * (iter = iterations done so far, err = -1) after every column filled at the start or
+	 * Called (dp_env.h; phase DP_PHASE_GUM) after every iteration (done = iter = 1..iters, total =
+	 * iters, err = mean L1 of the iterated targets; not called so when no target is iterated, e.g.
+	 * a tree of 2-way targets, which is all appended).  A non-zero return cancels: dp_gum_run
+	 * returns -1.  It is also called as a heartbeat (done = iterations done so far, total = iters,
+	 * err = -1) after every column filled at the start or
 	 * appended at the end, after every marginal visit, and between chunks of a visit's moves, so
 	 * that a cancel never waits for more than about one pass over the rows.
 	 */
-	int			(*progress) (void *arg, uint32_t iter, uint32_t iters, double err);
+	dp_progress_fn progress;
 	void	   *progress_arg;
 } dp_gum_params;
 

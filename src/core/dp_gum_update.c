@@ -785,8 +785,8 @@ visit_run_moves(gum *g, const gmarg *m, uint64_t G)
 		}
 		dp_run_parallel(g->cstride[m->comp] > 1 ? run_moves_g8 : g->narrow ? run_moves_u8 : run_moves_u16,
 						w, sizeof(mover), P);
-		if (upto < (uint32_t) G && g->prm->progress &&
-			g->prm->progress(g->prm->progress_arg, g->iter, g->prm->iterations, -1) != 0)
+		if (upto < (uint32_t) G &&
+			dp_report(g->prm->progress, g->prm->progress_arg, DP_PHASE_GUM, g->iter, g->prm->iterations, -1) != 0)
 			return -1;
 	}
 	return 0;
@@ -894,7 +894,7 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
 		if (visit(g, &g->m[g->order[i]], alpha, r) != 0)
 			return -1;
 		/* one visit is one pass over the rows: a cancel must not wait for a whole iteration */
-		if (prm->progress && prm->progress(prm->progress_arg, t, prm->iterations, -1) != 0)
+		if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, t, prm->iterations, -1) != 0)
 			return -1;
 	}
 	*mean = 0;
@@ -941,7 +941,7 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 	{
 		if (iteration(g, prm, t, &mean) != 0)
 			return -1;
-		if (prm->progress && prm->progress(prm->progress_arg, t + 1, prm->iterations, mean) != 0)
+		if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, t + 1, prm->iterations, mean) != 0)
 			return -1;
 		if (mean < snap_err)
 		{

@@ -506,7 +506,7 @@ dp_jtree_sweeps(const dp_jtree *t, const dp_marg *margs, uint32_t nmargs)
 
 int
 dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sweeps, double tol,
-			 int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err), void *progress_arg)
+			 dp_progress_fn progress, void *progress_arg)
 {
 	uint32_t   *home = NULL,
 			   *visit = NULL,
@@ -647,7 +647,7 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 				cur = nxt;
 				nxt = swap;
 			}
-			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
+			if (dp_report(progress, progress_arg, DP_PHASE_GUM, sweep, max_sweeps, -1) != 0)
 			{
 				rc = -1;
 				goto done;
@@ -687,7 +687,7 @@ done:
 
 int
 dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
-			  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err), void *progress_arg)
+			  dp_progress_fn progress, void *progress_arg)
 {
 	uint64_t	base = out->nrows,
 				placed = 0,
@@ -828,7 +828,7 @@ dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 
 					for (uint32_t a = 0; a < nnew; a++)
 						out->col[c->attrs[newpos[a]]][base + r] = (uint16_t) o.code[a];
-					if ((placed & 0xFFFF) == 0xFFFF && progress && progress(progress_arg, 0, 0, -1) != 0)
+					if ((placed & 0xFFFF) == 0xFFFF && dp_report(progress, progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
 					{
 						rc = -1;
 						goto done;

@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_marg.h"
 #include "dp_odo.h"
 #include "dp_prng.h"
@@ -119,8 +120,7 @@ uint32_t	dp_jtree_sweeps(const dp_jtree *t, const dp_marg *margs, uint32_t nmarg
  * input or allocation failure.
  */
 int			dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sweeps,
-						 double tol, int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
-						 void *progress_arg);
+						 double tol, dp_progress_fn progress, void *progress_arg);
 
 /*
  * n rows drawn from the fitted tree (see above) appended to out (initialised by the caller with
@@ -130,7 +130,6 @@ int			dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t 
  * distribution).
  */
 int			dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
-						  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
-						  void *progress_arg);
+						  dp_progress_fn progress, void *progress_arg);
 
 #endif							/* DP_JTREE_H */

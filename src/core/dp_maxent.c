@@ -47,8 +47,7 @@ marg_steps(const dp_marg *m, uint32_t d, uint64_t *step)
 int
 dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
 			  double *P, uint32_t max_sweeps, double tol,
-			  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
-			  void *progress_arg)
+			  dp_progress_fn progress, void *progress_arg)
 {
 	uint64_t	ncells = dp_maxent_cells(d, sizes);
 	uint64_t	maxm = 0;
@@ -136,7 +135,7 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 				cur = nxt;
 				nxt = swap;
 			}
-			if (progress && progress(progress_arg, sweep, max_sweeps, -1) != 0)
+			if (dp_report(progress, progress_arg, DP_PHASE_GUM, sweep, max_sweeps, -1) != 0)
 			{
 				dp_free(cur);
 				dp_free(nxt);
@@ -163,8 +162,7 @@ dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t 
 
 int
 dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, dp_prng *rng,
-			   dp_codes *out, int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
-			   void *progress_arg)
+			   dp_codes *out, dp_progress_fn progress, void *progress_arg)
 {
 	uint64_t	ncells = dp_maxent_cells(d, sizes);
 	uint32_t   *order;
@@ -226,7 +224,7 @@ dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n, d
 		{
 			for (uint32_t j = 0; j < d; j++)
 				out->col[j][base + order[done]] = row[j];
-			if ((done & 0xFFFF) == 0xFFFF && progress && progress(progress_arg, 0, 0, -1) != 0)
+			if ((done & 0xFFFF) == 0xFFFF && dp_report(progress, progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
 			{
 				dp_free(order);
 				return -1;

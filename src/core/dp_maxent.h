@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
 
@@ -60,24 +61,23 @@ uint64_t	dp_maxent_cells(uint32_t d, const uint32_t *sizes);
 /*
  * Fits P (ncells = dp_maxent_cells(d, sizes) doubles, allocated by the caller) to the marginals
  * (each over attributes < d, with sizes matching).  progress, when set, is called after every
- * marginal's visit with (arg, sweeps done, max_sweeps, -1); a non-zero return cancels.  Returns
+ * marginal's visit (dp_env.h: phase DP_PHASE_GUM, done = sweeps done, total = max_sweeps,
+ * err = -1); a non-zero return cancels.  Returns
  * the number of sweeps run (>= 1), 0 when P has no mass left (see above), -1 if cancelled, -2 on
  * invalid input (dp_last_error() says which).
  */
 int			dp_maxent_fit(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
 						  double *P, uint32_t max_sweeps, double tol,
-						  int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
-						  void *progress_arg);
+						  dp_progress_fn progress, void *progress_arg);
 
 /*
  * n rows drawn from P (see above) appended to out (initialised by the caller with d columns).
- * progress, when set, is called as a heartbeat (arg, 0, 0, -1) every 65,536 rows placed; a
+ * progress, when set, is called as a heartbeat (done = total = 0, err = -1) every 65,536 rows placed; a
  * non-zero return cancels (-1).  Returns 0, -1 if cancelled, or -2 on allocation failure or
  * invalid input (n >= 2^32, a column of more than 65,536 codes, no positive cell).
  */
 int			dp_maxent_draw(const double *P, uint32_t d, const uint32_t *sizes, uint64_t n,
 						   dp_prng *rng, dp_codes *out,
-						   int (*progress) (void *arg, uint32_t iter, uint32_t iters, double err),
-						   void *progress_arg);
+						   dp_progress_fn progress, void *progress_arg);
 
 #endif							/* DP_MAXENT_H */

@@ -5,6 +5,8 @@
  */
 #include "dp_pcg64.h"
 
+#include "dp_env.h"
+
 #include <string.h>
 
 typedef unsigned __int128 u128;
@@ -172,8 +174,7 @@ shuffle(dp_pcg64 *g, int64_t n, int64_t *data)
 }
 
 bool
-dp_pcg64_choice(dp_pcg64 *g, int64_t n, int64_t k, int64_t *out,
-				void *(*alloc) (size_t), void (*free_fn) (void *))
+dp_pcg64_choice(dp_pcg64 *g, int64_t n, int64_t k, int64_t *out)
 {
 	uint64_t	mask,
 				set_size;
@@ -186,7 +187,7 @@ dp_pcg64_choice(dp_pcg64 *g, int64_t n, int64_t k, int64_t *out,
 	mask = set_size;
 	for (int s = 1; s < 64; s <<= 1)
 		mask |= mask >> s;
-	set = alloc((mask + 1) * sizeof(uint64_t));
+	set = dp_alloc((mask + 1) * sizeof(uint64_t));
 	if (set == NULL)
 		return false;
 	memset(set, 0xff, (mask + 1) * sizeof(uint64_t));
@@ -211,7 +212,7 @@ dp_pcg64_choice(dp_pcg64 *g, int64_t n, int64_t k, int64_t *out,
 			out[j - n + k] = j;
 		}
 	}
-	free_fn(set);
+	dp_free(set);
 	shuffle(g, k, out);
 	return true;
 }

@@ -38,9 +38,8 @@ extern int64_t dp_pcg64_integers(dp_pcg64 *g, int64_t low, int64_t high);
 /*
  * g.choice(n, k, replace=False) into out[k], for n <= 10000 or k <= n / 50 (Floyd's algorithm and
  * the shuffle numpy applies; numpy's other branch, a tail shuffle, is not needed here: returns
- * false then).  n < 2^32.
+ * false then; false too when its scratch cannot be allocated, dp_env.h's dp_alloc).  n < 2^32.
  */
-extern bool dp_pcg64_choice(dp_pcg64 *g, int64_t n, int64_t k, int64_t *out,
-							void *(*alloc) (size_t), void (*free_fn) (void *));
+extern bool dp_pcg64_choice(dp_pcg64 *g, int64_t n, int64_t k, int64_t *out);
 
 #endif

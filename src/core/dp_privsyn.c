@@ -41,7 +41,7 @@ add_noise(dp_marg *m, double rho)
 }
 
 #define PROGRESS(phase, frac) \
-	do { if (p->progress && p->progress(p->progress_arg, (phase), (frac)) != 0) { rc = dp_cancelled(); goto done; } } while (0)
+	do { if (dp_report(p->progress, p->progress_arg, (phase), (frac), 1, -1) != 0) { rc = dp_cancelled(); goto done; } } while (0)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
 
 double
@@ -681,8 +681,8 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 				row[j] = (uint16_t) dp_prng_below(rng, model->merged_sizes[j]);
 			if (dp_codes_append(&synth_merged, row) != 0)
 				rc = -2;		/* dp_codes_append said why */
-			else if ((i & 0xFFFF) == 0xFFFF && gum && gum->progress &&
-					 gum->progress(gum->progress_arg, gum->iterations, gum->iterations, -1) != 0)
+			else if ((i & 0xFFFF) == 0xFFFF && gum &&
+					 dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations, gum->iterations, -1) != 0)
 				rc = dp_cancelled();	/* the same heartbeat as the split's */
 			if (rc != 0)
 			{
@@ -762,8 +762,8 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
 			if ((i & 0xFFFF) == 0xFFFF)
 				dp_check_interrupts();
-			if ((i & 0xFFFF) == 0xFFFF && gum && gum->progress &&
-				gum->progress(gum->progress_arg, gum->iterations, gum->iterations, -1) != 0)
+			if ((i & 0xFFFF) == 0xFFFF && gum &&
+				dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations, gum->iterations, -1) != 0)
 			{
 				dp_free(first);
 				dp_free(members);

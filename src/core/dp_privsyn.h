@@ -74,15 +74,7 @@
 #define DP_SAMPLE_WIDE_FACTOR	4
 #define DP_SAMPLE_WIDE_MIN_COARSE 65536
 
-typedef enum dp_privsyn_phase
-{
-	DP_PHASE_ONEWAY,
-	DP_PHASE_SELECT,
-	DP_PHASE_PUBLISH,
-	DP_PHASE_CONSIST,
-	DP_PHASE_GUM,
-	DP_PHASE_COUNT
-} dp_privsyn_phase;
+/* The phases of a synthesis are dp_env.h's dp_phase (DP_PHASE_ONEWAY .. DP_PHASE_GUM). */
 
 /*
  * Exact counts of rows that the run's table does not hold: the partitions of a table on other
@@ -138,8 +130,9 @@ typedef struct dp_privsyn_params
 	/* the adaptive method only: if > 0, the distinct k-way marginals allowed instead of
 	 * dp_adaptive_max_kway's (a public choice; tests) */
 	uint64_t	max_kway;
-	/* progress: phase, fraction done in [0,1]; non-zero return cancels (run returns -1) */
-	int			(*progress) (void *arg, dp_privsyn_phase phase, double done);
+	/* progress (dp_env.h): phase, done = the fraction done in [0,1], total = 1; non-zero return
+	 * cancels (run returns -1) */
+	dp_progress_fn progress;
 	void	   *progress_arg;
 } dp_privsyn_params;
 

@@ -1,6 +1,7 @@
-/* Discovery (dp_discovery.c): partition-selection thresholds, log-grid cells, bounds, denoising and
- * quantile edges on arbitrary noisy histograms.  Invariants: a value lies in its grid cell's
- * range; bounds come out ordered; quantile edges strictly increase within [lower, upper].
+/* Discovery (dp_discovery.c, dp_partition_select.c, dp_discovery_domain.c): partition-selection
+ * thresholds, log-grid cells, bounds, denoising and quantile edges on arbitrary noisy histograms.
+ * Invariants: a value lies in its grid cell's range; bounds come out ordered; quantile edges
+ * strictly increase within [lower, upper].
  * And the path from a release to the stored domain (src/discover.c's release_bounds and
  * edges_from_histogram, after the charge): whatever the noisy histograms and released bounds,
  * over the value range of every type discovery learns, the bounds, bins and learned edges pass

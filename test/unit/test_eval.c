@@ -31,9 +31,9 @@ test_pcg64(void)
 	for (int i = 0; i < 5; i++)
 		bad += dp_pcg64_integers(&g, 0, 10) != want[i];
 	unit_check(bad == 0, "default_rng(12345).integers(0, 10): numpy's first five");
-	unit_check(dp_pcg64_choice(&g, 455, 300, got, malloc, free) && memcmp(got, want_choice, sizeof(want_choice)) == 0,
+	unit_check(dp_pcg64_choice(&g, 455, 300, got) && memcmp(got, want_choice, sizeof(want_choice)) == 0,
 			   "choice(455, 300, replace=False): numpy's (Floyd's algorithm, then the shuffle)");
-	unit_check(dp_pcg64_choice(&g, 15, 3, got, malloc, free) && memcmp(got, want3, sizeof(want3)) == 0 &&
+	unit_check(dp_pcg64_choice(&g, 15, 3, got) && memcmp(got, want3, sizeof(want3)) == 0 &&
 			   dp_pcg64_integers(&g, 0, 20) == 1, "then choice(15, 3) and integers(0, 20): numpy's");
 }
 
@@ -73,9 +73,9 @@ test_quantile_auc(void)
 	/* np.quantile([1, 2, 3, 4], 0.3) == 1.9, 0.95 -> 3.8499999999999996 */
 	unit_check(dp_eval_quantile_sorted(x, 4, 0.3) == 1.9, "quantile 0.3 of 1..4 is numpy's 1.9");
 	unit_check(dp_eval_quantile_sorted(x, 4, 0.95) == 3.8499999999999996, "quantile 0.95 is numpy's 3.8499999999999996");
-	unit_check(fabs(dp_eval_auc(s, y, 4, malloc, free) - 0.75) < 1e-15, "AUC of sklearn's example is 0.75");
-	unit_check(dp_eval_auc(tie, ty, 2, malloc, free) == 0.5, "a tie counts one half");
-	unit_check(isnan(dp_eval_auc(s, y, 2, malloc, free)), "one class only: undefined");
+	unit_check(fabs(dp_eval_auc(s, y, 4) - 0.75) < 1e-15, "AUC of sklearn's example is 0.75");
+	unit_check(dp_eval_auc(tie, ty, 2) == 0.5, "a tie counts one half");
+	unit_check(isnan(dp_eval_auc(s, y, 2)), "one class only: undefined");
 }
 
 /*
@@ -158,9 +158,10 @@ eval_free_all(dp_eval *e)
 }
 
 static int
-cancel_now(void *arg)
+cancel_now(void *arg, const dp_progress *pr)
 {
 	(void) arg;
+	(void) pr;
 	return 1;
 }
 
@@ -194,9 +195,13 @@ test_small_tables(void)
 			   *alternating[4] = {"a", "b", "a", "b"};
 	dp_eval_result r;
 	dp_eval    *e;
-	dp_eval_hooks plain = {arena_alloc, arena_realloc, arena_free, NULL, NULL},
-				cancel = {arena_alloc, arena_realloc, arena_free, cancel_now, NULL};
+	dp_eval_hooks plain = {NULL, NULL},
+				cancel = {cancel_now, NULL};
+	/* the evaluation's memory from the arena, through dp_env's handlers, as inside PostgreSQL */
+	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL};
 	int			rc;
+
+	dp_set_handlers(&arena_handlers);
 
 	e = two_columns(real, 60, real, 60, 0, &plain);
 	rc = dp_eval_run(e, -1, &r);
@@ -218,11 +223,14 @@ test_small_tables(void)
 			   "g: real a a b b, synthetic a b other other: tvd1 1/2 over codes a, b, other (got %g)", r.cols[0].tvd1);
 	eval_free_all(e);
 	e = two_columns(real, 4, synth, 4, 0, &cancel);
-	unit_check(dp_eval_run(e, -1, &r) == -2, "a progress callback that cancels stops the run");
+	unit_check(dp_eval_run(e, -1, &r) == DP_CANCELLED && dp_last_error_kind() == DP_ERR_CANCELLED,
+			   "a progress callback that cancels stops the run");
 	eval_free_all(e);
 	e = two_columns(real, 4, real, 0, 0, &plain);
-	unit_check(dp_eval_run(e, -1, &r) == -3, "an empty synthetic table is refused");
+	unit_check(dp_eval_run(e, -1, &r) == DP_FAILED && dp_last_error_kind() == DP_ERR_INVALID,
+			   "an empty synthetic table is refused");
 	eval_free_all(e);
+	dp_set_handlers(NULL);
 }
 
 int

@@ -430,8 +430,11 @@ test_wide_codes(void)
 static int	cancel_calls = 0;
 
 static int
-cancel_at_3(void *arg, uint32_t iter, uint32_t iters, double err)
+cancel_at_3(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	(void) arg;
 	(void) iters;
 	if (err < 0)
@@ -441,8 +444,11 @@ cancel_at_3(void *arg, uint32_t iter, uint32_t iters, double err)
 }
 
 static int
-cancel_at_first_heartbeat(void *arg, uint32_t iter, uint32_t iters, double err)
+cancel_at_first_heartbeat(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	(void) arg;
 	(void) iter;
 	(void) iters;
@@ -450,8 +456,11 @@ cancel_at_first_heartbeat(void *arg, uint32_t iter, uint32_t iters, double err)
 }
 
 static int
-count_progress(void *arg, uint32_t iter, uint32_t iters, double err)
+count_progress(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	uint32_t   *st = arg;
 
 	if (err < 0)
@@ -661,8 +670,11 @@ typedef struct cancel_at
 } cancel_at;
 
 static int
-cancel_progress(void *arg, uint32_t iter, uint32_t iters, double err)
+cancel_progress(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	cancel_at  *c = arg;
 
 	(void) iter, (void) iters, (void) err;
@@ -777,8 +789,11 @@ col_of(const acol *cols, const char *name)
 }
 
 static int
-count_iters(void *arg, uint32_t iter, uint32_t iters, double err)
+count_iters(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	(void) iters;
 	((uint32_t *) arg)[0] = iter;
 	((double *) ((uint32_t *) arg + 2))[0] = err;
@@ -893,8 +908,11 @@ run_adult(const dp_codes *src, const acol *cols, const uint32_t *sizes, uint64_t
  * more rows than one chunk, so there are more heartbeats than columns filled plus visits.
  */
 static int
-count_beats_then_cancel(void *arg, uint32_t iter, uint32_t iters, double err)
+count_beats_then_cancel(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	(void) iter;
 	(void) iters;
 	if (err < 0)

@@ -315,8 +315,11 @@ test_collapse(void)
 }
 
 static int
-cancel_at_third(void *arg, uint32_t iter, uint32_t iters, double err)
+cancel_at_third(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	int		   *calls = arg;
 
 	(void) iter;

@@ -137,8 +137,11 @@ typedef struct split_beats
 } split_beats;
 
 static int
-count_split_beats(void *arg, uint32_t iter, uint32_t iters, double err)
+count_split_beats(void *arg, const dp_progress *pr)
 {
+	uint32_t	iter = (uint32_t) pr->done;
+	uint32_t	iters = (uint32_t) pr->total;
+	double		err = pr->err;
 	split_beats *b = arg;
 
 	/* the split's heartbeats: iter = iters (GUM is done), err = -1; GUM's own fill heartbeat

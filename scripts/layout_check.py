@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""layout_check.py - the code's shape, as TAP: files a reader can hold and no call loops.
+
+    layout_check.py TOP
+
+Checks, over the C sources of src/ (the PostgreSQL glue) and src/core/ (the pure core):
+  - no file over 1,200 lines;
+  - no function over 200 lines (from the first line of its declaration to its closing brace;
+    a function is a body whose braces stand alone at column 0, as the code's style writes them);
+  - no loop in the call graph between files: for each object file of the build (src/*.o and
+    src/core/*.o, so the extension must be built first), the external functions it defines
+    (nm: T) and the symbols it uses (nm: U) give an edge from each file to the files defining
+    the functions it calls (a variable, such as a setting's storage, is not a call); every
+    strongly connected component of more than one file is a loop.  A loop fails unless it is
+    one of KNOWN_LOOPS, exactly (a file joining a known loop fails too); a known loop that is
+    gone is reported so that its line can go.
+The graph is printed as comments (file -> files it calls) so a reader can see the layering.
+"""
+import os
+import subprocess
+import sys
+
+MAX_FILE_LINES = 1200
+MAX_FUNCTION_LINES = 200
+
+# Loops the code had when this check was written (issue 40, item 4), each to be broken by
+# splitting out what both files need; no new one may join them.
+KNOWN_LOOPS = [
+    {"src/core/dp_gum.c", "src/core/dp_gum_store.c", "src/core/dp_gum_update.c"},
+    {"src/citus.c", "src/foreign.c"},
+    {"src/discover.c", "src/marginal.c"},
+]
+
+n = 0
+failed = 0
+
+
+def ok(cond, msg):
+    global n, failed
+    n += 1
+    if cond:
+        print("ok %d - %s" % (n, msg))
+    else:
+        print("not ok %d - %s" % (n, msg))
+        failed += 1
+
+
+def sources(top):
+    out = []
+    for d in ("src", "src/core"):
+        for f in sorted(os.listdir(os.path.join(top, d))):
+            if f.endswith(".c"):
+                out.append(os.path.join(d, f))
+    return out
+
+
+def functions(lines):
+    """(name, first line, length) of every function whose body is a '{' line to a '}' line."""
+    out = []
+    i = 0
+    while i < len(lines):
+        if lines[i].rstrip() == "{":
+            # the declaration: back over the lines before '{' to a blank, comment end, or statement end
+            j = i
+            while j > 0:
+                prev = lines[j - 1].rstrip()
+                if prev == "" or prev.endswith("*/") or prev.endswith(";") or prev == "}" or prev.startswith("#"):
+                    break
+                j -= 1
+            header = " ".join(l.strip() for l in lines[j:i])
+            k = i + 1
+            while k < len(lines) and not lines[k].startswith("}"):
+                k += 1
+            if "(" in header and not header.startswith(("typedef", "struct", "union", "enum")):
+                name = header.split("(")[0].split()[-1].lstrip("*")
+                out.append((name, j + 1, k - j + 1))
+            i = k
+        i += 1
+    return out
+
+
+def nm(path, flag):
+    r = subprocess.run(["nm", flag, path], capture_output=True, text=True, check=True)
+    syms = set()
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if flag == "-u" and len(parts) == 2 and parts[0] == "U":
+            syms.add(parts[1])
+        elif flag == "--defined-only" and len(parts) == 3 and parts[1] == "T":
+            syms.add(parts[2])
+    return syms
+
+
+def loops(graph):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index = {}
+    low = {}
+    stack = []
+    on = set()
+    comps = []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def main():
+    top = sys.argv[1]
+    srcs = sources(top)
+    big_files = []
+    long_functions = []
+    nfunctions = 0
+    for src in srcs:
+        with open(os.path.join(top, src)) as f:
+            lines = f.read().split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if len(lines) > MAX_FILE_LINES:
+            big_files.append("%s (%d)" % (src, len(lines)))
+        for name, first, length in functions(lines):
+            nfunctions += 1
+            if length > MAX_FUNCTION_LINES:
+                long_functions.append("%s:%d %s (%d)" % (src, first, name, length))
+    ok(not big_files, "no file of %d in src/ and src/core/ over %d lines%s" % (
+        len(srcs), MAX_FILE_LINES, ": " + ", ".join(big_files) if big_files else ""))
+    ok(nfunctions > 100 and not long_functions, "no function of %d over %d lines%s" % (
+        nfunctions, MAX_FUNCTION_LINES, ": " + ", ".join(long_functions) if long_functions else ""))
+
+    objs = {}
+    unbuilt = []
+    for src in srcs:
+        o = os.path.join(top, src[:-2] + ".o")
+        if os.path.exists(o):
+            objs[src] = o
+        else:
+            unbuilt.append(src[:-2] + ".o")
+    ok(not unbuilt, "every source file is built, for the call graph%s" % (
+        " (missing: %s; build the extension first)" % ", ".join(unbuilt) if unbuilt else ""))
+    defined_by = {}
+    for src, o in objs.items():
+        for s in nm(o, "--defined-only"):
+            defined_by[s] = src
+    graph = {}
+    for src, o in objs.items():
+        graph[src] = {defined_by[s] for s in nm(o, "-u") if s in defined_by and defined_by[s] != src}
+    for src in sorted(graph):
+        print("# %s -> %s" % (src, " ".join(sorted(os.path.basename(x) for x in graph[src])) or "-"))
+    found = loops(graph)
+    new = [comp for comp in found if set(comp) not in KNOWN_LOOPS]
+    for comp in found:
+        print("# %s loop: %s" % ("new" if comp in new else "known", " <-> ".join(comp)))
+    for known in KNOWN_LOOPS:
+        if sorted(known) not in found:
+            print("# a known loop is gone (remove it from KNOWN_LOOPS): %s" % " <-> ".join(sorted(known)))
+    ok(not new, "no two files call each other, directly or through others, but the known loops "
+       "(%d new: %s)" % (len(new), "; ".join(" <-> ".join(c) for c in new) or "none"))
+    print("1..%d" % n)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
