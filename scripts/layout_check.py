@@ -28,7 +28,6 @@ MAX_FUNCTION_LINES = 200
 KNOWN_LOOPS = [
     {"src/core/dp_gum.c", "src/core/dp_gum_store.c", "src/core/dp_gum_update.c"},
     {"src/citus.c", "src/foreign.c"},
-    {"src/discover.c", "src/marginal.c"},
 ]
 
 n = 0

@@ -548,6 +548,20 @@ dpsynth_units_rho(int64 units)
 	return dp_units_rho(units);
 }
 
+/*
+ * dp_noise_counts refused the counts to release: only a negative count (a broken or hostile
+ * shard's) or an invalid noise scale, after the charge.  Fails closed: nothing is released, and
+ * the message carries no count.
+ */
+void
+dpsynth_noise_refused(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not add noise to the counts to release"),
+			 errdetail("A count is negative or the noise scale is invalid; nothing was released, and the charge stands.")));
+}
+
 void
 dpsynth_check_delta(double delta)
 {

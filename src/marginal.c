@@ -98,20 +98,6 @@ count_unit_row(const dp_code *codes, bool first, void *arg)
 	}
 }
 
-/*
- * dp_noise_counts refused the counts to release: only a negative count (a broken or hostile
- * shard's) or an invalid noise scale, after the charge.  Fails closed: nothing is released, and
- * the message carries no count.
- */
-void
-dpsynth_noise_refused(void)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("could not add noise to the counts to release"),
-			 errdetail("A count is negative or the noise scale is invalid; nothing was released, and the charge stands.")));
-}
-
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
 Datum
 dpsynth_marginal(PG_FUNCTION_ARGS)

@@ -35,12 +35,6 @@ dp_rho_units(double epsilon, double delta)
 	return (int64_t) units;
 }
 
-double
-dp_units_rho(int64_t units)
-{
-	return (double) units * 1e-12 * (1 - 1e-12);
-}
-
 bool
 dp_delta_valid(double delta)
 {

@@ -52,8 +52,13 @@
 
 /* rho(epsilon, delta) in whole units of 1e-12, rounded down; -1 if out of range. */
 int64_t		dp_rho_units(double epsilon, double delta);
-/* The rho a release charged this many units may use: a hair below units * 1e-12. */
-double		dp_units_rho(int64_t units);
+/* The rho a release charged this many units may use: a hair below units * 1e-12 (inline: the
+ * schedule, which dp_plan.c's callers use, needs it without calling back into dp_plan.c). */
+static inline double
+dp_units_rho(int64_t units)
+{
+	return (double) units * 1e-12 * (1 - 1e-12);
+}
 /* Whether delta is a usable (eps, delta) delta: in the open interval (0, 1). */
 bool		dp_delta_valid(double delta);
 
