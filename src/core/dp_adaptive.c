@@ -521,8 +521,8 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 		if (rc == 0)
 		{
 			prm.start = &start;
-			if (prm.iterations > DP_ADAPTIVE_FINAL_WARM_ITERS)
-				prm.iterations = DP_ADAPTIVE_FINAL_WARM_ITERS;
+			if (prm.iterations > DP_ADAPTIVE_SUBMODEL_WARM_ITERS)
+				prm.iterations = DP_ADAPTIVE_SUBMODEL_WARM_ITERS;
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
 		}

@@ -107,8 +107,11 @@
  *      one-way marginals, then the k-way ones in the order they were measured while its junction
  *      tree stays within DP_ADAPTIVE_JTREE_CELLS: dp_jtree_build_greedy), draws the rows from it
  *      exactly and runs GUM on all the marginals from those rows, at most
- *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations: the rows start with the sub-model's structure and
- *      GUM moves them only towards the marginals it left out.  Otherwise GUM: warm from the last round's estimate, with
+ *      DP_ADAPTIVE_SUBMODEL_WARM_ITERS iterations: the rows start with the sub-model's structure
+ *      and GUM moves them only towards the marginals it left out (every iteration is a pass over
+ *      the rows per marginal, at about the same cost, and the ones after the first few change
+ *      the 2- and 3-way distances little against their spread from run to run:
+ *      bench/final_warm.c).  Otherwise GUM: warm from the last round's estimate, with
  *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations, when that estimate holds every row and about
  *      the rows asked for (0.95 n <= m <= 1.25 n); else cold, from the independent fill, with
  *      at most DP_ADAPTIVE_FINAL_ITERS.  Which one: a function of public sizes, the released
@@ -149,6 +152,7 @@
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
+#define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 5	/* ... from a sub-model's rows (step 5) */
 #define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
@@ -290,7 +294,7 @@ typedef struct dp_adaptive_draw
  * The synthetic rows of an adaptive model (step 5): dp_privsyn_sample with gum (the caller's
  * maxent_cells, jtree_cells, iterations and start), except on a model that
  * dp_adaptive_draws_submodel picks, whose GUM starts from the rows of the maximum-entropy
- * distribution of a sub-model (step 5) and runs at most DP_ADAPTIVE_FINAL_WARM_ITERS iterations.
+ * distribution of a sub-model (step 5) and runs at most DP_ADAPTIVE_SUBMODEL_WARM_ITERS iterations.
  * Same returns as dp_privsyn_sample; how (never NULL) says which.  A function of the model,
  * nrows, gum and rng only (post-processing), used by dp_adaptive_run and by dp_sample.
  */

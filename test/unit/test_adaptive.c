@@ -902,6 +902,27 @@ test_selections(void)
 			   "the rounds' tree bound: 2^20 up to 32,768 rows, 32 cells a row up to 2^22 cells, then none");
 }
 
+/* the iterations a GUM run reports (progress calls with an error, not heartbeats), and its iters */
+typedef struct iter_count
+{
+	uint32_t	calls,
+				iters;
+} iter_count;
+
+static int
+count_iterations(void *arg, uint32_t iter, uint32_t iters, double err)
+{
+	iter_count *c = arg;
+
+	(void) iter;
+	if (err >= 0)
+	{
+		c->calls++;
+		c->iters = iters;
+	}
+	return 0;
+}
+
 /*
  * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
  * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
@@ -976,6 +997,21 @@ test_large_n(void)
 				   how.sub_margs);
 		dp_codes_free(&a);
 		dp_codes_free(&b);
+		{
+			/* GUM after the sub-model's rows: 5 iterations at most, asked for 30 */
+			iter_count	c = {0, 0};
+			dp_gum_params gc = g;
+
+			gc.progress = count_iterations;
+			gc.progress_arg = &c;
+			dp_prng_seed(&rng, 5);
+			rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
+			unit_check(rc == 0 && how.sub_margs > ADULT_COLS && g.iterations > 5 && c.calls >= 1 &&
+					   c.calls <= 5 && c.iters <= 5,
+					   "dp_adaptive_sample from the sub-model: %u GUM iterations of %u (asked for %u, at most 5)",
+					   c.calls, c.iters, g.iterations);
+			dp_codes_free(&a);
+		}
 		res.total = 131072;		/* a released total with a tree bound: dp_privsyn_sample alone */
 		dp_prng_seed(&rng, 5);
 		rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &a, &how);

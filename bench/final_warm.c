@@ -1,0 +1,191 @@
+/*
+ * final_warm.c - the adaptive method's final rows on a big table with fewer or more warm GUM
+ * iterations after the sub-model's rows: the bundled Adult table tiled k times (as final_draw.c),
+ * one dp_adaptive_run at epsilon (delta 1e-6), then from that one model, for each warm iteration
+ * count W of the list, `reps` draws by dp_adaptive_sample with one thread (dp_adaptive_sample
+ * cuts W to DP_ADAPTIVE_SUBMODEL_WARM_ITERS: a larger W needs a build with a larger constant).
+ * Prints each draw's mean 2-way TVD over every pair and mean 3-way TVD over 80 fixed triples
+ * against the real rows (over the codes), its CPU seconds, and the CPU seconds at the end of each
+ * GUM iteration.  One model for every W, so that the draws differ by W and the draw's seed only.
+ * No assertion: a benchmark.
+ *
+ * Usage (from the checkout's top): make bench/bin/final_warm &&
+ *        bench/bin/final_warm [k] [epsilon] [seed] [reps] [W ...]   (default W: 5 3 2)
+ */
+#include <time.h>
+
+#include "dp_accounting.h"
+#include "dp_adaptive.h"
+#include "dp_env.h"
+#include "dp_gum.h"
+#include "../test/unit/adult_data.h"
+
+static double
+tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_t *c, int k)
+{
+	uint64_t	cells = 1;
+	double	   *pa,
+			   *pb,
+				s = 0;
+
+	for (int i = 0; i < k; i++)
+		cells *= sizes[c[i]];
+	pa = calloc(cells, sizeof(double));
+	pb = calloc(cells, sizeof(double));
+	for (uint64_t i = 0; i < a->nrows; i++)
+	{
+		uint64_t	x = 0;
+
+		for (int t = 0; t < k; t++)
+			x = x * sizes[c[t]] + a->col[c[t]][i];
+		pa[x] += 1.0 / a->nrows;
+	}
+	for (uint64_t i = 0; i < b->nrows; i++)
+	{
+		uint64_t	x = 0;
+
+		for (int t = 0; t < k; t++)
+			x = x * sizes[c[t]] + b->col[c[t]][i];
+		pb[x] += 1.0 / b->nrows;
+	}
+	for (uint64_t x = 0; x < cells; x++)
+		s += fabs(pa[x] - pb[x]);
+	free(pa);
+	free(pb);
+	return s / 2;
+}
+
+static void
+report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double secs)
+{
+	double		t2 = 0,
+				t3 = 0;
+	int			n2 = 0;
+	uint64_t	s = 12345;
+
+	for (uint32_t a = 0; a < ADULT_COLS; a++)
+		for (uint32_t b = a + 1; b < ADULT_COLS; b++)
+		{
+			uint32_t	c[2] = {a, b};
+
+			t2 += tvd_k(real, syn, sizes, c, 2);
+			n2++;
+		}
+	for (int i = 0; i < 80; i++)
+	{
+		uint32_t	c[3];
+
+		do
+		{
+			for (int t = 0; t < 3; t++)
+			{
+				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+				c[t] = (uint32_t) ((s >> 33) % ADULT_COLS);
+			}
+		} while (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]);
+		t3 += tvd_k(real, syn, sizes, c, 3);
+	}
+	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2 / n2, t3 / 80, secs);
+	fflush(stdout);
+}
+
+static double
+cpu(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* the CPU seconds at each iteration's end (progress callback), printed after a draw */
+static double iter_cpu[64];
+static uint32_t iter_n;
+
+static int
+on_progress(void *arg, uint32_t iter, uint32_t iters, double err)
+{
+	(void) arg;
+	(void) iter;
+	(void) iters;
+	if (err >= 0 && iter_n < 64)
+		iter_cpu[iter_n++] = cpu();
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	uint32_t	sizes[ADULT_COLS],
+				k = argc > 1 ? (uint32_t) atoi(argv[1]) : 31;
+	double		eps = argc > 2 ? atof(argv[2]) : 1,
+				c0;
+	int			seed = argc > 3 ? atoi(argv[3]) : 1,
+				reps = argc > 4 ? atoi(argv[4]) : 2;
+	uint32_t	ws[16] = {5, 3, 2},
+				nw = 3;
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	dp_codes	src,
+				big,
+				syn;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_privsyn_result res;
+	dp_prng		rng;
+	dp_gum_params g;
+	dp_adaptive_draw how;
+	char		what[128];
+
+	argv0 = argv[0];
+	if (argc > 5)
+		for (nw = 0; nw < 16 && 5 + (int) nw < argc; nw++)
+			ws[nw] = (uint32_t) atoi(argv[5 + nw]);
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		fprintf(stderr, "data/adult not found\n");
+		return 1;
+	}
+	dp_codes_init(&big, ADULT_COLS, k * src.nrows);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		for (uint64_t i = 0; i < k * src.nrows; i++)
+			big.col[j][i] = src.col[j][i % src.nrows];
+	big.nrows = k * src.nrows;
+	dp_privsyn_default_params(&p);
+	p.rho = dp_zcdp_rho(eps, 1e-6);
+	p.gum.threads = 1;
+	dp_prng_seed(&rng, (uint64_t) seed);
+	c0 = cpu();
+	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
+	{
+		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
+		return 1;
+	}
+	printf("Adult x%u (%llu rows), epsilon %g, seed %d: %u k-way marginals (model: cpu %.2f s)\n", k,
+		   (unsigned long long) big.nrows, eps, seed, res.n_kway, cpu() - c0);
+	for (int rep = 0; rep < reps; rep++)
+		for (uint32_t w = 0; w < nw; w++)
+		{
+			dp_gum_default_params(&g);
+			g.threads = 1;
+			g.iterations = ws[w];
+			g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
+			g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+			g.progress = on_progress;
+			iter_n = 0;
+			c0 = cpu();
+			if (dp_adaptive_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn, &how) != 0)
+				return 1;
+			snprintf(what, sizeof(what), "W %u, draw %d (sub-model %u marginals)", ws[w], rep + 1, how.sub_margs);
+			report(what, &big, &syn, sizes, cpu() - c0);
+			printf("    cpu at the end of each iteration:");
+			for (uint32_t i = 0; i < iter_n; i++)
+				printf(" %.2f", iter_cpu[i] - c0);
+			printf("\n");
+			dp_codes_free(&syn);
+		}
+	dp_privsyn_result_free(&res);
+	dp_codes_free(&big);
+	dp_codes_free(&src);
+	free(cols);
+	return 0;
+}
