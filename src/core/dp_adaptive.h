@@ -109,9 +109,8 @@
  *      exactly and runs GUM on all the marginals from those rows, at most
  *      DP_ADAPTIVE_SUBMODEL_WARM_ITERS iterations: the rows start with the sub-model's structure
  *      and GUM moves them only towards the marginals it left out (every iteration is a pass over
- *      the rows per marginal, at about the same cost, and the ones after the first few change
- *      the 2- and 3-way distances little against their spread from run to run:
- *      bench/final_warm.c).  Otherwise GUM: warm from the last round's estimate, with
+ *      the rows per marginal, at about the same cost; fewer iterations cost 2- and 3-way
+ *      fidelity on the same model: bench/final_warm.c).  Otherwise GUM: warm from the last round's estimate, with
  *      DP_ADAPTIVE_FINAL_WARM_ITERS iterations, when that estimate holds every row and about
  *      the rows asked for (0.95 n <= m <= 1.25 n); else cold, from the independent fill, with
  *      at most DP_ADAPTIVE_FINAL_ITERS.  Which one: a function of public sizes, the released
@@ -152,7 +151,7 @@
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
-#define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 5	/* ... from a sub-model's rows (step 5) */
+#define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 10	/* ... from a sub-model's rows (step 5) */
 #define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */

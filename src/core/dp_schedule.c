@@ -108,12 +108,11 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 		if (units_method < 1)
 			return -1;
 	}
+	memset(&method, 0, sizeof(method));
 	if (plan->units_release > 0 &&
 		dp_schedule_method(in->call, dp_units_rho(units_method) / (double) in->unit_sens2, in->d,
 						   in->focus && in->call == DP_CALL_ADAPTIVE, &method) != 0)
 		return -1;
-	if (plan->units_release == 0)
-		memset(&method, 0, sizeof(method));
 	s->call = in->call;
 	s->d = in->d;
 	s->unit_sens2 = in->unit_sens2;
