@@ -340,6 +340,14 @@ extern void dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, i
 									 const DpColumnSet *sets, int nsets);
 extern void dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets,
 									 int64 **counts);
+/*
+ * dp_discover on a Citus table counted on its shards (citus.c): the checks before the charge of
+ * the columns to discover among cols, and, after it, the values of one column present on the
+ * shards, each given to add with its count.
+ */
+extern void dpsynth_citus_check_discovery(Relation root, Oid relid, DpColumn *cols, int ncols);
+extern void dpsynth_citus_count_values(Oid relid, DpColumn *col, void (*add) (void *arg, Datum value, int64 n),
+									   void *arg);
 extern List *dpsynth_source_leaves(Relation root);
 /* The foreign tables of the tree (partitions on other servers) and a Citus table counted on its shards, locked. */
 extern List *dpsynth_foreign_leaves(Relation root);
