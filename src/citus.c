@@ -603,6 +603,11 @@ dpsynth_citus_check_discovery(Relation root, Oid relid, DpColumn *cols, int ncol
 	DpColumnSet all = {0, idx};
 	char	   *volatile bad = NULL;
 
+	if (dpsynth_source_leaves(root) != NIL || list_length(dpsynth_foreign_leaves(root)) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("Citus table \"%s\" has children", relname),
+				 errdetail("dp_discover counts on the shards a Citus table without children only. Nothing was charged.")));
 	for (int j = 0; j < ncols; j++)
 	{
 		if (cols[j].state == DP_COLUMN_READY)

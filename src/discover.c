@@ -910,6 +910,7 @@ scan_rows(Relation rel, Discovery *ds, int nd, AttrNumber maxatt, MemoryContext 
 	MemoryContextDelete(rowcxt);
 }
 
+/* A Citus table's (citus.c): a value of one column present on the shards, and its count. */
 typedef struct CitusValues
 {
 	Discovery  *d;
@@ -922,21 +923,6 @@ add_citus_value(void *arg, Datum value, int64 n)
 	CitusValues *cv = arg;
 
 	count_value(cv->d, value, n, cv->arena);
-}
-
-/*
- * A Citus table (citus.c): each discovered column's values counted on the shards, one statement
- * a column, and given with their counts to the same counting as scan_rows's.
- */
-static void
-citus_values(Relation rel, Discovery *ds, int nd, MemoryContext cxt)
-{
-	for (int k = 0; k < nd; k++)
-	{
-		CitusValues cv = {&ds[k], cxt};
-
-		dpsynth_citus_count_values(RelationGetRelid(rel), ds[k].col, add_citus_value, &cv);
-	}
 }
 
 DpColumn *
@@ -1030,7 +1016,12 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		dpsynth_unit_grid_counts(rel, unit, nd, ucols, grids, cells);
 	}
 	else if (dpsynth_citus_counted(relid))
-		citus_values(rel, ds, nd, cxt);
+		for (int k = 0; k < nd; k++)	/* on the shards, one statement a column (citus.c) */
+		{
+			CitusValues cv = {&ds[k], cxt};
+
+			dpsynth_citus_count_values(relid, ds[k].col, add_citus_value, &cv);
+		}
 	else
 		scan_rows(rel, ds, nd, maxatt, cxt);
 
@@ -1139,11 +1130,6 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	citus = dpsynth_citus_counted(relid);
 	rel = dpsynth_open_source(relid, citus);
 	dpsynth_check_release_privilege(relid, "dp_discover");
-	if (citus && (dpsynth_source_leaves(rel) != NIL || list_length(dpsynth_foreign_leaves(rel)) != 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("Citus table \"%s\" has children", get_rel_name(relid)),
-				 errdetail("dp_discover counts on the shards a Citus table without children only. Nothing was charged.")));
 	units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	{
 		DpUnit		unit;			/* units.c: discovery counts rows, not units */

@@ -138,8 +138,9 @@ ok $? "dpsynth is created on the coordinator (and propagated to the workers)"
 c "CREATE ROLE $ANALYST LOGIN IN ROLE dpsynth_analyst; GRANT CREATE ON SCHEMA public TO $ANALYST" >/dev/null
 
 # Adult: distributed by fnlwgt (the coordinator's copy truncated), a reference table, and a local
-# copy, each protected with the same public domains (every integer column in declared bins:
-# discovery reads rows, which stay on the shards); and the kinds dpsynth refuses
+# copy, each protected with the same public domains (every integer column in declared bins: a
+# release that would discover a domain inside its call is refused on a Citus table); and the kinds
+# dpsynth refuses
 load() {
 	sed "s/CREATE TABLE adult /CREATE TABLE $1 /" "$TOP/data/adult/adult.sql" |
 		psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB >/dev/null &&
