@@ -50,6 +50,7 @@
 #include "common/int.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -189,6 +190,28 @@ extension_version(void)
 }
 
 /*
+ * sql as run_command_on_placements takes it, which substitutes the shard's name for %s through
+ * format(): \x01 marks where the name goes, every other % is doubled.
+ */
+static char *
+placement_format(const char *sql)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	for (const char *c = sql; *c; c++)
+	{
+		if (*c == '\x01')
+			appendStringInfoString(&b, "%s");
+		else if (*c == '%')
+			appendStringInfoString(&b, "%%");
+		else
+			appendStringInfoChar(&b, *c);
+	}
+	return b.data;
+}
+
+/*
  * The probe run on every placement (run_command_on_placements, which substitutes the shard's name
  * for %s through format(), so every other % is doubled): dpsynth's identity and extension version
  * first, then the encoders and the aggregates, over zero rows, with the column types' conditions.
@@ -196,7 +219,6 @@ extension_version(void)
 static char *
 placement_probe(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets)
 {
-	StringInfoData b;
 	StringInfoData sql;
 	int			k1 = states_of(sets, nsets, 0);
 
@@ -209,18 +231,7 @@ placement_probe(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets)
 					 "OPERATOR(pg_catalog.||) coalesce((SELECT e.extversion FROM pg_catalog.pg_extension e "
 					 "WHERE e.extname OPERATOR(pg_catalog.=) 'dpsynth'), '-') AS v, %s FROM \x01 WHERE false%s) q",
 					 aggregates_sql(relid, cols, sets, nsets, 0, false), dpsynth_types_quals(cols, sets, 0, nsets));
-	/* format(): the shard's name for %s, every other % doubled */
-	initStringInfo(&b);
-	for (const char *c = sql.data; *c; c++)
-	{
-		if (*c == '\x01')
-			appendStringInfoString(&b, "%s");
-		else if (*c == '%')
-			appendStringInfoString(&b, "%%");
-		else
-			appendStringInfoChar(&b, *c);
-	}
-	return b.data;
+	return placement_format(sql.data);
 }
 
 typedef enum CitusStage
@@ -322,11 +333,11 @@ zero_rows_count(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets, i
 
 /*
  * The probe on every placement: the node of the first placement that failed or answered another
- * identity or extension version than this server's (its answer to the server log only), "" if
- * none, NULL if the table has no placement.
+ * identity or extension version than this server's (expect NULL: placement_probe), or other than
+ * expect (its answer to the server log only), "" if none, NULL if the table has no placement.
  */
 static char *
-bad_placement(Oid relid, const char *probe, const char *relname)
+bad_placement(Oid relid, const char *probe, const char *relname, const char *expect)
 {
 	DpOwnerSwitch sw;
 	MemoryContext caller = CurrentMemoryContext;
@@ -352,8 +363,10 @@ bad_placement(Oid relid, const char *probe, const char *relname)
 					empty[8];
 
 		if (success == NULL || strcmp(success, "t") != 0 || result == NULL ||
-			sscanf(result, "%63s %*s %*s %63s %7s", version, ext, empty) != 3 ||
-			strcmp(version, DPSYNTH_VERSION) != 0 || strcmp(ext, extversion) != 0 || strcmp(empty, "true") != 0)
+			(expect != NULL && strcmp(result, expect) != 0) ||
+			(expect == NULL &&
+			 (sscanf(result, "%63s %*s %*s %63s %7s", version, ext, empty) != 3 ||
+			  strcmp(version, DPSYNTH_VERSION) != 0 || strcmp(ext, extversion) != 0 || strcmp(empty, "true") != 0)))
 		{
 			ereport(LOG_SERVER_ONLY,
 					(errmsg_internal("dpsynth: a placement of Citus table \"%s\" on node %s answered the check before the charge with \"%s\"",
@@ -404,7 +417,7 @@ dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, int ncols, co
 			ran[s] = zero_rows_count(relid, cols, sets, nsets, s);
 		}
 		stage = CITUS_PLACEMENTS;
-		bad = bad_placement(relid, probe, relname);
+		bad = bad_placement(relid, probe, relname, NULL);
 	}
 	PG_CATCH();
 	{
@@ -509,4 +522,200 @@ dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSet *sets, int
 		SPI_finish();
 		dpsynth_restore_user(&sw);
 	}
+}
+
+/*
+ * dp_discover on a Citus table: each discovered column's values counted on the shards, one
+ * statement a column:
+ *     SELECT col [COLLATE "C"], count(*) FROM table GROUP BY 1
+ * which Citus pushes down (each shard groups its own rows and sends one row a value present
+ * there, with its count; the coordinator adds the counts of a value sent by several shards).
+ * What travels is each distinct value once per shard that holds it, with its count, never a
+ * row; discover.c feeds the (value, count) pairs to the same counting as a scan of the rows, so
+ * the mechanisms, the noise and the charge are those of a local table.  A text value is grouped
+ * by its bytes (COLLATE "C"), as discover.c hashes them.  The values travel as text, which the
+ * coordinator reads with the column type's input function: only types whose text does not depend
+ * on the worker session's settings are discovered there (text, varchar, char, integers, numeric;
+ * not floats, whose text follows extra_float_digits, nor dates and times, which follow DateStyle
+ * and TimeZone).
+ */
+static char *
+values_sql(Oid relid, const DpColumn *col, const char *where)
+{
+	bool		categories = col->state == DP_COLUMN_DISCOVER_CATEGORIES;
+
+	return psprintf("SELECT %s%s, pg_catalog.count(*) FROM %s%s GROUP BY 1", quote_identifier(col->name),
+					categories ? " COLLATE pg_catalog.\"C\"" : "", dpsynth_qualified_name(relid), where);
+}
+
+/* A type whose values travel from a worker as a text that no session setting changes. */
+static bool
+values_portable(Oid typid)
+{
+	switch (typid)
+	{
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case NUMERICOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Whether an EXPLAIN VERBOSE of values_sql shows the grouping done on the shards: Citus's custom
+ * scan, and every task's query grouped and counted (a shard that sent rows would be asked for
+ * the column without GROUP BY).
+ */
+static bool
+grouped_on_shards(const char *plan)
+{
+	const char *q = plan;
+	int			tasks = 0;
+
+	if (strstr(plan, "Custom Scan (Citus") == NULL)
+		return false;
+	while ((q = strstr(q, "Query: SELECT ")) != NULL)
+	{
+		const char *eol = strchr(q, '\n');
+		char	   *line = pnstrdup(q, eol ? (size_t) (eol - q) : strlen(q));
+
+		if (strstr(line, " count(*) ") == NULL || strstr(line, " GROUP BY ") == NULL)
+			return false;
+		tasks++;
+		q += strlen(line);
+	}
+	return tasks > 0;
+}
+
+void
+dpsynth_citus_check_discovery(Relation root, Oid relid, DpColumn *cols, int ncols)
+{
+	MemoryContext mcxt = CurrentMemoryContext;
+	const char *relname = get_rel_name(relid);	/* no catalog access in the catch */
+	char	  **plans = palloc0(sizeof(char *) * Max(ncols, 1));
+	int		   *idx = palloc(sizeof(int) * Max(ncols, 1));
+	DpColumnSet all = {0, idx};
+	char	   *volatile bad = NULL;
+
+	if (dpsynth_source_leaves(root) != NIL || list_length(dpsynth_foreign_leaves(root)) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("Citus table \"%s\" has children", relname),
+				 errdetail("dp_discover counts on the shards a Citus table without children only. Nothing was charged.")));
+	for (int j = 0; j < ncols; j++)
+	{
+		if (cols[j].state == DP_COLUMN_READY)
+			continue;
+		if (cols[j].state == DP_COLUMN_DISCOVER_EDGES || !values_portable(cols[j].typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" (type %s) of Citus table \"%s\" cannot be discovered on its shards",
+							cols[j].name, format_type_be(cols[j].typid), RelationGetRelationName(root)),
+					 errdetail("dp_discover counts the values of text, varchar, char, integer and numeric columns on the shards; the text of other values follows the workers' session settings (extra_float_digits, DateStyle, TimeZone). Nothing was charged."),
+					 errhint("Declare the column's domain with dp_declare, or leave the column out.")));
+		idx[all.n++] = j;
+	}
+	PG_TRY();
+	{
+		for (int k = 0; k < all.n; k++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			plans[k] = explain_text(values_sql(relid, &cols[idx[k]], ""));
+		}
+		/* on every placement, over zero rows: the table and its column types */
+		bad = bad_placement(relid, placement_format(psprintf("SELECT pg_catalog.count(*)::text FROM \x01 WHERE false%s",
+															 dpsynth_types_quals(cols, &all, 0, 1))),
+							relname, "0");
+	}
+	PG_CATCH();
+	{
+		int			code = dpsynth_error_to_log(mcxt, psprintf("the check of Citus table \"%s\" before the charge failed",
+															   relname));
+
+		if (dpsynth_errcode_is_public(code))
+			refuse(CITUS_PLAN, code, relname);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("Citus table \"%s\" cannot count the values of its columns on its shards", relname),
+				 errdetail("Planning dp_discover's statement, or running it over zero rows on each shard, failed before the charge. Nothing was charged. The error is in the server log.")));
+	}
+	PG_END_TRY();
+	for (int k = 0; k < all.n; k++)
+		if (!grouped_on_shards(plans[k]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("Citus would send the rows of table \"%s\" to the coordinator, not the counts of column \"%s\"",
+							relname, cols[idx[k]].name),
+					 errdetail("dp_discover's statement must be grouped and counted on the shards. Nothing was charged.")));
+	if (bad == NULL || bad[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 bad == NULL ? errmsg("Citus table \"%s\" has no shard placement", relname) :
+				 errmsg("a shard of Citus table \"%s\" on node %s cannot count the values of its columns", relname, bad),
+				 errdetail("Every shard must have the table's column types; a statement run there over zero rows before the charge failed or answered otherwise. Nothing was charged. Its answer is in the server log.")));
+}
+
+/*
+ * After the charge: the values of col present on the shards, each given to add with its count
+ * (a NULL value is not counted, as discover.c's scan skips it).  The coordinator read each value
+ * with the column type's input function; a count below 1 or a text that is not of the database's
+ * encoding is a hostile worker's, and fails the call closed (release_guard.c).  Fetched in
+ * batches, so that a column of many values is not held at once.
+ */
+void
+dpsynth_citus_count_values(Oid relid, DpColumn *col, void (*add) (void *arg, Datum value, int64 n), void *arg)
+{
+	DpOwnerSwitch sw;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	bool		categories = col->state == DP_COLUMN_DISCOVER_CATEGORIES;
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "dpsynth: SPI_connect failed");
+	plan = SPI_prepare(values_sql(relid, col, ""), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "dpsynth: could not plan the count of column \"%s\" on Citus table \"%s\"", col->name,
+			 get_rel_name(relid));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 10000);
+		if (SPI_processed == 0)
+			break;
+		if (SPI_tuptable->tupdesc->natts != 2 || TupleDescAttr(SPI_tuptable->tupdesc, 1)->atttypid != INT8OID)
+			elog(ERROR, "dpsynth: Citus table \"%s\" sent counts of another shape", get_rel_name(relid));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull,
+						nnull;
+			Datum		v = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			int64		n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &nnull));
+
+			if (nnull || n < 1)
+				elog(ERROR, "dpsynth: Citus table \"%s\" sent an invalid count", get_rel_name(relid));
+			if (isnull)
+				continue;
+			if (categories)
+			{
+				text	   *t = DatumGetTextPP(v);
+
+				if (!pg_verifymbstr(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), true))
+					elog(ERROR, "dpsynth: Citus table \"%s\" sent a value that is not of the database's encoding",
+						 get_rel_name(relid));
+			}
+			add(arg, v, n);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+	dpsynth_restore_user(&sw);
 }

@@ -36,20 +36,10 @@
 #define STATE_PARTIAL(s) ((dp_partial *) ((char *) (s) + STATE_HEADER))
 
 static void
-state_raise(dp_partial_status st)
-{
-	ereport(ERROR,
-			(errcode(st == DP_PARTIAL_MALFORMED ? ERRCODE_INVALID_BINARY_REPRESENTATION :
-					 st == DP_PARTIAL_CODE_RANGE || st == DP_PARTIAL_OVERFLOW ?
-					 ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE : ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid partial counts: %s", dp_partial_status_message(st))));
-}
-
-static void
 state_check(dp_partial_status st)
 {
 	if (st != DP_PARTIAL_OK)
-		state_raise(st);
+		dpsynth_partial_raise(st);
 }
 
 /* A state of ncells cells in cxt, not initialized. */
@@ -60,7 +50,7 @@ state_alloc(MemoryContext cxt, int64 ncells)
 	struct varlena *s;
 
 	if (bytes > MaxAllocSize)
-		state_raise(DP_PARTIAL_BAD_SHAPE);
+		dpsynth_partial_raise(DP_PARTIAL_BAD_SHAPE);
 	s = MemoryContextAlloc(cxt, bytes);
 	SET_VARSIZE(s, bytes);
 	return s;
@@ -90,24 +80,12 @@ state_arg(FunctionCallInfo fcinfo, int n)
 	dp_partial *p;
 
 	if (VARATT_IS_SHORT(s) || VARSIZE(s) < STATE_HEADER + dp_partial_bytes(0))
-		state_raise(DP_PARTIAL_MALFORMED);
+		dpsynth_partial_raise(DP_PARTIAL_MALFORMED);
 	p = STATE_PARTIAL(s);
 	if (p->ncols < 1 || p->ncols > DP_PARTIAL_MAX_COLS || p->ncells < 1 || p->ncells > DP_PARTIAL_MAX_CELLS ||
 		VARSIZE(s) != STATE_HEADER + dp_partial_bytes(p->ncells))
-		state_raise(DP_PARTIAL_MALFORMED);
+		dpsynth_partial_raise(DP_PARTIAL_MALFORMED);
 	return s;
-}
-
-/* A one-dimensional int4 array without NULLs: its elements and their number. */
-static int32 *
-int4_elements(ArrayType *a, const char *what, int *n)
-{
-	if (ARR_ELEMTYPE(a) != INT4OID || ARR_NDIM(a) > 1 || ARR_HASNULL(a))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a one-dimensional int4 array without NULLs", what)));
-	*n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
-	return (int32 *) ARR_DATA_PTR(a);
 }
 
 /* The text form: dp_partial_encode's bytes in base64. */
@@ -122,7 +100,7 @@ dpsynth_state_out(PG_FUNCTION_ARGS)
 	int			n;
 
 	if (len > (MaxAllocSize / 4) * 3 - 8)
-		state_raise(DP_PARTIAL_BAD_SHAPE);
+		dpsynth_partial_raise(DP_PARTIAL_BAD_SHAPE);
 	bytes = palloc(len);
 	dp_partial_encode(p, bytes);
 	out = palloc(pg_b64_enc_len((int) len) + 1);
@@ -149,11 +127,11 @@ dpsynth_state_in(PG_FUNCTION_ARGS)
 	struct varlena *s;
 
 	if (tlen > MaxAllocSize / 2)
-		state_raise(DP_PARTIAL_MALFORMED);
+		dpsynth_partial_raise(DP_PARTIAL_MALFORMED);
 	bytes = palloc(pg_b64_dec_len((int) tlen) + 1);
 	len = pg_b64_decode(text, (int) tlen, (void *) bytes, pg_b64_dec_len((int) tlen));
 	if (len < 0)
-		state_raise(DP_PARTIAL_MALFORMED);
+		dpsynth_partial_raise(DP_PARTIAL_MALFORMED);
 	state_check(dp_partial_decode_shape(bytes, (size_t) len, sizes, &ncols, &ncells));
 	s = state_alloc(CurrentMemoryContext, ncells);
 	state_check(dp_partial_decode(bytes, (size_t) len, STATE_PARTIAL(s)));
@@ -194,15 +172,15 @@ dpsynth_state_add(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the codes and sizes of partial counts must not be null")));
-	codes = int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
-	sizes = int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &ncols);
+	codes = dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
+	sizes = dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &ncols);
 	if (PG_ARGISNULL(0))
 		s = state_new(CurrentMemoryContext, sizes, ncols);
 	else
 	{
 		s = state_arg(fcinfo, 0);
 		if (!dp_partial_same_shape(STATE_PARTIAL(s), sizes, ncols))
-			state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+			dpsynth_partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
 	}
 	state_check(dp_partial_add_row(STATE_PARTIAL(s), codes, ncodes));
 	PG_RETURN_POINTER(s);
@@ -236,32 +214,16 @@ dpsynth_state_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(a);
 }
 
-/*
- * The counts of a state as int8[], checked against the shape the caller planned: a NULL state
- * (no row anywhere) is all zeros; another shape is refused, so a shard cannot change the marginal.
- */
+/* dpsynth._state_vector(state, sizes int4[]): partial.c's dpsynth_counts_vector of the state. */
 PG_FUNCTION_INFO_V1(dpsynth_state_vector);
 Datum
 dpsynth_state_vector(PG_FUNCTION_ARGS)
 {
 	int			ncols;
-	int32	   *sizes;
-	struct varlena *s;
+	int32	   *sizes = dpsynth_sizes_arg(fcinfo, 1, &ncols);
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the sizes of partial counts must not be null")));
-	sizes = int4_elements(PG_GETARG_ARRAYTYPE_P(1), "sizes", &ncols);
-	if (PG_ARGISNULL(0))
-		s = state_new(CurrentMemoryContext, sizes, ncols);
-	else
-	{
-		s = state_arg(fcinfo, 0);
-		if (!dp_partial_same_shape(STATE_PARTIAL(s), sizes, ncols))
-			state_raise(DP_PARTIAL_SHAPE_MISMATCH);
-	}
-	PG_RETURN_ARRAYTYPE_P(dpsynth_int8_array(STATE_PARTIAL(s)->counts, STATE_PARTIAL(s)->ncells));
+	PG_RETURN_ARRAYTYPE_P(dpsynth_counts_vector(PG_ARGISNULL(0) ? NULL : STATE_PARTIAL(state_arg(fcinfo, 0)),
+												sizes, ncols));
 }
 
 /*
@@ -307,10 +269,10 @@ dpsynth_state_add_pairs(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the codes and sizes of partial counts must not be null")));
-	codes = int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
-	sizes = int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &d);
+	codes = dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
+	sizes = dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &d);
 	if (d < 1 || d > 1600 || ncodes != d)	/* 1600: at most the columns of a table */
-		state_raise(DP_PARTIAL_BAD_SHAPE);
+		dpsynth_partial_raise(DP_PARTIAL_BAD_SHAPE);
 	if (PG_ARGISNULL(0))
 	{
 		int64		total;
@@ -318,10 +280,10 @@ dpsynth_state_add_pairs(PG_FUNCTION_ARGS)
 
 		for (int j = 0; j < d; j++)
 			if (sizes[j] < 1)
-				state_raise(DP_PARTIAL_BAD_SHAPE);
+				dpsynth_partial_raise(DP_PARTIAL_BAD_SHAPE);
 		total = pairs_cells(sizes, d);
 		if (total < 1)
-			state_raise(DP_PARTIAL_BAD_SHAPE);
+			dpsynth_partial_raise(DP_PARTIAL_BAD_SHAPE);
 		one = (int32) total;
 		s = state_new(CurrentMemoryContext, &one, 1);
 	}
@@ -330,11 +292,11 @@ dpsynth_state_add_pairs(PG_FUNCTION_ARGS)
 	p = STATE_PARTIAL(s);
 	for (int j = 0; j < d; j++)
 		if (codes[j] < 0 || codes[j] >= sizes[j])
-			state_raise(DP_PARTIAL_CODE_RANGE);
+			dpsynth_partial_raise(DP_PARTIAL_CODE_RANGE);
 	if (d == 1)
 	{
 		if (p->ncols != 1 || p->ncells != sizes[0])
-			state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+			dpsynth_partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
 		p->counts[codes[0]]++;
 		PG_RETURN_POINTER(s);
 	}
@@ -345,10 +307,10 @@ dpsynth_state_add_pairs(PG_FUNCTION_ARGS)
 
 			off += (int64) sizes[a] * sizes[b];
 			if (off > p->ncells)
-				state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+				dpsynth_partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
 			p->counts[idx]++;
 		}
 	if (p->ncols != 1 || off != p->ncells)
-		state_raise(DP_PARTIAL_SHAPE_MISMATCH);
+		dpsynth_partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
 	PG_RETURN_POINTER(s);
 }

@@ -80,9 +80,9 @@ typedef struct NumberEntry
 	int64		count;
 } NumberEntry;
 
-/* Counts one number exactly (the fine stage of the bounds reads them back). */
+/* Counts one number n times exactly (the fine stage of the bounds reads them back). */
 static void
-count_number(Discovery *d, int64 key)
+count_number(Discovery *d, int64 key, int64 n)
 {
 	NumberEntry *e;
 	bool		found;
@@ -92,7 +92,7 @@ count_number(Discovery *d, int64 key)
 	e = hash_search(d->exact, &key, HASH_ENTER, &found);
 	if (!found)
 		e->count = 0;
-	e->count++;
+	e->count += n;
 }
 
 static int64
@@ -106,8 +106,9 @@ double_key(double x)
 	return k;
 }
 
+/* Counts one value n times (n rows hold it). */
 static void
-count_value(Discovery *d, Datum value, MemoryContext arena)
+count_value(Discovery *d, Datum value, int64 n, MemoryContext arena)
 {
 	DpColumn   *col = d->col;
 
@@ -134,7 +135,7 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 			memcpy(e->value, s, len);
 			e->value[len] = '\0';
 		}
-		e->count++;
+		e->count += n;
 		return;
 	}
 	if (dpsynth_value_is_integral(col->typid))
@@ -144,9 +145,9 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 		if (d->quantiles)
 			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
 		if (d->fine)
-			d->fine[v - (int64) col->quantile_lower]++;
-		d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
-		count_number(d, v);
+			d->fine[v - (int64) col->quantile_lower] += n;
+		d->cells[dp_loggrid_cell_int(&d->grid, v)] += n;
+		count_number(d, v, n);
 	}
 	else
 	{
@@ -156,8 +157,8 @@ count_value(Discovery *d, Datum value, MemoryContext arena)
 			return;
 		if (d->quantiles)
 			x = Max(Min(x, col->quantile_upper), col->quantile_lower);
-		d->cells[dp_loggrid_cell_real(&d->grid, x)]++;
-		count_number(d, double_key(x));
+		d->cells[dp_loggrid_cell_real(&d->grid, x)] += n;
+		count_number(d, double_key(x), n);
 	}
 }
 
@@ -900,13 +901,28 @@ scan_rows(Relation rel, Discovery *ds, int nd, AttrNumber maxatt, MemoryContext 
 			AttrNumber	a = ds[k].col->attnum - 1;
 
 			if (!slot->tts_isnull[a])
-				count_value(&ds[k], slot->tts_values[a], cxt);
+				count_value(&ds[k], slot->tts_values[a], 1, cxt);
 		}
 		MemoryContextSwitchTo(cxt);
 		MemoryContextReset(rowcxt);
 	}
 	dpsynth_source_end(&scan);
 	MemoryContextDelete(rowcxt);
+}
+
+/* A Citus table's (citus.c): a value of one column present on the shards, and its count. */
+typedef struct CitusValues
+{
+	Discovery  *d;
+	MemoryContext arena;
+} CitusValues;
+
+static void
+add_citus_value(void *arg, Datum value, int64 n)
+{
+	CitusValues *cv = arg;
+
+	count_value(cv->d, value, n, cv->arena);
 }
 
 DpColumn *
@@ -999,6 +1015,13 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		/* one scan, each unit keeping at most k rows chosen with the CSPRNG (units.c) */
 		dpsynth_unit_grid_counts(rel, unit, nd, ucols, grids, cells);
 	}
+	else if (dpsynth_citus_counted(relid))
+		for (int k = 0; k < nd; k++)	/* on the shards, one statement a column (citus.c) */
+		{
+			CitusValues cv = {&ds[k], cxt};
+
+			dpsynth_citus_count_values(relid, ds[k].col, add_citus_value, &cv);
+		}
 	else
 		scan_rows(rel, ds, nd, maxatt, cxt);
 
@@ -1095,6 +1118,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	int			ntodo = 0;
 	dp_plan		plan;
 	int64		ledger_id;
+	bool		citus;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -1102,7 +1126,9 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 				 errmsg("table must not be NULL")));
 	relid = PG_GETARG_OID(0);
 	epsilon = dpsynth_check_epsilon(fcinfo, 1);
-	rel = dpsynth_open_source(relid, false);
+	/* a Citus table is counted on its shards (citus.c); every other foreign relation is refused */
+	citus = dpsynth_citus_counted(relid);
+	rel = dpsynth_open_source(relid, citus);
 	dpsynth_check_release_privilege(relid, "dp_discover");
 	units = dpsynth_rho_for_call(relid, epsilon, &delta);
 	{
@@ -1143,6 +1169,8 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	}
 	names = construct_array(todo_names, ntodo, TEXTOID, -1, false, TYPALIGN_INT);
 	dpsynth_plan_call(relid, DP_CALL_DISCOVER, units, epsilon, todo, ntodo, &plan);
+	if (citus)
+		dpsynth_citus_check_discovery(rel, relid, todo, ntodo);
 
 	ledger_id = dpsynth_charge(relid, "dp_discover", OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names)),
 							   epsilon, delta, plan.units_charged, plan.delta_charged,

@@ -16,6 +16,7 @@
 
 #include "compat.h"
 #include "dp_domain.h"
+#include "dp_partial.h"
 #include "dp_plan.h"
 
 /* SQLSTATEs of dpsynth's own, in class YD: the SQL standard reserves the classes that begin
@@ -346,13 +347,29 @@ extern void dpsynth_citus_check_sets(Relation root, Oid relid, DpColumn *cols, i
 									 const DpColumnSet *sets, int nsets);
 extern void dpsynth_citus_count_sets(Oid relid, DpColumn *cols, const DpColumnSet *sets, int nsets,
 									 int64 **counts);
+/*
+ * dp_discover on a Citus table counted on its shards (citus.c): the checks before the charge of
+ * the columns to discover among cols, and, after it, the values of one column present on the
+ * shards, each given to add with its count.
+ */
+extern void dpsynth_citus_check_discovery(Relation root, Oid relid, DpColumn *cols, int ncols);
+extern void dpsynth_citus_count_values(Oid relid, DpColumn *col, void (*add) (void *arg, Datum value, int64 n),
+									   void *arg);
 extern List *dpsynth_source_leaves(Relation root);
 /* The foreign tables of the tree (partitions on other servers) and a Citus table counted on its shards, locked. */
 extern List *dpsynth_foreign_leaves(Relation root);
 extern char *dpsynth_qualified_name(Oid relid);
 extern char *dpsynth_sizes_literal(DpColumn *cols, const DpColumnSet *set);
-/* partial.c: an int8[] of n counts */
+/*
+ * partial.c, shared by the int8[]-vector functions of partial.c and citus_state.c: an int8[] of n
+ * counts; a partial-count status raised as an error; a one-dimensional int4 array's elements; the
+ * sizes argument n (not NULL); and a state's counts checked against those sizes (NULL: zeros).
+ */
 extern ArrayType *dpsynth_int8_array(const int64 *counts, int64 n);
+extern void dpsynth_partial_raise(dp_partial_status st) pg_attribute_noreturn();
+extern int32 *dpsynth_int4_elements(ArrayType *a, const char *what, int *n);
+extern int32 *dpsynth_sizes_arg(FunctionCallInfo fcinfo, int n, int *ncols);
+extern ArrayType *dpsynth_counts_vector(const dp_partial *p, const int32 *sizes, int ncols);
 extern void dpsynth_source_begin(DpSourceScan *s, Relation root);
 extern void dpsynth_source_begin_shared(DpSourceScan *s, Relation root, List *leaves,
 										struct ParallelTableScanDescData **pscans, LOCKMODE leaflock);

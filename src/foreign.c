@@ -473,12 +473,20 @@ dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *cols, int nco
 		elog(ERROR, "dpsynth: no marginal to count on the foreign partitions");
 	for (int j = 0; j < ncols; j++)
 	{
+		if (cols[j].state != DP_COLUMN_READY && citus)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of table \"%s\" has no public domain, and the table is a Citus table",
+							cols[j].name, RelationGetRelationName(root)),
+					 errdetail("The count statement sent to the shards encodes each column in its domain, and must be checked before the charge, when a domain discovered in the call is not known yet. Nothing was charged."),
+					 errhint(cols[j].state == DP_COLUMN_DISCOVER_EDGES ?
+							 "Declare the column's bins with dp_declare (quantile bins are learned from rows in the release)." :
+							 "Run dp_discover on the table first (a release of its own, counted on the shards), or declare the column's domain with dp_declare.")));
 		if (cols[j].state != DP_COLUMN_READY)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("column \"%s\" of table \"%s\" has no public domain, and the table %s",
-							cols[j].name, RelationGetRelationName(root),
-							citus ? "is a Citus table" : "has a foreign partition"),
+					 errmsg("column \"%s\" of table \"%s\" has no public domain, and the table has a foreign partition",
+							cols[j].name, RelationGetRelationName(root)),
 					 errdetail("Discovery reads rows, which stay on their server. Nothing was charged."),
 					 errhint("Declare the column's domain with dp_declare.")));
 		if (dpsynth_encoder_not_portable(&cols[j]))

@@ -28,8 +28,12 @@
 #include "dp_partial.h"
 #include "dpsynth.h"
 
-static void
-partial_raise(dp_partial_status st)
+/*
+ * Raises st as an error whose SQLSTATE says what was wrong; never repeats the bytes it was read
+ * from (a shard's, untrusted).  Shared with citus_state.c.
+ */
+void
+dpsynth_partial_raise(dp_partial_status st)
 {
 	int			code;
 
@@ -64,9 +68,9 @@ partial_aggcontext(FunctionCallInfo fcinfo, const char *fn)
 	return aggcontext;
 }
 
-/* A one-dimensional int4 array without NULLs: its elements and their number. */
-static int32 *
-int4_elements(ArrayType *a, const char *what, int *n)
+/* A one-dimensional int4 array without NULLs: its elements and their number.  Shared with citus_state.c. */
+int32 *
+dpsynth_int4_elements(ArrayType *a, const char *what, int *n)
 {
 	if (ARR_ELEMTYPE(a) != INT4OID || ARR_NDIM(a) > 1 || ARR_HASNULL(a))
 		ereport(ERROR,
@@ -84,7 +88,7 @@ partial_new(MemoryContext cxt, const int32 *sizes, int ncols)
 	dp_partial *p;
 
 	if (st != DP_PARTIAL_OK)
-		partial_raise(st);
+		dpsynth_partial_raise(st);
 	p = MemoryContextAllocHuge(cxt, dp_partial_bytes(ncells));
 	dp_partial_init(p, sizes, ncols, ncells);
 	return p;
@@ -113,11 +117,11 @@ partial_decode(MemoryContext cxt, bytea *b)
 
 	st = dp_partial_decode_shape(buf, len, sizes, &ncols, &ncells);
 	if (st != DP_PARTIAL_OK)
-		partial_raise(st);
+		dpsynth_partial_raise(st);
 	p = MemoryContextAllocHuge(cxt, dp_partial_bytes(ncells));
 	st = dp_partial_decode(buf, len, p);
 	if (st != DP_PARTIAL_OK)
-		partial_raise(st);
+		dpsynth_partial_raise(st);
 	return p;
 }
 
@@ -128,7 +132,7 @@ partial_encode(const dp_partial *p)
 	bytea	   *b;
 
 	if (len > MaxAllocSize - VARHDRSZ)
-		partial_raise(DP_PARTIAL_BAD_SHAPE);
+		dpsynth_partial_raise(DP_PARTIAL_BAD_SHAPE);
 	b = palloc(VARHDRSZ + len);
 	SET_VARSIZE(b, VARHDRSZ + len);
 	dp_partial_encode(p, (uint8 *) VARDATA(b));
@@ -139,7 +143,7 @@ static void
 partial_check(dp_partial_status st)
 {
 	if (st != DP_PARTIAL_OK)
-		partial_raise(st);
+		dpsynth_partial_raise(st);
 }
 
 /* SFUNC of _partial_counts: one row, given as its code in every column of the marginal. */
@@ -159,12 +163,12 @@ dpsynth_partial_add(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the codes and sizes of partial counts must not be null"),
 				 errhint("Encode a NULL value as a code of its column's domain.")));
-	codes = int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
-	sizes = int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &ncols);
+	codes = dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(1), "codes", &ncodes);
+	sizes = dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(2), "sizes", &ncols);
 	if (p == NULL)
 		p = partial_new(aggcontext, sizes, ncols);
 	else if (!dp_partial_same_shape(p, sizes, ncols))
-		partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
+		dpsynth_partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
 	partial_check(dp_partial_add_row(p, codes, ncodes));
 	PG_RETURN_POINTER(p);
 }
@@ -261,30 +265,44 @@ dpsynth_int8_array(const int64 *counts, int64 n)
 }
 
 /*
- * The counts of a state as int8[], cell by cell (first column slowest).  The caller gives the
- * shape it planned: a NULL state (no row anywhere) is all zeros, a state of another shape is
- * refused, so that a shard cannot change the marginal being counted.
+ * The sizes argument n of an int8[]-vector function (_partial_vector, citus_state.c's
+ * _state_vector): the shape the caller planned, not NULL.
  */
+int32 *
+dpsynth_sizes_arg(FunctionCallInfo fcinfo, int n, int *ncols)
+{
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the sizes of partial counts must not be null")));
+	return dpsynth_int4_elements(PG_GETARG_ARRAYTYPE_P(n), "sizes", ncols);
+}
+
+/*
+ * The counts of state p as int8[], cell by cell (first column slowest), checked against the shape
+ * the caller planned (sizes, from dpsynth_sizes_arg): a NULL state (no row anywhere) is all
+ * zeros, a state of another shape is refused, so that a shard cannot change the marginal being
+ * counted.
+ */
+ArrayType *
+dpsynth_counts_vector(const dp_partial *p, const int32 *sizes, int ncols)
+{
+	if (p == NULL)
+		p = partial_new(CurrentMemoryContext, sizes, ncols);
+	else if (!dp_partial_same_shape(p, sizes, ncols))
+		dpsynth_partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
+	return dpsynth_int8_array(p->counts, p->ncells);
+}
+
+/* dpsynth._partial_vector(state bytea, sizes int4[]): dpsynth_counts_vector of a decoded state. */
 PG_FUNCTION_INFO_V1(dpsynth_partial_vector);
 Datum
 dpsynth_partial_vector(PG_FUNCTION_ARGS)
 {
 	int			ncols;
-	int32	   *sizes;
-	dp_partial *p;
+	int32	   *sizes = dpsynth_sizes_arg(fcinfo, 1, &ncols);
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the sizes of partial counts must not be null")));
-	sizes = int4_elements(PG_GETARG_ARRAYTYPE_P(1), "sizes", &ncols);
-	if (PG_ARGISNULL(0))
-		p = partial_new(CurrentMemoryContext, sizes, ncols);
-	else
-	{
-		p = partial_decode(CurrentMemoryContext, PG_GETARG_BYTEA_PP(0));
-		if (!dp_partial_same_shape(p, sizes, ncols))
-			partial_raise(DP_PARTIAL_SHAPE_MISMATCH);
-	}
-	PG_RETURN_ARRAYTYPE_P(dpsynth_int8_array(p->counts, p->ncells));
+	PG_RETURN_ARRAYTYPE_P(dpsynth_counts_vector(PG_ARGISNULL(0) ? NULL :
+												partial_decode(CurrentMemoryContext, PG_GETARG_BYTEA_PP(0)),
+												sizes, ncols));
 }

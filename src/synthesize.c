@@ -268,6 +268,13 @@ plan_foreign(SynthCall *c)
 	c->foreign = dpsynth_foreign_leaves(c->rel);
 	if (c->foreign == NIL)
 		return;
+	if (!c->adaptive && dpsynth_citus_counted(c->relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" is a Citus table, and the privsyn method counts marginals chosen after the charge",
+						get_rel_name(c->relid)),
+				 errdetail("PrivSyn counts the marginals it selects from noisy scores, over the rows, after the charge; dpsynth counts a Citus table on its shards only in statements it checked before the charge, as the adaptive method's one count of every pair. Nothing was charged."),
+				 errhint("Call with method => 'adaptive' (the default).")));
 	if (!c->adaptive)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -12,12 +12,18 @@
 #        one ledger row each, spent == the ledger's sum; the workers receive worker_partial_agg
 #        of dpsynth's aggregate and no statement that reads a shard's rows (log_remote_commands,
 #        EXPLAIN VERBOSE); dp_synthesize's copies are as faithful as the local table's;
-#        dp_discover, the privsyn method and a column to discover stay refused before the charge
-#        (before 0.4.0 the releases charged and read the coordinator's empty shell);
+#      - dp_discover on a distributed and a reference table (integer, numeric and text columns)
+#        learns the local copy's domains, one ledger row each, the workers receiving only
+#        statements grouped and counted there (GROUP BY pushed down); a float or date column is
+#        refused before the charge;
+#      - the privsyn method and a column to discover inside dp_synthesize or dp_marginal stay
+#        refused before the charge (before 0.4.0 the releases charged and read the coordinator's
+#        empty shell);
 #      - hostile workers: a RAISE with a planted value on the rows (after the charge: YD004, the
 #        value in nothing the analyst receives, in the coordinator's log), a cancel's SQLSTATE, a
 #        worker without dpsynth, another library or extension version, a shard column of another
-#        type (refused before the charge);
+#        type (refused before the charge); dp_discover with a shard that raises on its rows
+#        (YD004 after the charge) and with a shard column of another type (refused before it);
 #      - 1,000,000 rows generated on the cluster: dp_marginal equals the local copy's;
 #   3. a local Citus columnar table (another table access method) is read, also where parallel
 #      workers would be used (columnar has no parallel scan: scan_parallel.c reads it serially).
@@ -132,8 +138,9 @@ ok $? "dpsynth is created on the coordinator (and propagated to the workers)"
 c "CREATE ROLE $ANALYST LOGIN IN ROLE dpsynth_analyst; GRANT CREATE ON SCHEMA public TO $ANALYST" >/dev/null
 
 # Adult: distributed by fnlwgt (the coordinator's copy truncated), a reference table, and a local
-# copy, each protected with the same public domains (every integer column in declared bins:
-# discovery reads rows, which stay on the shards); and the kinds dpsynth refuses
+# copy, each protected with the same public domains (every integer column in declared bins: a
+# release that would discover a domain inside its call is refused on a Citus table); and the kinds
+# dpsynth refuses
 load() {
 	sed "s/CREATE TABLE adult /CREATE TABLE $1 /" "$TOP/data/adult/adult.sql" |
 		psql -X -q -v ON_ERROR_STOP=1 -h "$(node_dir c)" -p "$(node_port c)" -d $DB >/dev/null &&
@@ -245,22 +252,91 @@ for t in adult adult_ref; do
 done
 is "$(balanced)" t "spent equals the ledger's sum after the syntheses"
 
-# what stays refused on a Citus table, before any charge: dp_discover, the privsyn method, and a
-# column without a declared domain (discovery reads rows)
+# dp_discover on Citus tables: each column's values grouped and counted on the shards (GROUP BY
+# pushed down: one row a value and shard, never a row of the table).  12,000 generated rows,
+# distributed, as a reference table and local, each with an integer, a numeric and a text column
+# to discover (n's lowest and highest values hold 30 rows more than the 0.1% the bounds leave
+# out, so that the noise cannot move them); the domains learned at epsilon 150 (noise far below
+# the counts) equal the local table's, one ledger row each
+c "CREATE TABLE dsc_local (id int, n int, m numeric, w text);
+   INSERT INTO dsc_local SELECT i, CASE WHEN i <= 30 THEN 0 WHEN i <= 60 THEN 999 ELSE (i * 7919) % 1000 END, ((i * 31) % 500) / 4.0,
+	(ARRAY['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda', 'mu'])[1 + (i * 13) % 12]
+	FROM generate_series(1, 12000) i;
+   CREATE TABLE dsc (LIKE dsc_local); INSERT INTO dsc SELECT * FROM dsc_local; SELECT create_distributed_table('dsc', 'id');
+   CREATE TABLE dsc_ref (LIKE dsc_local); INSERT INTO dsc_ref SELECT * FROM dsc_local; SELECT create_reference_table('dsc_ref');
+   SELECT truncate_local_data_after_distributing_table('dsc'); SELECT truncate_local_data_after_distributing_table('dsc_ref');
+   SELECT dp_protect(t, epsilon => 200, selection_delta => 1e-3) FROM unnest(ARRAY['dsc', 'dsc_ref', 'dsc_local']) t;
+   SELECT dp_declare(t, 'id', lower => 0, upper => 12000, bins => 10) FROM unnest(ARRAY['dsc', 'dsc_ref', 'dsc_local']) t" >/dev/null 2>&1
+ok $? "dsc: 12,000 rows distributed, as a reference table and local, protected"
+# (m's bounds are real numbers drawn inside a grid cell: compared rounded; the inner edges are
+# quantiles of the noisy histogram, which the noise may move by a value: compared apart)
+domains() { c "SELECT string_agg(concat_ws(' ', d.attnum, d.kind, d.categories, round(d.lower::numeric), round(d.upper::numeric),
+	d.bins, pg_catalog.array_length(d.edges, 1), d.source), '; ' ORDER BY d.attnum)
+	FROM dpsynth.domains d WHERE d.relid = '$1'::regclass AND d.attnum > 1"; }
+# the largest distance between an edge of n on $1 and the local table's
+edge_gap() { c "SELECT max(abs(a.e - b.e)) FROM dpsynth.domains x, dpsynth.domains y,
+	unnest(x.edges) WITH ORDINALITY a(e, i) JOIN unnest(y.edges) WITH ORDINALITY b(e, i) USING (i)
+	WHERE x.relid = '$1'::regclass AND y.relid = 'dsc_local'::regclass AND x.attnum = 2 AND y.attnum = 2"; }
+disc() { psql -X -qAt "$@" -d $DB -c "SELECT string_agg(column_name || ':' || kind || ':' || cells, ' ' ORDER BY column_name)
+	FROM dp_discover('$t', 150)" 2>&1; }
+t=dsc_local; local_disc=$(disc "${as_analyst[@]}")
+ok "$([[ $local_disc =~ ^m:bins:[0-9]+\ n:bins:[0-9]+\ w:categories:13$ ]]; echo $?)" \
+	"dp_discover on the local table learns m's and n's bins and w's 12 categories, 13 codes ($local_disc)"
+local_domains=$(domains dsc_local)
+for t in dsc dsc_ref; do
+	before=$(spent $t)
+	if [ $t = dsc ]; then
+		# as the owner, with the statements Citus sends to the workers in the output
+		out=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" disc -h "$(node_dir c)" -p "$(node_port c)")
+		got=$(echo "$out" | grep -v "^NOTICE:\|^DETAIL:")
+		grouped=$(echo "$out" | grep "issuing" | grep -E "FROM public\.dsc_[0-9]+" | grep -c " GROUP BY ")
+		rowsel=$(echo "$out" | grep "issuing" | grep -E "FROM public\.dsc_[0-9]+" | grep -v " GROUP BY \|WHERE false" | head -n 3)
+		ok "$([ "$grouped" -gt 0 ]; echo $?)" "dp_discover on dsc sends the workers the grouped counts of each column ($grouped statements)"
+		is "$rowsel" "" "no statement dp_discover sends to a worker reads the shard's rows outside a GROUP BY"
+	else
+		got=$(disc "${as_analyst[@]}")
+	fi
+	is "$got" "$local_disc" "dp_discover on $t (counted on the workers) learns what it learns on the local table"
+	is "$(domains $t)" "$local_domains" "the domains dp_discover stored for $t equal the local table's"
+	gap=$(edge_gap $t)
+	ok "$([ -n "$gap" ] && awk -v g="$gap" 'BEGIN { exit !(g <= 3) }'; echo $?)" "the inner edges of n on $t are the local table's within 3 (largest gap $gap)"
+	is "$(spent $t | cut -d' ' -f2)" "$(($(echo $before | cut -d' ' -f2) + 1))" "one ledger row for dp_discover on $t"
+done
+plan=$(c "EXPLAIN (VERBOSE, COSTS OFF) SELECT w COLLATE \"C\", count(*) FROM dsc GROUP BY 1")
+ok "$(echo "$plan" | grep "Query: SELECT" | grep -q "count(\*).* GROUP BY "; echo $?)" \
+	"EXPLAIN: each shard groups and counts its own rows (the task's query has GROUP BY)"
+res=$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT rows_written FROM dp_synthesize('dsc', 1, target => 'dsc_syn')" 2>&1)
+ok "$([ "$res" -gt 11000 ] 2>/dev/null && [ "$res" -lt 13000 ]; echo $?)" \
+	"dp_synthesize on dsc with the discovered domains writes about 12,000 rows ($res)"
+is "$(balanced)" t "spent equals the ledger's sum after the discoveries"
+
+# what stays refused on a Citus table, before any charge: the privsyn method, a column whose
+# domain would be learned inside dp_synthesize or dp_marginal (their count statement encodes
+# every column in its domain, checked before the charge), and dp_discover of a column whose text
+# follows the workers' session settings
 before=$(spent adult)
-refused 'table "adult" is a Citus distributed table' $DB "SELECT * FROM dp_discover('adult', 1)" "${as_analyst[@]}"
-ok $? "dp_discover on the distributed table is refused"
-refused 'privsyn method reads every row' $DB "SELECT * FROM dp_synthesize('adult', 1, method => 'privsyn')" "${as_analyst[@]}"
+refused 'is a Citus table, and the privsyn method counts marginals chosen after the charge' $DB \
+	"SELECT * FROM dp_synthesize('adult', 1, method => 'privsyn')" "${as_analyst[@]}"
 ok $? "dp_synthesize (privsyn) on the distributed table is refused"
 c "SELECT dp_undeclare('adult', 'age')" >/dev/null
-refused 'column "age" of table "adult" has no public domain, and the table is a Citus table' $DB \
+refused 'Run dp_discover on the table first' $DB \
 	"SELECT * FROM dp_synthesize('adult', 1, target => 'adult_syn2')" "${as_analyst[@]}"
-ok $? "dp_synthesize with a column to discover on the distributed table is refused"
+ok $? "dp_synthesize with a column to discover on the distributed table is refused, and says to run dp_discover"
 refused 'column "age" of table "adult" has no public domain, and the table is a Citus table' $DB \
 	"SELECT * FROM dp_marginal('adult', ARRAY['age'], 1)" "${as_analyst[@]}"
 ok $? "dp_marginal of a column to discover on the distributed table is refused"
 c "SELECT dp_declare('adult', 'age', lower => 16, upper => 100, bins => 21)" >/dev/null
 is "$(spent adult)" "$before" "the budget spent and the ledger rows of adult are unchanged"
+c "CREATE TABLE fl (id int, x float8, d date); SELECT create_distributed_table('fl', 'id');
+   INSERT INTO fl SELECT i, i / 7.0, date '2020-01-01' + i FROM generate_series(1, 500) i;
+   SELECT dp_protect('fl', epsilon => 100)" >/dev/null 2>&1
+before=$(spent fl)
+for col in x d; do
+	refused "of Citus table \"fl\" cannot be discovered on its shards" $DB \
+		"SELECT * FROM dp_discover('fl', 1, ARRAY['$col'])" "${as_analyst[@]}"
+	ok $? "dp_discover of a $(c "SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'fl'::regclass AND attname = '$col'") column on a distributed table is refused"
+done
+is "$(spent fl)" "$before" "the budget spent and the ledger rows of fl are unchanged"
 
 # a distributed table with a privacy unit: its shards count rows that cannot be bounded per unit
 # there, so every release is refused before the charge
@@ -354,12 +430,41 @@ restore w1
 w w2 "UPDATE pg_extension SET extversion = '0.3.4' WHERE extname = 'dpsynth'" >/dev/null
 attempt "a worker with another dpsynth extension version" refused
 w w2 "UPDATE pg_extension SET extversion = '$(c "SELECT extversion FROM pg_extension WHERE extname = 'dpsynth'")' WHERE extname = 'dpsynth'" >/dev/null
-# 4. a shard whose column has another type (text, with the planted value in its rows)
 shard=$(c "SELECT shard_name('h'::regclass, s.shardid) FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
 	JOIN pg_dist_node n USING (groupid) WHERE s.logicalrelid = 'h'::regclass AND n.nodeport = $(node_port w1) LIMIT 1")
+# 4. dp_discover (column a undeclared) on a worker whose shard is a view raising with the planted
+# value on its rows: every check over zero rows passes; after the charge, YD004 and nothing of it
+c "SELECT dp_undeclare('h', 'a')" >/dev/null
+w w1 "ALTER TABLE $shard RENAME TO ${shard}_real;
+	CREATE FUNCTION public.boom(int) RETURNS int LANGUAGE plpgsql AS \$\$ BEGIN RAISE EXCEPTION '$SECRET value %', \$1; END \$\$;
+	CREATE VIEW $shard AS SELECT id, CASE WHEN a = 7 THEN public.boom(a) ELSE a END AS a FROM ${shard}_real" >/dev/null
+ok $? "shard $shard on w1: a view raising with the planted value on its rows"
+before=$(hledger)
+out=$(PGOPTIONS="-c client_min_messages=debug5" psql -X -qAt -v VERBOSITY=verbose -v SHOW_CONTEXT=always \
+	"${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_discover('h', 1)" 2>&1)
+ok "$(echo "$out" | grep -q "ERROR:  YD004: dp_discover failed after its charge; nothing was released" &&
+	[ "$(hledger | cut -d' ' -f2)" = "$(($(echo $before | cut -d' ' -f2) + 1))" ]; echo $?)" \
+	"dp_discover on a worker raising on its rows: fails after the charge with the generic error ($before -> $(hledger))"
+[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+ok "$([[ "$out" != *SECRET* ]]; echo $?)" "dp_discover on a worker raising on its rows: the planted value is in nothing the analyst receives"
+ok "$(grep -q "dp_discover failed after its charge (ledger row [0-9]*).*$SECRET value" "$(node_dir c)/server.log"; echo $?)" \
+	"the coordinator's server log keeps the worker's error of dp_discover"
+is "$(balanced)" t "spent equals the ledger's sum"
+w w1 "DROP VIEW $shard; ALTER TABLE ${shard}_real RENAME TO $shard; DROP FUNCTION public.boom(int)" >/dev/null
+c "SELECT dp_declare('h', 'a', lower => 0, upper => 10, bins => 10)" >/dev/null
+# 5. a shard whose column has another type (text, with the planted value in its rows)
 w w1 "ALTER TABLE $shard ALTER COLUMN a TYPE text USING CASE WHEN a = 7 THEN '$SECRET' ELSE a::text END" >/dev/null
 ok $? "shard $shard on w1: column a is text now, with the planted value"
 attempt "a shard whose column has another type" refused
+# dp_discover checks the shards' column types before its charge too: refused, nothing charged
+c "SELECT dp_undeclare('h', 'a')" >/dev/null
+before=$(hledger)
+out=$(psql -X -qAt -v VERBOSITY=verbose "${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_discover('h', 1)" 2>&1)
+ok "$(echo "$out" | grep -q "ERROR:  55000: a shard of Citus table \"h\" on node .* cannot count the values of its columns" &&
+	echo "$out" | grep -q "Nothing was charged" && [ "$(hledger)" = "$before" ]; echo $?)" \
+	"dp_discover on h with a shard of another column type: refused before the charge (ledger $before -> $(hledger))"
+[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+ok "$([[ "$out" != *SECRET* ]]; echo $?)" "dp_discover on h: the planted value is in nothing the analyst receives"
 is "$(c "SELECT count(*) FILTER (WHERE status = 'completed') FROM dpsynth.ledger WHERE relid = 'h'::regclass")" 2 \
 	"h: the two sound releases completed, nothing else"
 
