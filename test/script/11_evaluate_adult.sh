@@ -24,7 +24,9 @@ psql -X -q -d $DB -c "CREATE TABLE adult_test (LIKE adult)" \
 psql -X -q -d $DB -c "\\copy (SELECT * FROM adult_synthetic) TO '$OUT/synth.csv' WITH (FORMAT csv, HEADER true)"
 (cd "$OUT" && /usr/bin/python3 "$SHARED/tools/evaluate.py" "$TOP/data/adult/adult_train.csv" synth.csv \
 	--test "$SHARED/datasets/adult/adult_test.csv" --target income --json) >"$OUT/reference.json"
-q $DB "SELECT json_object_agg(metric, json_build_array(value, reference)) FROM dp_evaluate('adult', 'adult_synthetic', 'adult_test', 'income') WHERE scope = 'table'" \
+# dp_evaluate with target income, once (every check on income below reads this table)
+psql -X -q -d $DB -c "CREATE TABLE eval_income AS SELECT * FROM dp_evaluate('adult', 'adult_synthetic', 'adult_test', 'income')"
+q $DB "SELECT json_object_agg(metric, json_build_array(value, reference)) FROM eval_income WHERE scope = 'table'" \
 	2>/dev/null >"$OUT/sql.json"
 cmp_metric() {	# metric_in_sql metric_in_evaluate.py tolerance
 	/usr/bin/python3 - "$OUT/sql.json" "$OUT/reference.json" "$1" "$2" "$3" <<'PY'
@@ -43,17 +45,22 @@ is "$verdict" ok "range: dp_evaluate $a, evaluate.py $b (the same 1000 queries)"
 read -r a b verdict < <(cmp_metric tstr_auc tstr_auc 1)
 echo "# train on synthetic, AUC: dp_evaluate (logistic regression) $a, evaluate.py (gradient boosting) $b"
 read -r a b verdict < <(cmp_metric tstr_auc trtr_auc 1)
-echo "# train on real, AUC: evaluate.py $b; dp_evaluate's: $(q $DB "SELECT reference FROM dp_evaluate('adult', 'adult_synthetic', 'adult_test', 'income') WHERE metric = 'tstr_auc'" 2>/dev/null)"
-is "$(q $DB "SELECT value > 0.75 AND reference > 0.85 FROM dp_evaluate('adult', 'adult_synthetic', 'adult_test', 'income') WHERE metric = 'tstr_auc'" 2>/dev/null)" t \
+echo "# train on real, AUC: evaluate.py $b; dp_evaluate's: $(q $DB "SELECT reference FROM eval_income WHERE metric = 'tstr_auc'" 2>/dev/null)"
+is "$(q $DB "SELECT value > 0.75 AND reference > 0.85 FROM eval_income WHERE metric = 'tstr_auc'" 2>/dev/null)" t \
 	"the logistic regression learns income (AUC > .75 trained on synthetic, > .85 on real)"
 # Every column the real table predicts well stays predictable: dp_synthesize is told no target,
 # so each of Adult's categorical (text) columns is one in turn (dp_evaluate's logistic
 # regression, as bench/targets.py does with evaluate.py's trees), and where training on the real
 # table gives an AUC of at least .8 the synthetic copy must keep at least a quarter of that signal:
 # (TSTR - .5) / (TRTR - .5) >= .25.  A column left independent of the rest keeps none (a coin).
+# (income's figures are eval_income's: dp_evaluate is called once per other column.)
 q $DB "SELECT a.attname, round(e.value::numeric, 3), round(e.reference::numeric, 3),
 		round(((e.value - .5) / (e.reference - .5))::numeric, 2), (e.value - .5) / (e.reference - .5) >= .25
-	FROM pg_attribute a, LATERAL dp_evaluate('adult', 'adult_synthetic', 'adult_test', a.attname::text) e
+	FROM pg_attribute a, LATERAL (
+		SELECT metric, value, reference FROM eval_income WHERE a.attname = 'income'
+		UNION ALL
+		SELECT metric, value, reference FROM dp_evaluate('adult', 'adult_synthetic', 'adult_test', a.attname::text)
+		WHERE a.attname <> 'income') e
 	WHERE a.attrelid = 'adult'::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'text'::regtype
 	  AND e.metric = 'tstr_auc' AND e.reference >= .8 ORDER BY a.attnum" 2>/dev/null | tr '|' ' ' >"$OUT/targets.txt"
 ntargets=$(wc -l <"$OUT/targets.txt")

@@ -12,7 +12,9 @@ trap 'pkill -f "sleep 23.5" 2>/dev/null; rm -rf "$work"' EXIT
 cat >"$work/Makefile" <<'EOF'
 all:
 	@echo "build $$(date +%s.%N) start"; sleep 1; echo "build $$(date +%s.%N) end"
-clean install:
+clean:
+	@echo clean >>cleans.log
+install:
 	@:
 EOF
 # one script: dp_build_install on the scratch checkout, with the given extra commands after it
@@ -51,4 +53,13 @@ script "bash $work/a.sh" >"$work/c.sh"
 timeout 10 bash "$work/c.sh" >"$work/out4" 2>&1
 ok $? "a script's child that builds too does not wait for its parent's lock"
 is "$(grep -c '^build.*start' "$work/out4")" 2 "... and both built"
+
+# 4. a clean build, except in a checkout scripts/test has just built that way (DPSYNTH_BUILT: the
+# demo under the test command brings it up to date without compiling it again)
+rm -f "$work/cleans.log"
+bash "$work/a.sh" >/dev/null 2>&1
+DPSYNTH_BUILT=$work bash "$work/a.sh" >"$work/out5" 2>&1
+DPSYNTH_BUILT=$TOP bash "$work/a.sh" >/dev/null 2>&1
+is "$(cat "$work/cleans.log" 2>/dev/null | wc -l | tr -d ' ')" 2 "dp_build_install cleans first, unless DPSYNTH_BUILT names this checkout"
+is "$(grep -c '^build.*start' "$work/out5")" 1 "... which make still brings up to date"
 done_testing

@@ -18,8 +18,9 @@ beta_lo (so all statements below hold with probability >= 0.998).
    (P(Z >= t), P(Z >= t - 1)), t integer (randomised threshold tests), computed exactly here from
    the claimed sigma.  If beta_lo > beta_max(alpha_hi), the releases distinguish D from D' better
    than the claimed noise allows: the mechanism is broken.  False alarm probability <= 0.002 for a
-   correct build (5e-5 computed exactly at N = 500, epsilon 8); a build with every noise scale
-   halved is accepted with probability 1e-107 at N = 500, epsilon 8 (exact computation).
+   correct build (computed exactly at epsilon 8: 4.3e-5 at N = 200, 5e-5 at N = 500); a build
+   with every noise scale halved is accepted with probability 1.6e-31 at N = 200 and 1e-107 at
+   N = 500, epsilon 8 (exact computation).
 Prints one line of figures and exits 0 if the claim holds, 1 if it is refuted.
 Usage: privacy_audit.py FILE_D FILE_D' M RHO DELTA EPS [SHIFT]
 
