@@ -366,7 +366,7 @@ extern char *dpsynth_sizes_literal(DpColumn *cols, const DpColumnSet *set);
  * sizes argument n (not NULL); and a state's counts checked against those sizes (NULL: zeros).
  */
 extern ArrayType *dpsynth_int8_array(const int64 *counts, int64 n);
-extern void dpsynth_partial_raise(dp_partial_status st) pg_attribute_noreturn();
+pg_noreturn extern void dpsynth_partial_raise(dp_partial_status st);
 extern int32 *dpsynth_int4_elements(ArrayType *a, const char *what, int *n);
 extern int32 *dpsynth_sizes_arg(FunctionCallInfo fcinfo, int n, int *ncols);
 extern ArrayType *dpsynth_counts_vector(const dp_partial *p, const int32 *sizes, int ncols);
