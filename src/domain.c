@@ -60,18 +60,6 @@
 #define USECS_PER_DAY_F 86400000000.0
 
 static bool
-is_integer_type(Oid t)
-{
-	return t == INT2OID || t == INT4OID || t == INT8OID;
-}
-
-static bool
-is_time_type(Oid t)
-{
-	return t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID;
-}
-
-static bool
 is_real_type(Oid t)
 {
 	return t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
@@ -448,7 +436,7 @@ const_number(DpColumn *col, Const *c, double *out)
 
 	if (c->constisnull)
 		return false;
-	if (is_integer_type(t) || is_real_type(t))
+	if (dpsynth_type_is_integer(t) || is_real_type(t))
 		*out = dpsynth_value_real(t, c->constvalue);
 	else if (t == DATEOID)
 	{
@@ -843,7 +831,7 @@ to_discover(Oid relid, DpColumn *col, const CatalogColumn *cc)
 	{
 		const char *declare_hint = is_text_type(col->typid)
 			? psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', categories => ARRAY[...]);", rel, col->name)
-			: is_time_type(col->typid)
+			: dpsynth_type_is_time(col->typid)
 			? psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', lower => '...'::timestamptz, upper => '...'::timestamptz);", rel, col->name)
 			: psprintf("The table's owner can declare it: SELECT dp_declare('%s', '%s', lower => ..., upper => ..., bins => ...);", rel, col->name);
 

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/attnum.h"
+#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/relcache.h"
@@ -176,6 +177,19 @@ extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
 
 /* The parallel workers a big table's scan may use besides the caller (scan_parallel.c). */
 extern int	dpsynth_scan_workers;
+
+/* The integer types, and the temporal types that dpsynth counts as integers (days, microseconds). */
+static inline bool
+dpsynth_type_is_integer(Oid t)
+{
+	return t == INT2OID || t == INT4OID || t == INT8OID;
+}
+
+static inline bool
+dpsynth_type_is_time(Oid t)
+{
+	return t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID;
+}
 
 /* Integer and real views of a numeric value (dates as days, timestamps as microseconds),
  * for discovery; never raise. */

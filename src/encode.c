@@ -23,22 +23,10 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-static bool
-is_integer_type(Oid t)
-{
-	return t == INT2OID || t == INT4OID || t == INT8OID;
-}
-
-static bool
-is_time_type(Oid t)
-{
-	return t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID;
-}
-
 bool
 dpsynth_value_is_integral(Oid typid)
 {
-	return is_integer_type(typid) || is_time_type(typid);
+	return dpsynth_type_is_integer(typid) || dpsynth_type_is_time(typid);
 }
 
 /* Never raises: infinite dates and timestamps come out as the extreme int64 values. */
@@ -215,7 +203,7 @@ dpsynth_code_label(DpColumn *col, dp_code code, bool *isnull)
 	if (col->domain.kind == DP_DOMAIN_CATEGORIES)
 		return PointerGetDatum(cstring_to_text_with_len(col->domain.map.labels[code],
 														col->domain.map.lens[code]));
-	if (is_time_type(col->typid))
+	if (dpsynth_type_is_time(col->typid))
 	{
 		int64		lo,
 					hi;
