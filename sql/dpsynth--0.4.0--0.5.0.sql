@@ -95,3 +95,9 @@ $$;
 
 COMMENT ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) IS
 	'name the column that identifies the person each row belongs to: every release then protects persons, keeping at most max_rows_per_unit rows of each (NULL: learned by each release under DP, up to 32; max_rows_per_cell in one cell of dp_marginal); a NULL column removes it; only before any budget is spent';
+
+-- The catalog walks of the one-protection-per-tree guard run without JIT: their recursive
+-- unions are estimated far above what they read, and compiling the plan cost far more than
+-- running it once pg_inherits held a row.
+ALTER FUNCTION dpsynth._protected_relatives(oid) SET jit = off;
+ALTER FUNCTION dpsynth._tree_conflict(oid, oid[], boolean) SET jit = off;

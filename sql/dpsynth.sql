@@ -346,9 +346,12 @@ $$;
 
 -- The protected tables that share rows with rel: its ancestors and descendants through
 -- partitioning or inheritance.  A tree holds one protection at most (dpsynth._guard_tree), so
--- that no row has two budgets.
+-- that no row has two budgets.  The recursive walks over pg_inherits are estimated far above
+-- what they read (a recursive union is guessed at ten times its start per step), which crosses
+-- jit_above_cost as soon as pg_inherits holds a row: compiling the plan then costs orders of
+-- magnitude more than running it, so these catalog walks and _tree_conflict run with jit off.
 CREATE FUNCTION dpsynth._protected_relatives(rel oid) RETURNS SETOF regclass LANGUAGE sql STABLE
-	SET search_path = pg_catalog, pg_temp
+	SET search_path = pg_catalog, pg_temp SET jit = off
 	AS $$ WITH RECURSIVE up(r) AS (
 			  SELECT inhparent FROM pg_catalog.pg_inherits WHERE inhrelid = rel
 			  UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.r),
@@ -370,7 +373,7 @@ CREATE FUNCTION dpsynth._protected_relatives(rel oid) RETURNS SETOF regclass LAN
 -- whether the tree below rel is sound now.
 CREATE FUNCTION dpsynth._tree_conflict(rel oid, parents oid[], protecting boolean,
 									   OUT tbl regclass, OUT mine regclass, OUT theirs regclass)
-RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET jit = off
 	AS $$ WITH RECURSIVE
 		  sub(t) AS (
 			  SELECT rel
