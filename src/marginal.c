@@ -205,9 +205,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 												 unit_sigma2, units_learn) :
 										psprintf("%.17g", dp_dgauss_sigma2(&noise)), plan.ndiscover, plan.units_each, plan.delta_each,
 										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) :
-										discovery_sigma2 > 0 ?
-										psprintf("%s, \"discovery_sigma2\": %.17g", dpsynth_unit_json(&unit, true), discovery_sigma2) :
-										dpsynth_unit_json(&unit, true)));
+										psprintf("%s%s", dpsynth_unit_json(&unit, true),
+												 dpsynth_unit_discovery_json(&unit, discovery_sigma2))));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	/* an error still raised goes to the server log only (release_guard.h) */
