@@ -536,7 +536,9 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		 * learned) */
 		if (!c->unit.learn_k && dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
 			dpsynth_noise_refused();
-		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape), (uint32) k);
+		/* its cells: the ceiling's where k is learned */
+		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape),
+						(uint32) (c->unit.learn_k ? DP_UNIT_LEARN_MAX : k));
 		k = c->unit.max_rows;
 		/* k learned from the released histogram (post-processing): the schedule's units are the
 		 * ones charged, and the method's rho is theirs per group of the learned k rows */
