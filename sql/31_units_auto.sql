@@ -89,3 +89,18 @@ SELECT string_agg(r->>'release', ', ' ORDER BY o) FILTER (WHERE o <= 2) AS first
 	   min((r->>'draws')::int) FILTER (WHERE r->>'release' = 'rows per unit') AS histogram_draws
 FROM dp_models dm, LATERAL jsonb_array_elements(dp_model_json(dm.model_id)::jsonb->'privacy'->'releases') WITH ORDINALITY AS e(r, o)
 WHERE dm.table_name = 'disc_learned'::regclass;
+-- dp_marginal too: k learned in discovery's scan, the bins counted at it
+CREATE TABLE disc_learned_m AS SELECT * FROM disc_learned;
+SELECT dp_protect('disc_learned_m', epsilon => 100000);
+SELECT dp_privacy_unit('disc_learned_m', 'person', max_rows_per_unit => NULL);
+SELECT dp_declare('disc_learned_m', 'x', lower => 0, upper => 100);
+-- 900 + 300 + 3 = 1203 at k = 3 (1230 at the ceiling)
+SELECT sum(noisy_count) BETWEEN 1193 AND 1213 AS bounded_at_3 FROM dp_marginal('disc_learned_m', ARRAY['x'], epsilon => 1000);
+SELECT round(sum(s[3 * i + 3])) BETWEEN 2 AND 4 AS bounded_at_learned_k
+FROM (SELECT shape AS s FROM dpsynth.domains WHERE relid = 'disc_learned_m'::regclass) d,
+	 generate_series(0, cardinality(s) / 3 - 1) i
+WHERE s[3 * i + 1] <= 90 AND s[3 * i + 2] >= 90;
+SELECT details->'discovery_sigma2' AS ledger_sigma2,
+	   round(((details->>'discovery_sigma2_per_sensitivity2')::float8 * 2
+			  * (details->>'rho_units_per_discovery')::float8 * 1e-12)::numeric, 6) AS per_sensitivity2
+FROM dpsynth.ledger WHERE relid = 'disc_learned_m'::regclass;
