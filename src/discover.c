@@ -927,7 +927,7 @@ add_citus_value(void *arg, Datum value, int64 n)
 
 DpColumn *
 dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
-				 int64 ledger_id, bool standalone, const DpUnit *unit)
+				 int64 ledger_id, bool standalone, DpUnit *unit)
 {
 	Oid			relid = RelationGetRelid(rel);
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
@@ -977,15 +977,15 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	}
 	/*
 	 * Per unit: quantile bins only (refused otherwise before the charge), from the bounded rows,
-	 * with the noise of sensitivity k (dpsynth_unit_discovery_sigma2; all through dpsynth_unit_sigma2).
+	 * with the noise of sensitivity k (dpsynth_unit_discovery_sigma2; all through dpsynth_unit_sigma2),
+	 * set after the scan: where k is learned, the scan releases the rows-per-unit histogram and
+	 * learns k from it first (units.c), then bounds the rows at that k.
 	 */
 	if (per_unit)
 		for (int k = 0; k < nd; k++)
 			if (!ds[k].quantiles)
 				elog(ERROR, "dpsynth: discovery per unit of column \"%s\", not of quantile bins", ds[k].col->name);	/* refused before the charge */
-	if (dp_dgauss_init(&noise, per_unit ?
-					   dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0) :
-					   dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
+	if (!per_unit && dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/*
 	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
@@ -1014,6 +1014,10 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		}
 		/* one scan, each unit keeping at most k rows chosen with the CSPRNG (units.c) */
 		dpsynth_unit_grid_counts(rel, unit, nd, ucols, grids, cells);
+		/* k as bounded (learned or declared): in range for every k up to the ceiling (checked
+		 * before the charge) */
+		if (dp_dgauss_init(&noise, dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0)) != 0)
+			elog(ERROR, "discovery noise out of range");
 	}
 	else if (dpsynth_citus_counted(relid))
 		for (int k = 0; k < nd; k++)	/* on the shards, one statement a column (citus.c) */

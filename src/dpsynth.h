@@ -19,6 +19,7 @@
 #include "dp_domain.h"
 #include "dp_partial.h"
 #include "dp_plan.h"
+#include "dp_units.h"
 
 /* SQLSTATEs of dpsynth's own, in class YD: the SQL standard reserves the classes that begin
  * with 0-4 or A-H, PostgreSQL uses 5x, F0, HV, P0 and XX.  The README lists them. */
@@ -231,7 +232,7 @@ pg_noreturn extern void dpsynth_noise_refused(void);
 struct DpUnit;
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
 								  const dp_plan *plan, int64 ledger_id, bool standalone,
-								  const struct DpUnit *unit);
+								  struct DpUnit *unit);
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */
@@ -253,8 +254,12 @@ typedef struct DpUnit
 	bool		learn_k;
 	int32		declared_cell;
 	/* the noise of the released rows-per-unit histogram that learns k (set by the release before
-	 * its scan); NULL: no learning in this scan (discovery's bounds it at DP_UNIT_LEARN_MAX) */
+	 * its first scan, discovery's where it discovers); NULL: nothing to learn */
 	const struct dp_dgauss *learn_noise;
+	/* k learned (by the release's first scan): the released histogram of the units' rows bounded
+	 * at k, released_hist[1..max_rows]; a later scan of the release bounds at k and reuses it */
+	bool		learned;
+	int64		released_hist[DP_UNIT_LEARN_MAX + 1];
 } DpUnit;
 
 /* A release that learns k gives 1 / this of its rho (after discovery) to the rows-per-unit histogram. */
@@ -275,7 +280,8 @@ extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 extern double dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 											const dp_plan *plan, double epsilon);
 /* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn; with
- * u->learn_noise, k learned first (max_rows and max_cell set to it; hist then released already). */
+ * u->learn_noise and k not learned yet, k learned first (max_rows and max_cell set to it); where k
+ * is learned, hist gets the released histogram (u->released_hist), never the scan's own counts. */
 extern void dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u,
 									DpUnitRowFn row_fn, void *arg, int64 *hist);
 /* A row's codes from its slot (attributes read), for dpsynth_scan_unit_rows; nothing may fail on a value. */
@@ -287,10 +293,12 @@ extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, D
 								   void *arg, int64 *hist);
 /* discover.c's log-grid histograms of quantile columns (clamped into their bounds) on the bounded rows. */
 struct dp_loggrid;
-extern void dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **cols,
+extern void dpsynth_unit_grid_counts(Relation rel, DpUnit *u, int n, const DpColumn **cols,
 									 const struct dp_loggrid **grids, int64 **cells);
 /* The ledger's details for the unit (", \"privacy_unit\": {...}"), or "" without one. */
 extern char *dpsynth_unit_json(const DpUnit *u, bool per_cell);
+/* The ledger's details for a discovery per unit (", \"discovery_sigma2\": ..."), or "". */
+extern char *dpsynth_unit_discovery_json(const DpUnit *u, double sigma2);
 
 /* ---- scan.c: one pass over a table and its partitions or inheritance children ---- */
 #include "access/tableam.h"

@@ -13,9 +13,11 @@
  * A table with a privacy unit (units.c) is read through dpsynth_scan_unit_codes: each unit keeps
  * at most k rows, at most c of them in one cell (count_unit_row), and sigma^2 is scaled by the
  * squared sensitivity of that bound, dpsynth_unit_sigma2 (docs/PRIVACY.md, "Privacy per unit").
- * Where k is learned (max_rows_per_unit NULL), the scan learns it first from a released histogram
- * of the units' row counts (1 / DPSYNTH_UNIT_LEARN_PARTS of the rho), and the noise is set for
- * the bounds learned (docs/PRIVACY.md, "Learning the rows-per-unit bound").
+ * Where k is learned (max_rows_per_unit NULL), the release's first scan (discovery's, where
+ * quantile bins are learned, so that they are counted at the learned k; else the marginal's)
+ * learns it first from a released histogram of the units' row counts (1 / DPSYNTH_UNIT_LEARN_PARTS
+ * of the rho), and the noise is set for the bounds learned (docs/PRIVACY.md, "Learning the
+ * rows-per-unit bound").
  */
 #include "dpsynth.h"
 
@@ -205,9 +207,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 												 unit_sigma2, units_learn) :
 										psprintf("%.17g", dp_dgauss_sigma2(&noise)), plan.ndiscover, plan.units_each, plan.delta_each,
 										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) :
-										discovery_sigma2 > 0 ?
-										psprintf("%s, \"discovery_sigma2\": %.17g", dpsynth_unit_json(&unit, true), discovery_sigma2) :
-										dpsynth_unit_json(&unit, true)));
+										psprintf("%s%s", dpsynth_unit_json(&unit, true),
+												 dpsynth_unit_discovery_json(&unit, discovery_sigma2))));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	/* an error still raised goes to the server log only (release_guard.h) */

@@ -369,6 +369,8 @@ plan_schedule(SynthCall *c)
 	/* the histogram's cells: the ceiling where k is learned */
 	in.unit_rows = !c->unit.on ? 0 : c->unit.learn_k ? DP_UNIT_LEARN_MAX : (uint32) c->unit.max_rows;
 	in.unit_sens2 = dpsynth_unit_sensitivity2(&c->unit, false);
+	/* k learned with discovery: the histogram is released first, by discovery's scan */
+	in.unit_rows_first = c->unit.learn_k && c->plan.ndiscover > 0;
 	if (dp_schedule_make(&in, &c->sched) != 0)
 		return false;
 	if (c->sched.units_charged != c->plan.units_charged)
@@ -487,8 +489,7 @@ charge_call(SynthCall *c)
 										   c->unit.on ?
 										   psprintf("%s, \"rho_units_rows_per_unit\": " INT64_FORMAT "%s",
 													dpsynth_unit_json(&c->unit, false), c->units_shape,
-													c->discovery_sigma2 > 0 ?
-													psprintf(", \"discovery_sigma2\": %.17g", c->discovery_sigma2) : "") : ""));
+													dpsynth_unit_discovery_json(&c->unit, c->discovery_sigma2)) : ""));
 }
 
 /* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
@@ -500,6 +501,10 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		synth_report(pr, "discovering domains", 0);
 		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false,
 								   &c->unit);
+		/* per unit: the noise discovery drew, at the k it bounded (learned there where k is learned) */
+		if (c->unit.on)
+			c->discovery_sigma2 = dpsynth_unit_discovery_sigma2(&c->unit, c->relid, c->cols, c->ncols, &c->plan,
+																c->epsilon);
 		/* discover.c spent units_each on each column it learned */
 		dp_spend_record(&c->spend, DP_RELEASE_DISCOVERY, dpsynth_units_rho(c->plan.units_each) * c->plan.ndiscover,
 						(uint32) c->plan.ndiscover);
@@ -522,15 +527,18 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 				 errdetail("%s", dp_last_error())));
 	if (c->unit.on)
 	{
-		int			k = c->unit.max_rows;	/* the ceiling where k is learned */
+		int			k = c->unit.max_rows;	/* the ceiling where k is still to learn */
 		int64	   *hist = palloc0(sizeof(int64) * (k + 1));
 
 		dpsynth_scan_unit_codes(c->rel, c->cols, c->ncols, &c->unit, append_unit_row, codes, hist);
 		/* the rows-per-unit histogram, released: one unit adds 1 to one cell (where k is learned,
-		 * the scan released it, and folded it at the k learned) */
+		 * the release's first scan, discovery's or this one, released it and folded it at the k
+		 * learned) */
 		if (!c->unit.learn_k && dp_noise_counts(&c->shape_noise, hist + 1, hist + 1, k) != 0)
 			dpsynth_noise_refused();
-		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape), (uint32) k);
+		/* its cells: the ceiling's where k is learned */
+		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape),
+						(uint32) (c->unit.learn_k ? DP_UNIT_LEARN_MAX : k));
 		k = c->unit.max_rows;
 		/* k learned from the released histogram (post-processing): the schedule's units are the
 		 * ones charged, and the method's rho is theirs per group of the learned k rows */
@@ -639,6 +647,7 @@ model_of(SynthCall *c, DpModel *model)
 	model->skipped_checks = c->skipped_checks;
 	model->unit_hist = c->unit_hist;
 	model->unit_k = c->unit.on ? c->unit.max_rows : 0;
+	model->unit_discovery_sigma2 = c->unit.on ? c->discovery_sigma2 : 0;
 	model->sched = &c->sched;
 	model->spend = &c->spend;
 }

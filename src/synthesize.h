@@ -106,6 +106,8 @@ typedef struct DpModel
 	 * noisy), from which the synthetic unit column's ids are drawn; NULL and 0 otherwise */
 	const double *unit_hist;
 	int			unit_k;
+	/* ... and the noise variance of the discovery of its quantile bins, at that k (0: none) */
+	double		unit_discovery_sigma2;
 	/* dp_synthesize: the call's privacy schedule and what it spent, release by release (the
 	 * model's "privacy" entry); NULL for a model read back from the catalog */
 	const dp_schedule *sched;

@@ -218,7 +218,11 @@ dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, 
 			dpsynth_unit_refuse(u, relid, "discovering domains other than the quantile bins of declared bounds",
 								"Partition selection and the bounds' exact counts count rows, not units; declare the columns' domains (dp_declare).");
 	sigma2 = dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
-	if (dp_dgauss_init(&noise, sigma2) != 0)
+	/* k still to learn (bounded at the ceiling): the noise of every k from 1 to the ceiling, which
+	 * grows with k, must be drawable (discovery sets it at the k learned, after the charge) */
+	if (dp_dgauss_init(&noise, sigma2) != 0 ||
+		(u->learn_k && !u->learned &&
+		 dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epsilon %s is too small to learn bins under the bounds of the privacy unit of table \"%s\"",
@@ -322,12 +326,13 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u, DpUn
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
  * sensitivity 1), then k is their 0.95-quantile (dp_unit_pick_k, post-processing) and the unit's
- * bounds become k and min(c, k).  hist (k + 1 entries used, or NULL) gets the released histogram
- * of the units' rows bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on
- * (post-processing: min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)).
+ * bounds become k and min(c, k).  u->released_hist gets the released histogram of the units' rows
+ * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
+ * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
+ * k and release nothing more about the units' rows (u->learned).
  */
 static void
-learn_k(DpUnit *u, int64 *learned, int64 *hist)
+learn_k(DpUnit *u, int64 *learned)
 {
 	int32		k;
 
@@ -336,11 +341,10 @@ learn_k(DpUnit *u, int64 *learned, int64 *hist)
 	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE);
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
-	if (hist == NULL)
-		return;
-	memset(hist, 0, sizeof(int64) * (DP_UNIT_LEARN_MAX + 1));
+	memset(u->released_hist, 0, sizeof(u->released_hist));
 	for (int j = 1; j <= DP_UNIT_LEARN_MAX; j++)
-		hist[Min(j, k)] += learned[j];
+		u->released_hist[Min(j, k)] += learned[j];
+	u->learned = true;
 }
 
 /*
@@ -364,12 +368,13 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 			   *kept;
 	uint8	   *first;
 	int			nestlevel = dpsynth_pin_output_settings();
-	bool		learn = u->learn_k && u->learn_noise != NULL;
+	bool		learn = u->learn_k && u->learn_noise != NULL && !u->learned;
 	int64		learned[DP_UNIT_LEARN_MAX + 1];
 	int32		pos = 0;
 
 	Assert(u->on);
 	Assert(!learn || u->max_rows == DP_UNIT_LEARN_MAX);
+	Assert(!u->learned || u->learn_k);
 	maxatt = Max(maxatt, u->attnum);
 	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
 		elog(ERROR, "out of memory");
@@ -400,14 +405,17 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 	kept = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
 	first = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1));
 	dp_random_bytes(rkey, sizeof(uint64) * n);
+	/* k learned by an earlier scan of the release: its histogram, not this scan's counts */
 	if (dp_unit_bound(n, (const uint8 *) keys.data, off, rkey, (uint32) u->max_rows, kept, first, &nkept,
-					  learn ? learned : hist) != 0)
+					  learn ? learned : u->learned ? NULL : hist) != 0)
 		elog(ERROR, "out of memory");
 	pfree(rkey);
 	pfree(off);
 	pfree(keys.data);
 	if (learn)
-		learn_k(u, learned, hist);
+		learn_k(u, learned);
+	if (u->learned && hist != NULL)
+		memcpy(hist, u->released_hist, sizeof(int64) * (u->max_rows + 1));
 	for (uint64 i = 0; i < nkept; i++)
 	{
 		if ((i & 0xFFFF) == 0)
@@ -479,13 +487,18 @@ count_grid_cells(const dp_code *codes, bool first, void *arg)
 			gc->cells[k][codes[k]]++;
 }
 
+/*
+ * Where k is learned (u->learn_noise set by the release), this scan is the release's first: it
+ * releases the rows-per-unit histogram and learns k before counting the cells, so that the rows
+ * counted are bounded at the learned k and discovery's noise is set for k (discover.c), not for the
+ * ceiling.
+ */
 void
-dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **cols,
+dpsynth_unit_grid_counts(Relation rel, DpUnit *u, int n, const DpColumn **cols,
 						 const dp_loggrid **grids, int64 **cells)
 {
 	GridCells	gc = {n, cols, grids, cells};
 	AttrNumber	maxatt = 0;
-	DpUnit		bounded = *u;	/* k learned: discovery bounds at DP_UNIT_LEARN_MAX, and learns nothing */
 
 	for (int k = 0; k < n; k++)
 	{
@@ -493,8 +506,7 @@ dpsynth_unit_grid_counts(Relation rel, const DpUnit *u, int n, const DpColumn **
 			elog(ERROR, "dpsynth: a log grid of more cells than codes");	/* public: never */
 		maxatt = Max(maxatt, cols[k]->attnum);
 	}
-	bounded.learn_noise = NULL;
-	dpsynth_scan_unit_rows(rel, n, maxatt, &bounded, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
+	dpsynth_scan_unit_rows(rel, n, maxatt, u, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
 }
 
 /* The ledger's words for the unit: ", \"privacy_unit\": {...}", or "" without a unit. */
@@ -521,4 +533,20 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 		appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",
 						 u->max_rows, per_cell ? u->max_cell : u->max_rows, dpsynth_unit_sensitivity2(u, per_cell));
 	return js.data;
+}
+
+/*
+ * The ledger's words for a discovery per unit (", \"discovery_sigma2\": ..."), or "" without
+ * one: where k is still to learn (before the charge), the variance per unit of squared
+ * sensitivity, since discovery draws its noise at the k learned (discover.c).
+ */
+char *
+dpsynth_unit_discovery_json(const DpUnit *u, double sigma2)
+{
+	if (!u->on || sigma2 <= 0)
+		return "";
+	if (u->learn_k && !u->learned)
+		return psprintf(", \"discovery_sigma2\": null, \"discovery_sigma2_per_sensitivity2\": %.17g",
+						sigma2 / (double) dpsynth_unit_sensitivity2(u, false));
+	return psprintf(", \"discovery_sigma2\": %.17g", sigma2);
 }

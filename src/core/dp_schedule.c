@@ -116,6 +116,9 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 	s->call = in->call;
 	s->d = in->d;
 	s->unit_sens2 = in->unit_sens2;
+	if (units_shape > 0 && in->unit_rows_first)
+		add(s, DP_RELEASE_ROWS_PER_UNIT, DP_MECH_GAUSSIAN, units_shape, in->unit_rows,
+			dp_units_rho(units_shape), dp_units_rho(units_shape), dp_units_rho(units_shape));
 	if (plan->ndiscover > 0)
 	{
 		/* each column is calibrated to dp_units_rho(units_each) (dp_discovery.h) */
@@ -124,7 +127,7 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 		add(s, DP_RELEASE_DISCOVERY, DP_MECH_DISCOVERY, plan->units_each * plan->ndiscover,
 			(uint32_t) plan->ndiscover, rho, rho, rho);
 	}
-	if (units_shape > 0)
+	if (units_shape > 0 && !in->unit_rows_first)
 		add(s, DP_RELEASE_ROWS_PER_UNIT, DP_MECH_GAUSSIAN, units_shape, in->unit_rows,
 			dp_units_rho(units_shape), dp_units_rho(units_shape), dp_units_rho(units_shape));
 	for (int k = 0; k < method.nrel; k++)

@@ -148,6 +148,8 @@ typedef struct dp_schedule_input
 	uint32_t	unit_rows;		/* a table with a privacy unit: at most this many rows per unit
 								 * (the rows-per-unit histogram's cells); 0 without */
 	int64_t		unit_sens2;		/* ... and the method's squared sensitivity then (>= 1) */
+	bool		unit_rows_first;	/* the rows-per-unit histogram is released before discovery
+									 * (k learned from it, discovery bounded at that k) */
 } dp_schedule_input;
 
 /*

@@ -23,6 +23,7 @@
 #include "dp_privsyn.h"
 #include "dp_prng.h"
 #include "dp_schedule.h"
+#include "dp_units.h"
 #include "unit.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -93,7 +94,7 @@ test_shapes(void)
 						uint32_t	d = ds[di];
 						dp_plan		plan;
 						dp_schedule s;
-						dp_schedule_input in = {c, &plan, d, focus != 0, unit ? 3 : 0, unit ? 9 : 1};
+						dp_schedule_input in = {c, &plan, d, focus != 0, unit ? 3 : 0, unit ? 9 : 1, false};
 						int64_t		units = 0;
 						long double msum;
 						dp_release_kind want[DP_SCHEDULE_MAX_RELEASES];
@@ -157,7 +158,7 @@ test_values(void)
 	dp_plan		plan;
 	dp_schedule s,
 				m;
-	dp_schedule_input in = {DP_CALL_ADAPTIVE, &plan, 4, true, 0, 1};
+	dp_schedule_input in = {DP_CALL_ADAPTIVE, &plan, 4, true, 0, 1, false};
 	const dp_release *r;
 	double		rho;
 
@@ -203,6 +204,23 @@ test_values(void)
 			   dp_schedule_rho(&s, DP_RELEASE_PUBLISH) == rho * DP_PRIVSYN_PUBLISH_SHARE &&
 			   dp_schedule_find(&s, DP_RELEASE_INDIF)->count == 15,
 			   "PrivSyn: 0.1, 0.1 (15 scores) and 0.8 of the method's rho");
+
+	plan_of(DP_CALL_PRIVSYN, 6, 2, &plan);
+	in.unit_rows = DP_UNIT_LEARN_MAX;
+	in.unit_sens2 = 9;
+	in.unit_rows_first = false;
+	unit_check(dp_schedule_make(&in, &s) == 0 && s.nrel > 2 && s.rel[0].kind == DP_RELEASE_DISCOVERY &&
+			   s.rel[1].kind == DP_RELEASE_ROWS_PER_UNIT,
+			   "per unit with discovery, k declared: discovery, then the rows-per-unit histogram");
+	in.unit_rows_first = true;
+	unit_check(dp_schedule_make(&in, &s) == 0 && s.nrel > 2 && s.rel[0].kind == DP_RELEASE_ROWS_PER_UNIT &&
+			   s.rel[0].count == DP_UNIT_LEARN_MAX && s.rel[1].kind == DP_RELEASE_DISCOVERY &&
+			   s.units_charged == plan.units_charged,
+			   "k learned with discovery: the rows-per-unit histogram (the ceiling's cells) first, the same charge");
+	in.unit_rows_first = false;
+	in.unit_rows = 10;
+	in.unit_sens2 = 100;
+	plan_of(DP_CALL_PRIVSYN, 6, 0, &plan);
 
 	plan.units_release = 1;
 	unit_check(dp_schedule_make(&in, &s) == -1, "a unit's histogram leaving the method no unit is refused");
