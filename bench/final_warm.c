@@ -20,95 +20,17 @@
 #include "dp_gum.h"
 #include "../test/unit/adult_data.h"
 
-static double
-tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_t *c, int k)
-{
-	uint64_t	cells = 1;
-	double	   *pa,
-			   *pb,
-				s = 0;
-
-	for (int i = 0; i < k; i++)
-		cells *= sizes[c[i]];
-	pa = calloc(cells, sizeof(double));
-	pb = calloc(cells, sizeof(double));
-	for (uint64_t i = 0; i < a->nrows; i++)
-	{
-		uint64_t	x = 0;
-
-		for (int t = 0; t < k; t++)
-			x = x * sizes[c[t]] + a->col[c[t]][i];
-		pa[x] += 1.0 / a->nrows;
-	}
-	for (uint64_t i = 0; i < b->nrows; i++)
-	{
-		uint64_t	x = 0;
-
-		for (int t = 0; t < k; t++)
-			x = x * sizes[c[t]] + b->col[c[t]][i];
-		pb[x] += 1.0 / b->nrows;
-	}
-	for (uint64_t x = 0; x < cells; x++)
-		s += fabs(pa[x] - pb[x]);
-	free(pa);
-	free(pb);
-	return s / 2;
-}
-
-static void
-report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double secs)
-{
-	double		t2 = 0,
-				t3 = 0;
-	int			n2 = 0;
-	uint64_t	s = 12345;
-
-	for (uint32_t a = 0; a < ADULT_COLS; a++)
-		for (uint32_t b = a + 1; b < ADULT_COLS; b++)
-		{
-			uint32_t	c[2] = {a, b};
-
-			t2 += tvd_k(real, syn, sizes, c, 2);
-			n2++;
-		}
-	for (int i = 0; i < 80; i++)
-	{
-		uint32_t	c[3];
-
-		do
-		{
-			for (int t = 0; t < 3; t++)
-			{
-				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-				c[t] = (uint32_t) ((s >> 33) % ADULT_COLS);
-			}
-		} while (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]);
-		t3 += tvd_k(real, syn, sizes, c, 3);
-	}
-	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2 / n2, t3 / 80, secs);
-	fflush(stdout);
-}
-
-static double
-cpu(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
+#include "final_rows.h"
 
 /* the CPU seconds at each iteration's end (progress callback), printed after a draw */
 static double iter_cpu[64];
 static uint32_t iter_n;
 
 static int
-on_progress(void *arg, uint32_t iter, uint32_t iters, double err)
+on_progress(void *arg, const dp_progress *p)
 {
 	(void) arg;
-	(void) iter;
-	(void) iters;
-	if (err >= 0 && iter_n < 64)
+	if (p->err >= 0 && iter_n < 64)
 		iter_cpu[iter_n++] = cpu();
 	return 0;
 }
