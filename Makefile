@@ -87,6 +87,9 @@ test/unit/bin/%: test/unit/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h
 
 .PHONY: unit unit-build
 unit-build: $(UNIT_TESTS)
+# every benchmark program (bench/*.c) built against the same library: the test command checks it
+BENCH_PROGRAMS = $(patsubst bench/%.c,bench/bin/%,$(wildcard bench/*.c))
+bench-build: $(BENCH_PROGRAMS)
 unit: unit-build
 	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
 
@@ -107,11 +110,11 @@ unit-san: unit-san-build
 EXTRA_CLEAN = test/unit/bin test/unit/bin-san test/fuzz/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
 
 # ---- benchmarks of the core (no server): bench/gum_bench.c, linked with the unit tests' library ----
-bench/bin/%: bench/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h)
+bench/bin/%: bench/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h) $(wildcard bench/*.h)
 	@mkdir -p bench/bin
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_LIB) $(CORE_LIBS_LINK)
 
-.PHONY: bench-gum
+.PHONY: bench-gum bench-build
 bench-gum: bench/bin/gum_bench
 
 # ---- fuzzing of the core with libFuzzer (clang, ASan + UBSan): scripts/fuzz runs them ----
