@@ -267,8 +267,12 @@ for s in "negative:$neg" "huge:$huge" "shape:$state5"; do
 done
 
 # the administrator has the originals: the planted value, with the ledger row, in the server log
-sleep 0.5
-logged=$(tail -n +"$((log_mark + 1))" "$COORD_LOG")
+# (the log is written asynchronously: wait until both lines are there, up to 10 s)
+for _ in $(seq 1 50); do
+	logged=$(tail -n +"$((log_mark + 1))" "$COORD_LOG")
+	echo "$logged" | grep -q "dp_synthesize failed after its charge" && echo "$logged" | grep -q "dp_marginal failed after its charge" && break
+	sleep 0.2
+done
 ok "$(echo "$logged" | grep -q "dp_marginal failed after its charge (ledger row [0-9]*).*$SECRET row 7"; echo $?)" \
 	"the server log keeps the remote RAISE after the charge, with the value"
 ok "$(echo "$logged" | grep -q "dp_synthesize failed after its charge (ledger row [0-9]*).*$SECRET row 7"; echo $?)" \
