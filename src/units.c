@@ -325,8 +325,9 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u, DpUn
 /*
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
- * sensitivity 1), then k is their 0.95-quantile (dp_unit_pick_k, post-processing) and the unit's
- * bounds become k and min(c, k).  u->released_hist gets the released histogram of the units' rows
+ * sensitivity 1), then k is their 0.95-quantile, cells within 3 sd of the noise counted as empty
+ * (dp_unit_pick_k, post-processing), and the unit's bounds become k and min(c, k).
+ * u->released_hist gets the released histogram of the units' rows
  * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
  * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
  * k and release nothing more about the units' rows (u->learned).
@@ -338,7 +339,9 @@ learn_k(DpUnit *u, int64 *learned)
 
 	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
 		dpsynth_noise_refused();
-	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE);
+	/* cells within DP_UNIT_LEARN_Z sd of the noise count as empty (dp_units.h): the sd is public */
+	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
+							   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)));
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));

@@ -169,19 +169,26 @@ dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng, int
 	return units;
 }
 
+/* a cell's units where k is picked: 0 unless above min_cell (dp_unit_pick_k) */
+static double
+counted(int64_t cell, double min_cell)
+{
+	return (double) cell > min_cell ? (double) cell : 0;
+}
+
 uint32_t
-dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q)
+dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double min_cell)
 {
 	double		total = 0,
 				acc = 0;
 
 	for (uint32_t j = 1; j <= kmax; j++)
-		total += (double) hist[j];
+		total += counted(hist[j], min_cell);
 	if (!(total > 0))
 		return 1;
 	for (uint32_t k = 1; k < kmax; k++)
 	{
-		acc += (double) hist[k];
+		acc += counted(hist[k], min_cell);
 		if (acc >= q * total)
 			return k;
 	}

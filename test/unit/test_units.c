@@ -219,27 +219,50 @@ test_assign(void)
 static void
 test_pick_k(void)
 {
-	int64_t		h[9] = {0};
+	int64_t		h[33] = {0};
 
 	h[1] = 90;
 	h[2] = 5;
 	h[8] = 5;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 2, "90/5/5 units of 1/2/8 rows: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 2, "90/5/5 units of 1/2/8 rows: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95, 0));
 	h[2] = 4;
 	h[8] = 6;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 8, "90/4/6 units of 1/2/8 rows: k = 8 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 8, "90/4/6 units of 1/2/8 rows: k = 8 (got %u)", dp_unit_pick_k(h, 8, 0.95, 0));
 	h[3] = -3;
 	h[2] = 7;
 	h[8] = 3;
-	/* total 97, 0.95 of it 92.15: 90 at k = 1, 97 at 2 (the negative cell at 3 is summed, not clamped) */
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 2, "a negative noisy cell: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	/* the negative cell at 3 counts as 0: total 100, 0.95 of it 95: 90 at k = 1, 97 at 2 */
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 2, "a negative noisy cell: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95, 0));
 	memset(h, 0, sizeof(h));
 	h[1] = -4;
-	h[5] = 2;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 1, "a total that is not positive: k = 1");
+	h[5] = -2;
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 1, "no positive cell: k = 1");
 	memset(h, 0, sizeof(h));
 	h[8] = 10;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 8, "every unit at the ceiling: k = kmax");
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 8, "every unit at the ceiling: k = kmax");
+
+	/*
+	 * A small table whose every unit has 8 rows (363 units), released at sd 34: the 24 cells past 8
+	 * hold noise alone, here +20 each (within 3 sd), 480 in all.  Summed as they are they would be
+	 * 57% of the total and put k near the ceiling; counted as empty below 3 sd, k = 8.
+	 */
+	memset(h, 0, sizeof(h));
+	h[8] = 363;
+	for (int j = 9; j <= 32; j++)
+		h[j] = 20;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 3 * 34.0) == 8, "noise alone past 8: k = 8 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 3 * 34.0));
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 0) > 8, "the same cells counted as they are: k > 8 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 0));
+	/* a cell above the floor counts: 40 units at 20 rows are 10% of them, so k = 20 */
+	h[20] = 40;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 39.0) == 20, "a cell of 40 above a floor of 39: k = 20 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 39.0));
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 40.0) == 8, "the same cell at the floor: empty, k = 8 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 40.0));
+	/* every cell within the floor (a table smaller than the noise): k = 1 */
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 400.0) == 1, "no cell above the floor: k = 1 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 400.0));
 }
 
 int
