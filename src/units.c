@@ -208,7 +208,6 @@ double
 dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 							  const dp_plan *plan, double epsilon)
 {
-	dp_dgauss	noise;
 	double		sigma2;
 
 	if (!u->on || plan->ndiscover == 0)
@@ -218,11 +217,11 @@ dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, 
 			dpsynth_unit_refuse(u, relid, "discovering domains other than the quantile bins of declared bounds",
 								"Partition selection and the bounds' exact counts count rows, not units; declare the columns' domains (dp_declare).");
 	sigma2 = dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
-	/* k still to learn (bounded at the ceiling): the noise of every k from 1 to the ceiling, which
-	 * grows with k, must be drawable (discovery sets it at the k learned, after the charge) */
-	if (dp_dgauss_init(&noise, sigma2) != 0 ||
-		(u->learn_k && !u->learned &&
-		 dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0))
+	/* k still to learn (bounded at the ceiling, sigma2 its noise): the noise of every k from 1 to
+	 * the ceiling must be drawable (discovery sets it at the k learned, after the charge) */
+	if (u->learn_k && !u->learned ?
+		dp_unit_noise_drawable(dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), DP_UNIT_LEARN_MAX) != 0 :
+		dp_unit_noise_drawable(sigma2, 1) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epsilon %s is too small to learn bins under the bounds of the privacy unit of table \"%s\"",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dp_env.h"
+#include "dp_sampler.h"
 
 typedef struct sort_ctx
 {
@@ -193,4 +194,15 @@ dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double min_cell)
 			return k;
 	}
 	return kmax;
+}
+
+int
+dp_unit_noise_drawable(double sigma2, uint32_t kmax)
+{
+	dp_dgauss	g;
+
+	if (kmax < 1 || dp_dgauss_init(&g, sigma2) != 0 ||
+		dp_dgauss_init(&g, sigma2 * (double) kmax * (double) kmax) != 0)
+		return -1;
+	return 0;
 }

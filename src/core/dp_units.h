@@ -49,6 +49,14 @@
 uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double min_cell);
 
 /*
+ * Whether a release whose noise variance is sigma2 k^2 (a histogram of sensitivity k: one unit's k
+ * rows may all fall in one cell) can draw its noise (dp_dgauss_init) for every k in 1..kmax, the
+ * k it will use being learned after the charge: sigma2 k^2 grows with k, so both ends are checked.
+ * 0 if so, else -1.
+ */
+int			dp_unit_noise_drawable(double sigma2, uint32_t kmax);
+
+/*
  * Chooses the rows each unit keeps.  Row i's unit key is bytes[off[i] .. off[i + 1]) (off has
  * n + 1 entries), its random key rkey[i].  Writes to kept[0 .. *nkept) the indices of the kept
  * rows, grouped by unit, and first[i] = 1 where kept[i] begins a unit (else 0); kept and first
