@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_accounting.h"
+#include "dp_plan.h"
 #include "dp_random.h"
+#include "dp_sampler.h"
+#include "dp_schedule.h"
 #include "dp_units.h"
 #include "unit.h"
 
@@ -265,6 +269,44 @@ test_pick_k(void)
 			   dp_unit_pick_k(h, 32, 0.95, 400.0));
 }
 
+/*
+ * dp_unit_noise_drawable: a discovery per unit with k still to learn is refused before the charge
+ * unless its noise sigma2 k^2 can be drawn at every k from 1 to the ceiling, both ends.
+ */
+static void
+test_noise_drawable(void)
+{
+	double		lo = DP_DGAUSS_SIGMA2_MIN,
+				hi = DP_DGAUSS_SIGMA2_MAX;
+
+	unit_check(dp_unit_noise_drawable(lo, DP_UNIT_LEARN_MAX) == 0, "the smallest variance, at k = 1 to 32: drawable");
+	/* at k = 32 it is 2^-21, drawable: only the k = 1 end refuses */
+	unit_check(dp_unit_noise_drawable(lo / 2, DP_UNIT_LEARN_MAX) == -1, "half the smallest variance at k = 1: refused");
+	unit_check(dp_unit_noise_drawable(lo / 2, 1) == -1, "half the smallest variance, k = 1 only: refused");
+	unit_check(dp_unit_noise_drawable(hi / 1024, DP_UNIT_LEARN_MAX) == 0, "the largest variance at k = 32: drawable");
+	/* at k = 1 it is 2^51, drawable: only the k = 32 end refuses */
+	unit_check(dp_unit_noise_drawable(hi / 512, DP_UNIT_LEARN_MAX) == -1, "twice the largest variance at k = 32: refused");
+	unit_check(dp_unit_noise_drawable(1.0, 0) == -1, "no k: refused");
+
+	/*
+	 * Why no SQL call reaches either refusal today: a call is charged at most 9e18 units
+	 * (dp_rho_units), one discovered column gets at most DP_PLAN_DISCOVERY_SHARE of them, at
+	 * least one unit; both ends are drawable at the ceiling of a learned k and at the largest
+	 * declared k.  Should a limit move, this fails, and the refusal needs its SQL test.
+	 */
+	{
+		double		most = dp_gaussian_sigma2(dp_units_rho((int64_t) (9e18 * DP_PLAN_DISCOVERY_SHARE)), 1.0),
+					least = dp_gaussian_sigma2(dp_units_rho(1), 1.0);
+
+		unit_check(dp_unit_noise_drawable(most, DP_UNIT_LEARN_MAX) == 0 &&
+				   dp_unit_noise_drawable(most, DP_UNIT_MAX_ROWS) == 0,
+				   "the largest rho a discovered column can get: drawable at every k (sigma2 %.3g at k = 1)", most);
+		unit_check(dp_unit_noise_drawable(least, DP_UNIT_LEARN_MAX) == 0 &&
+				   dp_unit_noise_drawable(least, DP_UNIT_MAX_ROWS) == 0,
+				   "one unit of rho: drawable at every k up to %d (sigma2 %.3g at k = 1)", DP_UNIT_MAX_ROWS, least);
+	}
+}
+
 int
 main(void)
 {
@@ -277,5 +319,6 @@ main(void)
 	test_uniform();
 	test_assign();
 	test_pick_k();
+	test_noise_drawable();
 	return unit_done();
 }
