@@ -324,7 +324,7 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u, DpUn
 /*
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
- * sensitivity 1), then k is their 0.95-quantile, cells within 3 sd of the noise counted as empty
+ * sensitivity 1), then k is their 0.95-quantile, each cell less 3 sd of the noise, at least 0
  * (dp_unit_pick_k, post-processing), and the unit's bounds become k and min(c, k).
  * u->released_hist gets the released histogram of the units' rows
  * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
@@ -338,7 +338,7 @@ learn_k(DpUnit *u, int64 *learned)
 
 	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
 		dpsynth_noise_refused();
-	/* cells within DP_UNIT_LEARN_Z sd of the noise count as empty (dp_units.h): the sd is public */
+	/* each cell less DP_UNIT_LEARN_Z sd of the noise, at least 0 (dp_units.h): the sd is public */
 	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
 							   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)));
 	u->max_rows = k;
@@ -529,7 +529,7 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 	escape_json(&js, u->name);
 	if (u->learn_k)				/* learned after the charge: the ceiling bounds it */
 		appendStringInfo(&js, ", \"max_rows_per_unit\": null, \"learned_up_to\": %d, \"learned_quantile\": %g, "
-						 "\"learned_min_cell_sd\": %g, \"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX,
+						 "\"learned_shrink_sd\": %g, \"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX,
 						 DP_UNIT_LEARN_QUANTILE, DP_UNIT_LEARN_Z,
 						 per_cell && u->declared_cell > 0 ? psprintf("%d", u->declared_cell) : "null");
 	else

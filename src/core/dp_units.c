@@ -170,26 +170,26 @@ dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng, int
 	return units;
 }
 
-/* a cell's units where k is picked: 0 unless above min_cell (dp_unit_pick_k) */
+/* a cell's units where k is picked: less shrink, at least 0 (dp_unit_pick_k) */
 static double
-counted(int64_t cell, double min_cell)
+counted(int64_t cell, double shrink)
 {
-	return (double) cell > min_cell ? (double) cell : 0;
+	return (double) cell > shrink ? (double) cell - shrink : 0;
 }
 
 uint32_t
-dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double min_cell)
+dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shrink)
 {
 	double		total = 0,
 				acc = 0;
 
 	for (uint32_t j = 1; j <= kmax; j++)
-		total += counted(hist[j], min_cell);
+		total += counted(hist[j], shrink);
 	if (!(total > 0))
 		return 1;
 	for (uint32_t k = 1; k < kmax; k++)
 	{
-		acc += counted(hist[k], min_cell);
+		acc += counted(hist[k], shrink);
 		if (acc >= q * total)
 			return k;
 	}

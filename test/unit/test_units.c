@@ -248,7 +248,7 @@ test_pick_k(void)
 	/*
 	 * A small table whose every unit has 8 rows (363 units), released at sd 34: the 24 cells past 8
 	 * hold noise alone, here +20 each (within 3 sd), 480 in all.  Summed as they are they would be
-	 * 57% of the total and put k near the ceiling; counted as empty below 3 sd, k = 8.
+	 * 57% of the total and put k near the ceiling; each less 3 sd, at least 0, k = 8.
 	 */
 	memset(h, 0, sizeof(h));
 	h[8] = 363;
@@ -258,14 +258,16 @@ test_pick_k(void)
 			   dp_unit_pick_k(h, 32, 0.95, 3 * 34.0));
 	unit_check(dp_unit_pick_k(h, 32, 0.95, 0) > 8, "the same cells counted as they are: k > 8 (got %u)",
 			   dp_unit_pick_k(h, 32, 0.95, 0));
-	/* a cell above the floor counts: 40 units at 20 rows are 10% of them, so k = 20 */
+	/* a cell just past the shrink counts for its excess only: 40 less 39 is 1 of 325, k = 8 */
 	h[20] = 40;
-	unit_check(dp_unit_pick_k(h, 32, 0.95, 39.0) == 20, "a cell of 40 above a floor of 39: k = 20 (got %u)",
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 39.0) == 8, "a cell of 40 past a shrink of 39: k = 8 (got %u)",
 			   dp_unit_pick_k(h, 32, 0.95, 39.0));
-	unit_check(dp_unit_pick_k(h, 32, 0.95, 40.0) == 8, "the same cell at the floor: empty, k = 8 (got %u)",
-			   dp_unit_pick_k(h, 32, 0.95, 40.0));
-	/* every cell within the floor (a table smaller than the noise): k = 1 */
-	unit_check(dp_unit_pick_k(h, 32, 0.95, 400.0) == 1, "no cell above the floor: k = 1 (got %u)",
+	/* a tail well past it counts: 120 less 39 is 81 of 405, 20%, so k = 20 */
+	h[20] = 120;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 39.0) == 20, "a cell of 120 past a shrink of 39: k = 20 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 39.0));
+	/* every cell within the shrink (a table smaller than the noise): k = 1 */
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 400.0) == 1, "no cell past the shrink: k = 1 (got %u)",
 			   dp_unit_pick_k(h, 32, 0.95, 400.0));
 }
 
