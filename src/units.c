@@ -208,7 +208,6 @@ double
 dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 							  const dp_plan *plan, double epsilon)
 {
-	dp_dgauss	noise;
 	double		sigma2;
 
 	if (!u->on || plan->ndiscover == 0)
@@ -218,11 +217,11 @@ dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, 
 			dpsynth_unit_refuse(u, relid, "discovering domains other than the quantile bins of declared bounds",
 								"Partition selection and the bounds' exact counts count rows, not units; declare the columns' domains (dp_declare).");
 	sigma2 = dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
-	/* k still to learn (bounded at the ceiling): the noise of every k from 1 to the ceiling, which
-	 * grows with k, must be drawable (discovery sets it at the k learned, after the charge) */
-	if (dp_dgauss_init(&noise, sigma2) != 0 ||
-		(u->learn_k && !u->learned &&
-		 dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0))
+	/* k still to learn (bounded at the ceiling, sigma2 its noise): the noise of every k from 1 to
+	 * the ceiling must be drawable (discovery sets it at the k learned, after the charge) */
+	if (u->learn_k && !u->learned ?
+		dp_unit_noise_drawable(dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), DP_UNIT_LEARN_MAX) != 0 :
+		dp_unit_noise_drawable(sigma2, 1) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epsilon %s is too small to learn bins under the bounds of the privacy unit of table \"%s\"",
@@ -325,8 +324,9 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u, DpUn
 /*
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
- * sensitivity 1), then k is their 0.95-quantile (dp_unit_pick_k, post-processing) and the unit's
- * bounds become k and min(c, k).  u->released_hist gets the released histogram of the units' rows
+ * sensitivity 1), then k is their 0.95-quantile, each cell less 3 sd of the noise, at least 0
+ * (dp_unit_pick_k, post-processing), and the unit's bounds become k and min(c, k).
+ * u->released_hist gets the released histogram of the units' rows
  * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
  * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
  * k and release nothing more about the units' rows (u->learned).
@@ -338,7 +338,9 @@ learn_k(DpUnit *u, int64 *learned)
 
 	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
 		dpsynth_noise_refused();
-	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE);
+	/* each cell less DP_UNIT_LEARN_Z sd of the noise, at least 0 (dp_units.h): the sd is public */
+	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
+							   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)));
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));
@@ -527,7 +529,8 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 	escape_json(&js, u->name);
 	if (u->learn_k)				/* learned after the charge: the ceiling bounds it */
 		appendStringInfo(&js, ", \"max_rows_per_unit\": null, \"learned_up_to\": %d, \"learned_quantile\": %g, "
-						 "\"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
+						 "\"learned_shrink_sd\": %g, \"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX,
+						 DP_UNIT_LEARN_QUANTILE, DP_UNIT_LEARN_Z,
 						 per_cell && u->declared_cell > 0 ? psprintf("%d", u->declared_cell) : "null");
 	else
 		appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",

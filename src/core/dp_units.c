@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dp_env.h"
+#include "dp_sampler.h"
 
 typedef struct sort_ctx
 {
@@ -169,21 +170,39 @@ dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng, int
 	return units;
 }
 
+/* a cell's units where k is picked: less shrink, at least 0 (dp_unit_pick_k) */
+static double
+counted(int64_t cell, double shrink)
+{
+	return (double) cell > shrink ? (double) cell - shrink : 0;
+}
+
 uint32_t
-dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q)
+dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shrink)
 {
 	double		total = 0,
 				acc = 0;
 
 	for (uint32_t j = 1; j <= kmax; j++)
-		total += (double) hist[j];
+		total += counted(hist[j], shrink);
 	if (!(total > 0))
 		return 1;
 	for (uint32_t k = 1; k < kmax; k++)
 	{
-		acc += (double) hist[k];
+		acc += counted(hist[k], shrink);
 		if (acc >= q * total)
 			return k;
 	}
 	return kmax;
+}
+
+int
+dp_unit_noise_drawable(double sigma2, uint32_t kmax)
+{
+	dp_dgauss	g;
+
+	if (kmax < 1 || dp_dgauss_init(&g, sigma2) != 0 ||
+		dp_dgauss_init(&g, sigma2 * (double) kmax * (double) kmax) != 0)
+		return -1;
+	return 0;
 }

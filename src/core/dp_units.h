@@ -31,13 +31,31 @@
 #define DP_UNIT_LEARN_QUANTILE 0.95
 
 /*
- * Post-processing of a released histogram hist[1..kmax] of units by bounded row count (hist[0]
- * ignored; noisy cells may be negative and are summed as they are, which keeps the sums
- * unbiased): the smallest k with hist[1] + ... + hist[k] >= q (hist[1] + ... + hist[kmax]), the
- * q-quantile of the units' row counts; kmax if no k below reaches it, 1 if the total is not
- * positive.  Reads no data: any k it returns costs nothing beyond the histogram's release.
+ * Where k is picked, every cell of the released rows-per-unit histogram counts as its value less
+ * DP_UNIT_LEARN_Z times the noise's sd, and at least 0: most of the K cells hold no unit, and
+ * their noise, summed as it is, has sd sigma sqrt(K - k) beyond any k, as large as a small
+ * table's units (docs/PRIVACY.md, "Learning the rows-per-unit bound").  A cell of noise alone
+ * passes 3 sigma with probability 0.00135, and then counts for its excess over 3 sigma only.
  */
-uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q);
+#define DP_UNIT_LEARN_Z 3.0
+
+/*
+ * Post-processing of a released histogram hist[1..kmax] of units by bounded row count (hist[0]
+ * ignored): with every cell counted as max(hist[j] - shrink, 0) (shrink a public number:
+ * DP_UNIT_LEARN_Z times the noise's sd, or 0), the smallest k with hist[1] + ... + hist[k] >= q
+ * (hist[1] + ... + hist[kmax]), the q-quantile of the units' row counts; kmax if no k below
+ * reaches it, 1 if no cell is above shrink.  Reads no data: any k it returns costs nothing beyond
+ * the histogram's release.
+ */
+uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shrink);
+
+/*
+ * Whether a release whose noise variance is sigma2 k^2 (a histogram of sensitivity k: one unit's k
+ * rows may all fall in one cell) can draw its noise (dp_dgauss_init) for every k in 1..kmax, the
+ * k it will use being learned after the charge: sigma2 k^2 grows with k, so both ends are checked.
+ * 0 if so, else -1.
+ */
+int			dp_unit_noise_drawable(double sigma2, uint32_t kmax);
 
 /*
  * Chooses the rows each unit keeps.  Row i's unit key is bytes[off[i] .. off[i + 1]) (off has

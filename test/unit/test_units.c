@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_accounting.h"
+#include "dp_plan.h"
 #include "dp_random.h"
+#include "dp_sampler.h"
+#include "dp_schedule.h"
 #include "dp_units.h"
 #include "unit.h"
 
@@ -219,27 +223,90 @@ test_assign(void)
 static void
 test_pick_k(void)
 {
-	int64_t		h[9] = {0};
+	int64_t		h[33] = {0};
 
 	h[1] = 90;
 	h[2] = 5;
 	h[8] = 5;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 2, "90/5/5 units of 1/2/8 rows: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 2, "90/5/5 units of 1/2/8 rows: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95, 0));
 	h[2] = 4;
 	h[8] = 6;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 8, "90/4/6 units of 1/2/8 rows: k = 8 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 8, "90/4/6 units of 1/2/8 rows: k = 8 (got %u)", dp_unit_pick_k(h, 8, 0.95, 0));
 	h[3] = -3;
 	h[2] = 7;
 	h[8] = 3;
-	/* total 97, 0.95 of it 92.15: 90 at k = 1, 97 at 2 (the negative cell at 3 is summed, not clamped) */
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 2, "a negative noisy cell: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95));
+	/* the negative cell at 3 counts as 0: total 100, 0.95 of it 95: 90 at k = 1, 97 at 2 */
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 2, "a negative noisy cell: k = 2 (got %u)", dp_unit_pick_k(h, 8, 0.95, 0));
 	memset(h, 0, sizeof(h));
 	h[1] = -4;
-	h[5] = 2;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 1, "a total that is not positive: k = 1");
+	h[5] = -2;
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 1, "no positive cell: k = 1");
 	memset(h, 0, sizeof(h));
 	h[8] = 10;
-	unit_check(dp_unit_pick_k(h, 8, 0.95) == 8, "every unit at the ceiling: k = kmax");
+	unit_check(dp_unit_pick_k(h, 8, 0.95, 0) == 8, "every unit at the ceiling: k = kmax");
+
+	/*
+	 * A small table whose every unit has 8 rows (363 units), released at sd 34: the 24 cells past 8
+	 * hold noise alone, here +20 each (within 3 sd), 480 in all.  Summed as they are they would be
+	 * 57% of the total and put k near the ceiling; each less 3 sd, at least 0, k = 8.
+	 */
+	memset(h, 0, sizeof(h));
+	h[8] = 363;
+	for (int j = 9; j <= 32; j++)
+		h[j] = 20;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 3 * 34.0) == 8, "noise alone past 8: k = 8 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 3 * 34.0));
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 0) > 8, "the same cells counted as they are: k > 8 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 0));
+	/* a cell just past the shrink counts for its excess only: 40 less 39 is 1 of 325, k = 8 */
+	h[20] = 40;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 39.0) == 8, "a cell of 40 past a shrink of 39: k = 8 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 39.0));
+	/* a tail well past it counts: 120 less 39 is 81 of 405, 20%, so k = 20 */
+	h[20] = 120;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 39.0) == 20, "a cell of 120 past a shrink of 39: k = 20 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 39.0));
+	/* every cell within the shrink (a table smaller than the noise): k = 1 */
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 400.0) == 1, "no cell past the shrink: k = 1 (got %u)",
+			   dp_unit_pick_k(h, 32, 0.95, 400.0));
+}
+
+/*
+ * dp_unit_noise_drawable: a discovery per unit with k still to learn is refused before the charge
+ * unless its noise sigma2 k^2 can be drawn at every k from 1 to the ceiling, both ends.
+ */
+static void
+test_noise_drawable(void)
+{
+	double		lo = DP_DGAUSS_SIGMA2_MIN,
+				hi = DP_DGAUSS_SIGMA2_MAX;
+
+	unit_check(dp_unit_noise_drawable(lo, DP_UNIT_LEARN_MAX) == 0, "the smallest variance, at k = 1 to 32: drawable");
+	/* at k = 32 it is 2^-21, drawable: only the k = 1 end refuses */
+	unit_check(dp_unit_noise_drawable(lo / 2, DP_UNIT_LEARN_MAX) == -1, "half the smallest variance at k = 1: refused");
+	unit_check(dp_unit_noise_drawable(lo / 2, 1) == -1, "half the smallest variance, k = 1 only: refused");
+	unit_check(dp_unit_noise_drawable(hi / 1024, DP_UNIT_LEARN_MAX) == 0, "the largest variance at k = 32: drawable");
+	/* at k = 1 it is 2^51, drawable: only the k = 32 end refuses */
+	unit_check(dp_unit_noise_drawable(hi / 512, DP_UNIT_LEARN_MAX) == -1, "twice the largest variance at k = 32: refused");
+	unit_check(dp_unit_noise_drawable(1.0, 0) == -1, "no k: refused");
+
+	/*
+	 * Why no SQL call reaches either refusal today: a call is charged at most 9e18 units
+	 * (dp_rho_units), one discovered column gets at most DP_PLAN_DISCOVERY_SHARE of them, at
+	 * least one unit; both ends are drawable at the ceiling of a learned k and at the largest
+	 * declared k.  Should a limit move, this fails, and the refusal needs its SQL test.
+	 */
+	{
+		double		most = dp_gaussian_sigma2(dp_units_rho((int64_t) (9e18 * DP_PLAN_DISCOVERY_SHARE)), 1.0),
+					least = dp_gaussian_sigma2(dp_units_rho(1), 1.0);
+
+		unit_check(dp_unit_noise_drawable(most, DP_UNIT_LEARN_MAX) == 0 &&
+				   dp_unit_noise_drawable(most, DP_UNIT_MAX_ROWS) == 0,
+				   "the largest rho a discovered column can get: drawable at every k (sigma2 %.3g at k = 1)", most);
+		unit_check(dp_unit_noise_drawable(least, DP_UNIT_LEARN_MAX) == 0 &&
+				   dp_unit_noise_drawable(least, DP_UNIT_MAX_ROWS) == 0,
+				   "one unit of rho: drawable at every k up to %d (sigma2 %.3g at k = 1)", DP_UNIT_MAX_ROWS, least);
+	}
 }
 
 int
@@ -254,5 +321,6 @@ main(void)
 	test_uniform();
 	test_assign();
 	test_pick_k();
+	test_noise_drawable();
 	return unit_done();
 }

@@ -1,0 +1,36 @@
+-- Learning the rows-per-unit bound at the ends of epsilon (issue 39).  A discovery per unit with k
+-- still to learn is refused before the charge unless its noise, sigma^2 k^2 with sigma^2 =
+-- 1 / (2 rho_each), can be drawn at every k from 1 to the ceiling 32 (dp_unit_noise_drawable,
+-- test/unit/test_units.c).  No call reaches that refusal: a call is charged at most 9e18 units of
+-- 1e-12 (dp_rho_units), a column's discovery gets a tenth of them at most and one unit at least,
+-- and the sampler draws sigma^2 from 2^-30 to 2^60.  These calls, at the largest epsilon a call can
+-- be charged and at a tiny one, each the first on its table (so its bins are learned, per unit),
+-- must be released and charged.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS dpsynth;
+CREATE TABLE extreme_hi (person int4 NOT NULL, x int4 NOT NULL);
+INSERT INTO extreme_hi SELECT i % 300, i % 50 FROM generate_series(1, 1000) i;
+CREATE TABLE extreme_lo AS SELECT * FROM extreme_hi;
+CREATE TABLE extreme_syn AS SELECT * FROM extreme_hi;
+SELECT dp_protect(t, epsilon => 9e6), dp_privacy_unit(t, 'person', max_rows_per_unit => NULL),
+	   dp_declare(t, 'x', lower => 0, upper => 100)
+FROM unnest(ARRAY['extreme_hi', 'extreme_lo', 'extreme_syn']::regclass[]) t;
+
+-- the largest: rho about 8.97e6, a tenth of it for the discovery of x
+SELECT count(*) > 0 AS released FROM dp_marginal('extreme_hi', ARRAY['x'], epsilon => 8.96e6);
+-- a tiny one: a few units of 1e-12 for the discovery (the plan refuses below, "too small to
+-- discover", before the charge)
+SELECT count(*) > 0 AS released FROM dp_marginal('extreme_lo', ARRAY['x'], epsilon => 1e-5);
+-- dp_synthesize at the largest: the histogram and the bins learned, the method run
+SELECT rows_written > 0 AS written FROM dp_synthesize('extreme_syn', epsilon => 8.96e6, target => 'extreme_synthetic');
+SELECT max(n) <= 32 AS at_most_the_ceiling FROM (SELECT count(*) AS n FROM extreme_synthetic GROUP BY person) s;
+-- the ledger: each call charged and its bins learned per unit, the discovery's variance per unit
+-- of squared sensitivity drawable at k = 1 and at k = 32
+SELECT relid::regclass AS tbl,
+	   (details->>'rho_units_per_discovery')::int8 > 8e17 AS largest,
+	   (details->>'rho_units_per_discovery')::int8 < 10 AS a_few_units,
+	   (details->>'discovery_sigma2_per_sensitivity2')::float8 >= 2 ^ -30 AS drawable_at_1,
+	   (details->>'discovery_sigma2_per_sensitivity2')::float8 * 32 * 32 <= 2 ^ 60 AS drawable_at_32,
+	   details->'privacy_unit'->'max_rows_per_unit' AS k
+FROM dpsynth.ledger WHERE relid IN ('extreme_hi'::regclass, 'extreme_lo'::regclass, 'extreme_syn'::regclass)
+ORDER BY id;
