@@ -359,7 +359,13 @@ extern void dpsynth_foreign_check_sets(Relation root, List *foreign, DpColumn *c
 									   const DpColumnSet *sets, int nsets);
 extern void dpsynth_foreign_count_sets(Relation root, List *foreign, DpColumn *cols, const DpColumnSet *sets,
 									   int nsets, int64 **counts);
-/* Conditions that fail on a server unless each column has its declared type (foreign.c). */
+/*
+ * The SQL text that foreign.c and citus.c send to other servers (remote_sql.c): a relation's
+ * qualified name, a column set's sizes as an int4[] literal, and conditions that fail on a
+ * server unless each column has its declared type.
+ */
+extern char *dpsynth_qualified_name(Oid relid);
+extern char *dpsynth_sizes_literal(DpColumn *cols, const DpColumnSet *set);
 extern char *dpsynth_types_quals(DpColumn *cols, const DpColumnSet *sets, int k0, int k1);
 /*
  * A Citus table counted on its shards (citus.c), called by foreign.c for a relation of
@@ -380,8 +386,6 @@ extern void dpsynth_citus_count_values(Oid relid, DpColumn *col, void (*add) (vo
 extern List *dpsynth_source_leaves(Relation root);
 /* The foreign tables of the tree (partitions on other servers) and a Citus table counted on its shards, locked. */
 extern List *dpsynth_foreign_leaves(Relation root);
-extern char *dpsynth_qualified_name(Oid relid);
-extern char *dpsynth_sizes_literal(DpColumn *cols, const DpColumnSet *set);
 /*
  * partial.c, shared by the int8[]-vector functions of partial.c and citus_state.c: an int8[] of n
  * counts; a partial-count status raised as an error; a one-dimensional int4 array's elements; the
