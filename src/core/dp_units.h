@@ -25,7 +25,8 @@
 /*
  * A rows-per-unit bound learned under DP (max_rows_per_unit NULL): a release bounds every unit to
  * DP_UNIT_LEARN_MAX rows, releases the histogram of the units' bounded row counts (one unit adds 1
- * to one cell: L2 sensitivity 1), and keeps k = dp_unit_pick_k(that histogram) rows per unit.
+ * to one cell: L2 sensitivity 1), and keeps k = dp_unit_pick_k_weighed(that histogram) rows per
+ * unit: the bound of least estimated error up to the histogram's DP_UNIT_LEARN_QUANTILE-quantile.
  */
 #define DP_UNIT_LEARN_MAX 32
 #define DP_UNIT_LEARN_QUANTILE 0.95
