@@ -9,9 +9,14 @@ rho from (epsilon, 1e-6) by test/unit/accounting_reference.py; Gaussian noise ro
 close to the discrete Gaussian at these sds), and k picked from each by the two rules of
 dp_unit_pick_k and one in between: "sum" counts every noisy cell as released (the rule before
 0.6.0); "hard" counts cells within 3 sd as 0 and the others whole; "shrink" counts every cell less
-3 sd, at least 0 (DP_UNIT_LEARN_Z, 0.6.0).  Prints the share of draws that picked each k
-(the four most frequent).
-Usage: bench/units_pick_k.py [SHARED_DATASETS_DIR] [N]
+3 sd, at least 0 (DP_UNIT_LEARN_Z, 0.6.0); "weigh" is the rule dp_synthesize uses since
+(dp_unit_pick_k_weighed): the k up to shrink's of least D(k) / N + W k / (N - D(k)) over the same
+shrunk cells (D(k) the rows a bound k drops, N the rows up to 32), W the release's expected
+one-way noise at sensitivity 1, a public number the ledger records per call
+(details->privacy_unit->learned_noise_l1): given as WEIGHTS="dataset:epsilon:W ...", the rule is
+printed for the pairs it names.  Prints the share of draws that picked each k (the four most
+frequent).
+Usage: [WEIGHTS=...] bench/units_pick_k.py [SHARED_DATASETS_DIR] [N]
 """
 import collections
 import csv
@@ -40,9 +45,26 @@ def pick(h, floor, shrink):
     return K
 
 
+def pick_weighed(h, floor, w):
+    kcap = pick(h, floor, True)
+    c = [x - floor if x > floor else 0 for x in h]
+    rows = sum(j * c[j] for j in range(1, K + 1))
+    if not rows > 0:
+        return 1
+    best, best_err = kcap, float("inf")
+    for k in range(1, kcap + 1):
+        dropped = sum((j - k) * c[j] for j in range(k + 1, K + 1))
+        if rows - dropped > 0:
+            err = dropped / rows + w * k / (rows - dropped)
+            if err < best_err:
+                best, best_err = k, err
+    return best
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "..", "shared", "datasets")
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+    weights = {tuple(x.split(":")[:2]): float(x.split(":")[2]) for x in os.environ.get("WEIGHTS", "").split()}
     rng = random.Random(39)
     print("| dataset | epsilon | noise sd | rule | k picked (share of %d draws) |" % n)
     print("|---|---|---|---|---|")
@@ -54,12 +76,17 @@ def main():
         for eps in ("0.3", "1", "3"):
             rho_shape = float(ref_rho(eps, "1e-6")) * 0.9 / 50
             sd = (1 / (2 * rho_shape)) ** 0.5
-            for rule, floor, shrink in (("sum", float("-inf"), False), ("hard", Z * sd, False),
-                                        ("shrink", Z * sd, True)):
+            rules = [("sum", float("-inf"), False), ("hard", Z * sd, False), ("shrink", Z * sd, True)]
+            if (d, eps) in weights:
+                rules.append(("weigh (W %.0f)" % weights[(d, eps)], Z * sd, weights[(d, eps)]))
+            for rule, floor, shrink in rules:
                 ks = collections.Counter()
                 for _ in range(n):
                     noisy = [0] + [h[j] + round(rng.gauss(0, sd)) for j in range(1, K + 1)]
-                    ks[pick(noisy, floor, shrink)] += 1
+                    if rule.startswith("weigh"):
+                        ks[pick_weighed(noisy, floor, shrink)] += 1
+                    else:
+                        ks[pick(noisy, floor, shrink)] += 1
                 top = ", ".join(f"{k}: {c / n:.2f}" for k, c in ks.most_common(4))
                 print(f"| {d} | {eps} | {sd:.0f} | {rule} | {top} |")
 

@@ -34,3 +34,28 @@ SELECT relid::regclass AS tbl,
 	   details->'privacy_unit'->'max_rows_per_unit' AS k
 FROM dpsynth.ledger WHERE relid IN ('extreme_hi'::regclass, 'extreme_lo'::regclass, 'extreme_syn'::regclass)
 ORDER BY id;
+
+-- k learned weighs a bound's noise against the rows it drops (issue 39 follow-up): 20,000
+-- persons of 1 row and 5,000 of 2, over 1,001 cells (1,000 categories and the one outside them).
+-- The histogram's 0.95-quantile is k = 2 at any epsilon (1 row covers 80% of the persons).
+-- k = 1 drops 5,000 of 30,000 rows; it is the better bound once the marginal's expected noise at
+-- sensitivity 1, sqrt(2 / pi) times 1,001 cells times sd, passes about 5,950 (sd about 7.5): at
+-- epsilon 0.35 the sd is about 15, so k = 1 and the counts sum to about 25,000 (noise sd about
+-- 480); at epsilon 8 it is about 1, so k = 2 and they sum to about 30,000.  The 0.95-quantile
+-- alone gives k = 2 at both.
+CREATE TABLE weigh_learned (person int4 NOT NULL, g text NOT NULL);
+INSERT INTO weigh_learned SELECT i, (i % 1000)::text FROM generate_series(1, 20000) i;
+INSERT INTO weigh_learned SELECT 100000 + i, ((i + j) % 1000)::text FROM generate_series(1, 5000) i, generate_series(1, 2) j;
+SELECT dp_protect('weigh_learned', epsilon => 100000);
+SELECT dp_declare('weigh_learned', 'g', categories => (SELECT array_agg(i::text) FROM generate_series(0, 999) i));
+SELECT dp_privacy_unit('weigh_learned', 'person', max_rows_per_unit => NULL);
+SELECT sum(noisy_count) BETWEEN 22500 AND 27500 AS k_1_at_epsilon_035
+FROM dp_marginal('weigh_learned', ARRAY['g'], epsilon => 0.35);
+SELECT sum(noisy_count) BETWEEN 29000 AND 31000 AS k_2_at_epsilon_8
+FROM dp_marginal('weigh_learned', ARRAY['g'], epsilon => 8);
+-- the ledger names the rule and W: sqrt(2 / pi) times the 1,001 cells' sd at sensitivity 1 (the
+-- 1,000 categories and the cell of values outside them)
+SELECT details->'privacy_unit'->>'learned_rule' AS rule,
+	   abs((details->'privacy_unit'->>'learned_noise_l1')::float8
+		   / (sqrt(2 / pi()) * 1001 * sqrt((details->>'sigma2_per_sensitivity2')::float8)) - 1) < 1e-9 AS w_from_the_cells
+FROM dpsynth.ledger WHERE relid = 'weigh_learned'::regclass ORDER BY id;

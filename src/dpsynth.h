@@ -256,6 +256,9 @@ typedef struct DpUnit
 	/* the noise of the released rows-per-unit histogram that learns k (set by the release before
 	 * its first scan, discovery's where it discovers); NULL: nothing to learn */
 	const struct dp_dgauss *learn_noise;
+	/* ... and the expected L1 norm of the release's noise at sensitivity 1, against which k
+	 * weighs the rows it drops (dp_unit_pick_k_weighed; public; 0: the quantile alone) */
+	double		learn_noise_l1;
 	/* k learned (by the release's first scan): the released histogram of the units' rows bounded
 	 * at k, released_hist[1..max_rows]; a later scan of the release bounds at k and reuses it */
 	bool		learned;
@@ -268,6 +271,8 @@ typedef struct DpUnit
 /* A kept row's codes; first: the row begins a unit (the rows of a unit come together). */
 typedef void (*DpUnitRowFn) (const dp_code *codes, bool first, void *arg);
 
+/* A column's cells where k is learned: its domain's codes, or its quantile bins if still to learn. */
+extern double dpsynth_unit_column_cells(const DpColumn *col);
 /* Reads the table's privacy unit and checks its column (55000 if dropped or retyped). */
 extern void dpsynth_unit_load(Oid relid, DpUnit *u);
 /* Raises 0A000 (before the charge) if the table has a unit: what is not available, and why. */

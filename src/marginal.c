@@ -177,6 +177,10 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 					 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
 		unit_sigma2 = dp_gaussian_sigma2(dpsynth_units_rho(plan.units_release - units_learn), 1.0);
 		unit.learn_noise = &learn_noise;
+		/* k weighs the rows it drops against the marginal's noise: every cell's sd at sensitivity 1 */
+		unit.learn_noise_l1 = sqrt(2.0 / M_PI) * sqrt(unit_sigma2);
+		for (int j = 0; j < ncols; j++)
+			unit.learn_noise_l1 *= dpsynth_unit_column_cells(&cols[j]);
 	}
 	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, unit_sigma2, true)) != 0)
 	{

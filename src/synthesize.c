@@ -381,6 +381,25 @@ plan_schedule(SynthCall *c)
 }
 
 /*
+ * Where k is learned, the noise it weighs against the rows it drops: the one-way marginals' (every
+ * column's, the synthetic table's first measurements), expected L1 norm at sensitivity 1 per
+ * column, sqrt(2 / pi) cells sd, averaged over the columns.  Public: the schedule's share and the
+ * columns' cells (quantile bins still to learn counted as planned).
+ */
+static double
+oneway_noise_l1(const SynthCall *c)
+{
+	double		rho = dp_schedule_rho(&c->sched, DP_RELEASE_ONEWAY) * (double) c->sched.unit_sens2,
+				cells = 0;
+
+	if (!(rho > 0) || c->ncols < 1)
+		return 0;
+	for (int j = 0; j < c->ncols; j++)
+		cells += dpsynth_unit_column_cells(&c->cols[j]);
+	return sqrt(2.0 / M_PI) * sqrt((double) c->ncols / (2.0 * rho)) * cells / c->ncols;
+}
+
+/*
  * A table with a privacy unit: what cannot be bounded is refused (discovery other than quantile
  * bins of declared bounds, foreign partitions), and the rows-per-unit histogram's share must buy
  * noise the sampler can draw.
@@ -411,7 +430,10 @@ plan_unit(SynthCall *c)
 				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
 	/* k learned (units.c): the same released histogram, of the row counts up to the ceiling, learns it */
 	if (c->unit.learn_k)
+	{
 		c->unit.learn_noise = &c->shape_noise;
+		c->unit.learn_noise_l1 = oneway_noise_l1(c);
+	}
 }
 
 /*

@@ -321,11 +321,20 @@ dpsynth_scan_unit_codes(Relation rel, DpColumn *cols, int ncols, DpUnit *u, DpUn
 	MemoryContextDelete(ec.rowcxt);
 }
 
+double
+dpsynth_unit_column_cells(const DpColumn *col)
+{
+	if (col->domain.nvalues > 0)
+		return (double) dp_domain_ncodes(&col->domain);
+	return (double) Max(col->quantile_bins, 1);
+}
+
 /*
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
- * sensitivity 1), then k is their 0.95-quantile, each cell less 3 sd of the noise, at least 0
- * (dp_unit_pick_k, post-processing), and the unit's bounds become k and min(c, k).
+ * sensitivity 1), then k is the bound of least estimated error (rows dropped against the
+ * release's noise, u->learn_noise_l1) up to their 0.95-quantile, each cell less 3 sd of the
+ * noise, at least 0 (dp_unit_pick_k_weighed, post-processing), and the unit's bounds become k and min(c, k).
  * u->released_hist gets the released histogram of the units' rows
  * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
  * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
@@ -339,8 +348,9 @@ learn_k(DpUnit *u, int64 *learned)
 	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
 		dpsynth_noise_refused();
 	/* each cell less DP_UNIT_LEARN_Z sd of the noise, at least 0 (dp_units.h): the sd is public */
-	k = (int32) dp_unit_pick_k(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
-							   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)));
+	k = (int32) dp_unit_pick_k_weighed(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
+									   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)),
+									   u->learn_noise_l1, (uint32) Max(u->declared_cell, 0));
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));
@@ -529,8 +539,8 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 	escape_json(&js, u->name);
 	if (u->learn_k)				/* learned after the charge: the ceiling bounds it */
 		appendStringInfo(&js, ", \"max_rows_per_unit\": null, \"learned_up_to\": %d, \"learned_quantile\": %g, "
-						 "\"learned_shrink_sd\": %g, \"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX,
-						 DP_UNIT_LEARN_QUANTILE, DP_UNIT_LEARN_Z,
+						 "\"learned_shrink_sd\": %g, \"learned_rule\": \"least_error\", \"learned_noise_l1\": %.17g, "
+						 "\"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE, DP_UNIT_LEARN_Z, u->learn_noise_l1,
 						 per_cell && u->declared_cell > 0 ? psprintf("%d", u->declared_cell) : "null");
 	else
 		appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",

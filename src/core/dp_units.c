@@ -9,6 +9,7 @@
  */
 #include "dp_units.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "dp_env.h"
@@ -194,6 +195,49 @@ dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shrink)
 			return k;
 	}
 	return kmax;
+}
+
+/* the L2 sensitivity of a count vector under bounds (k, min(cell, k)); cell 0: none */
+static double
+bound_sensitivity(uint32_t k, uint32_t cell)
+{
+	uint32_t	c = cell > 0 && cell < k ? cell : k;
+
+	return sqrt((double) (k / c) * c * c + (double) (k % c) * (k % c));
+}
+
+uint32_t
+dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shrink,
+					   double noise_l1, uint32_t cell)
+{
+	uint32_t	kcap = dp_unit_pick_k(hist, kmax, q, shrink),
+				best = kcap;
+	double		rows = 0,
+				best_err = INFINITY;
+
+	if (!(noise_l1 > 0) || !isfinite(noise_l1))
+		return kcap;
+	for (uint32_t j = 1; j <= kmax; j++)
+		rows += (double) j * counted(hist[j], shrink);
+	if (!(rows > 0))
+		return 1;
+	for (uint32_t k = 1; k <= kcap; k++)
+	{
+		double		dropped = 0,
+					err;
+
+		for (uint32_t j = k + 1; j <= kmax; j++)
+			dropped += (double) (j - k) * counted(hist[j], shrink);
+		if (!(rows - dropped > 0))
+			continue;
+		err = dropped / rows + noise_l1 * bound_sensitivity(k, cell) / (rows - dropped);
+		if (err < best_err)
+		{
+			best = k;
+			best_err = err;
+		}
+	}
+	return best;
 }
 
 int

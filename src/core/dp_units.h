@@ -25,7 +25,8 @@
 /*
  * A rows-per-unit bound learned under DP (max_rows_per_unit NULL): a release bounds every unit to
  * DP_UNIT_LEARN_MAX rows, releases the histogram of the units' bounded row counts (one unit adds 1
- * to one cell: L2 sensitivity 1), and keeps k = dp_unit_pick_k(that histogram) rows per unit.
+ * to one cell: L2 sensitivity 1), and keeps k = dp_unit_pick_k_weighed(that histogram) rows per
+ * unit: the bound of least estimated error up to the histogram's DP_UNIT_LEARN_QUANTILE-quantile.
  */
 #define DP_UNIT_LEARN_MAX 32
 #define DP_UNIT_LEARN_QUANTILE 0.95
@@ -48,6 +49,22 @@
  * the histogram's release.
  */
 uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shrink);
+
+/*
+ * Post-processing of the same histogram, weighing a bound's noise against the rows it drops:
+ * with every cell counted as above (c_j = max(hist[j] - shrink, 0)), N = sum j c_j the rows up to
+ * kmax, D(k) = sum over j > k of (j - k) c_j the rows a bound k drops and N - D(k) those it keeps,
+ * the k in 1..kcap (kcap = dp_unit_pick_k(hist, kmax, q, shrink), the quantile as a cap) of least
+ *   D(k) / N + noise_l1 Delta(k) / (N - D(k)),
+ * smallest k on ties: a bound on the share of the distribution dropping moves (the total variation
+ * between the counts kept and all) plus the release's expected noise relative to the rows it
+ * counts.  noise_l1 (public): the expected L1 norm of the release's noise at sensitivity 1 (for a
+ * count vector, sqrt(2 / pi) times the sum of its cells' sds); Delta(k) the sensitivity at bound k
+ * with a cell bound cell (0: none), sqrt(floor(k/c) c^2 + (k mod c)^2) at c = min(cell, k).
+ * noise_l1 <= 0 (or not finite) returns kcap; 1 if no cell is above shrink.
+ */
+uint32_t	dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shrink,
+								   double noise_l1, uint32_t cell);
 
 /*
  * Whether a release whose noise variance is sigma2 k^2 (a histogram of sensitivity k: one unit's k

@@ -272,6 +272,52 @@ test_pick_k(void)
 }
 
 /*
+ * dp_unit_pick_k_weighed: the bound of least estimated error, D(k) / N + noise_l1 Delta(k) / (N - D(k)),
+ * up to the quantile's k.
+ */
+static void
+test_pick_k_weighed(void)
+{
+	int64_t		h[33] = {0};
+
+	/*
+	 * 900 units of 1 row, 100 of 2: N = 1100, the quantile's k is 2.  k = 1 drops 100 rows:
+	 * err(1) = 100 / 1100 + W / 1000, err(2) = 2 W / 1100; k = 1 is better past W = 111.1.
+	 */
+	h[1] = 900;
+	h[2] = 100;
+	unit_check(dp_unit_pick_k(h, 32, 0.95, 0) == 2, "900/100 units of 1/2 rows: the quantile's k = 2");
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 200, 0) == 1, "noise 200 at sensitivity 1: k = 1 (got %u)",
+			   dp_unit_pick_k_weighed(h, 32, 0.95, 0, 200, 0));
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 112, 0) == 1, "noise 112, just past 111.1: k = 1");
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 110, 0) == 2, "noise 110, just short of 111.1: k = 2");
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 0, 0) == 2, "no noise weight: the quantile's k");
+	/* a cell bound of 1: Delta(2) = sqrt 2, k = 1 is better past W = 318.2 only */
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 200, 1) == 2, "noise 200, cell bound 1: k = 2 (got %u)",
+			   dp_unit_pick_k_weighed(h, 32, 0.95, 0, 200, 1));
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 330, 1) == 1, "noise 330, cell bound 1: k = 1");
+	/* the same counts less a shrink of 50: 850 and 50, k = 1 past W = 52.9 (N 950) */
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 50, 60, 0) == 1, "shrink 50, noise 60: k = 1 (got %u)",
+			   dp_unit_pick_k_weighed(h, 32, 0.95, 50, 60, 0));
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 50, 50, 0) == 2, "shrink 50, noise 50: k = 2");
+
+	/* every unit of 8 rows: any k below 8 drops rows and counts fewer for the same noise per row */
+	memset(h, 0, sizeof(h));
+	h[8] = 363;
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 1e6, 0) == 8, "every unit of 8 rows, heavy noise: k = 8 (got %u)",
+			   dp_unit_pick_k_weighed(h, 32, 0.95, 0, 1e6, 0));
+	/* the quantile caps it: a tail of 5% at 30 rows would be kept at no noise, but k = 2 */
+	memset(h, 0, sizeof(h));
+	h[1] = 900;
+	h[2] = 50;
+	h[30] = 50;
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 0, 1e-9, 0) == 2, "a thin tail, no noise: the cap k = 2 (got %u)",
+			   dp_unit_pick_k_weighed(h, 32, 0.95, 0, 1e-9, 0));
+	/* no cell past the shrink: k = 1 */
+	unit_check(dp_unit_pick_k_weighed(h, 32, 0.95, 1000, 5, 0) == 1, "no cell past the shrink: k = 1");
+}
+
+/*
  * dp_unit_noise_drawable: a discovery per unit with k still to learn is refused before the charge
  * unless its noise sigma2 k^2 can be drawn at every k from 1 to the ceiling, both ends.
  */
@@ -321,6 +367,7 @@ main(void)
 	test_uniform();
 	test_assign();
 	test_pick_k();
+	test_pick_k_weighed();
 	test_noise_drawable();
 	return unit_done();
 }
