@@ -547,14 +547,17 @@ gum_part_scratch(gum *g)
 			maxcc = g->comp_cols_off[comp + 1] - g->comp_cols_off[comp];
 	g->batch = 32768 / maxcc;
 	g->batch = g->batch < 256 ? 256 : g->batch > 4096 ? 4096 : g->batch;
+	/* batch_counts works in blocks of GUM_COUNT_BLOCK changes: a batch is whole blocks */
+	g->batch -= g->batch % GUM_COUNT_BLOCK;
 	for (uint32_t q = 0; q < g->nparts; q++)
 	{
 		size_t		sz = sizeof(uint16_t) * maxcc * g->batch;
 
-		g->bdold[q] = gum_alloc(g, sz);
-		g->bdnew[q] = gum_alloc(g, sz);
-		g->brold[q] = gum_alloc(g, sz);
-		g->brnew[q] = gum_alloc(g, sz);
+		/* zeroed: a last block's changes past the batch's end are read (and not used) */
+		g->bdold[q] = gum_calloc(g, 1, sz);
+		g->bdnew[q] = gum_calloc(g, 1, sz);
+		g->brold[q] = gum_calloc(g, 1, sz);
+		g->brnew[q] = gum_calloc(g, 1, sz);
 		g->bio[q] = gum_alloc(g, sizeof(uint32_t) * g->batch);
 		g->bin[q] = gum_alloc(g, sizeof(uint32_t) * g->batch);
 		if (!g->bdold[q] || !g->bdnew[q] || !g->brold[q] || !g->brnew[q] || !g->bio[q] || !g->bin[q])

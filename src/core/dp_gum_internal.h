@@ -28,6 +28,7 @@
 #define GUM_DECAY_EVERY 20
 #define GUM_PATIENCE	10		/* early stop: iterations without improvement */
 #define GUM_BLOCK		1024	/* rows whose cell indexes are computed together */
+#define GUM_COUNT_BLOCK	16		/* batch_counts' block of row changes (a batch is whole blocks) */
 #define GUM_BISECT		60		/* bisection steps for beta */
 #define GUM_PAR_MIN_ROWS 65536	/* a table smaller than this is one part */
 #define GUM_MOVE_CHUNK	(1u << 15)	/* moves between two heartbeats (~10-20 ms) */

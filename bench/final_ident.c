@@ -1,0 +1,101 @@
+/*
+ * final_ident.c - the adaptive method's whole run (the rounds with their estimates, the model,
+ * the final rows) on the bundled Adult table tiled k times, with the noise drawn from a fixed
+ * stream (the unit tests' library: dp_random_test_seed), so that the same build gives the same
+ * model and the same rows on every run.  Prints the model's size, the rows' FNV-1a 64 hash
+ * (every column's codes, row by row), the run's phase seconds and its CPU seconds (the process's,
+ * helper threads included): run it before and after a speed change, the hashes must be equal and
+ * the CPU seconds say what the change saved on that model.  No assertion: a benchmark.
+ *
+ * Usage (from the checkout's top): make bench/bin/final_ident &&
+ *        bench/bin/final_ident [k] [threads] [noise seed] [epsilon]   (defaults: 31 2 1 1)
+ */
+/* the benches link the unit tests' library, which has the seam (dp_random.h) */
+#define DPSYNTH_TEST_RNG
+
+#include <time.h>
+
+#include "dp_accounting.h"
+#include "dp_adaptive.h"
+#include "dp_env.h"
+#include "dp_gum.h"
+#include "dp_random.h"
+#include "../test/unit/adult_data.h"
+
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static uint64_t
+fnv_rows(const dp_codes *t)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	for (uint64_t i = 0; i < t->nrows; i++)
+		for (uint32_t j = 0; j < t->ncols; j++)
+		{
+			uint16_t	v = t->col[j][i];
+
+			h = (h ^ (v & 0xff)) * 1099511628211ULL;
+			h = (h ^ (v >> 8)) * 1099511628211ULL;
+		}
+	return h ^ t->nrows;
+}
+
+int
+main(int argc, char **argv)
+{
+	uint32_t	sizes[ADULT_COLS],
+				k = argc > 1 ? (uint32_t) atoi(argv[1]) : 31,
+				threads = argc > 2 ? (uint32_t) atoi(argv[2]) : 2;
+	uint64_t	seed = argc > 3 ? (uint64_t) atoll(argv[3]) : 1;
+	double		eps = argc > 4 ? atof(argv[4]) : 1,
+				c0;
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	dp_codes	src,
+				big;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_privsyn_result res;
+	dp_prng		rng;
+
+	argv0 = argv[0];
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		fprintf(stderr, "run from the checkout's top: data/adult not found\n");
+		return 2;
+	}
+	dp_codes_init(&big, ADULT_COLS, (uint64_t) k * src.nrows);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		for (uint64_t i = 0; i < (uint64_t) k * src.nrows; i++)
+			big.col[j][i] = src.col[j][i % src.nrows];
+	big.nrows = (uint64_t) k * src.nrows;
+	dp_privsyn_default_params(&p);
+	p.rho = dp_zcdp_rho(eps, 1e-6);
+	p.gum.threads = threads;
+	dp_random_test_seed(seed);
+	dp_prng_seed(&rng, seed);
+	c0 = cpu_seconds();
+	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
+	{
+		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
+		return 1;
+	}
+	printf("Adult x%u (%llu rows), %u threads, epsilon %g, noise seed %llu: %u k-way marginals, rows %016llx (%llu), cpu %.2f s; seconds:",
+		   k, (unsigned long long) big.nrows, threads, eps, (unsigned long long) seed, res.n_kway,
+		   (unsigned long long) fnv_rows(&res.synth), (unsigned long long) res.synth.nrows,
+		   cpu_seconds() - c0);
+	for (int ph = 0; ph < DP_PHASE_COUNT; ph++)
+		printf(" %.3f", res.seconds[ph]);
+	printf("\n");
+	dp_privsyn_result_free(&res);
+	dp_codes_free(&big);
+	dp_codes_free(&src);
+	free(cols);
+	return 0;
+}
