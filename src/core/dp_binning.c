@@ -19,14 +19,21 @@ dp_binning_fine_range(int64_t lower, int64_t upper)
 uint32_t
 dp_binning_wide_bins(double mass, double min_mass, uint32_t base)
 {
-	double		n;
+	double		r,
+				pair;
 
-	if (!isfinite(min_mass) || !(min_mass > 0) || !isfinite(mass))
+	if (!isfinite(min_mass) || !(min_mass > 0) || !isfinite(mass) || base < 1)
 		return base;
-	n = floor(mass / min_mass);
-	if (!(n >= 1))
+	r = floor(mass / min_mass);
+	if (!(r >= 1))
 		return 1;
-	return n >= DP_BINNING_WIDE_MAX_BINS ? DP_BINNING_WIDE_MAX_BINS : (uint32_t) n;
+	if (r < base)
+		return (uint32_t) r;	/* fewer bins than declared, each of the minimum mass */
+	/* b bins with b^2 <= mass / min_mass: a pair of such columns holds min_mass a cell */
+	pair = floor(sqrt(mass / min_mass));
+	if (pair > DP_BINNING_WIDE_MAX_BINS)
+		pair = DP_BINNING_WIDE_MAX_BINS;
+	return pair > base ? (uint32_t) pair : base;
 }
 
 /* x rounded to the nearest multiple of m x 10^k (m in 1, 2, 5; |k| <= 22: 10^|k| is exact). */

@@ -37,13 +37,16 @@
  *
  * Wider ranges (dp_binning_wide_bins).  A column declared with bounds only (default bins) whose
  * values are not refined (a real type, or an integer range over DP_BINNING_MAX_VALUES values)
- * gets as many quantile bins as its released mass affords: floor(mass / min_mass) of them, at
- * most DP_BINNING_WIDE_MAX_BINS, where mass is the denoised noisy histogram's total and min_mass
- * the public minimum bin mass (DP_PLAN_AUTO_BIN_MARGIN times the synthesis's rare-value
- * threshold: a bin of that mass stands out of the one-way marginal's noise).  More rows or more
- * rho: more bins, and a spike needs a smaller share of the mass (1 / bins).  Post-processing of
- * the same single release; without a minimum mass (a call that synthesizes nothing) the declared
- * bins stay.
+ * gets, in a synthesis, as many quantile bins as its released mass affords: with r = mass /
+ * min_mass (mass the denoised noisy histogram's total, min_mass the public minimum bin mass,
+ * DP_PLAN_AUTO_BIN_MARGIN times the synthesis's rare-value threshold: a bin of that mass stands
+ * out of the one-way marginal's noise), floor(r) bins below the declared 16 as before, and above
+ * them floor(sqrt(r)) where that is more, at most DP_BINNING_WIDE_MAX_BINS: b bins with b^2 <= r,
+ * so that a pair of two such columns, where their relationship is measured, still holds the
+ * minimum mass in an average cell (one-way affordability alone, r bins, gave small tables 64 bins
+ * whose pairs the synthesis could not measure).  More rows or more rho: more bins, and a spike
+ * needs a smaller share of the mass (1 / bins).  Post-processing of the same single release;
+ * without a minimum mass (a call that synthesizes nothing) the declared bins stay.
  *
  * Round edges (dp_binning_round_edges).  The quantile edges of such a column are read off a
  * histogram whose cells hold many values each, so they fall anywhere inside a cell; values
@@ -125,9 +128,10 @@ extern int	dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t low
 							 const double *mass, double min_mass, int64_t *edges, uint32_t *nedges);
 
 /*
- * The quantile bins a column with a wide range affords: floor(mass / min_mass), at least 1 and at
- * most DP_BINNING_WIDE_MAX_BINS; base (the declared number) unless min_mass > 0 and mass is
- * finite.  Deterministic, post-processing of the released mass.
+ * The quantile bins a column with a wide range affords (above): base (the declared number) unless
+ * min_mass > 0, mass is finite and base >= 1; else floor(mass / min_mass) if that is below base
+ * (at least 1), or max(base, floor(sqrt(mass / min_mass))), at most DP_BINNING_WIDE_MAX_BINS.
+ * Deterministic, post-processing of the released mass.
  */
 extern uint32_t dp_binning_wide_bins(double mass, double min_mass, uint32_t base);
 
