@@ -566,7 +566,7 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	/* a refined column's quantile bins are an 'auto' column's; its cells add their own */
 	uint32		nbins = (uint32) (col->quantile_fine ? Min(col->quantile_bins, DPSYNTH_AUTO_BINS) :
 								  col->quantile_bins);
-	double	   *edges = palloc(sizeof(double) * (nbins + 1));
+	double	   *edges;
 	uint32		nedges = 0;
 	bool		ok;
 	double	   *shape = NULL;
@@ -592,6 +592,16 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 				span_lo = c;
 			span_hi = c;
 		}
+	if (col->quantile_wide)
+	{
+		/* a wide range: the bins its denoised noisy mass affords (dp_binning.h) */
+		double		mass = 0;
+
+		for (uint32 c = 0; c < ncells; c++)
+			mass += Max(d->cells[c], 0);
+		nbins = dp_binning_wide_bins(mass, min_bin_mass, nbins);
+	}
+	edges = palloc(sizeof(double) * (nbins + 1));
 	if (d->grid.integral)
 	{
 		int64	   *iedges = palloc(sizeof(int64) * (nbins + 1));
@@ -632,13 +642,21 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			edges = repalloc(edges, sizeof(double) * nedges);
 			for (uint32 i = 0; i < nedges; i++)
 				edges[i] = (double) merged[i];
+			/* heaps at round values start bins (dp_binning.h); a spike's bin has no room to move */
+			if (col->quantile_wide)
+				(void) dp_binning_round_edges(edges, nedges, true);	/* unchanged if not increasing */
 			if (ref)
 				nedges = refined_edges(d, ref, min_bin_mass, merged, nedges, &edges);
 		}
 	}
 	else
+	{
 		ok = dp_loggrid_quantile_edges(&d->grid, d->cells, col->quantile_lower, col->quantile_upper,
 									   auto_bins(d, nbins, min_bin_mass), edges, &nedges) == 0;
+		/* heaps at round values start bins (dp_binning.h); unchanged if not increasing */
+		if (ok && col->quantile_wide)
+			(void) dp_binning_round_edges(edges, nedges, false);
+	}
 	if (!ok || nedges < 2)
 	{
 		/* public fallback: equal widths (the edges of the declaration itself) */
@@ -865,6 +883,7 @@ release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse, const dp_dgauss
 		d->col->quantile_bins = DPSYNTH_AUTO_BINS;
 		d->col->quantile_points = 0;
 		d->col->quantile_auto = true;
+		d->col->quantile_wide = false;
 		edges_from_histogram(relid, d, sigma, min_bin_mass, ledger_id, NULL);
 	}
 }

@@ -731,6 +731,8 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 			dp_binning_fine_range((int64) cc->lower, (int64) cc->upper);
 		if (col->quantile_fine)
 			col->quantile_bins = (int) (cc->upper - cc->lower + 1);
+		/* bounds only over a wider range or of a real type: bins as the mass affords them */
+		col->quantile_wide = is_auto && cc->bins == 32 && !col->quantile_fine;
 		return true;
 	}
 	if (strcmp(cc->kind, "bins") == 0)

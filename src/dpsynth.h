@@ -132,6 +132,8 @@ typedef struct DpColumn
 	bool		quantile_auto;	/* binning 'auto': fewer bins where they would be too thin */
 	bool		quantile_fine;	/* 'auto' on a small integer range: refined where affordable
 								 * (dp_binning.h); quantile_bins is then one per value */
+	bool		quantile_wide;	/* 'auto', default bins, not refined: as many bins as the
+								 * released mass affords (dp_binning_wide_bins) */
 	dp_domain	domain;
 	int64	   *iedges;			/* storage of numeric domains */
 	double	   *edges;

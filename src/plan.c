@@ -40,6 +40,7 @@ plan_columns_of(const DpColumn *cols, int ncols, bool *any_text)
 			pc[j].ncodes = dp_domain_ncodes(&cols[j].domain);
 		pc[j].quantile_bins = cols[j].quantile_bins;
 		pc[j].quantile_points = cols[j].quantile_points;
+		pc[j].quantile_wide = cols[j].quantile_wide;
 		*any_text |= pc[j].state == DP_PLAN_CATEGORIES;
 	}
 	return pc;

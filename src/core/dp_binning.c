@@ -16,6 +16,77 @@ dp_binning_fine_range(int64_t lower, int64_t upper)
 	return lower <= upper && (uint64_t) upper - (uint64_t) lower < DP_BINNING_MAX_VALUES;
 }
 
+uint32_t
+dp_binning_wide_bins(double mass, double min_mass, uint32_t base)
+{
+	double		r,
+				pair;
+
+	if (!isfinite(min_mass) || !(min_mass > 0) || !isfinite(mass) || base < 1)
+		return base;
+	r = floor(mass / min_mass);
+	if (!(r >= 1))
+		return 1;
+	if (r < base)
+		return (uint32_t) r;	/* fewer bins than declared, each of the minimum mass */
+	/* b bins with b^2 <= mass / min_mass: a pair of such columns holds min_mass a cell */
+	pair = floor(sqrt(mass / min_mass));
+	if (pair > DP_BINNING_WIDE_MAX_BINS)
+		pair = DP_BINNING_WIDE_MAX_BINS;
+	return pair > base ? (uint32_t) pair : base;
+}
+
+/* x rounded to the nearest multiple of m x 10^k (m in 1, 2, 5; |k| <= 22: 10^|k| is exact). */
+static double
+round_to_step(double x, int m, int k)
+{
+	double		p = 1;
+
+	for (int i = 0; i < (k < 0 ? -k : k); i++)
+		p *= 10;
+	if (k >= 0)
+		return round(x / (m * p)) * (m * p);
+	return round(x * p / m) * m / p;
+}
+
+int
+dp_binning_round_edges(double *edges, uint32_t n, bool integral)
+{
+	static const int steps[3] = {5, 2, 1};
+
+	if (edges == NULL)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (!isfinite(edges[i]) || (i > 0 && !(edges[i] > edges[i - 1])))
+			return -1;
+	for (uint32_t i = 1; i + 1 < n; i++)
+	{
+		double		tol = fmin(edges[i] - edges[i - 1], edges[i + 1] - edges[i]) / 4;
+		int			kf;
+		bool		moved = false;
+
+		if (!(tol > 0) || !isfinite(tol) || tol < 1e-20 || tol > 1e20)
+			continue;
+		kf = (int) floor(log10(tol));
+		/* 10^kf <= tol: its nearest multiple is within tol, so the search ends there */
+		for (int k = kf + 1; k >= kf && !moved; k--)
+			for (int j = 0; j < 3 && !moved; j++)
+			{
+				double		r;
+
+				if (integral && k < 0)
+					continue;
+				r = round_to_step(edges[i], steps[j], k);
+				if (isfinite(r) && fabs(r - edges[i]) <= tol && r > edges[i - 1] && r < edges[i + 1])
+				{
+					edges[i] = r;
+					moved = true;
+				}
+			}
+	}
+	return 0;
+}
+
 /*
  * rho_1 = rho / 4 is exact (a power of two); rho - rho_1 may round up, so the next double below
  * it is taken: that is <= the exact difference whichever way the subtraction rounded.

@@ -34,6 +34,26 @@
  * of a quantile bin cut off by the run's boundary that holds less than max(1, min_mass) joins
  * its neighbour away from the cell.  More rows or more rho: more refined cells and finer bins,
  * down to one bin per value; a small table at a small rho keeps the quantile bins.
+ *
+ * Wider ranges (dp_binning_wide_bins).  A column declared with bounds only (default bins) whose
+ * values are not refined (a real type, or an integer range over DP_BINNING_MAX_VALUES values)
+ * gets, in a synthesis, as many quantile bins as its released mass affords: with r = mass /
+ * min_mass (mass the denoised noisy histogram's total, min_mass the public minimum bin mass,
+ * DP_PLAN_AUTO_BIN_MARGIN times the synthesis's rare-value threshold: a bin of that mass stands
+ * out of the one-way marginal's noise), floor(r) bins below the declared 16 as before, and above
+ * them floor(sqrt(r)) where that is more, at most DP_BINNING_WIDE_MAX_BINS: b bins with b^2 <= r,
+ * so that a pair of two such columns, where their relationship is measured, still holds the
+ * minimum mass in an average cell (one-way affordability alone, r bins, gave small tables 64 bins
+ * whose pairs the synthesis could not measure).  More rows or more rho: more bins, and a spike
+ * needs a smaller share of the mass (1 / bins).  Post-processing of the same single release;
+ * without a minimum mass (a call that synthesizes nothing) the declared bins stay.
+ *
+ * Round edges (dp_binning_round_edges).  The quantile edges of such a column are read off a
+ * histogram whose cells hold many values each, so they fall anywhere inside a cell; values
+ * recorded to a unit or a tenth heap at round numbers, and a bin across a heap spreads it over
+ * its width.  Each inner edge is moved to the nearest multiple of the coarsest round step
+ * ({1, 2, 5} x 10^k) that lies within a quarter of its narrower neighbouring bin: a heap at a round
+ * value then starts a bin.  Post-processing of the released edges by a public rule.
  */
 #ifndef DP_BINNING_H
 #define DP_BINNING_H
@@ -48,6 +68,9 @@
 
 /* Significance of a mass, in standard deviations of its noise. */
 #define DP_BINNING_Z 3.0
+
+/* Most quantile bins of a column with a wide range (dp_binning_wide_bins). */
+#define DP_BINNING_WIDE_MAX_BINS 64
 
 /* Whether the public integer bounds [lower, upper] can be refined (at most 128 values). */
 extern bool dp_binning_fine_range(int64_t lower, int64_t upper);
@@ -103,5 +126,22 @@ extern int	dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t low
 							 uint32_t nblocks, const int64_t *block_lo, const int64_t *block_hi,
 							 const int64_t *block_edges, const uint32_t *block_nedges,
 							 const double *mass, double min_mass, int64_t *edges, uint32_t *nedges);
+
+/*
+ * The quantile bins a column with a wide range affords (above): base (the declared number) unless
+ * min_mass > 0, mass is finite and base >= 1; else floor(mass / min_mass) if that is below base
+ * (at least 1), or max(base, floor(sqrt(mass / min_mass))), at most DP_BINNING_WIDE_MAX_BINS.
+ * Deterministic, post-processing of the released mass.
+ */
+extern uint32_t dp_binning_wide_bins(double mass, double min_mass, uint32_t base);
+
+/*
+ * Moves each inner edge of edges[0 .. n - 1] (strictly increasing, finite) to the multiple of the
+ * coarsest step s = {1, 2, 5} x 10^k (integral: s >= 1) nearest to it within a quarter of the
+ * narrower of its two bins (as they are after the edges before it moved); an edge that no step
+ * reaches stays.  The ends stay; the edges stay strictly increasing.  Deterministic.  Returns 0,
+ * or -1 on invalid input (edges unchanged).
+ */
+extern int	dp_binning_round_edges(double *edges, uint32_t n, bool integral);
 
 #endif							/* DP_BINNING_H */

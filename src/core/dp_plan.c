@@ -10,6 +10,7 @@
 
 #include "dp_accounting.h"
 #include "dp_adaptive.h"
+#include "dp_binning.h"
 #include "dp_discovery.h"
 #include "dp_domain.h"
 #include "dp_privsyn.h"
@@ -144,17 +145,32 @@ split_discovery(const dp_plan_input *in, dp_plan *plan)
 	return DP_PLAN_OK;
 }
 
+/*
+ * The codes a column may have in a synthesis: as dp_plan_worst_codes, with a wide column's bins
+ * as many as its released mass may afford (dp_binning_wide_bins).
+ */
+static uint32_t
+synthesis_worst_codes(const dp_plan_column *col, int max_categories)
+{
+	uint32_t	n = dp_plan_worst_codes(col, max_categories);
+
+	if (col->state == DP_PLAN_EDGES && col->quantile_wide)
+		n = (uint32_t) (DP_BINNING_WIDE_MAX_BINS + 2 * col->quantile_points + 1) > n ?
+			(uint32_t) (DP_BINNING_WIDE_MAX_BINS + 2 * col->quantile_points + 1) : n;
+	return n;
+}
+
 /* Every pair a synthesis method may measure must fit DP_PLAN_MAX_PAIR_CELLS, at worst. */
 static dp_plan_refusal
 check_pairs(const dp_plan_input *in, dp_plan *plan)
 {
 	for (int j = 1; j < in->ncols; j++)
 	{
-		uint32_t	sj = dp_plan_worst_codes(&in->cols[j], plan->max_categories);
+		uint32_t	sj = synthesis_worst_codes(&in->cols[j], plan->max_categories);
 
 		for (int k = 0; k < j; k++)
 		{
-			uint32_t	sk = dp_plan_worst_codes(&in->cols[k], plan->max_categories);
+			uint32_t	sk = synthesis_worst_codes(&in->cols[k], plan->max_categories);
 
 			if ((int64_t) sj * sk > DP_PLAN_MAX_PAIR_CELLS)
 			{

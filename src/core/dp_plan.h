@@ -87,6 +87,8 @@ typedef struct dp_plan_column
 	uint32_t	ncodes;			/* DP_PLAN_KNOWN */
 	int			quantile_bins;	/* DP_PLAN_EDGES: the declaration's bins and point masses */
 	int			quantile_points;
+	bool		quantile_wide;	/* DP_PLAN_EDGES: bounds only over a wide range, so up to
+								 * DP_BINNING_WIDE_MAX_BINS bins in a synthesis (dp_binning.h) */
 } dp_plan_column;
 
 typedef struct dp_plan_input

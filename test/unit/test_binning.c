@@ -401,6 +401,79 @@ test_merge(void)
 			   "quantile edges not increasing: invalid");
 }
 
+/* The bins of a wide range follow the released mass and the public minimum mass. */
+static void
+test_wide_bins(void)
+{
+	uint32_t	prev = 0;
+	bool		monotone = true;
+
+	unit_check(dp_binning_wide_bins(1000, 100, 16) == 10, "1,000 rows at a minimum mass of 100: 10 bins");
+	unit_check(dp_binning_wide_bins(5000, 100, 16) == 16,
+			   "5,000 rows at a minimum mass of 100: the declared 16 (a pair of 50-bin columns could not hold it)");
+	unit_check(dp_binning_wide_bins(90000, 100, 16) == 30,
+			   "90,000 rows at a minimum mass of 100: 30 bins, 900 cells a pair of 100 rows each");
+	unit_check(dp_binning_wide_bins(1e7, 100, 16) == DP_BINNING_WIDE_MAX_BINS,
+			   "10M rows: at most DP_BINNING_WIDE_MAX_BINS bins");
+	unit_check(dp_binning_wide_bins(50, 100, 16) == 1 && dp_binning_wide_bins(-30, 100, 16) == 1,
+			   "less mass than one bin's minimum (or a negative noisy total): one bin");
+	unit_check(dp_binning_wide_bins(1e6, 0, 16) == 16 && dp_binning_wide_bins(1e6, -1, 16) == 16 &&
+			   dp_binning_wide_bins(NAN, 100, 16) == 16 && dp_binning_wide_bins(1e6, INFINITY, 16) == 16,
+			   "no minimum mass (nothing synthesized) or an invalid input: the declared bins");
+	unit_check(dp_binning_wide_bins(1e6, 1e-300, 16) == DP_BINNING_WIDE_MAX_BINS,
+			   "a tiny minimum mass: the most bins, no overflow");
+	/* more rows: never fewer bins; a larger minimum mass (less rho): never more */
+	for (double mass = 0; mass <= 2e6; mass += 997)
+	{
+		uint32_t	n = dp_binning_wide_bins(mass, 250, 16);
+
+		monotone &= n >= prev && dp_binning_wide_bins(mass, 400, 16) <= n;
+		prev = n;
+	}
+	unit_check(monotone && prev == DP_BINNING_WIDE_MAX_BINS, "bins grow with the mass and shrink with the minimum mass");
+}
+
+/* Inner edges move onto round values within a quarter of their narrower bin, in order. */
+static void
+test_round_edges(void)
+{
+	double		e[6] = {40, 55.87, 56.93, 58.4, 61.3, 100},
+				want[6] = {40, 56, 57, 58.5, 61, 100},
+				c[5] = {0, 0.2931, 0.3147, 0.3418, 6},
+				cwant[5] = {0, 0.29, 0.32, 0.34, 6},
+				iv[4] = {0, 577, 698, 20001},
+				iwant[4] = {0, 600, 700, 20001},
+				tight[4] = {0, 1, 2, 3},
+				bad[3] = {0, 2, 1};
+	bool		ok = true;
+
+	unit_check(dp_binning_round_edges(e, 6, false) == 0 && memcmp(e, want, sizeof(want)) == 0,
+			   "a real column's edges on the units and halves near them (heaps start bins)");
+	unit_check(dp_binning_round_edges(c, 5, false) == 0 && memcmp(c, cwant, sizeof(cwant)) == 0,
+			   "narrow bins: finer round steps (%g %g %g)", c[1], c[2], c[3]);
+	unit_check(dp_binning_round_edges(iv, 4, true) == 0 && memcmp(iv, iwant, sizeof(iwant)) == 0,
+			   "integer edges onto round integers");
+	unit_check(dp_binning_round_edges(tight, 4, true) == 0 && tight[1] == 1 && tight[2] == 2,
+			   "integer bins of one value: no room to move");
+	unit_check(dp_binning_round_edges(bad, 3, false) == -1 && bad[1] == 2, "edges not increasing: invalid");
+	/* a fixed pseudo-random set of edges: order kept, each moved by at most a quarter bin */
+	rng_state = 99;
+	for (int t = 0; t < 200; t++)
+	{
+		double		x[12],
+					y[12];
+
+		x[0] = -50 + (double) (rng_next() % 1000) / 7;
+		for (int i = 1; i < 12; i++)
+			x[i] = x[i - 1] + 1e-3 + (double) (rng_next() % 100000) / 997;
+		memcpy(y, x, sizeof(x));
+		ok &= dp_binning_round_edges(y, 12, false) == 0 && y[0] == x[0] && y[11] == x[11];
+		for (int i = 1; i < 12; i++)
+			ok &= y[i] > y[i - 1] && fabs(y[i] - x[i]) <= (x[i + (i < 11)] - x[i - 1]) / 4;
+	}
+	unit_check(ok, "random edges: ends kept, order kept, every move within a quarter of the bins");
+}
+
 int
 main(void)
 {
@@ -414,5 +487,7 @@ main(void)
 	test_combine();
 	test_rule();
 	test_merge();
+	test_wide_bins();
+	test_round_edges();
 	return unit_done();
 }

@@ -17,6 +17,7 @@
 #include "dp_adaptive.h"
 #include "dp_discovery.h"
 #include "dp_domain.h"
+#include "dp_binning.h"
 #include "dp_plan.h"
 #include "dp_privsyn.h"
 #include "dp_sampler.h"
@@ -27,7 +28,7 @@
 static dp_plan_column
 known(uint32_t ncodes)
 {
-	dp_plan_column c = {DP_PLAN_KNOWN, ncodes, 0, 0};
+	dp_plan_column c = {DP_PLAN_KNOWN, ncodes, 0, 0, false};
 
 	return c;
 }
@@ -35,7 +36,7 @@ known(uint32_t ncodes)
 static dp_plan_column
 awaiting(dp_plan_state state)
 {
-	dp_plan_column c = {state, 0, 0, 0};
+	dp_plan_column c = {state, 0, 0, 0, false};
 
 	return c;
 }
@@ -85,7 +86,7 @@ test_units(void)
 static void
 test_worst_codes(void)
 {
-	dp_plan_column e = {DP_PLAN_EDGES, 0, 16, 3};
+	dp_plan_column e = {DP_PLAN_EDGES, 0, 16, 3, false};
 	dp_plan_column k = known(7);
 	dp_plan_column t = awaiting(DP_PLAN_CATEGORIES);
 	dp_plan_column b = awaiting(DP_PLAN_BOUNDS);
@@ -220,6 +221,16 @@ test_pairs(void)
 			   "a text column to discover counts as %d codes against a pair", DP_PLAN_MAX_DISCOVERED_CATEGORIES + 1);
 	unit_check(plan_of(DP_CALL_MARGINAL, units, 0, over, 4, &p) != DP_PLAN_PAIR_TOO_LARGE,
 			   "a marginal has no pair limit");
+	{
+		dp_plan_column wide[] = {known(65000), {DP_PLAN_EDGES, 0, 16, 0, true}};
+
+		unit_check(plan_of(DP_CALL_ADAPTIVE, units, 0, wide, 2, &p) == DP_PLAN_PAIR_TOO_LARGE &&
+				   p.pair_second_codes == DP_BINNING_WIDE_MAX_BINS + 1,
+				   "bounds only over a wide range count as %d codes against a pair", DP_BINNING_WIDE_MAX_BINS + 1);
+		wide[1].quantile_wide = false;
+		unit_check(plan_of(DP_CALL_ADAPTIVE, units, 0, wide, 2, &p) == DP_PLAN_OK,
+				   "declared with 16 bins: 17 codes, 65000 x 17 planned");
+	}
 	unit_check(plan_of(DP_CALL_PRIVSYN, 9, 0, (dp_plan_column[]) {awaiting(DP_PLAN_BOUNDS), known(4096), known(4096)}, 3, &p)
 			   == DP_PLAN_DISCOVERY_TOO_SMALL, "refusals come in order: the discovery share before the pairs");
 }

@@ -1,0 +1,36 @@
+-- Bounds only over a wide range (a real type, or more than 128 integers): in a synthesis the
+-- quantile bins follow what the released mass affords (dp_binning_wide_bins: more rows or more
+-- epsilon, more bins, at most 64), and their inner edges sit on round values near them
+-- (dp_binning_round_edges), so that heaps at round values start bins.  A declared number of bins
+-- stays a ceiling; a marginal (no synthesis, no minimum bin mass) keeps at most 16.
+\i test/regress_helpers.sql
+
+-- 40,000 rows: w recorded to a tenth over [40, 60) with a heap at 50, n over [0, 100000].
+CREATE TABLE wide (w float8 NOT NULL, n integer NOT NULL, v float8 NOT NULL);
+INSERT INTO wide SELECT 40 + (i % 200) / 10.0, (i * 7919) % 100001, 40 + (i % 200) / 10.0
+FROM generate_series(1, 30000) i;
+INSERT INTO wide SELECT 50, (i * 7919) % 100001, 50 FROM generate_series(1, 10000) i;
+SELECT dp_protect('wide', epsilon => 50);
+SELECT dp_declare('wide', 'w', lower => 0, upper => 100);
+SELECT dp_declare('wide', 'n', lower => 0, upper => 100000);
+SELECT dp_declare('wide', 'v', lower => 0, upper => 100, bins => 16, binning => 'auto');
+
+SELECT true AS synthesized FROM dp_synthesize('wide', epsilon => 5, target => 'wide_synth');
+-- More than the 16 bins a declaration gets, at most 64, where the bounds alone were declared;
+-- 16 at most where 16 were declared.
+SELECT column_name, kind, source,
+	   CASE WHEN cardinality(edges) - 1 > 64 THEN 'over 64'
+			WHEN cardinality(edges) - 1 > 16 THEN '17-64' ELSE 'at most 16' END AS bins
+FROM dp_domains WHERE table_name = 'wide'::regclass ORDER BY 1;
+-- The inner edges are round: multiples of 0.01 at least for w, of 10 at least for n.
+SELECT column_name, bool_and(CASE column_name WHEN 'w' THEN abs(e * 100 - round(e * 100)) < 1e-9
+										  ELSE e::bigint % 10 = 0 END) AS round_inner_edges
+FROM (SELECT column_name, unnest(edges[2:cardinality(edges) - 1]) e
+	  FROM dp_domains WHERE table_name = 'wide'::regclass) s
+WHERE column_name IN ('w', 'n') GROUP BY 1 ORDER BY 1;
+
+-- A marginal of the same bounds: at most 16 bins (and the cell of other values).
+SELECT dp_declare('wide', 'w', lower => 0, upper => 100);
+SELECT count(*) <= 17 AS at_most_16_bins FROM dp_marginal('wide', ARRAY['w'], epsilon => 5);
+
+DROP TABLE wide, wide_synth;
