@@ -1,86 +1,12 @@
 /*
  * dp_gum.c - GUM, PrivSyn's gradually update method (see dp_gum.h for the algorithm): the run and
  * its stages (the 1-way distributions, the peeling of the marginal graph, the iterated marginals
- * and their components, the work arrays, the initial fill, the attribute appending) and GUM's work
- * memory.  The update step (counts, visits, iterations) is in dp_gum_update.c, the working table
- * in dp_gum_store.c; dp_gum_internal.h holds the types they share.
+ * and their components, the work arrays, the initial fill, the attribute appending).  The update
+ * step (counts, visits, iterations) is in dp_gum_update.c, the working table in dp_gum_store.c,
+ * the work memory in dp_gum_mem.c; dp_gum_internal.h holds the types they share.  This file calls
+ * the others and none of them calls back into it.
  */
 #include "dp_gum_internal.h"
-
-/* ---------- memory (the installed handlers, dp_env.h; calling thread only) ---------- */
-
-void *
-gum_nomem(size_t size)
-{
-	dp_fail(DP_ERR_NOMEM, "could not allocate %zu bytes of GUM's work memory", size);
-	return NULL;
-}
-
-void *
-gum_alloc(gum *g, size_t size)
-{
-	void	   *p;
-
-	if (size == 0)
-		size = 1;
-	if (g->nallocs == g->capallocs)
-	{
-		size_t		cap = g->capallocs ? 2 * g->capallocs : 64;
-		void	  **a = dp_alloc(cap * sizeof(void *));
-
-		if (a == NULL)
-			return gum_nomem(size);
-		if (g->allocs)
-		{
-			memcpy(a, g->allocs, g->nallocs * sizeof(void *));
-			dp_free(g->allocs);
-		}
-		g->allocs = a;
-		g->capallocs = cap;
-	}
-	p = dp_alloc(size);
-	if (p == NULL)
-		return gum_nomem(size);
-	g->allocs[g->nallocs++] = p;
-	return p;
-}
-
-void *
-gum_calloc(gum *g, size_t count, size_t size)
-{
-	void	   *p;
-
-	if (size != 0 && count > SIZE_MAX / size)
-		return NULL;
-	p = gum_alloc(g, count * size);
-	if (p)
-		memset(p, 0, count * size);
-	return p;
-}
-
-static void
-gum_free_all(gum *g)
-{
-	for (size_t i = 0; i < g->nallocs; i++)
-		dp_free(g->allocs[i]);
-	if (g->allocs)
-		dp_free(g->allocs);
-	g->allocs = NULL;
-	g->nallocs = g->capallocs = 0;
-}
-
-/* Frees one block of gum_alloc's before the run ends (the last one allocated is found first). */
-void
-gum_free(gum *g, void *p)
-{
-	for (size_t i = g->nallocs; p != NULL && i-- > 0;)
-		if (g->allocs[i] == p)
-		{
-			dp_free(p);
-			g->allocs[i] = g->allocs[--g->nallocs];
-			return;
-		}
-}
 
 /* ---------- small helpers ---------- */
 
@@ -195,14 +121,6 @@ dp_gum_default_params(dp_gum_params *p)
 	p->threads = 1;
 	p->progress = NULL;
 	p->progress_arg = NULL;
-}
-
-/* A heartbeat for the progress callback outside the iterations (one per column filled or
- * appended: O(n) work each); non-zero cancels. */
-int
-gum_heartbeat(gum *g)
-{
-	return dp_report(g->prm->progress, g->prm->progress_arg, DP_PHASE_GUM, g->iter, g->prm->iterations, -1);
 }
 
 /*

@@ -5,12 +5,15 @@
  * GUM's files, by responsibility:
  *   dp_gum.c          the run: checks, the marginal graph and its peeling, the iterated
  *                     marginals and their components, the work arrays, the initial fill, the
- *                     attribute appending, and the work memory (gum_alloc and friends);
+ *                     attribute appending;
  *   dp_gum_update.c   the update step: cell counts (incremental or lazy), one visit of a
  *                     marginal (amounts, wanted rows, the scan, the moves) and the iterations;
  *   dp_gum_store.c    the row store: the working table GUM iterates on (8-bit copies, the
  *                     grouped layout of wide components) and its way back to out's columns;
+ *   dp_gum_mem.c      the work memory (gum_alloc and friends);
  *   dp_gum_kernels.h  the loops over the codes, instantiated by dp_gum_update.c.
+ * The calls go one way: dp_gum.c calls dp_gum_update.c and dp_gum_store.c, all three call
+ * dp_gum_mem.c, and none calls back up (scripts/layout_check.py fails on a loop).
  */
 #ifndef DP_GUM_INTERNAL_H
 #define DP_GUM_INTERNAL_H
@@ -196,12 +199,20 @@ typedef struct gum
 				capallocs;
 } gum;
 
-/* dp_gum.c: the work memory (every block freed at the end of the run) and the heartbeat */
+/* dp_gum_mem.c: the work memory (every block freed at the end of the run) */
 extern void *gum_nomem(size_t size);
 extern void *gum_alloc(gum *g, size_t size);
 extern void *gum_calloc(gum *g, size_t count, size_t size);
 extern void gum_free(gum *g, void *p);
-extern int	gum_heartbeat(gum *g);
+extern void gum_free_all(gum *g);
+
+/* A heartbeat for the progress callback outside the iterations (one per column filled or
+ * appended: O(n) work each); non-zero cancels. */
+static inline int
+gum_heartbeat(gum *g)
+{
+	return dp_report(g->prm->progress, g->prm->progress_arg, DP_PHASE_GUM, g->iter, g->prm->iterations, -1);
+}
 
 /* dp_gum_update.c: counts and the iterations */
 extern void gum_ensure_counts(gum *g, gmarg *m);
