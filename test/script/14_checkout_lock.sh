@@ -62,4 +62,22 @@ DPSYNTH_BUILT=$work bash "$work/a.sh" >"$work/out5" 2>&1
 DPSYNTH_BUILT=$TOP bash "$work/a.sh" >/dev/null 2>&1
 is "$(cat "$work/cleans.log" 2>/dev/null | wc -l | tr -d ' ')" 2 "dp_build_install cleans first, unless DPSYNTH_BUILT names this checkout"
 is "$(grep -c '^build.*start' "$work/out5")" 1 "... which make still brings up to date"
+
+# common.sh refuses to run a script test without PGBIN (scripts/lib.sh would fall back to the
+# system's binaries and restart a private cluster on them), and with a PGBIN whose postgres is
+# not the running cluster's (where /proc shows the postmaster's executable)
+echo 'echo reached' >"$work/t.sh" && sed -i "1i source '$TOP/test/script/common.sh'" "$work/t.sh"
+out=$(env -u PGBIN bash "$work/t.sh" 2>&1); rc=$?
+is "$rc $(grep -c 'Bail out! PGBIN is not set' <<<"$out") $(grep -c reached <<<"$out")" "2 1 0" \
+	"a script test without PGBIN stops before it runs"
+is "$(bash "$work/t.sh" 2>&1)" reached "... and runs with the PGBIN of this run"
+pm=$(head -n 1 "$DATADIR/postmaster.pid" 2>/dev/null)
+if [ -n "$pm" ] && [ -n "$(readlink "/proc/$pm/exe" 2>/dev/null)" ]; then
+	mkdir -p "$work/otherbin" && cp "$(readlink -f "$PGBIN/pg_config")" "$work/otherbin/postgres"
+	out=$(PGBIN=$work/otherbin bash "$work/t.sh" 2>&1); rc=$?
+	is "$rc $(grep -c 'Bail out! the cluster at' <<<"$out") $(grep -c reached <<<"$out")" "2 1 0" \
+		"a script test whose PGBIN is not the running cluster's stops before it runs"
+else
+	ok 0 "a PGBIN other than the running cluster's # skip: /proc does not show the postmaster's executable"
+fi
 done_testing

@@ -3,9 +3,27 @@
 # PGPORT and PGUSER of a running throwaway cluster (scripts/test exports them).
 set -uo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The binaries a test uses to stop, restart or create a cluster (pg_ctl, initdb, postgres) are
+# $PGBIN's.  scripts/lib.sh falls back to the system's PostgreSQL 15 when PGBIN is unset, which
+# would restart a private cluster on the system's server and the dpsynth installed there (maybe
+# an older one): refused.  scripts/test exports the PGBIN it runs with; by hand, export it (the
+# system's is /usr/lib/postgresql/15/bin).
+if [ -z "${PGBIN:-}" ]; then
+	echo "Bail out! PGBIN is not set: export PGBIN (the bin/ of the PostgreSQL the cluster runs;" \
+		"the system's is /usr/lib/postgresql/15/bin) or run through scripts/test" >&2
+	exit 2
+fi
 source "$TOP/scripts/lib.sh"
 set +e
 : "${PGHOST:?run through scripts/test, or export PGHOST/PGPORT of a running cluster}"
+# and the running cluster's server must be $PGBIN's (checked where /proc shows it)
+dp_pm_pid=$(head -n 1 "${DATADIR:-$PGHOST/data}/postmaster.pid" 2>/dev/null)
+if [ -n "$dp_pm_pid" ] && dp_pm_exe=$(readlink "/proc/$dp_pm_pid/exe" 2>/dev/null) && [ -n "$dp_pm_exe" ] &&
+	[ "${dp_pm_exe% (deleted)}" != "$(readlink -f "$PGBIN/postgres")" ]; then
+	echo "Bail out! the cluster at $PGHOST runs $dp_pm_exe, not PGBIN's ($PGBIN/postgres)" >&2
+	exit 2
+fi
+unset dp_pm_pid dp_pm_exe
 export DATADIR=${DATADIR:-$PGHOST/data}
 
 tap_n=0
