@@ -147,17 +147,26 @@ split_discovery(const dp_plan_input *in, dp_plan *plan)
 
 /*
  * The codes a column may have in a synthesis: as dp_plan_worst_codes, with a wide column's bins
- * as many as its released mass may afford (dp_binning_wide_bins).
+ * as many as its released mass may afford (dp_binning_wide_bins), and every learned integer
+ * column's spikes counted: each one-value cell heavy enough to get a bin of its own takes one of
+ * the nbins and may split a quantile bin in three, so nbins requested can come out as up to
+ * 2 nbins - 1 bins.
  */
 static uint32_t
 synthesis_worst_codes(const dp_plan_column *col, int max_categories)
 {
 	uint32_t	n = dp_plan_worst_codes(col, max_categories);
+	uint32_t	bins;
 
-	if (col->state == DP_PLAN_EDGES && col->quantile_wide)
-		n = (uint32_t) (DP_BINNING_WIDE_MAX_BINS + 2 * col->quantile_points + 1) > n ?
-			(uint32_t) (DP_BINNING_WIDE_MAX_BINS + 2 * col->quantile_points + 1) : n;
-	return n;
+	if (col->state == DP_PLAN_BOUNDS)
+		return (uint32_t) (2 * DP_PLAN_DISCOVERED_BINS - 1 + 1);
+	if (col->state != DP_PLAN_EDGES)
+		return n;
+	bins = (uint32_t) (col->quantile_wide ? DP_BINNING_WIDE_MAX_BINS : col->quantile_bins);
+	if (bins < 1)
+		bins = 1;
+	bins = 2 * bins - 1 + 2 * (uint32_t) col->quantile_points + 1;
+	return bins > n ? bins : n;
 }
 
 /* Every pair a synthesis method may measure must fit DP_PLAN_MAX_PAIR_CELLS, at worst. */

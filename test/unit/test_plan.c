@@ -225,11 +225,16 @@ test_pairs(void)
 		dp_plan_column wide[] = {known(65000), {DP_PLAN_EDGES, 0, 16, 0, true}};
 
 		unit_check(plan_of(DP_CALL_ADAPTIVE, units, 0, wide, 2, &p) == DP_PLAN_PAIR_TOO_LARGE &&
-				   p.pair_second_codes == DP_BINNING_WIDE_MAX_BINS + 1,
-				   "bounds only over a wide range count as %d codes against a pair", DP_BINNING_WIDE_MAX_BINS + 1);
+				   p.pair_second_codes == 2 * DP_BINNING_WIDE_MAX_BINS,
+				   "bounds only over a wide range count as %d codes against a pair (spikes included)",
+				   2 * DP_BINNING_WIDE_MAX_BINS);
 		wide[1].quantile_wide = false;
 		unit_check(plan_of(DP_CALL_ADAPTIVE, units, 0, wide, 2, &p) == DP_PLAN_OK,
-				   "declared with 16 bins: 17 codes, 65000 x 17 planned");
+				   "declared with 16 bins: 32 codes with spikes, 65000 x 32 planned");
+		wide[0] = known(131073);
+		unit_check(plan_of(DP_CALL_ADAPTIVE, units, 0, wide, 2, &p) == DP_PLAN_PAIR_TOO_LARGE &&
+				   p.pair_second_codes == 32,
+				   "16 quantile bins can come out as 31 with spikes: 131073 x 32 refused");
 	}
 	unit_check(plan_of(DP_CALL_PRIVSYN, 9, 0, (dp_plan_column[]) {awaiting(DP_PLAN_BOUNDS), known(4096), known(4096)}, 3, &p)
 			   == DP_PLAN_DISCOVERY_TOO_SMALL, "refusals come in order: the discovery share before the pairs");
