@@ -59,3 +59,27 @@ SELECT details->'privacy_unit'->>'learned_rule' AS rule,
 	   abs((details->'privacy_unit'->>'learned_noise_l1')::float8
 		   / (sqrt(2 / pi()) * 1001 * sqrt((details->>'sigma2_per_sensitivity2')::float8)) - 1) < 1e-9 AS w_from_the_cells
 FROM dpsynth.ledger WHERE relid = 'weigh_learned'::regclass ORDER BY id;
+
+-- k learned by dp_synthesize weighs each k at the sensitivity of the synthesis's noise, k, even
+-- with a cell bound declared: the method's noise ignores the cell bound (its ledger's
+-- max_rows_per_cell is null), so weighing at the marginal's sqrt(floor(k/c) c^2 + (k mod c)^2)
+-- understates the noise of a larger k.  20,000 persons of 1 row and 5,000 of 4, over 1,001 cells,
+-- cell bound 1: the 0.95-quantile is k = 4; k = 1 drops 15,000 of 40,000 rows.  At sensitivity k,
+-- k = 1 is the better bound once W (the one-way marginal's expected noise at sensitivity 1, about
+-- 14,000 at epsilon 0.5) passes about 6,250; at sensitivity sqrt(k), the cell bound's, only past
+-- about 37,500.  So k = 1: every synthetic person has one row, about 25,000 of them (k = 4 writes
+-- about 40,000, some persons with 4 rows).
+CREATE TABLE weigh_synth (person int4 NOT NULL, g text NOT NULL);
+INSERT INTO weigh_synth SELECT i, (i % 1000)::text FROM generate_series(1, 20000) i;
+INSERT INTO weigh_synth SELECT 100000 + i, ((i + j) % 1000)::text FROM generate_series(1, 5000) i, generate_series(1, 4) j;
+SELECT dp_protect('weigh_synth', epsilon => 100000);
+SELECT dp_declare('weigh_synth', 'g', categories => (SELECT array_agg(i::text) FROM generate_series(0, 999) i));
+SELECT dp_privacy_unit('weigh_synth', 'person', max_rows_per_unit => NULL, max_rows_per_cell => 1);
+SELECT rows_written BETWEEN 22500 AND 27500 AS k_1_rows
+FROM dp_synthesize('weigh_synth', epsilon => 0.5, target => 'weigh_synthetic');
+SELECT max(n) AS rows_per_person FROM (SELECT count(*) AS n FROM weigh_synthetic GROUP BY person) s;
+-- the ledger: the rule, W in the range above, and no cell bound in the synthesis's noise
+SELECT details->'privacy_unit'->>'learned_rule' AS rule,
+	   (details->'privacy_unit'->>'learned_noise_l1')::float8 BETWEEN 10000 AND 20000 AS w_between_the_thresholds,
+	   details->'privacy_unit'->'max_rows_per_cell' AS cell
+FROM dpsynth.ledger WHERE relid = 'weigh_synth'::regclass ORDER BY id;

@@ -261,6 +261,10 @@ typedef struct DpUnit
 	/* ... and the expected L1 norm of the release's noise at sensitivity 1, against which k
 	 * weighs the rows it drops (dp_unit_pick_k_weighed; public; 0: the quantile alone) */
 	double		learn_noise_l1;
+	/* ... and the cell bound that release's noise is calibrated to, weighing each k at the
+	 * sensitivity the release uses: declared_cell for dp_marginal, 0 (none: sensitivity k) for
+	 * dp_synthesize, whose noise ignores the cell bound */
+	int32		learn_cell;
 	/* k learned (by the release's first scan): the released histogram of the units' rows bounded
 	 * at k, released_hist[1..max_rows]; a later scan of the release bounds at k and reuses it */
 	bool		learned;

@@ -181,6 +181,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 		unit.learn_noise_l1 = sqrt(2.0 / M_PI) * sqrt(unit_sigma2);
 		for (int j = 0; j < ncols; j++)
 			unit.learn_noise_l1 *= dpsynth_unit_column_cells(&cols[j]);
+		/* ... at the marginal's sensitivity, which the cell bound lowers */
+		unit.learn_cell = unit.declared_cell;
 	}
 	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, unit_sigma2, true)) != 0)
 	{

@@ -433,6 +433,9 @@ plan_unit(SynthCall *c)
 	{
 		c->unit.learn_noise = &c->shape_noise;
 		c->unit.learn_noise_l1 = oneway_noise_l1(c);
+		/* ... at sensitivity k: the method's noise ignores the cell bound (dpsynth_unit_sensitivity2
+		 * per row, not per cell) */
+		c->unit.learn_cell = 0;
 	}
 }
 

@@ -333,7 +333,7 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
  * sensitivity 1), then k is the bound of least estimated error (rows dropped against the
- * release's noise, u->learn_noise_l1) up to their 0.95-quantile, each cell less 3 sd of the
+ * release's noise, u->learn_noise_l1, at the release's sensitivity: u->learn_cell) up to their 0.95-quantile, each cell less 3 sd of the
  * noise, at least 0 (dp_unit_pick_k_weighed, post-processing), and the unit's bounds become k and min(c, k).
  * u->released_hist gets the released histogram of the units' rows
  * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
@@ -350,7 +350,7 @@ learn_k(DpUnit *u, int64 *learned)
 	/* each cell less DP_UNIT_LEARN_Z sd of the noise, at least 0 (dp_units.h): the sd is public */
 	k = (int32) dp_unit_pick_k_weighed(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
 									   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)),
-									   u->learn_noise_l1, (uint32) Max(u->declared_cell, 0));
+									   u->learn_noise_l1, (uint32) Max(u->learn_cell, 0));
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));

@@ -60,7 +60,8 @@ uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shr
  * between the counts kept and all) plus the release's expected noise relative to the rows it
  * counts.  noise_l1 (public): the expected L1 norm of the release's noise at sensitivity 1 (for a
  * count vector, sqrt(2 / pi) times the sum of its cells' sds); Delta(k) the sensitivity at bound k
- * with a cell bound cell (0: none), sqrt(floor(k/c) c^2 + (k mod c)^2) at c = min(cell, k).
+ * with a cell bound cell (0: none), sqrt(floor(k/c) c^2 + (k mod c)^2) at c = min(cell, k): the
+ * cell bound of the release's noise, not the declared one where the release ignores it.
  * noise_l1 <= 0 (or not finite) returns kcap; 1 if no cell is above shrink.
  */
 uint32_t	dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shrink,
