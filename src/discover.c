@@ -594,11 +594,23 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 		}
 	if (col->quantile_wide)
 	{
-		/* a wide range: the bins its denoised noisy mass affords (dp_binning.h) */
+		/*
+		 * A wide range: the bins that the row count affords, bounded below from the noisy
+		 * cells that meet the declared bounds (the grid's cells are in the values' order), at
+		 * most the denoised mass (dp_binning.h)
+		 */
+		uint32		lo_cell = d->grid.integral ?
+			dp_loggrid_cell_int(&d->grid, (int64) col->quantile_lower) :
+			dp_loggrid_cell_real(&d->grid, col->quantile_lower);
+		uint32		hi_cell = d->grid.integral ?
+			dp_loggrid_cell_int(&d->grid, (int64) col->quantile_upper) :
+			dp_loggrid_cell_real(&d->grid, col->quantile_upper);
 		double		mass = 0;
 
 		for (uint32 c = 0; c < ncells; c++)
 			mass += Max(d->cells[c], 0);
+		if (lo_cell <= hi_cell && hi_cell < ncells)
+			mass = dp_binning_wide_mass(raw + lo_cell, hi_cell - lo_cell + 1, sigma, mass);
 		nbins = dp_binning_wide_bins(mass, min_bin_mass, nbins);
 	}
 	edges = palloc(sizeof(double) * (nbins + 1));

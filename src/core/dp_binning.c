@@ -36,6 +36,22 @@ dp_binning_wide_bins(double mass, double min_mass, uint32_t base)
 	return pair > base ? (uint32_t) pair : base;
 }
 
+double
+dp_binning_wide_mass(const int64_t *raw, uint32_t n, double sigma, double cap)
+{
+	double		sum = 0;
+
+	if (raw == NULL || !isfinite(sigma) || sigma < 0)
+		return -1;
+	for (uint32_t c = 0; c < n; c++)
+		sum += (double) raw[c];
+	/* the n cells' noise, summed, has a standard deviation of sigma sqrt(n) */
+	sum -= DP_BINNING_Z * sigma * sqrt((double) n);
+	if (sum > cap)
+		sum = cap;
+	return sum > 0 ? sum : 0;
+}
+
 /* x rounded to the nearest multiple of m x 10^k (m in 1, 2, 5; |k| <= 22: 10^|k| is exact). */
 static double
 round_to_step(double x, int m, int k)

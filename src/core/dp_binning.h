@@ -38,7 +38,9 @@
  * Wider ranges (dp_binning_wide_bins).  A column declared with bounds only (default bins) whose
  * values are not refined (a real type, or an integer range over DP_BINNING_MAX_VALUES values)
  * gets, in a synthesis, as many quantile bins as its released mass affords: with r = mass /
- * min_mass (mass the denoised noisy histogram's total, min_mass the public minimum bin mass,
+ * min_mass (mass a lower bound of the row count from the noisy histogram's cells in the bounds,
+ * at most the denoised histogram's total (dp_binning_wide_mass), min_mass the public minimum bin
+ * mass,
  * DP_PLAN_AUTO_BIN_MARGIN times the synthesis's rare-value threshold: a bin of that mass stands
  * out of the one-way marginal's noise), floor(r) bins below the declared 16 as before, and above
  * them floor(sqrt(r)) where that is more, at most DP_BINNING_WIDE_MAX_BINS: b bins with b^2 <= r,
@@ -134,6 +136,19 @@ extern int	dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t low
  * Deterministic, post-processing of the released mass.
  */
 extern uint32_t dp_binning_wide_bins(double mass, double min_mass, uint32_t base);
+
+/*
+ * The mass that the bins of a wide range follow (dp_binning_wide_bins), post-processing of the
+ * released histogram: raw[0 .. n - 1] the noisy counts, before any denoising, of the cells that
+ * meet the declared bounds (each row, clamped into them, is in exactly one: their sum is the row
+ * count plus noise of standard deviation sigma sqrt(n)), cap the denoised histogram's mass.  The
+ * sum less DP_BINNING_Z such standard deviations, at most cap, at least 0.  The positive parts of
+ * the kept cells of a small table at a small rho are mostly noise that the denoising selected for
+ * being high (phantom mass); this bound is exceeded by the row count with probability about 0.001
+ * only, so a small table gets no more bins than its rows afford.  Returns -1 on invalid input
+ * (raw NULL, sigma negative or not finite).
+ */
+extern double dp_binning_wide_mass(const int64_t *raw, uint32_t n, double sigma, double cap);
 
 /*
  * Moves each inner edge of edges[0 .. n - 1] (strictly increasing, finite) to the multiple of the

@@ -433,6 +433,80 @@ test_wide_bins(void)
 	unit_check(monotone && prev == DP_BINNING_WIDE_MAX_BINS, "bins grow with the mass and shrink with the minimum mass");
 }
 
+/*
+ * The mass of a wide range on a small table at a small rho: 400 rows over [40, 60] of a real
+ * column declared over [0, 100], on the log grid, noise of sigma 62.75 (a synthesis at epsilon
+ * 0.3 over three columns, minimum bin mass 256): the denoised histogram's positive mass is mostly
+ * noise that the denoising kept for being high, and afforded many bins; the lower bound from the
+ * cells in the bounds affords no more than the 400 rows do (one bin), and a big table still gets
+ * its bins.
+ */
+static int
+wide_mass_bins(double rows, double sigma, double min_mass, uint32_t seed, double *denoised)
+{
+	dp_loggrid	g;
+	static int64_t cells[32768],
+				raw[32768];
+	static uint8_t scratch[32768];
+	uint32_t	nc,
+				lo,
+				hi;
+
+	*denoised = 0;
+	if (dp_loggrid_init_real(&g, 8) != 0 || (nc = dp_loggrid_ncells(&g)) > 32768)
+		return -1;
+	memset(cells, 0, sizeof(cells));
+	for (int i = 0; i < (int) rows; i++)
+		cells[dp_loggrid_cell_real(&g, 40 + 20.0 * ((i * 7919) % 1000) / 1000.0)]++;
+	rng_state = 0x9e37 + seed;
+	for (uint32_t c = 0; c < nc; c++)
+	{
+		double		s = 0;
+
+		for (int k = 0; k < 12; k++)
+			s += (double) (rng_next() >> 11) / 9007199254740992.0;
+		cells[c] += (int64_t) llround((s - 6.0) * sigma);	/* about normal, variance sigma^2 */
+	}
+	memcpy(raw, cells, sizeof(int64_t) * nc);
+	if (dp_loggrid_denoise(&g, cells, sigma, 3.0, scratch) < 0)
+		return -1;
+	for (uint32_t c = 0; c < nc; c++)
+		*denoised += cells[c] > 0 ? (double) cells[c] : 0;
+	lo = dp_loggrid_cell_real(&g, 0);
+	hi = dp_loggrid_cell_real(&g, 100);
+	return (int) dp_binning_wide_bins(dp_binning_wide_mass(raw + lo, hi - lo + 1, sigma, *denoised),
+									  min_mass, 16);
+}
+
+static void
+test_wide_mass(void)
+{
+	int64_t		r[4] = {100, -20, 30, 10};
+	double		denoised;
+	int			worst = 0,
+				phantom = 0,
+				big = 64;
+
+	unit_check(fabs(dp_binning_wide_mass(r, 4, 2, 1000) - (120 - 3.0 * 2 * 2)) < 1e-9,
+			   "the sum, negative counts included, less 3 sd of its noise");
+	unit_check(dp_binning_wide_mass(r, 4, 2, 50) == 50 && dp_binning_wide_mass(r, 4, 100, 1e6) == 0,
+			   "at most the denoised mass, at least 0");
+	unit_check(dp_binning_wide_mass(NULL, 4, 2, 50) == -1 && dp_binning_wide_mass(r, 4, NAN, 50) == -1 &&
+			   dp_binning_wide_mass(r, 4, -1, 50) == -1, "invalid input");
+	for (uint32_t seed = 0; seed < 20; seed++)
+	{
+		int			b = wide_mass_bins(400, 62.75, 256, seed, &denoised);
+		int			bb = wide_mass_bins(400000, 62.75, 256, seed, &denoised);
+
+		worst = b > worst ? b : worst;
+		phantom += dp_binning_wide_bins(denoised, 256, 16) > 1;
+		big = bb < big ? bb : big;
+	}
+	unit_check(worst == 1, "400 rows at a minimum bin mass of 256: one bin, as the rows afford (was up to 16)");
+	printf("# 400 rows: %d of 20 noise draws gave more than one bin by the denoised mass\n", phantom);
+	unit_check(big == 39, "400,000 rows: the pair rule's floor(sqrt(396,800 / 256)) = 39 bins (the bound less 3 sd)");
+}
+
 /* Inner edges move onto round values within a quarter of their narrower bin, in order. */
 static void
 test_round_edges(void)
@@ -488,6 +562,7 @@ main(void)
 	test_rule();
 	test_merge();
 	test_wide_bins();
+	test_wide_mass();
 	test_round_edges();
 	return unit_done();
 }
