@@ -654,8 +654,11 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			edges = repalloc(edges, sizeof(double) * nedges);
 			for (uint32 i = 0; i < nedges; i++)
 				edges[i] = (double) merged[i];
-			/* heaps at round values start bins (dp_binning.h); a spike's bin has no room to move */
-			if (col->quantile_wide)
+			/*
+			 * heaps at round values start bins in a synthesis (dp_binning.h; a marginal keeps
+			 * its quantiles); a spike's bin has no room to move
+			 */
+			if (col->quantile_wide && min_bin_mass > 0)
 				(void) dp_binning_round_edges(edges, nedges, true);	/* unchanged if not increasing */
 			if (ref)
 				nedges = refined_edges(d, ref, min_bin_mass, merged, nedges, &edges);
@@ -665,13 +668,13 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	{
 		ok = dp_loggrid_quantile_edges(&d->grid, d->cells, col->quantile_lower, col->quantile_upper,
 									   auto_bins(d, nbins, min_bin_mass), edges, &nedges) == 0;
-		/* heaps at round values start bins (dp_binning.h); unchanged if not increasing */
-		if (ok && col->quantile_wide)
+		/* heaps at round values start bins in a synthesis (dp_binning.h); unchanged if not increasing */
+		if (ok && col->quantile_wide && min_bin_mass > 0)
 			(void) dp_binning_round_edges(edges, nedges, false);
 	}
 	if (!ok || nedges < 2)
 	{
-		/* public fallback: equal widths (the edges of the declaration itself) */
+		/* public fallback: equal widths over the declared bounds, in the bins chosen above */
 		nedges = 0;
 		if (d->grid.integral)
 		{
