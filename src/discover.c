@@ -595,9 +595,10 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	if (col->quantile_wide)
 	{
 		/*
-		 * A wide range: the bins that the row count affords, bounded below from the noisy
-		 * cells that meet the declared bounds (the grid's cells are in the values' order), at
-		 * most the denoised mass (dp_binning.h)
+		 * A wide range: bins past the declared ones only where the row count affords them,
+		 * bounded below from the noisy cells that meet the declared bounds (the grid's cells are
+		 * in the values' order), at most the denoised mass (dp_binning.h); up to the declared
+		 * ones, as many as the denoised mass affords, as for any learned quantile bins
 		 */
 		uint32		lo_cell = d->grid.integral ?
 			dp_loggrid_cell_int(&d->grid, (int64) col->quantile_lower) :
@@ -605,13 +606,17 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 		uint32		hi_cell = d->grid.integral ?
 			dp_loggrid_cell_int(&d->grid, (int64) col->quantile_upper) :
 			dp_loggrid_cell_real(&d->grid, col->quantile_upper);
-		double		mass = 0;
+		double		mass = 0,
+					bound;
+		uint32		declared = nbins;
 
 		for (uint32 c = 0; c < ncells; c++)
 			mass += Max(d->cells[c], 0);
+		bound = mass;
 		if (lo_cell <= hi_cell && hi_cell < ncells)
-			mass = dp_binning_wide_mass(raw + lo_cell, hi_cell - lo_cell + 1, sigma, mass);
-		nbins = dp_binning_wide_bins(mass, min_bin_mass, nbins);
+			bound = dp_binning_wide_mass(raw + lo_cell, hi_cell - lo_cell + 1, sigma, mass);
+		nbins = Max(Min(dp_binning_wide_bins(mass, min_bin_mass, declared), declared),
+					dp_binning_wide_bins(bound, min_bin_mass, declared));
 	}
 	edges = palloc(sizeof(double) * (nbins + 1));
 	if (d->grid.integral)
