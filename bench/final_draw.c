@@ -68,16 +68,16 @@ main(int argc, char **argv)
 	g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
 	for (int rep = 0; rep < 2; rep++)
 	{
-		c0 = cpu();
+		c0 = cpu_seconds();
 		if (dp_privsyn_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn) != 0)
 			return 1;
-		report("GUM from the independent fill, 30 iterations", &big, &syn, sizes, cpu() - c0);
+		report("GUM from the independent fill, 30 iterations", &big, &syn, sizes, cpu_seconds() - c0);
 		dp_codes_free(&syn);
-		c0 = cpu();
+		c0 = cpu_seconds();
 		if (dp_adaptive_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn, &how) != 0)
 			return 1;
 		snprintf(what, sizeof(what), "dp_adaptive_sample (sub-model %u marginals)", how.sub_margs);
-		report(what, &big, &syn, sizes, cpu() - c0);
+		report(what, &big, &syn, sizes, cpu_seconds() - c0);
 		dp_codes_free(&syn);
 	}
 	dp_privsyn_result_free(&res);

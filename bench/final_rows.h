@@ -1,7 +1,7 @@
 /*
  * final_rows.h - what bench/final_draw.c and bench/final_warm.c measure of a draw of Adult's
  * tiled rows: the mean 2-way TVD over every pair and the mean 3-way TVD over 80 fixed triples
- * against the real rows (over the codes), and the process's CPU seconds.  Included by both; a
+ * against the real rows (over the codes); the CPU seconds are rows_hash.h's.  Included by both; a
  * bench header, not part of the extension.
  */
 #ifndef BENCH_FINAL_ROWS_H
@@ -14,6 +14,7 @@
 
 #include "dp_codes.h"
 #include "../test/unit/adult_data.h"
+#include "rows_hash.h"
 
 static double
 tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_t *c, int k)
@@ -82,15 +83,6 @@ report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32
 	}
 	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2 / n2, t3 / 80, secs);
 	fflush(stdout);
-}
-
-static double
-cpu(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 #endif

@@ -31,7 +31,7 @@ on_progress(void *arg, const dp_progress *p)
 {
 	(void) arg;
 	if (p->err >= 0 && iter_n < 64)
-		iter_cpu[iter_n++] = cpu();
+		iter_cpu[iter_n++] = cpu_seconds();
 	return 0;
 }
 
@@ -76,14 +76,14 @@ main(int argc, char **argv)
 	p.rho = dp_zcdp_rho(eps, 1e-6);
 	p.gum.threads = 1;
 	dp_prng_seed(&rng, (uint64_t) seed);
-	c0 = cpu();
+	c0 = cpu_seconds();
 	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
 	{
 		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
 		return 1;
 	}
 	printf("Adult x%u (%llu rows), epsilon %g, seed %d: %u k-way marginals (model: cpu %.2f s)\n", k,
-		   (unsigned long long) big.nrows, eps, seed, res.n_kway, cpu() - c0);
+		   (unsigned long long) big.nrows, eps, seed, res.n_kway, cpu_seconds() - c0);
 	for (int rep = 0; rep < reps; rep++)
 		for (uint32_t w = 0; w < nw; w++)
 		{
@@ -94,11 +94,11 @@ main(int argc, char **argv)
 			g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
 			g.progress = on_progress;
 			iter_n = 0;
-			c0 = cpu();
+			c0 = cpu_seconds();
 			if (dp_adaptive_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn, &how) != 0)
 				return 1;
 			snprintf(what, sizeof(what), "W %u, draw %d (sub-model %u marginals)", ws[w], rep + 1, how.sub_margs);
-			report(what, &big, &syn, sizes, cpu() - c0);
+			report(what, &big, &syn, sizes, cpu_seconds() - c0);
 			printf("    cpu at the end of each iteration:");
 			for (uint32_t i = 0; i < iter_n; i++)
 				printf(" %.2f", iter_cpu[i] - c0);

@@ -18,22 +18,8 @@
 #include "dp_gum.h"
 #include "dp_prng.h"
 #include "../test/unit/adult_data.h"
+#include "rows_hash.h"
 
-static uint64_t
-fnv_rows(const dp_codes *t)
-{
-	uint64_t	h = 1469598103934665603ULL;
-
-	for (uint64_t i = 0; i < t->nrows; i++)
-		for (uint32_t j = 0; j < t->ncols; j++)
-		{
-			uint16_t	v = t->col[j][i];
-
-			h = (h ^ (v & 0xff)) * 1099511628211ULL;
-			h = (h ^ (v >> 8)) * 1099511628211ULL;
-		}
-	return h ^ t->nrows;
-}
 
 /* an exact marginal of t over attrs, its cells scaled by a seeded factor in [0.8, 1.2] */
 static void

@@ -1,0 +1,39 @@
+/*
+ * rows_hash.h - what bench/gum_ident.c and bench/final_ident.c print of a draw: an FNV-1a hash of
+ * the rows' codes (two draws are the same rows exactly when the hashes agree), and the process's
+ * CPU seconds.  A bench header, not part of the extension.
+ */
+#ifndef BENCH_ROWS_HASH_H
+#define BENCH_ROWS_HASH_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "dp_codes.h"
+
+static inline uint64_t
+fnv_rows(const dp_codes *t)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	for (uint64_t i = 0; i < t->nrows; i++)
+		for (uint32_t j = 0; j < t->ncols; j++)
+		{
+			uint16_t	v = t->col[j][i];
+
+			h = (h ^ (v & 0xff)) * 1099511628211ULL;
+			h = (h ^ (v >> 8)) * 1099511628211ULL;
+		}
+	return h ^ t->nrows;
+}
+
+static inline double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+#endif							/* BENCH_ROWS_HASH_H */
