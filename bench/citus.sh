@@ -78,4 +78,4 @@ shipped() {
 }
 echo "# dp_synthesize's count (every pair, dpsynth._shard_pairs): $(shipped _shard_pairs "$cols")"
 echo "# dp_marginal of sex, income, education, age (dpsynth._shard_counts): $(shipped _shard_counts sex,income,education,age)"
-echo "# the rows themselves: $(c -c "SELECT pg_table_size('t_local')") bytes on disk; load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+echo "# the rows themselves: $(c -c "SELECT pg_table_size('t_local')") bytes on disk; load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc --all) cores"

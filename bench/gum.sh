@@ -20,7 +20,7 @@ done
 report=$(
 	echo "### PrivSyn core on Adult tiled to $ROWS rows (bench/gum.sh), $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; epsilon 1, no server (bench/gum_bench.c); load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo "Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; epsilon 1, no server (bench/gum_bench.c); load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	echo "| threads | run | marginals | GUM iterations | other phases (s) | GUM s | s per iteration |"
 	echo "|---|---|---|---|---|---|---|"

@@ -48,7 +48,7 @@ bench_one "3-way age x education x hours_per_week" adult_1m "'age','education','
 report=$(
 	echo "### dp_marginal, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql -X -qAt -d bench -c 'SHOW server_version')."
+	echo "Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql -X -qAt -d bench -c 'SHOW server_version')."
 	echo "Median of $RUNS runs, wall time of the whole statement as psql sees it (\\timing), epsilon 1."
 	echo
 	echo "| query | table | cells | ms |"

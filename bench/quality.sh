@@ -75,7 +75,7 @@ done
 report=$(
 	echo "### dp_synthesize quality on Adult, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. delta 1e-6; means of the runs; evaluate.py against adult_train.csv, TSTR on adult_test.csv (target income); seconds = the dp_synthesize call (read, synthesize, write)."
+	echo "Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. delta 1e-6; means of the runs; evaluate.py against adult_train.csv, TSTR on adult_test.csv (target income); seconds = the dp_synthesize call (read, synthesize, write)."
 	echo
 	echo "binning: auto = domain.json as declared (bounds, no bins: quantile bins learned by DP in each call's epsilon, $(sed -n 's/^#define DPSYNTH_AUTO_BINS \([0-9]*\).*/\1/p' "$TOP/src/dpsynth.h") at most); equal = domain.json with \"binning\": \"equal\" (32 equal-width bins, or one per value)."
 	echo

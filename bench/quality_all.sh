@@ -75,21 +75,32 @@ name, eps = sys.argv[2], sys.argv[3]
 def m(k):
     v = [r[k] for r in rs if r.get(k) is not None]
     return sum(v) / len(v) if v else float("nan")
-# AIM and MST rows of this table in ANCHORS.md (measured at epsilon 1 only)
-anch, cur = {}, None
+# AIM and MST rows of this table in ANCHORS.md: the epsilon-1 table (a cell per metric) and the
+# epsilon 0.3 and 3 table (a cell per epsilon, "tvd1 / tvd2 / tvd3 / range / AUC")
+anch, cur, other = {}, None, {}
 for line in open(sys.argv[4]):
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    if len(cells) < 9 or cells[0].startswith("---") or cells[0] == "table (target)":
+    if len(cells) < 4 or cells[0].startswith("---") or cells[0] in ("table (target)", "table"):
         continue
     if cells[0]:
         cur = cells[0].split(" ")[0]
-    if cur == name and cells[1] in ("MST", "AIM") or (cur == name and cells[1].startswith("AIM")):
-        anch[cells[1].split(",")[0]] = cells[3:8]
+    if cur != name:
+        continue
+    system = cells[1].split(",")[0]
+    if len(cells) >= 9 and system in ("MST", "AIM"):
+        anch[system] = cells[3:8]
+    elif len(cells) == 4 and system in ("MST", "AIM"):
+        other[(system, "0.3")] = [c.strip() for c in cells[2].split("/")]
+        other[(system, "3")] = [c.strip() for c in cells[3].split("/")]
 def f(v, nd):
     return f"{v:.{nd}f}".lstrip("0") if v == v else ""
 ours = [f(m("tvd1"), 3), f(m("tvd2"), 3), f(m("tvd3"), 3), f(m("range"), 4), f(m("tstr_auc"), 3)]
-aim = " / ".join(anch.get("AIM", [""] * 5)) if eps in ("1", "1.0") else ""
-mst = " / ".join(anch.get("MST", [""] * 5)) if eps in ("1", "1.0") else ""
+def anchor(system):
+    if eps in ("1", "1.0"):
+        return " / ".join(anch.get(system, [""] * 5))
+    key = {"0.3": "0.3", "3": "3", "3.0": "3"}.get(eps)
+    return " / ".join(other.get((system, key), [])) if key else ""
+aim, mst = anchor("AIM"), anchor("MST")
 print(f"| {name} | {eps} | {' / '.join(ours)} | {aim} | {mst} | {m('seconds'):.2f} | {len(rs)} |")
 PY
 )")
@@ -98,7 +109,7 @@ done
 report=$(
 	echo "### dp_synthesize quality on every dataset, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. Command: \`RUNS=$RUNS EPSILONS=\"$EPSILONS\" bench/quality_all.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\"")$( [ "$FOCUS_TARGET" = 1 ] && echo " with FOCUS_TARGET=1 (focus => ARRAY[target column])")$( [ "$DECLARE" = none ] && echo " with DECLARE=none DISCOVER_EPS=$DISCOVER_EPS SELECTION_DELTA=$SELECTION_DELTA"). delta 1e-6, $( [ "$DECLARE" = none ] && echo "nothing declared: every domain learned once by dp_discover at epsilon $DISCOVER_EPS (charged separately)" || echo "domain.json declared"), means of the runs; evaluate.py against TABLE_train.csv, TSTR on TABLE_test.csv. AIM and MST from ANCHORS.md (epsilon 1)."
+	echo "Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB. Command: \`RUNS=$RUNS EPSILONS=\"$EPSILONS\" bench/quality_all.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\"")$( [ "$FOCUS_TARGET" = 1 ] && echo " with FOCUS_TARGET=1 (focus => ARRAY[target column])")$( [ "$DECLARE" = none ] && echo " with DECLARE=none DISCOVER_EPS=$DISCOVER_EPS SELECTION_DELTA=$SELECTION_DELTA"). delta 1e-6, $( [ "$DECLARE" = none ] && echo "nothing declared: every domain learned once by dp_discover at epsilon $DISCOVER_EPS (charged separately)" || echo "domain.json declared"), means of the runs; evaluate.py against TABLE_train.csv, TSTR on TABLE_test.csv. AIM and MST from ANCHORS.md (epsilon 1, and 0.3 and 3 where it has them). Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	echo "| table | epsilon | dpsynth tvd1 / tvd2 / tvd3 / range / AUC | AIM | MST | seconds | runs |"
 	echo "|---|---|---|---|---|---|---|"

@@ -115,7 +115,7 @@ done
 
 # ---- tables and plots ----
 commit="$(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet HEAD || echo '+dirty')"
-machine="$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; $(psql -X -qAt -d bench -c 'SELECT version()' | cut -d, -f1)"
+machine="$(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; $(psql -X -qAt -d bench -c 'SELECT version()' | cut -d, -f1)"
 command="RUNS=\"$RUNS\" EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" ROWS=\"$ROWS\" SPEED_RUNS=\"$SPEED_RUNS\" bench/regenerate.sh"
 [ -n "${REUSE_QUALITY:-}" ] && command="$command (quality runs measured on commit ${QUALITY_COMMIT:-unknown} with ROWS=\"\", then reused with REUSE_QUALITY)"
 /usr/bin/python3 "$TOP/bench/plot_results.py" --out "$OUT" --anchors "$SHARED/datasets/ANCHORS.md" \

@@ -78,7 +78,7 @@ done
 report=$(
 	echo "### dp_synthesize speed, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; epsilon 1, domain.json declared; seconds as dp_synthesize reports them (read = scan and encode, write = create, decode and insert); peak = largest private memory (RssAnon) of the backend during the call."
+	echo "Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/Mem:/{print $2}') GiB; epsilon 1, domain.json declared; seconds as dp_synthesize reports them (read = scan and encode, write = create, decode and insert); peak = largest private memory (RssAnon) of the backend during the call."
 	echo
 	echo "| table | run | rows written | seconds per phase | peak MB |"
 	echo "|---|---|---|---|---|"

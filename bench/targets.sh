@@ -36,7 +36,7 @@ trap - EXIT
 report=$(
 	echo "### Every categorical column as the target, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet || echo '+dirty')"
 	echo
-	echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'). Command: \`RUNS=$RUNS EPSILON=$EPSILON bench/targets.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\""), domain.json declared, delta 1e-6, analyst defaults."
+	echo "Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'). Command: \`RUNS=$RUNS EPSILON=$EPSILON bench/targets.sh\`$( [ -n "$EXTRA" ] && echo " with EXTRA=\"$EXTRA\""), domain.json declared, delta 1e-6, analyst defaults."
 	echo
 	sed -n '/^| table/,$p' "$OUT/targets.txt"
 )

@@ -28,7 +28,7 @@ SELECT dp_privacy_unit('units_t', 'person', max_rows_per_unit => :per);
 SELECT dp_declare('units_t', :'domain'::jsonb);
 SQL
 out=$(mktemp)
-echo "# $(date -u '+%F %H:%M') UTC, commit $(git -C "$TOP" rev-parse --short HEAD), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u '+%F %H:%M') UTC, commit $(git -C "$TOP" rev-parse --short HEAD), $(nproc --all) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
 	for t in rows_t units_t; do
 		dp_call_with_peak "SELECT rows_written, seconds FROM dp_synthesize('$t', epsilon => $EPS, target => 's_$t');" "$out" $DB

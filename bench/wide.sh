@@ -42,7 +42,7 @@ peak=$BENCH_PEAK_KB
 res=$(head -n 1 "$TOP/bench/out/wide.out")
 report="### dp_synthesize on a wide table, $(date -u +%Y-%m-%d), commit $(git -C "$TOP" rev-parse --short HEAD)
 
-Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'). Command: \`bench/wide.sh\`. Table: $shape (star's columns twice, the second copy shifted by one row, plus 6; star's rows replicated), domain.json declared, epsilon 1.
+Machine: $(nproc --all) cores, $(lscpu | sed -n 's/^Model name: *//p'). Command: \`bench/wide.sh\`. Table: $shape (star's columns twice, the second copy shifted by one row, plus 6; star's rows replicated), domain.json declared, epsilon 1.
 
 | seconds per phase | rows written | k-way marginals | peak RssAnon MB |
 |---|---|---|---|
