@@ -86,15 +86,15 @@ psql -X -q -d postgres -c "CREATE DATABASE $DB" && psql -X -q -d $DB -c "CREATE 
 dp_load_adult $DB && dp_protect_adult $DB 100
 [ "${SKIP_1M:-0}" = 1 ] || dp_make_adult_1m $DB 100
 /usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/star" star 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
-/usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/covid_testing" covid 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
+/usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/covid_testing" covid_testing 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
 psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL || exit 2
 SET dpsynth.synthesis_threads = $THREADS;
 CREATE TABLE models (model_id int8, what text);
 INSERT INTO models SELECT model_id, 'adult, adaptive' FROM dp_synthesize('adult', epsilon => 1, target => 'm1');
 INSERT INTO models SELECT model_id, 'adult, privsyn' FROM dp_synthesize('adult', epsilon => 1, method => 'privsyn', target => 'm2');
 INSERT INTO models SELECT model_id, 'star, adaptive' FROM dp_synthesize('star', epsilon => 1, target => 'm3');
-INSERT INTO models SELECT model_id, 'covid per unit, adaptive' FROM dp_synthesize('covid', epsilon => 1, target => 'm5');
-INSERT INTO models SELECT model_id, 'covid per unit, privsyn' FROM dp_synthesize('covid', epsilon => 1, method => 'privsyn', target => 'm6');
+INSERT INTO models SELECT model_id, 'covid per unit, adaptive' FROM dp_synthesize('covid_testing', epsilon => 1, target => 'm5');
+INSERT INTO models SELECT model_id, 'covid per unit, privsyn' FROM dp_synthesize('covid_testing', epsilon => 1, method => 'privsyn', target => 'm6');
 SQL
 [ "${SKIP_1M:-0}" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL || exit 2
 SET dpsynth.synthesis_threads = $THREADS;
