@@ -8,8 +8,8 @@
 # include/postgresql), so that neither touches the installation others use.  One cluster, started
 # with COMMIT_A's build, stores models: dp_synthesize on Adult (the adaptive method, the default,
 # and PrivSyn), on star (../shared/datasets/star), and on adult_1m (Adult's rows repeated to
-# 1,000,000, scripts/lib.sh; skipped with SKIP_1M=1), and on covid_testing with its privacy unit
-# (subject_id, from its domain.json; both methods: the synthetic units' path).  dp_synthesize's
+# 1,000,000, scripts/lib.sh; skipped with SKIP_1M=1), and on males with its privacy unit (nr,
+# from its domain.json; both methods: the synthetic units' path).  dp_synthesize's
 # noise is not seedable (a CSPRNG), so the models are made once; what is compared is dp_sample(model, seed => $SEED) on each, with dpsynth.
 # synthesis_threads fixed: the same cluster is stopped and started again with COMMIT_B's build
 # (ALTER EXTENSION dpsynth UPDATE when its version is newer) and samples the same models with the
@@ -86,15 +86,15 @@ psql -X -q -d postgres -c "CREATE DATABASE $DB" && psql -X -q -d $DB -c "CREATE 
 dp_load_adult $DB && dp_protect_adult $DB 100
 [ "${SKIP_1M:-0}" = 1 ] || dp_make_adult_1m $DB 100
 /usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/star" star 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
-/usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/covid_testing" covid_testing 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
+/usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/males" males 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
 psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL || exit 2
 SET dpsynth.synthesis_threads = $THREADS;
 CREATE TABLE models (model_id int8, what text);
 INSERT INTO models SELECT model_id, 'adult, adaptive' FROM dp_synthesize('adult', epsilon => 1, target => 'm1');
 INSERT INTO models SELECT model_id, 'adult, privsyn' FROM dp_synthesize('adult', epsilon => 1, method => 'privsyn', target => 'm2');
 INSERT INTO models SELECT model_id, 'star, adaptive' FROM dp_synthesize('star', epsilon => 1, target => 'm3');
-INSERT INTO models SELECT model_id, 'covid per unit, adaptive' FROM dp_synthesize('covid_testing', epsilon => 1, target => 'm5');
-INSERT INTO models SELECT model_id, 'covid per unit, privsyn' FROM dp_synthesize('covid_testing', epsilon => 1, method => 'privsyn', target => 'm6');
+INSERT INTO models SELECT model_id, 'males per unit, adaptive' FROM dp_synthesize('males', epsilon => 1, target => 'm5');
+INSERT INTO models SELECT model_id, 'males per unit, privsyn' FROM dp_synthesize('males', epsilon => 1, method => 'privsyn', target => 'm6');
 SQL
 [ "${SKIP_1M:-0}" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL || exit 2
 SET dpsynth.synthesis_threads = $THREADS;
