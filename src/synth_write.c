@@ -183,8 +183,9 @@ typedef struct RowPlan
 	const int64 *unit;
 } RowPlan;
 
-/* The value of constant column i for the unit beginning at this row: decoded, and kept in
- * unitcxt (reset per unit) for the unit's other rows, which get copies in the batch's context. */
+/* The value of a column held constant within a unit (att: its target column): decoded at the
+ * unit's first row (starts) and kept in unitcxt, reset per unit; the unit's other rows get copies
+ * in the current (the batch's) context, which outlive the unit until their batch is written. */
 static Datum
 unit_constant_value(OutColumn *oc, Form_pg_attribute att, dp_code code, bool starts, Datum *kept,
 					bool *kept_null, MemoryContext unitcxt, dp_prng *rng, bool *isnull)
