@@ -71,6 +71,15 @@ SELECT model ? 'constant_per_unit' AS plain_has_it FROM dpsynth.models WHERE rel
 SELECT rows_written > 0 AS wrote FROM dp_sample((SELECT max(id) FROM dpsynth.models WHERE relid = 'pat'::regclass),
 												 seed => 7, target => 'pat_sam');
 SELECT multi_row_units > 100 AS many_multi_row_units, mixed_units FROM unit_shape('pat_sam');
+-- a stored model that holds constant a column it does not synthesize (the unit) is refused as corrupt
+INSERT INTO dpsynth.models (budget_id, relid, relname, ledger_id, created_by, created_by_name, epsilon, delta, rho,
+							noisy_total, columns, k_way_marginals, cells, model)
+SELECT budget_id, relid, relname, ledger_id, created_by, created_by_name, epsilon, delta, rho, noisy_total, columns,
+	   k_way_marginals, cells, jsonb_set(model, '{constant_per_unit}', '["patient_id"]')
+FROM dpsynth.models WHERE relid = 'pat'::regclass RETURNING id AS bad_model \gset
+SELECT regexp_replace(try_sql(format('SELECT dp_sample(%s, seed => 1, target => %L)', :bad_model, 'pat_bad')),
+					  'model [0-9]+', 'model N') AS refused;
+DELETE FROM dpsynth.models WHERE id = :bad_model;
 
 -- ---- privsyn ----
 SELECT rows_written > 0 AS wrote FROM dp_synthesize('pat', 1000, method => 'privsyn', target => 'pat_ps');
