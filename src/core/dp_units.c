@@ -367,6 +367,54 @@ assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows,
 	}
 }
 
+/*
+ * Puts the units of order/unit_of_pos[0..npos) (units 1..units, each over consecutive positions)
+ * in a uniformly random order, numbered 1..units again in that order, so that the table is not
+ * sorted by the grouping columns.  0, or -1 on allocation failure (nothing changed).
+ */
+static int
+shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t units, dp_prng *rng)
+{
+	uint64_t   *start = dp_alloc(sizeof(uint64_t) * ((size_t) units + 1)),
+			   *perm = dp_alloc(sizeof(uint64_t) * ((size_t) units + 1)),
+			   *copy = dp_alloc(sizeof(uint64_t) * (npos + 1)),
+				p = 0;
+
+	if (start == NULL || perm == NULL || copy == NULL)
+	{
+		dp_free(start);
+		dp_free(perm);
+		dp_free(copy);
+		return -1;
+	}
+	for (uint64_t i = 0; i < npos; i++)
+		if (i == 0 || unit_of_pos[i] != unit_of_pos[i - 1])
+			start[p++] = i;
+	start[p] = npos;
+	for (uint64_t u = 0; u < (uint64_t) units; u++)
+		perm[u] = u;
+	for (uint64_t u = (uint64_t) units; u > 1; u--)
+	{
+		uint64_t	j = dp_prng_below(rng, u),
+					t = perm[u - 1];
+
+		perm[u - 1] = perm[j];
+		perm[j] = t;
+	}
+	memcpy(copy, order, sizeof(uint64_t) * npos);
+	p = 0;
+	for (uint64_t u = 0; u < (uint64_t) units; u++)
+		for (uint64_t i = start[perm[u]]; i < start[perm[u] + 1]; i++)
+		{
+			order[p] = copy[i];
+			unit_of_pos[p++] = (int64_t) u + 1;
+		}
+	dp_free(start);
+	dp_free(perm);
+	dp_free(copy);
+	return 0;
+}
+
 int64_t
 dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 					   const uint16_t *const *gcols, uint32_t ngcols, dp_prng *rng,
@@ -424,6 +472,9 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 			dp_check_interrupts();
 	}
 	dp_free(idx);
+	idx = NULL;
+	if (shuffle_units(*order, *unit_of_pos, *npos, units, rng) != 0)
+		goto nomem;
 	return units;
 
 nomem:

@@ -107,8 +107,9 @@ uint64_t	dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng 
  * larger (s) than the r rows left, it is kept with probability r / s, filled up with s - r rows
  * drawn uniformly from the group's other rows (from the group's own r rows if it has no other),
  * and else its r rows are dropped: every unit then has a size drawn from the histogram, and each
- * group keeps its rows in expectation.  Writes to *order the row of each output position (a row
- * may appear twice, or not at all) and to *unit_of_pos its unit, numbered from 1, a unit's rows
+ * group keeps its rows in expectation.  The units are then put in a random order (the output is
+ * not sorted by group).  Writes to *order the row of each output position (a row may appear
+ * twice, or not at all) and to *unit_of_pos its unit, numbered from 1 in that order, a unit's rows
  * consecutive; both have *npos entries, allocated with dp_alloc (the caller frees them with
  * dp_free).  Returns the number of units, or -1 on allocation failure (dp_fail), when nothing
  * is allocated.

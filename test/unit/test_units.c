@@ -359,7 +359,7 @@ test_noise_drawable(void)
 /*
  * Grouped assignment: rows of 2 group columns (4 x 3 values, skewed), unit sizes 1 or 3 (1:3):
  * every unit lies in one group, has a size of a positive cell (no unit is cut), its rows are
- * consecutive and numbered 1..units; each group's rows change by at most k - 1 = 2 (only its last
+ * consecutive and numbered 1..units, in random order rather than by group; each group's rows change by at most k - 1 = 2 (only its last
  * unit is filled up or dropped); sizes keep the 1:3 shares.
  */
 static void
@@ -381,7 +381,8 @@ test_assign_grouped(void)
 				n3 = 0,
 				bad_size = 0,
 				mixed = 0,
-				unnumbered = 0;
+				unnumbered = 0,
+				group_changes = 0;
 	dp_prng		rng;
 
 	dp_prng_seed(&rng, 7);
@@ -402,6 +403,8 @@ test_assign_grouped(void)
 
 		if (unit[p] != last + 1)
 			unnumbered++;
+		if (p > 0 && (g0[order[p]] != g0[order[p - 1]] || g1[order[p]] != g1[order[p - 1]]))
+			group_changes++;
 		last = unit[p];
 		while (q < npos && unit[q] == unit[p])
 		{
@@ -422,6 +425,9 @@ test_assign_grouped(void)
 	unit_check(unnumbered == 0 && last == units, "units numbered 1..%lld, each over consecutive positions",
 			   (long long) units);
 	unit_check(mixed == 0, "no unit mixes groups (%llu rows do)", (unsigned long long) mixed);
+	/* units in random order: consecutive units are mostly of different groups (sorted: 11 changes) */
+	unit_check(group_changes > (uint64_t) units / 2, "units in random order, not by group (%llu group changes)",
+			   (unsigned long long) group_changes);
 	unit_check(bad_size == 0, "no unit cut to a size whose cell is not positive (%llu)", (unsigned long long) bad_size);
 	{
 		double		f3 = (double) n3 / (double) (n1 + n3);
