@@ -8,8 +8,9 @@
 # include/postgresql), so that neither touches the installation others use.  One cluster, started
 # with COMMIT_A's build, stores models: dp_synthesize on Adult (the adaptive method, the default,
 # and PrivSyn), on star (../shared/datasets/star), and on adult_1m (Adult's rows repeated to
-# 1,000,000, scripts/lib.sh).  dp_synthesize's noise is not seedable (a CSPRNG), so the models are
-# made once; what is compared is dp_sample(model, seed => $SEED) on each, with dpsynth.
+# 1,000,000, scripts/lib.sh; skipped with SKIP_1M=1), and on males with its privacy unit (nr,
+# from its domain.json; both methods: the synthetic units' path).  dp_synthesize's
+# noise is not seedable (a CSPRNG), so the models are made once; what is compared is dp_sample(model, seed => $SEED) on each, with dpsynth.
 # synthesis_threads fixed: the same cluster is stopped and started again with COMMIT_B's build
 # (ALTER EXTENSION dpsynth UPDATE when its version is newer) and samples the same models with the
 # same seeds.  For each sample: its row count and the md5 of its rows as text, in order; the
@@ -17,7 +18,7 @@
 #
 # Usage: bench/seed_identity.sh COMMIT_A COMMIT_B
 #   PGBIN (default /usr/lib/postgresql/15/bin), DPSYNTH_PORT (the cluster takes DPSYNTH_PORT + 90),
-#   SEED (default 42), THREADS (dpsynth.synthesis_threads, default 2)
+#   SEED (default 42), THREADS (dpsynth.synthesis_threads, default 2), SKIP_1M (1: no adult_1m)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 set +e
 [ $# = 2 ] || { echo "usage: bench/seed_identity.sh COMMIT_A COMMIT_B" >&2; exit 2; }
@@ -83,14 +84,20 @@ CONF
 pg_start "$BIN_A" || exit 2
 psql -X -q -d postgres -c "CREATE DATABASE $DB" && psql -X -q -d $DB -c "CREATE EXTENSION dpsynth" || exit 2
 dp_load_adult $DB && dp_protect_adult $DB 100
-dp_make_adult_1m $DB 100
+[ "${SKIP_1M:-0}" = 1 ] || dp_make_adult_1m $DB 100
 /usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/star" star 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
+/usr/bin/python3 "$TOP/scripts/load_dataset.py" "$SHARED/datasets/males" males 100 | psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null || exit 2
 psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL || exit 2
 SET dpsynth.synthesis_threads = $THREADS;
 CREATE TABLE models (model_id int8, what text);
 INSERT INTO models SELECT model_id, 'adult, adaptive' FROM dp_synthesize('adult', epsilon => 1, target => 'm1');
 INSERT INTO models SELECT model_id, 'adult, privsyn' FROM dp_synthesize('adult', epsilon => 1, method => 'privsyn', target => 'm2');
 INSERT INTO models SELECT model_id, 'star, adaptive' FROM dp_synthesize('star', epsilon => 1, target => 'm3');
+INSERT INTO models SELECT model_id, 'males per unit, adaptive' FROM dp_synthesize('males', epsilon => 1, target => 'm5');
+INSERT INTO models SELECT model_id, 'males per unit, privsyn' FROM dp_synthesize('males', epsilon => 1, method => 'privsyn', target => 'm6');
+SQL
+[ "${SKIP_1M:-0}" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d $DB >/dev/null <<SQL || exit 2
+SET dpsynth.synthesis_threads = $THREADS;
 INSERT INTO models SELECT model_id, 'adult_1m, adaptive' FROM dp_synthesize('adult_1m', epsilon => 1, target => 'm4');
 SQL
 log "seeded samples with $A's build"

@@ -23,6 +23,10 @@
 #         synthetic table keeps the unit column with synthetic ids.  k = learned (e.g.
 #         KS_males="learned"): max_rows_per_unit => NULL, each call learns k under DP (docs/PRIVACY.md);
 #         the k each run learned goes to OUT/learned_k.txt.
+#   unitconst  unit, with the columns constant per person declared (dp_unit_constant(table,
+#         CONSTANT)): covid_testing gender, age, demo_group; males school, ethn (their READMEs).
+# For unit and unitconst, const_share is the share of the synthetic persons of two rows or more
+# whose rows agree on those columns (1 where every person holds them constant).
 # Every run is evaluated with `evaluate.py TRAIN SYNTH --test TEST --target T --unit U --exclude IDS
 # --json` against the full train table.  The table printed has, per dataset, AIM's and MST's rows from
 # ANCHORS.md (epsilon 1) and one row per method, k and epsilon: means with (min-max) over the runs.
@@ -51,6 +55,7 @@ DELTA=1e-6
 declare -A TARGET=([covid_testing]=result [males]=union)
 declare -A UNIT=([covid_testing]=subject_id [males]=nr)
 declare -A IDS=([covid_testing]=fake_first_name,fake_last_name [males]=)
+declare -A CONSTANT=([covid_testing]=gender,age,demo_group [males]=school,ethn)
 export OMP_NUM_THREADS=1
 
 summarize() {	# $@ directories of runs' JSON lines (and meta.json); prints the report
@@ -71,10 +76,14 @@ for o in outs:
             r = json.loads(line)
             runs[(r["dataset"], r["method"], r["k"], r["epsilon"])].append(r)
 METRICS = ["rows_synth", "unit_rows_tvd", "tvd1", "tvd2", "tvd3", "range", "tstr_acc", "tstr_auc"]
+if any(r.get("const_share") is not None for rs in runs.values() for r in rs):
+    METRICS.append("const_share")
 def fmt(v, key):
     if key == "rows_synth":
         return f"{v:.0f}"
     nd = 4 if key in ("range",) else 3
+    if key == "const_share" and v == 1:
+        return "1"
     return f"{v:.{nd}f}".replace("0.", ".", 1) if abs(v) < 1 else f"{v:.{nd}f}"
 def cell(rs, key):
     v = [r[key] for r in rs if r.get(key) is not None]
@@ -122,11 +131,12 @@ for d in meta["datasets"]:
     for a in anchors(d):
         sysname, k, rho, nrows, t1, t2, t3, rg, auc = a
         print(f"| {sysname} (ANCHORS.md) | {k} | 1 | 2.44e-2 | {rho} | 2 | {nrows} | {fmt(1 - share, 'tvd1')}* | {t1} | {t2} | {t3} | {rg} | | {auc} | |")
-    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (["rowk", "rowk_nodisc", "unit"].index(k[1]), (int(k[2]) if k[2].isdigit() else 99), epskey(k[3])))
+    keys = sorted((k for k in runs if k[0] == d), key=lambda k: (["rowk", "rowk_nodisc", "unit", "unitconst"].index(k[1]), (int(k[2]) if k[2].isdigit() else 99), epskey(k[3])))
     for key in keys:
         rs = runs[key]
         name = {"rowk": "dpsynth row-level, group privacy", "unit": "dpsynth per unit",
-                "rowk_nodisc": "dpsynth row-level, group privacy, discovery off"}[key[1]]
+                "rowk_nodisc": "dpsynth row-level, group privacy, discovery off",
+                "unitconst": "dpsynth per unit, constant columns declared"}[key[1]]
         print(f"| {name} | {key[2]} | {key[3]} | {sci(rs[0]['rho_person'])} | {sci(rs[0]['rho_charged'])} | {len(rs)} | " +
               " | ".join(cell(rs, m) for m in METRICS) + f" | {cell(rs, 'seconds')} |")
     if trtr:
@@ -230,7 +240,7 @@ wait_slot() {	# at most EVAL_JOBS evaluations at a time
 }
 
 run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
-	local m=$1 d=$2 k=$3 eps=$4 run=$5 t csv rho_person eps_call out info disc
+	local m=$1 d=$2 k=$3 eps=$4 run=$5 t csv rho_person eps_call out info disc const=null
 	t="${d}_${m}"
 	csv="$OUT/synth-$m-$d-$k-$eps-$run.csv"
 	rho_person=$(psql -X -qAt -d "$DB" -c "SELECT dp_rho($eps, $DELTA)")
@@ -252,29 +262,36 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
 			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1
 		eps_call=$eps
+		if [ "$m" = unitconst ]; then
+			psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
+				-c "SELECT dp_unit_constant('$t', string_to_array('${CONSTANT[$d]}', ',')::name[])" >/dev/null || return 1
+		fi
 	fi
 	psql -X -q -d "$DB" -c "DROP TABLE IF EXISTS synth" >/dev/null
 	info=$(psql -X -qAt -F ' ' -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT seconds->>'total', rho_charged
 		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth')") || return 1
 	read -r secs rho_charged <<<"$info"
 	[ "$k" = learned ] && echo "$d $eps $run k=$(psql -X -qAt -d "$DB" -c "SELECT jsonb_array_length(dp_model_json(model_id)->'rows_per_unit') FROM dp_models WHERE table_name = '$t'::regclass ORDER BY model_id DESC LIMIT 1")" >>"$OUT/learned_k.txt"
-	if [ "$m" != unit ]; then
+	if [ "$m" != unit ] && [ "$m" != unitconst ]; then
 		# the group-privacy guarantee: k^2 times the row-level rho is at most the person-level rho
 		/usr/bin/python3 -c "import sys; sys.exit(0 if $rho_charged * $k * $k <= $rho_person * (1 + 1e-12) else 1)" ||
 			{ echo "rho_charged $rho_charged * $k^2 exceeds $rho_person" >&2; return 1; }
 		psql -X -q -d "$DB" -c "\\copy (SELECT row_number() OVER () AS ${UNIT[$d]}, * FROM synth) TO '$csv' WITH (FORMAT csv, HEADER true)" || return 1
 	else
 		psql -X -q -d "$DB" -c "\\copy synth TO '$csv' WITH (FORMAT csv, HEADER true)" || return 1
+		const=$(psql -X -qAt -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT coalesce(avg((n_distinct = 1)::int), 1) FROM (
+				SELECT count(DISTINCT concat_ws('|', $(echo "${CONSTANT[$d]}" | sed "s/\([a-z_][a-z_]*\)/coalesce(\1::text, 'NULL')/g"))) n_distinct
+				FROM synth GROUP BY ${UNIT[$d]} HAVING count(*) > 1) u") || return 1
 	fi
 	out="$OUT/$m-$d-$k-$eps.jsonl"
 	wait_slot
 	evaluate "$d" "$csv" "{\"dataset\": \"$d\", \"method\": \"$m\", \"k\": \"$k\", \"epsilon\": \"$eps\", \"run\": $run,
-		\"epsilon_call\": $eps_call, \"rho_person\": $rho_person, \"rho_charged\": $rho_charged, \"seconds\": $secs}" "$out" &
+		\"epsilon_call\": $eps_call, \"rho_person\": $rho_person, \"rho_charged\": $rho_charged, \"seconds\": $secs, \"const_share\": $const}" "$out" &
 }
 
 methods=""
 for m in $METHODS; do
-	if [ "$m" = unit ] && [ "$HAS_UNIT" = 0 ]; then
+	if { [ "$m" = unit ] || [ "$m" = unitconst ]; } && [ "$HAS_UNIT" = 0 ]; then
 		echo "note: this build has no dp_privacy_unit: per-unit runs skipped" >&2
 		continue
 	fi

@@ -70,6 +70,11 @@ CREATE TABLE dpsynth.budgets (
 	-- the unit column's name, kept through renames (dpsynth._on_alter): a release refuses a unit
 	-- whose attnum now names another column (pg_restore renumbers the columns after a dropped one)
 	privacy_unit_name name,
+	-- the attnums of the columns the owner declares constant within a unit (a patient's sex),
+	-- or NULL: a synthetic unit then holds one value of each (dp_unit_constant).  Public, and
+	-- read by no release: it shapes only the post-processing of released models, so it may
+	-- change at any time; cleared when the unit column changes.
+	unit_constant	int2[],
 	CONSTRAINT unit_bounds CHECK ((privacy_unit IS NOT NULL OR (max_rows_per_unit IS NULL AND max_rows_per_cell IS NULL))
 								  AND (max_rows_per_unit IS NULL OR max_rows_per_cell IS NOT NULL)
 								  AND (max_rows_per_unit IS NOT NULL OR max_rows_per_cell <= 32)),
@@ -671,13 +676,71 @@ BEGIN
 				  HINT = 'Every charge in the ledger is per unit as it was then; protect a copy of the table to start a new budget.';
 	END IF;
 	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound,
-		privacy_unit_name = CASE WHEN unit IS NOT NULL THEN col END
+		privacy_unit_name = CASE WHEN unit IS NOT NULL THEN col END,
+		-- the columns constant within a unit are constant within that unit: another unit drops them
+		unit_constant = CASE WHEN unit IS NOT DISTINCT FROM b.privacy_unit THEN b.unit_constant END
 		WHERE x.relid = tbl;
 	IF unit IS NULL THEN
 		RAISE NOTICE 'table % has no privacy unit: each row is protected on its own', tbl;
 	ELSE
 		RAISE NOTICE 'privacy unit of table %: column %, at most % rows per unit, % per cell', tbl, col,
 			coalesce(rows_bound::text, 'a learned number (up to 32) of'), coalesce(cell_bound::text, 'all');
+	END IF;
+END
+$$;
+
+-- dp_unit_constant: the columns the owner declares constant within a unit (a patient's sex, birth
+-- year): a synthetic unit draws their values once, from the synthetic rows of one combination of
+-- them (docs/PRIVACY.md, "Columns constant within a unit").  Public, and checked against no row
+-- (that would be a release): nothing is charged, and it may change at any time.  NULL or an empty
+-- array removes it.  Refused: a table that is not protected or has no unit (55000), an unknown
+-- column (42703), the unit column itself (22023), a NULL name (22004).
+CREATE FUNCTION dpsynth._dp_unit_constant(invoker oid, tbl regclass, columns name[])
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	b dpsynth.budgets;
+	c name;
+	n int2;
+	attnums int2[] := '{}';
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
+	SELECT * INTO b FROM dpsynth.budgets x WHERE x.relid = tbl AND dpsynth._identifies(x.relid, x.relname) FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'table % is not protected by dpsynth', tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Call dp_protect(table, epsilon => ...) and dp_privacy_unit first.';
+	END IF;
+	IF coalesce(cardinality(columns), 0) > 0 AND b.privacy_unit IS NULL THEN
+		RAISE EXCEPTION 'table % has no privacy unit', tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'Columns are constant within a unit; each row of this table is its own.',
+				  HINT = 'Call dp_privacy_unit(table, column) first.';
+	END IF;
+	FOREACH c IN ARRAY coalesce(columns, '{}') LOOP
+		IF c IS NULL THEN
+			RAISE EXCEPTION 'column names must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+		END IF;
+		n := dpsynth._column_attnum(tbl, c);
+		IF n = b.privacy_unit THEN
+			RAISE EXCEPTION 'column "%" is the privacy unit of table %', c, tbl
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = 'A synthetic unit''s rows share its synthetic id already.',
+					  HINT = 'Name the columns whose value is the same on every row of a unit, such as a patient''s sex.';
+		END IF;
+		attnums := attnums || n;
+	END LOOP;
+	attnums := ARRAY(SELECT DISTINCT x FROM unnest(attnums) x ORDER BY x);
+	UPDATE dpsynth.budgets x SET unit_constant = CASE WHEN cardinality(attnums) > 0 THEN attnums END
+		WHERE x.relid = tbl;
+	IF cardinality(attnums) = 0 THEN
+		RAISE NOTICE 'table % has no column constant within a unit', tbl;
+	ELSE
+		RAISE NOTICE 'columns of table % constant within a unit: %', tbl,
+			(SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_catalog.pg_attribute
+			 WHERE attrelid = tbl AND attnum = ANY(attnums));
 	END IF;
 END
 $$;
@@ -1233,6 +1296,11 @@ CREATE FUNCTION dp_privacy_unit(tbl regclass, "column" name, max_rows_per_unit i
 COMMENT ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) IS
 	'name the column that identifies the person each row belongs to: every release then protects persons, keeping at most max_rows_per_unit rows of each (NULL: learned by each release under DP, up to 32; max_rows_per_cell in one cell of dp_marginal); a NULL column removes it; only before any budget is spent';
 
+CREATE FUNCTION dp_unit_constant(tbl regclass, columns name[]) RETURNS void
+	AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_unit_constant(regclass, name[]) IS
+	'name the columns constant within a privacy unit (a patient''s sex): each synthetic unit then holds one value of each, with its rows drawn given them; public, charges nothing, checks no row; NULL or empty removes it';
+
 CREATE FUNCTION dp_declare(tbl regclass, "column" name, categories text[] DEFAULT NULL,
 						   lower float8 DEFAULT NULL, upper float8 DEFAULT NULL, bins int4 DEFAULT NULL,
 						   points float8[] DEFAULT NULL, binning text DEFAULT NULL)
@@ -1323,6 +1391,7 @@ GRANT EXECUTE ON FUNCTION dp_model_json(int8) TO dpsynth_analyst, dpsynth_admin;
 
 REVOKE ALL ON FUNCTION dp_protect(regclass, float8, float8, float8, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dp_unit_constant(regclass, name[]) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_declare(regclass, name, text[], float8, float8, int4, float8[], text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_declare(regclass, jsonb) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_limit_role(regclass, regrole, float8) FROM PUBLIC;
@@ -1331,6 +1400,7 @@ REVOKE ALL ON FUNCTION dp_marginal(regclass, text[], float8) FROM PUBLIC;
 -- table's owner or a member of dpsynth_admin (dpsynth._check_owner).
 GRANT EXECUTE ON FUNCTION dp_protect(regclass, float8, float8, float8, boolean) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_privacy_unit(regclass, name, int4, int4) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_unit_constant(regclass, name[]) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, text[], float8, float8, int4, float8[], text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, timestamptz, timestamptz, int4, timestamptz[], text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_undeclare(regclass, name) TO PUBLIC;

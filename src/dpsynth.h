@@ -269,6 +269,10 @@ typedef struct DpUnit
 	 * at k, released_hist[1..max_rows]; a later scan of the release bounds at k and reuses it */
 	bool		learned;
 	int64		released_hist[DP_UNIT_LEARN_MAX + 1];
+	/* the columns the owner declared constant within a unit (dp_unit_constant; public, read by
+	 * no release): their names, those not dropped, in column order */
+	int			nconstant;
+	char	  **constant;
 } DpUnit;
 
 /* A release that learns k gives 1 / this of its rho (after discovery) to the rows-per-unit histogram. */

@@ -323,6 +323,21 @@ dpsynth_model_json(const DpModel *m)
 		}
 		appendStringInfoChar(&b, ']');
 	}
+	/* ... and the columns its units hold constant (dp_unit_constant), as the sample draws them */
+	if (m->unit_hist != NULL)
+	{
+		bool		any = false;
+
+		for (int i = 0; i < m->nout; i++)
+			if (m->out[i].unit_constant)
+			{
+				appendStringInfoString(&b, any ? ", " : ",\n \"constant_per_unit\": [");
+				json_str(&b, m->out[i].name);
+				any = true;
+			}
+		if (any)
+			appendStringInfoChar(&b, ']');
+	}
 	if (m->unit_discovery_sigma2 > 0)
 	{
 		appendStringInfoString(&b, ",\n \"rows_per_unit_discovery_sigma2\": ");
@@ -825,6 +840,20 @@ load_checks(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt)
 		}
 	}
 	MemoryContextSwitchTo(old);
+	/* the synthesized columns its units hold constant (a model without a unit holds none) */
+	model_select("SELECT x FROM jsonb_array_elements_text(coalesce($1->'constant_per_unit', '[]')) x", model,
+				 model_id, "columns constant within a unit");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = row_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		bool		found = false;
+
+		for (int c = 0; c < m->nout && name; c++)
+			if (m->out[c].kind == OUT_SYNTH && strcmp(m->out[c].name, name) == 0)
+				found = m->out[c].unit_constant = true;
+		if (!found || m->unit_hist == NULL)
+			corrupt(model_id, "The stored model holds constant within a unit a column it does not synthesize.");
+	}
 }
 
 DpModel *

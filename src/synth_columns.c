@@ -197,6 +197,27 @@ synth_plan_columns(Oid relid, ArrayType *only, const char *label, int *noutp, Ar
 }
 
 /*
+ * The columns the owner declared constant within a unit (dp_unit_constant): those that are
+ * synthesized; a declared column left NULL or regenerated (excluded, not selected, an identifier)
+ * has no value to keep.
+ */
+int
+synth_mark_unit_constant(OutColumn *out, int nout, char *const *names, int n)
+{
+	int			marked = 0;
+
+	for (int i = 0; i < nout; i++)
+	{
+		out[i].unit_constant = false;
+		for (int k = 0; k < n && out[i].kind == OUT_SYNTH; k++)
+			if (strcmp(out[i].name, names[k]) == 0)
+				out[i].unit_constant = true;
+		marked += out[i].unit_constant;
+	}
+	return marked;
+}
+
+/*
  * Points the synthesized output columns at their columns' domains and placeholders, and prepares
  * the decoding of those whose domain is known.  Before the charge (discovered = false) also the
  * placeholders of every categories column, discovered or not; after discovery (true), the

@@ -16,6 +16,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/scansup.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/regproc.h"
 #include "utils/lsyscache.h"
@@ -170,8 +171,41 @@ prepare_checks(TupleDesc tdesc, EState *estate)
  */
 #define WRITE_BATCH 1000
 
+/*
+ * Where the rows go in: position p of npos writes synthetic row order[p] (p itself if order is
+ * NULL) with unit id unit[p] (NULL: no unit).  With order, a unit's positions are consecutive and
+ * the columns held constant within a unit (OutColumn.unit_constant) are decoded once per unit.
+ */
+typedef struct RowPlan
+{
+	uint64		npos;
+	const uint64 *order;
+	const int64 *unit;
+} RowPlan;
+
+/* The value of a column held constant within a unit (att: its target column): decoded at the
+ * unit's first row (starts) and kept in unitcxt, reset per unit; the unit's other rows get copies
+ * in the current (the batch's) context, which outlive the unit until their batch is written. */
+static Datum
+unit_constant_value(OutColumn *oc, Form_pg_attribute att, dp_code code, bool starts, Datum *kept,
+					bool *kept_null, MemoryContext unitcxt, dp_prng *rng, bool *isnull)
+{
+	if (starts)
+	{
+		Datum		v = synth_decode_value(oc, code, rng, isnull);
+		MemoryContext old = MemoryContextSwitchTo(unitcxt);
+
+		*kept_null = *isnull;
+		*kept = *isnull ? (Datum) 0 : datumCopy(v, att->attbyval, att->attlen);
+		MemoryContextSwitchTo(old);
+		return v;
+	}
+	*isnull = *kept_null;
+	return *isnull ? (Datum) 0 : datumCopy(*kept, att->attbyval, att->attlen);
+}
+
 static uint64
-insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, const int64 *unit_of_row,
+insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, const RowPlan *plan,
 			dp_prng *rng, SynthProgress *pr)
 {
 	Relation	trel = table_open(target_relid, RowExclusiveLock);
@@ -186,6 +220,9 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	ExprState  *checks = prepare_checks(tdesc, estate);
 	SynthPageWriter *pages;
 	uint64		dropped = 0;
+	MemoryContext unitcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth unit", ALLOCSET_SMALL_SIZES);
+	Datum	   *kept = palloc0(sizeof(Datum) * Max(nout, 1));
+	bool	   *kept_null = palloc0(sizeof(bool) * Max(nout, 1));
 
 	if (tdesc->natts != nout)
 		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
@@ -200,22 +237,30 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	pages = synth_pagewrite_begin(trel, cid);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		slots[b] = table_slot_create(trel, NULL);
-	for (uint64 r = 0; r < synth->nrows; r++)
+	for (uint64 p = 0; p < plan->npos; p++)
 	{
 		MemoryContext old = MemoryContextSwitchTo(batchcxt);
 		TupleTableSlot *slot = slots[nslots++];
+		uint64		r = plan->order ? plan->order[p] : p;
+		bool		starts = plan->order && (p == 0 || plan->unit[p] != plan->unit[p - 1]);
 
 		CHECK_FOR_INTERRUPTS();
+		if (starts)
+			MemoryContextReset(unitcxt);
 		/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
 		/* the target's columns are the model's, in order */
 		for (int i = 0; i < nout; i++)
 		{
 			slot->tts_isnull[i] = false;
-			if (out[i].kind == OUT_SYNTH)
+			if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
+				slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
+														  starts, &kept[i], &kept_null[i], unitcxt, rng,
+														  &slot->tts_isnull[i]);
+			else if (out[i].kind == OUT_SYNTH)
 				slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
 			else if (out[i].kind == OUT_IDENTIFIER)
-				slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && unit_of_row ? unit_of_row[r] :
-															 (int64) r + 1, rng, &slot->tts_isnull[i]);
+				slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && plan->unit ? plan->unit[p] :
+															 (int64) p + 1, rng, &slot->tts_isnull[i]);
 			else
 			{
 				slot->tts_values[i] = (Datum) 0;
@@ -240,7 +285,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 			}
 			ResetExprContext(econtext);
 		}
-		if (nslots > 0 && (nslots == WRITE_BATCH || r + 1 == synth->nrows))
+		if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
 		{
 			if (pages)
 				for (int b = 0; b < nslots; b++)
@@ -253,8 +298,8 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 			nslots = 0;
 			MemoryContextReset(batchcxt);
 		}
-		if ((r + 1) % (64 * WRITE_BATCH) == 0)
-			synth_report(pr, "writing the synthetic table", (int) (100.0 * r / synth->nrows));
+		if ((p + 1) % (64 * WRITE_BATCH) == 0)
+			synth_report(pr, "writing the synthetic table", (int) (100.0 * p / plan->npos));
 	}
 	if (pages)
 		synth_pagewrite_end(pages);
@@ -264,7 +309,23 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	FreeExecutorState(estate);
 	table_close(trel, NoLock);
 	MemoryContextDelete(batchcxt);
+	MemoryContextDelete(unitcxt);
 	return dropped;
+}
+
+/* The codes of the synthesized columns held constant within a unit, in column order: false if none. */
+static bool
+unit_constant_columns(const DpModel *m, const dp_codes *synth, const uint16 ***gcols, int *ngcols)
+{
+	const uint16 **g = palloc(sizeof(uint16 *) * Max(m->nout, 1));
+	int			n = 0;
+
+	for (int i = 0; i < m->nout; i++)
+		if (m->out[i].kind == OUT_SYNTH && m->out[i].unit_constant)
+			g[n++] = synth->col[m->out[i].synth];
+	*gcols = g;
+	*ngcols = n;
+	return n > 0;
 }
 
 /*
@@ -280,12 +341,30 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	OutColumn  *out = m->out;
 	int			nout = m->nout;
 	uint64		dropped;
+	RowPlan		plan = {synth->nrows, NULL, NULL};
 	int64	   *unit_of_row = NULL;
+	uint64	   *order = NULL;
+	const uint16 **gcols;
+	int			ngcols;
 	List	   *checks;
 	StringInfoData full;
 	ListCell   *lc;
 
 	synth_report(pr, "writing the synthetic table", 0);
+	/* a source with a privacy unit and columns constant within a unit: the synthetic units are
+	 * formed within the rows of one combination of those columns (the rows written may then
+	 * differ from the rows drawn by a few per combination, dp_unit_assign_grouped) */
+	if (m->unit_hist != NULL && synth->nrows > 0 && unit_constant_columns(m, synth, &gcols, &ngcols))
+	{
+		if (dp_unit_assign_grouped(m->unit_hist, (uint32) m->unit_k, synth->nrows, gcols, (uint32) ngcols, rng,
+								   &order, &unit_of_row, &plan.npos) < 0)
+			ereport(ERROR,
+					(errcode(dpsynth_core_errcode()),
+					 errmsg("%s: the synthetic rows cannot be formed into units", pr->label),
+					 errdetail("%s", dp_last_error())));
+		plan.order = order;
+		plan.unit = unit_of_row;
+	}
 	for (int i = 0; i < nout; i++)
 	{
 		if (out[i].kind == OUT_SYNTH)
@@ -294,7 +373,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 			synth_prepare_shape(&out[i]);
 		}
 		else if (out[i].kind == OUT_IDENTIFIER)
-			synth_identifier_format(&out[i], (int64) synth->nrows);
+			synth_identifier_format(&out[i], (int64) plan.npos);
 	}
 	/* provenance: what of the source's schema is not carried over, and why */
 	initStringInfo(&full);
@@ -310,13 +389,19 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	checks = synth_validated_checks(*target_relid, m->checks, pr->label);
 	add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));
 	/* a source with a privacy unit: rows to synthetic units, sizes drawn from the released histogram */
-	if (m->unit_hist != NULL && synth->nrows > 0)
+	if (m->unit_hist != NULL && synth->nrows > 0 && order == NULL)
 	{
 		unit_of_row = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * synth->nrows);
 		(void) dp_unit_assign(m->unit_hist, (uint32) m->unit_k, synth->nrows, rng, unit_of_row);
+		plan.unit = unit_of_row;
 	}
-	dropped = insert_rows(*target_relid, out, nout, synth, unit_of_row, rng, pr);
-	if (unit_of_row)
+	dropped = insert_rows(*target_relid, out, nout, synth, &plan, rng, pr);
+	if (order)
+	{
+		dp_free(order);
+		dp_free(unit_of_row);
+	}
+	else if (unit_of_row)
 		pfree(unit_of_row);
-	return synth->nrows - dropped;
+	return plan.npos - dropped;
 }

@@ -466,6 +466,8 @@ plan_release(FunctionCallInfo fcinfo, SynthCall *c)
 	dpsynth_unit_load(c->relid, &c->unit);
 	c->out = synth_plan_columns(c->relid, c->only, c->label, &c->nout, &c->synth_names,
 								c->unit.on ? c->unit.attnum : InvalidAttrNumber);
+	if (c->unit.on)
+		(void) synth_mark_unit_constant(c->out, c->nout, c->unit.constant, c->unit.nconstant);
 	c->cols = dpsynth_load_columns(c->relid, c->synth_names, &c->ncols);
 	plan_focus(c);
 	dpsynth_plan_call(c->relid, c->adaptive ? DP_CALL_ADAPTIVE : DP_CALL_PRIVSYN, c->units, c->epsilon,

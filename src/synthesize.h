@@ -78,6 +78,8 @@ typedef struct OutColumn
 	int64		id_capacity;
 	bool		id_long_format;
 	bool		unit;			/* OUT_IDENTIFIER: the source's privacy unit (synthetic unit ids) */
+	/* OUT_SYNTH: declared constant within a unit (dp_unit_constant): one value per synthetic unit */
+	bool		unit_constant;
 } OutColumn;
 
 /* A CHECK constraint of the source, copied to synthetic tables: its name (quoted with
@@ -154,6 +156,8 @@ extern OutColumn *synth_plan_columns(Oid relid, ArrayType *only, const char *lab
 extern void synth_bind_columns(OutColumn *out, int nout, DpColumn *cols, bool discovered);
 /* The copy's own types for columns whose types the source's owner controls (enums, composites). */
 extern void synth_own_column_types(OutColumn *out, int nout, Oid nspid);
+/* Marks the synthesized columns named in names[0..n) constant within a unit; returns how many. */
+extern int	synth_mark_unit_constant(OutColumn *out, int nout, char *const *names, int n);
 /* Refuses (22023) a NOT NULL identifier column that cannot hold maxrows fresh values. */
 extern void synth_check_identifiers(OutColumn *out, int nout, int64 maxrows, bool rows_given,
 									const char *label);

@@ -32,6 +32,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/guc.h"
@@ -49,6 +50,24 @@
 #include "dp_random.h"
 #include "dp_sampler.h"
 #include "dp_units.h"
+
+/* The columns constant within a unit: column 5 of dpsynth_unit_load's row, a text[], into u. */
+static void
+load_constant(DpUnit *u, MemoryContext caller)
+{
+	bool		isnull;
+	Datum		a = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull);
+	Datum	   *elems;
+	int			n;
+
+	if (isnull)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(a), TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	u->constant = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		u->constant[i] = MemoryContextStrdup(caller, TextDatumGetCString(elems[i]));
+	u->nconstant = n;
+}
 
 /* Reads the table's privacy unit from dpsynth.budgets; checks its column; u->on false if none. */
 void
@@ -70,7 +89,13 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	/* through to_jsonb: a catalog older than 0.4.0 (the library is loaded before ALTER EXTENSION
 	 * UPDATE) has no such columns, and its tables have no unit */
 	if (SPI_execute_with_args("SELECT (j->>'privacy_unit')::int2, (j->>'max_rows_per_unit')::int4, "
-							  "(j->>'max_rows_per_cell')::int4, j->>'privacy_unit_name' FROM dpsynth.budgets b, "
+							  "(j->>'max_rows_per_cell')::int4, j->>'privacy_unit_name', "
+							  "ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a "
+							  "      WHERE a.attrelid = b.relid AND NOT a.attisdropped AND a.attnum > 0 "
+							  "        AND a.attnum IN (SELECT x::int2 FROM pg_catalog.jsonb_array_elements_text("
+							  "            CASE WHEN pg_catalog.jsonb_typeof(j->'unit_constant') = 'array' "
+							  "                 THEN j->'unit_constant' END) x) ORDER BY a.attnum) "
+							  "FROM dpsynth.budgets b, "
 							  "LATERAL pg_catalog.to_jsonb(b) j WHERE b.relid = $1",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the privacy unit of relation %u", relid);
@@ -98,6 +123,7 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 			/* SPI_getvalue's copy lives in SPI's context, gone at SPI_finish */
 			if (dn != NULL)
 				declared_name = MemoryContextStrdup(caller, dn);
+			load_constant(u, caller);
 		}
 	}
 	SPI_finish();

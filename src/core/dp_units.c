@@ -138,32 +138,50 @@ dp_unit_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const uint6
 	return 0;
 }
 
-uint64_t
-dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng, int64_t *unit_of_row)
+/* the positive part of hist[1..k], the total unit sizes are drawn against */
+static double
+hist_total(const double *hist, uint32_t k)
 {
 	double		total = 0;
-	uint64_t	r = 0,
-				units = 0;
 
 	for (uint32_t j = 1; j <= k; j++)
 		total += hist[j] > 0 ? hist[j] : 0;
+	return total;
+}
+
+/* one unit size from the distribution proportional to max(hist[j], 0); 1 if total is 0 */
+static uint32_t
+draw_size(const double *hist, uint32_t k, double total, dp_prng *rng)
+{
+	uint32_t	size = 1;
+
+	if (total > 0)
+	{
+		double		u = dp_prng_unit(rng) * total,
+					acc = 0;
+
+		for (size = 1; size < k; size++)
+		{
+			acc += hist[size] > 0 ? hist[size] : 0;
+			if (u < acc)
+				break;
+		}
+		/* size == k when u fell in the last cell (or past it by rounding) */
+	}
+	return size;
+}
+
+uint64_t
+dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng, int64_t *unit_of_row)
+{
+	double		total = hist_total(hist, k);
+	uint64_t	r = 0,
+				units = 0;
+
 	while (r < nrows)
 	{
-		uint32_t	size = 1;
+		uint32_t	size = draw_size(hist, k, total, rng);
 
-		if (total > 0)
-		{
-			double		u = dp_prng_unit(rng) * total,
-						acc = 0;
-
-			for (size = 1; size < k; size++)
-			{
-				acc += hist[size] > 0 ? hist[size] : 0;
-				if (u < acc)
-					break;
-			}
-			/* size == k when u fell in the last cell (or past it by rounding) */
-		}
 		units++;
 		for (uint32_t i = 0; i < size && r < nrows; i++)
 			unit_of_row[r++] = (int64_t) units;
@@ -249,4 +267,224 @@ dp_unit_noise_drawable(double sigma2, uint32_t kmax)
 		dp_dgauss_init(&g, sigma2 * (double) kmax * (double) kmax) != 0)
 		return -1;
 	return 0;
+}
+
+typedef struct group_ctx
+{
+	const uint16_t *const *gcols;
+	uint32_t	ngcols;
+} group_ctx;
+
+/* row a before row b: by the group columns' codes in order, then by index */
+static int
+group_before(const group_ctx *g, uint64_t a, uint64_t b)
+{
+	for (uint32_t j = 0; j < g->ngcols; j++)
+		if (g->gcols[j][a] != g->gcols[j][b])
+			return g->gcols[j][a] < g->gcols[j][b];
+	return a < b;
+}
+
+static int
+same_group(const group_ctx *g, uint64_t a, uint64_t b)
+{
+	for (uint32_t j = 0; j < g->ngcols; j++)
+		if (g->gcols[j][a] != g->gcols[j][b])
+			return 0;
+	return 1;
+}
+
+/* bottom-up merge sort of idx[0..n) by group_before, tmp[0..n) as scratch */
+static void
+group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
+{
+	uint64_t   *src = idx,
+			   *dst = tmp;
+
+	for (uint64_t width = 1; width < n; width *= 2)
+	{
+		for (uint64_t lo = 0; lo < n; lo += 2 * width)
+		{
+			uint64_t	mid = lo + width < n ? lo + width : n,
+						hi = lo + 2 * width < n ? lo + 2 * width : n,
+						i = lo,
+						j = mid,
+						o = lo;
+
+			while (i < mid && j < hi)
+				dst[o++] = group_before(g, src[j], src[i]) ? src[j++] : src[i++];
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		{
+			uint64_t   *t = src;
+
+			src = dst;
+			dst = t;
+		}
+		if ((width & 0xFFFF) == 0)
+			dp_check_interrupts();
+	}
+	if (src != idx)
+		memcpy(idx, src, sizeof(uint64_t) * n);
+}
+
+/*
+ * Cuts one group's rows rows[0..n) (shuffled) into units, appending to order/unit_of_pos at
+ * *npos; the last unit as dp_unit_assign_grouped says.
+ */
+static void
+assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows, uint64_t n,
+			 dp_prng *rng, uint64_t *order, int64_t *unit_of_pos, uint64_t *npos, int64_t *units)
+{
+	uint64_t	pos = 0;
+
+	while (pos < n)
+	{
+		uint32_t	size = draw_size(hist, k, total, rng);
+		uint64_t	left = n - pos;
+
+		if (size > left && dp_prng_below(rng, size) >= left)
+			break;				/* dropped, with probability 1 - left / size */
+		(*units)++;
+		for (uint32_t i = 0; i < size; i++)
+		{
+			uint64_t	row;
+
+			if (i < left)
+				row = rows[pos + i];
+			else if (pos > 0)
+				row = rows[dp_prng_below(rng, pos)];	/* the group's other rows */
+			else
+				row = rows[dp_prng_below(rng, n)];
+			order[*npos] = row;
+			unit_of_pos[*npos] = *units;
+			(*npos)++;
+		}
+		pos += size < left ? size : left;
+	}
+}
+
+/*
+ * Puts the units of order/unit_of_pos[0..npos) (units 1..units, each over consecutive positions)
+ * in a uniformly random order, numbered 1..units again in that order, so that the table is not
+ * sorted by the grouping columns.  0, or -1 on allocation failure (nothing changed).
+ */
+static int
+shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t units, dp_prng *rng)
+{
+	uint64_t   *start = dp_alloc(sizeof(uint64_t) * ((size_t) units + 1)),
+			   *perm = dp_alloc(sizeof(uint64_t) * ((size_t) units + 1)),
+			   *copy = dp_alloc(sizeof(uint64_t) * (npos + 1)),
+				p = 0;
+
+	if (start == NULL || perm == NULL || copy == NULL)
+	{
+		dp_free(start);
+		dp_free(perm);
+		dp_free(copy);
+		return -1;
+	}
+	for (uint64_t i = 0; i < npos; i++)
+		if (i == 0 || unit_of_pos[i] != unit_of_pos[i - 1])
+			start[p++] = i;
+	start[p] = npos;
+	for (uint64_t u = 0; u < (uint64_t) units; u++)
+		perm[u] = u;
+	for (uint64_t u = (uint64_t) units; u > 1; u--)
+	{
+		uint64_t	j = dp_prng_below(rng, u),
+					t = perm[u - 1];
+
+		perm[u - 1] = perm[j];
+		perm[j] = t;
+	}
+	memcpy(copy, order, sizeof(uint64_t) * npos);
+	p = 0;
+	for (uint64_t u = 0; u < (uint64_t) units; u++)
+		for (uint64_t i = start[perm[u]]; i < start[perm[u] + 1]; i++)
+		{
+			order[p] = copy[i];
+			unit_of_pos[p++] = (int64_t) u + 1;
+		}
+	dp_free(start);
+	dp_free(perm);
+	dp_free(copy);
+	return 0;
+}
+
+int64_t
+dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
+					   const uint16_t *const *gcols, uint32_t ngcols, dp_prng *rng,
+					   uint64_t **order, int64_t **unit_of_pos, uint64_t *npos)
+{
+	group_ctx	g = {gcols, ngcols};
+	double		total = hist_total(hist, k);
+	uint64_t   *idx,
+			   *tmp,
+				ngroups = 0,
+				done = 0,
+				cap;
+	int64_t		units = 0;
+
+	*order = NULL;
+	*unit_of_pos = NULL;
+	*npos = 0;
+	if (nrows == 0)
+		return 0;
+	idx = dp_alloc(sizeof(uint64_t) * nrows);
+	tmp = dp_alloc(sizeof(uint64_t) * nrows);
+	if (idx == NULL || tmp == NULL)
+		goto nomem;
+	for (uint64_t i = 0; i < nrows; i++)
+		idx[i] = i;
+	group_sort(&g, idx, tmp, nrows);
+	dp_free(tmp);
+	tmp = NULL;
+	for (uint64_t i = 0; i < nrows; i++)
+		ngroups += i == 0 || !same_group(&g, idx[i - 1], idx[i]);
+	/* each group adds at most k - 1 rows to fill its last unit */
+	cap = nrows + ngroups * (k > 0 ? k - 1 : 0);
+	*order = dp_alloc(sizeof(uint64_t) * cap);
+	*unit_of_pos = dp_alloc(sizeof(int64_t) * cap);
+	if (*order == NULL || *unit_of_pos == NULL)
+		goto nomem;
+	for (uint64_t lo = 0; lo < nrows;)
+	{
+		uint64_t	hi = lo + 1;
+
+		while (hi < nrows && same_group(&g, idx[lo], idx[hi]))
+			hi++;
+		/* Fisher-Yates: which of the group's rows share a unit is random */
+		for (uint64_t i = hi - lo - 1; i > 0; i--)
+		{
+			uint64_t	j = dp_prng_below(rng, i + 1),
+						t = idx[lo + i];
+
+			idx[lo + i] = idx[lo + j];
+			idx[lo + j] = t;
+		}
+		assign_group(hist, k, total, idx + lo, hi - lo, rng, *order, *unit_of_pos, npos, &units);
+		lo = hi;
+		if ((++done & 0xFFF) == 0)
+			dp_check_interrupts();
+	}
+	dp_free(idx);
+	idx = NULL;
+	if (shuffle_units(*order, *unit_of_pos, *npos, units, rng) != 0)
+		goto nomem;
+	return units;
+
+nomem:
+	dp_free(idx);
+	dp_free(tmp);
+	dp_free(*order);
+	dp_free(*unit_of_pos);
+	*order = NULL;
+	*unit_of_pos = NULL;
+	*npos = 0;
+	dp_fail(DP_ERR_NOMEM, "out of memory forming %llu synthetic rows into units", (unsigned long long) nrows);
+	return -1;
 }

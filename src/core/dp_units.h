@@ -98,4 +98,24 @@ int			dp_unit_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const
 uint64_t	dp_unit_assign(const double *hist, uint32_t k, uint64_t nrows, dp_prng *rng,
 						   int64_t *unit_of_row);
 
+/*
+ * As dp_unit_assign, for a table whose owner declared columns constant within a unit (a patient's
+ * sex): no synthetic unit mixes rows of different values of those columns.  Post-processing of
+ * the synthetic rows and of the released histogram.  The rows are grouped by their codes in
+ * gcols[0..ngcols) (each nrows entries); each group's rows are shuffled, then cut into units of
+ * sizes drawn independently as dp_unit_assign draws them.  Where a group's last unit is drawn
+ * larger (s) than the r rows left, it is kept with probability r / s, filled up with s - r rows
+ * drawn uniformly from the group's other rows (from the group's own r rows if it has no other),
+ * and else its r rows are dropped: every unit then has a size drawn from the histogram, and each
+ * group keeps its rows in expectation.  The units are then put in a random order (the output is
+ * not sorted by group).  Writes to *order the row of each output position (a row may appear
+ * twice, or not at all) and to *unit_of_pos its unit, numbered from 1 in that order, a unit's rows
+ * consecutive; both have *npos entries, allocated with dp_alloc (the caller frees them with
+ * dp_free).  Returns the number of units, or -1 on allocation failure (dp_fail), when nothing
+ * is allocated.
+ */
+int64_t		dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
+								   const uint16_t *const *gcols, uint32_t ngcols, dp_prng *rng,
+								   uint64_t **order, int64_t **unit_of_pos, uint64_t *npos);
+
 #endif							/* DP_UNITS_H */

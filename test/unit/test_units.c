@@ -6,7 +6,8 @@
  * histogram of kept rows per unit; units whose keys are prefixes of each other or differ in one
  * byte stay apart; the kept subset is uniform (each of 5 rows of a unit kept with frequency 2/5
  * at k = 2, over 20,000 draws of CSPRNG keys: a 6-sigma band).  Assignment: unit sizes follow the
- * released histogram, negative cells count as zero, and every row gets a unit.  Learning k: the
+ * released histogram, negative cells count as zero, and every row gets a unit; grouped by the
+ * columns constant within a unit, no unit mixes groups or is cut.  Learning k: the
  * 0.95-quantile of a histogram of row counts, negative cells summed as they are.
  */
 #include <math.h>
@@ -355,6 +356,102 @@ test_noise_drawable(void)
 	}
 }
 
+/*
+ * Grouped assignment: rows of 2 group columns (4 x 3 values, skewed), unit sizes 1 or 3 (1:3):
+ * every unit lies in one group, has a size of a positive cell (no unit is cut), its rows are
+ * consecutive and numbered 1..units, in random order rather than by group; each group's rows change by at most k - 1 = 2 (only its last
+ * unit is filled up or dropped); sizes keep the 1:3 shares.
+ */
+static void
+test_assign_grouped(void)
+{
+	double		hist[4] = {0, 10, -5, 30};
+	uint64_t	nrows = 60000,
+				npos,
+				*order;
+	int64_t    *unit,
+				units,
+				last = 0;
+	uint16_t   *g0 = malloc(sizeof(uint16_t) * nrows),
+			   *g1 = malloc(sizeof(uint16_t) * nrows);
+	const uint16_t *gcols[2] = {g0, g1};
+	int64_t		in[12] = {0},
+				out[12] = {0};
+	uint64_t	n1 = 0,
+				n3 = 0,
+				bad_size = 0,
+				mixed = 0,
+				unnumbered = 0,
+				group_changes = 0;
+	dp_prng		rng;
+
+	dp_prng_seed(&rng, 7);
+	for (uint64_t r = 0; r < nrows; r++)
+	{
+		uint64_t	x = dp_prng_below(&rng, 100);
+
+		g0[r] = (uint16_t) (x < 60 ? 0 : x < 90 ? 1 : x < 99 ? 2 : 3);
+		g1[r] = (uint16_t) dp_prng_below(&rng, 3);
+		in[g0[r] * 3 + g1[r]]++;
+	}
+	units = dp_unit_assign_grouped(hist, 3, nrows, gcols, 2, &rng, &order, &unit, &npos);
+	unit_check(units > 0 && npos > 0, "grouped assignment: %lld units over %llu positions", (long long) units,
+			   (unsigned long long) npos);
+	for (uint64_t p = 0; p < npos;)
+	{
+		uint64_t	q = p + 1;
+
+		if (unit[p] != last + 1)
+			unnumbered++;
+		if (p > 0 && (g0[order[p]] != g0[order[p - 1]] || g1[order[p]] != g1[order[p - 1]]))
+			group_changes++;
+		last = unit[p];
+		while (q < npos && unit[q] == unit[p])
+		{
+			if (g0[order[q]] != g0[order[p]] || g1[order[q]] != g1[order[p]])
+				mixed++;
+			q++;
+		}
+		if (q - p == 1)
+			n1++;
+		else if (q - p == 3)
+			n3++;
+		else
+			bad_size++;
+		for (uint64_t i = p; i < q; i++)
+			out[g0[order[i]] * 3 + g1[order[i]]]++;
+		p = q;
+	}
+	unit_check(unnumbered == 0 && last == units, "units numbered 1..%lld, each over consecutive positions",
+			   (long long) units);
+	unit_check(mixed == 0, "no unit mixes groups (%llu rows do)", (unsigned long long) mixed);
+	/* units in random order: consecutive units are mostly of different groups (sorted: 11 changes) */
+	unit_check(group_changes > (uint64_t) units / 2, "units in random order, not by group (%llu group changes)",
+			   (unsigned long long) group_changes);
+	unit_check(bad_size == 0, "no unit cut to a size whose cell is not positive (%llu)", (unsigned long long) bad_size);
+	{
+		double		f3 = (double) n3 / (double) (n1 + n3);
+
+		unit_check(fabs(f3 - 0.75) < 0.02, "units of 3 rows: %.4f of all, expected 0.75", f3);
+	}
+	for (int c = 0; c < 12; c++)
+		/* the last unit changes a group's rows by at most 2, up or down, once */
+		unit_check(llabs(out[c] - in[c]) <= 2, "group %d keeps its %lld rows up to the last unit (%lld)", c,
+				   (long long) in[c], (long long) out[c]);
+	free(order);
+	free(unit);
+	{
+		double		zero[3] = {0, -1, 0};
+
+		units = dp_unit_assign_grouped(zero, 2, nrows, gcols, 2, &rng, &order, &unit, &npos);
+		unit_check(units == (int64_t) nrows && npos == nrows, "no positive cell: one row per unit, none dropped");
+		free(order);
+		free(unit);
+	}
+	free(g0);
+	free(g1);
+}
+
 int
 main(void)
 {
@@ -366,6 +463,7 @@ main(void)
 	test_bound();
 	test_uniform();
 	test_assign();
+	test_assign_grouped();
 	test_pick_k();
 	test_pick_k_weighed();
 	test_noise_drawable();
