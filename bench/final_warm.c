@@ -3,7 +3,8 @@
  * iterations after the sub-model's rows: the bundled Adult table tiled k times (as final_draw.c),
  * one dp_adaptive_run at epsilon (delta 1e-6), then from that one model, for each warm iteration
  * count W of the list, `reps` draws by dp_adaptive_sample with one thread (dp_adaptive_sample
- * cuts W to DP_ADAPTIVE_SUBMODEL_WARM_ITERS: a larger W needs a build with a larger constant).
+ * cuts W to dp_adaptive_submodel_iters of the model's k-way marginals: a larger W needs a build
+ * with larger DP_ADAPTIVE_SUBMODEL_WARM_ITERS and DP_ADAPTIVE_SUBMODEL_WARM_VISITS).
  * Prints each draw's mean 2-way TVD over every pair and mean 3-way TVD over 80 fixed triples
  * against the real rows (over the codes), its CPU seconds, and the CPU seconds at the end of each
  * GUM iteration.  One model for every W, so that the draws differ by W and the draw's seed only.

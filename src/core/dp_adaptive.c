@@ -520,9 +520,15 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 		}
 		if (rc == 0)
 		{
+			uint32_t	kway = 0,
+						w;
+
+			for (uint32_t k = 0; k < model->nmargs; k++)
+				kway += model->margs[k].nattrs >= 2;
+			w = dp_adaptive_submodel_iters(kway);
 			prm.start = &start;
-			if (prm.iterations > DP_ADAPTIVE_SUBMODEL_WARM_ITERS)
-				prm.iterations = DP_ADAPTIVE_SUBMODEL_WARM_ITERS;
+			if (prm.iterations > w)
+				prm.iterations = w;
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
 		}

@@ -107,7 +107,8 @@
  *      one-way marginals, then the k-way ones in the order they were measured while its junction
  *      tree stays within DP_ADAPTIVE_JTREE_CELLS: dp_jtree_build_greedy), draws the rows from it
  *      exactly and runs GUM on all the marginals from those rows, at most
- *      DP_ADAPTIVE_SUBMODEL_WARM_ITERS iterations: the rows start with the sub-model's structure
+ *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
+ *      more than 56 k-way marginals): the rows start with the sub-model's structure
  *      and GUM moves them only towards the marginals it left out (every iteration is a pass over
  *      the rows per marginal, at about the same cost; fewer iterations cost 2- and 3-way
  *      fidelity on the same model: bench/final_warm.c).  Otherwise GUM: warm from the last round's estimate, with
@@ -151,7 +152,9 @@
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
-#define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 10	/* ... from a sub-model's rows (step 5) */
+#define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 10	/* ... from a sub-model's rows (step 5), at most */
+#define DP_ADAPTIVE_SUBMODEL_WARM_VISITS 560	/* ... as long as k-way marginals x iterations stay within this */
+#define DP_ADAPTIVE_SUBMODEL_MIN_ITERS 5	/* ... but never fewer than this */
 #define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
@@ -180,6 +183,25 @@ static inline uint32_t
 dp_adaptive_final_iters(uint32_t iterations)
 {
 	return iterations > DP_ADAPTIVE_FINAL_ITERS ? DP_ADAPTIVE_FINAL_ITERS : iterations;
+}
+
+/*
+ * The GUM iterations after a sub-model's rows (step 5) for a model of kway k-way marginals: every
+ * iteration visits each of them once, a pass over the rows and its moves each, so the draw's cost
+ * grows with the model; the iterations are cut so that kway x iterations stays within
+ * DP_ADAPTIVE_SUBMODEL_WARM_VISITS, between DP_ADAPTIVE_SUBMODEL_MIN_ITERS and
+ * DP_ADAPTIVE_SUBMODEL_WARM_ITERS: the draw's cost stays about that of a model of
+ * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_WARM_ITERS marginals, whatever the
+ * rounds measured.  A function of the model's size (public) only; bench/final_warm.c measures
+ * what the iterations buy on a given model.
+ */
+static inline uint32_t
+dp_adaptive_submodel_iters(uint32_t kway)
+{
+	uint32_t	w = kway > 0 ? DP_ADAPTIVE_SUBMODEL_WARM_VISITS / kway : DP_ADAPTIVE_SUBMODEL_WARM_ITERS;
+
+	return w > DP_ADAPTIVE_SUBMODEL_WARM_ITERS ? DP_ADAPTIVE_SUBMODEL_WARM_ITERS :
+		w < DP_ADAPTIVE_SUBMODEL_MIN_ITERS ? DP_ADAPTIVE_SUBMODEL_MIN_ITERS : w;
 }
 
 /*
@@ -293,7 +315,7 @@ typedef struct dp_adaptive_draw
  * The synthetic rows of an adaptive model (step 5): dp_privsyn_sample with gum (the caller's
  * maxent_cells, jtree_cells, iterations and start), except on a model that
  * dp_adaptive_draws_submodel picks, whose GUM starts from the rows of the maximum-entropy
- * distribution of a sub-model (step 5) and runs at most DP_ADAPTIVE_SUBMODEL_WARM_ITERS iterations.
+ * distribution of a sub-model (step 5) and runs at most dp_adaptive_submodel_iters iterations.
  * Same returns as dp_privsyn_sample; how (never NULL) says which.  A function of the model,
  * nrows, gum and rng only (post-processing), used by dp_adaptive_run and by dp_sample.
  */

@@ -900,6 +900,13 @@ test_selections(void)
 			   dp_adaptive_tree_bound(NAN) == DP_ADAPTIVE_TREE_CELLS &&
 			   dp_adaptive_tree_bound(-5) == DP_ADAPTIVE_TREE_CELLS,
 			   "the rounds' tree bound: 2^20 up to 32,768 rows, 32 cells a row up to 2^22 cells, then none");
+	/* GUM's iterations after a sub-model (step 5): 560 visits of k-way marginals, 5 to 10 iterations */
+	unit_check(dp_adaptive_submodel_iters(0) == 10 && dp_adaptive_submodel_iters(1) == 10 &&
+			   dp_adaptive_submodel_iters(56) == 10 && dp_adaptive_submodel_iters(57) == 9 &&
+			   dp_adaptive_submodel_iters(74) == 7 && dp_adaptive_submodel_iters(92) == 6 &&
+			   dp_adaptive_submodel_iters(112) == 5 && dp_adaptive_submodel_iters(113) == 5 &&
+			   dp_adaptive_submodel_iters(100000) == 5,
+			   "GUM after a sub-model: 10 iterations up to 56 k-way marginals, then 560 visits in all, at least 5");
 }
 
 /* the iterations a GUM run reports (progress calls with an error, not heartbeats), and its iters */
@@ -997,20 +1004,50 @@ test_large_n(void)
 		dp_codes_free(&a);
 		dp_codes_free(&b);
 		{
-			/* GUM after the sub-model's rows: DP_ADAPTIVE_SUBMODEL_WARM_ITERS at most, asked for 30 */
+			/* GUM after the sub-model's rows: dp_adaptive_submodel_iters at most, asked for 30 */
 			iter_count	c = {0, 0};
 			dp_gum_params gc = g;
+			uint32_t	w = dp_adaptive_submodel_iters(res.n_kway);
+			dp_privsyn_result wide = res;
+			dp_marg    *twice = malloc(sizeof(dp_marg) * (res.nmargs + res.n_kway));
 
 			gc.progress = count_iterations;
 			gc.progress_arg = &c;
 			dp_prng_seed(&rng, 5);
 			rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
 			unit_check(rc == 0 && how.sub_margs > ADULT_COLS && g.iterations > DP_ADAPTIVE_SUBMODEL_WARM_ITERS &&
-					   c.calls >= 1 && c.calls <= DP_ADAPTIVE_SUBMODEL_WARM_ITERS &&
-					   c.iters == DP_ADAPTIVE_SUBMODEL_WARM_ITERS,
-					   "dp_adaptive_sample from the sub-model: %u GUM iterations of %u (asked for %u, at most %d)",
-					   c.calls, c.iters, g.iterations, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
+					   c.calls >= 1 && c.calls <= w && c.iters == w,
+					   "dp_adaptive_sample from the sub-model: %u GUM iterations of %u (asked for %u, at most %u for %u k-way marginals)",
+					   c.calls, c.iters, g.iterations, w, res.n_kway);
 			dp_codes_free(&a);
+
+			/*
+			 * the same model with every k-way marginal listed twice: twice the visits an iteration,
+			 * so fewer iterations (the released values are the same; a test of the budget only)
+			 */
+			if (twice)
+			{
+				uint32_t	nw = 0;
+
+				for (uint32_t k = 0; k < res.nmargs; k++)
+				{
+					twice[nw++] = res.margs[k];
+					if (res.margs[k].nattrs >= 2)
+						twice[nw++] = res.margs[k];
+				}
+				wide.margs = twice;
+				wide.nmargs = nw;
+				c.calls = c.iters = 0;
+				dp_prng_seed(&rng, 5);
+				rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
+				unit_check(rc == 0 && c.iters == dp_adaptive_submodel_iters(2 * res.n_kway) &&
+						   c.iters < DP_ADAPTIVE_SUBMODEL_WARM_ITERS && c.calls >= 1 && c.calls <= c.iters,
+						   "dp_adaptive_sample, %u k-way marginals: %u GUM iterations of %u (at most %d)",
+						   2 * res.n_kway, c.calls, c.iters, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
+				if (rc == 0)
+					dp_codes_free(&a);
+				free(twice);
+			}
 		}
 		res.total = 131072;		/* a released total with a tree bound: dp_privsyn_sample alone */
 		dp_prng_seed(&rng, 5);
