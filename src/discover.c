@@ -557,6 +557,18 @@ refined_edges(const Discovery *d, const Refinement *ref, double min_bin_mass, co
 	return nedges;
 }
 
+/*
+ * The finest decimal exponent of a real column's values: -s for numeric(p, s) (typmod given),
+ * none otherwise.  Public: the column's declared type.
+ */
+static int
+column_min_exp(const DpColumn *col)
+{
+	if (col->typid == NUMERICOID && col->typmod >= (int32) VARHDRSZ)
+		return -((((col->typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024);
+	return DP_BINNING_ANY_EXP;
+}
+
 static void
 edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass, int64 ledger_id,
 					 const Refinement *ref)
@@ -664,7 +676,7 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			 * its quantiles); a spike's bin has no room to move
 			 */
 			if (col->quantile_wide && min_bin_mass > 0)
-				(void) dp_binning_round_edges(edges, nedges, true);	/* unchanged if not increasing */
+				(void) dp_binning_round_edges(edges, nedges, true, 0);	/* unchanged if not increasing */
 			if (ref)
 				nedges = refined_edges(d, ref, min_bin_mass, merged, nedges, &edges);
 		}
@@ -673,9 +685,17 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	{
 		ok = dp_loggrid_quantile_edges(&d->grid, d->cells, col->quantile_lower, col->quantile_upper,
 									   auto_bins(d, nbins, min_bin_mass), edges, &nedges) == 0;
-		/* heaps at round values start bins in a synthesis (dp_binning.h); unchanged if not increasing */
+		/*
+		 * heaps at round values start bins in a synthesis, at no finer a decimal than the bins
+		 * need or a numeric column's scale (dp_binning.h); unchanged if not increasing
+		 */
 		if (ok && col->quantile_wide && min_bin_mass > 0)
-			(void) dp_binning_round_edges(edges, nedges, false);
+		{
+			int			n = dp_binning_round_edges(edges, nedges, false, column_min_exp(col));
+
+			if (n >= 2)
+				nedges = (uint32) n;
+		}
 	}
 	if (!ok || nedges < 2)
 	{
