@@ -281,15 +281,6 @@ typedef struct Refinement
 	double		sigma;			/* the noise of a value's stage-2 count */
 } Refinement;
 
-typedef struct ShapeCell
-{
-	double		lo,
-				hi,				/* the cell's part in the bin, [lo, hi) */
-				width,
-				count,			/* its share of the cell's noisy count */
-				var;			/* the noise variance of that share */
-} ShapeCell;
-
 static int
 shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_hi,
 			 const double *edges, uint32 nedges, double sigma, const Refinement *ref, double **out)
@@ -302,19 +293,15 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 	double		ql = integral ? ceil(col->quantile_lower) : col->quantile_lower,
 				qu = integral ? floor(col->quantile_upper) + 1 : col->quantile_upper;
 	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + 1));
-	ShapeCell  *bc = palloc(sizeof(ShapeCell) * Max(ncells + nvalues, 1));
+	dp_shape_cell *bc = palloc(sizeof(dp_shape_cell) * Max(ncells + nvalues, 1));
+	double	   *wt = palloc(sizeof(double) * Max(ncells + nvalues, 1));
 	int			n = 0;
 
 	for (uint32 b = 0; b + 1 < nedges; b++)
 	{
 		/* bin b: [edges[b], edges[b + 1]) (integer edges are each bin's first value) */
 		double		blo = Max(edges[b], ql),
-					bhi = Min(edges[b + 1], qu),
-					mass = 0,
-					width = 0,
-					q = 0,
-					v = 0,
-					shrink;
+					bhi = Min(edges[b + 1], qu);
 		int			k = 0;
 
 		for (uint32 c = span_lo; c <= span_hi; c++)
@@ -343,9 +330,6 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 					bc[k].width = 1;
 					bc[k].count = ref->value[(int64) (x - ql)];
 					bc[k].var = ref->sigma * ref->sigma;
-					mass += bc[k].count;
-					width += 1;
-					v += bc[k].var;
 					k++;
 				}
 				continue;
@@ -356,30 +340,17 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			bc[k].width = hi - lo;
 			bc[k].count = (double) raw[c] * part;
 			bc[k].var = sigma * sigma * part * part;
-			mass += bc[k].count;
-			width += bc[k].width;
-			v += bc[k].var;
 			k++;
 		}
-		if (k == 0 || !(mass > 0) || !(width > 0))
+		if (dp_binning_shape_weights(bc, (uint32) k, wt) != 0)
 			continue;			/* nothing released here: uniform over the bin */
 		for (int i = 0; i < k; i++)
 		{
-			double		dev = bc[i].count - mass * bc[i].width / width;
-
-			q += dev * dev;
-		}
-		shrink = q > 0 ? Max(0.0, 1 - v / q) : 0;
-		for (int i = 0; i < k; i++)
-		{
-			double		u = mass * bc[i].width / width,
-						w = u + shrink * (bc[i].count - u);
-
-			if (!(w > 0) || !isfinite(w))
+			if (!(wt[i] > 0) || !isfinite(wt[i]))
 				continue;
 			p[3 * n] = bc[i].lo;
 			p[3 * n + 1] = integral ? bc[i].hi - 1 : bc[i].hi;
-			p[3 * n + 2] = w;
+			p[3 * n + 2] = wt[i];
 			n++;
 		}
 	}

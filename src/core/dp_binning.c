@@ -384,3 +384,38 @@ dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t lower, uint32_
 	*nedges = n;
 	return 0;
 }
+
+int
+dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
+{
+	double		mass = 0,
+				width = 0,
+				q = 0,
+				v = 0,
+				shrink;
+
+	if (c == NULL || w == NULL)
+		return -1;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		mass += c[i].count;
+		width += c[i].width;
+		v += c[i].var;
+	}
+	if (k == 0 || !(mass > 0) || !(width > 0))
+		return -1;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		double		dev = c[i].count - mass * c[i].width / width;
+
+		q += dev * dev;
+	}
+	shrink = q > 0 ? fmax(0.0, 1 - v / q) : 0;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		double		u = mass * c[i].width / width;
+
+		w[i] = u + shrink * (c[i].count - u);
+	}
+	return 0;
+}

@@ -173,4 +173,23 @@ extern double dp_binning_wide_mass(const int64_t *raw, uint32_t n, double sigma,
  */
 extern int	dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp);
 
+/* A grid cell's part in one learned bin: [lo, hi), its noisy count's share and that share's noise. */
+typedef struct dp_shape_cell
+{
+	double		lo,
+				hi,
+				width,			/* hi - lo */
+				count,
+				var;
+} dp_shape_cell;
+
+/*
+ * The weights of the shape inside one bin (src/discover.c's shape_pieces), post-processing of the
+ * released counts: the k cells' counts shrunk toward the bin's uniform spread of their mass by the
+ * James-Stein factor s = max(0, 1 - V / Q), Q the squared deviation of the counts from that
+ * spread, V the sum of the cells' noise variances.  w[i] may be 0 or negative (no mass there).
+ * Returns 0, or -1 when the cells hold no positive mass or width (w unset: uniform over the bin).
+ */
+extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w);
+
 #endif							/* DP_BINNING_H */

@@ -621,6 +621,43 @@ test_round_edges_precision(void)
 	unit_check(ok, "random real edges: ends kept, order kept, no edge finer than its bins need");
 }
 
+/* cells of one value each at lo, lo + 1, ...: counts, one noise variance */
+static void
+value_cells(dp_shape_cell *c, int k, double lo, const double *count, double var)
+{
+	for (int i = 0; i < k; i++)
+	{
+		c[i].lo = lo + i;
+		c[i].hi = lo + i + 1;
+		c[i].width = 1;
+		c[i].count = count[i];
+		c[i].var = var;
+	}
+}
+
+/* The shape inside a bin: the released counts where they stand out of the noise, else shrunk. */
+static void
+test_shape_weights(void)
+{
+	double		bumpy[4] = {10, 50, 5, 35},
+				w[4];
+	dp_shape_cell c[4];
+	bool		ok = true;
+
+	value_cells(c, 4, 0, bumpy, 0);
+	ok = dp_binning_shape_weights(c, 4, w) == 0;
+	for (int i = 0; i < 4; i++)
+		ok &= fabs(w[i] - bumpy[i]) < 1e-9;
+	unit_check(ok, "no noise: the counts as released");
+	value_cells(c, 4, 0, bumpy, 1e6);
+	ok = dp_binning_shape_weights(c, 4, w) == 0;
+	for (int i = 0; i < 4; i++)
+		ok &= fabs(w[i] - 25) < 1e-9;
+	unit_check(ok, "bumps that the noise explains: the bin's mass spread evenly");
+	value_cells(c, 4, 0, (const double[]) {-5, -1, 0, -2}, 1);
+	unit_check(dp_binning_shape_weights(c, 4, w) == -1, "no positive mass: no shape");
+}
+
 int
 main(void)
 {
@@ -638,5 +675,6 @@ main(void)
 	test_wide_mass();
 	test_round_edges();
 	test_round_edges_precision();
+	test_shape_weights();
 	return unit_done();
 }
