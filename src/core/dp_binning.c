@@ -66,14 +66,14 @@ round_to_step(double x, int m, int k)
 }
 
 /*
- * The finest decimal exponent an inner real edge keeps (dp_binning.h): 10^k <= twice the
+ * The finest decimal exponent an inner real edge keeps (dp_binning.h): 10^k <= 1.5 times the
  * narrower of its bins, and not below the type's min_exp.
  */
 static int
 edge_min_exp(double width, int min_exp)
 {
-	/* a relative 1e-9 over: a width of 0.05 read as 61.65 - 61.6 keeps the tenths */
-	int			k = (int) floor(log10(2 * width) + 1e-9);
+	/* a relative 1e-9 over: a width of 0.2 / 3 read as a difference keeps the tenths */
+	int			k = (int) floor(log10(1.5 * width) + 1e-9);
 
 	return k < min_exp ? min_exp : k;
 }
@@ -98,7 +98,7 @@ dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp)
 	{
 		double		x = edges[i],
 					w = fmin(x - prev, edges[i + 1] - x),	/* the bins as learned */
-					tol = fmin(x - edges[m - 1], edges[i + 1] - x) / 4,
+					tol = fmin(x - edges[m - 1], edges[i + 1] - x) / (integral ? 4 : 2),
 					r = x;
 		int			kf,
 					klo;

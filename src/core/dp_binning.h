@@ -54,14 +54,14 @@
  * histogram whose cells hold many values each, so they fall anywhere inside a cell; values
  * recorded to a unit or a tenth heap at round numbers, and a bin across a heap spreads it over
  * its width.  Each inner edge is moved to the nearest multiple of the coarsest round step
- * ({1, 2, 5} x 10^k) that lies within a quarter of its narrower neighbouring bin: a heap at a round
- * value then starts a bin.  A real column's edges keep no finer decimal than twice their narrower
- * bin (nor than a numeric column's scale): the edges inside one grid cell are an interpolation
- * that says nothing of where the values lie, and values recorded to a tenth, where bins are
- * narrower than a tenth, are drawn uniformly across edges at hundredths (half a heap at 61.7
- * lands below 61.7); at a tenth instead, every value recorded to a tenth keeps its side of every
- * edge, and bins narrower than the step merge.  Post-processing of the released edges by a
- * public rule.
+ * ({1, 2, 5} x 10^k) that lies within a quarter (integers) or a half (reals) of its narrower
+ * neighbouring bin: a heap at a round value then starts a bin.  A real column's edges also keep
+ * no finer decimal than 1.5 times their narrower bin (nor than a numeric column's scale): the
+ * edges inside one grid cell are an interpolation that says nothing of where the values lie, and
+ * values recorded to a tenth, where bins are narrower than a tenth, were drawn uniformly across
+ * edges at hundredths (half a heap at 61.7 landed below 61.7); at a tenth, every value recorded
+ * to a tenth keeps its side of every edge, and bins narrower than the step merge.
+ * Post-processing of the released edges by a public rule.
  */
 #ifndef DP_BINNING_H
 #define DP_BINNING_H
@@ -161,15 +161,15 @@ extern double dp_binning_wide_mass(const int64_t *raw, uint32_t n, double sigma,
 
 /*
  * Moves each inner edge of edges[0 .. n - 1] (strictly increasing, finite) to the multiple of the
- * coarsest step s = {1, 2, 5} x 10^k nearest to it within a quarter of the narrower of its two
- * bins (as they are after the edges before it moved).  Integral (min_exp taken as 0): s >= 1, and
- * an edge that no step reaches stays.  Real: s >= 10^k0, k0 the largest with 10^k0 <= twice the
- * narrower bin as learned, and at least min_exp (a numeric(p, s) column: -s, its values' step;
- * else DP_BINNING_ANY_EXP); an edge that no such step reaches within the quarter goes to the
- * nearest multiple of 10^k0, and an edge that lands on or below the one before it (or on the last)
- * is dropped, its two bins merged.  The ends stay; the edges stay strictly increasing.
- * Deterministic.  Returns the number of edges after (n for integral), or -1 on invalid input
- * (edges unchanged).
+ * coarsest step s = {1, 2, 5} x 10^k nearest to it within a quarter (integral) or a half (real) of
+ * the narrower of its two bins (as they are after the edges before it moved).  Integral (min_exp
+ * taken as 0): s >= 1, and an edge that no step reaches stays.  Real: s >= 10^k0, k0 the largest
+ * with 10^k0 <= 1.5 times the narrower bin as learned, and at least min_exp (a numeric(p, s)
+ * column: -s, its values' step; else DP_BINNING_ANY_EXP); an edge that no such step reaches within
+ * the half goes to the nearest multiple of 10^k0, and an edge that lands on or below the one
+ * before it (or on the last) is dropped, its two bins merged.  The ends stay; the edges stay
+ * strictly increasing.  Deterministic.  Returns the number of edges after (n for integral), or
+ * -1 on invalid input (edges unchanged).
  */
 extern int	dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp);
 
