@@ -10,7 +10,8 @@
 #        analyst's public choice; adaptive method only),
 #        DECLARE=none: nothing declared; every domain is learned once by dp_discover at epsilon
 #        DISCOVER_EPS (default 1), stored, and reused by the runs; the table is protected with a
-#        budget that covers them and SELECTION_DELTA, default 1e-6, for its text columns)
+#        budget that covers them and SELECTION_DELTA, default 1e-6, for its text columns),
+#        COLS=1: also each column's one-way TVD of every run (bench/tvd_cols.py)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_quality}
 export DPSYNTH_PORT=${DPSYNTH_PORT:-54332}
@@ -25,6 +26,7 @@ DECLARE=${DECLARE:-domain.json}
 DISCOVER_EPS=${DISCOVER_EPS:-1}
 SELECTION_DELTA=${SELECTION_DELTA:-1e-6}
 SHARED=${SHARED:-$TOP/../shared}
+COLS=${COLS:-0}
 OUT=$TOP/bench/out/$(basename "$0" .sh).$$	# one directory per run: two runs at once must not share synth.csv
 mkdir -p "$OUT"
 declare -A TARGET=([adult]=income [diamonds]=cut [arrests]=released [smokeban]=smoker [star]=star1)
@@ -48,6 +50,9 @@ run_once() {	# $1 dataset, $2 epsilon: declare, synthesize, evaluate; appends a 
 	res=$(OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} /usr/bin/python3 "$SHARED/tools/evaluate.py" "$SHARED/datasets/$d/${d}_train.csv" "$OUT/synth.csv" \
 		--test "$SHARED/datasets/$d/${d}_test.csv" --target "${TARGET[$d]}" --json) || return 1
 	echo "$res" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); d['seconds']=$secs; print(json.dumps(d))" >> "$OUT/q-$d-$eps.jsonl"
+	if [ "$COLS" = 1 ]; then
+		echo "# $d eps=$eps one-way: $(/usr/bin/python3 "$TOP/bench/tvd_cols.py" "$SHARED/datasets/$d/${d}_train.csv" "$OUT/synth.csv" "$SHARED" | tr '\n' ' ')"
+	fi
 }
 
 rows=()

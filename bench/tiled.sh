@@ -5,13 +5,15 @@
 # of EPSILONS with the analyst defaults; evaluate.py's tvd1/tvd2/tvd3/range against the tiled rows,
 # and the call's seconds.  Against a running cluster (PGHOST, PGPORT, PGUSER exported; database
 # TILED_DB, default tiled, created if missing).
-# Usage: DATASET=diamonds COPIES=5 RUNS=2 EPSILONS="0.3 1 3" bench/tiled.sh
+# COLS=1 also prints each column's one-way TVD of every run (bench/tvd_cols.py).
+# Usage: DATASET=diamonds COPIES=5 RUNS=2 EPSILONS="0.3 1 3" [COLS=1] bench/tiled.sh
 set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DATASET=${DATASET:-diamonds}
 COPIES=${COPIES:-5}
 RUNS=${RUNS:-2}
 EPSILONS=${EPSILONS:-"0.3 1 3"}
+COLS=${COLS:-0}
 DB=${TILED_DB:-tiled}
 SHARED=${SHARED:-$TOP/../shared}
 T=${DATASET}_x$COPIES
@@ -44,5 +46,8 @@ for eps in $EPSILONS; do
 		psql -X -q -d "$DB" -c "\\copy synth TO '$OUT/synth.csv' WITH (FORMAT csv, HEADER true)"
 		res=$(/usr/bin/python3 "$SHARED/tools/evaluate.py" "$REAL" "$OUT/synth.csv" --json)
 		echo "$T $eps $r $(echo "$res" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%.4f' % d[k] for k in ('tvd1','tvd2','tvd3','range')))") $secs"
+		if [ "$COLS" = 1 ]; then
+			echo "# $T $eps $r one-way: $(/usr/bin/python3 "$TOP/bench/tvd_cols.py" "$REAL" "$OUT/synth.csv" "$SHARED" | tr '\n' ' ')"
+		fi
 	done
 done

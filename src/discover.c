@@ -281,15 +281,6 @@ typedef struct Refinement
 	double		sigma;			/* the noise of a value's stage-2 count */
 } Refinement;
 
-typedef struct ShapeCell
-{
-	double		lo,
-				hi,				/* the cell's part in the bin, [lo, hi) */
-				width,
-				count,			/* its share of the cell's noisy count */
-				var;			/* the noise variance of that share */
-} ShapeCell;
-
 static int
 shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_hi,
 			 const double *edges, uint32 nedges, double sigma, const Refinement *ref, double **out)
@@ -302,19 +293,15 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 	double		ql = integral ? ceil(col->quantile_lower) : col->quantile_lower,
 				qu = integral ? floor(col->quantile_upper) + 1 : col->quantile_upper;
 	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + 1));
-	ShapeCell  *bc = palloc(sizeof(ShapeCell) * Max(ncells + nvalues, 1));
+	dp_shape_cell *bc = palloc(sizeof(dp_shape_cell) * Max(ncells + nvalues, 1));
+	double	   *wt = palloc(sizeof(double) * Max(ncells + nvalues, 1));
 	int			n = 0;
 
 	for (uint32 b = 0; b + 1 < nedges; b++)
 	{
 		/* bin b: [edges[b], edges[b + 1]) (integer edges are each bin's first value) */
 		double		blo = Max(edges[b], ql),
-					bhi = Min(edges[b + 1], qu),
-					mass = 0,
-					width = 0,
-					q = 0,
-					v = 0,
-					shrink;
+					bhi = Min(edges[b + 1], qu);
 		int			k = 0;
 
 		for (uint32 c = span_lo; c <= span_hi; c++)
@@ -343,9 +330,6 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 					bc[k].width = 1;
 					bc[k].count = ref->value[(int64) (x - ql)];
 					bc[k].var = ref->sigma * ref->sigma;
-					mass += bc[k].count;
-					width += 1;
-					v += bc[k].var;
 					k++;
 				}
 				continue;
@@ -356,30 +340,17 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			bc[k].width = hi - lo;
 			bc[k].count = (double) raw[c] * part;
 			bc[k].var = sigma * sigma * part * part;
-			mass += bc[k].count;
-			width += bc[k].width;
-			v += bc[k].var;
 			k++;
 		}
-		if (k == 0 || !(mass > 0) || !(width > 0))
+		if (dp_binning_shape_weights(bc, (uint32) k, wt) != 0)
 			continue;			/* nothing released here: uniform over the bin */
 		for (int i = 0; i < k; i++)
 		{
-			double		dev = bc[i].count - mass * bc[i].width / width;
-
-			q += dev * dev;
-		}
-		shrink = q > 0 ? Max(0.0, 1 - v / q) : 0;
-		for (int i = 0; i < k; i++)
-		{
-			double		u = mass * bc[i].width / width,
-						w = u + shrink * (bc[i].count - u);
-
-			if (!(w > 0) || !isfinite(w))
+			if (!(wt[i] > 0) || !isfinite(wt[i]))
 				continue;
 			p[3 * n] = bc[i].lo;
 			p[3 * n + 1] = integral ? bc[i].hi - 1 : bc[i].hi;
-			p[3 * n + 2] = w;
+			p[3 * n + 2] = wt[i];
 			n++;
 		}
 	}
@@ -557,6 +528,18 @@ refined_edges(const Discovery *d, const Refinement *ref, double min_bin_mass, co
 	return nedges;
 }
 
+/*
+ * The finest decimal exponent of a real column's values: -s for numeric(p, s) (typmod given),
+ * none otherwise.  Public: the column's declared type.
+ */
+static int
+column_min_exp(const DpColumn *col)
+{
+	if (col->typid == NUMERICOID && col->typmod >= (int32) VARHDRSZ)
+		return -((((col->typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024);
+	return DP_BINNING_ANY_EXP;
+}
+
 static void
 edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass, int64 ledger_id,
 					 const Refinement *ref)
@@ -664,7 +647,7 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			 * its quantiles); a spike's bin has no room to move
 			 */
 			if (col->quantile_wide && min_bin_mass > 0)
-				(void) dp_binning_round_edges(edges, nedges, true);	/* unchanged if not increasing */
+				(void) dp_binning_round_edges(edges, nedges, true, 0);	/* unchanged if not increasing */
 			if (ref)
 				nedges = refined_edges(d, ref, min_bin_mass, merged, nedges, &edges);
 		}
@@ -673,9 +656,17 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	{
 		ok = dp_loggrid_quantile_edges(&d->grid, d->cells, col->quantile_lower, col->quantile_upper,
 									   auto_bins(d, nbins, min_bin_mass), edges, &nedges) == 0;
-		/* heaps at round values start bins in a synthesis (dp_binning.h); unchanged if not increasing */
+		/*
+		 * heaps at round values start bins in a synthesis, at no finer a decimal than the bins
+		 * need or a numeric column's scale (dp_binning.h); unchanged if not increasing
+		 */
 		if (ok && col->quantile_wide && min_bin_mass > 0)
-			(void) dp_binning_round_edges(edges, nedges, false);
+		{
+			int			n = dp_binning_round_edges(edges, nedges, false, column_min_exp(col));
+
+			if (n >= 2)
+				nedges = (uint32) n;
+		}
 	}
 	if (!ok || nedges < 2)
 	{

@@ -65,42 +65,78 @@ round_to_step(double x, int m, int k)
 	return round(x * p / m) * m / p;
 }
 
+/*
+ * The finest decimal exponent an inner real edge keeps (dp_binning.h): 10^k <= 1.5 times the
+ * narrower of its bins, and not below the type's min_exp.
+ */
+static int
+edge_min_exp(double width, int min_exp)
+{
+	/* a relative 1e-9 over: a width of 0.2 / 3 read as a difference keeps the tenths */
+	int			k = (int) floor(log10(1.5 * width) + 1e-9);
+
+	return k < min_exp ? min_exp : k;
+}
+
 int
-dp_binning_round_edges(double *edges, uint32_t n, bool integral)
+dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp)
 {
 	static const int steps[3] = {5, 2, 1};
+	uint32_t	m = 1;
+	double		prev = edges == NULL ? 0 : edges[0];	/* the edge before, as learned */
 
-	if (edges == NULL)
+	if (edges == NULL || n < 1)
 		return -1;
 	for (uint32_t i = 0; i < n; i++)
 		if (!isfinite(edges[i]) || (i > 0 && !(edges[i] > edges[i - 1])))
 			return -1;
+	if (n < 3 || min_exp > 20)
+		return (int) n;
+	if (integral && min_exp < 0)
+		min_exp = 0;
 	for (uint32_t i = 1; i + 1 < n; i++)
 	{
-		double		tol = fmin(edges[i] - edges[i - 1], edges[i + 1] - edges[i]) / 4;
-		int			kf;
+		double		x = edges[i],
+					w = fmin(x - prev, edges[i + 1] - x),	/* the bins as learned */
+					tol = fmin(x - edges[m - 1], edges[i + 1] - x) / (integral ? 4 : 2),
+					r = x;
+		int			kf,
+					klo;
 		bool		moved = false;
 
-		if (!(tol > 0) || !isfinite(tol) || tol < 1e-20 || tol > 1e20)
+		prev = x;
+		if (!isfinite(w) || w < 1e-20 || w > 1e20)
+		{
+			if (x > edges[m - 1])
+				edges[m++] = x;
 			continue;
-		kf = (int) floor(log10(tol));
+		}
+		/* integral: the steps of 1 and above that reach; reals: none finer than the bins need */
+		klo = integral ? min_exp : edge_min_exp(w, min_exp);
+		kf = tol > 0 ? (int) floor(log10(tol)) : klo;
+		if (kf > klo)
+			klo = kf;
 		/* 10^kf <= tol: its nearest multiple is within tol, so the search ends there */
-		for (int k = kf + 1; k >= kf && !moved; k--)
+		for (int k = (kf + 1 > klo ? kf + 1 : klo); k >= klo && !moved && tol > 0; k--)
 			for (int j = 0; j < 3 && !moved; j++)
 			{
-				double		r;
+				double		c = round_to_step(x, steps[j], k);
 
-				if (integral && k < 0)
-					continue;
-				r = round_to_step(edges[i], steps[j], k);
-				if (isfinite(r) && fabs(r - edges[i]) <= tol && r > edges[i - 1] && r < edges[i + 1])
+				if (isfinite(c) && fabs(c - x) <= tol && c > edges[m - 1] && c < edges[i + 1])
 				{
-					edges[i] = r;
+					r = c;
 					moved = true;
 				}
 			}
+		/* a real edge no round step reaches: the nearest multiple of the finest step it keeps */
+		if (!moved && !integral && klo > kf)
+			r = round_to_step(x, 1, klo);
+		/* bins that rounding emptied merge with their neighbour */
+		if (isfinite(r) && r > edges[m - 1] && r < edges[n - 1])
+			edges[m++] = r;
 	}
-	return 0;
+	edges[m++] = edges[n - 1];
+	return (int) m;
 }
 
 /*
@@ -346,5 +382,40 @@ dp_binning_merge(const int64_t *coarse, uint32_t ncoarse, int64_t lower, uint32_
 		if (mark[v])
 			edges[n++] = lower + (int64_t) v;
 	*nedges = n;
+	return 0;
+}
+
+int
+dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
+{
+	double		mass = 0,
+				width = 0,
+				q = 0,
+				v = 0,
+				shrink;
+
+	if (c == NULL || w == NULL)
+		return -1;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		mass += c[i].count;
+		width += c[i].width;
+		v += c[i].var;
+	}
+	if (k == 0 || !(mass > 0) || !(width > 0))
+		return -1;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		double		dev = c[i].count - mass * c[i].width / width;
+
+		q += dev * dev;
+	}
+	shrink = q > 0 ? fmax(0.0, 1 - v / q) : 0;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		double		u = mass * c[i].width / width;
+
+		w[i] = u + shrink * (c[i].count - u);
+	}
 	return 0;
 }

@@ -54,8 +54,14 @@
  * histogram whose cells hold many values each, so they fall anywhere inside a cell; values
  * recorded to a unit or a tenth heap at round numbers, and a bin across a heap spreads it over
  * its width.  Each inner edge is moved to the nearest multiple of the coarsest round step
- * ({1, 2, 5} x 10^k) that lies within a quarter of its narrower neighbouring bin: a heap at a round
- * value then starts a bin.  Post-processing of the released edges by a public rule.
+ * ({1, 2, 5} x 10^k) that lies within a quarter (integers) or a half (reals) of its narrower
+ * neighbouring bin: a heap at a round value then starts a bin.  A real column's edges also keep
+ * no finer decimal than 1.5 times their narrower bin (nor than a numeric column's scale): the
+ * edges inside one grid cell are an interpolation that says nothing of where the values lie, and
+ * values recorded to a tenth, where bins are narrower than a tenth, were drawn uniformly across
+ * edges at hundredths (half a heap at 61.7 landed below 61.7); at a tenth, every value recorded
+ * to a tenth keeps its side of every edge, and bins narrower than the step merge.
+ * Post-processing of the released edges by a public rule.
  */
 #ifndef DP_BINNING_H
 #define DP_BINNING_H
@@ -150,13 +156,40 @@ extern uint32_t dp_binning_wide_bins(double mass, double min_mass, uint32_t base
  */
 extern double dp_binning_wide_mass(const int64_t *raw, uint32_t n, double sigma, double cap);
 
+/* dp_binning_round_edges' min_exp for a type without a decimal scale */
+#define DP_BINNING_ANY_EXP INT32_MIN
+
 /*
  * Moves each inner edge of edges[0 .. n - 1] (strictly increasing, finite) to the multiple of the
- * coarsest step s = {1, 2, 5} x 10^k (integral: s >= 1) nearest to it within a quarter of the
- * narrower of its two bins (as they are after the edges before it moved); an edge that no step
- * reaches stays.  The ends stay; the edges stay strictly increasing.  Deterministic.  Returns 0,
- * or -1 on invalid input (edges unchanged).
+ * coarsest step s = {1, 2, 5} x 10^k nearest to it within a quarter (integral) or a half (real) of
+ * the narrower of its two bins (as they are after the edges before it moved).  Integral (min_exp
+ * taken as 0): s >= 1, and an edge that no step reaches stays.  Real: s >= 10^k0, k0 the largest
+ * with 10^k0 <= 1.5 times the narrower bin as learned, and at least min_exp (a numeric(p, s)
+ * column: -s, its values' step; else DP_BINNING_ANY_EXP); an edge that no such step reaches within
+ * the half goes to the nearest multiple of 10^k0, and an edge that lands on or below the one
+ * before it (or on the last) is dropped, its two bins merged.  The ends stay; the edges stay
+ * strictly increasing.  Deterministic.  Returns the number of edges after (n for integral), or
+ * -1 on invalid input (edges unchanged).
  */
-extern int	dp_binning_round_edges(double *edges, uint32_t n, bool integral);
+extern int	dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp);
+
+/* A grid cell's part in one learned bin: [lo, hi), its noisy count's share and that share's noise. */
+typedef struct dp_shape_cell
+{
+	double		lo,
+				hi,
+				width,			/* hi - lo */
+				count,
+				var;
+} dp_shape_cell;
+
+/*
+ * The weights of the shape inside one bin (src/discover.c's shape_pieces), post-processing of the
+ * released counts: the k cells' counts shrunk toward the bin's uniform spread of their mass by the
+ * James-Stein factor s = max(0, 1 - V / Q), Q the squared deviation of the counts from that
+ * spread, V the sum of the cells' noise variances.  w[i] may be 0 or negative (no mass there).
+ * Returns 0, or -1 when the cells hold no positive mass or width (w unset: uniform over the bin).
+ */
+extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w);
 
 #endif							/* DP_BINNING_H */

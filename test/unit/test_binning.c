@@ -507,45 +507,161 @@ test_wide_mass(void)
 	unit_check(big == 39, "400,000 rows: the pair rule's floor(sqrt(396,800 / 256)) = 39 bins (the bound less 3 sd)");
 }
 
-/* Inner edges move onto round values within a quarter of their narrower bin, in order. */
+/* every inner edge of e[0 .. n - 1] a multiple of 10^k (to a relative 1e-9) */
+static bool
+on_decimal(const double *e, int n, int k)
+{
+	double		p = pow(10, -k);
+
+	for (int i = 1; i + 1 < n; i++)
+		if (fabs(e[i] * p - round(e[i] * p)) > 1e-9 * fmax(1, fabs(e[i] * p)))
+			return false;
+	return true;
+}
+
+static bool
+increasing(const double *e, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (!(e[i] > e[i - 1]))
+			return false;
+	return true;
+}
+
+/* Inner edges move onto round values within a quarter (integers) or a half of their narrower bin. */
 static void
 test_round_edges(void)
 {
 	double		e[6] = {40, 55.87, 56.93, 58.4, 61.3, 100},
-				want[6] = {40, 56, 57, 58.5, 61, 100},
+				want[6] = {40, 56, 57, 58, 60, 100},	/* no halves: the bins are over a unit wide */
 				c[5] = {0, 0.2931, 0.3147, 0.3418, 6},
-				cwant[5] = {0, 0.29, 0.32, 0.34, 6},
+				cwant[5] = {0, 0.3, 0.32, 0.35, 6},
 				iv[4] = {0, 577, 698, 20001},
 				iwant[4] = {0, 600, 700, 20001},
 				tight[4] = {0, 1, 2, 3},
 				bad[3] = {0, 2, 1};
 	bool		ok = true;
 
-	unit_check(dp_binning_round_edges(e, 6, false) == 0 && memcmp(e, want, sizeof(want)) == 0,
-			   "a real column's edges on the units and halves near them (heaps start bins)");
-	unit_check(dp_binning_round_edges(c, 5, false) == 0 && memcmp(c, cwant, sizeof(cwant)) == 0,
+	unit_check(dp_binning_round_edges(e, 6, false, DP_BINNING_ANY_EXP) == 6 && memcmp(e, want, sizeof(want)) == 0,
+			   "a real column's edges on the round units near them (heaps start bins)");
+	unit_check(dp_binning_round_edges(c, 5, false, DP_BINNING_ANY_EXP) == 5 && memcmp(c, cwant, sizeof(cwant)) == 0,
 			   "narrow bins: finer round steps (%g %g %g)", c[1], c[2], c[3]);
-	unit_check(dp_binning_round_edges(iv, 4, true) == 0 && memcmp(iv, iwant, sizeof(iwant)) == 0,
+	unit_check(dp_binning_round_edges(iv, 4, true, 0) == 4 && memcmp(iv, iwant, sizeof(iwant)) == 0,
 			   "integer edges onto round integers");
-	unit_check(dp_binning_round_edges(tight, 4, true) == 0 && tight[1] == 1 && tight[2] == 2,
+	unit_check(dp_binning_round_edges(tight, 4, true, 0) == 4 && tight[1] == 1 && tight[2] == 2,
 			   "integer bins of one value: no room to move");
-	unit_check(dp_binning_round_edges(bad, 3, false) == -1 && bad[1] == 2, "edges not increasing: invalid");
-	/* a fixed pseudo-random set of edges: order kept, each moved by at most a quarter bin */
+	unit_check(dp_binning_round_edges(bad, 3, false, DP_BINNING_ANY_EXP) == -1 && bad[1] == 2,
+			   "edges not increasing: invalid");
+	/* a fixed pseudo-random set of integral edges: order kept, each moved by at most a quarter bin */
 	rng_state = 99;
 	for (int t = 0; t < 200; t++)
 	{
 		double		x[12],
 					y[12];
 
-		x[0] = -50 + (double) (rng_next() % 1000) / 7;
+		x[0] = -50 + (double) (rng_next() % 1000);
 		for (int i = 1; i < 12; i++)
-			x[i] = x[i - 1] + 1e-3 + (double) (rng_next() % 100000) / 997;
+			x[i] = x[i - 1] + 1 + (double) (rng_next() % 100000);
 		memcpy(y, x, sizeof(x));
-		ok &= dp_binning_round_edges(y, 12, false) == 0 && y[0] == x[0] && y[11] == x[11];
+		ok &= dp_binning_round_edges(y, 12, true, 0) == 12 && y[0] == x[0] && y[11] == x[11];
 		for (int i = 1; i < 12; i++)
 			ok &= y[i] > y[i - 1] && fabs(y[i] - x[i]) <= (x[i + (i < 11)] - x[i - 1]) / 4;
 	}
-	unit_check(ok, "random edges: ends kept, order kept, every move within a quarter of the bins");
+	unit_check(ok, "random integral edges: ends kept, order kept, every move within a quarter of the bins");
+}
+
+/*
+ * A real column recorded to a tenth, its bins inside one grid cell narrower than a tenth (the
+ * learned edges of diamonds' depth, 179,800 rows, epsilon 3): at a quarter of the bin the edges
+ * stayed at hundredths, and a value drawn uniformly in [61.65, 61.75) fell below 61.7 half the
+ * time.  Edges keep no finer decimal than 1.5 times their narrower bin: tenths here, some merged.
+ */
+static void
+test_round_edges_precision(void)
+{
+	double		depth[29] = {40, 56.6, 57.5, 58, 59, 59.6, 60.05, 60.12, 60.2, 60.3, 60.35, 60.45,
+							 60.52, 60.6, 60.7, 60.78, 60.85, 60.95, 61, 61.1, 61.18, 61.25, 61.35,
+							 61.42, 61.5, 61.6, 61.65, 61.75, 80},
+				carat[9] = {0, 0.262, 0.27, 0.278, 0.286, 0.294, 0.302, 0.31, 6},
+				scaled[5] = {0, 0.2931, 0.3147, 0.3418, 6},
+				swant[3] = {0, 0.3, 6},
+				x[40],
+				y[40];
+	int			n;
+	bool		ok = true;
+
+	{
+		int			off = 0;
+
+		n = dp_binning_round_edges(depth, 29, false, DP_BINNING_ANY_EXP);
+		for (int i = 1; i + 1 < n; i++)
+			off += !on_decimal((const double[]) {0, depth[i], 0}, 3, -1);
+		/* 14 of the 27 were off tenths; those left lie between bins of 0.05 as learned */
+		unit_check(n >= 20 && n < 29 && depth[0] == 40 && depth[n - 1] == 80 && increasing(depth, n) &&
+				   off <= 3, "bins narrower than a tenth: edges on tenths, the narrowest merged (%d edges, %d off)", n, off);
+	}
+	n = dp_binning_round_edges(carat, 9, false, DP_BINNING_ANY_EXP);
+	unit_check(n >= 6 && n < 9 && carat[n - 1] == 6 && increasing(carat, n) && on_decimal(carat, n, -2),
+			   "bins under a hundredth: edges on hundredths (%d edges: %g %g %g)", n, carat[1], carat[2], carat[3]);
+	n = dp_binning_round_edges(scaled, 5, false, -1);
+	unit_check(n == 3 && memcmp(scaled, swant, sizeof(swant)) == 0,
+			   "numeric(p, 1): no edge finer than a tenth (%d edges, %g)", n, scaled[1]);
+	/* pseudo-random real edges: ends kept, order kept, each edge on its bins' decimal or coarser */
+	rng_state = 7;
+	for (int t = 0; t < 300; t++)
+	{
+		double		wmin = INFINITY;
+		int			k;
+
+		x[0] = -50 + (double) (rng_next() % 1000) / 7;
+		for (int i = 1; i < 40; i++)
+		{
+			x[i] = x[i - 1] + 1e-3 + (double) (rng_next() % 100000) / (t % 2 ? 997 : 99991);
+			wmin = fmin(wmin, x[i] - x[i - 1]);
+		}
+		memcpy(y, x, sizeof(x));
+		n = dp_binning_round_edges(y, 40, false, DP_BINNING_ANY_EXP);
+		k = (int) floor(log10(1.5 * wmin));
+		ok &= n >= 2 && n <= 40 && y[0] == x[0] && y[n - 1] == x[39] && increasing(y, n) && on_decimal(y, n, k);
+	}
+	unit_check(ok, "random real edges: ends kept, order kept, no edge finer than its bins need");
+}
+
+/* cells of one value each at lo, lo + 1, ...: counts, one noise variance */
+static void
+value_cells(dp_shape_cell *c, int k, double lo, const double *count, double var)
+{
+	for (int i = 0; i < k; i++)
+	{
+		c[i].lo = lo + i;
+		c[i].hi = lo + i + 1;
+		c[i].width = 1;
+		c[i].count = count[i];
+		c[i].var = var;
+	}
+}
+
+/* The shape inside a bin: the released counts where they stand out of the noise, else shrunk. */
+static void
+test_shape_weights(void)
+{
+	double		bumpy[4] = {10, 50, 5, 35},
+				w[4];
+	dp_shape_cell c[4];
+	bool		ok = true;
+
+	value_cells(c, 4, 0, bumpy, 0);
+	ok = dp_binning_shape_weights(c, 4, w) == 0;
+	for (int i = 0; i < 4; i++)
+		ok &= fabs(w[i] - bumpy[i]) < 1e-9;
+	unit_check(ok, "no noise: the counts as released");
+	value_cells(c, 4, 0, bumpy, 1e6);
+	ok = dp_binning_shape_weights(c, 4, w) == 0;
+	for (int i = 0; i < 4; i++)
+		ok &= fabs(w[i] - 25) < 1e-9;
+	unit_check(ok, "bumps that the noise explains: the bin's mass spread evenly");
+	value_cells(c, 4, 0, (const double[]) {-5, -1, 0, -2}, 1);
+	unit_check(dp_binning_shape_weights(c, 4, w) == -1, "no positive mass: no shape");
 }
 
 int
@@ -564,5 +680,7 @@ main(void)
 	test_wide_bins();
 	test_wide_mass();
 	test_round_edges();
+	test_round_edges_precision();
+	test_shape_weights();
 	return unit_done();
 }
