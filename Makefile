@@ -15,7 +15,7 @@ OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 # (not HEADERS: that is PGXS's list of headers to install, and these are private)
 DP_HEADERS = $(wildcard src/*.h src/core/*.h)
 
-SHLIB_LINK = -lsodium -lopenblas -lm -lpthread
+SHLIB_LINK = -lsodium -lm -lpthread
 
 # pg_regress tests: sql/NN_name.sql with expected/NN_name.out (the extension script in sql/ is not a test)
 REGRESS = $(sort $(patsubst sql/%.sql,%,$(wildcard sql/[0-9]*.sql)))
@@ -64,7 +64,7 @@ remove-stale-scripts:
 # fixed seed (test/unit/unit.h).  The extension's build never defines it (dp_random.c refuses
 # the define beside DPSYNTH_VERSION, and scripts/test checks that dpsynth.so has no such symbol).
 CORE_HDRS = $(wildcard src/core/*.h)
-CORE_LIBS_LINK = -lsodium -lopenblas -lm -lpthread
+CORE_LIBS_LINK = -lsodium -lm -lpthread
 
 # $(1): directory, $(2): compiler, $(3): flags
 define core_lib

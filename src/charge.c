@@ -9,8 +9,10 @@
  * dpsynth._charge() (which locks the table's budget row FOR UPDATE, so concurrent charges
  * serialize, checks the allowance and the role limits, appends the ledger row and adds to
  * rho_spent), commits with synchronous_commit = on, and only then sets `committed` in the
- * segment.  The caller waits for the worker to exit and proceeds only if `committed` is set
- * and the status is "charged".  Any other outcome raises: fail closed, nothing is released.
+ * segment (and sets the caller's latch).  The caller waits until `committed` is set or the worker
+ * has exited, and proceeds only if `committed` is set and the status is "charged": a committed
+ * charge is durable, so the caller need not wait for the worker's exit.  Any other outcome
+ * raises: fail closed, nothing is released.
  *
  * The worker's transaction is not the caller's, so it may wait for a lock the caller's open
  * transaction holds (the budget row, changed or locked earlier in that transaction), while the
@@ -81,6 +83,7 @@ typedef struct ChargeRequest
 	int64		rho_units;		/* rho in units of 1e-12 */
 	double		delta_add;		/* additive delta of approximate-DP mechanisms */
 	int			lock_timeout_ms;
+	PGPROC	   *caller_proc;	/* whose latch the worker sets once committed */
 	char		function[NAMEDATALEN];
 	Size		columns_off;	/* NUL-terminated text[] literal after the struct, or 0 */
 	Size		details_off;	/* NUL-terminated JSON after the struct */
@@ -121,14 +124,15 @@ worker_waits_for_us(pid_t pid)
 }
 
 /*
- * Waits for the charging worker to exit.  Returns true if it had to cancel the worker because
+ * Waits until the charging worker has committed the charge (req->committed, the worker then only
+ * exits) or has exited.  Returns true if it had to cancel the worker because
  * the worker waited for a lock this backend holds: this backend holds it until its transaction
  * ends, which cannot happen while it waits here, so the worker was still waiting when cancelled
  * and its transaction committed nothing.  If this backend is cancelled (or the wait fails) it
  * cancels the worker too, so that a charge not yet committed is not committed for nothing.
  */
 static bool
-wait_for_charge(BackgroundWorkerHandle *handle)
+wait_for_charge(BackgroundWorkerHandle *handle, const ChargeRequest *req)
 {
 	volatile bool cancelled = false;
 
@@ -140,6 +144,8 @@ wait_for_charge(BackgroundWorkerHandle *handle)
 			pid_t		pid = 0;
 
 			CHECK_FOR_INTERRUPTS();
+			if (((const volatile ChargeRequest *) req)->committed)
+				break;
 			st = GetBackgroundWorkerPid(handle, &pid);
 			if (st == BGWH_STOPPED)
 				break;
@@ -202,6 +208,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 	req->rho_units = rho_units;
 	req->delta_add = delta_add;
 	req->lock_timeout_ms = dpsynth_charge_timeout_ms;
+	req->caller_proc = MyProc;
 	strlcpy(req->function, function, NAMEDATALEN);
 	if (columns_literal)
 	{
@@ -239,7 +246,7 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 		waited += 50;
 	}
 
-	deadlocked = wait_for_charge(handle);
+	deadlocked = wait_for_charge(handle, req);
 	pg_read_barrier();
 	if (deadlocked && !req->committed)
 		ereport(ERROR,
@@ -445,6 +452,8 @@ dpsynth_charge_worker_main(Datum main_arg)
 	strlcpy(req->rho_remaining, rho_remaining, sizeof(req->rho_remaining));
 	pg_write_barrier();
 	req->committed = true;
+	/* the caller goes on now: its charge is durable (a caller gone: a spurious wakeup at most) */
+	SetLatch(&req->caller_proc->procLatch);
 	dsm_detach(seg);
 	proc_exit(0);
 }

@@ -5,21 +5,82 @@
  *
  * OpenBLAS is kept to one thread: inside a PostgreSQL backend a thread pool per process is not
  * welcome, and the work between two progress checks stays short (a block of rows).
+ *
+ * OpenBLAS is opened at the first evaluation (dlopen), not linked: a library linked into
+ * dpsynth.so is loaded, and its constructor run (OpenBLAS starts its threads and sizes its
+ * buffers), by every backend and every charging worker that loads dpsynth, on the path of every
+ * call, although only the quality report uses it.
  */
 #include "dp_eval_internal.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dp_pcg64.h"
 
-/* From OpenBLAS (its cblas.h declares it, the netlib one does not), and LAPACK's dposv (Fortran
- * ABI: the trailing hidden length of the character argument). */
-extern void openblas_set_num_threads(int num_threads);
-extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
-				   double *b, const int *ldb, int *info, size_t uplo_len);
+/* OpenBLAS's sonames, the first that opens is used */
+static const char *const blas_names[] = {"libopenblas.so.0", "libopenblas.so"};
+
+/* The functions used, from OpenBLAS: openblas_set_num_threads (its cblas.h declares it, the
+ * netlib one does not) and LAPACK's dposv (Fortran ABI: the trailing hidden length of the
+ * character argument). */
+static struct
+{
+	bool		loaded;
+	__typeof__(cblas_dgemv) *dgemv;
+	__typeof__(cblas_dscal) *dscal;
+	__typeof__(cblas_dsyrk) *dsyrk;
+	__typeof__(cblas_ddot) *ddot;
+	__typeof__(cblas_dgemm) *dgemm;
+	void		(*set_num_threads) (int num_threads);
+	void		(*dposv) (const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
+						  double *b, const int *ldb, int *info, size_t uplo_len);
+} blas;
+
+/* Opens OpenBLAS once, one thread; 0, or -1 with dp_fail's message. */
+static int
+blas_load(void)
+{
+	void	   *h = NULL;
+
+	if (blas.loaded)
+		return 0;
+	for (size_t i = 0; i < sizeof(blas_names) / sizeof(blas_names[0]) && !h; i++)
+		h = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+	{
+		dp_fail(DP_ERR_INVALID, "could not open OpenBLAS (%s), which the quality report needs: %s",
+				blas_names[0], dlerror());
+		return -1;
+	}
+	blas.dgemv = (__typeof__(blas.dgemv)) dlsym(h, "cblas_dgemv");
+	blas.dscal = (__typeof__(blas.dscal)) dlsym(h, "cblas_dscal");
+	blas.dsyrk = (__typeof__(blas.dsyrk)) dlsym(h, "cblas_dsyrk");
+	blas.ddot = (__typeof__(blas.ddot)) dlsym(h, "cblas_ddot");
+	blas.dgemm = (__typeof__(blas.dgemm)) dlsym(h, "cblas_dgemm");
+	blas.set_num_threads = (__typeof__(blas.set_num_threads)) dlsym(h, "openblas_set_num_threads");
+	blas.dposv = (__typeof__(blas.dposv)) dlsym(h, "dposv_");
+	if (!blas.dgemv || !blas.dscal || !blas.dsyrk || !blas.ddot || !blas.dgemm || !blas.set_num_threads ||
+		!blas.dposv)
+	{
+		dp_fail(DP_ERR_INVALID, "the OpenBLAS opened (%s) lacks a function the quality report needs",
+				blas_names[0]);
+		return -1;
+	}
+	blas.set_num_threads(1);
+	blas.loaded = true;
+	return 0;
+}
+
+#define cblas_dgemv (*blas.dgemv)
+#define cblas_dscal (*blas.dscal)
+#define cblas_dsyrk (*blas.dsyrk)
+#define cblas_ddot (*blas.ddot)
+#define cblas_dgemm (*blas.dgemm)
+#define dposv_ (*blas.dposv)
 
 #define ROW_BLOCK 1024
 #define LR_LAMBDA 1.0
@@ -464,7 +525,8 @@ ev_run_ml(dp_eval *e, dp_eval_result *res)
 		res->ml_skipped = "no holdout table given";
 	if (res->ml_skipped)
 		return 0;
-	openblas_set_num_threads(1);
+	if (blas_load() != 0)
+		return -1;
 	memset(&m, 0, sizeof(m));
 	if (make_layout(e, res, false, &L) != 0 || (m.label = label_index(e, &res->nlabels)) == NULL)
 		return -1;
@@ -619,7 +681,8 @@ ev_run_dcr(dp_eval *e, dp_eval_result *res)
 	double	   *R,
 			   *Q;
 
-	openblas_set_num_threads(1);
+	if (blas_load() != 0)
+		return -1;
 	if (numeric_moments(e, res) != 0 || make_layout(e, res, true, &L) != 0)
 		return -1;
 	res->dcr_features = L.p;
