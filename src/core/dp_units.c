@@ -269,6 +269,9 @@ dp_unit_noise_drawable(double sigma2, uint32_t kmax)
 	return 0;
 }
 
+/* the grouped assignment lets a cancel in at least once per this many rows of each of its loops */
+#define DP_UNITS_CHECK_EVERY 65536
+
 typedef struct group_ctx
 {
 	const uint16_t *const *gcols;
@@ -299,7 +302,8 @@ static void
 group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 {
 	uint64_t   *src = idx,
-			   *dst = tmp;
+			   *dst = tmp,
+				work = 0;
 
 	for (uint64_t width = 1; width < n; width *= 2)
 	{
@@ -317,6 +321,13 @@ group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 				dst[o++] = src[i++];
 			while (j < hi)
 				dst[o++] = src[j++];
+			/* a cancel gets in every DP_UNITS_CHECK_EVERY rows merged, in every pass */
+			work += hi - lo;
+			if (work >= DP_UNITS_CHECK_EVERY)
+			{
+				work = 0;
+				dp_check_interrupts();
+			}
 		}
 		{
 			uint64_t   *t = src;
@@ -324,8 +335,6 @@ group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 			src = dst;
 			dst = t;
 		}
-		if ((width & 0xFFFF) == 0)
-			dp_check_interrupts();
 	}
 	if (src != idx)
 		memcpy(idx, src, sizeof(uint64_t) * n);
@@ -361,7 +370,8 @@ assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows,
 				row = rows[dp_prng_below(rng, n)];
 			order[*npos] = row;
 			unit_of_pos[*npos] = *units;
-			(*npos)++;
+			if (++(*npos) % DP_UNITS_CHECK_EVERY == 0)
+				dp_check_interrupts();
 		}
 		pos += size < left ? size : left;
 	}
@@ -388,8 +398,12 @@ shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t unit
 		return -1;
 	}
 	for (uint64_t i = 0; i < npos; i++)
+	{
 		if (i == 0 || unit_of_pos[i] != unit_of_pos[i - 1])
 			start[p++] = i;
+		if ((i + 1) % DP_UNITS_CHECK_EVERY == 0)
+			dp_check_interrupts();
+	}
 	start[p] = npos;
 	for (uint64_t u = 0; u < (uint64_t) units; u++)
 		perm[u] = u;
@@ -400,6 +414,8 @@ shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t unit
 
 		perm[u - 1] = perm[j];
 		perm[j] = t;
+		if (u % DP_UNITS_CHECK_EVERY == 0)
+			dp_check_interrupts();
 	}
 	memcpy(copy, order, sizeof(uint64_t) * npos);
 	p = 0;
@@ -408,6 +424,8 @@ shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t unit
 		{
 			order[p] = copy[i];
 			unit_of_pos[p++] = (int64_t) u + 1;
+			if (p % DP_UNITS_CHECK_EVERY == 0)
+				dp_check_interrupts();
 		}
 	dp_free(start);
 	dp_free(perm);
@@ -444,7 +462,11 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 	dp_free(tmp);
 	tmp = NULL;
 	for (uint64_t i = 0; i < nrows; i++)
+	{
 		ngroups += i == 0 || !same_group(&g, idx[i - 1], idx[i]);
+		if ((i + 1) % DP_UNITS_CHECK_EVERY == 0)
+			dp_check_interrupts();
+	}
 	/* each group adds at most k - 1 rows to fill its last unit */
 	cap = nrows + ngroups * (k > 0 ? k - 1 : 0);
 	*order = dp_alloc(sizeof(uint64_t) * cap);
@@ -465,6 +487,8 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 
 			idx[lo + i] = idx[lo + j];
 			idx[lo + j] = t;
+			if (i % DP_UNITS_CHECK_EVERY == 0)
+				dp_check_interrupts();
 		}
 		assign_group(hist, k, total, idx + lo, hi - lo, rng, *order, *unit_of_pos, npos, &units);
 		lo = hi;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dp_accounting.h"
+#include "dp_env.h"
 #include "dp_plan.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
@@ -452,6 +453,65 @@ test_assign_grouped(void)
 	free(g1);
 }
 
+static long interrupts;
+
+static void *
+t_alloc(size_t n)
+{
+	return malloc(n);
+}
+
+static void *
+t_realloc(void *p, size_t n)
+{
+	return realloc(p, n);
+}
+
+static void
+t_free(void *p)
+{
+	free(p);
+}
+
+static void
+t_interrupt(void)
+{
+	interrupts++;
+}
+
+/*
+ * Interrupts in the grouped assignment: one group of 2^18 rows (a large table whose declared
+ * column has one value) lets a cancel in at least once per 65,536 rows of each of its sort's 18
+ * passes, not only in the passes of a width over 65,536.
+ */
+static void
+test_assign_grouped_interrupts(void)
+{
+	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, t_interrupt};
+	double		hist[4] = {0, 0, 0, 1};
+	uint64_t	nrows = (uint64_t) 1 << 18,
+				npos,
+			   *order;
+	int64_t    *unit,
+				units;
+	uint16_t   *g0 = calloc(nrows, sizeof(uint16_t));
+	const uint16_t *gcols[1] = {g0};
+	dp_prng		rng;
+
+	dp_prng_seed(&rng, 21);
+	dp_set_handlers(&counting);
+	interrupts = 0;
+	units = dp_unit_assign_grouped(hist, 3, nrows, gcols, 1, &rng, &order, &unit, &npos);
+	dp_set_handlers(NULL);
+	unit_check(units > 0 && npos + 2 >= nrows && npos <= nrows + 2, "one group of %llu rows: %lld units", (unsigned long long) nrows,
+			   (long long) units);
+	unit_check(interrupts >= 18 * (long) (nrows / 65536),
+			   "a cancel gets in at least once per 65,536 rows of every sort pass (%ld checks)", interrupts);
+	free(order);
+	free(unit);
+	free(g0);
+}
+
 int
 main(void)
 {
@@ -464,6 +524,7 @@ main(void)
 	test_uniform();
 	test_assign();
 	test_assign_grouped();
+	test_assign_grouped_interrupts();
 	test_pick_k();
 	test_pick_k_weighed();
 	test_noise_drawable();
