@@ -41,3 +41,22 @@ $$;
 SELECT count(*) AS runs, bool_and(n <= 99) AS all_fit, bool_and(rows_written = n) AS counted,
 	   bool_and(refs = n) AS refs_distinct, sum(mixed) AS mixed_units, bool_and(n >= 60) AS most_rows
 FROM patid_runs;
+-- dpsynth.max_sample_rows bounds the rows a call writes, grouped units included
+SET dpsynth.max_sample_rows = 90;
+TRUNCATE patid_runs;
+DO $$
+DECLARE
+	m int8 := (SELECT max(id) FROM dpsynth.models WHERE relid = 'patid'::regclass);
+	w int8;
+BEGIN
+	FOR s IN 1..12 LOOP
+		SELECT rows_written INTO w FROM dp_sample(m, "rows" => 90, seed => s, target => 'patid_sam');
+		INSERT INTO patid_runs SELECT s, w, count(*), count(DISTINCT ref), 0 FROM patid_sam;
+		DROP TABLE patid_sam;
+	END LOOP;
+END
+$$;
+SELECT count(*) AS runs, bool_and(n <= 90) AS all_within_max, bool_and(rows_written = n) AS counted,
+	   bool_and(n >= 50) AS most_rows
+FROM patid_runs;
+RESET dpsynth.max_sample_rows;

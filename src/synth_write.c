@@ -331,13 +331,14 @@ unit_constant_columns(const DpModel *m, const dp_codes *synth, const uint16 ***g
 /*
  * The grouped units may write up to k - 1 rows more per group than were drawn, while a NOT NULL
  * identifier column was checked (synth_check_identifiers, before the charge) for the rows drawn
- * only: the units past the fewest fresh values such a column holds are left out, whole (they
- * come in a random order, so these are random units), so that no identifier is NULL.
+ * only, and dpsynth.max_sample_rows bounds the rows a call writes: the units past the fewest fresh
+ * values such a column holds, or past that bound, are left out, whole (they come in a random
+ * order, so these are random units), so that no identifier is NULL.
  */
 static void
 fit_identifiers(OutColumn *out, int nout, RowPlan *plan)
 {
-	int64		limit = PG_INT64_MAX;
+	int64		limit = dpsynth_max_sample_rows;
 	uint64		p;
 
 	for (int i = 0; i < nout; i++)
