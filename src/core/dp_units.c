@@ -340,13 +340,39 @@ group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 		memcpy(idx, src, sizeof(uint64_t) * n);
 }
 
+/* Room for need positions in *order and *unit_of_pos (*cap of them now): 0, or -1 on allocation
+ * failure (what was allocated stays valid, for the caller to free). */
+static int
+grow_positions(uint64_t **order, int64_t **unit_of_pos, uint64_t *cap, uint64_t need)
+{
+	uint64_t	c = *cap + *cap / 2;
+	uint64_t   *o;
+	int64_t    *u;
+
+	if (need <= *cap)
+		return 0;
+	if (c < need)
+		c = need;
+	o = dp_realloc(*order, sizeof(uint64_t) * c);
+	if (o == NULL)
+		return -1;
+	*order = o;
+	u = dp_realloc(*unit_of_pos, sizeof(int64_t) * c);
+	if (u == NULL)
+		return -1;
+	*unit_of_pos = u;
+	*cap = c;
+	return 0;
+}
+
 /*
- * Cuts one group's rows rows[0..n) (shuffled) into units, appending to order/unit_of_pos at
- * *npos; the last unit as dp_unit_assign_grouped says.
+ * Cuts one group's rows rows[0..n) (shuffled) into units, appending to order and unit_of_pos at
+ * *npos (grown past *cap as needed: a group's last unit may add up to k - 1 positions); the last
+ * unit as dp_unit_assign_grouped says.  0, or -1 on allocation failure.
  */
-static void
+static int
 assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows, uint64_t n,
-			 dp_prng *rng, uint64_t *order, int64_t *unit_of_pos, uint64_t *npos, int64_t *units)
+			 dp_prng *rng, uint64_t **orderp, int64_t **unitp, uint64_t *cap, uint64_t *npos, int64_t *units)
 {
 	uint64_t	pos = 0;
 
@@ -354,9 +380,15 @@ assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows,
 	{
 		uint32_t	size = draw_size(hist, k, total, rng);
 		uint64_t	left = n - pos;
+		uint64_t   *order;
+		int64_t    *unit_of_pos;
 
 		if (size > left && dp_prng_below(rng, size) >= left)
 			break;				/* dropped, with probability 1 - left / size */
+		if (grow_positions(orderp, unitp, cap, *npos + size) != 0)
+			return -1;
+		order = *orderp;
+		unit_of_pos = *unitp;
 		(*units)++;
 		for (uint32_t i = 0; i < size; i++)
 		{
@@ -375,6 +407,7 @@ assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows,
 		}
 		pos += size < left ? size : left;
 	}
+	return 0;
 }
 
 /*
@@ -442,7 +475,6 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 	double		total = hist_total(hist, k);
 	uint64_t   *idx,
 			   *tmp,
-				ngroups = 0,
 				done = 0,
 				cap;
 	int64_t		units = 0;
@@ -461,14 +493,10 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 	group_sort(&g, idx, tmp, nrows);
 	dp_free(tmp);
 	tmp = NULL;
-	for (uint64_t i = 0; i < nrows; i++)
-	{
-		ngroups += i == 0 || !same_group(&g, idx[i - 1], idx[i]);
-		if ((i + 1) % DP_UNITS_CHECK_EVERY == 0)
-			dp_check_interrupts();
-	}
-	/* each group adds at most k - 1 rows to fill its last unit */
-	cap = nrows + ngroups * (k > 0 ? k - 1 : 0);
+	/* each group adds at most k - 1 rows to fill its last unit, and drops as many in expectation:
+	 * room for a few more than the rows, grown by assign_group when a draw needs more (many small
+	 * groups would otherwise reserve k times the rows) */
+	cap = nrows + nrows / 16 + (k > 0 ? k : 1);
 	*order = dp_alloc(sizeof(uint64_t) * cap);
 	*unit_of_pos = dp_alloc(sizeof(int64_t) * cap);
 	if (*order == NULL || *unit_of_pos == NULL)
@@ -490,7 +518,8 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 			if (i % DP_UNITS_CHECK_EVERY == 0)
 				dp_check_interrupts();
 		}
-		assign_group(hist, k, total, idx + lo, hi - lo, rng, *order, *unit_of_pos, npos, &units);
+		if (assign_group(hist, k, total, idx + lo, hi - lo, rng, order, unit_of_pos, &cap, npos, &units) != 0)
+			goto nomem;
 		lo = hi;
 		if ((++done & 0xFFF) == 0)
 			dp_check_interrupts();
