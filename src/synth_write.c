@@ -329,6 +329,35 @@ unit_constant_columns(const DpModel *m, const dp_codes *synth, const uint16 ***g
 }
 
 /*
+ * The grouped units may write up to k - 1 rows more per group than were drawn, while a NOT NULL
+ * identifier column was checked (synth_check_identifiers, before the charge) for the rows drawn
+ * only, and dpsynth.max_sample_rows bounds the rows a call writes: the units past the fewest fresh
+ * values such a column holds, or past that bound, are left out, whole (they come in a random
+ * order, so these are random units), so that no identifier is NULL.
+ */
+static void
+fit_identifiers(OutColumn *out, int nout, RowPlan *plan)
+{
+	int64		limit = dpsynth_max_sample_rows;
+	uint64		p;
+
+	for (int i = 0; i < nout; i++)
+		if (out[i].kind == OUT_IDENTIFIER && out[i].notnull)
+		{
+			/* the most a column holds: the plain format, which synth_identifier_format picks
+			 * for many rows (the table's own format is set again for the rows written) */
+			synth_identifier_format(&out[i], PG_INT64_MAX);
+			limit = Min(limit, out[i].id_capacity);
+		}
+	if ((uint64) limit >= plan->npos)
+		return;
+	p = (uint64) limit;
+	while (p > 0 && plan->unit[p] == plan->unit[p - 1])
+		p--;
+	plan->npos = p;
+}
+
+/*
  * Creates the target table as the caller, decodes the synthetic codes of the model's columns
  * into it, and adds the source's constraints.  Returns the number of rows left in the table
  * (rows a CHECK rejects are dropped); *target_relid is the table.  Post-processing only: it
@@ -364,6 +393,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 					 errdetail("%s", dp_last_error())));
 		plan.order = order;
 		plan.unit = unit_of_row;
+		fit_identifiers(out, nout, &plan);
 	}
 	for (int i = 0; i < nout; i++)
 	{

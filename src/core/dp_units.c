@@ -269,6 +269,9 @@ dp_unit_noise_drawable(double sigma2, uint32_t kmax)
 	return 0;
 }
 
+/* the grouped assignment lets a cancel in at least once per this many rows of each of its loops */
+#define DP_UNITS_CHECK_EVERY 65536
+
 typedef struct group_ctx
 {
 	const uint16_t *const *gcols;
@@ -299,7 +302,8 @@ static void
 group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 {
 	uint64_t   *src = idx,
-			   *dst = tmp;
+			   *dst = tmp,
+				work = 0;
 
 	for (uint64_t width = 1; width < n; width *= 2)
 	{
@@ -317,6 +321,13 @@ group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 				dst[o++] = src[i++];
 			while (j < hi)
 				dst[o++] = src[j++];
+			/* a cancel gets in every DP_UNITS_CHECK_EVERY rows merged, in every pass */
+			work += hi - lo;
+			if (work >= DP_UNITS_CHECK_EVERY)
+			{
+				work = 0;
+				dp_check_interrupts();
+			}
 		}
 		{
 			uint64_t   *t = src;
@@ -324,20 +335,44 @@ group_sort(const group_ctx *g, uint64_t *idx, uint64_t *tmp, uint64_t n)
 			src = dst;
 			dst = t;
 		}
-		if ((width & 0xFFFF) == 0)
-			dp_check_interrupts();
 	}
 	if (src != idx)
 		memcpy(idx, src, sizeof(uint64_t) * n);
 }
 
+/* Room for need positions in *order and *unit_of_pos (*cap of them now): 0, or -1 on allocation
+ * failure (what was allocated stays valid, for the caller to free). */
+static int
+grow_positions(uint64_t **order, int64_t **unit_of_pos, uint64_t *cap, uint64_t need)
+{
+	uint64_t	c = *cap + *cap / 2;
+	uint64_t   *o;
+	int64_t    *u;
+
+	if (need <= *cap)
+		return 0;
+	if (c < need)
+		c = need;
+	o = dp_realloc(*order, sizeof(uint64_t) * c);
+	if (o == NULL)
+		return -1;
+	*order = o;
+	u = dp_realloc(*unit_of_pos, sizeof(int64_t) * c);
+	if (u == NULL)
+		return -1;
+	*unit_of_pos = u;
+	*cap = c;
+	return 0;
+}
+
 /*
- * Cuts one group's rows rows[0..n) (shuffled) into units, appending to order/unit_of_pos at
- * *npos; the last unit as dp_unit_assign_grouped says.
+ * Cuts one group's rows rows[0..n) (shuffled) into units, appending to order and unit_of_pos at
+ * *npos (grown past *cap as needed: a group's last unit may add up to k - 1 positions); the last
+ * unit as dp_unit_assign_grouped says.  0, or -1 on allocation failure.
  */
-static void
+static int
 assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows, uint64_t n,
-			 dp_prng *rng, uint64_t *order, int64_t *unit_of_pos, uint64_t *npos, int64_t *units)
+			 dp_prng *rng, uint64_t **orderp, int64_t **unitp, uint64_t *cap, uint64_t *npos, int64_t *units)
 {
 	uint64_t	pos = 0;
 
@@ -345,9 +380,15 @@ assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows,
 	{
 		uint32_t	size = draw_size(hist, k, total, rng);
 		uint64_t	left = n - pos;
+		uint64_t   *order;
+		int64_t    *unit_of_pos;
 
 		if (size > left && dp_prng_below(rng, size) >= left)
 			break;				/* dropped, with probability 1 - left / size */
+		if (grow_positions(orderp, unitp, cap, *npos + size) != 0)
+			return -1;
+		order = *orderp;
+		unit_of_pos = *unitp;
 		(*units)++;
 		for (uint32_t i = 0; i < size; i++)
 		{
@@ -361,10 +402,12 @@ assign_group(const double *hist, uint32_t k, double total, const uint64_t *rows,
 				row = rows[dp_prng_below(rng, n)];
 			order[*npos] = row;
 			unit_of_pos[*npos] = *units;
-			(*npos)++;
+			if (++(*npos) % DP_UNITS_CHECK_EVERY == 0)
+				dp_check_interrupts();
 		}
 		pos += size < left ? size : left;
 	}
+	return 0;
 }
 
 /*
@@ -388,8 +431,12 @@ shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t unit
 		return -1;
 	}
 	for (uint64_t i = 0; i < npos; i++)
+	{
 		if (i == 0 || unit_of_pos[i] != unit_of_pos[i - 1])
 			start[p++] = i;
+		if ((i + 1) % DP_UNITS_CHECK_EVERY == 0)
+			dp_check_interrupts();
+	}
 	start[p] = npos;
 	for (uint64_t u = 0; u < (uint64_t) units; u++)
 		perm[u] = u;
@@ -400,6 +447,8 @@ shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t unit
 
 		perm[u - 1] = perm[j];
 		perm[j] = t;
+		if (u % DP_UNITS_CHECK_EVERY == 0)
+			dp_check_interrupts();
 	}
 	memcpy(copy, order, sizeof(uint64_t) * npos);
 	p = 0;
@@ -408,6 +457,8 @@ shuffle_units(uint64_t *order, int64_t *unit_of_pos, uint64_t npos, int64_t unit
 		{
 			order[p] = copy[i];
 			unit_of_pos[p++] = (int64_t) u + 1;
+			if (p % DP_UNITS_CHECK_EVERY == 0)
+				dp_check_interrupts();
 		}
 	dp_free(start);
 	dp_free(perm);
@@ -424,7 +475,6 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 	double		total = hist_total(hist, k);
 	uint64_t   *idx,
 			   *tmp,
-				ngroups = 0,
 				done = 0,
 				cap;
 	int64_t		units = 0;
@@ -443,10 +493,10 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 	group_sort(&g, idx, tmp, nrows);
 	dp_free(tmp);
 	tmp = NULL;
-	for (uint64_t i = 0; i < nrows; i++)
-		ngroups += i == 0 || !same_group(&g, idx[i - 1], idx[i]);
-	/* each group adds at most k - 1 rows to fill its last unit */
-	cap = nrows + ngroups * (k > 0 ? k - 1 : 0);
+	/* each group adds at most k - 1 rows to fill its last unit, and drops as many in expectation:
+	 * room for a few more than the rows, grown by assign_group when a draw needs more (many small
+	 * groups would otherwise reserve k times the rows) */
+	cap = nrows + nrows / 16 + (k > 0 ? k : 1);
 	*order = dp_alloc(sizeof(uint64_t) * cap);
 	*unit_of_pos = dp_alloc(sizeof(int64_t) * cap);
 	if (*order == NULL || *unit_of_pos == NULL)
@@ -465,8 +515,11 @@ dp_unit_assign_grouped(const double *hist, uint32_t k, uint64_t nrows,
 
 			idx[lo + i] = idx[lo + j];
 			idx[lo + j] = t;
+			if (i % DP_UNITS_CHECK_EVERY == 0)
+				dp_check_interrupts();
 		}
-		assign_group(hist, k, total, idx + lo, hi - lo, rng, *order, *unit_of_pos, npos, &units);
+		if (assign_group(hist, k, total, idx + lo, hi - lo, rng, order, unit_of_pos, &cap, npos, &units) != 0)
+			goto nomem;
 		lo = hi;
 		if ((++done & 0xFFF) == 0)
 			dp_check_interrupts();

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dp_accounting.h"
+#include "dp_env.h"
 #include "dp_plan.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
@@ -452,6 +453,118 @@ test_assign_grouped(void)
 	free(g1);
 }
 
+static long interrupts;
+
+static size_t largest_alloc;
+
+static void *
+t_alloc(size_t n)
+{
+	largest_alloc = n > largest_alloc ? n : largest_alloc;
+	return malloc(n);
+}
+
+static void *
+t_realloc(void *p, size_t n)
+{
+	largest_alloc = n > largest_alloc ? n : largest_alloc;
+	return realloc(p, n);
+}
+
+static void
+t_free(void *p)
+{
+	free(p);
+}
+
+static void
+t_interrupt(void)
+{
+	interrupts++;
+}
+
+/*
+ * Interrupts in the grouped assignment: one group of 2^18 rows (a large table whose declared
+ * column has one value) lets a cancel in at least once per 65,536 rows of each of its sort's 18
+ * passes, not only in the passes of a width over 65,536.
+ */
+static void
+test_assign_grouped_interrupts(void)
+{
+	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, t_interrupt};
+	double		hist[4] = {0, 0, 0, 1};
+	uint64_t	nrows = (uint64_t) 1 << 18,
+				npos,
+			   *order;
+	int64_t    *unit,
+				units;
+	uint16_t   *g0 = calloc(nrows, sizeof(uint16_t));
+	const uint16_t *gcols[1] = {g0};
+	dp_prng		rng;
+
+	dp_prng_seed(&rng, 21);
+	dp_set_handlers(&counting);
+	interrupts = 0;
+	units = dp_unit_assign_grouped(hist, 3, nrows, gcols, 1, &rng, &order, &unit, &npos);
+	dp_set_handlers(NULL);
+	unit_check(units > 0 && npos + 2 >= nrows && npos <= nrows + 2, "one group of %llu rows: %lld units", (unsigned long long) nrows,
+			   (long long) units);
+	unit_check(interrupts >= 18 * (long) (nrows / 65536),
+			   "a cancel gets in at least once per 65,536 rows of every sort pass (%ld checks)", interrupts);
+	free(order);
+	free(unit);
+	free(g0);
+}
+
+/*
+ * Memory of the grouped assignment: 60,000 rows each in a group of its own (a declared column of
+ * many values), units of up to 32 rows: the positions grow as the draws need them, rather than
+ * being reserved for k - 1 more rows per group (32 times the rows); every position is still a
+ * row of its own group, in units of sizes with a positive cell.
+ */
+static void
+test_assign_grouped_memory(void)
+{
+	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, NULL};
+	double		hist[33] = {0};
+	uint64_t	nrows = 60000,
+				npos,
+			   *order;
+	int64_t    *unit,
+				units;
+	uint16_t   *g0 = malloc(sizeof(uint16_t) * nrows),
+			   *g1 = malloc(sizeof(uint16_t) * nrows);
+	const uint16_t *gcols[2] = {g0, g1};
+	dp_prng		rng;
+	bool		own_group = true;
+
+	for (uint64_t i = 0; i < nrows; i++)
+	{
+		g0[i] = (uint16_t) (i % 60000 / 1000);
+		g1[i] = (uint16_t) (i % 1000);
+	}
+	hist[1] = 1;
+	hist[32] = 1;
+	dp_prng_seed(&rng, 23);
+	dp_set_handlers(&counting);
+	largest_alloc = 0;
+	units = dp_unit_assign_grouped(hist, 32, nrows, gcols, 2, &rng, &order, &unit, &npos);
+	dp_set_handlers(NULL);
+	unit_check(units > 0 && npos > nrows / 2 && npos < 2 * nrows, "60,000 groups of one row: %lld units, %llu positions",
+			   (long long) units, (unsigned long long) npos);
+	for (uint64_t p = 1; p < npos; p++)
+		if (unit[p] == unit[p - 1] && order[p] != order[p - 1])
+			own_group = false;
+	unit_check(own_group, "a unit repeats the one row of its group");
+	unit_check(largest_alloc <= 4 * sizeof(uint64_t) * nrows,
+			   "no allocation over 4 x 8 bytes per row (largest: %zu bytes for %llu rows)", largest_alloc,
+			   (unsigned long long) nrows);
+	free(order);
+	free(unit);
+	free(g0);
+	free(g1);
+}
+
 int
 main(void)
 {
@@ -464,6 +577,8 @@ main(void)
 	test_uniform();
 	test_assign();
 	test_assign_grouped();
+	test_assign_grouped_interrupts();
+	test_assign_grouped_memory();
 	test_pick_k();
 	test_pick_k_weighed();
 	test_noise_drawable();
