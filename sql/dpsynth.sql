@@ -75,6 +75,9 @@ CREATE TABLE dpsynth.budgets (
 	-- read by no release: it shapes only the post-processing of released models, so it may
 	-- change at any time; cleared when the unit column changes.
 	unit_constant	int2[],
+	-- their names, in the same order: what a synthesis reads (pg_restore renumbers the columns
+	-- after a dropped one, and the attnums then name others); renames follow (dpsynth._on_alter)
+	unit_constant_names name[],
 	CONSTRAINT unit_bounds CHECK ((privacy_unit IS NOT NULL OR (max_rows_per_unit IS NULL AND max_rows_per_cell IS NULL))
 								  AND (max_rows_per_unit IS NULL OR max_rows_per_cell IS NOT NULL)
 								  AND (max_rows_per_unit IS NOT NULL OR max_rows_per_cell <= 32)),
@@ -655,6 +658,7 @@ BEGIN
 	END IF;
 	IF b.privacy_unit IS NOT DISTINCT FROM unit AND b.max_rows_per_unit IS NOT DISTINCT FROM rows_bound
 		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound AND b.privacy_unit_name IS NOT DISTINCT FROM col THEN
+		PERFORM dpsynth._unit_constant_by_name(tbl);
 		RETURN;
 	END IF;
 	-- the same column by name and the same bounds at another attnum (a restored table's columns
@@ -662,6 +666,7 @@ BEGIN
 	IF unit IS NOT NULL AND b.privacy_unit_name = col AND b.max_rows_per_unit IS NOT DISTINCT FROM rows_bound
 		AND b.max_rows_per_cell IS NOT DISTINCT FROM cell_bound THEN
 		UPDATE dpsynth.budgets x SET privacy_unit = unit WHERE x.relid = tbl;
+		PERFORM dpsynth._unit_constant_by_name(tbl);
 		RETURN;
 	END IF;
 	IF b.rho_spent > 0 OR b.delta_spent > 0 THEN
@@ -678,7 +683,8 @@ BEGIN
 	UPDATE dpsynth.budgets x SET privacy_unit = unit, max_rows_per_unit = rows_bound, max_rows_per_cell = cell_bound,
 		privacy_unit_name = CASE WHEN unit IS NOT NULL THEN col END,
 		-- the columns constant within a unit are constant within that unit: another unit drops them
-		unit_constant = CASE WHEN unit IS NOT DISTINCT FROM b.privacy_unit THEN b.unit_constant END
+		unit_constant = CASE WHEN unit IS NOT DISTINCT FROM b.privacy_unit THEN b.unit_constant END,
+		unit_constant_names = CASE WHEN unit IS NOT DISTINCT FROM b.privacy_unit THEN b.unit_constant_names END
 		WHERE x.relid = tbl;
 	IF unit IS NULL THEN
 		RAISE NOTICE 'table % has no privacy unit: each row is protected on its own', tbl;
@@ -688,6 +694,25 @@ BEGIN
 	END IF;
 END
 $$;
+
+-- The attnums of a table's columns constant within a unit, brought back to their names (a
+-- restored table's columns are renumbered after a dropped one, and the restored table has no
+-- dropped column): an attnum that names a dropped column stays (the column was dropped here, and
+-- a column later given its name does not take its place), as does a name no longer in the table.
+-- A synthesis reads them the same way (src/units.c).
+CREATE FUNCTION dpsynth._unit_constant_by_name(tbl oid) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+	UPDATE dpsynth.budgets b SET unit_constant =
+		ARRAY(SELECT coalesce(a.attnum, u.num)
+			  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
+			  LEFT JOIN pg_catalog.pg_attribute a
+				ON a.attrelid = b.relid AND a.attname = u.nm AND NOT a.attisdropped AND a.attnum > 0
+				   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+								   WHERE d.attrelid = b.relid AND d.attnum = u.num AND d.attisdropped)
+			  ORDER BY u.i)
+	WHERE b.relid = tbl AND b.unit_constant_names IS NOT NULL
+$$;
+REVOKE ALL ON FUNCTION dpsynth._unit_constant_by_name(oid) FROM PUBLIC;
 
 -- dp_unit_constant: the columns the owner declares constant within a unit (a patient's sex, birth
 -- year): a synthetic unit draws their values once, from the synthetic rows of one combination of
@@ -733,7 +758,10 @@ BEGIN
 		attnums := attnums || n;
 	END LOOP;
 	attnums := ARRAY(SELECT DISTINCT x FROM unnest(attnums) x ORDER BY x);
-	UPDATE dpsynth.budgets x SET unit_constant = CASE WHEN cardinality(attnums) > 0 THEN attnums END
+	UPDATE dpsynth.budgets x SET unit_constant = CASE WHEN cardinality(attnums) > 0 THEN attnums END,
+		unit_constant_names = CASE WHEN cardinality(attnums) > 0 THEN
+			ARRAY(SELECT a.attname FROM pg_catalog.pg_attribute a
+				  WHERE a.attrelid = tbl AND a.attnum = ANY(attnums) ORDER BY a.attnum) END
 		WHERE x.relid = tbl;
 	IF cardinality(attnums) = 0 THEN
 		RAISE NOTICE 'table % has no column constant within a unit', tbl;
@@ -1655,6 +1683,21 @@ BEGIN
 			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
 			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
 							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+		-- a renamed column constant within a unit: its name follows when the renamed column is at
+		-- its attnum and the old name is gone; then the attnums follow the names (after a restore)
+		IF cmd.objsubid > 0 THEN
+			UPDATE dpsynth.budgets b SET unit_constant_names =
+				ARRAY(SELECT CASE WHEN u.num = cmd.objsubid AND a.attname IS NOT NULL
+								   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+												   WHERE o.attrelid = b.relid AND o.attname = u.nm
+													 AND NOT o.attisdropped) THEN a.attname ELSE u.nm END
+					  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
+					  LEFT JOIN pg_catalog.pg_attribute a
+						ON a.attrelid = b.relid AND a.attnum = u.num AND NOT a.attisdropped
+					  ORDER BY u.i)
+				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
+		END IF;
+		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
 	END LOOP;
 END
 $$;

@@ -87,14 +87,23 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* through to_jsonb: a catalog older than 0.4.0 (the library is loaded before ALTER EXTENSION
-	 * UPDATE) has no such columns, and its tables have no unit */
+	 * UPDATE) has no such columns, and its tables have no unit.  The columns constant within a
+	 * unit by their names, as dpsynth._unit_constant_by_name reads them: a restored table's
+	 * attnums may name other columns, and an attnum of a dropped column names none. */
 	if (SPI_execute_with_args("SELECT (j->>'privacy_unit')::int2, (j->>'max_rows_per_unit')::int4, "
 							  "(j->>'max_rows_per_cell')::int4, j->>'privacy_unit_name', "
-							  "ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a "
-							  "      WHERE a.attrelid = b.relid AND NOT a.attisdropped AND a.attnum > 0 "
-							  "        AND a.attnum IN (SELECT x::int2 FROM pg_catalog.jsonb_array_elements_text("
-							  "            CASE WHEN pg_catalog.jsonb_typeof(j->'unit_constant') = 'array' "
-							  "                 THEN j->'unit_constant' END) x) ORDER BY a.attnum) "
+							  "ARRAY(SELECT a.attname::text "
+							  "      FROM pg_catalog.jsonb_array_elements_text(CASE WHEN pg_catalog.jsonb_typeof("
+							  "               j->'unit_constant') = 'array' THEN j->'unit_constant' END) "
+							  "             WITH ORDINALITY u(num, i) "
+							  "      JOIN pg_catalog.jsonb_array_elements_text(CASE WHEN pg_catalog.jsonb_typeof("
+							  "               j->'unit_constant_names') = 'array' THEN j->'unit_constant_names' END) "
+							  "             WITH ORDINALITY n(nm, i) ON n.i = u.i "
+							  "      JOIN pg_catalog.pg_attribute a ON a.attrelid = b.relid AND a.attname = n.nm "
+							  "        AND NOT a.attisdropped AND a.attnum > 0 "
+							  "      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d WHERE d.attrelid = b.relid "
+							  "                        AND d.attnum = u.num::int2 AND d.attisdropped) "
+							  "      ORDER BY a.attnum) "
 							  "FROM dpsynth.budgets b, "
 							  "LATERAL pg_catalog.to_jsonb(b) j WHERE b.relid = $1",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
