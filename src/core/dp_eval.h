@@ -10,9 +10,10 @@
  * and nowhere else.  The distances and range queries mirror the reference evaluator of the
  * development datasets exactly, its random triples and queries drawn from the same stream
  * (dp_pcg64.h), so that the two agree on the same tables (test/script/11_evaluate_adult.sh).  The
- * train-on-synthetic figures come from an L2-regularised logistic regression here (OpenBLAS:
- * dsyrk and dposv in Newton's steps, dgemm in blocks for the distances), where the evaluator uses
- * gradient-boosted trees: those two figures are not expected to match.
+ * train-on-synthetic figures come from an L2-regularised logistic regression here (Newton's
+ * steps summed over each row's one-hot slots, solved by LAPACK's dposv; OpenBLAS's dgemm for the
+ * distances), where the evaluator uses gradient-boosted trees: those two figures are not
+ * expected to match.
  */
 #ifndef DP_EVAL_H
 #define DP_EVAL_H

@@ -1,7 +1,8 @@
 /*
- * dp_eval_ml.c - the quality report's linear algebra, on OpenBLAS: a logistic regression fitted
- * by Newton's method (X'WX by dsyrk, solved by dposv) for train-on-synthetic / test-on-real, and
- * distances to the closest real record as matrix products (dgemm).  Definitions in dp_eval.h.
+ * dp_eval_ml.c - the quality report's linear algebra: a logistic regression fitted by Newton's
+ * method (X'WX summed over each row's one-hot slots, solved by LAPACK's dposv) for
+ * train-on-synthetic / test-on-real, and distances to the closest real record as matrix products
+ * (OpenBLAS's dgemm).  Definitions in dp_eval.h.
  *
  * OpenBLAS is kept to one thread: inside a PostgreSQL backend a thread pool per process is not
  * welcome, and the work between two progress checks stays short (a block of rows).
@@ -246,18 +247,46 @@ label_index(const dp_eval *e, int *nlabels)
 	return idx;
 }
 
+/*
+ * The model's features are one-hot: each feature column puts a single 1 in its own range of
+ * slots (the layout without distances: no standardised number, weight 1), and the intercept is
+ * the last slot.  A row is therefore the k slot numbers of its 1s, ascending, and the Newton
+ * step's sums run over those: X'beta is k additions, X'(y - mu) k more, and X'WX adds w to the
+ * k (k + 1) / 2 pairs of its slots, where a dense X'WX (dsyrk) would multiply P x P per row.
+ */
 typedef struct ev_lr
 {
 	const dp_eval *e;
-	const ev_layout *L;
 	const int32_t *label;		/* per target entry */
 	int			P;				/* features + intercept */
-	double	   *X,
-			   *eta,
-			   *w,
-			   *H,
+	int			k;				/* slots a row sets: the feature columns and the intercept */
+	int32_t    *feat[DP_EVAL_NTABLES];	/* [row * k + j]: the slots of a row's 1s, ascending */
+	double	   *H,
 			   *g;
 } ev_lr;
+
+/* Every row of table t as the slots of its 1s (the intercept last); -1 out of memory. */
+static int
+lr_rows(ev_lr *m, const ev_layout *L, int t)
+{
+	const dp_eval *e = m->e;
+	int32_t    *f = ev_alloc(e, ((size_t) e->nrows[t] * m->k + 1) * sizeof(int32_t));
+
+	if (f == NULL)
+		return -1;
+	for (int64_t r = 0; r < e->nrows[t]; r++)
+	{
+		int32_t    *row = f + (size_t) r * m->k;
+		int			j = 0;
+
+		for (int c = 0; c < e->ncols; c++)
+			if (L->offset[c] >= 0)
+				row[j++] = L->offset[c] + L->slot[c][e->dicts[c].e[e->ids[t][c][r]].code];
+		row[j] = L->p;
+	}
+	m->feat[t] = f;
+	return 0;
+}
 
 static int32_t
 row_label(const ev_lr *m, int t, int64_t r)
@@ -271,22 +300,16 @@ sigmoid(double z)
 	return z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z));
 }
 
-/* Adds one block's gradient X'(y - mu) and X'WX to m->g and m->H. */
-static void
-newton_block(ev_lr *m, int nb, const double *y, const double *beta)
+/* beta'x of row r of table t */
+static double
+lr_eta(const ev_lr *m, int t, int64_t r, const double *beta)
 {
-	int			P = m->P;
+	const int32_t *f = m->feat[t] + (size_t) r * m->k;
+	double		eta = 0;
 
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, nb, P, 1.0, m->X, P, beta, 1, 0.0, m->eta, 1);
-	for (int i = 0; i < nb; i++)
-		m->eta[i] = sigmoid(m->eta[i]);
-	for (int i = 0; i < nb; i++)
-		m->w[i] = y[i] - m->eta[i];
-	cblas_dgemv(CblasRowMajor, CblasTrans, nb, P, 1.0, m->X, P, m->w, 1, 1.0, m->g, 1);
-	/* rows scaled by sqrt(mu (1 - mu)): their Gram matrix is X'WX */
-	for (int i = 0; i < nb; i++)
-		cblas_dscal(P, sqrt(m->eta[i] * (1 - m->eta[i])), m->X + (size_t) i * P, 1);
-	cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, P, nb, 1.0, m->X, P, 1.0, m->H, P);
+	for (int j = 0; j < m->k; j++)
+		eta += beta[f[j]];
+	return eta;
 }
 
 /* One Newton step over table t's rows for "label == positive"; returns the step's size, or -1
@@ -296,29 +319,39 @@ newton_step(ev_lr *m, int t, int positive, double *beta)
 {
 	const dp_eval *e = m->e;
 	int			P = m->P,
-				nb = 0,
+				k = m->k,
 				one = 1,
 				info = 0;
-	double		y[ROW_BLOCK],
-				step = 0;
+	double		step = 0;
 
 	memset(m->H, 0, (size_t) P * P * sizeof(double));
 	memset(m->g, 0, P * sizeof(double));
-	for (int64_t r = 0; r <= e->nrows[t]; r++)
+	for (int64_t r = 0; r < e->nrows[t]; r++)
 	{
-		if (r < e->nrows[t] && row_label(m, t, r) >= 0)
+		const int32_t *f = m->feat[t] + (size_t) r * k;
+		double		mu,
+					w,
+					resid;
+
+		if (row_label(m, t, r) < 0)
+			continue;
+		mu = sigmoid(lr_eta(m, t, r, beta));
+		resid = (row_label(m, t, r) == positive) - mu;
+		w = mu * (1 - mu);
+		/* the gradient X'(y - mu), and X'WX's upper triangle (row-major: slot a <= slot b) */
+		for (int j = 0; j < k; j++)
 		{
-			encode_row(e, m->L, t, r, m->X + (size_t) nb * P, true);
-			y[nb++] = row_label(m, t, r) == positive;
+			double	   *h = m->H + (size_t) f[j] * P;
+
+			m->g[f[j]] += resid;
+			for (int j2 = j; j2 < k; j2++)
+				h[f[j2]] += w;
 		}
-		if (nb == ROW_BLOCK || (r == e->nrows[t] && nb > 0))
-		{
-			newton_block(m, nb, y, beta);
-			nb = 0;
-			if (ev_cancelled(e))
-				return -1;
-		}
+		if ((r + 1) % ROW_BLOCK == 0 && ev_cancelled(e))
+			return -1;
 	}
+	if (ev_cancelled(e))
+		return -1;
 	/* the penalty lambda/2 |beta|^2 (not on the intercept, which gets a tiny ridge) */
 	for (int j = 0; j < P; j++)
 	{
@@ -359,19 +392,10 @@ lr_fit(ev_lr *m, int t, int positive, double *beta)
 static void
 lr_predict(ev_lr *m, const double *beta, int k, int nl, double *prob)
 {
-	const dp_eval *e = m->e;
-	int64_t		n = e->nrows[DP_EVAL_HOLDOUT];
+	int64_t		n = m->e->nrows[DP_EVAL_HOLDOUT];
 
-	for (int64_t r0 = 0; r0 < n; r0 += ROW_BLOCK)
-	{
-		int			nb = (int) (n - r0 < ROW_BLOCK ? n - r0 : ROW_BLOCK);
-
-		for (int i = 0; i < nb; i++)
-			encode_row(e, m->L, DP_EVAL_HOLDOUT, r0 + i, m->X + (size_t) i * m->P, true);
-		cblas_dgemv(CblasRowMajor, CblasNoTrans, nb, m->P, 1.0, m->X, m->P, beta, 1, 0.0, m->eta, 1);
-		for (int i = 0; i < nb; i++)
-			prob[(r0 + i) * nl + k] = sigmoid(m->eta[i]);
-	}
+	for (int64_t r = 0; r < n; r++)
+		prob[r * nl + k] = sigmoid(lr_eta(m, DP_EVAL_HOLDOUT, r, beta));
 }
 
 typedef struct order_item
@@ -531,20 +555,23 @@ ev_run_ml(dp_eval *e, dp_eval_result *res)
 	if (make_layout(e, res, false, &L) != 0 || (m.label = label_index(e, &res->nlabels)) == NULL)
 		return -1;
 	m.e = e;
-	m.L = &L;
 	m.P = L.p + 1;
-	m.X = ev_alloc(e, (size_t) ROW_BLOCK * m.P * sizeof(double));
-	m.eta = ev_alloc(e, ROW_BLOCK * sizeof(double));
-	m.w = ev_alloc(e, ROW_BLOCK * sizeof(double));
+	m.k = 1;
+	for (int c = 0; c < e->ncols; c++)
+		m.k += L.offset[c] >= 0;
+	for (int t = 0; t < DP_EVAL_NTABLES; t++)
+		if (lr_rows(&m, &L, t) != 0)
+			return -1;
 	m.H = ev_alloc(e, (size_t) m.P * m.P * sizeof(double));
 	m.g = ev_alloc(e, m.P * sizeof(double));
-	if (!m.X || !m.eta || !m.w || !m.H || !m.g)
+	if (!m.H || !m.g)
 		return -1;
 	if ((rc = train_and_score(&m, DP_EVAL_SYNTH, res->nlabels, &res->tstr_acc, &res->tstr_auc)) != 0 ||
 		(rc = train_and_score(&m, DP_EVAL_REAL, res->nlabels, &res->trtr_acc, &res->trtr_auc)) != 0)
 		return rc;
 	res->ml_ran = true;
-	ev_free(e, m.X);
+	for (int t = 0; t < DP_EVAL_NTABLES; t++)
+		ev_free(e, m.feat[t]);
 	ev_free(e, m.H);
 	return 0;
 }

@@ -703,6 +703,22 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 	return gum_append(g, targets);
 }
 
+#ifdef DPSYNTH_TEST_RNG
+#ifdef DPSYNTH_VERSION
+#error "DPSYNTH_TEST_RNG is for the unit tests' library only (Makefile), never the extension"
+#endif
+static uint32_t gum_test_par_min_rows = 0;	/* dp_gum.h's seam; 0: GUM_PAR_MIN_ROWS */
+
+void
+dp_gum_test_par_min_rows(uint32_t rows)
+{
+	gum_test_par_min_rows = rows;
+}
+#define GUM_SPLIT_MIN_ROWS (gum_test_par_min_rows ? gum_test_par_min_rows : GUM_PAR_MIN_ROWS)
+#else
+#define GUM_SPLIT_MIN_ROWS GUM_PAR_MIN_ROWS
+#endif
+
 int
 dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint32_t *sizes,
 		   uint64_t n, const dp_gum_params *params, dp_prng *rng, dp_codes *out)
@@ -759,7 +775,7 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 	g.prm = params;
 	/* one part per thread; a small table is one part (threads would cost more than they save) */
 	g.nparts = params->threads < 1 ? 1 : params->threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : params->threads;
-	if (n < GUM_PAR_MIN_ROWS)
+	if (n < GUM_SPLIT_MIN_ROWS)
 		g.nparts = 1;
 	for (uint32_t q = 0; q <= g.nparts; q++)
 		g.pb[q] = (uint32_t) (n * q / g.nparts);

@@ -166,4 +166,14 @@ int			dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
 					   const uint32_t *sizes, uint64_t n, const dp_gum_params *params,
 					   dp_prng *rng, dp_codes *out);
 
+/*
+ * The unit tests' seam, compiled only into their library (the Makefile's -DDPSYNTH_TEST_RNG, as
+ * dp_random.h's): a table of this many rows or more is split into parts (one per thread), from
+ * the next dp_gum_run on; 0 restores GUM_PAR_MIN_ROWS.  test_gum's failure sweeps split a small
+ * table so that its every allocation and progress call on 2 threads costs a small run.
+ */
+#ifdef DPSYNTH_TEST_RNG
+extern void dp_gum_test_par_min_rows(uint32_t rows);
+#endif
+
 #endif							/* DP_GUM_H */

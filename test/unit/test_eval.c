@@ -1,7 +1,8 @@
 /*
  * test_eval.c - the owner's quality report's core (dp_eval.c, dp_eval_ml.c, dp_pcg64.c): numpy's
  * random stream bit for bit (numbers printed by numpy 1.24), Python's float repr, numpy's
- * quantile, the AUC, and small tables with known answers.  The agreement with evaluate.py on
+ * quantile, the AUC, small tables with known answers, and the logistic regression against a dense
+ * one written from its definition.  The agreement with evaluate.py on
  * real data is test/script/11_evaluate_adult.sh (and bench/eval_csv on every dataset).
  */
 #include <math.h>
@@ -233,6 +234,201 @@ test_small_tables(void)
 	dp_set_handlers(NULL);
 }
 
+/*
+ * The train-on-synthetic figures against a logistic regression written here from its definition
+ * (docs/EVALUATION.md): dense one-hot features of every (column, label) and an intercept, the
+ * penalty lambda 1 (1e-9 on the intercept), Newton's steps until the largest moves less than
+ * 1e-7 (at most 30), one model per holdout label (one only for two labels), the probabilities
+ * normalised, accuracy by the first largest, AUC per label averaged.  Categorical columns only,
+ * so the discretization is the labels themselves.
+ */
+#define LR_COLS 3					/* features a, b, c; the target y is column 3 */
+#define LR_MAXP 32
+
+static const char *const lr_labels[LR_COLS + 1][6] = {
+	{"a0", "a1", "a2"}, {"b0", "b1", "b2", "b3", "b4"}, {"c0", "c1", "c2", "c3"}, {"y0", "y1", "y2", "y3"}};
+static const int lr_nlab[LR_COLS + 1] = {3, 5, 4, 4};
+
+/* Row i of a table: y depends on a and b (and noise), c on nothing; ys labels of y in use. */
+static void
+lr_row(dp_pcg64 *g, int ys, int *v)
+{
+	for (int c = 0; c < LR_COLS; c++)
+		v[c] = (int) dp_pcg64_integers(g, 0, lr_nlab[c]);
+	v[LR_COLS] = dp_pcg64_integers(g, 0, 4) == 0 ? (int) dp_pcg64_integers(g, 0, ys)
+		: (v[0] + (v[1] > 2)) % ys;
+}
+
+/* the reference fit of "y == positive" on rows[n][4]: beta[P] */
+static void
+lr_reference_fit(int (*rows)[LR_COLS + 1], int n, int positive, int P, const int *off, double *beta)
+{
+	memset(beta, 0, P * sizeof(double));
+	for (int it = 0; it < 30; it++)
+	{
+		double		H[LR_MAXP][LR_MAXP] = {{0}},
+					g[LR_MAXP] = {0},
+					step = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			double		x[LR_MAXP] = {0},
+						eta = 0,
+						mu;
+
+			for (int c = 0; c < LR_COLS; c++)
+				x[off[c] + rows[i][c]] = 1;
+			x[P - 1] = 1;
+			for (int j = 0; j < P; j++)
+				eta += x[j] * beta[j];
+			mu = 1 / (1 + exp(-eta));
+			for (int j = 0; j < P; j++)
+			{
+				g[j] += x[j] * ((rows[i][LR_COLS] == positive) - mu);
+				for (int l = 0; l < P; l++)
+					H[j][l] += x[j] * x[l] * mu * (1 - mu);
+			}
+		}
+		for (int j = 0; j < P; j++)
+		{
+			H[j][j] += j < P - 1 ? 1.0 : 1e-9;
+			g[j] -= (j < P - 1 ? 1.0 : 1e-9) * beta[j];
+		}
+		/* Gaussian elimination on the positive definite H (no pivoting needed) */
+		for (int j = 0; j < P; j++)
+			for (int l = j + 1; l < P; l++)
+			{
+				double		f = H[l][j] / H[j][j];
+
+				for (int q = j; q < P; q++)
+					H[l][q] -= f * H[j][q];
+				g[l] -= f * g[j];
+			}
+		for (int j = P - 1; j >= 0; j--)
+		{
+			for (int q = j + 1; q < P; q++)
+				g[j] -= H[j][q] * g[q];
+			g[j] /= H[j][j];
+			beta[j] += g[j];
+			step = fabs(g[j]) > step ? fabs(g[j]) : step;
+		}
+		if (step < 1e-7)
+			break;
+	}
+}
+
+/* Train on train[ntr], score on hold[nh]: accuracy and AUC as dp_evaluate defines them. */
+static void
+lr_reference(int (*train)[LR_COLS + 1], int ntr, int (*hold)[LR_COLS + 1], int nh, int nl,
+			 double *acc, double *auc)
+{
+	int			off[LR_COLS],
+				P = 1,
+				right = 0;
+	double		beta[LR_MAXP],
+			   *prob = calloc((size_t) nh * nl, sizeof(double)),
+			   *s = malloc(nh * sizeof(double)),
+				sum = 0;
+	uint8_t    *pos = malloc(nh);
+
+	for (int c = 0; c < LR_COLS; c++)
+	{
+		off[c] = P - 1;
+		P += lr_nlab[c];
+	}
+	for (int k = (nl == 2 ? 1 : 0); k < nl; k++)
+	{
+		lr_reference_fit(train, ntr, k, P, off, beta);
+		for (int i = 0; i < nh; i++)
+		{
+			double		eta = beta[P - 1];
+
+			for (int c = 0; c < LR_COLS; c++)
+				eta += beta[off[c] + hold[i][c]];
+			prob[i * nl + k] = 1 / (1 + exp(-eta));
+		}
+	}
+	for (int i = 0; i < nh; i++)
+	{
+		double		tot = 0;
+		int			best = 0;
+
+		if (nl == 2)
+			prob[i * 2] = 1 - prob[i * 2 + 1];
+		for (int k = 0; k < nl; k++)
+			tot += prob[i * nl + k];
+		for (int k = 0; k < nl; k++)
+		{
+			prob[i * nl + k] /= nl == 2 ? 1 : tot;
+			best = prob[i * nl + k] > prob[i * nl + best] ? k : best;
+		}
+		right += best == hold[i][LR_COLS];
+	}
+	*acc = (double) right / nh;
+	for (int k = (nl == 2 ? 1 : 0); k < nl; k++)
+	{
+		for (int i = 0; i < nh; i++)
+		{
+			s[i] = prob[i * nl + k];
+			pos[i] = hold[i][LR_COLS] == k;
+		}
+		sum += dp_eval_auc(s, pos, nh);
+	}
+	*auc = nl == 2 ? sum : sum / nl;
+	free(prob);
+	free(s);
+	free(pos);
+}
+
+static void
+test_logistic(void)
+{
+	const char *names[LR_COLS + 1] = {"a", "b", "c", "y"};
+	const int	n[DP_EVAL_NTABLES] = {900, 700, 500};
+	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL};
+	dp_eval_hooks plain = {NULL, NULL};
+
+	dp_set_handlers(&arena_handlers);
+	for (int ys = 2; ys <= 4; ys += 2)
+	{
+		int			(*rows[DP_EVAL_NTABLES])[LR_COLS + 1];
+		dp_eval    *e = dp_eval_create(LR_COLS + 1, names, &plain);
+		dp_eval_result r;
+		dp_pcg64	g;
+		double		acc[2],
+					auc[2];
+
+		dp_pcg64_seed(&g, 7 + ys);
+		for (int t = 0; t < DP_EVAL_NTABLES; t++)
+		{
+			rows[t] = malloc(n[t] * sizeof(*rows[t]));
+			for (int i = 0; i < n[t]; i++)
+			{
+				const char *cells[LR_COLS + 1];
+
+				lr_row(&g, ys, rows[t][i]);
+				for (int c = 0; c <= LR_COLS; c++)
+					cells[c] = lr_labels[c][rows[t][i][c]];
+				dp_eval_add_row(e, t, cells);
+			}
+		}
+		lr_reference(rows[DP_EVAL_SYNTH], n[DP_EVAL_SYNTH], rows[DP_EVAL_HOLDOUT], n[DP_EVAL_HOLDOUT], ys,
+					 &acc[0], &auc[0]);
+		lr_reference(rows[DP_EVAL_REAL], n[DP_EVAL_REAL], rows[DP_EVAL_HOLDOUT], n[DP_EVAL_HOLDOUT], ys,
+					 &acc[1], &auc[1]);
+		unit_check(dp_eval_run(e, LR_COLS, &r) == 0 && r.ml_ran && r.nlabels == ys, "%d labels: the model ran", ys);
+		unit_check(fabs(r.tstr_acc - acc[0]) < 1e-12 && fabs(r.tstr_auc - auc[0]) < 1e-9 &&
+				   fabs(r.trtr_acc - acc[1]) < 1e-12 && fabs(r.trtr_auc - auc[1]) < 1e-9,
+				   "%d labels: accuracy and AUC as the dense reference's (trained on synthetic %.15g %.15g against %.15g %.15g; on real %.15g %.15g against %.15g %.15g)",
+				   ys, r.tstr_acc, r.tstr_auc, acc[0], auc[0], r.trtr_acc, r.trtr_auc, acc[1], auc[1]);
+		unit_check(r.trtr_auc > 0.7, "%d labels: y is learnt from a and b (AUC %g on real)", ys, r.trtr_auc);
+		eval_free_all(e);
+		for (int t = 0; t < DP_EVAL_NTABLES; t++)
+			free(rows[t]);
+	}
+	dp_set_handlers(NULL);
+}
+
 int
 main(void)
 {
@@ -240,5 +436,6 @@ main(void)
 	test_repr();
 	test_quantile_auc();
 	test_small_tables();
+	test_logistic();
 	return unit_done();
 }

@@ -684,10 +684,12 @@ cancel_progress(void *arg, const dp_progress *pr)
 /*
  * The same on a component wide enough for the grouped layout (26 columns of 8-bit codes, each
  * paired with the two before it: one component, GUM_GROUP_MIN_COLS 24): every allocation made
- * to fail in turn, then every progress call made to cancel in turn, on 1 thread (3,000 rows) and
- * on 2 threads (70,000 rows: two parts, GUM_PAR_MIN_ROWS).  On 1 thread a run is one part
- * whatever its rows, so 3,000 rows reach the same allocations and progress calls as 70,000 (292
- * and 154 of them on both) at a twentieth of the cost.
+ * to fail in turn, then every progress call made to cancel in turn, on 1 thread and on 2 threads
+ * (two parts), 3,000 rows each.  A table that small is one part (GUM_PAR_MIN_ROWS), so on 2
+ * threads dp_gum.h's test seam lowers the split to 2,048 rows: the run then makes the same
+ * allocations, from the same call sites in the same order, and the same progress calls as a
+ * 70,000-row table split by GUM_PAR_MIN_ROWS (356 allocations and 154 progress calls; 292 and
+ * 154 on 1 thread), at a twentieth of the cost.
  * Each returns -2 or -1 with nothing leaked and out emptied.
  */
 static void
@@ -703,7 +705,9 @@ test_alloc_failures_wide(void)
 	dp_gum_params prm;
 	int			fails = 0,
 				oks = 0,
-				cancels = 0;
+				cancels = 0,
+				fails_on[3] = {0, 0, 0},
+				cancels_on[3] = {0, 0, 0};
 	bool		clean = true;
 
 	for (uint32_t j = 0; j < W; j++)
@@ -712,8 +716,10 @@ test_alloc_failures_wide(void)
 	prm.iterations = 2;
 	for (uint32_t threads = 1; threads <= 2; threads++)
 	{
-		const uint64_t n = threads == 1 ? 3000 : 70000;	/* one part; two parts on two threads */
+		const uint64_t n = 3000;
 
+		/* one part on 1 thread; two parts on 2 (the seam: tables of 2,048 rows or more split) */
+		dp_gum_test_par_min_rows(threads == 1 ? 0 : 2048);
 		make_source(&src, W, sizes, n, 77);
 		/* pairs (j-1, j) and (j-2, j): no leaf to peel, so all 26 columns are iterated together */
 		nt = 0;
@@ -734,7 +740,7 @@ test_alloc_failures_wide(void)
 			int			rc = alloc_fail_run(tg, nt, W, sizes, n, &prm, 3, k, &clean);
 
 			if (rc == -2)
-				fails++;
+				fails++, fails_on[threads]++;
 			else if (rc == 0)
 				oks++;
 		}
@@ -755,15 +761,20 @@ test_alloc_failures_wide(void)
 			clean &= live_blocks == 0;
 			if (rc == 0)
 				break;
-			cancels++;
+			cancels++, cancels_on[threads]++;
 		}
 		dp_set_handlers(NULL);
+		dp_gum_test_par_min_rows(0);
 		dp_codes_free(&src);
 		free_targets(tg, nt);
 	}
 	unit_check(clean && fails > 40 && cancels > 10,
 			   "grouped layout (26 columns, %s): every allocation failure returns -2 and every cancel -1, "
 			   "nothing leaked (%d failures, %d cancels)", "1 and 2 threads", fails, cancels);
+	/* two parts allocate more than one (each its scratch): the 2-thread sweep ran on two parts */
+	unit_check(fails_on[2] > fails_on[1] && cancels_on[2] == cancels_on[1],
+			   "grouped layout: 2 threads split the rows in two parts (%d allocations against %d on 1 thread; %d progress calls on both)",
+			   fails_on[2], fails_on[1], cancels_on[2]);
 }
 
 /* ---------- the real Adult table ---------- */
