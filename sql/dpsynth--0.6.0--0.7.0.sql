@@ -173,6 +173,211 @@ COMMENT ON FUNCTION dp_unit_constant(regclass, name[]) IS
 REVOKE ALL ON FUNCTION dp_unit_constant(regclass, name[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_unit_constant(regclass, name[]) TO PUBLIC;
 
+-- 0.7.0: declared and learned domains keep their column's name, and follow it through a restore
+-- (pg_restore renumbers the columns after a dropped one) and renames.  The names of existing
+-- rows are their columns' names now; a row at a dropped column's attnum keeps none.
+ALTER TABLE dpsynth.domains ADD COLUMN attname name;
+UPDATE dpsynth.domains d SET attname = a.attname
+	FROM pg_catalog.pg_attribute a
+	WHERE a.attrelid = d.relid AND a.attnum = d.attnum AND NOT a.attisdropped;
+
+-- The attnums of a table's domains brought back to their columns' names (a restored table's
+-- columns are renumbered after a dropped one).  A row at the attnum of a dropped column stays
+-- (the column was dropped here: a column later given its name does not take its domain), as does
+-- a row whose name is no longer in the table (a release refuses it: src/domain.c).  A row in the
+-- way of a moved one names a column the table no longer has, and goes.  Learned domains move with
+-- their ledger_id.  Called where domains are read or changed; it writes only when a row moved.
+CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	moved jsonb;
+BEGIN
+	FOR i IN 1..2 LOOP
+		SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('attnum', a.attnum, 'from', d.attnum)) INTO moved
+			FROM dpsynth.domains d
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attname = d.attname
+				AND NOT a.attisdropped AND a.attnum > 0
+			WHERE d.relid = tbl AND a.attnum <> d.attnum
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = d.relid AND o.attnum = d.attnum AND o.attisdropped);
+		IF moved IS NULL THEN
+			RETURN;
+		END IF;
+		-- moved under the table's domain lock, then read again: a concurrent call may have moved them
+		EXIT WHEN i = 2;
+		PERFORM dpsynth._lock_domains(tbl);
+	END LOOP;
+	DELETE FROM dpsynth.domains d
+		WHERE d.relid = tbl
+		  AND d.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements(moved) m, unnest(ARRAY['attnum', 'from']) k);
+	INSERT INTO dpsynth.domains SELECT * FROM jsonb_populate_recordset(NULL::dpsynth.domains, moved);
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
+
+-- A domain row's column name, from the catalog where the row does not bring one (a declaration,
+-- a discovery, a detached partition's copy); a restored row brings its own.
+CREATE FUNCTION dpsynth._domains_name() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	IF NEW.attname IS NULL THEN
+		NEW.attname := (SELECT a.attname FROM pg_catalog.pg_attribute a
+						WHERE a.attrelid = NEW.relid AND a.attnum = NEW.attnum AND NOT a.attisdropped);
+	END IF;
+	RETURN NEW;
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._domains_name() FROM PUBLIC;
+CREATE TRIGGER domains_name BEFORE INSERT ON dpsynth.domains
+	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
+
+CREATE OR REPLACE FUNCTION dpsynth._declare_domain(invoker oid, tbl regclass, col name, categories text[],
+										lower float8, upper float8, bins int4, points float8[],
+										binning text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	n int2;
+	typ oid;
+	nbins int4 := bins;
+	is_integer boolean;
+	is_real boolean;
+BEGIN
+	IF tbl IS NULL OR col IS NULL THEN
+		RAISE EXCEPTION 'table and column must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM dpsynth._check_owner(invoker, tbl, 'declare domains of');
+	PERFORM dpsynth._check_protected(tbl);
+	PERFORM dpsynth._lock_domains(tbl);
+	PERFORM dpsynth._domains_by_name(tbl);
+	n := dpsynth._column_attnum(tbl, col);
+	SELECT dpsynth._base_type(atttypid) INTO typ FROM pg_catalog.pg_attribute WHERE attrelid = tbl AND attnum = n;
+	is_integer := typ IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'date'::regtype,
+						  'timestamp'::regtype, 'timestamptz'::regtype);
+	is_real := typ IN ('float4'::regtype, 'float8'::regtype, 'numeric'::regtype);
+
+	IF coalesce(binning, 'equal') NOT IN ('equal', 'quantile', 'auto') THEN
+		RAISE EXCEPTION 'binning must be equal, quantile or auto, not %', binning USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF categories IS NOT NULL THEN
+		IF lower IS NOT NULL OR upper IS NOT NULL OR bins IS NOT NULL OR points IS NOT NULL
+			OR coalesce(binning, 'equal') <> 'equal' THEN
+			RAISE EXCEPTION 'declare either categories or lower/upper/bins for column "%", not both', col
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF cardinality(categories) = 0 OR cardinality(categories) > 65535 THEN
+			RAISE EXCEPTION 'column "%" needs between 1 and 65535 categories, not %', col, cardinality(categories)
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF array_position(categories, NULL) IS NOT NULL THEN
+			RAISE EXCEPTION 'categories of column "%" must not contain NULL', col
+				USING ERRCODE = 'null_value_not_allowed',
+					  HINT = 'NULL always has a cell of its own when the column is nullable.';
+		END IF;
+		IF (SELECT count(DISTINCT c) FROM unnest(categories) c) <> cardinality(categories) THEN
+			RAISE EXCEPTION 'categories of column "%" contain duplicates', col
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF typ = 'bool'::regtype
+			AND EXISTS (SELECT 1 FROM unnest(categories) c WHERE c NOT IN ('true', 'false')) THEN
+			RAISE EXCEPTION 'categories of boolean column "%" must be ''true'' or ''false''', col
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		INSERT INTO dpsynth.domains AS d (relid, attnum, kind, categories, declared_by, attname)
+			VALUES (tbl, n, 'categories', categories, invoker, col)
+			ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'categories', categories = EXCLUDED.categories,
+				attname = EXCLUDED.attname,
+				lower = NULL, upper = NULL, bins = NULL, edges = NULL, points = NULL, shape = NULL, source = 'declared',
+				ledger_id = NULL, binning = 'equal',
+				declared_by = EXCLUDED.declared_by, declared_at = pg_catalog.now();
+		RETURN;
+	END IF;
+
+	IF lower IS NULL OR upper IS NULL THEN
+		RAISE EXCEPTION 'column "%" needs categories, or both lower and upper bounds', col
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF NOT (is_integer OR is_real) THEN
+		RAISE EXCEPTION 'column "%" of type % cannot be declared with numeric bounds', col, typ::regtype
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'Bounds and bins apply to smallint, integer, bigint, real, double precision, numeric, date and timestamp columns; declare categories instead.';
+	END IF;
+	IF points IS NOT NULL AND (array_position(points, NULL) IS NOT NULL
+		OR EXISTS (SELECT 1 FROM unnest(points) p WHERE NOT (p >= lower AND p <= upper)
+					OR (is_integer AND p <> trunc(p)))) THEN
+		RAISE EXCEPTION 'points of column "%" must be % values within [%, %]', col,
+			CASE WHEN is_integer THEN 'integer' ELSE 'finite' END, lower, upper
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF NOT (lower > '-Infinity' AND upper < 'Infinity' AND lower < upper) THEN  -- also rejects NaN
+		RAISE EXCEPTION 'bounds of column "%" must be finite with lower < upper, not [%, %]', col, lower, upper
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF is_integer THEN
+		IF lower <> trunc(lower) OR upper <> trunc(upper) THEN
+			RAISE EXCEPTION 'bounds of integer column "%" must be integers, not [%, %]', col, lower, upper
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF abs(lower) > 2^53 OR abs(upper) > 2^53 THEN	-- exact in float8
+			RAISE EXCEPTION 'bounds of column "%" must lie within +/-2^53', col
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		nbins := coalesce(nbins, least(32, upper - lower + 1)::int4);
+		-- 'auto' only where equal-width bins would merge values: with one bin per value there is
+		-- nothing to learn
+		IF coalesce(binning, CASE WHEN bins IS NULL THEN 'auto' END) = 'auto' AND nbins >= upper - lower + 1 THEN
+			binning := 'equal';
+		END IF;
+		IF nbins > upper - lower + 1 THEN
+			RAISE EXCEPTION 'integer column "%" has only % values in [%, %], fewer than % bins', col,
+				upper - lower + 1, lower, upper, nbins
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END IF;
+	nbins := coalesce(nbins, 32);
+	-- the default: neither bins nor binning given
+	IF binning IS NULL AND bins IS NULL THEN
+		binning := 'auto';
+	END IF;
+	IF nbins < 1 OR nbins > 65535 THEN
+		RAISE EXCEPTION 'bins of column "%" must be between 1 and 65535, not %', col, nbins
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	INSERT INTO dpsynth.domains AS d (relid, attnum, kind, lower, upper, bins, points, binning, declared_by, attname)
+		VALUES (tbl, n, 'bins', lower, upper, nbins,
+				(SELECT array_agg(DISTINCT p ORDER BY p) FROM unnest(points) p), coalesce(binning, 'equal'), invoker, col)
+		ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'bins', categories = NULL, edges = NULL, shape = NULL,
+			attname = EXCLUDED.attname,
+			lower = EXCLUDED.lower, upper = EXCLUDED.upper, bins = EXCLUDED.bins, points = EXCLUDED.points,
+			binning = EXCLUDED.binning, source = 'declared', ledger_id = NULL,
+			declared_by = EXCLUDED.declared_by, declared_at = pg_catalog.now();
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dpsynth._dp_undeclare(invoker oid, tbl regclass, col name) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	IF tbl IS NULL OR col IS NULL THEN
+		RAISE EXCEPTION 'table and column must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM dpsynth._check_owner(invoker, tbl, 'declare domains of');
+	PERFORM dpsynth._lock_domains(tbl);
+	PERFORM dpsynth._domains_by_name(tbl);
+	DELETE FROM dpsynth.domains WHERE relid = tbl AND attnum = dpsynth._column_attnum(tbl, col);
+END
+$$;
+
+CREATE OR REPLACE VIEW dp_domains AS
+SELECT d.relid AS table_name, a.attname AS column_name, a.atttypid::regtype AS type,
+	   d.kind, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning, d.source, d.ledger_id,
+	   d.declared_by::regrole AS declared_by, d.declared_at,
+	   CASE WHEN d.lower IS NOT NULL THEN format('[%s, %s]', dpsynth._show_value(a.atttypid, d.lower),
+												 dpsynth._show_value(a.atttypid, d.upper)) END AS bounds
+FROM dpsynth.domains d
+-- a row whose name another column's attnum holds (a restored table, until its next call brings
+-- the attnums back to the names) is shown under no column
+JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attnum = d.attnum AND NOT a.attisdropped
+	AND a.attname = coalesce(d.attname, a.attname);
+
 -- 0.7.0: the names of the columns constant within a unit follow renames, their attnums a restore.
 -- A renamed table (or schema) keeps its protection: the qualified name of the altered table, or
 -- of the tables of the altered schema, is brought up to date.  Only rows that identified their
@@ -215,8 +420,17 @@ BEGIN
 						ON a.attrelid = b.relid AND a.attnum = u.num AND NOT a.attisdropped
 					  ORDER BY u.i)
 				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
+			-- a renamed column's domain: the same, its attnum first brought back to the names
+			PERFORM dpsynth._domains_by_name(cmd.objid);
+			UPDATE dpsynth.domains d SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE d.relid = cmd.objid AND d.attnum = cmd.objsubid AND a.attrelid = d.relid
+				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
+		PERFORM dpsynth._domains_by_name(cmd.objid);
 	END LOOP;
 END
 $$;

@@ -118,6 +118,10 @@ CREATE TABLE dpsynth.domains (
 	-- learned edges (kind 'edges', source 'dp'): the released shape of the values inside the
 	-- bins, (lo, hi, weight) per piece, which synthetic values are drawn from (src/discover.c)
 	shape			float8[],
+	-- the column's name: what a release matches (pg_restore renumbers the columns after a
+	-- dropped one, and the attnums then name others); dpsynth._domains_by_name brings the
+	-- attnums back to it, renames follow (dpsynth._on_alter); filled on insert
+	attname			name,
 	PRIMARY KEY (relid, attnum),
 	CONSTRAINT domains_shape_check CHECK (shape IS NULL OR (kind = 'edges' AND source = 'dp'
 		AND pg_catalog.cardinality(shape) % 3 = 0)),
@@ -714,6 +718,56 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 $$;
 REVOKE ALL ON FUNCTION dpsynth._unit_constant_by_name(oid) FROM PUBLIC;
 
+-- The attnums of a table's domains brought back to their columns' names (a restored table's
+-- columns are renumbered after a dropped one).  A row at the attnum of a dropped column stays
+-- (the column was dropped here: a column later given its name does not take its domain), as does
+-- a row whose name is no longer in the table (a release refuses it: src/domain.c).  A row in the
+-- way of a moved one names a column the table no longer has, and goes.  Learned domains move with
+-- their ledger_id.  Called where domains are read or changed; it writes only when a row moved.
+CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	moved jsonb;
+BEGIN
+	FOR i IN 1..2 LOOP
+		SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('attnum', a.attnum, 'from', d.attnum)) INTO moved
+			FROM dpsynth.domains d
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attname = d.attname
+				AND NOT a.attisdropped AND a.attnum > 0
+			WHERE d.relid = tbl AND a.attnum <> d.attnum
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = d.relid AND o.attnum = d.attnum AND o.attisdropped);
+		IF moved IS NULL THEN
+			RETURN;
+		END IF;
+		-- moved under the table's domain lock, then read again: a concurrent call may have moved them
+		EXIT WHEN i = 2;
+		PERFORM dpsynth._lock_domains(tbl);
+	END LOOP;
+	DELETE FROM dpsynth.domains d
+		WHERE d.relid = tbl
+		  AND d.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements(moved) m, unnest(ARRAY['attnum', 'from']) k);
+	INSERT INTO dpsynth.domains SELECT * FROM jsonb_populate_recordset(NULL::dpsynth.domains, moved);
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
+
+-- A domain row's column name, from the catalog where the row does not bring one (a declaration,
+-- a discovery, a detached partition's copy); a restored row brings its own.
+CREATE FUNCTION dpsynth._domains_name() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	IF NEW.attname IS NULL THEN
+		NEW.attname := (SELECT a.attname FROM pg_catalog.pg_attribute a
+						WHERE a.attrelid = NEW.relid AND a.attnum = NEW.attnum AND NOT a.attisdropped);
+	END IF;
+	RETURN NEW;
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._domains_name() FROM PUBLIC;
+CREATE TRIGGER domains_name BEFORE INSERT ON dpsynth.domains
+	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
+
 -- dp_unit_constant: the columns the owner declares constant within a unit (a patient's sex, birth
 -- year): a synthetic unit draws their values once, from the synthetic rows of one combination of
 -- them (docs/PRIVACY.md, "Columns constant within a unit").  Public, and checked against no row
@@ -823,6 +877,7 @@ BEGIN
 	PERFORM dpsynth._check_owner(invoker, tbl, 'declare domains of');
 	PERFORM dpsynth._check_protected(tbl);
 	PERFORM dpsynth._lock_domains(tbl);
+	PERFORM dpsynth._domains_by_name(tbl);
 	n := dpsynth._column_attnum(tbl, col);
 	SELECT dpsynth._base_type(atttypid) INTO typ FROM pg_catalog.pg_attribute WHERE attrelid = tbl AND attnum = n;
 	is_integer := typ IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'date'::regtype,
@@ -856,9 +911,10 @@ BEGIN
 			RAISE EXCEPTION 'categories of boolean column "%" must be ''true'' or ''false''', col
 				USING ERRCODE = 'invalid_parameter_value';
 		END IF;
-		INSERT INTO dpsynth.domains AS d (relid, attnum, kind, categories, declared_by)
-			VALUES (tbl, n, 'categories', categories, invoker)
+		INSERT INTO dpsynth.domains AS d (relid, attnum, kind, categories, declared_by, attname)
+			VALUES (tbl, n, 'categories', categories, invoker, col)
 			ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'categories', categories = EXCLUDED.categories,
+				attname = EXCLUDED.attname,
 				lower = NULL, upper = NULL, bins = NULL, edges = NULL, points = NULL, shape = NULL, source = 'declared',
 				ledger_id = NULL, binning = 'equal',
 				declared_by = EXCLUDED.declared_by, declared_at = pg_catalog.now();
@@ -915,10 +971,11 @@ BEGIN
 		RAISE EXCEPTION 'bins of column "%" must be between 1 and 65535, not %', col, nbins
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	INSERT INTO dpsynth.domains AS d (relid, attnum, kind, lower, upper, bins, points, binning, declared_by)
+	INSERT INTO dpsynth.domains AS d (relid, attnum, kind, lower, upper, bins, points, binning, declared_by, attname)
 		VALUES (tbl, n, 'bins', lower, upper, nbins,
-				(SELECT array_agg(DISTINCT p ORDER BY p) FROM unnest(points) p), coalesce(binning, 'equal'), invoker)
+				(SELECT array_agg(DISTINCT p ORDER BY p) FROM unnest(points) p), coalesce(binning, 'equal'), invoker, col)
 		ON CONFLICT (relid, attnum) DO UPDATE SET kind = 'bins', categories = NULL, edges = NULL, shape = NULL,
+			attname = EXCLUDED.attname,
 			lower = EXCLUDED.lower, upper = EXCLUDED.upper, bins = EXCLUDED.bins, points = EXCLUDED.points,
 			binning = EXCLUDED.binning, source = 'declared', ledger_id = NULL,
 			declared_by = EXCLUDED.declared_by, declared_at = pg_catalog.now();
@@ -1068,6 +1125,7 @@ BEGIN
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'declare domains of');
 	PERFORM dpsynth._lock_domains(tbl);
+	PERFORM dpsynth._domains_by_name(tbl);
 	DELETE FROM dpsynth.domains WHERE relid = tbl AND attnum = dpsynth._column_attnum(tbl, col);
 END
 $$;
@@ -1513,7 +1571,10 @@ SELECT d.relid AS table_name, a.attname AS column_name, a.atttypid::regtype AS t
 	   CASE WHEN d.lower IS NOT NULL THEN format('[%s, %s]', dpsynth._show_value(a.atttypid, d.lower),
 												 dpsynth._show_value(a.atttypid, d.upper)) END AS bounds
 FROM dpsynth.domains d
-JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attnum = d.attnum AND NOT a.attisdropped;
+-- a row whose name another column's attnum holds (a restored table, until its next call brings
+-- the attnums back to the names) is shown under no column
+JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attnum = d.attnum AND NOT a.attisdropped
+	AND a.attname = coalesce(d.attname, a.attname);
 
 -- Column policies (public: they say how columns are treated, nothing about the rows).
 CREATE VIEW dp_column_policies AS
@@ -1696,8 +1757,17 @@ BEGIN
 						ON a.attrelid = b.relid AND a.attnum = u.num AND NOT a.attisdropped
 					  ORDER BY u.i)
 				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
+			-- a renamed column's domain: the same, its attnum first brought back to the names
+			PERFORM dpsynth._domains_by_name(cmd.objid);
+			UPDATE dpsynth.domains d SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE d.relid = cmd.objid AND d.attnum = cmd.objsubid AND a.attrelid = d.relid
+				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
+		PERFORM dpsynth._domains_by_name(cmd.objid);
 	END LOOP;
 END
 $$;

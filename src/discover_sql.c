@@ -32,6 +32,7 @@ undiscovered_columns(Oid relid)
 	ArrayType  *result;
 	MemoryContext caller = CurrentMemoryContext;
 
+	dpsynth_domains_by_name(relid);
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -38,6 +38,7 @@
 #include "utils/snapmgr.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
+#include "parser/parse_func.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_type_d.h"
@@ -315,6 +316,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	bool		isnull;
 	Datum		d;
 	char	   *sql;
+	char	   *declared_for;
 
 	memset(cc, 0, sizeof(*cc));
 	dpsynth_become_owner(&sw);
@@ -326,7 +328,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	sql = psprintf("SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
 				   "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
 				   "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning, %s, "
-				   "       pg_catalog.to_jsonb(b)->>'privacy_unit' IS NOT NULL "
+				   "       pg_catalog.to_jsonb(b)->>'privacy_unit' IS NOT NULL, pg_catalog.to_jsonb(d)->>'attname' "
 				   "FROM dpsynth.budgets b "
 				   "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
 				   "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
@@ -346,6 +348,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	cc->kind = GETTEXT(5);
 	cc->source = GETTEXT(6);
 	cc->binning = GETTEXT(13);
+	declared_for = GETTEXT(16);
 #undef GETTEXT
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	if (!isnull)
@@ -378,6 +381,47 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	d = SPI_getbinval(tup, desc, 14, &isnull);
 	if (!isnull)
 		cc->shape = float8_array(d, &cc->nshape, caller_cxt);
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+
+	/*
+	 * The row at this attnum names another column that dpsynth._domains_by_name could not bring
+	 * back (a restored table whose column of that name is gone): that column's domain, not this
+	 * one's.  Refused before anything is charged.
+	 */
+	if (declared_for != NULL && strcmp(declared_for, col->name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the domain stored for column \"%s\" of table \"%s\" was declared for column \"%s\"",
+						col->name, get_rel_name(relid), declared_for),
+				 errdetail("The table's columns were renumbered (pg_restore after a dropped column), and no column is named \"%s\" any more. Nothing was charged.",
+						   declared_for),
+				 errhint("Declare the domain of column \"%s\" again (dp_declare), or remove the stale one (dp_undeclare).",
+						 col->name)));
+}
+
+/*
+ * Brings the attnums of the table's domains back to their columns' names
+ * (dpsynth._domains_by_name; pg_restore renumbers the columns that follow a dropped one).  Writes
+ * only where a row moved.  A catalog older than 0.7.0 (the library is loaded before ALTER
+ * EXTENSION UPDATE) has neither the names nor the function.
+ */
+void
+dpsynth_domains_by_name(Oid relid)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_domains_by_name")),
+								   1, argtypes, true)))
+		return;
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT dpsynth._domains_by_name($1)", 1, argtypes, values, NULL, false, 1)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "could not bring the domains of relation %u back to their columns", relid);
 	SPI_finish();
 	dpsynth_restore_user(&sw);
 }
@@ -937,6 +981,7 @@ load_columns_once(Oid relid, ArrayType *names, int *ncolumns)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("columns must name at least one column")));
+	dpsynth_domains_by_name(relid);
 	cols = palloc0(sizeof(DpColumn) * n);
 	for (int i = 0; i < n; i++)
 	{

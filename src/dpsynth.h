@@ -425,6 +425,7 @@ extern void dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt,
 /* Serializes changes of a table's domains and policies with DP discovery (to the end of the
  * transaction). */
 extern void dpsynth_lock_domains(Oid relid);
+extern void dpsynth_domains_by_name(Oid relid);
 
 /*
  * Quantile bins that binning 'auto' learns (at most the declaration's bins; spikes and point
