@@ -37,7 +37,8 @@
 #   bench/units.sh --summarize DIR... [--record]   (one table of the runs already in the DIRs, e.g.
 #                                                   an interrupted run's bench/out/units.PID)
 # Other settings: DATASETS ("covid_testing males"), METHODS, KS_covid_testing ("1 2 4"),
-# KS_males ("1 2 4 8") (ANCHORS.md's k), UNITS_DB (units), EVAL_JOBS (2: evaluations run beside the
+# KS_males ("1 2 4 8") (ANCHORS.md's k; KS_METHOD_DATASET, e.g. KS_unit_covid_testing="learned 1",
+# overrides them for one method), UNITS_DB (units), EVAL_JOBS (2: evaluations run beside the
 # next synthesis, each on one thread; at most one synthesis at a time).  Runs are ordered run-major
 # (every cell gets its first run before any gets its second), so a cut-short run summarizes evenly.
 set -euo pipefail
@@ -313,8 +314,9 @@ PY
 echo "# runs in $OUT"
 for run in $(seq 1 "$RUNS"); do
 	for d in $DATASETS; do
-		ks_var="KS_$d"
 		for m in $methods; do
+			ks_var="KS_${m}_$d"
+			[ -n "${!ks_var:-}" ] || ks_var="KS_$d"
 			for k in ${!ks_var}; do
 				for eps in $EPSILONS; do
 					run_once "$m" "$d" "$k" "$eps" "$run" || { echo "run failed: $m $d k=$k eps=$eps run $run" >&2; exit 1; }
