@@ -181,17 +181,57 @@ UPDATE dpsynth.domains d SET attname = a.attname
 	FROM pg_catalog.pg_attribute a
 	WHERE a.attrelid = d.relid AND a.attnum = d.attnum AND NOT a.attisdropped;
 
+-- 0.7.0: column policies keep their column's name too, and follow it alike.
+ALTER TABLE dpsynth.column_policies ADD COLUMN attname name;
+UPDATE dpsynth.column_policies p SET attname = a.attname
+	FROM pg_catalog.pg_attribute a
+	WHERE a.attrelid = p.relid AND a.attnum = p.attnum AND NOT a.attisdropped;
+
+-- The attnums of a table's column policies brought back to their columns' names, as
+-- dpsynth._domains_by_name does for domains (which calls it).  A policy whose name is no longer
+-- in the table stays at its attnum: a release refuses the column there (src/domain.c), so an
+-- 'exclude' that lost its column never lets the column now at its attnum out.
+CREATE FUNCTION dpsynth._policies_by_name(tbl oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	moved jsonb;
+BEGIN
+	FOR i IN 1..2 LOOP
+		SELECT jsonb_agg(to_jsonb(p) || jsonb_build_object('attnum', a.attnum, 'from', p.attnum)) INTO moved
+			FROM dpsynth.column_policies p
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attname = p.attname
+				AND NOT a.attisdropped AND a.attnum > 0
+			WHERE p.relid = tbl AND a.attnum <> p.attnum
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = p.relid AND o.attnum = p.attnum AND o.attisdropped);
+		IF moved IS NULL THEN
+			RETURN;
+		END IF;
+		-- moved under the table's domain lock, then read again: a concurrent call may have moved them
+		EXIT WHEN i = 2;
+		PERFORM dpsynth._lock_domains(tbl);
+	END LOOP;
+	DELETE FROM dpsynth.column_policies p
+		WHERE p.relid = tbl
+		  AND p.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements(moved) m, unnest(ARRAY['attnum', 'from']) k);
+	INSERT INTO dpsynth.column_policies SELECT * FROM jsonb_populate_recordset(NULL::dpsynth.column_policies, moved);
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._policies_by_name(oid) FROM PUBLIC;
+
 -- The attnums of a table's domains brought back to their columns' names (a restored table's
 -- columns are renumbered after a dropped one).  A row at the attnum of a dropped column stays
 -- (the column was dropped here: a column later given its name does not take its domain), as does
 -- a row whose name is no longer in the table (a release refuses it: src/domain.c).  A row in the
 -- way of a moved one names a column the table no longer has, and goes.  Learned domains move with
 -- their ledger_id.  Called where domains are read or changed; it writes only when a row moved.
+-- The table's column policies first (dpsynth._policies_by_name).
 CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	moved jsonb;
 BEGIN
+	PERFORM dpsynth._policies_by_name(tbl);
 	FOR i IN 1..2 LOOP
 		SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('attnum', a.attnum, 'from', d.attnum)) INTO moved
 			FROM dpsynth.domains d
@@ -215,8 +255,8 @@ END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
 
--- A domain row's column name, from the catalog where the row does not bring one (a declaration,
--- a discovery, a detached partition's copy); a restored row brings its own.
+-- A domain's or column policy's column name, from the catalog where the row does not bring one
+-- (a declaration, a discovery, a detached partition's copy); a restored row brings its own.
 CREATE FUNCTION dpsynth._domains_name() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -229,6 +269,8 @@ END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_name() FROM PUBLIC;
 CREATE TRIGGER domains_name BEFORE INSERT ON dpsynth.domains
+	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
+CREATE TRIGGER column_policies_name BEFORE INSERT ON dpsynth.column_policies
 	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
 
 CREATE OR REPLACE FUNCTION dpsynth._declare_domain(invoker oid, tbl regclass, col name, categories text[],
@@ -428,9 +470,147 @@ BEGIN
 				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
 				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
 								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+			UPDATE dpsynth.column_policies p SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE p.relid = cmd.objid AND p.attnum = cmd.objsubid AND a.attrelid = p.relid
+				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
 		PERFORM dpsynth._domains_by_name(cmd.objid);
 	END LOOP;
 END
 $$;
+
+-- 0.7.0: column policies are matched by their names where a restored table's attnums may be old
+CREATE OR REPLACE FUNCTION dpsynth._dp_column_policy(invoker oid, tbl regclass, col name, treatment text,
+										  discovery boolean, other text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	n int2;
+BEGIN
+	IF tbl IS NULL OR col IS NULL THEN
+		RAISE EXCEPTION 'table and column must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
+	PERFORM dpsynth._check_protected(tbl);
+	PERFORM dpsynth._lock_domains(tbl);
+	PERFORM dpsynth._domains_by_name(tbl);
+	n := dpsynth._column_attnum(tbl, col);
+	IF coalesce(treatment, 'synthesize') NOT IN ('synthesize', 'exclude', 'identifier') THEN
+		RAISE EXCEPTION 'treatment must be synthesize, exclude or identifier, not %', treatment
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, attname)
+		VALUES (tbl, n, coalesce(treatment, 'synthesize'), discovery, other, invoker, col)
+		ON CONFLICT (relid, attnum) DO UPDATE SET treatment = EXCLUDED.treatment, attname = EXCLUDED.attname,
+			discovery = EXCLUDED.discovery, other = EXCLUDED.other, set_by = EXCLUDED.set_by,
+			set_at = pg_catalog.now();
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dpsynth._selection_share(t oid) RETURNS float8 LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+	-- in numeric, then to float8; a share under 1e-300 (a budget's epsilon above about 680:
+	-- selection_delta / e^epsilon underflows float8) is none
+	AS $$ SELECT CASE WHEN s.share < 1e-300 THEN 0 ELSE s.share::float8 END
+		  FROM dpsynth.budgets b,
+			   LATERAL (SELECT CASE WHEN b.epsilon >= 1000 THEN 0 ELSE
+						((b.selection_delta::numeric / exp(b.epsilon::numeric) - b.delta_spent) /
+						 greatest(1, (SELECT count(*) FROM pg_catalog.pg_attribute a
+									 WHERE a.attrelid = t AND a.attnum > 0 AND NOT a.attisdropped
+									   AND dpsynth._base_type(a.atttypid) IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)
+									   AND NOT EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = t AND d.attnum = a.attnum)
+									   -- a policy counts for the column of its name (its attnum may
+									   -- be a restored table's old one) and, fail closed, for none other
+									   AND NOT EXISTS (SELECT 1 FROM dpsynth.column_policies p
+													   WHERE p.relid = t AND p.attname = a.attname AND p.treatment <> 'synthesize')))
+						 -- a hair less, so that float8 round trips can never push the sum past the allowance
+						 * 0.999999999)
+						END AS share) s
+		  WHERE b.relid = t $$;
+
+CREATE OR REPLACE FUNCTION dpsynth._on_detach(child oid, parent oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	donor dpsynth.budgets;
+	new_id bigint;
+	stays text;
+BEGIN
+	SELECT b.* INTO donor FROM dpsynth.budgets b
+		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
+		  AND dpsynth._identifies(b.relid, b.relname)
+		LIMIT 1;
+	IF NOT FOUND OR donor.relid = child THEN
+		RETURN;
+	END IF;
+	-- a child of several parents that stays under the donor through another one keeps
+	-- being read with it: a budget of its own would count its rows twice
+	IF EXISTS (WITH RECURSIVE up(a) AS (
+				   SELECT inhparent FROM pg_catalog.pg_inherits WHERE inhrelid = child AND inhparent <> parent
+				   UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.a)
+			   SELECT 1 FROM up WHERE a = donor.relid) THEN
+		RETURN;
+	END IF;
+	-- the budget it gets would also count the tables below it that stay under the donor
+	-- through another path: refused, as any change that puts a row under two budgets
+	stays := (WITH RECURSIVE down(t) AS (
+				  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = child
+				  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t),
+			  up(t, a) AS (
+				  SELECT t, t FROM down
+				  UNION SELECT up.t, i.inhparent FROM up JOIN pg_catalog.pg_inherits i ON i.inhrelid = up.a
+				  WHERE up.a <> child)
+			  SELECT min(t::regclass::text) FROM up WHERE a = donor.relid);
+	IF stays IS NOT NULL THEN
+		RAISE EXCEPTION 'cannot detach % from %: rows of % would be protected by dpsynth twice (% and %)',
+			child::regclass, parent::regclass, stays, donor.relid, child::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('%s would keep its protection, and %s stays under %s through another parent.',
+								  child::regclass, stays, donor.relid),
+				  HINT = format('Detach %s from %s, or from its other parent, first.', stays, child::regclass);
+	END IF;
+	INSERT INTO dpsynth.budgets (relid, relname, epsilon, delta, rho_allowance, rho_spent, delta_spent,
+								 selection_delta, discovery, protected_by)
+		VALUES (child, dpsynth._qualified_name(child), donor.epsilon, donor.delta, donor.rho_allowance,
+				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by)
+		RETURNING id INTO new_id;
+	INSERT INTO dpsynth.domains (relid, attnum, kind, categories, lower, upper, bins, edges, points, binning,
+								 source, ledger_id, declared_by, declared_at, shape)
+		SELECT child, ca.attnum, d.kind, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning,
+			   d.source, d.ledger_id, d.declared_by, d.declared_at, d.shape
+		FROM dpsynth.domains d
+		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = d.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		WHERE d.relid = donor.relid;
+	-- policies by their own names (the donor's attnums may be a restored table's old ones)
+	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, set_at, attname)
+		SELECT child, ca.attnum, p.treatment, p.discovery, p.other, p.set_by, p.set_at, ca.attname
+		FROM dpsynth.column_policies p
+		LEFT JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = p.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = coalesce(p.attname, pa.attname)
+			AND NOT ca.attisdropped
+		WHERE p.relid = donor.relid;
+	INSERT INTO dpsynth.role_limits (relid, role, epsilon, rho_limit, set_by, set_at)
+		SELECT child, role, epsilon, rho_limit, set_by, set_at FROM dpsynth.role_limits WHERE relid = donor.relid;
+	INSERT INTO dpsynth.ledger (budget_id, relid, relname, role, rolname, session_role, charged_to, function,
+								epsilon, delta, rho, delta_add, details, status, completed_at)
+		SELECT new_id, child, dpsynth._qualified_name(child), min(l.role), min(l.rolname), min(l.session_role),
+			   l.charged_to, 'detached', donor.epsilon, donor.delta, sum(l.rho), sum(l.delta_add),
+			   jsonb_build_object('from_table', donor.relname, 'from_budget', donor.id, 'charges', count(*)),
+			   'completed', pg_catalog.clock_timestamp()
+		FROM dpsynth.ledger l WHERE l.budget_id = donor.id AND l.status <> 'refused'
+		GROUP BY l.charged_to;
+	RAISE NOTICE 'table % leaves protected table % and keeps its protection: epsilon %, delta %, rho spent % of %',
+		child::regclass, donor.relid, donor.epsilon, donor.delta, donor.rho_spent, donor.rho_allowance;
+END
+$$;
+
+CREATE OR REPLACE VIEW dp_column_policies AS
+SELECT p.relid AS table_name, a.attname AS column_name, p.treatment, p.discovery, p.other,
+	   p.set_by::regrole AS set_by, p.set_at
+FROM dpsynth.column_policies p
+-- a policy whose name another column's attnum holds is shown under no column (as dp_domains)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attnum = p.attnum AND NOT a.attisdropped
+	AND a.attname = coalesce(p.attname, a.attname);

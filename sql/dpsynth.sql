@@ -146,6 +146,10 @@ CREATE TABLE dpsynth.column_policies (
 	other			text,
 	set_by			oid NOT NULL,
 	set_at			timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	-- the column's name: what a release matches (pg_restore renumbers the columns after a
+	-- dropped one); dpsynth._policies_by_name brings the attnums back to it, renames follow
+	-- (dpsynth._on_alter); filled on insert
+	attname			name,
 	PRIMARY KEY (relid, attnum)
 );
 
@@ -718,17 +722,51 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 $$;
 REVOKE ALL ON FUNCTION dpsynth._unit_constant_by_name(oid) FROM PUBLIC;
 
+-- The attnums of a table's column policies brought back to their columns' names, as
+-- dpsynth._domains_by_name does for domains (which calls it).  A policy whose name is no longer
+-- in the table stays at its attnum: a release refuses the column there (src/domain.c), so an
+-- 'exclude' that lost its column never lets the column now at its attnum out.
+CREATE FUNCTION dpsynth._policies_by_name(tbl oid) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	moved jsonb;
+BEGIN
+	FOR i IN 1..2 LOOP
+		SELECT jsonb_agg(to_jsonb(p) || jsonb_build_object('attnum', a.attnum, 'from', p.attnum)) INTO moved
+			FROM dpsynth.column_policies p
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attname = p.attname
+				AND NOT a.attisdropped AND a.attnum > 0
+			WHERE p.relid = tbl AND a.attnum <> p.attnum
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = p.relid AND o.attnum = p.attnum AND o.attisdropped);
+		IF moved IS NULL THEN
+			RETURN;
+		END IF;
+		-- moved under the table's domain lock, then read again: a concurrent call may have moved them
+		EXIT WHEN i = 2;
+		PERFORM dpsynth._lock_domains(tbl);
+	END LOOP;
+	DELETE FROM dpsynth.column_policies p
+		WHERE p.relid = tbl
+		  AND p.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements(moved) m, unnest(ARRAY['attnum', 'from']) k);
+	INSERT INTO dpsynth.column_policies SELECT * FROM jsonb_populate_recordset(NULL::dpsynth.column_policies, moved);
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._policies_by_name(oid) FROM PUBLIC;
+
 -- The attnums of a table's domains brought back to their columns' names (a restored table's
 -- columns are renumbered after a dropped one).  A row at the attnum of a dropped column stays
 -- (the column was dropped here: a column later given its name does not take its domain), as does
 -- a row whose name is no longer in the table (a release refuses it: src/domain.c).  A row in the
 -- way of a moved one names a column the table no longer has, and goes.  Learned domains move with
 -- their ledger_id.  Called where domains are read or changed; it writes only when a row moved.
+-- The table's column policies first (dpsynth._policies_by_name).
 CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	moved jsonb;
 BEGIN
+	PERFORM dpsynth._policies_by_name(tbl);
 	FOR i IN 1..2 LOOP
 		SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('attnum', a.attnum, 'from', d.attnum)) INTO moved
 			FROM dpsynth.domains d
@@ -752,8 +790,8 @@ END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
 
--- A domain row's column name, from the catalog where the row does not bring one (a declaration,
--- a discovery, a detached partition's copy); a restored row brings its own.
+-- A domain's or column policy's column name, from the catalog where the row does not bring one
+-- (a declaration, a discovery, a detached partition's copy); a restored row brings its own.
 CREATE FUNCTION dpsynth._domains_name() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -766,6 +804,8 @@ END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_name() FROM PUBLIC;
 CREATE TRIGGER domains_name BEFORE INSERT ON dpsynth.domains
+	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
+CREATE TRIGGER column_policies_name BEFORE INSERT ON dpsynth.column_policies
 	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
 
 -- dp_unit_constant: the columns the owner declares constant within a unit (a patient's sex, birth
@@ -1142,14 +1182,15 @@ BEGIN
 	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
 	PERFORM dpsynth._check_protected(tbl);
 	PERFORM dpsynth._lock_domains(tbl);
+	PERFORM dpsynth._domains_by_name(tbl);
 	n := dpsynth._column_attnum(tbl, col);
 	IF coalesce(treatment, 'synthesize') NOT IN ('synthesize', 'exclude', 'identifier') THEN
 		RAISE EXCEPTION 'treatment must be synthesize, exclude or identifier, not %', treatment
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by)
-		VALUES (tbl, n, coalesce(treatment, 'synthesize'), discovery, other, invoker)
-		ON CONFLICT (relid, attnum) DO UPDATE SET treatment = EXCLUDED.treatment,
+	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, attname)
+		VALUES (tbl, n, coalesce(treatment, 'synthesize'), discovery, other, invoker, col)
+		ON CONFLICT (relid, attnum) DO UPDATE SET treatment = EXCLUDED.treatment, attname = EXCLUDED.attname,
 			discovery = EXCLUDED.discovery, other = EXCLUDED.other, set_by = EXCLUDED.set_by,
 			set_at = pg_catalog.now();
 END
@@ -1291,8 +1332,10 @@ CREATE FUNCTION dpsynth._selection_share(t oid) RETURNS float8 LANGUAGE sql STAB
 									 WHERE a.attrelid = t AND a.attnum > 0 AND NOT a.attisdropped
 									   AND dpsynth._base_type(a.atttypid) IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)
 									   AND NOT EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = t AND d.attnum = a.attnum)
+									   -- a policy counts for the column of its name (its attnum may
+									   -- be a restored table's old one) and, fail closed, for none other
 									   AND NOT EXISTS (SELECT 1 FROM dpsynth.column_policies p
-													   WHERE p.relid = t AND p.attnum = a.attnum AND p.treatment <> 'synthesize')))
+													   WHERE p.relid = t AND p.attname = a.attname AND p.treatment <> 'synthesize')))
 						 -- a hair less, so that float8 round trips can never push the sum past the allowance
 						 * 0.999999999)
 						END AS share) s
@@ -1581,7 +1624,9 @@ CREATE VIEW dp_column_policies AS
 SELECT p.relid AS table_name, a.attname AS column_name, p.treatment, p.discovery, p.other,
 	   p.set_by::regrole AS set_by, p.set_at
 FROM dpsynth.column_policies p
-JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attnum = p.attnum AND NOT a.attisdropped;
+-- a policy whose name another column's attnum holds is shown under no column (as dp_domains)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attnum = p.attnum AND NOT a.attisdropped
+	AND a.attname = coalesce(p.attname, a.attname);
 
 -- Role limits, for admins, the table's owner, and members of the limited role.
 CREATE VIEW dp_role_limits WITH (security_barrier) AS
@@ -1692,11 +1737,13 @@ BEGIN
 		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = d.attnum
 		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
 		WHERE d.relid = donor.relid;
-	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, set_at)
-		SELECT child, ca.attnum, p.treatment, p.discovery, p.other, p.set_by, p.set_at
+	-- policies by their own names (the donor's attnums may be a restored table's old ones)
+	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, set_at, attname)
+		SELECT child, ca.attnum, p.treatment, p.discovery, p.other, p.set_by, p.set_at, ca.attname
 		FROM dpsynth.column_policies p
-		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = p.attnum
-		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		LEFT JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = p.attnum
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = coalesce(p.attname, pa.attname)
+			AND NOT ca.attisdropped
 		WHERE p.relid = donor.relid;
 	INSERT INTO dpsynth.role_limits (relid, role, epsilon, rho_limit, set_by, set_at)
 		SELECT child, role, epsilon, rho_limit, set_by, set_at FROM dpsynth.role_limits WHERE relid = donor.relid;
@@ -1765,6 +1812,12 @@ BEGIN
 				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
 				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
 								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+			UPDATE dpsynth.column_policies p SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE p.relid = cmd.objid AND p.attnum = cmd.objsubid AND a.attrelid = p.relid
+				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
 		PERFORM dpsynth._domains_by_name(cmd.objid);

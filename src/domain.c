@@ -317,6 +317,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	Datum		d;
 	char	   *sql;
 	char	   *declared_for;
+	char	   *policy_for;
 
 	memset(cc, 0, sizeof(*cc));
 	dpsynth_become_owner(&sw);
@@ -328,7 +329,8 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	sql = psprintf("SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
 				   "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
 				   "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning, %s, "
-				   "       pg_catalog.to_jsonb(b)->>'privacy_unit' IS NOT NULL, pg_catalog.to_jsonb(d)->>'attname' "
+				   "       pg_catalog.to_jsonb(b)->>'privacy_unit' IS NOT NULL, pg_catalog.to_jsonb(d)->>'attname', "
+				   "       pg_catalog.to_jsonb(p)->>'attname' "
 				   "FROM dpsynth.budgets b "
 				   "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
 				   "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
@@ -349,6 +351,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	cc->source = GETTEXT(6);
 	cc->binning = GETTEXT(13);
 	declared_for = GETTEXT(16);
+	policy_for = GETTEXT(17);
 #undef GETTEXT
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	if (!isnull)
@@ -398,6 +401,20 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 						   declared_for),
 				 errhint("Declare the domain of column \"%s\" again (dp_declare), or remove the stale one (dp_undeclare).",
 						 col->name)));
+
+	/*
+	 * Likewise a column policy set for another column (dpsynth._policies_by_name): it may be an
+	 * 'exclude' whose column is gone, so this column is refused rather than released under it or
+	 * without it.
+	 */
+	if (policy_for != NULL && strcmp(policy_for, col->name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the column policy stored for column \"%s\" of table \"%s\" was set for column \"%s\"",
+						col->name, get_rel_name(relid), policy_for),
+				 errdetail("The table's columns were renumbered (pg_restore after a dropped column), and no column is named \"%s\" any more. Nothing was charged.",
+						   policy_for),
+				 errhint("Set the policy of column \"%s\" again (dp_column_policy).", col->name)));
 }
 
 /*

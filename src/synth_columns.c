@@ -59,6 +59,8 @@ read_policies(Oid relid, TupleDesc desc, char ***treatmentsp, bool **serialsp)
 	bool	   *serials = palloc0(sizeof(bool) * Max(desc->natts, 1));
 	DpOwnerSwitch sw;
 
+	/* the policies' attnums brought back to their names first (a restored table) */
+	dpsynth_domains_by_name(relid);
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -73,12 +75,23 @@ read_policies(Oid relid, TupleDesc desc, char ***treatmentsp, bool **serialsp)
 		values[0] = ObjectIdGetDatum(relid);
 		values[1] = Int16GetDatum(att->attnum);
 		values[2] = CStringGetTextDatum(NameStr(att->attname));
-		if (SPI_execute_with_args("SELECT p.treatment, pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL "
+		if (SPI_execute_with_args("SELECT p.treatment, pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
+								  "       pg_catalog.to_jsonb(p)->>'attname' "
 								  "FROM (SELECT 1) x LEFT JOIN dpsynth.column_policies p ON p.relid = $1 AND p.attnum = $2",
 								  3, argtypes, values, NULL, false, 1) == SPI_OK_SELECT && SPI_processed == 1)
 		{
 			char	   *t = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+			char	   *set_for = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 			bool		isnull;
+
+			/* a policy set for a column that is gone (it may be an 'exclude'): refused, fail closed */
+			if (set_for != NULL && strcmp(set_for, NameStr(att->attname)) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("the column policy stored for column \"%s\" of table \"%s\" was set for column \"%s\"",
+								NameStr(att->attname), get_rel_name(relid), set_for),
+						 errhint("Set the policy of column \"%s\" again (dp_column_policy).",
+								 NameStr(att->attname))));
 
 			treatments[i] = t ? MemoryContextStrdup(caller_cxt, t) : NULL;
 			serials[i] = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
