@@ -4,7 +4,8 @@
 # dropped one: after a restore, the 'exclude' of a column the owner never wants released landed
 # on the next column, and the excluded column was synthesized and released.  They keep their
 # column's name now; a policy whose column name is gone is refused where another column holds its
-# attnum (fail closed: the column there is released neither under it nor without it).
+# attnum (fail closed: the column there is released neither under it nor without it).  A
+# partition detached from a restored table copies the policies by name.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 SRC=dpsynth_policy_restore_src
 DST=dpsynth_policy_restore_dst
@@ -21,15 +22,26 @@ SELECT dp_declare('w', 'region', categories => ARRAY['n', 's']), dp_declare('w',
 	   dp_declare('w', 'code', categories => ARRAY['c1', 'c2']);
 SELECT dp_column_policy('w', 'id', treatment => 'identifier');
 SELECT dp_column_policy('w', 'secret', treatment => 'exclude');
+CREATE TABLE pt (id int4 NOT NULL, junk int4, secret text, code text) PARTITION BY RANGE (id);
+CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (1000);
+ALTER TABLE pt DROP COLUMN junk;
+INSERT INTO pt SELECT u, 'x', 'c1' FROM generate_series(1, 10) u;
+SELECT dp_protect('pt', epsilon => 1);
+SELECT dp_column_policy('pt', 'secret', treatment => 'exclude');
 SQL
-policies() { q $1 "SELECT string_agg(column_name || '=' || treatment, ' ' ORDER BY column_name) FROM dp_column_policies"; }
+policies() { q $1 "SELECT string_agg(column_name || '=' || treatment, ' ' ORDER BY column_name) FROM dp_column_policies WHERE table_name = 'w'::regclass"; }
 is "$(policies $SRC)" 'id=identifier secret=exclude' "before the dump, secret is excluded"
-is "$(q $SRC "SELECT attnum FROM dpsynth.column_policies WHERE treatment = 'exclude'")" 4 "at attnum 4 (after the dropped column)"
+is "$(q $SRC "SELECT attnum FROM dpsynth.column_policies WHERE relid = 'w'::regclass AND treatment = 'exclude'")" 4 "at attnum 4 (after the dropped column)"
 
 createdb $DST && pg_dump -Fc $SRC | pg_restore -d $DST 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
 is "$(q $DST "SELECT attnum FROM pg_attribute WHERE attrelid = 'w'::regclass AND attname = 'code'")" 4 \
 	"after the restore, attnum 4 is code"
 is "$(policies $DST)" 'id=identifier' "before any call, dp_column_policies shows no policy under another column"
+# a partition detached before any call takes the policy of the parent's column of that name
+q $DST "ALTER TABLE pt DETACH PARTITION pt1" 2>&1 | grep -v '^NOTICE:  table public.pt1 leaves'
+is "$(q $DST "SELECT string_agg(column_name || '=' || treatment, ' ') FROM dp_column_policies WHERE table_name = 'pt1'::regclass")" \
+	'secret=exclude' "a detached partition's copy of the policies follows the names"
+q $DST "DROP TABLE pt, pt1" >/dev/null
 out=$(psql -X -qAt -v VERBOSITY=verbose -d $DST -c "SELECT * FROM dp_marginal('w', ARRAY['secret'], 1)" 2>&1)
 is "$(echo "$out" | grep -c 'column "secret" of table "w" is excluded from releases')" 1 \
 	"a marginal of the excluded column is refused after the restore"
