@@ -52,7 +52,7 @@ main(int argc, char **argv)
 	big.nrows = k * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = dp_zcdp_rho(eps, 1e-6);
-	p.gum.threads = 1;
+	dp_set_threads(1);
 	dp_prng_seed(&rng, (uint64_t) seed);
 	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
 	{
@@ -62,7 +62,6 @@ main(int argc, char **argv)
 	printf("Adult x%u (%llu rows), epsilon %g, seed %d: %u k-way marginals\n", k,
 		   (unsigned long long) big.nrows, eps, seed, res.n_kway);
 	dp_gum_default_params(&g);
-	g.threads = 1;
 	g.iterations = dp_adaptive_final_iters(g.iterations);
 	g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
 	g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;

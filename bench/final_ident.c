@@ -55,7 +55,7 @@ main(int argc, char **argv)
 	big.nrows = (uint64_t) k * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = dp_zcdp_rho(eps, 1e-6);
-	p.gum.threads = threads;
+	dp_set_threads(threads);
 	dp_random_test_seed(seed);
 	dp_prng_seed(&rng, seed);
 	c0 = cpu_seconds();

@@ -75,7 +75,7 @@ main(int argc, char **argv)
 	big.nrows = k * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = dp_zcdp_rho(eps, 1e-6);
-	p.gum.threads = 1;
+	dp_set_threads(1);
 	dp_prng_seed(&rng, (uint64_t) seed);
 	c0 = cpu_seconds();
 	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
@@ -89,7 +89,6 @@ main(int argc, char **argv)
 		for (uint32_t w = 0; w < nw; w++)
 		{
 			dp_gum_default_params(&g);
-			g.threads = 1;
 			g.iterations = ws[w];
 			g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
 			g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;

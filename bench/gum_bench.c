@@ -75,7 +75,7 @@ main(int argc, char **argv)
 		dp_privsyn_default_params(&p);
 		p.rho = dp_zcdp_rho(eps, 1e-6);
 		p.gum.progress = on_gum;
-		p.gum.threads = getenv("GUM_THREADS") ? (uint32_t) atoi(getenv("GUM_THREADS")) : 1;
+		dp_set_threads(getenv("GUM_THREADS") ? (uint32_t) atoi(getenv("GUM_THREADS")) : 1);
 		if (fixed > 0)
 		{
 			p.gum.iterations = (uint32_t) fixed;

@@ -121,7 +121,7 @@ main(int argc, char **argv)
 
 				dp_gum_default_params(&p);
 				p.iterations = 30;
-				p.threads = threads;
+				dp_set_threads(threads);
 				p.counting = counting;
 				snprintf(name, sizeof(name), "adult n%llu t%u c%d", (unsigned long long) rows, threads, counting);
 				run(name, tg, nt, ADULT_COLS, sizes, rows, &p, 100 + n);
@@ -145,7 +145,7 @@ main(int argc, char **argv)
 	{
 		dp_gum_default_params(&p);
 		p.iterations = 5;
-		p.threads = threads;
+		dp_set_threads(threads);
 		p.start = &warm_small;
 		snprintf(name, sizeof(name), "adult warm<n t%u", threads);
 		run(name, tg, nt, ADULT_COLS, sizes, 131072, &p, 21);
@@ -174,7 +174,7 @@ main(int argc, char **argv)
 			{
 				dp_gum_default_params(&p);
 				p.iterations = 8;
-				p.threads = threads;
+				dp_set_threads(threads);
 				p.counting = counting;
 				p.layout = layout;
 				snprintf(name, sizeof(name), "wide l%d t%u c%d", layout, threads, counting);

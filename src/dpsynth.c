@@ -54,6 +54,18 @@ int			dpsynth_max_model_cells = DPSYNTH_MODEL_MAX_CELLS;
 bool		dpsynth_write_pages = true;
 static bool dpsynth_allow_drop_extension = false;
 
+/*
+ * dpsynth.synthesis_threads is the core's thread count (dp_env.h, THREAD COUNT): the GUC
+ * machinery calls this on every change of the value (SET, RESET, a transaction's end, the
+ * configuration file), never while the core runs.
+ */
+static void
+assign_synthesis_threads(int newval, void *extra)
+{
+	(void) extra;
+	dp_set_threads((uint32_t) newval);
+}
+
 void
 _PG_init(void)
 {
@@ -72,9 +84,9 @@ _PG_init(void)
 							"small tables use one thread.  Helper threads only compute, with "
 							"every signal blocked, and end before the call does.",
 							&dpsynth_synthesis_threads,
-							2, 1, DP_GUM_MAX_THREADS,
+							2, 1, DP_MAX_THREADS,
 							PGC_SUSET, 0,
-							NULL, NULL, NULL);
+							NULL, assign_synthesis_threads, NULL);
 	DefineCustomIntVariable("dpsynth.scan_workers",
 							"Parallel workers that help one release read a big table.",
 							"A superuser setting.  Used when the table has at least "

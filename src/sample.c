@@ -99,7 +99,6 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	dp_gum_default_params(&gum);
 	gum.progress = synth_pipeline_progress;
 	gum.progress_arg = &pr;
-	gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	/* as dp_adaptive_run's own final synthesis when it starts cold (its warm start, the last
 	 * round's estimate, is not stored) */
 	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)

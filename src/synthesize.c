@@ -599,7 +599,6 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.progress_arg = pr;
 	params.gum.progress = synth_pipeline_progress;
 	params.gum.progress_arg = pr;
-	params.gum.threads = (uint32_t) dpsynth_synthesis_threads;
 	params.focus = c->focus;
 	params.ordered = c->ordered;
 	/* the encoded table is dead once recoded and counted: the method takes it over */

@@ -566,7 +566,7 @@ typedef struct Run
 			   *ycnt;
 	Scorer	   *scorers;
 	uint32_t	nthreads;
-	uint32_t   *lanes[DP_GUM_MAX_THREADS];
+	uint32_t   *lanes[DP_MAX_THREADS];
 	Bits		bits;
 	const Bits *bitsp;			/* &bits once the estimate's bit sets exist */
 	int64_t    *score,
@@ -677,7 +677,7 @@ adaptive_count(Run *r)
 	r->lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 	r->ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
 	r->score = dp_zalloc(sizeof(int64_t) * r->maxcand);
-	r->nthreads = p->gum.threads < 1 ? 1 : p->gum.threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : p->gum.threads;
+	r->nthreads = dp_threads();
 	r->scorers = dp_zalloc(sizeof(Scorer) * r->nthreads);
 	if (!r->counts || !r->y || !r->lanebuf || !r->ycnt || !r->score || !r->scorers)
 		return dp_nomem("could not allocate the candidates' exact counts and scoring buffers");

@@ -288,7 +288,7 @@ dpa_count_cands(const Cand *cand, uint32_t r0, uint32_t r1, uint32_t *counts, co
 				const uint32_t *sizes, uint32_t *const *lanes, uint32_t nthreads)
 {
 	uint32_t	T;
-	Counter		counters[DP_GUM_MAX_THREADS];
+	Counter		counters[DP_MAX_THREADS];
 
 	if (r1 <= r0)
 		return;

@@ -29,6 +29,9 @@ default_free(void *p)
 static const dp_handlers defaults = {default_alloc, default_realloc, default_free, NULL, NULL};
 static dp_handlers handlers = {default_alloc, default_realloc, default_free, NULL, NULL};
 
+/* the thread count (dp_env.h, THREAD COUNT) */
+static uint32_t nthreads = 1;
+
 /* one failure at a time: written on the calling thread only (dp_env.h, THREADS) */
 static dp_error_kind last_kind = DP_ERR_NONE;
 static char last_msg[512];
@@ -37,6 +40,18 @@ void
 dp_set_handlers(const dp_handlers *h)
 {
 	handlers = h && h->alloc ? *h : defaults;
+}
+
+void
+dp_set_threads(uint32_t n)
+{
+	nthreads = n < 1 ? 1 : n > DP_MAX_THREADS ? DP_MAX_THREADS : n;
+}
+
+uint32_t
+dp_threads(void)
+{
+	return nthreads;
 }
 
 void *

@@ -1,13 +1,14 @@
 /*
  * dp_env.h - the one contract between the core and whoever embeds it: a handler table
- * (allocation, notices, interrupt checks) installed once; the one progress callback a long
- * computation is given; the one return-code convention; and the failure that a core function
- * reports with its return code, said in words.
+ * (allocation, notices, interrupt checks) installed once; the number of threads a computation
+ * may use; the one progress callback a long computation is given; the one return-code
+ * convention; and the failure that a core function reports with its return code, said in words.
  *
  * Pure C: no PostgreSQL headers.  Without dp_set_handlers (unit tests, fuzzers, benchmarks) the
  * core uses malloc / realloc / free, prints no notice and never checks for interrupts.  Inside
  * PostgreSQL, _PG_init installs palloc in the current memory context and CHECK_FOR_INTERRUPTS
- * (src/synth_progress.c).
+ * (src/synth_progress.c), and the dpsynth.synthesis_threads setting sets the thread count
+ * (dp_set_threads, from the setting's assign hook in src/dpsynth.c).
  *
  * THREADS.  Handlers are called on the calling thread only.  Helper threads (dp_run_parallel in
  * dp_parallel.c, used by GUM and dp_adaptive.c) must never call a handler, nor any dp_* function that
@@ -24,6 +25,7 @@
 #define DP_ENV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct dp_handlers
 {
@@ -57,6 +59,22 @@ void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
 /* Lets a cancel in (a long loop calls this at least every few milliseconds). */
 void		dp_check_interrupts(void);
+
+/*
+ * THREAD COUNT.  How many threads (1..DP_MAX_THREADS, default 1) one computation of the core
+ * may run at once: the calling thread and helpers started by dp_run_parallel (dp_parallel.c).
+ * Read when a computation starts by its users: GUM (dp_gum_run: the parts its rows are cut into;
+ * a small table is one part whatever the setting) and the adaptive method (dp_adaptive_run: its
+ * candidates' exact counts and its rounds' scores; small jobs run on one thread).  The rows
+ * produced do not depend on it.  The embedder sets it whenever its own setting changes (not while
+ * the core runs); a value outside 1..DP_MAX_THREADS is clamped into it.
+ */
+#define DP_MAX_THREADS 4
+
+void		dp_set_threads(uint32_t n);
+
+/* The thread count set (1 if dp_set_threads was never called). */
+uint32_t	dp_threads(void);
 
 /*
  * PROGRESS.  A long computation (a synthesis, a model's fit or draw, an evaluation) is given one

@@ -118,7 +118,6 @@ dp_gum_default_params(dp_gum_params *p)
 	p->iterations = 200;
 	p->alpha0 = 1.0;
 	p->tolerance = 1e-4;
-	p->threads = 1;
 	p->progress = NULL;
 	p->progress_arg = NULL;
 }
@@ -774,7 +773,7 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 	g.rng = rng;
 	g.prm = params;
 	/* one part per thread; a small table is one part (threads would cost more than they save) */
-	g.nparts = params->threads < 1 ? 1 : params->threads > DP_GUM_MAX_THREADS ? DP_GUM_MAX_THREADS : params->threads;
+	g.nparts = dp_threads();
 	if (n < GUM_SPLIT_MIN_ROWS)
 		g.nparts = 1;
 	for (uint32_t q = 0; q <= g.nparts; q++)

@@ -56,7 +56,7 @@
  * moves' arguments, n uint32, also the sort scratch of the sampling; their kinds, n bytes; the
  * moves split by part, n uint32 over all parts), plus 2 * n bytes per column of the iterated
  * marginals (8-bit codes: a working copy and the best table's copy; 16-bit: the best table's
- * copy), plus per cell of an iterated marginal 8 bytes of target and 4 * threads bytes of counts,
+ * copy), plus per cell of an iterated marginal 8 bytes of target and 4 * threads bytes of counts (threads: dp_threads()),
  * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
  * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component),
  * 8 * batch bytes of cell indexes and 512 KB for lazy counting's moves of a chunk, besides the
@@ -80,21 +80,11 @@
 #include "dp_marg.h"
 #include "dp_prng.h"
 
-#define DP_GUM_MAX_THREADS 4
-
 typedef struct dp_gum_params
 {
 	uint32_t	iterations;		/* T, default 200 */
 	double		alpha0;			/* initial step, default 1.0 (alpha_t = alpha0 * 0.84^floor(t/20)) */
 	double		tolerance;		/* early stop (see above); default 1e-4; < 0: never */
-	/*
-	 * Threads that carry out a visit's pass over the rows and its row moves (1..DP_GUM_MAX_THREADS;
-	 * default 1).  The rows produced do not depend on it.  Helper threads block every signal,
-	 * touch only memory allocated beforehand, and live for one pass: they are started and joined
-	 * by dp_run_parallel (dp_parallel.c), once for a visit's scan of the rows and once for every chunk
-	 * of its moves, so that none runs when the progress callback does (see visit in dp_gum_update.c).
-	 */
-	uint32_t	threads;
 	/*
 	 * How the marginals' counts follow the row changes (dp_gum_internal.h, gum.lazy): AUTO (the
 	 * default) picks, iteration by iteration, the cheaper of INCREMENTAL and LAZY.  The rows
@@ -161,6 +151,13 @@ void		dp_gum_default_params(dp_gum_params *p);
  * of column col (1..65536).  params NULL means the defaults.  Returns 0; -1 when the progress
  * callback cancelled (out->nrows is then 0); -2 on invalid input or allocation failure (out->nrows
  * 0).  `out` may have grown in either case; dp_codes_free releases it.
+ *
+ * Threads: dp_threads() (dp_env.h), read when the run starts, carry out a visit's pass over the
+ * rows and its row moves.  The rows produced do not depend on it.  Helper threads block every
+ * signal, touch only memory allocated beforehand, and live for one pass: they are started and
+ * joined by dp_run_parallel (dp_parallel.c), once for a visit's scan of the rows and once for
+ * every chunk of its moves, so that none runs when the progress callback does (see visit in
+ * dp_gum_update.c).
  */
 int			dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
 					   const uint32_t *sizes, uint64_t n, const dp_gum_params *params,

@@ -59,7 +59,7 @@ typedef struct gmarg
 	uint32_t	ncells;
 	uint32_t	comp;			/* connected component of the core graph */
 	double	   *tgt;			/* target counts, scaled to n */
-	uint32_t   *cnt[DP_GUM_MAX_THREADS];	/* current counts of the rows of part p */
+	uint32_t   *cnt[DP_MAX_THREADS];	/* current counts of the rows of part p */
 	uint32_t   *nbr;			/* marginals sharing a column with this one (itself included) */
 	uint32_t	nnbr;
 	double		err;			/* sum |count - tgt| / n */
@@ -109,7 +109,7 @@ typedef struct gum
 	 * its own part and move the rows of its own part, with no shared counter (see visit).
 	 */
 	uint32_t	nparts;
-	uint32_t	pb[DP_GUM_MAX_THREADS + 1];
+	uint32_t	pb[DP_MAX_THREADS + 1];
 	uint32_t  **cntp;			/* nparts * nm: cnt[p] of marginal j at [p * nm + j] */
 
 	/* per-visit scratch, sized for the largest iterated marginal */
@@ -124,33 +124,33 @@ typedef struct gum
 	double	   *x;
 	uint32_t   *want;			/* 2n: wanted ordinals, then the rows found */
 	/* per part: pairs per cell (rows seen so far, next wanted ordinal), wanted range per cell */
-	uint32_t   *pseen[DP_GUM_MAX_THREADS],
-			   *pwbeg[DP_GUM_MAX_THREADS],
-			   *pwend[DP_GUM_MAX_THREADS];
-	uint64_t	pwanted[DP_GUM_MAX_THREADS];
+	uint32_t   *pseen[DP_MAX_THREADS],
+			   *pwbeg[DP_MAX_THREADS],
+			   *pwend[DP_MAX_THREADS];
+	uint64_t	pwanted[DP_MAX_THREADS];
 	/* the visit's moves: move i sends row want[i] to cell mvarg[i] (replace) or overwrites it
 	 * with a copy of row mvarg[i] (mvdup[i]); mvpart[p] lists the moves whose row is in part p */
 	uint32_t   *mvarg;			/* n; before the moves are listed, the sampling's sort scratch */
 	uint8_t    *mvdup;
-	uint32_t   *mvpart[DP_GUM_MAX_THREADS];
-	uint32_t	nmvpart[DP_GUM_MAX_THREADS];
+	uint32_t   *mvpart[DP_MAX_THREADS];
+	uint32_t	nmvpart[DP_MAX_THREADS];
 	/*
 	 * Per part, a batch of row changes (see run_moves): old and new codes of the component's
 	 * columns, column c at [c * batch ...), for duplicates (bd*) and replaces (br*); and the old
 	 * and new cells of one marginal (bio, bin).
 	 */
 	uint32_t	batch;
-	uint16_t   *bdold[DP_GUM_MAX_THREADS],
-			   *bdnew[DP_GUM_MAX_THREADS],
-			   *brold[DP_GUM_MAX_THREADS],
-			   *brnew[DP_GUM_MAX_THREADS];
-	uint32_t   *bio[DP_GUM_MAX_THREADS],
-			   *bin[DP_GUM_MAX_THREADS];
+	uint16_t   *bdold[DP_MAX_THREADS],
+			   *bdnew[DP_MAX_THREADS],
+			   *brold[DP_MAX_THREADS],
+			   *brnew[DP_MAX_THREADS];
+	uint32_t   *bio[DP_MAX_THREADS],
+			   *bin[DP_MAX_THREADS];
 	/* per part, lazy counting's moves of one chunk: duplicates (row, source), replaces (row, cell) */
-	uint32_t   *lzdrow[DP_GUM_MAX_THREADS],
-			   *lzdsrc[DP_GUM_MAX_THREADS],
-			   *lzrrow[DP_GUM_MAX_THREADS],
-			   *lzrcell[DP_GUM_MAX_THREADS];
+	uint32_t   *lzdrow[DP_MAX_THREADS],
+			   *lzdsrc[DP_MAX_THREADS],
+			   *lzrrow[DP_MAX_THREADS],
+			   *lzrcell[DP_MAX_THREADS];
 	const dp_gum_params *prm;
 	uint32_t	iter;			/* iterations done (for heartbeats) */
 

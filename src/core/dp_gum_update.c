@@ -474,7 +474,7 @@ recount_worker(void *arg)
 void
 gum_ensure_counts(gum *g, gmarg *m)
 {
-	recounter	rc[DP_GUM_MAX_THREADS];
+	recounter	rc[DP_MAX_THREADS];
 	bool		any = false;
 
 	if (m != NULL ? !m->dirty : true)
@@ -687,7 +687,7 @@ visit_find_rows(gum *g, const gmarg *m)
 {
 	const uint32_t C = m->ncells;
 	const uint32_t P = g->nparts;
-	scanner		sc[DP_GUM_MAX_THREADS];
+	scanner		sc[DP_MAX_THREADS];
 	bool		lost = false;
 
 	for (uint32_t q = 0; q < P; q++)
@@ -791,7 +791,7 @@ visit_run_moves(gum *g, const gmarg *m, uint64_t G)
 	g->idx_of = NULL;			/* the rows change: cells kept by a recount are stale */
 	for (uint32_t done = 0; done < (uint32_t) G; done += GUM_MOVE_CHUNK)
 	{
-		mover		w[DP_GUM_MAX_THREADS];
+		mover		w[DP_MAX_THREADS];
 		uint32_t	upto = (uint32_t) G - done < GUM_MOVE_CHUNK ? (uint32_t) G : done + GUM_MOVE_CHUNK;
 
 		for (uint32_t q = 0; q < P; q++)

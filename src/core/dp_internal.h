@@ -51,7 +51,8 @@ dp_now(void)
  * that block every signal and are joined before it returns (a helper that cannot be started has
  * its share run here).  fn must not call a handler (dp_env.h: allocation, notice, interrupt,
  * dp_fail) nor a progress callback: inside PostgreSQL those may longjmp, and palloc is not thread
- * safe.  fn must only touch memory allocated beforehand.
+ * safe.  fn must only touch memory allocated beforehand.  The callers take T from the thread
+ * count (dp_threads(), dp_env.h), or 1 for a small job; past DP_MAX_THREADS the rest runs here.
  * Defined in dp_parallel.c.
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);

@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "dp_gum.h"
+#include "dp_env.h"
 #include "dp_internal.h"
 
 /*
@@ -15,15 +15,15 @@
  * own, all joined before it returns.  A helper thread runs pure computation on memory allocated
  * beforehand, with every signal blocked; no thread outlives the call, so a cancel raised later
  * by the progress callback (a longjmp, inside PostgreSQL) never leaves one behind.  A thread
- * that cannot be started, or one past DP_GUM_MAX_THREADS, has its share done here: the work of
+ * that cannot be started, or one past DP_MAX_THREADS, has its share done here: the work of
  * each i is independent of the others, and of which thread does it.
  */
 void
 dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
 {
-	pthread_t	th[DP_GUM_MAX_THREADS];
-	bool		started[DP_GUM_MAX_THREADS] = {false};
-	uint32_t	nthreads = T < DP_GUM_MAX_THREADS ? T : DP_GUM_MAX_THREADS;
+	pthread_t	th[DP_MAX_THREADS];
+	bool		started[DP_MAX_THREADS] = {false};
+	uint32_t	nthreads = T < DP_MAX_THREADS ? T : DP_MAX_THREADS;
 
 	if (nthreads > 1)
 	{

@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	dp_privsyn_default_params(&p);
 	p.rho = ldexp(1.0, (int) fin_range(&f, -12, 4));
-	p.gum.threads = (uint32_t) fin_range(&f, 1, 2);
+	dp_set_threads((uint32_t) fin_range(&f, 1, 2));
 	p.rows = (uint64_t) fin_range(&f, 0, 200);
 	p.max_rows = 2000;
 	dp_prng_seed(&rng, fin_u64(&f));

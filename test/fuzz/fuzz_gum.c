@@ -43,7 +43,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		dp_gum_default_params(&p);
 		p.iterations = 6;
-		p.threads = (uint32_t) (1 + mode % 2);
+		dp_set_threads((uint32_t) (1 + mode % 2));
 		p.counting = mode == 0 ? DP_GUM_COUNT_INCREMENTAL : mode == 1 ? DP_GUM_COUNT_LAZY : DP_GUM_COUNT_AUTO;
 		dp_prng_seed(&rng, seed);
 		dp_codes_init(&out[mode], ncols, 0);

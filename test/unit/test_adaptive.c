@@ -601,7 +601,7 @@ test_threads(void)
 		return;
 	dp_privsyn_default_params(&p);
 	p.rho = 0.024356;
-	p.gum.threads = 2;
+	dp_set_threads(2);
 	dp_prng_seed(&rng, 11);
 	rc = dp_adaptive_run(&big, sizes, &p, &rng, &res, &st);
 	unit_check(rc == 0, "dp_adaptive_run on Adult x4 with 2 threads (%u rounds)", st.rounds);
@@ -615,6 +615,7 @@ test_threads(void)
 	dp_privsyn_result_free(&res);
 out:
 	dp_codes_free(&big);
+	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
 /* m rows drawn without replacement from a table of 'total' rows with counts y (cells of them) */

@@ -240,6 +240,46 @@ test_misc(const dp_codes *data)
 	unit_check(q != NULL && null_calls == 0, "dp_realloc(NULL) and dp_free(NULL) never pass NULL to the handlers");
 }
 
+/*
+ * The thread count is a setting of the core (dp_env.h, THREAD COUNT): 1 until set, clamped into
+ * 1..DP_MAX_THREADS, and read by the adaptive method when it starts.  Every helper scoring thread
+ * of dp_adaptive_run has three buffers of its own (an estimate's cells, their counts, a lane
+ * buffer; thread 0 shares the rounds' own), so under the same noise (the test library's fixed
+ * stream, reset before each run) a run with 3 threads makes exactly 2 * 3 allocations more than
+ * one with 1.  Small jobs run on one thread, so the rows are the same.
+ */
+static void
+test_threads(const dp_codes *data)
+{
+	long		allocs[2];
+	dp_privsyn_result res[2];
+	bool		same = true;
+
+	unit_check(dp_threads() == 1, "the thread count is 1 until set (%u)", dp_threads());
+	dp_set_threads(0);
+	unit_check(dp_threads() == 1, "dp_set_threads(0) is clamped to 1 (%u)", dp_threads());
+	dp_set_threads(DP_MAX_THREADS + 5);
+	unit_check(dp_threads() == DP_MAX_THREADS, "dp_set_threads(DP_MAX_THREADS + 5) is clamped to %u (%u)",
+			   (unsigned) DP_MAX_THREADS, dp_threads());
+	for (int i = 0; i < 2; i++)
+	{
+		dp_set_threads(i == 0 ? 1 : 3);
+		dp_random_test_seed(UNIT_TEST_SEED);
+		nallocs = 0;
+		unit_check(run(1, data, &res[i]) == 0, "dp_adaptive_run on %u threads", dp_threads());
+		allocs[i] = nallocs;
+	}
+	dp_set_threads(1);
+	unit_check(allocs[1] - allocs[0] == 2 * 3,
+			   "dp_adaptive_run reads the thread count: 3 threads allocate 2 scorers' 3 buffers more than 1 (%ld against %ld)",
+			   allocs[1], allocs[0]);
+	for (uint32_t c = 0; c < NCOLS && res[0].synth.nrows == res[1].synth.nrows; c++)
+		same = same && memcmp(res[0].synth.col[c], res[1].synth.col[c], sizeof(uint16_t) * res[0].synth.nrows) == 0;
+	unit_check(same && res[0].synth.nrows == res[1].synth.nrows, "1 and 3 threads give the same rows under the same noise");
+	dp_privsyn_result_free(&res[0]);
+	dp_privsyn_result_free(&res[1]);
+}
+
 int
 main(void)
 {
@@ -257,6 +297,7 @@ main(void)
 	test_failing(0, "dp_privsyn_run", &data, total_privsyn);
 	test_failing(1, "dp_adaptive_run", &data, total_adaptive);
 	test_misc(&data);
+	test_threads(&data);
 	dp_set_handlers(NULL);
 	nallocs = 0;
 	unit_check(run(0, &data, &res) == 0 && nallocs == 0, "dp_set_handlers(NULL): back to malloc");

@@ -381,6 +381,7 @@ test_wide_codes(void)
 			dp_prng		rng;
 
 			dp_gum_default_params(&p);
+			dp_set_threads(1);
 			p.iterations = 0;
 			dp_prng_seed(&rng, 13);
 			dp_codes_init(&out[0], 4, 0);
@@ -397,7 +398,7 @@ test_wide_codes(void)
 						e1;
 
 			dp_gum_default_params(&p);
-			p.threads = t + 1;
+			dp_set_threads(t + 1);
 			dp_prng_seed(&rng, 13);
 			dp_codes_init(&out[t], 4, 0);
 			rc = dp_gum_run(tg, nt, 4, sizes, n, &p, &rng, &out[t]);
@@ -425,6 +426,7 @@ test_wide_codes(void)
 		dp_codes_free(&src);
 		free_targets(tg, nt);
 	}
+	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
 static int	cancel_calls = 0;
@@ -731,7 +733,7 @@ test_alloc_failures_wide(void)
 				exact_marg(&tg[nt++], &src, 2, pr, sizes);
 			}
 		add_one_ways(tg, &nt, &src, sizes);
-		prm.threads = threads;
+		dp_set_threads(threads);
 		prm.progress = NULL;
 		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL});
 		oks = 0;
@@ -775,6 +777,7 @@ test_alloc_failures_wide(void)
 	unit_check(fails_on[2] > fails_on[1] && cancels_on[2] == cancels_on[1],
 			   "grouped layout: 2 threads split the rows in two parts (%d allocations against %d on 1 thread; %d progress calls on both)",
 			   fails_on[2], fails_on[1], cancels_on[2]);
+	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
 /* ---------- the real Adult table ---------- */
@@ -963,7 +966,7 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 
 		dp_gum_default_params(&p);
 		p.iterations = 12;
-		p.threads = t + 1;
+		dp_set_threads(t + 1);
 		dp_prng_seed(&rng, 7);
 		dp_codes_init(&out[t], ADULT_COLS, 0);
 		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out[t]);
@@ -990,13 +993,13 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 
 		dp_gum_default_params(&p);
 		p.iterations = t == 0 ? 0 : 5;
-		p.threads = t == 2 ? 2 : 1;
+		dp_set_threads(t == 2 ? 2 : 1);
 		p.start = src;
 		dp_prng_seed(&rng, 7);
 		dp_codes_init(&out[t], ADULT_COLS, 0);
 		rc = dp_gum_run(tg, nt, ADULT_COLS, sizes, n, &p, &rng, &out[t]);
 		unit_check(rc == 0 && out[t].nrows == n, "coarse start, %u iterations, %u threads: %llu rows (rc %d)",
-				   p.iterations, p.threads, (unsigned long long) n, rc);
+				   p.iterations, dp_threads(), (unsigned long long) n, rc);
 	}
 	{
 		double		worst = 0;
@@ -1048,6 +1051,7 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 			uint32_t	pairs = 0;
 
 			dp_gum_default_params(&p);
+			dp_set_threads(1);
 			p.iterations = 0;
 			p.start = w == 0 ? src : NULL;
 			dp_prng_seed(&rng, 9);
@@ -1086,7 +1090,7 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 		dp_codes	o;
 
 		dp_gum_default_params(&p);
-		p.threads = 2;
+		dp_set_threads(2);
 		p.progress = count_beats_then_cancel;
 		p.progress_arg = &beats;
 		dp_prng_seed(&rng, 7);
@@ -1100,6 +1104,7 @@ test_threads(const dp_codes *src, const acol *cols, const uint32_t *sizes)
 		dp_codes_free(&o);
 	}
 	free_targets(tg, nt);
+	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
 /*
@@ -1141,7 +1146,7 @@ test_counting_modes(const dp_codes *src, const uint32_t *sizes)
 
 			dp_gum_default_params(&p);
 			p.iterations = 8;
-			p.threads = threads;
+			dp_set_threads(threads);
 			p.counting = mode == 0 ? DP_GUM_COUNT_INCREMENTAL : mode == 1 ? DP_GUM_COUNT_LAZY : DP_GUM_COUNT_AUTO;
 			dp_prng_seed(&rng, 11);
 			dp_codes_init(&out[mode], ADULT_COLS, 0);
@@ -1162,6 +1167,7 @@ test_counting_modes(const dp_codes *src, const uint32_t *sizes)
 	}
 	free_targets(tg, nt);
 	free(tg);
+	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
 /*
@@ -1232,11 +1238,11 @@ test_grouped(const dp_codes *src, const uint32_t *sizes)
 		dp_gum_default_params(&p);
 		p.iterations = v == 6 ? 0 : 6;
 		p.tolerance = -1;
-		p.threads = v % 2 == 0 ? 1 : 2;
+		dp_set_threads(v % 2 == 0 ? 1 : 2);
 		p.counting = v / 2 == 0 ? DP_GUM_COUNT_INCREMENTAL : v / 2 == 1 ? DP_GUM_COUNT_LAZY : DP_GUM_COUNT_AUTO;
 		if (v >= 7)
 		{
-			p.threads = v == 7 ? 1 : 2;
+			dp_set_threads(v == 7 ? 1 : 2);
 			p.counting = DP_GUM_COUNT_AUTO;
 			p.layout = DP_GUM_LAYOUT_COLUMN_MAJOR;
 		}
@@ -1244,7 +1250,7 @@ test_grouped(const dp_codes *src, const uint32_t *sizes)
 		dp_codes_init(&o, ncols, 0);
 		rc = dp_gum_run(tg, nt, ncols, wsizes, n, &p, &rng, &o);
 		unit_check(rc == 0 && o.nrows == n, "%s layout, %u iterations, counting %d, %u thread(s): GUM runs (rc %d)",
-				   v >= 7 ? "column-major" : "grouped", p.iterations, p.counting, p.threads, rc);
+				   v >= 7 ? "column-major" : "grouped", p.iterations, p.counting, dp_threads(), rc);
 		for (uint32_t i = 0; i < npairs && (v == 0 || v == 6); i++)
 			*(v == 6 ? &l1_0 : &l1) += l1_of(&tg[i], &o, wsizes) / npairs;
 		if (v == 6)
@@ -1283,6 +1289,7 @@ test_grouped(const dp_codes *src, const uint32_t *sizes)
 	free_targets(tg, nt);
 	free(tg);
 	dp_codes_free(&wide);
+	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
 static void
