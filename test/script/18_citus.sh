@@ -38,8 +38,10 @@ refused() {
 	local what=$1 db=$2 sql=$3 out
 	shift 3
 	out=$(psql -X -qAt -v VERBOSITY=verbose "$@" -d "$db" -c "$sql" 2>&1)
-	if echo "$out" | grep -qF "ERROR:  0A000: " && echo "$out" | grep -qF "$what" &&
-		{ [[ $sql == *dp_protect* ]] || echo "$out" | grep -q "Nothing was charged"; }; then
+	# string matches, not `echo | grep -q` pipes: under pipefail, grep -q leaving after its first
+	# line's match can kill echo's next line's write (SIGPIPE), and the pipe then reports failure
+	if [[ $out == *"ERROR:  0A000: "* && $out == *"$what"* ]] &&
+		{ [[ $sql == *dp_protect* ]] || [[ $out == *"Nothing was charged"* ]]; }; then
 		return 0
 	fi
 	echo "$out" | head -n 4 | sed 's/^/# /'
