@@ -31,9 +31,6 @@ static const char *const blas_names[] = {"libopenblas.so.0", "libopenblas.so"};
 static struct
 {
 	bool		loaded;
-	__typeof__(cblas_dgemv) *dgemv;
-	__typeof__(cblas_dscal) *dscal;
-	__typeof__(cblas_dsyrk) *dsyrk;
 	__typeof__(cblas_ddot) *ddot;
 	__typeof__(cblas_dgemm) *dgemm;
 	void		(*set_num_threads) (int num_threads);
@@ -41,44 +38,40 @@ static struct
 						  double *b, const int *ldb, int *info, size_t uplo_len);
 } blas;
 
-/* Opens OpenBLAS once, one thread; 0, or -1 with dp_fail's message. */
+/* Opens OpenBLAS once, and keeps it to one thread at each evaluation (another user of the same
+ * library in the process may have raised it); 0, or -1 with dp_fail's message. */
 static int
 blas_load(void)
 {
 	void	   *h = NULL;
 
-	if (blas.loaded)
-		return 0;
-	for (size_t i = 0; i < sizeof(blas_names) / sizeof(blas_names[0]) && !h; i++)
-		h = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h)
+	if (!blas.loaded)
 	{
-		dp_fail(DP_ERR_INVALID, "could not open OpenBLAS (%s), which the quality report needs: %s",
-				blas_names[0], dlerror());
-		return -1;
-	}
-	blas.dgemv = (__typeof__(blas.dgemv)) dlsym(h, "cblas_dgemv");
-	blas.dscal = (__typeof__(blas.dscal)) dlsym(h, "cblas_dscal");
-	blas.dsyrk = (__typeof__(blas.dsyrk)) dlsym(h, "cblas_dsyrk");
-	blas.ddot = (__typeof__(blas.ddot)) dlsym(h, "cblas_ddot");
-	blas.dgemm = (__typeof__(blas.dgemm)) dlsym(h, "cblas_dgemm");
-	blas.set_num_threads = (__typeof__(blas.set_num_threads)) dlsym(h, "openblas_set_num_threads");
-	blas.dposv = (__typeof__(blas.dposv)) dlsym(h, "dposv_");
-	if (!blas.dgemv || !blas.dscal || !blas.dsyrk || !blas.ddot || !blas.dgemm || !blas.set_num_threads ||
-		!blas.dposv)
-	{
-		dp_fail(DP_ERR_INVALID, "the OpenBLAS opened (%s) lacks a function the quality report needs",
-				blas_names[0]);
-		return -1;
+		for (size_t i = 0; i < sizeof(blas_names) / sizeof(blas_names[0]) && !h; i++)
+			h = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+		{
+			dp_fail(DP_ERR_INVALID, "could not open OpenBLAS (%s), which the quality report needs: %s",
+					blas_names[0], dlerror());
+			return -1;
+		}
+		blas.ddot = (__typeof__(blas.ddot)) dlsym(h, "cblas_ddot");
+		blas.dgemm = (__typeof__(blas.dgemm)) dlsym(h, "cblas_dgemm");
+		blas.set_num_threads = (__typeof__(blas.set_num_threads)) dlsym(h, "openblas_set_num_threads");
+		blas.dposv = (__typeof__(blas.dposv)) dlsym(h, "dposv_");
+		if (!blas.ddot || !blas.dgemm || !blas.set_num_threads || !blas.dposv)
+		{
+			dlclose(h);
+			dp_fail(DP_ERR_INVALID, "the OpenBLAS opened (%s) lacks a function the quality report needs",
+					blas_names[0]);
+			return -1;
+		}
+		blas.loaded = true;
 	}
 	blas.set_num_threads(1);
-	blas.loaded = true;
 	return 0;
 }
 
-#define cblas_dgemv (*blas.dgemv)
-#define cblas_dscal (*blas.dscal)
-#define cblas_dsyrk (*blas.dsyrk)
 #define cblas_ddot (*blas.ddot)
 #define cblas_dgemm (*blas.dgemm)
 #define dposv_ (*blas.dposv)
