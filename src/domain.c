@@ -402,19 +402,26 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 				 errhint("Declare the domain of column \"%s\" again (dp_declare), or remove the stale one (dp_undeclare).",
 						 col->name)));
 
-	/*
-	 * Likewise a column policy set for another column (dpsynth._policies_by_name): it may be an
-	 * 'exclude' whose column is gone, so this column is refused rather than released under it or
-	 * without it.
-	 */
-	if (policy_for != NULL && strcmp(policy_for, col->name) != 0)
+	dpsynth_check_policy_column(relid, col->name, policy_for);
+}
+
+/*
+ * A column policy found at column colname's attnum but set for column set_for (its stored name;
+ * NULL: none stored, or no policy) is one dpsynth._policies_by_name could not bring back: it may
+ * be an 'exclude' whose column is gone, so the column is refused rather than released under that
+ * policy or without it.  Every reader of dpsynth.column_policies goes through this.
+ */
+void
+dpsynth_check_policy_column(Oid relid, const char *colname, const char *set_for)
+{
+	if (set_for != NULL && strcmp(set_for, colname) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the column policy stored for column \"%s\" of table \"%s\" was set for column \"%s\"",
-						col->name, get_rel_name(relid), policy_for),
+						colname, get_rel_name(relid), set_for),
 				 errdetail("The table's columns were renumbered (pg_restore after a dropped column), and no column is named \"%s\" any more. Nothing was charged.",
-						   policy_for),
-				 errhint("Set the policy of column \"%s\" again (dp_column_policy).", col->name)));
+						   set_for),
+				 errhint("Set the policy of column \"%s\" again (dp_column_policy).", colname)));
 }
 
 /*

@@ -426,6 +426,8 @@ extern void dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt,
  * transaction). */
 extern void dpsynth_lock_domains(Oid relid);
 extern void dpsynth_domains_by_name(Oid relid);
+/* Refuses (55000) a column policy read at column colname's attnum that was set for set_for. */
+extern void dpsynth_check_policy_column(Oid relid, const char *colname, const char *set_for);
 
 /*
  * Quantile bins that binning 'auto' learns (at most the declaration's bins; spikes and point

@@ -84,14 +84,7 @@ read_policies(Oid relid, TupleDesc desc, char ***treatmentsp, bool **serialsp)
 			char	   *set_for = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 			bool		isnull;
 
-			/* a policy set for a column that is gone (it may be an 'exclude'): refused, fail closed */
-			if (set_for != NULL && strcmp(set_for, NameStr(att->attname)) != 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("the column policy stored for column \"%s\" of table \"%s\" was set for column \"%s\"",
-								NameStr(att->attname), get_rel_name(relid), set_for),
-						 errhint("Set the policy of column \"%s\" again (dp_column_policy).",
-								 NameStr(att->attname))));
+			dpsynth_check_policy_column(relid, NameStr(att->attname), set_for);
 
 			treatments[i] = t ? MemoryContextStrdup(caller_cxt, t) : NULL;
 			serials[i] = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
