@@ -187,23 +187,32 @@ UPDATE dpsynth.column_policies p SET attname = a.attname
 	FROM pg_catalog.pg_attribute a
 	WHERE a.attrelid = p.relid AND a.attnum = p.attnum AND NOT a.attisdropped;
 
--- The attnums of a table's column policies brought back to their columns' names, as
--- dpsynth._domains_by_name does for domains (which calls it).  A policy whose name is no longer
--- in the table stays at its attnum: a release refuses the column there (src/domain.c), so an
--- 'exclude' that lost its column never lets the column now at its attnum out.
-CREATE FUNCTION dpsynth._policies_by_name(tbl oid) RETURNS void
+-- The attnums of a table's rows in one of the per-column catalogs (dpsynth.domains,
+-- dpsynth.column_policies) brought back to their columns' names: pg_restore renumbers the columns
+-- after a dropped one.  A row at the attnum of a dropped column stays (the column was dropped
+-- here: a column later given its name does not take its row), as does a row whose name is no
+-- longer in the table: a release refuses the column at its attnum (src/domain.c), so an 'exclude'
+-- that lost its column never lets the column now at its attnum out.  A row in the way of a moved
+-- one names a column the table no longer has, and goes.  Learned domains move with their
+-- ledger_id.  Writes only when a row moved, under the table's domain lock, having read again.
+CREATE FUNCTION dpsynth._rows_by_name(tbl oid, cat regclass) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	moved jsonb;
 BEGIN
+	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
+		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat;
+	END IF;
 	FOR i IN 1..2 LOOP
-		SELECT jsonb_agg(to_jsonb(p) || jsonb_build_object('attnum', a.attnum, 'from', p.attnum)) INTO moved
-			FROM dpsynth.column_policies p
-			JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attname = p.attname
+		EXECUTE format($q$
+			SELECT jsonb_agg(to_jsonb(r) || jsonb_build_object('attnum', a.attnum, 'from', r.attnum))
+			FROM %s r
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = r.relid AND a.attname = r.attname
 				AND NOT a.attisdropped AND a.attnum > 0
-			WHERE p.relid = tbl AND a.attnum <> p.attnum
+			WHERE r.relid = $1 AND a.attnum <> r.attnum
 			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-							  WHERE o.attrelid = p.relid AND o.attnum = p.attnum AND o.attisdropped);
+							  WHERE o.attrelid = r.relid AND o.attnum = r.attnum AND o.attisdropped)$q$, cat)
+			INTO moved USING tbl;
 		IF moved IS NULL THEN
 			RETURN;
 		END IF;
@@ -211,47 +220,21 @@ BEGIN
 		EXIT WHEN i = 2;
 		PERFORM dpsynth._lock_domains(tbl);
 	END LOOP;
-	DELETE FROM dpsynth.column_policies p
-		WHERE p.relid = tbl
-		  AND p.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements(moved) m, unnest(ARRAY['attnum', 'from']) k);
-	INSERT INTO dpsynth.column_policies SELECT * FROM jsonb_populate_recordset(NULL::dpsynth.column_policies, moved);
+	EXECUTE format($q$
+		DELETE FROM %s r WHERE r.relid = $1
+		  AND r.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements($2) m, unnest(ARRAY['attnum', 'from']) k)$q$,
+		cat) USING tbl, moved;
+	EXECUTE format('INSERT INTO %s SELECT * FROM jsonb_populate_recordset(NULL::%s, $1)', cat, cat) USING moved;
 END
 $$;
-REVOKE ALL ON FUNCTION dpsynth._policies_by_name(oid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dpsynth._rows_by_name(oid, regclass) FROM PUBLIC;
 
--- The attnums of a table's domains brought back to their columns' names (a restored table's
--- columns are renumbered after a dropped one).  A row at the attnum of a dropped column stays
--- (the column was dropped here: a column later given its name does not take its domain), as does
--- a row whose name is no longer in the table (a release refuses it: src/domain.c).  A row in the
--- way of a moved one names a column the table no longer has, and goes.  Learned domains move with
--- their ledger_id.  Called where domains are read or changed; it writes only when a row moved.
--- The table's column policies first (dpsynth._policies_by_name).
+-- A table's column policies, then its domains, brought back to their columns' names
+-- (dpsynth._rows_by_name).  Called where domains or policies are read or changed.
 CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-	moved jsonb;
-BEGIN
-	PERFORM dpsynth._policies_by_name(tbl);
-	FOR i IN 1..2 LOOP
-		SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('attnum', a.attnum, 'from', d.attnum)) INTO moved
-			FROM dpsynth.domains d
-			JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attname = d.attname
-				AND NOT a.attisdropped AND a.attnum > 0
-			WHERE d.relid = tbl AND a.attnum <> d.attnum
-			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-							  WHERE o.attrelid = d.relid AND o.attnum = d.attnum AND o.attisdropped);
-		IF moved IS NULL THEN
-			RETURN;
-		END IF;
-		-- moved under the table's domain lock, then read again: a concurrent call may have moved them
-		EXIT WHEN i = 2;
-		PERFORM dpsynth._lock_domains(tbl);
-	END LOOP;
-	DELETE FROM dpsynth.domains d
-		WHERE d.relid = tbl
-		  AND d.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements(moved) m, unnest(ARRAY['attnum', 'from']) k);
-	INSERT INTO dpsynth.domains SELECT * FROM jsonb_populate_recordset(NULL::dpsynth.domains, moved);
-END
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies');
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains');
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
 

@@ -407,7 +407,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 
 /*
  * A column policy found at column colname's attnum but set for column set_for (its stored name;
- * NULL: none stored, or no policy) is one dpsynth._policies_by_name could not bring back: it may
+ * NULL: none stored, or no policy) is one dpsynth._rows_by_name could not bring back: it may
  * be an 'exclude' whose column is gone, so the column is refused rather than released under that
  * policy or without it.  Every reader of dpsynth.column_policies goes through this.
  */
