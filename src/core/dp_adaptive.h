@@ -193,8 +193,8 @@ dp_adaptive_final_iters(uint32_t iterations)
  * DP_ADAPTIVE_SUBMODEL_WARM_ITERS: the draw's cost stays about that of a model of
  * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_WARM_ITERS marginals up to
  * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_MIN_ITERS of them, and grows with the
- * marginals past that (at DP_ADAPTIVE_SUBMODEL_MIN_ITERS iterations).  A function of the model's size (public) only; bench/final_warm.c measures
- * what the iterations buy on a given model.
+ * marginals past that (at DP_ADAPTIVE_SUBMODEL_MIN_ITERS iterations).  A function of the model's
+ * size (public) only; bench/final_warm.c measures what the iterations buy on a given model.
  */
 static inline uint32_t
 dp_adaptive_submodel_iters(uint32_t kway)
