@@ -958,7 +958,11 @@ static DpColumn *load_columns_once(Oid relid, ArrayType *names, int *ncolumns);
  * concurrent call that was discovering the same column has then committed its result, which is
  * reused, or rolled back.  Either way this call plans, and pays for, what is really still
  * unknown, and no store of a discovered domain can collide with another after the charge
- * (READ COMMITTED: each statement here sees what committed before it).
+ * (READ COMMITTED: each statement here sees what committed before it).  The caller brought the
+ * rows back to their names before its first read (dpsynth_domains_by_name); a read again within
+ * the call needs no second pass: the rows change only by this call's stores, which name their
+ * column, or by a concurrent declaration, which leaves them at their columns' attnums, while DDL
+ * that renames or renumbers columns waits for the lock the call holds on the table.
  */
 DpColumn *
 dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
@@ -990,6 +994,7 @@ dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
 DpColumn *
 dpsynth_peek_columns(Oid relid, ArrayType *names, int *ncolumns)
 {
+	dpsynth_domains_by_name(relid);
 	return load_columns_once(relid, names, ncolumns);
 }
 
@@ -1010,7 +1015,6 @@ load_columns_once(Oid relid, ArrayType *names, int *ncolumns)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("columns must name at least one column")));
-	dpsynth_domains_by_name(relid);
 	cols = palloc0(sizeof(DpColumn) * n);
 	for (int i = 0; i < n; i++)
 	{
