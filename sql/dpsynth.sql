@@ -705,21 +705,33 @@ BEGIN
 END
 $$;
 
--- The attnums of a table's columns constant within a unit, brought back to their names (a
--- restored table's columns are renumbered after a dropped one, and the restored table has no
--- dropped column): an attnum that names a dropped column stays (the column was dropped here, and
--- a column later given its name does not take its place), as does a name no longer in the table.
--- A synthesis reads them the same way (src/units.c).
+-- A table's columns constant within a unit (stored as attnums, nums, and names) matched to its
+-- columns by name: per entry, in order (i), its stored attnum (num) and the live column of that
+-- name (attnum, attname), NULL
+-- where the table has none, or where the stored attnum is a dropped column's (the column was
+-- dropped here, and a column later given its name does not take its place).  A restored table's
+-- columns are renumbered after a dropped one, and the restored table has no dropped column.  The
+-- one match of dpsynth._unit_constant_by_name and of a synthesis (src/units.c).
+CREATE FUNCTION dpsynth._unit_constant_columns(tbl oid, nums int2[], names name[],
+											   OUT i int8, OUT num int2, OUT attnum int2, OUT attname name)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+	SELECT u.i, u.num, a.attnum, a.attname
+	FROM unnest(nums, names) WITH ORDINALITY u(num, nm, i)
+	LEFT JOIN pg_catalog.pg_attribute a
+		ON a.attrelid = tbl AND a.attname = u.nm AND NOT a.attisdropped AND a.attnum > 0
+		   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+						   WHERE d.attrelid = tbl AND d.attnum = u.num AND d.attisdropped)
+$$;
+REVOKE ALL ON FUNCTION dpsynth._unit_constant_columns(oid, int2[], name[]) FROM PUBLIC;
+
+-- The attnums of a table's columns constant within a unit, brought back to their names
+-- (dpsynth._unit_constant_columns); an entry without a live column keeps its attnum.
 CREATE FUNCTION dpsynth._unit_constant_by_name(tbl oid) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 	UPDATE dpsynth.budgets b SET unit_constant =
-		ARRAY(SELECT coalesce(a.attnum, u.num)
-			  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
-			  LEFT JOIN pg_catalog.pg_attribute a
-				ON a.attrelid = b.relid AND a.attname = u.nm AND NOT a.attisdropped AND a.attnum > 0
-				   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
-								   WHERE d.attrelid = b.relid AND d.attnum = u.num AND d.attisdropped)
-			  ORDER BY u.i)
+		ARRAY(SELECT coalesce(c.attnum, c.num)
+			  FROM dpsynth._unit_constant_columns(b.relid, b.unit_constant, b.unit_constant_names) c
+			  ORDER BY c.i)
 	WHERE b.relid = tbl AND b.unit_constant_names IS NOT NULL
 $$;
 REVOKE ALL ON FUNCTION dpsynth._unit_constant_by_name(oid) FROM PUBLIC;
