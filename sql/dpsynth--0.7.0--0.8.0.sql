@@ -143,7 +143,7 @@ BEGIN
 			   ORDER BY 1, 2 LIMIT 1 LOOP
 		RAISE EXCEPTION '%', CASE WHEN dup.n > 1
 								  THEN format('table %s has %s %s for column "%s"', tbl::regclass, dup.n, dup.what, dup.attname)
-								  ELSE format('table %s has %s for column "%s" at another column''s attnum', tbl::regclass,
+								  ELSE format('table %s has %s for column "%s" at another attnum', tbl::regclass,
 											  CASE dup.what WHEN 'domains' THEN 'a domain' ELSE 'a column policy' END, dup.attname) END
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('Rows at attnums %s name it, and it is at attnum %s: a column dropped and added again under its name before dpsynth 0.8.0, or rows restored into a table with other columns. Nothing was charged.',

@@ -135,7 +135,15 @@ is "$(q $NOW "SELECT count(*) FROM dpsynth.column_policies WHERE relid = 'kid1':
 	"so do those of a column dropped through its parent"
 q $NOW "ALTER TABLE d ADD COLUMN b text" >/dev/null
 q $NOW "UPDATE d SET b = 'n' || id % 2" >/dev/null
+# a row the drop left (event triggers disabled, or restored data-only into this table): at the
+# dropped column's attnum, named after the column added since; it is not moved onto it
+q $NOW "INSERT INTO dpsynth.column_policies (relid, attnum, treatment, set_by, attname) VALUES ('d', 4, 'exclude', 10, 'b')" >/dev/null
+is "$(err $NOW "SELECT * FROM dp_marginal('d', ARRAY['y'], 1)" | grep -o '^ERROR:  55000: table public.d has a column policy for column "b" at another attnum')" \
+	'ERROR:  55000: table public.d has a column policy for column "b" at another attnum' \
+	"a row at a dropped column's attnum named after a live column is refused, not given to it"
 q $NOW "SELECT dp_column_policy('d', 'b', treatment => 'identifier')" >/dev/null
+is "$(q $NOW "SELECT string_agg(attnum || attname || '=' || treatment, ' ') FROM dpsynth.column_policies WHERE relid = 'd'::regclass")" \
+	'5b=identifier' "setting the column's policy replaces it"
 createdb $NOWR && pg_dump -Fc $NOW | pg_restore -d $NOWR 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
 is "$(q $NOWR "SELECT string_agg(cell[1], ',' ORDER BY cell[1]) FROM dp_marginal('d', ARRAY['y'], 1)")" 'p,q' \
 	"after a restore, a release works (no two rows move to one attnum)"
