@@ -120,7 +120,9 @@ CREATE TABLE dpsynth.domains (
 	shape			float8[],
 	-- the column's name: what a release matches (pg_restore renumbers the columns after a
 	-- dropped one, and the attnums then name others); dpsynth._domains_by_name brings the
-	-- attnums back to it, renames follow (dpsynth._on_alter); filled on insert
+	-- attnums back to it, renames follow (dpsynth._on_alter); every insert of dpsynth's names
+	-- it.  NULL: restored from a dump of 0.6.0 or older, which releases refuse
+	-- (dpsynth._domains_for_release).  A dropped column's rows go with it (dpsynth._on_drop)
 	attname			name,
 	PRIMARY KEY (relid, attnum),
 	CONSTRAINT domains_shape_check CHECK (shape IS NULL OR (kind = 'edges' AND source = 'dp'
@@ -148,7 +150,7 @@ CREATE TABLE dpsynth.column_policies (
 	set_at			timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	-- the column's name: what a release matches (pg_restore renumbers the columns after a
 	-- dropped one); dpsynth._rows_by_name brings the attnums back to it, renames follow
-	-- (dpsynth._on_alter); filled on insert
+	-- (dpsynth._on_alter); as in dpsynth.domains
 	attname			name,
 	PRIMARY KEY (relid, attnum)
 );
@@ -703,58 +705,118 @@ BEGIN
 END
 $$;
 
--- The attnums of a table's columns constant within a unit, brought back to their names (a
--- restored table's columns are renumbered after a dropped one, and the restored table has no
--- dropped column): an attnum that names a dropped column stays (the column was dropped here, and
--- a column later given its name does not take its place), as does a name no longer in the table.
--- A synthesis reads them the same way (src/units.c).
+-- A table's columns constant within a unit (stored as attnums, nums, and names) matched to its
+-- columns by name: per entry, in order (i), its stored attnum (num) and the live column of that
+-- name (attnum, attname), NULL
+-- where the table has none, or where the stored attnum is a dropped column's (the column was
+-- dropped here, and a column later given its name does not take its place).  A restored table's
+-- columns are renumbered after a dropped one, and the restored table has no dropped column.  The
+-- one match of dpsynth._unit_constant_by_name and of a synthesis (src/units.c).
+CREATE FUNCTION dpsynth._unit_constant_columns(tbl oid, nums int2[], names name[],
+											   OUT i int8, OUT num int2, OUT attnum int2, OUT attname name)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+	SELECT u.i, u.num, a.attnum, a.attname
+	FROM unnest(nums, names) WITH ORDINALITY u(num, nm, i)
+	LEFT JOIN pg_catalog.pg_attribute a
+		ON a.attrelid = tbl AND a.attname = u.nm AND NOT a.attisdropped AND a.attnum > 0
+		   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+						   WHERE d.attrelid = tbl AND d.attnum = u.num AND d.attisdropped)
+$$;
+REVOKE ALL ON FUNCTION dpsynth._unit_constant_columns(oid, int2[], name[]) FROM PUBLIC;
+
+-- The attnums of a table's columns constant within a unit, brought back to their names
+-- (dpsynth._unit_constant_columns); an entry without a live column keeps its attnum.
 CREATE FUNCTION dpsynth._unit_constant_by_name(tbl oid) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 	UPDATE dpsynth.budgets b SET unit_constant =
-		ARRAY(SELECT coalesce(a.attnum, u.num)
-			  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
-			  LEFT JOIN pg_catalog.pg_attribute a
-				ON a.attrelid = b.relid AND a.attname = u.nm AND NOT a.attisdropped AND a.attnum > 0
-				   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
-								   WHERE d.attrelid = b.relid AND d.attnum = u.num AND d.attisdropped)
-			  ORDER BY u.i)
+		ARRAY(SELECT coalesce(c.attnum, c.num)
+			  FROM dpsynth._unit_constant_columns(b.relid, b.unit_constant, b.unit_constant_names) c
+			  ORDER BY c.i)
 	WHERE b.relid = tbl AND b.unit_constant_names IS NOT NULL
 $$;
 REVOKE ALL ON FUNCTION dpsynth._unit_constant_by_name(oid) FROM PUBLIC;
 
 -- The attnums of a table's rows in one of the per-column catalogs (dpsynth.domains,
 -- dpsynth.column_policies) brought back to their columns' names: pg_restore renumbers the columns
--- after a dropped one.  A row at the attnum of a dropped column stays (the column was dropped
--- here: a column later given its name does not take its row), as does a row whose name is no
--- longer in the table: a release refuses the column at its attnum (src/domain.c), so an 'exclude'
--- that lost its column never lets the column now at its attnum out.  A row in the way of a moved
--- one names a column the table no longer has, and goes.  Learned domains move with their
--- ledger_id.  Writes only when a row moved, under the table's domain lock, having read again.
+-- after a dropped one.  Only what is certain moves or goes:
+--  * a row at the attnum of a dropped column whose name no column of the table has goes (the
+--    column was dropped: dpsynth._on_drop deletes its rows, and a dump cannot bring it back);
+--  * a row moves to the attnum of the column it names, unless another row names that column too
+--    or an unnamed row (a dump of 0.6.0 or older) or a row that cannot move holds the attnum;
+--    a row in the way that names a column the table no longer has goes.
+-- What stays ambiguous stays where it is: an unnamed row, two rows of one column, a row at a
+-- dropped column's attnum that names a live column.  A release refuses the table while one is
+-- left (dpsynth._domains_for_release); the owner's declarations resolve them
+-- (dpsynth._row_for_column).  A row whose name is no longer in the table stays at its attnum: a
+-- release refuses the column there (src/domain.c).  Learned domains move with their ledger_id.
+-- Writes only when something changes, under the table's domain lock, having read again.
 CREATE FUNCTION dpsynth._rows_by_name(tbl oid, cat regclass) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	moved jsonb;
+	stale int2[];
+	cand int2[];
+	keep int2[];
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
 		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat;
 	END IF;
 	FOR i IN 1..2 LOOP
 		EXECUTE format($q$
-			SELECT jsonb_agg(to_jsonb(r) || jsonb_build_object('attnum', a.attnum, 'from', r.attnum))
-			FROM %s r
+			SELECT array_agg(r.attnum) FROM %s r
+			JOIN pg_catalog.pg_attribute d ON d.attrelid = r.relid AND d.attnum = r.attnum AND d.attisdropped
+			WHERE r.relid = $1 AND r.attname IS NOT NULL
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = r.relid
+							  AND a.attname = r.attname AND NOT a.attisdropped AND a.attnum > 0)$q$, cat)
+			INTO stale USING tbl;
+		-- the rows that could move: named after a live column at another attnum, the only row of
+		-- that name, not at a dropped column's attnum
+		EXECUTE format($q$
+			SELECT coalesce(array_agg(r.attnum), '{}') FROM %s r
 			JOIN pg_catalog.pg_attribute a ON a.attrelid = r.relid AND a.attname = r.attname
 				AND NOT a.attisdropped AND a.attnum > 0
 			WHERE r.relid = $1 AND a.attnum <> r.attnum
 			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-							  WHERE o.attrelid = r.relid AND o.attnum = r.attnum AND o.attisdropped)$q$, cat)
-			INTO moved USING tbl;
-		IF moved IS NULL THEN
+							  WHERE o.attrelid = r.relid AND o.attnum = r.attnum AND o.attisdropped)
+			  AND NOT EXISTS (SELECT 1 FROM %s t WHERE t.relid = r.relid AND t.attname = r.attname
+							  AND t.attnum <> r.attnum)$q$, cat, cat)
+			INTO cand USING tbl;
+		-- those whose attnum holds no row that stays there, until none is left out (a row that
+		-- stays: unnamed, or named after a live column and not moving)
+		LOOP
+			EXECUTE format($q$
+				SELECT coalesce(array_agg(r.attnum), '{}') FROM %s r
+				JOIN pg_catalog.pg_attribute a ON a.attrelid = r.relid AND a.attname = r.attname
+					AND NOT a.attisdropped AND a.attnum > 0
+				WHERE r.relid = $1 AND r.attnum = ANY ($2)
+				  AND NOT EXISTS (SELECT 1 FROM %s t WHERE t.relid = r.relid AND t.attnum = a.attnum
+								  AND NOT t.attnum = ANY ($2)
+								  AND (t.attname IS NULL
+									   OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute l
+												  WHERE l.attrelid = t.relid AND l.attname = t.attname
+													AND NOT l.attisdropped AND l.attnum > 0)))$q$, cat, cat)
+				INTO keep USING tbl, cand;
+			EXIT WHEN cardinality(keep) = cardinality(cand);
+			cand := keep;
+		END LOOP;
+		EXECUTE format($q$
+			SELECT jsonb_agg(to_jsonb(r) || jsonb_build_object('attnum', a.attnum, 'from', r.attnum))
+			FROM %s r
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = r.relid AND a.attname = r.attname
+				AND NOT a.attisdropped AND a.attnum > 0
+			WHERE r.relid = $1 AND r.attnum = ANY ($2)$q$, cat)
+			INTO moved USING tbl, cand;
+		IF moved IS NULL AND stale IS NULL THEN
 			RETURN;
 		END IF;
 		-- moved under the table's domain lock, then read again: a concurrent call may have moved them
 		EXIT WHEN i = 2;
 		PERFORM dpsynth._lock_domains(tbl);
 	END LOOP;
+	EXECUTE format('DELETE FROM %s r WHERE r.relid = $1 AND r.attnum = ANY ($2)', cat) USING tbl, stale;
+	IF moved IS NULL THEN
+		RETURN;
+	END IF;
 	EXECUTE format($q$
 		DELETE FROM %s r WHERE r.relid = $1
 		  AND r.attnum IN (SELECT (m->>k)::int2 FROM jsonb_array_elements($2) m, unnest(ARRAY['attnum', 'from']) k)$q$,
@@ -765,7 +827,7 @@ $$;
 REVOKE ALL ON FUNCTION dpsynth._rows_by_name(oid, regclass) FROM PUBLIC;
 
 -- A table's column policies, then its domains, brought back to their columns' names
--- (dpsynth._rows_by_name).  Called where domains or policies are read or changed.
+-- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL).
 CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies');
@@ -773,23 +835,116 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
 
--- A domain's or column policy's column name, from the catalog where the row does not bring one
--- (a declaration, a discovery, a detached partition's copy); a restored row brings its own.
-CREATE FUNCTION dpsynth._domains_name() RETURNS trigger
+-- Before a release reads a table's policies and domains (src/domain.c, dpsynth_domains_by_name):
+-- brought back to their names, then refused (55000, before anything is charged) where a row
+-- cannot be matched to its column for certain, since an 'exclude' among them may belong to any
+-- column: an unnamed row (restored from a dump of dpsynth 0.6.0 or older, which keeps attnums
+-- alone), or a row named after a live column at another attnum (two rows of one column).
+-- Column names and attnums are schema, not data.
+CREATE FUNCTION dpsynth._domains_for_release(tbl oid) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	pols text;
+	doms text;
+	dup record;
 BEGIN
-	IF NEW.attname IS NULL THEN
-		NEW.attname := (SELECT a.attname FROM pg_catalog.pg_attribute a
-						WHERE a.attrelid = NEW.relid AND a.attnum = NEW.attnum AND NOT a.attisdropped);
+	PERFORM dpsynth._domains_by_name(tbl);
+	pols := (SELECT string_agg(format('%s (%s)', p.attnum, p.treatment), ', ' ORDER BY p.attnum)
+			 FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL);
+	doms := (SELECT string_agg(format('%s (%s)', d.attnum, d.kind), ', ' ORDER BY d.attnum)
+			 FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL);
+	IF pols IS NOT NULL OR doms IS NOT NULL THEN
+		RAISE EXCEPTION 'table % has column policies or domains restored without their column names', tbl::regclass
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('A dump of dpsynth 0.6.0 or older keeps only attribute numbers (%s), and pg_restore renumbers the columns after a dropped one: each may belong to another column. Nothing was charged.',
+								  concat_ws('; ', 'policies at attnums ' || pols, 'domains at attnums ' || doms)),
+				  HINT = format('Set the policy (dp_column_policy) and declare the domain (dp_declare) of each column again, which replaces the unnamed row at its attnum; then SELECT dp_forget_unnamed(%L) removes those left.',
+								tbl::regclass::text);
 	END IF;
-	RETURN NEW;
+	FOR dup IN SELECT x.what, x.attname, count(*) AS n, string_agg(x.attnum::text, ', ' ORDER BY x.attnum) AS nums,
+					  min(a.attnum) AS at
+			   FROM (SELECT 'column policies' AS what, p.attnum, p.attname FROM dpsynth.column_policies p WHERE p.relid = tbl
+					 UNION ALL
+					 SELECT 'domains', d.attnum, d.attname FROM dpsynth.domains d WHERE d.relid = tbl) x
+			   JOIN pg_catalog.pg_attribute a ON a.attrelid = tbl AND a.attname = x.attname
+				   AND NOT a.attisdropped AND a.attnum > 0
+			   GROUP BY x.what, x.attname
+			   HAVING bool_or(a.attnum <> x.attnum)
+			   ORDER BY 1, 2 LIMIT 1 LOOP
+		RAISE EXCEPTION '%', CASE WHEN dup.n > 1
+								  THEN format('table %s has %s %s for column "%s"', tbl::regclass, dup.n, dup.what, dup.attname)
+								  ELSE format('table %s has %s for column "%s" at another attnum', tbl::regclass,
+											  CASE dup.what WHEN 'domains' THEN 'a domain' ELSE 'a column policy' END, dup.attname) END
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Rows at attnums %s name it, and it is at attnum %s: a column dropped and added again under its name before dpsynth 0.8.0, or rows restored into a table with other columns. Nothing was charged.',
+								  dup.nums, dup.at),
+				  HINT = CASE dup.what WHEN 'domains'
+							  THEN format('Declare the domain of column "%s" again (dp_declare), or remove it (dp_undeclare): that keeps one.', dup.attname)
+							  ELSE format('Set the policy of column "%s" again (dp_column_policy): that keeps one.', dup.attname) END;
+	END LOOP;
 END
 $$;
-REVOKE ALL ON FUNCTION dpsynth._domains_name() FROM PUBLIC;
-CREATE TRIGGER domains_name BEFORE INSERT ON dpsynth.domains
-	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
-CREATE TRIGGER column_policies_name BEFORE INSERT ON dpsynth.column_policies
-	FOR EACH ROW EXECUTE FUNCTION dpsynth._domains_name();
+REVOKE ALL ON FUNCTION dpsynth._domains_for_release(oid) FROM PUBLIC;
+
+-- Before a declaration of column col (at attnum n) writes its row to cat: the rows it replaces go
+-- (an unnamed row at n, rows of col at other attnums), then the table's rows are brought back to
+-- their names.  A row left at n that names another live column (it could not move) is refused
+-- rather than overwritten: it may be that column's 'exclude'.
+CREATE FUNCTION dpsynth._row_for_column(tbl oid, cat regclass, n int2, col name) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	other name;
+	unnamed jsonb;
+BEGIN
+	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
+		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat;
+	END IF;
+	EXECUTE format('SELECT to_jsonb(r) FROM %s r WHERE r.relid = $1 AND r.attnum = $2 AND r.attname IS NULL', cat)
+		INTO unnamed USING tbl, n;
+	IF unnamed IS NOT NULL THEN
+		RAISE WARNING 'the % of column "%" of table % replaces one restored without its column''s name (%)',
+			CASE cat WHEN 'dpsynth.domains'::regclass THEN 'domain' ELSE 'policy' END, col, tbl::regclass,
+			coalesce(unnamed->>'treatment', unnamed->>'kind')
+			USING HINT = 'That row may have been another column''s (pg_restore renumbers the columns after a dropped one): declare every column of the table again.';
+	END IF;
+	EXECUTE format('DELETE FROM %s r WHERE r.relid = $1 AND ((r.attnum = $2 AND r.attname IS NULL) OR (r.attnum <> $2 AND r.attname = $3))',
+				   cat) USING tbl, n, col;
+	PERFORM dpsynth._domains_by_name(tbl);
+	EXECUTE format($q$
+		SELECT r.attname FROM %s r JOIN pg_catalog.pg_attribute a ON a.attrelid = r.relid AND a.attname = r.attname
+			AND NOT a.attisdropped AND a.attnum > 0
+		WHERE r.relid = $1 AND r.attnum = $2 AND r.attname <> $3$q$, cat) INTO other USING tbl, n, col;
+	IF other IS NOT NULL THEN
+		RAISE EXCEPTION 'the row of column "%" of table % in % is at the attnum of column "%"', other, tbl::regclass, cat, col
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = format('Declare column "%s" again first.', other);
+	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._row_for_column(oid, regclass, int2, name) FROM PUBLIC;
+
+-- dp_forget_unnamed: the owner removes a table's column policies and domains that carry no
+-- column name (restored from a dump of dpsynth 0.6.0 or older, refused by every release: see
+-- dpsynth._domains_for_release), having declared again the ones to keep.  Returns how many went.
+CREATE FUNCTION dpsynth._dp_forget_unnamed(invoker oid, tbl regclass) RETURNS int4
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	np int4;
+	nd int4;
+BEGIN
+	IF tbl IS NULL THEN
+		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
+	PERFORM dpsynth._lock_domains(tbl);
+	DELETE FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL;
+	GET DIAGNOSTICS np = ROW_COUNT;
+	DELETE FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL;
+	GET DIAGNOSTICS nd = ROW_COUNT;
+	RETURN np + nd;
+END
+$$;
+REVOKE ALL ON FUNCTION dpsynth._dp_forget_unnamed(oid, regclass) FROM PUBLIC;
 
 -- dp_unit_constant: the columns the owner declares constant within a unit (a patient's sex, birth
 -- year): a synthetic unit draws their values once, from the synthetic rows of one combination of
@@ -900,8 +1055,8 @@ BEGIN
 	PERFORM dpsynth._check_owner(invoker, tbl, 'declare domains of');
 	PERFORM dpsynth._check_protected(tbl);
 	PERFORM dpsynth._lock_domains(tbl);
-	PERFORM dpsynth._domains_by_name(tbl);
 	n := dpsynth._column_attnum(tbl, col);
+	PERFORM dpsynth._row_for_column(tbl, 'dpsynth.domains', n, col);
 	SELECT dpsynth._base_type(atttypid) INTO typ FROM pg_catalog.pg_attribute WHERE attrelid = tbl AND attnum = n;
 	is_integer := typ IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'date'::regtype,
 						  'timestamp'::regtype, 'timestamptz'::regtype);
@@ -1142,14 +1297,17 @@ CREATE FUNCTION dpsynth._show_value(typ oid, v float8) RETURNS text LANGUAGE sql
 
 CREATE FUNCTION dpsynth._dp_undeclare(invoker oid, tbl regclass, col name) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	n int2;
 BEGIN
 	IF tbl IS NULL OR col IS NULL THEN
 		RAISE EXCEPTION 'table and column must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'declare domains of');
 	PERFORM dpsynth._lock_domains(tbl);
-	PERFORM dpsynth._domains_by_name(tbl);
-	DELETE FROM dpsynth.domains WHERE relid = tbl AND attnum = dpsynth._column_attnum(tbl, col);
+	n := dpsynth._column_attnum(tbl, col);
+	PERFORM dpsynth._row_for_column(tbl, 'dpsynth.domains', n, col);
+	DELETE FROM dpsynth.domains WHERE relid = tbl AND attnum = n;
 END
 $$;
 
@@ -1165,8 +1323,8 @@ BEGIN
 	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
 	PERFORM dpsynth._check_protected(tbl);
 	PERFORM dpsynth._lock_domains(tbl);
-	PERFORM dpsynth._domains_by_name(tbl);
 	n := dpsynth._column_attnum(tbl, col);
+	PERFORM dpsynth._row_for_column(tbl, 'dpsynth.column_policies', n, col);
 	IF coalesce(treatment, 'synthesize') NOT IN ('synthesize', 'exclude', 'identifier') THEN
 		RAISE EXCEPTION 'treatment must be synthesize, exclude or identifier, not %', treatment
 			USING ERRCODE = 'invalid_parameter_value';
@@ -1437,6 +1595,11 @@ CREATE FUNCTION dp_column_policy(tbl regclass, "column" name, treatment text DEF
 COMMENT ON FUNCTION dp_column_policy(regclass, name, text, boolean, text) IS
 	'set how a column is treated: synthesize, exclude or identifier; whether DP discovery may learn its domain; what its "other" cell decodes to';
 
+CREATE FUNCTION dp_forget_unnamed(tbl regclass) RETURNS int4
+	AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_forget_unnamed(regclass) IS
+	'remove the column policies and domains of a table that name no column (restored from a dump of dpsynth 0.6.0 or older; releases refuse the table while one is left), once the ones to keep are declared again; returns how many went';
+
 CREATE FUNCTION dp_declare(tbl regclass, domains jsonb) RETURNS int4
 	AS 'MODULE_PATHNAME', 'dpsynth_admin_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dp_declare(regclass, jsonb) IS
@@ -1517,6 +1680,7 @@ GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, text[], float8, float8, int
 GRANT EXECUTE ON FUNCTION dp_declare(regclass, name, timestamptz, timestamptz, int4, timestamptz[], text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_undeclare(regclass, name) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_column_policy(regclass, name, text, boolean, text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_forget_unnamed(regclass) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_declare(regclass, jsonb) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_limit_role(regclass, regrole, float8) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_marginal(regclass, text[], float8) TO dpsynth_analyst, dpsynth_admin;
@@ -1598,9 +1762,9 @@ SELECT d.relid AS table_name, a.attname AS column_name, a.atttypid::regtype AS t
 												 dpsynth._show_value(a.atttypid, d.upper)) END AS bounds
 FROM dpsynth.domains d
 -- a row whose name another column's attnum holds (a restored table, until its next call brings
--- the attnums back to the names) is shown under no column
+-- the attnums back to the names), or without a name (a dump of 0.6.0), is shown under no column
 JOIN pg_catalog.pg_attribute a ON a.attrelid = d.relid AND a.attnum = d.attnum AND NOT a.attisdropped
-	AND a.attname = coalesce(d.attname, a.attname);
+	AND a.attname = d.attname;
 
 -- Column policies (public: they say how columns are treated, nothing about the rows).
 CREATE VIEW dp_column_policies AS
@@ -1609,7 +1773,7 @@ SELECT p.relid AS table_name, a.attname AS column_name, p.treatment, p.discovery
 FROM dpsynth.column_policies p
 -- a policy whose name another column's attnum holds is shown under no column (as dp_domains)
 JOIN pg_catalog.pg_attribute a ON a.attrelid = p.relid AND a.attnum = p.attnum AND NOT a.attisdropped
-	AND a.attname = coalesce(p.attname, a.attname);
+	AND a.attname = p.attname;
 
 -- Role limits, for admins, the table's owner, and members of the limited role.
 CREATE VIEW dp_role_limits WITH (security_barrier) AS
@@ -1648,7 +1812,8 @@ GRANT EXECUTE ON FUNCTION dpsynth._role_exists(oid), dpsynth._is_admin(oid),
 
 -------------------------------------------------------------------------------
 -- A dropped table's budget and domains go with it (its ledger rows stay), so that a new
--- table can never inherit them through a recycled OID.
+-- table can never inherit them through a recycled OID; a dropped column's policy and domain too
+-- (a learned domain's charge stays in the ledger and the budget's spent).
 -------------------------------------------------------------------------------
 CREATE FUNCTION dpsynth._on_drop() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -1656,6 +1821,17 @@ BEGIN
 	DELETE FROM dpsynth.budgets b
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid = 0 AND b.relid = o.objid;
+	-- a dropped column's policy and domain go with it (also where a parent's DROP COLUMN
+	-- recursed into the table): a column later added under its name starts without them, and a
+	-- restore cannot bring two rows of one name
+	DELETE FROM dpsynth.column_policies p
+		USING pg_catalog.pg_event_trigger_dropped_objects() o
+		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND p.relid = o.objid
+		  AND p.attnum = o.objsubid;
+	DELETE FROM dpsynth.domains d
+		USING pg_catalog.pg_event_trigger_dropped_objects() o
+		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND d.relid = o.objid
+		  AND d.attnum = o.objsubid;
 END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._on_drop() FROM PUBLIC;
@@ -1712,21 +1888,21 @@ BEGIN
 		VALUES (child, dpsynth._qualified_name(child), donor.epsilon, donor.delta, donor.rho_allowance,
 				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by)
 		RETURNING id INTO new_id;
+	-- domains and policies by their own names (the donor's attnums may be a restored table's old
+	-- ones); an unnamed row (a dump of 0.6.0 or older) could be any column's, and two rows of one
+	-- column are one too many: refused as a release refuses them
+	PERFORM dpsynth._domains_for_release(donor.relid);
 	INSERT INTO dpsynth.domains (relid, attnum, kind, categories, lower, upper, bins, edges, points, binning,
-								 source, ledger_id, declared_by, declared_at, shape)
+								 source, ledger_id, declared_by, declared_at, shape, attname)
 		SELECT child, ca.attnum, d.kind, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning,
-			   d.source, d.ledger_id, d.declared_by, d.declared_at, d.shape
+			   d.source, d.ledger_id, d.declared_by, d.declared_at, d.shape, ca.attname
 		FROM dpsynth.domains d
-		JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = d.attnum
-		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = pa.attname AND NOT ca.attisdropped
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = d.attname AND NOT ca.attisdropped
 		WHERE d.relid = donor.relid;
-	-- policies by their own names (the donor's attnums may be a restored table's old ones)
 	INSERT INTO dpsynth.column_policies (relid, attnum, treatment, discovery, other, set_by, set_at, attname)
 		SELECT child, ca.attnum, p.treatment, p.discovery, p.other, p.set_by, p.set_at, ca.attname
 		FROM dpsynth.column_policies p
-		LEFT JOIN pg_catalog.pg_attribute pa ON pa.attrelid = donor.relid AND pa.attnum = p.attnum
-		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = coalesce(p.attname, pa.attname)
-			AND NOT ca.attisdropped
+		JOIN pg_catalog.pg_attribute ca ON ca.attrelid = child AND ca.attname = p.attname AND NOT ca.attisdropped
 		WHERE p.relid = donor.relid;
 	INSERT INTO dpsynth.role_limits (relid, role, epsilon, rho_limit, set_by, set_at)
 		SELECT child, role, epsilon, rho_limit, set_by, set_at FROM dpsynth.role_limits WHERE relid = donor.relid;

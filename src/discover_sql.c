@@ -32,7 +32,6 @@ undiscovered_columns(Oid relid)
 	ArrayType  *result;
 	MemoryContext caller = CurrentMemoryContext;
 
-	dpsynth_domains_by_name(relid);
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -106,6 +105,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 		dpsynth_unit_refuse(&unit, relid, "dp_discover",
 							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
 	}
+	dpsynth_domains_by_name(relid);
 	names = PG_ARGISNULL(2) ? undiscovered_columns(relid) : PG_GETARG_ARRAYTYPE_P(2);
 	InitMaterializedSRF(fcinfo, 0);
 	if (ArrayGetNItems(ARR_NDIM(names), ARR_DIMS(names)) == 0)

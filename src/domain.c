@@ -254,16 +254,16 @@ default_bins(DpColumn *col, double lower, double upper)
  * The catalog's view of a column: policy, declared or released domain, serial-ness.
  * --------------------------------------------------------------------------------------- */
 /*
- * Whether dpsynth.domains has the shape column (0.3.0 on): the library may run against an older
- * catalog until ALTER EXTENSION dpsynth UPDATE, which then keeps working without shapes.
+ * Whether dpsynth.domains has a column: the library may run against an older catalog until ALTER
+ * EXTENSION dpsynth UPDATE, which then keeps working without it (shape: 0.3.0 on; attname: 0.7.0).
  */
 static bool
-domains_have_shape(void)
+domains_have(const char *column)
 {
 	Oid			nsp = get_namespace_oid("dpsynth", true);
 	Oid			rel = OidIsValid(nsp) ? get_relname_relid("domains", nsp) : InvalidOid;
 
-	return OidIsValid(rel) && get_attnum(rel, "shape") != InvalidAttrNumber;
+	return OidIsValid(rel) && get_attnum(rel, column) != InvalidAttrNumber;
 }
 
 typedef struct CatalogColumn
@@ -334,7 +334,7 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 				   "FROM dpsynth.budgets b "
 				   "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
 				   "LEFT JOIN dpsynth.domains d ON d.relid = b.relid AND d.attnum = $2 "
-				   "WHERE b.relid = $1", domains_have_shape() ? "d.shape" : "NULL::float8[]");
+				   "WHERE b.relid = $1", domains_have("shape") ? "d.shape" : "NULL::float8[]");
 	if (SPI_execute_with_args(sql,
 							  /* not read-only: see domains this statement has just discovered */
 							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
@@ -425,10 +425,11 @@ dpsynth_check_policy_column(Oid relid, const char *colname, const char *set_for)
 }
 
 /*
- * Brings the attnums of the table's domains back to their columns' names
- * (dpsynth._domains_by_name; pg_restore renumbers the columns that follow a dropped one).  Writes
- * only where a row moved.  A catalog older than 0.7.0 (the library is loaded before ALTER
- * EXTENSION UPDATE) has neither the names nor the function.
+ * Brings the attnums of the table's domains and policies back to their columns' names
+ * (pg_restore renumbers the columns that follow a dropped one) and refuses the table where a row
+ * cannot be matched to its column for certain (dpsynth._domains_for_release: 55000, before any
+ * charge).  Writes only where a row moved.  A catalog older than 0.8.0 (the library is loaded
+ * before ALTER EXTENSION UPDATE) has only the re-sync (0.7.0) or neither it nor the names.
  */
 void
 dpsynth_domains_by_name(Oid relid)
@@ -436,14 +437,18 @@ dpsynth_domains_by_name(Oid relid)
 	DpOwnerSwitch sw;
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	const char *fn = "_domains_for_release";
 
-	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_domains_by_name")),
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString((char *) fn)),
+								   1, argtypes, true)))
+		fn = "_domains_by_name";
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString((char *) fn)),
 								   1, argtypes, true)))
 		return;
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT dpsynth._domains_by_name($1)", 1, argtypes, values, NULL, false, 1)
+	if (SPI_execute_with_args(psprintf("SELECT dpsynth.%s($1)", fn), 1, argtypes, values, NULL, false, 1)
 		!= SPI_OK_SELECT)
 		elog(ERROR, "could not bring the domains of relation %u back to their columns", relid);
 	SPI_finish();
@@ -953,7 +958,11 @@ static DpColumn *load_columns_once(Oid relid, ArrayType *names, int *ncolumns);
  * concurrent call that was discovering the same column has then committed its result, which is
  * reused, or rolled back.  Either way this call plans, and pays for, what is really still
  * unknown, and no store of a discovered domain can collide with another after the charge
- * (READ COMMITTED: each statement here sees what committed before it).
+ * (READ COMMITTED: each statement here sees what committed before it).  The caller brought the
+ * rows back to their names before its first read (dpsynth_domains_by_name); a read again within
+ * the call needs no second pass: the rows change only by this call's stores, which name their
+ * column, or by a concurrent declaration, which leaves them at their columns' attnums, while DDL
+ * that renames or renumbers columns waits for the lock the call holds on the table.
  */
 DpColumn *
 dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
@@ -985,6 +994,7 @@ dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns)
 DpColumn *
 dpsynth_peek_columns(Oid relid, ArrayType *names, int *ncolumns)
 {
+	dpsynth_domains_by_name(relid);
 	return load_columns_once(relid, names, ncolumns);
 }
 
@@ -1005,7 +1015,6 @@ load_columns_once(Oid relid, ArrayType *names, int *ncolumns)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("columns must name at least one column")));
-	dpsynth_domains_by_name(relid);
 	cols = palloc0(sizeof(DpColumn) * n);
 	for (int i = 0; i < n; i++)
 	{
@@ -1092,12 +1101,30 @@ store_domain(const char *sql, int nargs, Oid *argtypes, Datum *values)
 	store_domain_nulls(sql, nargs, argtypes, values, NULL);
 }
 
+/*
+ * The name column and its value for an INSERT of a learned domain: the row names its column (the
+ * column at its attnum now: the release has just brought the table's rows back to their names),
+ * as every insert of dpsynth's does, since a row without a name is one restored from a dump of
+ * 0.6.0 or older, which releases refuse.  "" and "" on a catalog older than 0.7.0.
+ */
+static void
+domain_name_insert(const char **column, const char **value)
+{
+	bool		named = domains_have("attname");
+
+	*column = named ? ", attname" : "";
+	*value = named ? ", (SELECT a.attname FROM pg_catalog.pg_attribute a "
+		"WHERE a.attrelid = $1 AND a.attnum = $2 AND NOT a.attisdropped)" : "";
+}
+
 void
 dpsynth_store_discovered_categories(Oid relid, AttrNumber attnum, int64 ledger_id, char **labels, int nlabels)
 {
 	Oid			argtypes[4] = {OIDOID, INT2OID, INT8OID, TEXTARRAYOID};
 	Datum		values[4];
 	Datum	   *elems = palloc(sizeof(Datum) * Max(nlabels, 1));
+	const char *name_column;
+	const char *name_value;
 
 	for (int i = 0; i < nlabels; i++)
 		elems[i] = CStringGetTextDatum(labels[i]);
@@ -1105,9 +1132,10 @@ dpsynth_store_discovered_categories(Oid relid, AttrNumber attnum, int64 ledger_i
 	values[1] = Int16GetDatum(attnum);
 	values[2] = Int64GetDatum(ledger_id);
 	values[3] = PointerGetDatum(construct_array(elems, nlabels, TEXTOID, -1, false, TYPALIGN_INT));
-	store_domain("INSERT INTO dpsynth.domains (relid, attnum, kind, categories, source, ledger_id, declared_by) "
-				 "VALUES ($1, $2, 'categories', $4, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'))",
-				 4, argtypes, values);
+	domain_name_insert(&name_column, &name_value);
+	store_domain(psprintf("INSERT INTO dpsynth.domains (relid, attnum, kind, categories, source, ledger_id, declared_by%s) "
+						  "VALUES ($1, $2, 'categories', $4, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth')%s)",
+						  name_column, name_value), 4, argtypes, values);
 }
 
 void
@@ -1115,6 +1143,8 @@ dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id, dou
 {
 	Oid			argtypes[6] = {OIDOID, INT2OID, INT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
 	Datum		values[6];
+	const char *name_column;
+	const char *name_value;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int16GetDatum(attnum);
@@ -1122,9 +1152,10 @@ dpsynth_store_discovered_bins(Oid relid, AttrNumber attnum, int64 ledger_id, dou
 	values[3] = Float8GetDatum(lower);
 	values[4] = Float8GetDatum(upper);
 	values[5] = Int32GetDatum(bins);
-	store_domain("INSERT INTO dpsynth.domains (relid, attnum, kind, lower, upper, bins, source, ledger_id, declared_by) "
-				 "VALUES ($1, $2, 'bins', $4, $5, $6, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth'))",
-				 6, argtypes, values);
+	domain_name_insert(&name_column, &name_value);
+	store_domain(psprintf("INSERT INTO dpsynth.domains (relid, attnum, kind, lower, upper, bins, source, ledger_id, declared_by%s) "
+						  "VALUES ($1, $2, 'bins', $4, $5, $6, 'dp', $3, (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'dpsynth')%s)",
+						  name_column, name_value), 6, argtypes, values);
 }
 
 /* A float8[] of n doubles (float8_array's inverse). */
@@ -1152,7 +1183,7 @@ dpsynth_store_learned_edges(Oid relid, AttrNumber attnum, int64 ledger_id, const
 	values[3] = float8_array_datum(edges, nedges);
 	values[4] = npieces > 0 ? float8_array_datum(shape, 3 * npieces) : (Datum) 0;
 	/* (a catalog from before 0.3.0 has no shape column: the edges alone, as then) */
-	if (domains_have_shape())
+	if (domains_have("shape"))
 		store_domain_nulls("UPDATE dpsynth.domains SET kind = 'edges', edges = $4, shape = $5, source = 'dp', ledger_id = $3 "
 						   "WHERE relid = $1 AND attnum = $2",
 						   5, argtypes, values, nulls);

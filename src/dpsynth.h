@@ -150,10 +150,13 @@ typedef struct DpColumn
  * Resolves column names to their domains; raises before any row is read when a column does
  * not exist, is listed twice, is excluded or an identifier, or has no public domain and may not
  * be discovered.  Columns whose domain must first be discovered come back in a DISCOVER state.
+ * The caller has brought the table's rows back to their names first (dpsynth_domains_by_name,
+ * once per call, before its first read of domains or policies).
  */
 extern DpColumn *dpsynth_load_columns(Oid relid, ArrayType *names, int *ncolumns);
 /* The same, as the catalog has them now: no lock, no retry; a column whose domain is still to be
- * discovered comes back in its DISCOVER state (for functions that only read domains). */
+ * discovered comes back in its DISCOVER state (for functions that only read domains; it brings
+ * the rows back to their names itself). */
 extern DpColumn *dpsynth_peek_columns(Oid relid, ArrayType *names, int *ncolumns);
 
 /* The additive delta one partition selection on the table may spend now. */
@@ -425,6 +428,9 @@ extern void dpsynth_encode_slot(DpColumn *cols, int ncols, AttrNumber maxatt,
 /* Serializes changes of a table's domains and policies with DP discovery (to the end of the
  * transaction). */
 extern void dpsynth_lock_domains(Oid relid);
+/* Brings the table's domains and policies back to their columns' names and refuses (55000) a
+ * table where a row cannot be matched to its column; every release calls it once, before its
+ * first read of them. */
 extern void dpsynth_domains_by_name(Oid relid);
 /* Refuses (55000) a column policy read at column colname's attnum that was set for set_for. */
 extern void dpsynth_check_policy_column(Oid relid, const char *colname, const char *set_for);

@@ -145,6 +145,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	rel = dpsynth_open_source(relid, true);
 	dpsynth_check_release_privilege(relid, "dp_marginal");
 	rho_units = dpsynth_rho_for_call(relid, epsilon, &delta);
+	dpsynth_domains_by_name(relid);
 	cols = dpsynth_load_columns(relid, names, &ncols);
 
 	/*

@@ -59,8 +59,7 @@ read_policies(Oid relid, TupleDesc desc, char ***treatmentsp, bool **serialsp)
 	bool	   *serials = palloc0(sizeof(bool) * Max(desc->natts, 1));
 	DpOwnerSwitch sw;
 
-	/* the policies' attnums brought back to their names first (a restored table) */
-	dpsynth_domains_by_name(relid);
+	/* (the caller has brought the policies' attnums back to their names: dpsynth_domains_by_name) */
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

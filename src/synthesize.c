@@ -464,6 +464,8 @@ plan_release(FunctionCallInfo fcinfo, SynthCall *c)
 	}
 	c->label = psprintf("dp_synthesize(%s)", get_rel_name(c->relid));
 	dpsynth_unit_load(c->relid, &c->unit);
+	/* once for the call: the policies, then the domains are read by name */
+	dpsynth_domains_by_name(c->relid);
 	c->out = synth_plan_columns(c->relid, c->only, c->label, &c->nout, &c->synth_names,
 								c->unit.on ? c->unit.attnum : InvalidAttrNumber);
 	if (c->unit.on)

@@ -32,6 +32,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "parser/parse_func.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -69,6 +70,16 @@ load_constant(DpUnit *u, MemoryContext caller)
 	u->nconstant = n;
 }
 
+/* Whether the catalog has dpsynth._unit_constant_columns (0.8.0 on). */
+static bool
+unit_constant_columns_exist(void)
+{
+	Oid			argtypes[3] = {OIDOID, INT2ARRAYOID, NAMEARRAYOID};
+
+	return OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_unit_constant_columns")),
+									 3, argtypes, true));
+}
+
 /* Reads the table's privacy unit from dpsynth.budgets; checks its column; u->on false if none. */
 void
 dpsynth_unit_load(Oid relid, DpUnit *u)
@@ -88,24 +99,17 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 		elog(ERROR, "SPI_connect failed");
 	/* through to_jsonb: a catalog older than 0.4.0 (the library is loaded before ALTER EXTENSION
 	 * UPDATE) has no such columns, and its tables have no unit.  The columns constant within a
-	 * unit by their names, as dpsynth._unit_constant_by_name reads them: a restored table's
-	 * attnums may name other columns, and an attnum of a dropped column names none. */
-	if (SPI_execute_with_args("SELECT (j->>'privacy_unit')::int2, (j->>'max_rows_per_unit')::int4, "
-							  "(j->>'max_rows_per_cell')::int4, j->>'privacy_unit_name', "
-							  "ARRAY(SELECT a.attname::text "
-							  "      FROM pg_catalog.jsonb_array_elements_text(CASE WHEN pg_catalog.jsonb_typeof("
-							  "               j->'unit_constant') = 'array' THEN j->'unit_constant' END) "
-							  "             WITH ORDINALITY u(num, i) "
-							  "      JOIN pg_catalog.jsonb_array_elements_text(CASE WHEN pg_catalog.jsonb_typeof("
-							  "               j->'unit_constant_names') = 'array' THEN j->'unit_constant_names' END) "
-							  "             WITH ORDINALITY n(nm, i) ON n.i = u.i "
-							  "      JOIN pg_catalog.pg_attribute a ON a.attrelid = b.relid AND a.attname = n.nm "
-							  "        AND NOT a.attisdropped AND a.attnum > 0 "
-							  "      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d WHERE d.attrelid = b.relid "
-							  "                        AND d.attnum = u.num::int2 AND d.attisdropped) "
-							  "      ORDER BY a.attnum) "
-							  "FROM dpsynth.budgets b, "
-							  "LATERAL pg_catalog.to_jsonb(b) j WHERE b.relid = $1",
+	 * unit by their names (dpsynth._unit_constant_columns): a restored table's attnums may name
+	 * other columns, and an attnum of a dropped column names none; a catalog older than 0.8.0 has
+	 * not the function, and its syntheses draw those columns per row until the update. */
+	if (SPI_execute_with_args(psprintf("SELECT (j->>'privacy_unit')::int2, (j->>'max_rows_per_unit')::int4, "
+									   "(j->>'max_rows_per_cell')::int4, j->>'privacy_unit_name', %s "
+									   "FROM dpsynth.budgets b, "
+									   "LATERAL pg_catalog.to_jsonb(b) j WHERE b.relid = $1",
+									   unit_constant_columns_exist() ?
+									   "ARRAY(SELECT c.attname::text FROM dpsynth._unit_constant_columns("
+									   "b.relid, b.unit_constant, b.unit_constant_names) c "
+									   "WHERE c.attnum IS NOT NULL ORDER BY c.attnum)" : "NULL::text[]"),
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the privacy unit of relation %u", relid);
 	if (SPI_processed == 1)
