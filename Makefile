@@ -3,11 +3,13 @@
 EXTENSION = dpsynth
 # The version is written once, in dpsynth.control.  sql/dpsynth.sql is the current install script
 # (copied to dpsynth--$(EXTVERSION).sql).  sql/ keeps one older full script, the base
-# dpsynth--0.1.0.sql, and the update scripts dpsynth--OLD--NEW.sql; the wildcard picks them up, and
-# PostgreSQL installs any other version as the base plus the chain of updates that reaches it.
+# dpsynth--0.1.0.sql, and the update scripts dpsynth--OLD--NEW.sql; the wildcard picks the latter up,
+# and PostgreSQL installs any other version as the base plus the chain of updates that reaches it.
+# (A full script that a build of an earlier version copied into sql/ is not shipped: it would
+# shadow the chain.)
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" dpsynth.control)
 MODULE_big = dpsynth
-DATA = sql/dpsynth--$(EXTVERSION).sql $(filter-out sql/dpsynth--$(EXTVERSION).sql,$(wildcard sql/dpsynth--*.sql))
+DATA = sql/dpsynth--$(EXTVERSION).sql sql/dpsynth--0.1.0.sql $(wildcard sql/dpsynth--*--*.sql)
 
 CORE_SRCS = $(wildcard src/core/*.c)
 GLUE_SRCS = $(wildcard src/*.c)
