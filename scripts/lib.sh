@@ -23,7 +23,7 @@ log() { printf '\n=== %s\n' "$*"; }
 dp_install_packages() {
 	local missing=() p
 	for p in "${DP_PACKAGES[@]}" "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || missing+=("$p")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		log "installing packages: ${missing[*]}"

@@ -67,10 +67,10 @@ for _ in $(seq 1 100); do
 done
 res=$(psql -X -qAt -d $DB -c "SET dpsynth.charge_timeout = 300" \
 	-c "SELECT 'RELEASED', count(*) FROM dp_marginal('t', ARRAY['g'], epsilon => 0.5)" 2>&1)
-echo "# $res" | head -n 3
-ok $(echo "$res" | grep -q 'could not record the privacy charge; nothing was computed or released'; echo $?) \
+head -n 3 <<<"# $res"
+ok $(grep -q 'could not record the privacy charge; nothing was computed or released' <<<"$res"; echo $?) \
 	"a charge that cannot commit raises YD003"
-ok $(echo "$res" | grep -vq RELEASED; echo $?) "and releases nothing"
+ok $(! grep -q RELEASED <<<"$res"; echo $?) "and releases nothing"
 wait $locker
 is "$(spent)" "$s0" "and charges nothing"
 is "$(q $DB "SELECT count(*) FROM dpsynth.ledger")" "$rows0" "and writes no ledger row"

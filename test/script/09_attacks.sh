@@ -53,7 +53,7 @@ synth_ok=$(cat "$out"/*.out | grep -c '^SYNTH')
 refused=$(cat "$out"/*.err | grep -c 'privacy budget of table "t" is exhausted')
 other=$(cat "$out"/*.err | grep 'ERROR' | grep -vc 'privacy budget of table "t" is exhausted')
 echo "# 16 sessions: $marg_ok marginals and $synth_ok syntheses released, $refused refused, $other other errors"
-[ "$other" -gt 0 ] && cat "$out"/*.err | grep ERROR | grep -v exhausted | sort | uniq -c | head -5 | sed 's/^/# /'
+[ "$other" -gt 0 ] && cat "$out"/*.err | grep ERROR | grep -v exhausted | sort | uniq -c | sed -n 1,5p | sed 's/^/# /'
 ok "$([ $((marg_ok + synth_ok)) -gt 0 ] && [ "$refused" -gt 0 ]; echo $?)" "some calls were released and the budget ran out"
 is "$other" 0 "no other error"
 is "$(consistent)" t "spent equals the ledger's sum, within the allowance"

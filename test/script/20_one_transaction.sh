@@ -42,7 +42,7 @@ res=$(psql -X -qAt -d $DB -U dp_onetx_analyst -c "SET statement_timeout = '1s'" 
 	-c "SELECT 'RELEASED', count(*) FROM dp_marginal('t', ARRAY['g'], epsilon => 0.5)" 2>&1)
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "# $res (${elapsed_ms} ms)"
-ok $(echo "$res" | grep -q 'canceling statement due to statement timeout'; echo $?) "statement_timeout ends the caller's wait"
+ok $(grep -q 'canceling statement due to statement timeout' <<<"$res"; echo $?) "statement_timeout ends the caller's wait"
 ok $([ $elapsed_ms -lt 4000 ]; echo $?) "at once, not when the charge's lock wait ends"
 wait_for_locker
 is "$(spent)" "$s0" "the cancelled call's charge is not committed after the lock is released"
@@ -65,8 +65,8 @@ q $DB "SELECT pg_cancel_backend(${pid:-0})" >/dev/null
 wait $caller
 res=$(cat "$PGHOST/onetx.out")
 echo "# $res"
-ok $(echo "$res" | grep -q 'canceling statement due to user request'; echo $?) "a cancel ends the caller's wait"
-ok $(echo "$res" | grep -vq RELEASED; echo $?) "and releases nothing"
+ok $(grep -q 'canceling statement due to user request' <<<"$res"; echo $?) "a cancel ends the caller's wait"
+ok $(! grep -q RELEASED <<<"$res"; echo $?) "and releases nothing"
 wait_for_locker
 is "$(spent)" "$s0" "and nothing is charged once the lock is released"
 is "$(ledger_rows)" "$rows0" "and no ledger row is written"
