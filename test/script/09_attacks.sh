@@ -74,11 +74,17 @@ sleep 0.5
 is "$(reads)" "$r0" "refused calls never scan the table (seq_scan/idx_scan unchanged)"
 
 # ---- B. faults at random moments ----
-# the length of an unharmed synthesis, so that the faults fall inside the calls
-t0=$(date +%s%N)
-q $DB "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'loot.calibration')" >/dev/null
-span_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-echo "# an unharmed synthesis of big takes $span_ms ms"
+# the length of an unharmed synthesis, so that the faults fall inside the calls: the shorter of
+# two, since the faults' delays (and so this test's length) scale with it and one call slowed by a
+# passing stall (the machine is shared with the other tiers) would put every fault after its call
+span_ms=
+for c in 1 2; do
+	t0=$(date +%s%N)
+	q $DB "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'loot.calibration$c')" >/dev/null
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ -z "$span_ms" ] || [ "$ms" -lt "$span_ms" ] && span_ms=$ms
+done
+echo "# an unharmed synthesis of big takes $span_ms ms (the shorter of two)"
 faults=(cancel terminate kill9 immediate)
 received=0
 committed=0
