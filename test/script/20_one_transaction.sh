@@ -18,17 +18,19 @@ spent() { q $DB "SELECT rho_spent FROM dpsynth.budgets"; }
 ledger_rows() { q $DB "SELECT count(*) FROM dpsynth.ledger"; }
 charge_workers() { q $DB "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'dpsynth charge'"; }
 
-# Holds the budget row for 6 seconds in another session.
+# Holds the budget row in another session until wait_for_locker lets it go.
 hold_budget_row() {
-	psql -X -q -d $DB -c "BEGIN; SELECT 1 FROM dpsynth.budgets FOR UPDATE; SELECT pg_sleep(6); COMMIT;" >/dev/null 2>&1 &
+	psql -X -q -d $DB -c "BEGIN; SELECT 1 FROM dpsynth.budgets FOR UPDATE; SELECT pg_sleep(60); COMMIT;" >/dev/null 2>&1 &
 	locker=$!
 	for _ in $(seq 1 100); do
 		[ -n "$(q $DB "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep'")" ] && break
 		sleep 0.1
 	done
 }
-# After the locker's commit: no worker left that could still commit a charge.
+# Lets the locker go (its transaction rolls back, which ends the row lock as its commit would), then
+# waits until no worker is left that could still commit a charge.
 wait_for_locker() {
+	q $DB "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'BEGIN; SELECT 1 FROM dpsynth.budgets FOR UPDATE%'" >/dev/null
 	wait $locker
 	for _ in $(seq 1 50); do [ "$(charge_workers)" = 0 ] && break; sleep 0.1; done
 	sleep 0.5
