@@ -33,8 +33,8 @@ dp_install_packages() {
 }
 
 # One script at a time builds and tests in a checkout: a second one (a bench beside another, or
-# beside scripts/test) waits for the first to end instead of cleaning its objects, unit tests
-# and bench binaries under it (`make clean` removes them all).  The lock is held until the script
+# beside scripts/test) waits for the first to end instead of cleaning its objects under it, or
+# rebuilding its unit tests and bench binaries.  The lock is held until the script
 # exits; its children (scripts/test-versions, bench/gum.sh under scripts/test) inherit it.
 dp_lock_checkout() {
 	[ -n "${DPSYNTH_CHECKOUT_LOCKED:-}" ] && return 0
