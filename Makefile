@@ -68,9 +68,12 @@ remove-stale-scripts:
 CORE_HDRS = $(wildcard src/core/*.h)
 CORE_LIBS_LINK = -lsodium -lm -lpthread
 
-# $(1): directory, $(2): compiler, $(3): flags
+# $(1): directory, $(2): compiler, $(3): flags.  The flavours' objects and binaries are kept from
+# one build to the next (`make clean` does not reach them: PGXS reads EXTRA_CLEAN before it is set
+# below), so they also depend on this Makefile, where their flags are written: a changed flag
+# compiles them again.
 define core_lib
-$(1)/core/%.o: src/core/%.c $$(CORE_HDRS)
+$(1)/core/%.o: src/core/%.c $$(CORE_HDRS) Makefile
 	@mkdir -p $$(@D)
 	$(2) $(3) -c -o $$@ $$<
 $(1)/libcore.a: $$(patsubst src/core/%.c,$(1)/core/%.o,$$(CORE_SRCS))
@@ -84,7 +87,7 @@ UNIT_TESTS = $(patsubst test/unit/%.c,test/unit/bin/%,$(wildcard test/unit/test_
 UNIT_LIB = test/unit/bin/libcore.a
 $(eval $(call core_lib,test/unit/bin,$(CC),$(UNIT_CFLAGS) -DDPSYNTH_TEST_RNG))
 
-test/unit/bin/%: test/unit/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h)
+test/unit/bin/%: test/unit/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h) Makefile
 	$(CC) $(UNIT_CFLAGS) -DDPSYNTH_TEST_RNG -o $@ $< $(UNIT_LIB) $(CORE_LIBS_LINK)
 
 .PHONY: unit unit-build
@@ -101,7 +104,7 @@ UNIT_SAN_TESTS = $(patsubst test/unit/%.c,test/unit/bin-san/%,$(wildcard test/un
 UNIT_SAN_LIB = test/unit/bin-san/libcore.a
 $(eval $(call core_lib,test/unit/bin-san,$(CC),$(UNIT_SAN_CFLAGS) -DDPSYNTH_TEST_RNG))
 
-test/unit/bin-san/%: test/unit/%.c $(UNIT_SAN_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h)
+test/unit/bin-san/%: test/unit/%.c $(UNIT_SAN_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h) Makefile
 	$(CC) $(UNIT_SAN_CFLAGS) -DDPSYNTH_TEST_RNG -o $@ $< $(UNIT_SAN_LIB) $(CORE_LIBS_LINK)
 
 .PHONY: unit-san unit-san-build
@@ -112,7 +115,7 @@ unit-san: unit-san-build
 EXTRA_CLEAN = test/unit/bin test/unit/bin-san test/fuzz/bin test/regress_out bench/bin sql/dpsynth--$(EXTVERSION).sql
 
 # ---- benchmarks of the core (no server): bench/gum_bench.c, linked with the unit tests' library ----
-bench/bin/%: bench/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h) $(wildcard bench/*.h)
+bench/bin/%: bench/%.c $(UNIT_LIB) $(CORE_HDRS) $(wildcard test/unit/*.h) $(wildcard bench/*.h) Makefile
 	@mkdir -p bench/bin
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_LIB) $(CORE_LIBS_LINK)
 
@@ -129,7 +132,7 @@ FUZZ_BINS = $(patsubst test/fuzz/%.c,test/fuzz/bin/%,$(wildcard test/fuzz/fuzz_*
 FUZZ_LIB = test/fuzz/bin/libcore.a
 $(eval $(call core_lib,test/fuzz/bin,$(FUZZ_CC),$(FUZZ_LIB_FLAGS)))
 
-test/fuzz/bin/%: test/fuzz/%.c test/fuzz/fuzz_input.h $(FUZZ_LIB) $(CORE_HDRS)
+test/fuzz/bin/%: test/fuzz/%.c test/fuzz/fuzz_input.h $(FUZZ_LIB) $(CORE_HDRS) Makefile
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(CORE_LIBS_LINK)
 
 .PHONY: fuzz-build

@@ -23,7 +23,7 @@ log() { printf '\n=== %s\n' "$*"; }
 dp_install_packages() {
 	local missing=() p
 	for p in "${DP_PACKAGES[@]}" "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || missing+=("$p")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		log "installing packages: ${missing[*]}"
@@ -33,8 +33,8 @@ dp_install_packages() {
 }
 
 # One script at a time builds and tests in a checkout: a second one (a bench beside another, or
-# beside scripts/test) waits for the first to end instead of cleaning its objects, unit tests
-# and bench binaries under it (`make clean` removes them all).  The lock is held until the script
+# beside scripts/test) waits for the first to end instead of cleaning its objects under it, or
+# rebuilding its unit tests and bench binaries.  The lock is held until the script
 # exits; its children (scripts/test-versions, bench/gum.sh under scripts/test) inherit it.
 dp_lock_checkout() {
 	[ -n "${DPSYNTH_CHECKOUT_LOCKED:-}" ] && return 0

@@ -22,27 +22,40 @@ dp_unc_z(double confidence)
 
 	if (!(confidence > 0 && confidence < 1))
 		return NAN;
-	/* bisection: coverage is increasing in z; 200 halvings reach the double's resolution */
+	/*
+	 * bisection: coverage is increasing in z; at most 200 halvings reach the double's resolution,
+	 * where mid rounds to lo or hi: a halving that moves neither bound is a fixed point, and every
+	 * further one would repeat it, so the loop stops there with what 200 would give
+	 */
 	for (int i = 0; i < 200; i++)
 	{
 		double		mid = (lo + hi) / 2;
+		double		was_lo = lo,
+					was_hi = hi;
 
 		if (normal_coverage(mid) < confidence)
 			lo = mid;
 		else
 			hi = mid;
+		if (lo == was_lo && hi == was_hi)
+			break;
 	}
 	return hi;
+}
+
+/* The half-width for z = dp_unc_z(confidence) (NaN for an invalid confidence). */
+static double
+halfwidth_z(double variance, double z)
+{
+	if (isnan(z) || !(variance >= 0) || !isfinite(variance))
+		return NAN;
+	return z * sqrt(variance) + 0.5;
 }
 
 double
 dp_unc_halfwidth(double variance, double confidence)
 {
-	double		z = dp_unc_z(confidence);
-
-	if (isnan(z) || !(variance >= 0) || !isfinite(variance))
-		return NAN;
-	return z * sqrt(variance) + 0.5;
+	return halfwidth_z(variance, dp_unc_z(confidence));
 }
 
 int
@@ -96,11 +109,11 @@ dp_unc_cover(const dp_marg *margs, uint32_t nmargs, uint32_t nattrs, const uint3
 	return best;
 }
 
-/* The count interval of x with variance bound v at confidence c, clamped at 0. */
+/* The count interval of x with variance bound v at z = dp_unc_z(confidence), clamped at 0. */
 static void
-count_interval(double x, double v, double c, double *lo, double *hi)
+count_interval(double x, double v, double z, double *lo, double *hi)
 {
-	double		h = dp_unc_halfwidth(v, c);
+	double		h = halfwidth_z(v, z);
 
 	*lo = fmax(0, x - h);
 	*hi = fmax(0, x + h);
@@ -114,7 +127,8 @@ dp_unc_intervals(const dp_marg *src, const double *var, dp_marg *out, double con
 	dp_marg		out_var = *out;
 	double		total = 0,
 				total_var = 0,
-				root = sqrt(confidence);
+				z = dp_unc_z(confidence),
+				z_root = dp_unc_z(sqrt(confidence));
 
 	if (!(confidence > 0 && confidence < 1))
 		return -1;
@@ -143,7 +157,7 @@ dp_unc_intervals(const dp_marg *src, const double *var, dp_marg *out, double con
 
 		u->estimate = x;
 		u->variance = scratch[c];
-		count_interval(x, u->variance, confidence, &u->lower, &u->upper);
+		count_interval(x, u->variance, z, &u->lower, &u->upper);
 		u->share = total > 0 ? x / total : NAN;
 
 		/*
@@ -151,8 +165,8 @@ dp_unc_intervals(const dp_marg *src, const double *var, dp_marg *out, double con
 		 * x's, so the box of two intervals at sqrt(confidence) holds both with probability
 		 * confidence, and the ratio is monotone on it.
 		 */
-		count_interval(x, u->variance, root, &x_lo, &x_hi);
-		count_interval(fmax(y, 0), fmax(total_var - u->variance, 0), root, &y_lo, &y_hi);
+		count_interval(x, u->variance, z_root, &x_lo, &x_hi);
+		count_interval(fmax(y, 0), fmax(total_var - u->variance, 0), z_root, &y_lo, &y_hi);
 		u->share_lower = x_lo + y_hi > 0 ? x_lo / (x_lo + y_hi) : 0;
 		u->share_upper = x_hi + y_lo > 0 ? x_hi / (x_hi + y_lo) : 1;
 	}

@@ -29,10 +29,10 @@ demo_out=$(DPSYNTH_CLUSTER_DIR="$TOP/tmp_cluster_demo" DPSYNTH_PORT=$((PGPORT + 
 rc=$?
 [ $rc -eq 0 ] || echo "$demo_out" | tail -n 30 | sed 's/^/# /'
 ok $rc "./scripts/demo exits 0"
-ok $(echo "$demo_out" | grep -q 'permission denied for table adult'; echo $?) "demo: the analyst cannot read the table"
-ok $(echo "$demo_out" | grep -q 'more calls at epsilon 1 were released; the next was refused'; echo $?) "demo: the budget runs out"
-ok $(echo "$demo_out" | grep -qE '^ +0\.185070 \| +0\.18[0-9]+ \| t'; echo $?) "demo: spent equals the ledger's sum"
-ok $(echo "$demo_out" | grep -qE '^ *adult_synthetic *\| +[0-9]{5} '; echo $?) "demo: the analyst makes a synthetic copy"
-ok $(echo "$demo_out" | grep -q 'total_variation_distance'; echo $?) "demo: it prints a fidelity summary"
+ok $(grep -q 'permission denied for table adult' <<<"$demo_out"; echo $?) "demo: the analyst cannot read the table"
+ok $(grep -q 'more calls at epsilon 1 were released; the next was refused' <<<"$demo_out"; echo $?) "demo: the budget runs out"
+ok $(grep -qE '^ +0\.185070 \| +0\.18[0-9]+ \| t' <<<"$demo_out"; echo $?) "demo: spent equals the ledger's sum"
+ok $(grep -qE '^ *adult_synthetic *\| +[0-9]{5} ' <<<"$demo_out"; echo $?) "demo: the analyst makes a synthetic copy"
+ok $(grep -q 'total_variation_distance' <<<"$demo_out"; echo $?) "demo: it prints a fidelity summary"
 ok $([ ! -e "$TOP/tmp_cluster_demo" ]; echo $?) "demo removes its cluster"
 done_testing

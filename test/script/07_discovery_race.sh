@@ -49,7 +49,7 @@ ledger_before=$(q $DB "SELECT count(*) FROM dpsynth.ledger")
 for level in "REPEATABLE READ" SERIALIZABLE; do
 	res=$(psql -X -qAt -U regress_race_analyst -d $DB -c "BEGIN ISOLATION LEVEL $level" \
 		-c "SELECT count(*) FROM dp_marginal('t', ARRAY['h'], epsilon => 0.5)" -c "COMMIT" 2>&1)
-	ok "$(echo "$res" | grep -q 'cannot be discovered in a REPEATABLE READ or SERIALIZABLE transaction'; echo $?)" \
+	ok "$(grep -q 'cannot be discovered in a REPEATABLE READ or SERIALIZABLE transaction' <<<"$res"; echo $?)" \
 		"$level: discovery refused"
 done
 is "$(q $DB "SELECT count(*) - $ledger_before FROM dpsynth.ledger")" 0 "and nothing charged"

@@ -64,7 +64,7 @@ psql -X -qAt -U regress_upgrade_analyst -d $DB -c "SELECT count(*) FROM dp_margi
 is "$(q $DB "SELECT attempts FROM dpsynth.refusals")" 1 "refusals are counted after the update"
 is "$(q $DB "SELECT count(*) FROM (SELECT dp_limit_role('t', 'regress_upgrade_analyst', NULL)) s")" 1 "owner functions work"
 drop_msg=$(q $DB "DROP EXTENSION dpsynth" 2>&1)
-ok "$(echo "$drop_msg" | grep -q 'would delete every privacy budget'; echo $?)" "the updated extension refuses to be dropped"
+ok "$(grep -q 'would delete every privacy budget' <<<"$drop_msg"; echo $?)" "the updated extension refuses to be dropped"
 
 # The updated extension is, object for object, a fresh install of the current version
 # (catalog and same_catalog: test/script/common.sh).

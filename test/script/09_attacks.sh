@@ -53,7 +53,7 @@ synth_ok=$(cat "$out"/*.out | grep -c '^SYNTH')
 refused=$(cat "$out"/*.err | grep -c 'privacy budget of table "t" is exhausted')
 other=$(cat "$out"/*.err | grep 'ERROR' | grep -vc 'privacy budget of table "t" is exhausted')
 echo "# 16 sessions: $marg_ok marginals and $synth_ok syntheses released, $refused refused, $other other errors"
-[ "$other" -gt 0 ] && cat "$out"/*.err | grep ERROR | grep -v exhausted | sort | uniq -c | head -5 | sed 's/^/# /'
+[ "$other" -gt 0 ] && cat "$out"/*.err | grep ERROR | grep -v exhausted | sort | uniq -c | sed -n 1,5p | sed 's/^/# /'
 ok "$([ $((marg_ok + synth_ok)) -gt 0 ] && [ "$refused" -gt 0 ]; echo $?)" "some calls were released and the budget ran out"
 is "$other" 0 "no other error"
 is "$(consistent)" t "spent equals the ledger's sum, within the allowance"
@@ -74,11 +74,17 @@ sleep 0.5
 is "$(reads)" "$r0" "refused calls never scan the table (seq_scan/idx_scan unchanged)"
 
 # ---- B. faults at random moments ----
-# the length of an unharmed synthesis, so that the faults fall inside the calls
-t0=$(date +%s%N)
-q $DB "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'loot.calibration')" >/dev/null
-span_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-echo "# an unharmed synthesis of big takes $span_ms ms"
+# the length of an unharmed synthesis, so that the faults fall inside the calls: the shorter of
+# two, since the faults' delays (and so this test's length) scale with it and one call slowed by a
+# passing stall (the machine is shared with the other tiers) would put every fault after its call
+span_ms=
+for c in 1 2; do
+	t0=$(date +%s%N)
+	q $DB "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'loot.calibration$c')" >/dev/null
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ -z "$span_ms" ] || [ "$ms" -lt "$span_ms" ] && span_ms=$ms
+done
+echo "# an unharmed synthesis of big takes $span_ms ms (the shorter of two)"
 faults=(cancel terminate kill9 immediate)
 received=0
 committed=0

@@ -38,7 +38,8 @@ is "$(grep -o 'class="hist"' "$OUT/dom.html" | wc -l)" 15 "one histogram per col
 (cd "$OUT" && chrome --screenshot="$OUT/report.png") >/dev/null
 ok "$([ -s "$OUT/report.png" ]; echo $?)" "Chromium took a screenshot"
 # whole page; then the band of the heat map and the band of the first histograms
-read -r w h ink blue orange red < <(/usr/bin/python3 "$TOP/test/script/png_check.py" "$OUT/report.png" | head -1)
+png=$(/usr/bin/python3 "$TOP/test/script/png_check.py" "$OUT/report.png")
+read -r w h ink blue orange red <<<"$png"
 echo "# screenshot ${w}x$h: $ink of the pixels inked, $blue blue, $orange orange, $red red (sampled every 2 px)"
 ok "$(/usr/bin/python3 -c "import sys; sys.exit(0 if 0.02 < $ink < 0.9 else 1)"; echo $?)" "the screenshot is not blank (inked fraction $ink)"
 ok "$([ "$red" -gt 200 ]; echo $?)" "the heat map's reds are on the picture ($red pixels)"

@@ -76,7 +76,7 @@ PAR="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET p
 plan=$(q $DB "$PAR EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 	SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) FROM t_local")
 echo "$plan" | sed 's/^/# /'
-ok "$(echo "$plan" | tr '\n' ' ' | grep -qE 'Finalize Aggregate.*Gather.*Workers Launched: [1-9].*Partial Aggregate.*Parallel Seq Scan'; echo $?)" \
+ok "$(grep -qE 'Finalize Aggregate.*Gather.*Workers Launched: [1-9].*Partial Aggregate.*Parallel Seq Scan' <<<"${plan//$'\n'/ }"; echo $?)" \
 	"EXPLAIN ANALYZE: Partial Aggregate in launched workers under Gather, Finalize Aggregate in the leader"
 same_counts "$(counts t_local "$PAR")" "$local_truth" "parallel counts of t_local equal GROUP BY's"
 same_counts "$(counts t_local "SET max_parallel_workers_per_gather = 0;")" "$local_truth" "serial counts of t_local equal GROUP BY's"
@@ -89,10 +89,10 @@ naive="SET enable_partitionwise_aggregate = on; EXPLAIN (ANALYZE, VERBOSE, COSTS
 	SELECT dpsynth._partial_counts(ARRAY[a, b], $SIZES) FROM t"
 plan=$(q $DB "$naive")
 echo "$plan" | sed 's/^/# /'
-remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
-ok "$(echo "$plan" | grep -q 'Partial Aggregate' && [[ "$remote_sql" != *_partial_counts* ]]; echo $?)" \
+remote_sql=$(grep -m1 'Remote SQL' <<<"$plan" | sed 's/^ *Remote SQL: //')
+ok "$(grep -q 'Partial Aggregate' <<<"$plan" && [[ "$remote_sql" != *_partial_counts* ]]; echo $?)" \
 	"postgres_fdw does not push a partial aggregate: the foreign partition is scanned for rows (Remote SQL: $remote_sql)"
-is "$(echo "$plan" | grep -A1 'Foreign Scan on' | grep -oE 'actual rows=[0-9]+' | head -1)" "actual rows=$ROWS_SHARD" \
+is "$(echo "$plan" | grep -A1 'Foreign Scan on' | grep -oE 'actual rows=[0-9]+' | sed -n 1p)" "actual rows=$ROWS_SHARD" \
 	"so every row of the shard crosses the wire"
 
 # ---- 3. partition by partition: the whole aggregate of a foreign partition is pushed to the shard
@@ -103,10 +103,10 @@ same_counts "$(q $DB "SELECT dpsynth._partial_vector(($merged), $SIZES)")" "$uni
 	"merging the local partition's state with the shard's equals the union's counts"
 plan=$(q $DB "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) $merged")
 echo "$plan" | sed 's/^/# /'
-remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
+remote_sql=$(grep -m1 'Remote SQL' <<<"$plan" | sed 's/^ *Remote SQL: //')
 ok "$([[ "$remote_sql" == *"dpsynth._partial_counts(ARRAY[a, b]"*"FROM public.t_remote"* ]]; echo $?)" \
 	"the shard runs the aggregate (Remote SQL: $remote_sql)"
-is "$(echo "$plan" | grep -A1 'Foreign Scan' | grep -oE 'actual rows=[0-9]+' | head -1)" "actual rows=1" \
+is "$(echo "$plan" | grep -A1 'Foreign Scan' | grep -oE 'actual rows=[0-9]+' | sed -n 1p)" "actual rows=1" \
 	"one row (the shard's state) crosses the wire, not $ROWS_SHARD"
 bytes=$(shard "SELECT octet_length(dpsynth._partial_counts(ARRAY[a, b], $SIZES)) FROM t_remote")
 echo "# the shard's state: $bytes bytes for $ROWS_SHARD rows of 200 cells; the row fetch of section 2 sends $ROWS_SHARD rows of (a, b)"
@@ -114,7 +114,7 @@ is "$bytes" "$((10 + 4 * 2 + 8 * 200))" "the shard's state is the dense 200-cell
 # without extensions 'dpsynth', postgres_fdw does not ship an extension's function: rows cross
 q $DB "ALTER SERVER shard OPTIONS (DROP extensions)"
 plan=$(q $DB "EXPLAIN (VERBOSE, COSTS OFF) $merged")
-remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
+remote_sql=$(grep -m1 'Remote SQL' <<<"$plan" | sed 's/^ *Remote SQL: //')
 ok "$([[ "$remote_sql" != *_partial_counts* ]]; echo $?)" \
 	"without extensions 'dpsynth' the aggregate stays on the coordinator (Remote SQL: $remote_sql)"
 q $DB "ALTER SERVER shard OPTIONS (ADD extensions 'dpsynth')"
@@ -135,11 +135,11 @@ encoded="SELECT dpsynth._partial_merge(s) FROM (
 same_counts "$(q $DB "SELECT dpsynth._partial_vector(($encoded), $SIZES)")" "$union_truth" \
 	"counts of the encoders' codes, merged over the local partition and the shard, equal the union's"
 plan=$(q $DB "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) $encoded")
-remote_sql=$(echo "$plan" | grep -m1 'Remote SQL' | sed 's/^ *Remote SQL: //')
+remote_sql=$(grep -m1 'Remote SQL' <<<"$plan" | sed 's/^ *Remote SQL: //')
 echo "# Remote SQL: $remote_sql"
 ok "$([[ "$remote_sql" == *"dpsynth._partial_counts(ARRAY[(CASE WHEN"*"width_bucket"*"FROM public.t_remote"* ]]; echo $?)" \
 	"the shard runs the encoders and the aggregate"
-is "$(echo "$plan" | grep -A1 'Foreign Scan' | grep -oE 'actual rows=[0-9]+' | head -1)" "actual rows=1" \
+is "$(echo "$plan" | grep -A1 'Foreign Scan' | grep -oE 'actual rows=[0-9]+' | sed -n 1p)" "actual rows=1" \
 	"one row (the shard's state) crosses the wire"
 
 # ---- 4. who may count: not the analyst, here or on the shard
@@ -167,17 +167,17 @@ is "$(q $DB "SELECT details->>'foreign_partitions' FROM dpsynth.ledger ORDER BY 
 sleep 0.5
 shard_log=$(tail -n +"$((mark + 1))" "$SHARD_DIR/server.log")
 echo "$shard_log" | grep -E '(statement|execute [^:]*): ' | cut -c1-200 | sed 's/^/# shard: /'
-ok "$(echo "$shard_log" | grep -q 'dpsynth._partial_counts(ARRAY\[(CASE WHEN'; echo $?)" \
+ok "$(grep -q 'dpsynth._partial_counts(ARRAY\[(CASE WHEN' <<<"$shard_log"; echo $?)" \
 	"the shard ran the encoders and the aggregate"
 ok "$(! grep -qE 'SELECT (id, )?a, b FROM public.t_remote' <<< "$shard_log"; echo $?)" \
 	"no statement fetched the shard's rows"
 s0=$(spent)
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_discover('t', epsilon => 1)" 2>&1)
 ok "$([[ "$err" == *'partition "t_shard" of table "t" is a foreign table'* ]]; echo $?)" \
-	"dp_discover reads rows and refuses the foreign partition ($(echo "$err" | head -n 1))"
+	"dp_discover reads rows and refuses the foreign partition ($(head -n 1 <<<"$err"))"
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_synthesize('t', epsilon => 1)" 2>&1)
 ok "$([[ "$err" == *'column "id" of table "t" has no public domain'* ]]; echo $?)" \
-	"dp_synthesize with a column that discovery would learn: refused ($(echo "$err" | head -n 1))"
+	"dp_synthesize with a column that discovery would learn: refused ($(head -n 1 <<<"$err"))"
 is "$(spent)" "$s0" "before any charge"
 
 # ---- 5b. dp_synthesize on the partitioned table (the adaptive method): the shard counts every
@@ -186,7 +186,7 @@ q $DB "SELECT dp_declare('t', 'id', lower => 1, upper => $((ROWS_LOCAL + ROWS_SH
 	GRANT CREATE ON SCHEMA public TO regress_dist_analyst" >/dev/null
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT * FROM dp_synthesize('t', epsilon => 1, method => 'privsyn')" 2>&1)
 ok "$([[ "$err" == *'the privsyn method reads every row'* ]]; echo $?)" \
-	"the privsyn method: refused ($(echo "$err" | head -n 1))"
+	"the privsyn method: refused ($(head -n 1 <<<"$err"))"
 is "$(spent)" "$s0" "before any charge"
 total=$(q $DB "SELECT count(*) FROM t")
 mark=$(wc -l <"$SHARD_DIR/server.log")
@@ -229,7 +229,7 @@ q $DB "ALTER SERVER shard OPTIONS (ADD extensions 'dpsynth')"
 # a shard that is down: refused before the charge (the statement over no row)
 as_pg "$PGBIN/pg_ctl" -D "$SHARD_DIR/data" -m fast -w stop >/dev/null 2>&1
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t', ARRAY['a'], epsilon => 1)" 2>&1)
-echo "# $err" | head -n 2
+head -n 2 <<<"# $err"
 ok "$([[ "$err" == *'could not connect to server "shard"'* ]]; echo $?)" "a shard that is down: the call fails"
 is "$(spent)" "$s0" "before any charge"
 
@@ -269,17 +269,17 @@ ok "$([ -n "$across" ] && [ "$across" = "$here" ]; echo $?)" "a timestamp column
 q $DB "SELECT dp_declare('t2', 'id', categories => ARRAY['1', '2'])" >/dev/null 2>&1
 s0=$(spent2)
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t2', ARRAY['g', 'id'], epsilon => 1)" 2>&1)
-ok "$([[ "$err" == *'would not ship the encoder of column "id"'* ]]; echo $?)" "an encoder postgres_fdw keeps local: refused, naming the column ($(echo "$err" | head -n 1))"
+ok "$([[ "$err" == *'would not ship the encoder of column "id"'* ]]; echo $?)" "an encoder postgres_fdw keeps local: refused, naming the column ($(head -n 1 <<<"$err"))"
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t2', ARRAY['g'$(for i in $(seq 1 16); do printf ", 'f%d'" "$i"; done)], epsilon => 1)" 2>&1)
-ok "$([[ "$err" == *"at most 16 columns"* ]]; echo $?)" "17 columns: refused ($(echo "$err" | head -n 1))"
+ok "$([[ "$err" == *"at most 16 columns"* ]]; echo $?)" "17 columns: refused ($(head -n 1 <<<"$err"))"
 # a second partition over the same remote table would count its rows twice
 q $DB "CREATE FOREIGN TABLE t2_again PARTITION OF t2 FOR VALUES FROM (100000) TO (MAXVALUE) SERVER shard OPTIONS (table_name 't2_remote')"
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_marginal('t2', ARRAY['g'], epsilon => 1)" 2>&1)
-ok "$([[ "$err" == *'read the same table on server "shard"'* ]]; echo $?)" "two partitions over one remote table: refused ($(echo "$err" | head -n 1))"
+ok "$([[ "$err" == *'read the same table on server "shard"'* ]]; echo $?)" "two partitions over one remote table: refused ($(head -n 1 <<<"$err"))"
 q $DB "DROP FOREIGN TABLE t2_again"
 is "$(spent2)" "$s0" "each refused before any charge"
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_synthesize('t2', epsilon => 1)" 2>&1)
-ok "$([[ "$err" == *'would not ship the encoder of column "id"'* ]]; echo $?)" "dp_synthesize too: refused, naming the column ($(echo "$err" | head -n 1))"
+ok "$([[ "$err" == *'would not ship the encoder of column "id"'* ]]; echo $?)" "dp_synthesize too: refused, naming the column ($(head -n 1 <<<"$err"))"
 is "$(spent2)" "$s0" "before any charge"
 
 # t3: 25 columns, 300 pairs: two statements on the shard (DP_FOREIGN_SETS_PER_SCAN = 256)
@@ -297,7 +297,7 @@ spent3() { q $DB "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 't3'::regc
 s3=$(spent3)
 err=$(psql -X -qAt -U regress_dist_analyst -d $DB -c "SELECT count(*) FROM dp_synthesize('t3', epsilon => 1)" 2>&1)
 ok "$([[ "$err" == *'column "id" of table "t3" has no public domain, and the table has a foreign partition'* ]]; echo $?)" \
-	"a column discovery would learn: refused ($(echo "$err" | head -n 1))"
+	"a column discovery would learn: refused ($(head -n 1 <<<"$err"))"
 is "$(spent3)" "$s3" "before any charge"
 q $DB "SELECT dp_declare('t3', 'id', lower => 1, upper => 9000, bins => 4)" >/dev/null
 mark=$(wc -l <"$SHARD_DIR/server.log")

@@ -173,23 +173,23 @@ attempt() {
 	s0=$(spent "$name")
 	n0=$(ledger_rows "$name")
 	out=$(as_analyst "$settings" "$call")
-	echo "$out" | grep -A3 '^ERROR' | grep -E '^(ERROR|DETAIL|HINT|CONTEXT)' | head -n 4 | sed 's/^/# /'
+	echo "$out" | grep -A3 '^ERROR' | grep -E '^(ERROR|DETAIL|HINT|CONTEXT)' | sed -n 1,4p | sed 's/^/# /'
 	ok "$([[ "$out" != *SECRET* ]]; echo $?)" "$desc: the planted value is in nothing the analyst receives"
 	case $expect in
 	refused:*)
-		ok "$([[ "$out" == *"ERROR:  "* ]] && echo "$out" | grep -qE "${expect#refused:}"; echo $?)" \
-			"$desc: refused ($(echo "$out" | grep -m1 '^ERROR'))"
+		ok "$([[ "$out" == *"ERROR:  "* ]] && grep -qE "${expect#refused:}" <<<"$out"; echo $?)" \
+			"$desc: refused ($(grep -m1 '^ERROR' <<<"$out"))"
 		is "$(spent "$name")|$(ledger_rows "$name")" "$s0|$n0" "$desc: before the charge (spent, ledger rows)"
 		;;
 	charged:*)
 		ok "$([[ "$out" == *"ERROR:  ${expect#charged:}: $fn failed after its charge; nothing was released"* ]]; echo $?)" \
-			"$desc: the generic error after the charge ($(echo "$out" | grep -m1 '^ERROR'))"
+			"$desc: the generic error after the charge ($(grep -m1 '^ERROR' <<<"$out"))"
 		is "$(ledger_rows "$name")|$(q $DB "SELECT status FROM dpsynth.ledger WHERE relid = 'h_$name'::regclass ORDER BY id DESC LIMIT 1")" \
 			"$((n0 + 1))|charged" "$desc: charged once, nothing released (ledger rows, last status)"
 		;;
 	cancelled:*)
 		ok "$([[ "$out" == *"ERROR:  57014: ${expect#cancelled:}"* ]]; echo $?)" \
-			"$desc: this server's own cancel, in PostgreSQL's words ($(echo "$out" | grep -m1 '^ERROR'))"
+			"$desc: this server's own cancel, in PostgreSQL's words ($(grep -m1 '^ERROR' <<<"$out"))"
 		is "$(ledger_rows "$name")|$(q $DB "SELECT status FROM dpsynth.ledger WHERE relid = 'h_$name'::regclass ORDER BY id DESC LIMIT 1")" \
 			"$((n0 + 1))|charged" "$desc: charged once, nothing released (ledger rows, last status)"
 		;;
@@ -270,14 +270,14 @@ done
 # (the log is written asynchronously: wait until both lines are there, up to 10 s)
 for _ in $(seq 1 50); do
 	logged=$(tail -n +"$((log_mark + 1))" "$COORD_LOG")
-	echo "$logged" | grep -q "dp_synthesize failed after its charge" && echo "$logged" | grep -q "dp_marginal failed after its charge" && break
+	grep -q "dp_synthesize failed after its charge" <<<"$logged" && grep -q "dp_marginal failed after its charge" <<<"$logged" && break
 	sleep 0.2
 done
-ok "$(echo "$logged" | grep -q "dp_marginal failed after its charge (ledger row [0-9]*).*$SECRET row 7"; echo $?)" \
+ok "$(grep -q "dp_marginal failed after its charge (ledger row [0-9]*).*$SECRET row 7" <<<"$logged"; echo $?)" \
 	"the server log keeps the remote RAISE after the charge, with the value"
-ok "$(echo "$logged" | grep -q "dp_synthesize failed after its charge (ledger row [0-9]*).*$SECRET row 7"; echo $?)" \
+ok "$(grep -q "dp_synthesize failed after its charge (ledger row [0-9]*).*$SECRET row 7" <<<"$logged"; echo $?)" \
 	"and dp_synthesize's"
-ok "$(echo "$logged" | grep -q 'before the charge failed.*operator does not exist: text\[\] = integer\[\]'; echo $?)" \
+ok "$(grep -q 'before the charge failed.*operator does not exist: text\[\] = integer\[\]' <<<"$logged"; echo $?)" \
 	"and the server's errors before the charge"
 # each false state reached the check it was made for
 is "$(echo "$logged" | grep -c 'after its charge.*\[22P03\] invalid partial counts')|$(echo "$logged" | grep -c 'after its charge.*sent an invalid count')|$(echo "$logged" | grep -c 'after its charge.*of different marginals')" \

@@ -43,8 +43,8 @@ refused() {
 	local out
 	out=$(as_analyst "$1" "${3:-$DB}")
 	local rc=$?
-	[ $rc -ne 0 ] && echo "$out" | grep -q 'permission denied'
-	ok $? "$2 is refused to the analyst${3:+ in $3} (got '$(echo "$out" | head -n 1)')"
+	[ $rc -ne 0 ] && grep -q 'permission denied' <<<"$out"
+	ok $? "$2 is refused to the analyst${3:+ in $3} (got '$(head -n 1 <<<"$out")')"
 }
 # the analyst's transaction: a release, then the rows its scan read
 XACT="BEGIN; SELECT count(*) FROM dp_marginal('visits', ARRAY['ward'], 0.01);
@@ -71,7 +71,7 @@ is "$(as_analyst "SELECT tup_inserted >= $N FROM pg_stat_database WHERE datname 
 	"before: pg_stat_database in another database shows the rows inserted"
 is "$(as_analyst "SELECT heap_blks_hit + heap_blks_read > 0 FROM pg_statio_all_tables WHERE relname = 'visits'")" t \
 	"before: pg_statio_all_tables shows the blocks read"
-ok $(as_analyst "SELECT pg_current_wal_lsn()" | grep -q '/'; echo $?) "before: pg_current_wal_lsn is readable"
+ok $(grep -q '/' <<<"$(as_analyst "SELECT pg_current_wal_lsn()")"; echo $?) "before: pg_current_wal_lsn is readable"
 
 # ---- already closed without the hardening (PostgreSQL 15)
 is "$(as_analyst "SELECT count(*) FROM pg_stats WHERE tablename = 'visits'")" 0 "pg_stats shows the analyst no column of the table"
@@ -84,7 +84,7 @@ refused "EXPLAIN SELECT * FROM visits" "EXPLAIN of a query on the table"
 # ---- the README's block, exactly, in both databases
 block=$(awk '/<!-- hardening:begin -->/{f=1; next} /<!-- hardening:end -->/{f=0} f' "$TOP/README.md" |
 	awk '/^```/{n++; next} n==1')
-ok $([ -n "$block" ] && echo "$block" | grep -q 'REVOKE'; echo $?) "README.md holds the hardening block between its markers"
+ok $([ -n "$block" ] && grep -q 'REVOKE' <<<"$block"; echo $?) "README.md holds the hardening block between its markers"
 for db in $DB $OTHER; do
 	out=$(echo "$block" | psql -X -q -v ON_ERROR_STOP=1 -d $db 2>&1)
 	ok $? "the hardening block runs in $db${out:+ ($out)}"
@@ -132,7 +132,7 @@ is "$(as_analyst "SELECT count(*) FROM pg_stats WHERE tablename = 'visits'")" 0 
 # ---- what still works for the analyst
 is "$(as_analyst "SELECT relname || ' ' || relkind::text FROM pg_class WHERE oid = 'visits'::regclass")" "visits r" \
 	"the analyst reads pg_class's other columns"
-ok $(psql -X -q -U $ANALYST -d $DB -c '\d visits' 2>&1 | grep -q 'ward'; echo $?) "psql's \\d works for the analyst"
+ok $(grep -q 'ward' <<<"$(psql -X -q -U $ANALYST -d $DB -c '\d visits' 2>&1)"; echo $?) "psql's \\d works for the analyst"
 is "$(as_analyst "SELECT count(*) FROM dp_marginal('visits', ARRAY['ward', 'kind'], 0.5)")" 40 \
 	"dp_marginal releases all 40 cells (10 wards, 3 kinds and other) to the analyst"
 out=$(as_analyst "SELECT rows_written > 0 FROM dp_synthesize('visits', epsilon => 1, target => '$ANALYST.copy')")

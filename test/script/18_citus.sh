@@ -44,7 +44,7 @@ refused() {
 		{ [[ $sql == *dp_protect* ]] || [[ $out == *"Nothing was charged"* ]]; }; then
 		return 0
 	fi
-	echo "$out" | head -n 4 | sed 's/^/# /'
+	head -n 4 <<<"$out" | sed 's/^/# /'
 	return 1
 }
 
@@ -229,13 +229,13 @@ is "$(marg adult_stale "'sex', 'income'")" "$(marg adult_local "'sex', 'income'"
 remote=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" psql -X -qAt -h "$(node_dir c)" -p "$(node_port c)" -d $DB \
 	-c "SELECT count(*) FROM dp_marginal('adult', ARRAY['sex', 'income'], 1)" 2>&1)
 pushed=$(echo "$remote" | grep -cE "worker_partial_agg\('dpsynth._shard_(counts|pairs)\(integer\[\],integer\[\]\)'::regprocedure")
-[ "$pushed" -gt 0 ] || echo "$remote" | grep -v "^NOTICE:  issuing.*WHERE false" | head -n 8 | cut -c1-200 | sed 's/^/# /'
+[ "$pushed" -gt 0 ] || echo "$remote" | grep -v "^NOTICE:  issuing.*WHERE false" | sed -n 1,8p | cut -c1-200 | sed 's/^/# /'
 ok "$([ "$pushed" -gt 0 ]; echo $?)" "the count is sent to the workers as worker_partial_agg of dpsynth's aggregate"
-rowsel=$(echo "$remote" | grep "issuing" | grep -E "FROM public\.adult_[0-9]+" | grep -v "worker_partial_agg\|_shard_identity\|WHERE false" | head -n 3)
+rowsel=$(echo "$remote" | grep "issuing" | grep -E "FROM public\.adult_[0-9]+" | grep -v "worker_partial_agg\|_shard_identity\|WHERE false" | sed -n 1,3p)
 is "$rowsel" "" "no statement sent to a worker reads the shard's rows outside the aggregate"
 plan=$(c "EXPLAIN (VERBOSE, COSTS OFF) SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[$(c "SELECT expression FROM dpsynth._encoder('adult', 'sex')")], '{3}'), '{3}') FROM adult")
 echo "$plan" | grep -E "Aggregate|Task Count|worker_partial_agg|Seq Scan" | sed 's/^/# /' | cut -c1-160
-ok "$(echo "$plan" | grep -q "Query: SELECT pg_catalog.worker_partial_agg(" && echo "$plan" | grep -q "coord_combine_agg("; echo $?)" \
+ok "$(grep -q "Query: SELECT pg_catalog.worker_partial_agg(" <<<"$plan" && grep -q "coord_combine_agg(" <<<"$plan"; echo $?)" \
 	"EXPLAIN: each shard computes the partial aggregate (worker_partial_agg), the coordinator combines (coord_combine_agg)"
 
 # dp_synthesize (adaptive) on the Citus tables: every pair counted on the workers in one
@@ -292,7 +292,7 @@ for t in dsc dsc_ref; do
 		out=$(PGOPTIONS="-c citus.log_remote_commands=on -c citus.log_local_commands=on" disc -h "$(node_dir c)" -p "$(node_port c)")
 		got=$(echo "$out" | grep -v "^NOTICE:\|^DETAIL:")
 		grouped=$(echo "$out" | grep "issuing" | grep -E "FROM public\.dsc_[0-9]+" | grep -c " GROUP BY ")
-		rowsel=$(echo "$out" | grep "issuing" | grep -E "FROM public\.dsc_[0-9]+" | grep -v " GROUP BY \|WHERE false" | head -n 3)
+		rowsel=$(echo "$out" | grep "issuing" | grep -E "FROM public\.dsc_[0-9]+" | grep -v " GROUP BY \|WHERE false" | sed -n 1,3p)
 		ok "$([ "$grouped" -gt 0 ]; echo $?)" "dp_discover on dsc sends the workers the grouped counts of each column ($grouped statements)"
 		is "$rowsel" "" "no statement dp_discover sends to a worker reads the shard's rows outside a GROUP BY"
 	else
@@ -305,7 +305,7 @@ for t in dsc dsc_ref; do
 	is "$(spent $t | cut -d' ' -f2)" "$(($(echo $before | cut -d' ' -f2) + 1))" "one ledger row for dp_discover on $t"
 done
 plan=$(c "EXPLAIN (VERBOSE, COSTS OFF) SELECT w COLLATE \"C\", count(*) FROM dsc GROUP BY 1")
-ok "$(echo "$plan" | grep "Query: SELECT" | grep -q "count(\*).* GROUP BY "; echo $?)" \
+ok "$(grep -q "count(\*).* GROUP BY " <<<"$(grep "Query: SELECT" <<<"$plan")"; echo $?)" \
 	"EXPLAIN: each shard groups and counts its own rows (the task's query has GROUP BY)"
 res=$(psql -X -qAt "${as_analyst[@]}" -d $DB -c "SELECT rows_written FROM dp_synthesize('dsc', 1, target => 'dsc_syn')" 2>&1)
 ok "$([ "$res" -gt 11000 ] 2>/dev/null && [ "$res" -lt 13000 ]; echo $?)" \
@@ -383,14 +383,14 @@ attempt() {
 		"${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_marginal('h', ARRAY['a'], 1)" 2>&1)
 	after=$(hledger)
 	if [ "$want" = refused ]; then
-		ok "$(echo "$out" | grep -q "ERROR:  55000: .*cannot run dpsynth" && echo "$out" | grep -q "Nothing was charged" &&
+		ok "$(grep -q "ERROR:  55000: .*cannot run dpsynth" <<<"$out" && grep -q "Nothing was charged" <<<"$out" &&
 			[ "$before" = "$after" ]; echo $?)" "$desc: refused before the charge (ledger $before -> $after)"
 	else
-		ok "$(echo "$out" | grep -q "ERROR:  YD004: dp_marginal failed after its charge; nothing was released" &&
+		ok "$(grep -q "ERROR:  YD004: dp_marginal failed after its charge; nothing was released" <<<"$out" &&
 			[ "$(echo $after | cut -d' ' -f2)" = "$(($(echo $before | cut -d' ' -f2) + 1))" ]; echo $?)" \
 			"$desc: fails after the charge with the generic error, the ledger row left charged ($before -> $after)"
 	fi
-	[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+	[[ "$out" == *ERROR* ]] || head -n 3 <<<"$out" | sed 's/^/# /'
 	ok "$([[ "$out" != *SECRET* ]]; echo $?)" "$desc: the planted value is in nothing the analyst receives"
 	is "$(balanced)" t "$desc: spent equals the ledger's sum"
 }
@@ -444,10 +444,10 @@ ok $? "shard $shard on w1: a view raising with the planted value on its rows"
 before=$(hledger)
 out=$(PGOPTIONS="-c client_min_messages=debug5" psql -X -qAt -v VERBOSITY=verbose -v SHOW_CONTEXT=always \
 	"${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_discover('h', 1)" 2>&1)
-ok "$(echo "$out" | grep -q "ERROR:  YD004: dp_discover failed after its charge; nothing was released" &&
+ok "$(grep -q "ERROR:  YD004: dp_discover failed after its charge; nothing was released" <<<"$out" &&
 	[ "$(hledger | cut -d' ' -f2)" = "$(($(echo $before | cut -d' ' -f2) + 1))" ]; echo $?)" \
 	"dp_discover on a worker raising on its rows: fails after the charge with the generic error ($before -> $(hledger))"
-[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+[[ "$out" == *ERROR* ]] || head -n 3 <<<"$out" | sed 's/^/# /'
 ok "$([[ "$out" != *SECRET* ]]; echo $?)" "dp_discover on a worker raising on its rows: the planted value is in nothing the analyst receives"
 ok "$(grep -q "dp_discover failed after its charge (ledger row [0-9]*).*$SECRET value" "$(node_dir c)/server.log"; echo $?)" \
 	"the coordinator's server log keeps the worker's error of dp_discover"
@@ -462,10 +462,10 @@ attempt "a shard whose column has another type" refused
 c "SELECT dp_undeclare('h', 'a')" >/dev/null
 before=$(hledger)
 out=$(psql -X -qAt -v VERBOSITY=verbose "${as_analyst[@]}" -d $DB -c "SELECT * FROM dp_discover('h', 1)" 2>&1)
-ok "$(echo "$out" | grep -q "ERROR:  55000: a shard of Citus table \"h\" on node .* cannot count the values of its columns" &&
-	echo "$out" | grep -q "Nothing was charged" && [ "$(hledger)" = "$before" ]; echo $?)" \
+ok "$(grep -q "ERROR:  55000: a shard of Citus table \"h\" on node .* cannot count the values of its columns" <<<"$out" &&
+	grep -q "Nothing was charged" <<<"$out" && [ "$(hledger)" = "$before" ]; echo $?)" \
 	"dp_discover on h with a shard of another column type: refused before the charge (ledger $before -> $(hledger))"
-[[ "$out" == *ERROR* ]] || echo "$out" | head -n 3 | sed 's/^/# /'
+[[ "$out" == *ERROR* ]] || head -n 3 <<<"$out" | sed 's/^/# /'
 ok "$([[ "$out" != *SECRET* ]]; echo $?)" "dp_discover on h: the planted value is in nothing the analyst receives"
 is "$(c "SELECT count(*) FILTER (WHERE status = 'completed') FROM dpsynth.ledger WHERE relid = 'h'::regclass")" 2 \
 	"h: the two sound releases completed, nothing else"

@@ -18,17 +18,19 @@ spent() { q $DB "SELECT rho_spent FROM dpsynth.budgets"; }
 ledger_rows() { q $DB "SELECT count(*) FROM dpsynth.ledger"; }
 charge_workers() { q $DB "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'dpsynth charge'"; }
 
-# Holds the budget row for 6 seconds in another session.
+# Holds the budget row in another session until wait_for_locker lets it go.
 hold_budget_row() {
-	psql -X -q -d $DB -c "BEGIN; SELECT 1 FROM dpsynth.budgets FOR UPDATE; SELECT pg_sleep(6); COMMIT;" >/dev/null 2>&1 &
+	psql -X -q -d $DB -c "BEGIN; SELECT 1 FROM dpsynth.budgets FOR UPDATE; SELECT pg_sleep(60); COMMIT;" >/dev/null 2>&1 &
 	locker=$!
 	for _ in $(seq 1 100); do
 		[ -n "$(q $DB "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep'")" ] && break
 		sleep 0.1
 	done
 }
-# After the locker's commit: no worker left that could still commit a charge.
+# Lets the locker go (its transaction rolls back, which ends the row lock as its commit would), then
+# waits until no worker is left that could still commit a charge.
 wait_for_locker() {
+	q $DB "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'BEGIN; SELECT 1 FROM dpsynth.budgets FOR UPDATE%'" >/dev/null
 	wait $locker
 	for _ in $(seq 1 50); do [ "$(charge_workers)" = 0 ] && break; sleep 0.1; done
 	sleep 0.5
@@ -42,7 +44,7 @@ res=$(psql -X -qAt -d $DB -U dp_onetx_analyst -c "SET statement_timeout = '1s'" 
 	-c "SELECT 'RELEASED', count(*) FROM dp_marginal('t', ARRAY['g'], epsilon => 0.5)" 2>&1)
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "# $res (${elapsed_ms} ms)"
-ok $(echo "$res" | grep -q 'canceling statement due to statement timeout'; echo $?) "statement_timeout ends the caller's wait"
+ok $(grep -q 'canceling statement due to statement timeout' <<<"$res"; echo $?) "statement_timeout ends the caller's wait"
 ok $([ $elapsed_ms -lt 4000 ]; echo $?) "at once, not when the charge's lock wait ends"
 wait_for_locker
 is "$(spent)" "$s0" "the cancelled call's charge is not committed after the lock is released"
@@ -65,8 +67,8 @@ q $DB "SELECT pg_cancel_backend(${pid:-0})" >/dev/null
 wait $caller
 res=$(cat "$PGHOST/onetx.out")
 echo "# $res"
-ok $(echo "$res" | grep -q 'canceling statement due to user request'; echo $?) "a cancel ends the caller's wait"
-ok $(echo "$res" | grep -vq RELEASED; echo $?) "and releases nothing"
+ok $(grep -q 'canceling statement due to user request' <<<"$res"; echo $?) "a cancel ends the caller's wait"
+ok $(! grep -q RELEASED <<<"$res"; echo $?) "and releases nothing"
 wait_for_locker
 is "$(spent)" "$s0" "and nothing is charged once the lock is released"
 is "$(ledger_rows)" "$rows0" "and no ledger row is written"

@@ -24,7 +24,7 @@ is "$(marg $SRC)" "1=1,2=19" "before the dump, unit pid: 1 row of pid 1, 19 of t
 createdb $DST && pg_dump -Fc $SRC | pg_restore -d $DST 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
 spent=$(q $DST "SELECT rho_spent FROM dpsynth.budgets")
 res=$(marg $DST)
-ok "$([ "$res" = "1=1,2=19" ] || echo "$res" | grep -q 'was declared on column "pid", not on "other"'; echo $?)" \
+ok "$([ "$res" = "1=1,2=19" ] || grep -q 'was declared on column "pid", not on "other"' <<<"$res"; echo $?)" \
 	"after the restore, no release is bounded by the column the stale attnum names (got: $res)"
 is "$(q $DST "SELECT rho_spent = $spent FROM dpsynth.budgets")" t "and a refused release charged nothing"
 q $DST "SELECT dp_privacy_unit('v', 'pid', max_rows_per_unit => 1)" >/dev/null 2>&1

@@ -38,7 +38,7 @@ $2
 SQL
 }
 out=$(log $DB "SET jit_above_cost = 0; SELECT sum(i) FROM generate_series(1, 10) i;")
-echo "$out" | grep -q "^JIT:"
+grep -q "^JIT:" <<<"$out"
 ok $? "a statement planned above jit_above_cost shows a JIT section in the log"
 
 out=$(log $DB "SELECT dp_protect('t', epsilon => 10);
@@ -50,11 +50,11 @@ SELECT dp_undeclare('t', 'a');")
 [ "$(echo "$out" | grep -c "^Query Text:.*WITH RECURSIVE")" -ge 2 ]
 ok $? "the calls' nested plans are logged, the catalog walks' among them"
 is "$(echo "$out" | grep -c "^JIT:")" 0 "no nested statement of dp_protect, dp_declare, dp_undeclare or CREATE TABLE ... PARTITION OF is JIT-compiled"
-echo "$out" | grep -B3 -A3 "^JIT:" | head -n 20 | sed 's/^/# /'
+echo "$out" | grep -B3 -A3 "^JIT:" | sed -n 1,20p | sed 's/^/# /'
 is "$(q $DB "SELECT string_agg(relid::regclass::text, ' ' ORDER BY relid::regclass::text) FROM dpsynth.budgets")" \
 	"parted t" "t and parted are protected"
 out=$(psql -X -qAt -v VERBOSITY=verbose -d $DB -c "SELECT dp_protect('parted_1', epsilon => 10)" 2>&1)
-echo "$out" | grep -q "ERROR:  55000: table public.parted_1 shares rows with protected table public.parted"
+grep -q "ERROR:  55000: table public.parted_1 shares rows with protected table public.parted" <<<"$out"
 ok $? "the guard still refuses protecting a partition of a protected table (55000)"
 psql -X -q -d postgres -c "DROP DATABASE $DB" >/dev/null
 done_testing

@@ -15,8 +15,8 @@ so="$("$PGBIN/pg_config" --pkglibdir)/dpsynth.so"
 needed=$(readelf -d "$so" | grep NEEDED)
 [ -n "$needed" ]
 ok $? "readelf lists the libraries dpsynth.so needs"
-echo "$needed" | grep -qi openblas
-ok $((1 - $?)) "dpsynth.so does not need OpenBLAS"
+! grep -qi openblas <<<"$needed"
+ok $? "dpsynth.so does not need OpenBLAS"
 
 out=$(psql -X -qAt -v ON_ERROR_STOP=1 -d $DB 2>&1 <<'SQL'
 SET client_min_messages = warning;
@@ -31,8 +31,8 @@ SELECT 'dcr=' || (value >= 0) FROM dp_evaluate('adult', 's_adult') WHERE scope =
 SELECT 'after=' || (:after > 0);
 SQL
 )
-echo "$out" | grep -qx t
-ok $? "dp_synthesize wrote rows ($(echo "$out" | head -n 3 | tr '\n' ' '))"
+grep -qx t <<<"$out"
+ok $? "dp_synthesize wrote rows ($(head -n 3 <<<"$out" | tr '\n' ' '))"
 is "$(echo "$out" | grep '^before=')" "before=0" "no OpenBLAS mapped in the backend after the release"
 is "$(echo "$out" | grep '^auc=')" "auc=true" "dp_evaluate's logistic regression scores an AUC"
 is "$(echo "$out" | grep '^dcr=')" "dcr=true" "dp_evaluate's distances give a closest-record distance"

@@ -136,7 +136,7 @@ same_catalog() {
 	want=$(catalog "$2")
 	[ -n "$want" ] && [ "$got" = "$want" ]
 	ok $? "$3"
-	[ "$got" = "$want" ] || diff <(echo "$got") <(echo "$want") | grep '^[<>]' | head -n 40 | sed 's/^/# /'
+	[ "$got" = "$want" ] || diff <(echo "$got") <(echo "$want") | grep '^[<>]' | sed -n 1,40p | sed 's/^/# /'
 }
 
 # second_cluster_start DIR PORT / second_cluster_stop DIR: another throwaway cluster of the
@@ -201,7 +201,7 @@ audit_real_and_broken() {
 	# refutation below is the proof that the flag took effect: an unbroken build is not refuted.
 	built=1
 	flagged=$(grep -rlw --include="*.[ch]" -e "${flag#-D}" "$work/src/src")
-	if [ -z "$flagged" ] || echo "$flagged" | grep -q '\.h$' || ! ls "$work/src"/src/*.o >/dev/null 2>&1; then
+	if [ -z "$flagged" ] || grep -q '\.h$' <<<"$flagged" || ! ls "$work/src"/src/*.o >/dev/null 2>&1; then
 		make -C "$work/src" -s clean >/dev/null 2>&1
 	else
 		for f in $flagged; do rm -f "${f%.c}.o" "${f%.c}.bc"; done
