@@ -7,24 +7,31 @@
  * with larger DP_ADAPTIVE_SUBMODEL_WARM_ITERS and DP_ADAPTIVE_SUBMODEL_WARM_VISITS).
  * Prints each draw's mean 2-way TVD over every pair and mean 3-way TVD over 80 fixed triples
  * against the real rows (over the codes), its CPU seconds, and the CPU seconds at the end of each
- * GUM iteration.  One model for every W, so that the draws differ by W and the draw's seed only.
+ * GUM iteration, and the mean L1 error of the iterated marginals there.  One model for every W,
+ * so that the draws differ by W and the draw's seed only.
  * No assertion: a benchmark.
  *
  * Usage (from the checkout's top): make bench/bin/final_warm &&
  *        bench/bin/final_warm [k] [epsilon] [seed] [reps] [W ...]   (default W: 5 3 2)
  */
+/* the benches link the unit tests' library, which has the seam (dp_random.h): the model's noise
+ * comes from a fixed stream, so that a seed names one model */
+#define DPSYNTH_TEST_RNG
+
 #include <time.h>
 
 #include "dp_accounting.h"
 #include "dp_adaptive.h"
 #include "dp_env.h"
 #include "dp_gum.h"
+#include "dp_random.h"
 #include "../test/unit/adult_data.h"
 
 #include "final_rows.h"
 
 /* the CPU seconds at each iteration's end (progress callback), printed after a draw */
-static double iter_cpu[64];
+static double iter_cpu[64],
+			iter_err[64];
 static uint32_t iter_n;
 
 static int
@@ -32,7 +39,10 @@ on_progress(void *arg, const dp_progress *p)
 {
 	(void) arg;
 	if (p->err >= 0 && iter_n < 64)
+	{
+		iter_err[iter_n] = p->err;
 		iter_cpu[iter_n++] = cpu_seconds();
+	}
 	return 0;
 }
 
@@ -76,6 +86,7 @@ main(int argc, char **argv)
 	dp_privsyn_default_params(&p);
 	p.rho = dp_zcdp_rho(eps, 1e-6);
 	dp_set_threads(1);
+	dp_random_test_seed((uint64_t) seed);
 	dp_prng_seed(&rng, (uint64_t) seed);
 	c0 = cpu_seconds();
 	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
@@ -102,6 +113,9 @@ main(int argc, char **argv)
 			printf("    cpu at the end of each iteration:");
 			for (uint32_t i = 0; i < iter_n; i++)
 				printf(" %.2f", iter_cpu[i] - c0);
+			printf("\n    mean L1 error of the iterated marginals at each iteration's end:");
+			for (uint32_t i = 0; i < iter_n; i++)
+				printf(" %.4f", iter_err[i]);
 			printf("\n");
 			dp_codes_free(&syn);
 		}
