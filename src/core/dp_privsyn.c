@@ -637,6 +637,57 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	return rc;
 }
 
+/*
+ * The noise variance of column j's released one-way counts (model->oneway_noisy[j]): from the rho
+ * of its one-way marginal in the model (public: the schedule's), 0 when the model has none with a
+ * positive rho (a model made without one: the split then stays proportional).  A one-way marginal
+ * measured again by the adaptive rounds carries the sum of both rho, which understates the first
+ * release's variance: the shrinkage below is then weaker, never stronger.
+ */
+static double
+oneway_sigma2(const dp_privsyn_result *model, uint32_t j)
+{
+	for (uint32_t k = 0; k < model->n_oneway && k < model->nmargs; k++)
+		if (model->margs[k].nattrs == 1 && model->margs[k].attrs[0] == j && model->margs[k].rho > 0)
+			return dp_gaussian_sigma2(model->margs[k].rho, 1.0);
+	return 0;
+}
+
+/*
+ * The weights w[0..k) among which a merged code's k members are drawn, from their released
+ * one-way counts z[0..k), each with Gaussian noise of variance sigma2.  Members merged as rare
+ * have counts of the noise's order, and drawing in proportion to max(z, 0) follows the noise:
+ * a member of 50 rows released with sigma 200 gets anywhere from nothing to several times its
+ * share.  With k >= 4 members and sigma2 known, z is shrunk toward the members' mean m by the
+ * positive-part James-Stein factor s = max(0, 1 - (k - 3) sigma2 / sum (z - m)^2) (James & Stein
+ * 1961, Efron & Morris 1973: it has a lower expected squared error than z for every k >= 4 true
+ * counts), w = max(m + s (z - m), 0): where the counts spread no more than their noise, s = 0 and
+ * the members are drawn uniformly; where they spread far more, s -> 1 and w -> max(z, 0).  Fewer
+ * members, or sigma2 0: w = max(z, 0).  Post-processing of released counts and a public variance.
+ */
+static void
+split_weights(const double *z, uint32_t k, double sigma2, double *w)
+{
+	double		mean = 0,
+				ss = 0,
+				shrink;
+
+	if (k < 4 || !(sigma2 > 0))
+	{
+		for (uint32_t i = 0; i < k; i++)
+			w[i] = fmax(z[i], 0);
+		return;
+	}
+	for (uint32_t i = 0; i < k; i++)
+		mean += z[i];
+	mean /= k;
+	for (uint32_t i = 0; i < k; i++)
+		ss += (z[i] - mean) * (z[i] - mean);
+	shrink = ss > 0 ? fmax(0, 1 - (k - 3) * sigma2 / ss) : 0;
+	for (uint32_t i = 0; i < k; i++)
+		w[i] = fmax(mean + shrink * (z[i] - mean), 0);
+}
+
 int
 dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
 				  const dp_gum_params *gum, dp_prng *rng, dp_codes *synth)
@@ -707,7 +758,8 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 	}
 
 	/*
-	 * ---- split merged codes back, in proportion to their released one-way counts ----
+	 * ---- split merged codes back among their members, by their released one-way counts
+	 * shrunk toward the members' mean as their noise warrants (split_weights) ----
 	 * In place, row by row (a row's merged code is read before its own code is written): no
 	 * second n x d table.
 	 */
@@ -721,13 +773,16 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		uint32_t   *members = dp_zalloc(sizeof(uint32_t) * sizes[j]);
 		double	   *cum = dp_zalloc(sizeof(double) * sizes[j]);
 		uint32_t   *fill = dp_zalloc(sizeof(uint32_t) * ms);
+		double	   *z = dp_zalloc(sizeof(double) * sizes[j]);
+		double		sigma2 = oneway_sigma2(model, j);
 
-		if (!first || !members || !cum || !fill)
+		if (!first || !members || !cum || !fill || !z)
 		{
 			dp_free(first);
 			dp_free(members);
 			dp_free(cum);
 			dp_free(fill);
+			dp_free(z);
 			dp_codes_free(synth);
 			return dp_nomem("could not allocate the split of merged codes back to their members");
 		}
@@ -745,13 +800,18 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 		for (uint32_t g = 0; g < ms; g++)
 		{
 			double		acc = 0;
+			uint32_t	k = first[g + 1] - first[g];
 
+			for (uint32_t i = 0; i < k; i++)
+				z[i] = model->oneway_noisy[j][members[first[g] + i]];
+			split_weights(z, k, sigma2, cum + first[g]);
 			for (uint32_t i = first[g]; i < first[g + 1]; i++)
 			{
-				acc += fmax(model->oneway_noisy[j][members[i]], 0);
+				acc += cum[i];
 				cum[i] = acc;
 			}
 		}
+		dp_free(z);
 		for (uint64_t i = 0; i < nrows; i++)
 		{
 			uint32_t	g = synth->col[j][i];

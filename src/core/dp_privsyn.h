@@ -147,7 +147,7 @@ typedef struct dp_privsyn_result
 	/* the rare-value merge, post-processing of the released one-way marginals: the model's
 	 * marginals are over merged codes; code_map[j][c] is the merged code of original code c,
 	 * merged_sizes[j] the number of merged codes, and oneway_noisy[j][c] the released one-way
-	 * count of original code c (how a merged code is split back, in proportion) */
+	 * count of original code c (how a merged code is split back: dp_privsyn_sample) */
 	uint32_t   *merged_sizes;
 	uint16_t  **code_map;
 	double	  **oneway_noisy;
@@ -212,7 +212,10 @@ int			dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const d
  * every column uniform instead when the model's total is
  * not positive, so that its marginals are all zero), then every merged code split back (in
  * place) among its member codes in
- * proportion to their released (non-negative) one-way counts, uniformly if they are all zero.
+ * proportion to their released (non-negative) one-way counts, for 4 members or more those counts
+ * shrunk toward their mean by the positive-part James-Stein factor with the one-way noise's
+ * variance (from the rho of the column's one-way marginal in the model; none: no shrinkage),
+ * uniformly if the weights are all zero.
  * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
  * its randomness is rng only, and the same model, nrows and rng state give the same rows.
  * dp_privsyn_run calls it for its own synthetic rows, so a stored PrivSyn model sampled again is

@@ -6,7 +6,8 @@
  *   it released with the same generator state (synthesis and sampling cannot diverge);
  * - the same model, row count and seed give identical codes; another seed other codes;
  * - the sampled rows reproduce the model's marginals (over merged codes) to a small normalised L1,
- *   and the members of a merged rare code come back in proportion to their released counts;
+ *   and the members of a merged rare code come back in proportion to their released counts, or,
+ *   4 members or more, to those counts shrunk toward their mean as their noise warrants;
  * - 8,000,000 rows, drawn in levels (a full GUM on 1M rows, the last level its copies): the
  *   model's marginals are reproduced and the same seed gives the same rows (a last level that
  *   ignored the level below fails it: L1 1.57);
@@ -285,6 +286,76 @@ test_rare_merge(void)
 	}
 }
 
+/*
+ * A merged code's members split back by their released counts shrunk toward their mean
+ * (positive-part James-Stein, dp_privsyn_sample): column a's codes 0-5 are one merged code
+ * (released 150, -50, 150, -50, 150, -50: mean 50, sum of squares 60,000, k - 3 = 3), codes 6 and
+ * 7 their own.  With the one-way marginal's rho 1e-5 (sigma^2 50,000: the counts spread less than
+ * their noise) the factor is 0 and every member is drawn, a sixth each; with rho 0.01 (sigma^2
+ * 50) it is 0.9975 and the members released at -50 are not drawn, the others a third each; with
+ * no rho (a model made without one) the split is in proportion to max(count, 0).
+ */
+static void
+test_split_shrink(void)
+{
+	static const uint32_t hsizes[1] = {8};
+	static const double rhos[3] = {1e-5, 0.01, 0};
+	static const char *const what[3] = {"rho 1e-5: the counts spread less than their noise, every member a sixth",
+		"rho 0.01: little noise, the members released at -50 are not drawn, the others a third each",
+	"no rho in the model: in proportion to max(count, 0)"};
+	uint32_t	hmerged[1] = {3};
+	uint16_t	map_a[8] = {0, 0, 0, 0, 0, 0, 1, 2};
+	uint16_t   *maps[1] = {map_a};
+	double		one_a[8] = {150, -50, 150, -50, 150, -50, 300, 300};
+	double	   *ones[1] = {one_a};
+
+	for (int t = 0; t < 3; t++)
+	{
+		dp_privsyn_result hm;
+		dp_marg		marg;
+		dp_prng		rng;
+		dp_codes	s;
+		uint32_t	a = 0;
+		uint64_t	count[8] = {0},
+					group = 0;
+		bool		ok;
+		int			rc;
+
+		memset(&hm, 0, sizeof(hm));
+		dp_marg_init(&marg, 1, &a, hmerged);
+		marg.cells[0] = 400, marg.cells[1] = 300, marg.cells[2] = 300;
+		marg.rho = rhos[t];
+		hm.margs = &marg;
+		hm.nmargs = 1;
+		hm.n_oneway = 1;
+		hm.total = 1000;
+		hm.merged_sizes = hmerged;
+		hm.code_map = maps;
+		hm.oneway_noisy = ones;
+		dp_prng_seed(&rng, 7);
+		rc = dp_privsyn_sample(&hm, 1, hsizes, 30000, NULL, &rng, &s);
+		for (uint64_t i = 0; rc == 0 && i < s.nrows; i++)
+			count[s.col[0][i]]++;
+		for (int c = 0; c < 6; c++)
+			group += count[c];
+		ok = rc == 0 && group > 10000;
+		for (int c = 0; ok && c < 6; c++)
+		{
+			double		share = (double) count[c] / group,
+						want = t == 0 ? 1.0 / 6 : c % 2 ? 0 : 1.0 / 3;
+
+			ok = fabs(share - want) < 0.02;
+		}
+		unit_diag("merged code of 6 members, %s: drawn %llu %llu %llu %llu %llu %llu", rhos[t] > 0 ? "with rho" : "no rho",
+				  (unsigned long long) count[0], (unsigned long long) count[1], (unsigned long long) count[2],
+				  (unsigned long long) count[3], (unsigned long long) count[4], (unsigned long long) count[5]);
+		unit_check(ok, "%s", what[t]);
+		if (rc == 0)
+			dp_codes_free(&s);
+		dp_marg_free(&marg);
+	}
+}
+
 int
 main(void)
 {
@@ -456,8 +527,9 @@ main(void)
 		free(wmargs);
 	}
 
-	/* 4. a merged code's members: only those with a positive released count are drawn (the
-	 * proportions are checked on a hand-made model below) */
+	/* 4. a merged code's members: only those with a positive released count are drawn, but in a
+	 * merged code of 4 members or more, whose counts are shrunk toward their mean (the
+	 * proportions are checked on hand-made models below and in test_split_shrink) */
 	{
 		uint32_t	members[12] = {0};
 		uint32_t	g = 0;
@@ -475,9 +547,9 @@ main(void)
 		/* (all weights zero: the members are drawn uniformly) */
 		for (uint64_t i = 0; i < s1.nrows; i++)
 			if (res.code_map[2][s1.col[2][i]] == g)
-				ok &= res.oneway_noisy[2][s1.col[2][i]] > 0 || weight == 0;
+				ok &= res.oneway_noisy[2][s1.col[2][i]] > 0 || weight == 0 || members[g] >= 4;
 		unit_check(members[g] >= 2 && ok,
-				   "a merged code of %u members: only members with a positive released count are drawn",
+				   "a merged code of %u members: a member with no positive released count is drawn only among 4 or more",
 				   members[g]);
 	}
 	dp_codes_free(&s1);
@@ -645,5 +717,6 @@ main(void)
 	dp_codes_free(&data);
 	dp_privsyn_result_free(&res);
 	test_lone_rare();
+	test_split_shrink();
 	return unit_done();
 }
