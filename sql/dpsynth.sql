@@ -1823,15 +1823,18 @@ BEGIN
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid = 0 AND b.relid = o.objid;
 	-- a dropped column's policy and domain go with it (also where a parent's DROP COLUMN
 	-- recursed into the table): a column later added under its name starts without them, and a
-	-- restore cannot bring two rows of one name
+	-- restore cannot bring two rows of one name.  Only the rows at its attnum that carry its
+	-- name: a restored table's rows may still sit at their old attnums (another column's row at
+	-- the dropped one's attnum), and an unnamed row (a dump of 0.6.0 or older) may be any
+	-- column's; those stay, and a release refuses them (dpsynth._domains_for_release)
 	DELETE FROM dpsynth.column_policies p
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND p.relid = o.objid
-		  AND p.attnum = o.objsubid;
+		  AND p.attnum = o.objsubid AND p.attname = o.address_names[pg_catalog.array_upper(o.address_names, 1)];
 	DELETE FROM dpsynth.domains d
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND d.relid = o.objid
-		  AND d.attnum = o.objsubid;
+		  AND d.attnum = o.objsubid AND d.attname = o.address_names[pg_catalog.array_upper(o.address_names, 1)];
 END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._on_drop() FROM PUBLIC;

@@ -20,7 +20,11 @@ OLD=dpsynth_failclosed_old
 OLDR=dpsynth_failclosed_oldr
 NOW=dpsynth_failclosed_now
 NOWR=dpsynth_failclosed_nowr
-ALL="$SRC $DST $OLD $OLDR $NOW $NOWR"
+REN=dpsynth_failclosed_ren
+RENR=dpsynth_failclosed_renr
+SIX=dpsynth_failclosed_six
+SIXR=dpsynth_failclosed_sixr
+ALL="$SRC $DST $OLD $OLDR $NOW $NOWR $REN $RENR $SIX $SIXR"
 for d in $ALL; do psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $d" 2>/dev/null; done
 current=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$TOP/dpsynth.control")
 # run SQL, keep the error's lines (VERBOSITY verbose: the SQLSTATE)
@@ -182,6 +186,55 @@ is "$(q $OLD "SELECT string_agg(attnum || attname, ' ' ORDER BY attnum) FROM dps
 	"the update deletes the row of the column dropped in place"
 is "$(q $OLD "SELECT string_agg(cell[1], ',' ORDER BY cell[1]) FROM dp_marginal('d', ARRAY['y'], 1)")" 'p,q' \
 	"and releases work after the update"
+
+# ---- 4. DDL on a restored table before anything brought its rows back to their names (no
+# post-data ALTER TABLE: no primary key), the rows still at their old attnums
+psql -X -q -d postgres -c "CREATE DATABASE $REN"
+q $REN "CREATE EXTENSION dpsynth" >/dev/null
+psql -X -q -d $REN >/dev/null 2>&1 <<'SQL'
+CREATE TABLE a (id int4 NOT NULL, junk int4, c text, d text);
+CREATE TABLE r (id int4 NOT NULL, junk int4, c text, d text);
+ALTER TABLE a DROP COLUMN junk;
+ALTER TABLE r DROP COLUMN junk;
+INSERT INTO a SELECT u, 'c' || u % 2, 'd' || u % 2 FROM generate_series(1, 400) u;
+INSERT INTO r SELECT u, 'c' || u % 2, 'd' || u % 2 FROM generate_series(1, 400) u;
+SELECT dp_protect('a', epsilon => 5, selection_delta => 1e-7), dp_protect('r', epsilon => 5, selection_delta => 1e-7);
+SELECT dp_column_policy('a', 'c', treatment => 'exclude'), dp_column_policy('r', 'c', treatment => 'exclude');
+CREATE TABLE p (id int4 NOT NULL, junk int4, c text);
+CREATE TABLE k (extra text) INHERITS (p);
+ALTER TABLE p DROP COLUMN junk;
+INSERT INTO k SELECT u, 'c' || u % 2, 'x' || u % 2 FROM generate_series(1, 400) u;
+SELECT dp_protect('k', epsilon => 5, selection_delta => 1e-7);
+SELECT dp_column_policy('k', 'c', treatment => 'exclude');
+SQL
+createdb $RENR && pg_dump -Fc $REN | pg_restore -d $RENR 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
+is "$(q $RENR "SELECT string_agg(p.relid::regclass || ':' || p.attnum || p.attname || '/' || a.attname, ' ' ORDER BY p.relid::regclass::text)
+	FROM dpsynth.column_policies p JOIN pg_attribute a ON a.attrelid = p.relid AND a.attnum = p.attnum")" \
+	"a:3c/d k:3c/extra r:3c/d" "restored, c's exclude is still at its old attnum, now another column's"
+# 1a: DROP COLUMN d (at c's old attnum) leaves c's exclude
+q $RENR "ALTER TABLE a DROP COLUMN d" >/dev/null
+is "$(q $RENR "SELECT string_agg(attname || '=' || treatment, ' ') FROM dpsynth.column_policies WHERE relid = 'a'::regclass")" \
+	"c=exclude" "dropping the column at c's old attnum leaves c's exclude"
+is "$(err $RENR "SELECT * FROM dp_marginal('a', ARRAY['c'], 1)" | grep -c '^ERROR:  .*\(excluded from releases\|at another attnum\)')" 1 \
+	"a marginal of c is refused after DROP COLUMN d"
+is "$(spent $RENR a)" "0/0" "nothing was charged"
+# 1b: a dump of 0.6.0 (unnamed rows): DROP COLUMN of the column now at the exclude's attnum
+psql -X -q -d postgres -c "CREATE DATABASE $SIX"
+q $SIX "CREATE EXTENSION dpsynth VERSION '0.6.0'" >/dev/null
+psql -X -q -d $SIX >/dev/null 2>&1 <<'SQL'
+CREATE TABLE w (id int4 NOT NULL, junk int4, secret text, code text);
+ALTER TABLE w DROP COLUMN junk;
+INSERT INTO w SELECT u, 's' || u % 2, 'k' || u % 2 FROM generate_series(1, 400) u;
+SELECT dp_protect('w', epsilon => 5, selection_delta => 1e-7);
+SELECT dp_column_policy('w', 'secret', treatment => 'exclude');
+SQL
+createdb $SIXR && pg_dump -Fc $SIX | pg_restore -d $SIXR 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
+q $SIXR "ALTER TABLE w DROP COLUMN code" >/dev/null
+is "$(q $SIXR "SELECT string_agg(attnum || coalesce(attname, '?') || '=' || treatment, ' ') FROM dpsynth.column_policies")" \
+	"3?=exclude" "dropping the column at the unnamed exclude's attnum leaves the exclude"
+is "$(err $SIXR "SELECT * FROM dp_marginal('w', ARRAY['secret'], 1)" | grep -c '^ERROR:  55000: table public.w has column policies or domains restored without their column names')" 1 \
+	"a marginal of secret is still refused (55000)"
+is "$(spent $SIXR w)" "0/0" "nothing was charged"
 
 [ -n "${KEEP:-}" ] || for d in $ALL; do psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1; done
 done_testing
