@@ -105,6 +105,17 @@ BEGIN
 END
 $$;
 
+-- A table's column policies, then its domains, brought back to their columns' names
+-- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL:
+-- every ALTER TABLE in the database, so a catalog without rows for the table is not searched).
+CREATE OR REPLACE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.column_policies p WHERE p.relid = tbl);
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = tbl);
+$$;
+
 -- Before a release reads a table's policies and domains (src/domain.c, dpsynth_domains_by_name):
 -- brought back to their names, then refused (55000, before anything is charged) where a row
 -- cannot be matched to its column for certain, since an 'exclude' among them may belong to any

@@ -827,11 +827,14 @@ $$;
 REVOKE ALL ON FUNCTION dpsynth._rows_by_name(oid, regclass) FROM PUBLIC;
 
 -- A table's column policies, then its domains, brought back to their columns' names
--- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL).
+-- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL:
+-- every ALTER TABLE in the database, so a catalog without rows for the table is not searched).
 CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies');
-	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains');
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.column_policies p WHERE p.relid = tbl);
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = tbl);
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
 
