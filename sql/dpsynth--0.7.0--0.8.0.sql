@@ -3,7 +3,12 @@
 
 -- 0.8.0: the rows of a dropped column go with it (dpsynth._on_drop).  Updated in place, a row at
 -- a dropped column's attnum is the row of a column dropped here: a column later added under its
--- name does not take it, and a restore would bring two rows of one name.
+-- name does not take it, and a restore would bring two rows of one name.  Every such row goes,
+-- also one that names a live column and is its only row (a column dropped and added again under
+-- its name, never set again), which a fresh 0.8.0 would keep and refuse as ambiguous
+-- (dpsynth._domains_for_release): in place the attnum is certain, 0.7.0 already left the row
+-- unused (it released the column added again as having no policy), and under 0.8.0 the drop
+-- would have taken the row with it; the column added again has no policy or domain until set.
 DELETE FROM dpsynth.column_policies p USING pg_catalog.pg_attribute a
 	WHERE a.attrelid = p.relid AND a.attnum = p.attnum AND a.attisdropped;
 DELETE FROM dpsynth.domains d USING pg_catalog.pg_attribute a
@@ -39,7 +44,8 @@ DECLARE
 	keep int2[];
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	FOR i IN 1..2 LOOP
 		EXECUTE format($q$
@@ -178,7 +184,8 @@ DECLARE
 	unnamed jsonb;
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	EXECUTE format('SELECT to_jsonb(r) FROM %s r WHERE r.relid = $1 AND r.attnum = $2 AND r.attname IS NULL', cat)
 		INTO unnamed USING tbl, n;
@@ -212,16 +219,30 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	np int4;
 	nd int4;
+	pols text;
+	doms text;
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
 	PERFORM dpsynth._lock_domains(tbl);
+	-- what goes is said (a WARNING: an unnamed 'exclude' may have been a column's that the owner
+	-- has not set again); attnums and treatments are schema, not data
+	pols := (SELECT string_agg(format('%s (%s)', p.attnum, p.treatment), ', ' ORDER BY p.attnum)
+			 FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL);
+	doms := (SELECT string_agg(format('%s (%s)', d.attnum, d.kind), ', ' ORDER BY d.attnum)
+			 FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL);
 	DELETE FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL;
 	GET DIAGNOSTICS np = ROW_COUNT;
 	DELETE FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL;
 	GET DIAGNOSTICS nd = ROW_COUNT;
+	IF np + nd > 0 THEN
+		RAISE WARNING 'removed % column policies and % domains restored without their column names from table %',
+			np, nd, tbl
+			USING DETAIL = concat_ws('; ', 'policies at attnums ' || pols, 'domains at attnums ' || doms) || '.',
+				  HINT = 'A column whose policy or domain was among them and was not set again has none now.';
+	END IF;
 	RETURN np + nd;
 END
 $$;

@@ -759,7 +759,8 @@ DECLARE
 	keep int2[];
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	FOR i IN 1..2 LOOP
 		EXECUTE format($q$
@@ -900,7 +901,8 @@ DECLARE
 	unnamed jsonb;
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	EXECUTE format('SELECT to_jsonb(r) FROM %s r WHERE r.relid = $1 AND r.attnum = $2 AND r.attname IS NULL', cat)
 		INTO unnamed USING tbl, n;
@@ -934,16 +936,30 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	np int4;
 	nd int4;
+	pols text;
+	doms text;
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
 	PERFORM dpsynth._lock_domains(tbl);
+	-- what goes is said (a WARNING: an unnamed 'exclude' may have been a column's that the owner
+	-- has not set again); attnums and treatments are schema, not data
+	pols := (SELECT string_agg(format('%s (%s)', p.attnum, p.treatment), ', ' ORDER BY p.attnum)
+			 FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL);
+	doms := (SELECT string_agg(format('%s (%s)', d.attnum, d.kind), ', ' ORDER BY d.attnum)
+			 FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL);
 	DELETE FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL;
 	GET DIAGNOSTICS np = ROW_COUNT;
 	DELETE FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL;
 	GET DIAGNOSTICS nd = ROW_COUNT;
+	IF np + nd > 0 THEN
+		RAISE WARNING 'removed % column policies and % domains restored without their column names from table %',
+			np, nd, tbl
+			USING DETAIL = concat_ws('; ', 'policies at attnums ' || pols, 'domains at attnums ' || doms) || '.',
+				  HINT = 'A column whose policy or domain was among them and was not set again has none now.';
+	END IF;
 	RETURN np + nd;
 END
 $$;

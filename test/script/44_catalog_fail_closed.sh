@@ -81,7 +81,7 @@ is "$(spent $DST w)" "0/0" "nothing was charged"
 is "$(err $DST "ALTER TABLE pt DETACH PARTITION pt1" | grep -c '^ERROR:  55000: table public.pt has column policies or domains restored without their column names')" 1 \
 	"a partition is not detached from such a table (its copy of the policies would guess their columns)"
 q $DST "SELECT dp_column_policy('pt', 'secret', treatment => 'exclude')" >/dev/null 2>&1
-q $DST "SELECT dp_forget_unnamed('pt')" >/dev/null
+q $DST "SELECT dp_forget_unnamed('pt')" >/dev/null 2>&1
 q $DST "ALTER TABLE pt DETACH PARTITION pt1" >/dev/null 2>&1
 is "$(q $DST "SELECT string_agg(column_name || '=' || treatment, ' ') FROM dp_column_policies WHERE table_name = 'pt1'::regclass")" \
 	'secret=exclude' "declared again, the detached partition takes the policy of its column"
@@ -100,7 +100,12 @@ is "$(q $DST "SELECT (SELECT string_agg(attnum || coalesce(attname, '?'), ' ' OR
 	"3secret 4? / 2region 3secret 4code 5?" "a declaration replaces the unnamed row at its column's attnum, and only that one"
 is "$(err $DST "SELECT * FROM dp_marginal('w', ARRAY['region'], 1)" | grep -c 'DETAIL:  .*(policies at attnums 4 (exclude); domains at attnums 5 (categories))')" 1 \
 	"releases stay refused while an unnamed row is left"
-is "$(q $DST "SELECT dp_forget_unnamed('w')")" 2 "the owner forgets the two unnamed rows left"
+out=$(psql -X -qAt -v VERBOSITY=verbose -d $DST -c "SELECT dp_forget_unnamed('w')" 2>&1)
+is "$(echo "$out" | tail -n 1)" 2 "the owner forgets the two unnamed rows left"
+is "$(echo "$out" | grep -c '^WARNING:  01000: removed 1 column policies and 1 domains restored without their column names from table public.w')" 1 \
+	"with a warning"
+is "$(echo "$out" | grep -c '^DETAIL:  policies at attnums 4 (exclude); domains at attnums 5 (categories)\.$')" 1 \
+	"that lists the attnums and what each row held"
 is "$(q $DST "SELECT (SELECT count(*) FROM dpsynth.column_policies) || ' ' || (SELECT count(*) FROM dpsynth.domains)")" \
 	"1 3" "the declared ones stay"
 out=$(err $DST "SELECT * FROM dp_marginal('w', ARRAY['secret'], 1)")
@@ -114,6 +119,9 @@ ensure_analyst $DST regress_failclosed_analyst
 q $DST "INSERT INTO dpsynth.column_policies (relid, attnum, treatment, set_by) VALUES ('w', 2, 'exclude', 10)" >/dev/null
 is "$(psql -X -qAt -v VERBOSITY=verbose -U regress_failclosed_analyst -d $DST -c "SELECT dp_forget_unnamed('w')" 2>&1 | grep -c '^ERROR:  42501')" 1 \
 	"another role may not forget them (42501)"
+is "$(err $DST "SELECT dpsynth._rows_by_name('w'::regclass, 'dpsynth.budgets')" | grep -c '^ERROR:  XX000: dpsynth._rows_by_name: dpsynth.budgets is not a per-column catalog')$(
+	err $DST "SELECT dpsynth._row_for_column('w'::regclass, 'dpsynth.budgets', 1::int2, 'id')" | grep -c '^ERROR:  XX000: dpsynth._row_for_column: dpsynth.budgets is not')" \
+	11 "an internal call on another catalog is an internal error (XX000)"
 
 # ---- 2. a column dropped here: its rows go with it
 psql -X -q -d postgres -c "CREATE DATABASE $NOW"
