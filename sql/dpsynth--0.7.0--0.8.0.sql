@@ -579,3 +579,90 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 			  ORDER BY c.i)
 	WHERE b.relid = tbl AND b.unit_constant_names IS NOT NULL
 $$;
+
+-- 0.8.0: a column renamed through a parent is followed in the tables below it too.
+-- A renamed table (or schema) keeps its protection: the qualified name of the altered table, or
+-- of the tables of the altered schema, is brought up to date.  Only rows that identified their
+-- table before the change are followed (the name part that the command did not change must
+-- still match), so a row left behind by a vanished table is never re-attached by a rename.
+CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	cmd record;
+	kids oid[];
+BEGIN
+	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
+			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
+		UPDATE dpsynth.budgets b SET relname = dpsynth._qualified_name(b.relid)
+			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = b.relid
+			  AND (b.relid = cmd.objid OR c.relnamespace = cmd.objid)
+			  AND b.relname <> dpsynth._qualified_name(b.relid)
+			  -- a rename changes one part: the other must be what the row says
+			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
+				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
+					  = pg_catalog.format('.%I', c.relname));
+		-- a renamed privacy unit column: its name follows, once the old name is gone from the table
+		-- (a restored table whose attnum names another column keeps the old name, and is refused)
+		UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
+			FROM pg_catalog.pg_attribute a
+			WHERE b.relid = cmd.objid AND a.attrelid = b.relid AND a.attnum = b.privacy_unit
+			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+		-- a renamed column constant within a unit: its name follows when the renamed column is at
+		-- its attnum and the old name is gone; then the attnums follow the names (after a restore)
+		IF cmd.objsubid > 0 THEN
+			UPDATE dpsynth.budgets b SET unit_constant_names =
+				ARRAY(SELECT CASE WHEN u.num = cmd.objsubid AND a.attname IS NOT NULL
+								   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+												   WHERE o.attrelid = b.relid AND o.attname = u.nm
+													 AND NOT o.attisdropped) THEN a.attname ELSE u.nm END
+					  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
+					  LEFT JOIN pg_catalog.pg_attribute a
+						ON a.attrelid = b.relid AND a.attnum = u.num AND NOT a.attisdropped
+					  ORDER BY u.i)
+				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
+			-- a renamed column's domain: the same, its attnum first brought back to the names
+			PERFORM dpsynth._domains_by_name(cmd.objid);
+			UPDATE dpsynth.domains d SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE d.relid = cmd.objid AND d.attnum = cmd.objsubid AND a.attrelid = d.relid
+				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+			UPDATE dpsynth.column_policies p SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE p.relid = cmd.objid AND p.attnum = cmd.objsubid AND a.attrelid = p.relid
+				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			-- the tables below it, into which the rename recursed (their rows were brought back to
+			-- their columns before it ran, dpsynth_guard_ddl): the row at the attnum of their column
+			-- of the new name follows, once its own name is gone from that table
+			IF (SELECT c.relhassubclass FROM pg_catalog.pg_class c WHERE c.oid = cmd.objid) THEN
+				kids := ARRAY(WITH RECURSIVE down(t) AS (
+								  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
+								  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
+							  SELECT t FROM down);
+				UPDATE dpsynth.domains d SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE d.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = d.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND d.attnum = a.attnum AND d.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+				UPDATE dpsynth.column_policies p SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE p.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = p.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND p.attnum = a.attnum AND p.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			END IF;
+		END IF;
+		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
+		PERFORM dpsynth._domains_by_name(cmd.objid);
+	END LOOP;
+END
+$$;

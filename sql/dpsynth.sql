@@ -1952,6 +1952,7 @@ CREATE FUNCTION dpsynth._on_alter() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	cmd record;
+	kids oid[];
 BEGIN
 	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
 			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
@@ -1999,6 +2000,29 @@ BEGIN
 				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
 				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
 								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			-- the tables below it, into which the rename recursed (their rows were brought back to
+			-- their columns before it ran, dpsynth_guard_ddl): the row at the attnum of their column
+			-- of the new name follows, once its own name is gone from that table
+			IF (SELECT c.relhassubclass FROM pg_catalog.pg_class c WHERE c.oid = cmd.objid) THEN
+				kids := ARRAY(WITH RECURSIVE down(t) AS (
+								  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
+								  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
+							  SELECT t FROM down);
+				UPDATE dpsynth.domains d SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE d.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = d.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND d.attnum = a.attnum AND d.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+				UPDATE dpsynth.column_policies p SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE p.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = p.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND p.attnum = a.attnum AND p.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			END IF;
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
 		PERFORM dpsynth._domains_by_name(cmd.objid);
