@@ -3,7 +3,12 @@
 
 -- 0.8.0: the rows of a dropped column go with it (dpsynth._on_drop).  Updated in place, a row at
 -- a dropped column's attnum is the row of a column dropped here: a column later added under its
--- name does not take it, and a restore would bring two rows of one name.
+-- name does not take it, and a restore would bring two rows of one name.  Every such row goes,
+-- also one that names a live column and is its only row (a column dropped and added again under
+-- its name, never set again), which a fresh 0.8.0 would keep and refuse as ambiguous
+-- (dpsynth._domains_for_release): in place the attnum is certain, 0.7.0 already left the row
+-- unused (it released the column added again as having no policy), and under 0.8.0 the drop
+-- would have taken the row with it; the column added again has no policy or domain until set.
 DELETE FROM dpsynth.column_policies p USING pg_catalog.pg_attribute a
 	WHERE a.attrelid = p.relid AND a.attnum = p.attnum AND a.attisdropped;
 DELETE FROM dpsynth.domains d USING pg_catalog.pg_attribute a
@@ -39,7 +44,8 @@ DECLARE
 	keep int2[];
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	FOR i IN 1..2 LOOP
 		EXECUTE format($q$
@@ -105,6 +111,17 @@ BEGIN
 END
 $$;
 
+-- A table's column policies, then its domains, brought back to their columns' names
+-- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL:
+-- every ALTER TABLE in the database, so a catalog without rows for the table is not searched).
+CREATE OR REPLACE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.column_policies p WHERE p.relid = tbl);
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = tbl);
+$$;
+
 -- Before a release reads a table's policies and domains (src/domain.c, dpsynth_domains_by_name):
 -- brought back to their names, then refused (55000, before anything is charged) where a row
 -- cannot be matched to its column for certain, since an 'exclude' among them may belong to any
@@ -167,7 +184,8 @@ DECLARE
 	unnamed jsonb;
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	EXECUTE format('SELECT to_jsonb(r) FROM %s r WHERE r.relid = $1 AND r.attnum = $2 AND r.attname IS NULL', cat)
 		INTO unnamed USING tbl, n;
@@ -201,16 +219,30 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	np int4;
 	nd int4;
+	pols text;
+	doms text;
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
 	PERFORM dpsynth._lock_domains(tbl);
+	-- what goes is said (a WARNING: an unnamed 'exclude' may have been a column's that the owner
+	-- has not set again); attnums and treatments are schema, not data
+	pols := (SELECT string_agg(format('%s (%s)', p.attnum, p.treatment), ', ' ORDER BY p.attnum)
+			 FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL);
+	doms := (SELECT string_agg(format('%s (%s)', d.attnum, d.kind), ', ' ORDER BY d.attnum)
+			 FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL);
 	DELETE FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL;
 	GET DIAGNOSTICS np = ROW_COUNT;
 	DELETE FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL;
 	GET DIAGNOSTICS nd = ROW_COUNT;
+	IF np + nd > 0 THEN
+		RAISE WARNING 'removed % column policies and % domains restored without their column names from table %',
+			np, nd, tbl
+			USING DETAIL = concat_ws('; ', 'policies at attnums ' || pols, 'domains at attnums ' || doms) || '.',
+				  HINT = 'A column whose policy or domain was among them and was not set again has none now.';
+	END IF;
 	RETURN np + nd;
 END
 $$;
@@ -399,15 +431,18 @@ BEGIN
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid = 0 AND b.relid = o.objid;
 	-- a dropped column's policy and domain go with it (also where a parent's DROP COLUMN
 	-- recursed into the table): a column later added under its name starts without them, and a
-	-- restore cannot bring two rows of one name
+	-- restore cannot bring two rows of one name.  Only the rows at its attnum that carry its
+	-- name: a restored table's rows may still sit at their old attnums (another column's row at
+	-- the dropped one's attnum), and an unnamed row (a dump of 0.6.0 or older) may be any
+	-- column's; those stay, and a release refuses them (dpsynth._domains_for_release)
 	DELETE FROM dpsynth.column_policies p
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND p.relid = o.objid
-		  AND p.attnum = o.objsubid;
+		  AND p.attnum = o.objsubid AND p.attname = o.address_names[pg_catalog.array_upper(o.address_names, 1)];
 	DELETE FROM dpsynth.domains d
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND d.relid = o.objid
-		  AND d.attnum = o.objsubid;
+		  AND d.attnum = o.objsubid AND d.attname = o.address_names[pg_catalog.array_upper(o.address_names, 1)];
 END
 $$;
 
@@ -543,4 +578,91 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 			  FROM dpsynth._unit_constant_columns(b.relid, b.unit_constant, b.unit_constant_names) c
 			  ORDER BY c.i)
 	WHERE b.relid = tbl AND b.unit_constant_names IS NOT NULL
+$$;
+
+-- 0.8.0: a column renamed through a parent is followed in the tables below it too.
+-- A renamed table (or schema) keeps its protection: the qualified name of the altered table, or
+-- of the tables of the altered schema, is brought up to date.  Only rows that identified their
+-- table before the change are followed (the name part that the command did not change must
+-- still match), so a row left behind by a vanished table is never re-attached by a rename.
+CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	cmd record;
+	kids oid[];
+BEGIN
+	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
+			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
+		UPDATE dpsynth.budgets b SET relname = dpsynth._qualified_name(b.relid)
+			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = b.relid
+			  AND (b.relid = cmd.objid OR c.relnamespace = cmd.objid)
+			  AND b.relname <> dpsynth._qualified_name(b.relid)
+			  -- a rename changes one part: the other must be what the row says
+			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
+				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
+					  = pg_catalog.format('.%I', c.relname));
+		-- a renamed privacy unit column: its name follows, once the old name is gone from the table
+		-- (a restored table whose attnum names another column keeps the old name, and is refused)
+		UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
+			FROM pg_catalog.pg_attribute a
+			WHERE b.relid = cmd.objid AND a.attrelid = b.relid AND a.attnum = b.privacy_unit
+			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+		-- a renamed column constant within a unit: its name follows when the renamed column is at
+		-- its attnum and the old name is gone; then the attnums follow the names (after a restore)
+		IF cmd.objsubid > 0 THEN
+			UPDATE dpsynth.budgets b SET unit_constant_names =
+				ARRAY(SELECT CASE WHEN u.num = cmd.objsubid AND a.attname IS NOT NULL
+								   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+												   WHERE o.attrelid = b.relid AND o.attname = u.nm
+													 AND NOT o.attisdropped) THEN a.attname ELSE u.nm END
+					  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
+					  LEFT JOIN pg_catalog.pg_attribute a
+						ON a.attrelid = b.relid AND a.attnum = u.num AND NOT a.attisdropped
+					  ORDER BY u.i)
+				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
+			-- a renamed column's domain: the same, its attnum first brought back to the names
+			PERFORM dpsynth._domains_by_name(cmd.objid);
+			UPDATE dpsynth.domains d SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE d.relid = cmd.objid AND d.attnum = cmd.objsubid AND a.attrelid = d.relid
+				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+			UPDATE dpsynth.column_policies p SET attname = a.attname
+				FROM pg_catalog.pg_attribute a
+				WHERE p.relid = cmd.objid AND p.attnum = cmd.objsubid AND a.attrelid = p.relid
+				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			-- the tables below it, into which the rename recursed (their rows were brought back to
+			-- their columns before it ran, dpsynth_guard_ddl): the row at the attnum of their column
+			-- of the new name follows, once its own name is gone from that table
+			IF (SELECT c.relhassubclass FROM pg_catalog.pg_class c WHERE c.oid = cmd.objid) THEN
+				kids := ARRAY(WITH RECURSIVE down(t) AS (
+								  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
+								  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
+							  SELECT t FROM down);
+				UPDATE dpsynth.domains d SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE d.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = d.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND d.attnum = a.attnum AND d.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+				UPDATE dpsynth.column_policies p SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE p.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = p.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND p.attnum = a.attnum AND p.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			END IF;
+		END IF;
+		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
+		PERFORM dpsynth._domains_by_name(cmd.objid);
+	END LOOP;
+END
 $$;

@@ -759,7 +759,8 @@ DECLARE
 	keep int2[];
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._rows_by_name: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	FOR i IN 1..2 LOOP
 		EXECUTE format($q$
@@ -827,11 +828,14 @@ $$;
 REVOKE ALL ON FUNCTION dpsynth._rows_by_name(oid, regclass) FROM PUBLIC;
 
 -- A table's column policies, then its domains, brought back to their columns' names
--- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL).
+-- (dpsynth._rows_by_name).  Called where domains or policies are changed (declarations, DDL:
+-- every ALTER TABLE in the database, so a catalog without rows for the table is not searched).
 CREATE FUNCTION dpsynth._domains_by_name(tbl oid) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies');
-	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains');
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.column_policies')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.column_policies p WHERE p.relid = tbl);
+	SELECT dpsynth._rows_by_name(tbl, 'dpsynth.domains')
+		WHERE EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = tbl);
 $$;
 REVOKE ALL ON FUNCTION dpsynth._domains_by_name(oid) FROM PUBLIC;
 
@@ -897,7 +901,8 @@ DECLARE
 	unnamed jsonb;
 BEGIN
 	IF cat NOT IN ('dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass) THEN
-		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat;
+		RAISE EXCEPTION 'dpsynth._row_for_column: % is not a per-column catalog of dpsynth', cat
+			USING ERRCODE = 'internal_error';
 	END IF;
 	EXECUTE format('SELECT to_jsonb(r) FROM %s r WHERE r.relid = $1 AND r.attnum = $2 AND r.attname IS NULL', cat)
 		INTO unnamed USING tbl, n;
@@ -931,16 +936,30 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	np int4;
 	nd int4;
+	pols text;
+	doms text;
 BEGIN
 	IF tbl IS NULL THEN
 		RAISE EXCEPTION 'table must not be NULL' USING ERRCODE = 'null_value_not_allowed';
 	END IF;
 	PERFORM dpsynth._check_owner(invoker, tbl, 'set column policies of');
 	PERFORM dpsynth._lock_domains(tbl);
+	-- what goes is said (a WARNING: an unnamed 'exclude' may have been a column's that the owner
+	-- has not set again); attnums and treatments are schema, not data
+	pols := (SELECT string_agg(format('%s (%s)', p.attnum, p.treatment), ', ' ORDER BY p.attnum)
+			 FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL);
+	doms := (SELECT string_agg(format('%s (%s)', d.attnum, d.kind), ', ' ORDER BY d.attnum)
+			 FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL);
 	DELETE FROM dpsynth.column_policies p WHERE p.relid = tbl AND p.attname IS NULL;
 	GET DIAGNOSTICS np = ROW_COUNT;
 	DELETE FROM dpsynth.domains d WHERE d.relid = tbl AND d.attname IS NULL;
 	GET DIAGNOSTICS nd = ROW_COUNT;
+	IF np + nd > 0 THEN
+		RAISE WARNING 'removed % column policies and % domains restored without their column names from table %',
+			np, nd, tbl
+			USING DETAIL = concat_ws('; ', 'policies at attnums ' || pols, 'domains at attnums ' || doms) || '.',
+				  HINT = 'A column whose policy or domain was among them and was not set again has none now.';
+	END IF;
 	RETURN np + nd;
 END
 $$;
@@ -1823,15 +1842,18 @@ BEGIN
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid = 0 AND b.relid = o.objid;
 	-- a dropped column's policy and domain go with it (also where a parent's DROP COLUMN
 	-- recursed into the table): a column later added under its name starts without them, and a
-	-- restore cannot bring two rows of one name
+	-- restore cannot bring two rows of one name.  Only the rows at its attnum that carry its
+	-- name: a restored table's rows may still sit at their old attnums (another column's row at
+	-- the dropped one's attnum), and an unnamed row (a dump of 0.6.0 or older) may be any
+	-- column's; those stay, and a release refuses them (dpsynth._domains_for_release)
 	DELETE FROM dpsynth.column_policies p
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND p.relid = o.objid
-		  AND p.attnum = o.objsubid;
+		  AND p.attnum = o.objsubid AND p.attname = o.address_names[pg_catalog.array_upper(o.address_names, 1)];
 	DELETE FROM dpsynth.domains d
 		USING pg_catalog.pg_event_trigger_dropped_objects() o
 		WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objsubid > 0 AND d.relid = o.objid
-		  AND d.attnum = o.objsubid;
+		  AND d.attnum = o.objsubid AND d.attname = o.address_names[pg_catalog.array_upper(o.address_names, 1)];
 END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._on_drop() FROM PUBLIC;
@@ -1930,6 +1952,7 @@ CREATE FUNCTION dpsynth._on_alter() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	cmd record;
+	kids oid[];
 BEGIN
 	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
 			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
@@ -1977,6 +2000,29 @@ BEGIN
 				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
 				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
 								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			-- the tables below it, into which the rename recursed (their rows were brought back to
+			-- their columns before it ran, dpsynth_guard_ddl): the row at the attnum of their column
+			-- of the new name follows, once its own name is gone from that table
+			IF (SELECT c.relhassubclass FROM pg_catalog.pg_class c WHERE c.oid = cmd.objid) THEN
+				kids := ARRAY(WITH RECURSIVE down(t) AS (
+								  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
+								  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
+							  SELECT t FROM down);
+				UPDATE dpsynth.domains d SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE d.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = d.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND d.attnum = a.attnum AND d.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
+				UPDATE dpsynth.column_policies p SET attname = a.attname
+					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+					WHERE p.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+					  AND a.attrelid = p.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND p.attnum = a.attnum AND p.attname <> a.attname
+					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+									  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
+			END IF;
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
 		PERFORM dpsynth._domains_by_name(cmd.objid);

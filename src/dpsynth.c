@@ -20,6 +20,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
 #include "commands/extension.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -29,6 +30,7 @@
 #include "commands/event_trigger.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
+#include "parser/parse_func.h"
 #include "storage/lmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -418,6 +420,50 @@ guard_alter_table(AlterTableStmt *stmt)
 	guard_join(rel, NULL, parents);
 }
 
+/*
+ * Before ALTER [FOREIGN] TABLE (DROP COLUMN among its commands) or RENAME COLUMN runs: the
+ * table's column policies and domains, and those of the tables below it (a rename or a drop
+ * recurses into them), are brought back to their columns' names (dpsynth._domains_by_name).  A
+ * restored table's rows may sit at their columns' old attnums until something does so; renamed
+ * first, a column would leave its row behind under the old name (its 'exclude' lost), and
+ * dropped first, the drop would miss its rows.  One query; a table without rows in those
+ * catalogs costs no more.  Not while the extension's own script runs (its tables are altered),
+ * nor on a catalog older than 0.7.0, which keeps no names.
+ */
+static void
+resync_before_alter(RangeVar *relation)
+{
+	Oid			rel;
+	List	   *tree;
+	Datum	   *elems;
+	int			n = 0;
+	ListCell   *lc;
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+
+	if (creating_extension || relation == NULL)
+		return;
+	/* a catalog older than 0.7.0 (the library is loaded before ALTER EXTENSION UPDATE) has none */
+	argtypes[0] = OIDOID;
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_domains_by_name")),
+								   1, argtypes, true)))
+		return;
+	argtypes[0] = OIDARRAYOID;
+	rel = RangeVarGetRelid(relation, NoLock, true);
+	if (!OidIsValid(rel))
+		return;					/* PostgreSQL reports the missing table itself */
+	tree = find_all_inheritors(rel, NoLock, NULL);
+	elems = palloc(sizeof(Datum) * list_length(tree));
+	foreach(lc, tree)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	call_as_owner("SELECT pg_catalog.count(*) FROM pg_catalog.unnest($1) r"
+				  " WHERE CASE WHEN EXISTS (SELECT 1 FROM dpsynth.column_policies p WHERE p.relid = r)"
+				  " OR EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = r)"
+				  " THEN dpsynth._domains_by_name(r) IS NULL END",
+				  1, argtypes, values, NULL);
+}
+
 /* CREATE [FOREIGN] TABLE ... INHERITS (...) or PARTITION OF: the new table joins its parents. */
 static void
 guard_create_table(CreateStmt *stmt)
@@ -468,8 +514,9 @@ guard_create_schema(CreateSchemaStmt *stmt)
 /*
  * Event trigger (ddl_command_start).  DROP EXTENSION dpsynth deletes every budget and the whole
  * ledger with it, so it is refused unless a superuser has confirmed it for the session with
- * SET dpsynth.allow_drop_extension = on.  ALTER [FOREIGN] TABLE: guard_alter_table; CREATE
- * [FOREIGN] TABLE: guard_create_table; CREATE SCHEMA: guard_create_schema.
+ * SET dpsynth.allow_drop_extension = on.  ALTER [FOREIGN] TABLE: resync_before_alter, then
+ * guard_alter_table; RENAME COLUMN: resync_before_alter; CREATE [FOREIGN] TABLE:
+ * guard_create_table; CREATE SCHEMA: guard_create_schema.
  */
 PG_FUNCTION_INFO_V1(dpsynth_guard_ddl);
 Datum
@@ -481,12 +528,19 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 		elog(ERROR, "dpsynth_guard_ddl: not fired by an event trigger");
 	trigdata = (EventTriggerData *) fcinfo->context;
 	if (IsA(trigdata->parsetree, AlterTableStmt) || IsA(trigdata->parsetree, CreateStmt) ||
-		IsA(trigdata->parsetree, CreateForeignTableStmt) || IsA(trigdata->parsetree, CreateSchemaStmt))
+		IsA(trigdata->parsetree, CreateForeignTableStmt) || IsA(trigdata->parsetree, CreateSchemaStmt) ||
+		(IsA(trigdata->parsetree, RenameStmt) &&
+		 ((RenameStmt *) trigdata->parsetree)->renameType == OBJECT_COLUMN))
 	{
 		if (!OidIsValid(get_extension_oid("dpsynth", true)))
 			PG_RETURN_NULL();
 		if (IsA(trigdata->parsetree, AlterTableStmt))
+		{
+			resync_before_alter(((AlterTableStmt *) trigdata->parsetree)->relation);
 			guard_alter_table((AlterTableStmt *) trigdata->parsetree);
+		}
+		else if (IsA(trigdata->parsetree, RenameStmt))
+			resync_before_alter(((RenameStmt *) trigdata->parsetree)->relation);
 		else if (IsA(trigdata->parsetree, CreateStmt))
 			guard_create_table((CreateStmt *) trigdata->parsetree);
 		else if (IsA(trigdata->parsetree, CreateSchemaStmt))

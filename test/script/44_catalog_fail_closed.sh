@@ -20,7 +20,11 @@ OLD=dpsynth_failclosed_old
 OLDR=dpsynth_failclosed_oldr
 NOW=dpsynth_failclosed_now
 NOWR=dpsynth_failclosed_nowr
-ALL="$SRC $DST $OLD $OLDR $NOW $NOWR"
+REN=dpsynth_failclosed_ren
+RENR=dpsynth_failclosed_renr
+SIX=dpsynth_failclosed_six
+SIXR=dpsynth_failclosed_sixr
+ALL="$SRC $DST $OLD $OLDR $NOW $NOWR $REN $RENR $SIX $SIXR"
 for d in $ALL; do psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $d" 2>/dev/null; done
 current=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$TOP/dpsynth.control")
 # run SQL, keep the error's lines (VERBOSITY verbose: the SQLSTATE)
@@ -77,7 +81,7 @@ is "$(spent $DST w)" "0/0" "nothing was charged"
 is "$(err $DST "ALTER TABLE pt DETACH PARTITION pt1" | grep -c '^ERROR:  55000: table public.pt has column policies or domains restored without their column names')" 1 \
 	"a partition is not detached from such a table (its copy of the policies would guess their columns)"
 q $DST "SELECT dp_column_policy('pt', 'secret', treatment => 'exclude')" >/dev/null 2>&1
-q $DST "SELECT dp_forget_unnamed('pt')" >/dev/null
+q $DST "SELECT dp_forget_unnamed('pt')" >/dev/null 2>&1
 q $DST "ALTER TABLE pt DETACH PARTITION pt1" >/dev/null 2>&1
 is "$(q $DST "SELECT string_agg(column_name || '=' || treatment, ' ') FROM dp_column_policies WHERE table_name = 'pt1'::regclass")" \
 	'secret=exclude' "declared again, the detached partition takes the policy of its column"
@@ -96,7 +100,12 @@ is "$(q $DST "SELECT (SELECT string_agg(attnum || coalesce(attname, '?'), ' ' OR
 	"3secret 4? / 2region 3secret 4code 5?" "a declaration replaces the unnamed row at its column's attnum, and only that one"
 is "$(err $DST "SELECT * FROM dp_marginal('w', ARRAY['region'], 1)" | grep -c 'DETAIL:  .*(policies at attnums 4 (exclude); domains at attnums 5 (categories))')" 1 \
 	"releases stay refused while an unnamed row is left"
-is "$(q $DST "SELECT dp_forget_unnamed('w')")" 2 "the owner forgets the two unnamed rows left"
+out=$(psql -X -qAt -v VERBOSITY=verbose -d $DST -c "SELECT dp_forget_unnamed('w')" 2>&1)
+is "$(echo "$out" | tail -n 1)" 2 "the owner forgets the two unnamed rows left"
+is "$(echo "$out" | grep -c '^WARNING:  01000: removed 1 column policies and 1 domains restored without their column names from table public.w')" 1 \
+	"with a warning"
+is "$(echo "$out" | grep -c '^DETAIL:  policies at attnums 4 (exclude); domains at attnums 5 (categories)\.$')" 1 \
+	"that lists the attnums and what each row held"
 is "$(q $DST "SELECT (SELECT count(*) FROM dpsynth.column_policies) || ' ' || (SELECT count(*) FROM dpsynth.domains)")" \
 	"1 3" "the declared ones stay"
 out=$(err $DST "SELECT * FROM dp_marginal('w', ARRAY['secret'], 1)")
@@ -110,6 +119,9 @@ ensure_analyst $DST regress_failclosed_analyst
 q $DST "INSERT INTO dpsynth.column_policies (relid, attnum, treatment, set_by) VALUES ('w', 2, 'exclude', 10)" >/dev/null
 is "$(psql -X -qAt -v VERBOSITY=verbose -U regress_failclosed_analyst -d $DST -c "SELECT dp_forget_unnamed('w')" 2>&1 | grep -c '^ERROR:  42501')" 1 \
 	"another role may not forget them (42501)"
+is "$(err $DST "SELECT dpsynth._rows_by_name('w'::regclass, 'dpsynth.budgets')" | grep -c '^ERROR:  XX000: dpsynth._rows_by_name: dpsynth.budgets is not a per-column catalog')$(
+	err $DST "SELECT dpsynth._row_for_column('w'::regclass, 'dpsynth.budgets', 1::int2, 'id')" | grep -c '^ERROR:  XX000: dpsynth._row_for_column: dpsynth.budgets is not')" \
+	11 "an internal call on another catalog is an internal error (XX000)"
 
 # ---- 2. a column dropped here: its rows go with it
 psql -X -q -d postgres -c "CREATE DATABASE $NOW"
@@ -182,6 +194,68 @@ is "$(q $OLD "SELECT string_agg(attnum || attname, ' ' ORDER BY attnum) FROM dps
 	"the update deletes the row of the column dropped in place"
 is "$(q $OLD "SELECT string_agg(cell[1], ',' ORDER BY cell[1]) FROM dp_marginal('d', ARRAY['y'], 1)")" 'p,q' \
 	"and releases work after the update"
+
+# ---- 4. DDL on a restored table before anything brought its rows back to their names (no
+# post-data ALTER TABLE: no primary key), the rows still at their old attnums
+psql -X -q -d postgres -c "CREATE DATABASE $REN"
+q $REN "CREATE EXTENSION dpsynth" >/dev/null
+psql -X -q -d $REN >/dev/null 2>&1 <<'SQL'
+CREATE TABLE a (id int4 NOT NULL, junk int4, c text, d text);
+CREATE TABLE r (id int4 NOT NULL, junk int4, c text, d text);
+ALTER TABLE a DROP COLUMN junk;
+ALTER TABLE r DROP COLUMN junk;
+INSERT INTO a SELECT u, 'c' || u % 2, 'd' || u % 2 FROM generate_series(1, 400) u;
+INSERT INTO r SELECT u, 'c' || u % 2, 'd' || u % 2 FROM generate_series(1, 400) u;
+SELECT dp_protect('a', epsilon => 5, selection_delta => 1e-7), dp_protect('r', epsilon => 5, selection_delta => 1e-7);
+SELECT dp_column_policy('a', 'c', treatment => 'exclude'), dp_column_policy('r', 'c', treatment => 'exclude');
+CREATE TABLE p (id int4 NOT NULL, junk int4, c text);
+CREATE TABLE k (extra text) INHERITS (p);
+ALTER TABLE p DROP COLUMN junk;
+INSERT INTO k SELECT u, 'c' || u % 2, 'x' || u % 2 FROM generate_series(1, 400) u;
+SELECT dp_protect('k', epsilon => 5, selection_delta => 1e-7);
+SELECT dp_column_policy('k', 'c', treatment => 'exclude');
+SQL
+createdb $RENR && pg_dump -Fc $REN | pg_restore -d $RENR 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
+is "$(q $RENR "SELECT string_agg(p.relid::regclass || ':' || p.attnum || p.attname || '/' || a.attname, ' ' ORDER BY p.relid::regclass::text)
+	FROM dpsynth.column_policies p JOIN pg_attribute a ON a.attrelid = p.relid AND a.attnum = p.attnum")" \
+	"a:3c/d k:3c/extra r:3c/d" "restored, c's exclude is still at its old attnum, now another column's"
+# 1a: DROP COLUMN d (at c's old attnum) leaves c's exclude
+q $RENR "ALTER TABLE a DROP COLUMN d" >/dev/null
+is "$(q $RENR "SELECT string_agg(attname || '=' || treatment, ' ') FROM dpsynth.column_policies WHERE relid = 'a'::regclass")" \
+	"c=exclude" "dropping the column at c's old attnum leaves c's exclude"
+is "$(err $RENR "SELECT * FROM dp_marginal('a', ARRAY['c'], 1)" | grep -c '^ERROR:  .*\(excluded from releases\|at another attnum\)')" 1 \
+	"a marginal of c is refused after DROP COLUMN d"
+is "$(spent $RENR a)" "0/0" "nothing was charged"
+# 2: RENAME c (a restored table, and through a parent to a restored child)
+q $RENR "ALTER TABLE r RENAME c TO e" >/dev/null
+is "$(err $RENR "SELECT * FROM dp_marginal('r', ARRAY['e'], 1)" | grep -c '^ERROR:  .*column "e" of table "r" is excluded from releases')" 1 \
+	"a marginal of c renamed to e is refused: its exclude followed the rename"
+q $RENR "ALTER TABLE p RENAME c TO e" >/dev/null
+is "$(err $RENR "SELECT * FROM dp_marginal('k', ARRAY['e'], 1)" | grep -c '^ERROR:  .*column "e" of table "k" is excluded from releases')" 1 \
+	"so does that of a child's column renamed through its parent"
+q $RENR "ALTER TABLE r DROP COLUMN d" >/dev/null
+is "$(q $RENR "SELECT string_agg(relid::regclass || ':' || attnum || attname || '=' || treatment, ' ' ORDER BY relid::regclass::text)
+	FROM dpsynth.column_policies WHERE relid IN ('r'::regclass, 'k'::regclass)")" \
+	"k:2e=exclude r:2e=exclude" "both at their columns' attnums, named after them"
+is "$(spent $RENR r)/$(spent $RENR k)" "0/0/0/0" "nothing was charged"
+
+# 1b: a dump of 0.6.0 (unnamed rows): DROP COLUMN of the column now at the exclude's attnum
+psql -X -q -d postgres -c "CREATE DATABASE $SIX"
+q $SIX "CREATE EXTENSION dpsynth VERSION '0.6.0'" >/dev/null
+psql -X -q -d $SIX >/dev/null 2>&1 <<'SQL'
+CREATE TABLE w (id int4 NOT NULL, junk int4, secret text, code text);
+ALTER TABLE w DROP COLUMN junk;
+INSERT INTO w SELECT u, 's' || u % 2, 'k' || u % 2 FROM generate_series(1, 400) u;
+SELECT dp_protect('w', epsilon => 5, selection_delta => 1e-7);
+SELECT dp_column_policy('w', 'secret', treatment => 'exclude');
+SQL
+createdb $SIXR && pg_dump -Fc $SIX | pg_restore -d $SIXR 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
+q $SIXR "ALTER TABLE w DROP COLUMN code" >/dev/null
+is "$(q $SIXR "SELECT string_agg(attnum || coalesce(attname, '?') || '=' || treatment, ' ') FROM dpsynth.column_policies")" \
+	"3?=exclude" "dropping the column at the unnamed exclude's attnum leaves the exclude"
+is "$(err $SIXR "SELECT * FROM dp_marginal('w', ARRAY['secret'], 1)" | grep -c '^ERROR:  55000: table public.w has column policies or domains restored without their column names')" 1 \
+	"a marginal of secret is still refused (55000)"
+is "$(spent $SIXR w)" "0/0" "nothing was charged"
 
 [ -n "${KEEP:-}" ] || for d in $ALL; do psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1; done
 done_testing
