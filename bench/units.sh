@@ -117,8 +117,8 @@ def epskey(e):
     return float(e)
 print(f"### Privacy per person: group-privacy baseline vs per unit (issue 39), {meta['date']}, commit {meta['commit']}")
 print()
-print(f"Machine: {meta['machine']}, shared with seven other engineers' builds and benchmarks "
-      f"(load average {meta['load']} at the start): seconds are noisy upper bounds. "
+print(f"Machine: {meta['machine']} "
+      f"(load average {meta['load']} at the start; other work on the machine moves the seconds). "
       f"Command: `{meta['command']}`. delta {meta['delta']}; evaluate.py {meta['evaluate']}.")
 print()
 for d in meta["datasets"]:
