@@ -639,15 +639,17 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 
 /*
  * The noise variance of column j's released one-way counts (model->oneway_noisy[j]): from the rho
- * of its one-way marginal in the model (public: the schedule's), 0 when the model has none with a
- * positive rho (a model made without one: the split then stays proportional).  A one-way marginal
- * measured again by the adaptive rounds carries the sum of both rho, which understates the first
- * release's variance: the shrinkage below is then weaker, never stronger.
+ * of its one-way marginal in the model (the schedule's, or for the adaptive method the sum over
+ * its released measurements), 0 when the model has none with a positive rho (the split then stays
+ * proportional).  Every marginal is searched, not the first n_oneway: a model loaded for
+ * dp_sample does not set n_oneway, and must split as the synthesis that stored it did.  A one-way
+ * marginal measured again by the adaptive rounds carries the sum of both rho, which understates the
+ * first release's variance: the shrinkage below is then weaker, never stronger.
  */
 static double
 oneway_sigma2(const dp_privsyn_result *model, uint32_t j)
 {
-	for (uint32_t k = 0; k < model->n_oneway && k < model->nmargs; k++)
+	for (uint32_t k = 0; k < model->nmargs; k++)
 		if (model->margs[k].nattrs == 1 && model->margs[k].attrs[0] == j && model->margs[k].rho > 0)
 			return dp_gaussian_sigma2(model->margs[k].rho, 1.0);
 	return 0;
@@ -660,8 +662,10 @@ oneway_sigma2(const dp_privsyn_result *model, uint32_t j)
  * a member of 50 rows released with sigma 200 gets anywhere from nothing to several times its
  * share.  With k >= 4 members and sigma2 known, z is shrunk toward the members' mean m by the
  * positive-part James-Stein factor s = max(0, 1 - (k - 3) sigma2 / sum (z - m)^2) (James & Stein
- * 1961, Efron & Morris 1973: it has a lower expected squared error than z for every k >= 4 true
- * counts), w = max(m + s (z - m), 0): where the counts spread no more than their noise, s = 0 and
+ * 1961, Efron & Morris 1973: under the unconditional Gaussian model it has a lower expected squared
+ * error than z for every k >= 4 true counts; members chosen because their counts fell below a
+ * threshold are not that model, so here it is a heuristic, measured on the shared tables),
+ * w = max(m + s (z - m), 0): where the counts spread no more than their noise, s = 0 and
  * the members are drawn uniformly; where they spread far more, s -> 1 and w -> max(z, 0).  Fewer
  * members, or sigma2 0: w = max(z, 0).  Post-processing of released counts and a public variance.
  */

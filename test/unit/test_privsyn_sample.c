@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_accounting.h"
 #include "dp_adaptive.h"
 #include "dp_codes.h"
 #include "dp_marg.h"
@@ -299,17 +300,18 @@ static void
 test_split_shrink(void)
 {
 	static const uint32_t hsizes[1] = {8};
-	static const double rhos[3] = {1e-5, 0.01, 0};
-	static const char *const what[3] = {"rho 1e-5: the counts spread less than their noise, every member a sixth",
+	static const double rhos[4] = {1e-5, 0.01, 0, 1e-5};
+	static const char *const what[4] = {"rho 1e-5: the counts spread less than their noise, every member a sixth",
 		"rho 0.01: little noise, the members released at -50 are not drawn, the others a third each",
-	"no rho in the model: in proportion to max(count, 0)"};
+		"no rho in the model: in proportion to max(count, 0)",
+	"rho 1e-5, a model as dp_sample loads it (n_oneway not set): shrunk as the synthesis was, a sixth each"};
 	uint32_t	hmerged[1] = {3};
 	uint16_t	map_a[8] = {0, 0, 0, 0, 0, 0, 1, 2};
 	uint16_t   *maps[1] = {map_a};
 	double		one_a[8] = {150, -50, 150, -50, 150, -50, 300, 300};
 	double	   *ones[1] = {one_a};
 
-	for (int t = 0; t < 3; t++)
+	for (int t = 0; t < 4; t++)
 	{
 		dp_privsyn_result hm;
 		dp_marg		marg;
@@ -327,7 +329,7 @@ test_split_shrink(void)
 		marg.rho = rhos[t];
 		hm.margs = &marg;
 		hm.nmargs = 1;
-		hm.n_oneway = 1;
+		hm.n_oneway = t == 3 ? 0 : 1;
 		hm.total = 1000;
 		hm.merged_sizes = hmerged;
 		hm.code_map = maps;
@@ -342,7 +344,7 @@ test_split_shrink(void)
 		for (int c = 0; ok && c < 6; c++)
 		{
 			double		share = (double) count[c] / group,
-						want = t == 0 ? 1.0 / 6 : c % 2 ? 0 : 1.0 / 3;
+						want = t == 0 || t == 3 ? 1.0 / 6 : c % 2 ? 0 : 1.0 / 3;
 
 			ok = fabs(share - want) < 0.02;
 		}
@@ -527,11 +529,12 @@ main(void)
 		free(wmargs);
 	}
 
-	/* 4. a merged code's members: only those with a positive released count are drawn, but in a
-	 * merged code of 4 members or more, whose counts are shrunk toward their mean (the
-	 * proportions are checked on hand-made models below and in test_split_shrink) */
+	/* 4. a merged code's members: only those of positive weight are drawn (their released counts,
+	 * shrunk toward their mean in a merged code of 4 members or more; the proportions are checked
+	 * on hand-made models below and in test_split_shrink) */
 	{
 		uint32_t	members[12] = {0};
+		double		wts[64] = {0};
 		uint32_t	g = 0;
 		bool		ok = true;
 		double		weight = 0;
@@ -541,15 +544,46 @@ main(void)
 		for (uint32_t k = 1; k < res.merged_sizes[2]; k++)
 			if (members[k] > members[g])
 				g = k;
-		for (uint32_t c = 0; c < sizes[2]; c++)
-			if (res.code_map[2][c] == g)
-				weight += fmax(res.oneway_noisy[2][c], 0);
+		/* each member's weight as the split computes it: max(z, 0), or, among 4 or more, z shrunk
+		 * toward the members' mean by (k - 3) sigma^2 / sum (z - m)^2, sigma^2 from the one-way
+		 * marginal's rho (computed here independently of dp_privsyn.c's split_weights) */
+		{
+			double		mean = 0,
+						ss = 0,
+						sigma2 = 0,
+						shrink = 1;
+
+			for (uint32_t k = 0; k < res.nmargs; k++)
+				if (res.margs[k].nattrs == 1 && res.margs[k].attrs[0] == 2 && res.margs[k].rho > 0)
+				{
+					sigma2 = dp_gaussian_sigma2(res.margs[k].rho, 1.0);
+					break;
+				}
+			for (uint32_t c = 0; c < sizes[2]; c++)
+				if (res.code_map[2][c] == g)
+					mean += res.oneway_noisy[2][c] / members[g];
+			for (uint32_t c = 0; c < sizes[2]; c++)
+				if (res.code_map[2][c] == g)
+					ss += (res.oneway_noisy[2][c] - mean) * (res.oneway_noisy[2][c] - mean);
+			if (members[g] >= 4 && sigma2 > 0)
+				shrink = ss > 0 ? fmax(0, 1 - (members[g] - 3) * sigma2 / ss) : 0;
+			for (uint32_t c = 0; c < sizes[2]; c++)
+			{
+				double		w = members[g] >= 4 && sigma2 > 0
+					? fmax(mean + shrink * (res.oneway_noisy[2][c] - mean), 0)
+					: fmax(res.oneway_noisy[2][c], 0);
+
+				wts[c] = w;
+				if (res.code_map[2][c] == g)
+					weight += w;
+			}
+		}
 		/* (all weights zero: the members are drawn uniformly) */
 		for (uint64_t i = 0; i < s1.nrows; i++)
 			if (res.code_map[2][s1.col[2][i]] == g)
-				ok &= res.oneway_noisy[2][s1.col[2][i]] > 0 || weight == 0 || members[g] >= 4;
+				ok &= wts[s1.col[2][i]] > 0 || weight == 0;
 		unit_check(members[g] >= 2 && ok,
-				   "a merged code of %u members: a member with no positive released count is drawn only among 4 or more",
+				   "a merged code of %u members: only members of positive weight (their released counts, shrunk among 4 or more) are drawn",
 				   members[g]);
 	}
 	dp_codes_free(&s1);
