@@ -1952,7 +1952,8 @@ CREATE FUNCTION dpsynth._on_alter() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	cmd record;
-	kids oid[];
+	tree oid[];
+	cat regclass;
 BEGIN
 	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
 			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
@@ -1988,41 +1989,25 @@ BEGIN
 				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
 			-- a renamed column's domain: the same, its attnum first brought back to the names
 			PERFORM dpsynth._domains_by_name(cmd.objid);
-			UPDATE dpsynth.domains d SET attname = a.attname
-				FROM pg_catalog.pg_attribute a
-				WHERE d.relid = cmd.objid AND d.attnum = cmd.objsubid AND a.attrelid = d.relid
-				  AND a.attnum = d.attnum AND NOT a.attisdropped AND a.attname <> d.attname
-				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-								  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
-			UPDATE dpsynth.column_policies p SET attname = a.attname
-				FROM pg_catalog.pg_attribute a
-				WHERE p.relid = cmd.objid AND p.attnum = cmd.objsubid AND a.attrelid = p.relid
-				  AND a.attnum = p.attnum AND NOT a.attisdropped AND a.attname <> p.attname
-				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-								  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
-			-- the tables below it, into which the rename recursed (their rows were brought back to
-			-- their columns before it ran, dpsynth_guard_ddl): the row at the attnum of their column
-			-- of the new name follows, once its own name is gone from that table
-			IF (SELECT c.relhassubclass FROM pg_catalog.pg_class c WHERE c.oid = cmd.objid) THEN
-				kids := ARRAY(WITH RECURSIVE down(t) AS (
-								  SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
-								  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
-							  SELECT t FROM down);
-				UPDATE dpsynth.domains d SET attname = a.attname
+			-- its rows and those of the tables below it, into which the rename recursed (their rows
+			-- were brought back to their columns before it ran, dpsynth_guard_ddl): in each table,
+			-- the row at the attnum of its column of the new name follows, once its own name is gone
+			-- from that table
+			tree := ARRAY[cmd.objid] || ARRAY(WITH RECURSIVE down(t) AS (
+								SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
+								UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
+							SELECT t FROM down);
+			FOREACH cat IN ARRAY ARRAY['dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass] LOOP
+				EXECUTE pg_catalog.format($q$
+					UPDATE %s r SET attname = a.attname
 					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
-					WHERE d.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
-					  AND a.attrelid = d.relid AND a.attname = pa.attname AND NOT a.attisdropped
-					  AND d.attnum = a.attnum AND d.attname <> a.attname
+					WHERE r.relid = ANY ($1) AND pa.attrelid = $2 AND pa.attnum = $3
+					  AND a.attrelid = r.relid AND a.attname = pa.attname AND NOT a.attisdropped
+					  AND r.attnum = a.attnum AND r.attname <> a.attname
 					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-									  WHERE o.attrelid = d.relid AND o.attname = d.attname AND NOT o.attisdropped);
-				UPDATE dpsynth.column_policies p SET attname = a.attname
-					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
-					WHERE p.relid = ANY (kids) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
-					  AND a.attrelid = p.relid AND a.attname = pa.attname AND NOT a.attisdropped
-					  AND p.attnum = a.attnum AND p.attname <> a.attname
-					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-									  WHERE o.attrelid = p.relid AND o.attname = p.attname AND NOT o.attisdropped);
-			END IF;
+									  WHERE o.attrelid = r.relid AND o.attname = r.attname AND NOT o.attisdropped)$q$, cat)
+					USING tree, cmd.objid, cmd.objsubid;
+			END LOOP;
 		END IF;
 		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
 		PERFORM dpsynth._domains_by_name(cmd.objid);
