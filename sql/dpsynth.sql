@@ -1974,29 +1974,40 @@ BEGIN
 			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
 			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
 							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
-		-- a renamed column constant within a unit: its name follows when the renamed column is at
-		-- its attnum and the old name is gone; then the attnums follow the names (after a restore)
 		IF cmd.objsubid > 0 THEN
-			UPDATE dpsynth.budgets b SET unit_constant_names =
-				ARRAY(SELECT CASE WHEN u.num = cmd.objsubid AND a.attname IS NOT NULL
-								   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-												   WHERE o.attrelid = b.relid AND o.attname = u.nm
-													 AND NOT o.attisdropped) THEN a.attname ELSE u.nm END
-					  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
-					  LEFT JOIN pg_catalog.pg_attribute a
-						ON a.attrelid = b.relid AND a.attnum = u.num AND NOT a.attisdropped
-					  ORDER BY u.i)
-				WHERE b.relid = cmd.objid AND b.unit_constant_names IS NOT NULL;
-			-- a renamed column's domain: the same, its attnum first brought back to the names
-			PERFORM dpsynth._domains_by_name(cmd.objid);
-			-- its rows and those of the tables below it, into which the rename recursed (their rows
-			-- were brought back to their columns before it ran, dpsynth_guard_ddl): in each table,
-			-- the row at the attnum of its column of the new name follows, once its own name is gone
-			-- from that table
+			-- the tables below it, into which a rename recursed (their rows were brought back to
+			-- their columns before it ran, dpsynth_guard_ddl), each at the attnum of its column of
+			-- the new name
 			tree := ARRAY[cmd.objid] || ARRAY(WITH RECURSIVE down(t) AS (
 								SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
 								UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
 							SELECT t FROM down);
+			-- in each, a renamed privacy unit column's name follows as above
+			UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
+				FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+				WHERE b.relid = ANY (tree) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+				  AND a.attrelid = b.relid AND a.attname = pa.attname AND NOT a.attisdropped
+				  AND a.attnum = b.privacy_unit AND a.attname <> b.privacy_unit_name
+				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+								  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+			-- and a renamed column constant within a unit: its name follows when the renamed column
+			-- is at its attnum and the old name is gone; then the attnums follow the names (after a
+			-- restore)
+			UPDATE dpsynth.budgets b SET unit_constant_names =
+				ARRAY(SELECT CASE WHEN u.num = a.attnum
+								   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
+												   WHERE o.attrelid = b.relid AND o.attname = u.nm
+													 AND NOT o.attisdropped) THEN a.attname ELSE u.nm END
+					  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
+					  ORDER BY u.i)
+				FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
+				WHERE b.relid = ANY (tree) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
+				  AND a.attrelid = b.relid AND a.attname = pa.attname AND NOT a.attisdropped
+				  AND b.unit_constant_names IS NOT NULL;
+			-- a renamed column's domain: the same, its attnum first brought back to the names
+			PERFORM dpsynth._domains_by_name(cmd.objid);
+			-- its rows and those of the tables below it: in each table, the row at the attnum of its
+			-- column of the new name follows, once its own name is gone from that table
 			FOREACH cat IN ARRAY ARRAY['dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass] LOOP
 				EXECUTE pg_catalog.format($q$
 					UPDATE %s r SET attname = a.attname

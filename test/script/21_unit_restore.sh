@@ -39,5 +39,29 @@ is "$(q $DST "SELECT privacy_unit_name FROM dpsynth.budgets")" person "the unit'
 is "$(marg $DST)" "1=1,2=19" "and releases are still bounded by it"
 ok "$(q $DST "SELECT dp_privacy_unit('v', 'pid', max_rows_per_unit => 1)" >/dev/null 2>&1; [ $? -ne 0 ]; echo $?)" \
 	"the column now named like the old unit cannot take its place"
+# a rename through a parent reaches the unit and the unit-constant columns of the tables below it
+# (the child inherits the rename; the second child has the columns at other attnums)
+psql -X -q -d $SRC >/dev/null 2>&1 <<'SQL'
+CREATE TABLE par (dept int4 NOT NULL, pid int4, sex int4);
+CREATE TABLE kid (extra int4) INHERITS (par);
+CREATE TABLE kid2 (extra int4, pid int4, dept int4 NOT NULL, sex int4);
+ALTER TABLE kid2 INHERIT par;
+INSERT INTO kid SELECT 1, 1, 0, 0 FROM generate_series(1, 50);
+INSERT INTO kid SELECT 2, g, 0, 0 FROM generate_series(2, 20) g;
+SELECT dp_protect('kid', epsilon => 1e6);
+SELECT dp_privacy_unit('kid', 'pid', max_rows_per_unit => 1);
+SELECT dp_unit_constant('kid', ARRAY['sex']);
+SELECT dp_declare('kid', 'dept', lower => 1, upper => 2, bins => 2);
+SELECT dp_protect('kid2', epsilon => 1e6);
+SELECT dp_privacy_unit('kid2', 'pid', max_rows_per_unit => 1);
+SELECT dp_unit_constant('kid2', ARRAY['extra', 'sex']);
+ALTER TABLE par RENAME pid TO person;
+ALTER TABLE par RENAME sex TO gender;
+SQL
+is "$(q $SRC "SELECT string_agg(relid::regclass || ':' || privacy_unit || privacy_unit_name || '/' || unit_constant::text || unit_constant_names::text, ' ' ORDER BY relid::regclass::text) FROM dpsynth.budgets WHERE relid IN ('kid'::regclass, 'kid2'::regclass)")" \
+	"kid:2person/{3}{gender} kid2:2person/{1,4}{extra,gender}" \
+	"a rename through a parent: the children's unit and unit-constant names follow it"
+is "$(psql -X -qAt -d $SRC -c "SELECT string_agg(coalesce(cell[1], 'null') || '=' || noisy_count, ',' ORDER BY cell[1]) FROM dp_marginal('kid', ARRAY['dept'], epsilon => 1e5)" 2>&1)" \
+	"1=1,2=19" "and the child's releases are bounded by the renamed unit"
 psql -X -q -d postgres -c "DROP DATABASE $DST" -c "DROP DATABASE $SRC" >/dev/null 2>&1
 done_testing
