@@ -1,8 +1,30 @@
 -- dpsynth 0.8.0 -> 0.9.0 (see CHANGELOG.md).
 \echo Use "ALTER EXTENSION dpsynth UPDATE TO '0.9.0'" to load this file. \quit
 
--- 0.9.0: a privacy unit's name and the names of the columns constant within a unit follow a
--- rename through a parent into the tables below it, as their domains and policies do.
+-- 0.9.0: a privacy unit and the columns constant within a unit follow a RENAME COLUMN by their
+-- old name, before it runs (dpsynth_guard_ddl), in the table and the tables below it; _on_alter no
+-- longer gives the unit the name of whatever column sits at its attnum.
+-- RENAME COLUMN old TO new of a table (called by dpsynth_guard_ddl before the command runs, so
+-- in its transaction): in the table and the tables below it, into which the rename recurses, a
+-- privacy unit and the columns constant within a unit named old are named new.  By name, the
+-- unit's authority: a restored table whose unit attnum names another column keeps refusing
+-- (src/units.c) until the owner points the unit back at its column by name, and a column that
+-- only sits at the unit's attnum never becomes the unit.
+CREATE FUNCTION dpsynth._unit_follows_rename(tree oid[], old_name text, new_name text) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+	UPDATE dpsynth.budgets b SET privacy_unit_name = new_name::name
+		WHERE b.relid = ANY (tree) AND b.privacy_unit_name = old_name::name
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = b.relid AND a.attname = old_name::name AND NOT a.attisdropped);
+	UPDATE dpsynth.budgets b SET unit_constant_names =
+			ARRAY(SELECT CASE WHEN u.nm = old_name::name THEN new_name::name ELSE u.nm END
+				  FROM unnest(b.unit_constant_names) WITH ORDINALITY u(nm, i) ORDER BY u.i)
+		WHERE b.relid = ANY (tree) AND old_name::name = ANY (b.unit_constant_names)
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = b.relid AND a.attname = old_name::name AND NOT a.attisdropped);
+$$;
+REVOKE ALL ON FUNCTION dpsynth._unit_follows_rename(oid[], text, text) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -21,48 +43,19 @@ BEGIN
 			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
 				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
 					  = pg_catalog.format('.%I', c.relname));
-		-- a renamed privacy unit column: its name follows, once the old name is gone from the table
-		-- (a restored table whose attnum names another column keeps the old name, and is refused)
-		UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
-			FROM pg_catalog.pg_attribute a
-			WHERE b.relid = cmd.objid AND a.attrelid = b.relid AND a.attnum = b.privacy_unit
-			  AND NOT a.attisdropped AND a.attname <> b.privacy_unit_name
-			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-							  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
+		-- a renamed column (its privacy unit and unit-constant names were renamed before the
+		-- command ran: dpsynth_guard_ddl, dpsynth._unit_follows_rename)
 		IF cmd.objsubid > 0 THEN
-			-- the tables below it, into which a rename recursed (their rows were brought back to
-			-- their columns before it ran, dpsynth_guard_ddl), each at the attnum of its column of
-			-- the new name
+			-- its domain and policy: the attnums first brought back to the names
+			PERFORM dpsynth._domains_by_name(cmd.objid);
+			-- its rows and those of the tables below it, into which the rename recursed (their rows
+			-- were brought back to their columns before it ran, dpsynth_guard_ddl): in each table,
+			-- the row at the attnum of its column of the new name follows, once its own name is gone
+			-- from that table
 			tree := ARRAY[cmd.objid] || ARRAY(WITH RECURSIVE down(t) AS (
 								SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
 								UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
 							SELECT t FROM down);
-			-- in each, a renamed privacy unit column's name follows as above
-			UPDATE dpsynth.budgets b SET privacy_unit_name = a.attname
-				FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
-				WHERE b.relid = ANY (tree) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
-				  AND a.attrelid = b.relid AND a.attname = pa.attname AND NOT a.attisdropped
-				  AND a.attnum = b.privacy_unit AND a.attname <> b.privacy_unit_name
-				  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-								  WHERE o.attrelid = b.relid AND o.attname = b.privacy_unit_name AND NOT o.attisdropped);
-			-- and a renamed column constant within a unit: its name follows when the renamed column
-			-- is at its attnum and the old name is gone; then the attnums follow the names (after a
-			-- restore)
-			UPDATE dpsynth.budgets b SET unit_constant_names =
-				ARRAY(SELECT CASE WHEN u.num = a.attnum
-								   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-												   WHERE o.attrelid = b.relid AND o.attname = u.nm
-													 AND NOT o.attisdropped) THEN a.attname ELSE u.nm END
-					  FROM unnest(b.unit_constant, b.unit_constant_names) WITH ORDINALITY u(num, nm, i)
-					  ORDER BY u.i)
-				FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
-				WHERE b.relid = ANY (tree) AND pa.attrelid = cmd.objid AND pa.attnum = cmd.objsubid
-				  AND a.attrelid = b.relid AND a.attname = pa.attname AND NOT a.attisdropped
-				  AND b.unit_constant_names IS NOT NULL;
-			-- a renamed column's domain: the same, its attnum first brought back to the names
-			PERFORM dpsynth._domains_by_name(cmd.objid);
-			-- its rows and those of the tables below it: in each table, the row at the attnum of its
-			-- column of the new name follows, once its own name is gone from that table
 			FOREACH cat IN ARRAY ARRAY['dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass] LOOP
 				EXECUTE pg_catalog.format($q$
 					UPDATE %s r SET attname = a.attname

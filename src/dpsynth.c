@@ -464,6 +464,42 @@ resync_before_alter(RangeVar *relation)
 				  1, argtypes, values, NULL);
 }
 
+/*
+ * RENAME COLUMN: a privacy unit and the columns constant within a unit of that name, in the table
+ * and the tables below it, take the new name before the rename runs (dpsynth._unit_follows_rename,
+ * in the command's transaction).  Only the old name is matched, never the attnum, so a column that
+ * sits at the attnum of a restored table's unit never becomes the unit.
+ */
+static void
+unit_follows_rename(RenameStmt *stmt)
+{
+	Oid			rel;
+	List	   *tree;
+	Datum	   *elems;
+	int			n = 0;
+	ListCell   *lc;
+	Oid			argtypes[3] = {OIDARRAYOID, TEXTOID, TEXTOID};
+	Datum		values[3];
+
+	if (creating_extension || stmt->relation == NULL || stmt->subname == NULL || stmt->newname == NULL)
+		return;
+	/* a catalog older than 0.9.0 (the library is loaded before ALTER EXTENSION UPDATE) has none */
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_unit_follows_rename")),
+								   3, argtypes, true)))
+		return;
+	rel = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(rel))
+		return;					/* PostgreSQL reports the missing table itself */
+	tree = find_all_inheritors(rel, NoLock, NULL);
+	elems = palloc(sizeof(Datum) * list_length(tree));
+	foreach(lc, tree)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	values[1] = CStringGetTextDatum(stmt->subname);
+	values[2] = CStringGetTextDatum(stmt->newname);
+	call_as_owner("SELECT dpsynth._unit_follows_rename($1, $2, $3)", 3, argtypes, values, NULL);
+}
+
 /* CREATE [FOREIGN] TABLE ... INHERITS (...) or PARTITION OF: the new table joins its parents. */
 static void
 guard_create_table(CreateStmt *stmt)
@@ -515,8 +551,8 @@ guard_create_schema(CreateSchemaStmt *stmt)
  * Event trigger (ddl_command_start).  DROP EXTENSION dpsynth deletes every budget and the whole
  * ledger with it, so it is refused unless a superuser has confirmed it for the session with
  * SET dpsynth.allow_drop_extension = on.  ALTER [FOREIGN] TABLE: resync_before_alter, then
- * guard_alter_table; RENAME COLUMN: resync_before_alter; CREATE [FOREIGN] TABLE:
- * guard_create_table; CREATE SCHEMA: guard_create_schema.
+ * guard_alter_table; RENAME COLUMN: resync_before_alter, then unit_follows_rename; CREATE
+ * [FOREIGN] TABLE: guard_create_table; CREATE SCHEMA: guard_create_schema.
  */
 PG_FUNCTION_INFO_V1(dpsynth_guard_ddl);
 Datum
@@ -540,7 +576,10 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 			guard_alter_table((AlterTableStmt *) trigdata->parsetree);
 		}
 		else if (IsA(trigdata->parsetree, RenameStmt))
+		{
 			resync_before_alter(((RenameStmt *) trigdata->parsetree)->relation);
+			unit_follows_rename((RenameStmt *) trigdata->parsetree);
+		}
 		else if (IsA(trigdata->parsetree, CreateStmt))
 			guard_create_table((CreateStmt *) trigdata->parsetree);
 		else if (IsA(trigdata->parsetree, CreateSchemaStmt))

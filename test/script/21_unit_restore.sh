@@ -63,5 +63,21 @@ is "$(q $SRC "SELECT string_agg(relid::regclass || ':' || privacy_unit || privac
 	"a rename through a parent: the children's unit and unit-constant names follow it"
 is "$(psql -X -qAt -d $SRC -c "SELECT string_agg(coalesce(cell[1], 'null') || '=' || noisy_count, ',' ORDER BY cell[1]) FROM dp_marginal('kid', ARRAY['dept'], epsilon => 1e5)" 2>&1)" \
 	"1=1,2=19" "and the child's releases are bounded by the renamed unit"
+# a restored table whose unit attnum names another column: dropping the unit column, then
+# altering the table or renaming the column at that attnum, never makes that column the unit
+DST3=${DST}_3
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DST3" >/dev/null 2>&1
+createdb $DST3 && pg_dump -Fc $SRC | pg_restore -d $DST3 2>&1 | grep -v '^$' | sed 's/^/# restore: /'
+q $DST3 "ALTER TABLE v DROP COLUMN pid" >/dev/null
+q $DST3 "ALTER TABLE v ADD COLUMN z int4" >/dev/null
+q $DST3 "ALTER TABLE v RENAME COLUMN other TO x" >/dev/null
+is "$(q $DST3 "SELECT privacy_unit_name FROM dpsynth.budgets WHERE relid = 'v'::regclass")" pid \
+	"the unit keeps its dropped column's name (not that of the column at its restored attnum)"
+spent3=$(q $DST3 "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 'v'::regclass")
+res=$(marg $DST3)
+ok "$(grep -q 'was declared on column "pid", not on "x"' <<<"$res"; echo $?)" \
+	"and its releases are refused, not bounded by that column (got: $res)"
+is "$(q $DST3 "SELECT rho_spent = $spent3 FROM dpsynth.budgets WHERE relid = 'v'::regclass")" t "nothing was charged"
+psql -X -q -d postgres -c "DROP DATABASE $DST3" >/dev/null 2>&1
 psql -X -q -d postgres -c "DROP DATABASE $DST" -c "DROP DATABASE $SRC" >/dev/null 2>&1
 done_testing
