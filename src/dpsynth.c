@@ -464,42 +464,6 @@ resync_before_alter(RangeVar *relation)
 				  1, argtypes, values, NULL);
 }
 
-/*
- * RENAME COLUMN: a privacy unit and the columns constant within a unit of that name, in the table
- * and the tables below it, take the new name before the rename runs (dpsynth._unit_follows_rename,
- * in the command's transaction).  Only the old name is matched, never the attnum, so a column that
- * sits at the attnum of a restored table's unit never becomes the unit.
- */
-static void
-unit_follows_rename(RenameStmt *stmt)
-{
-	Oid			rel;
-	List	   *tree;
-	Datum	   *elems;
-	int			n = 0;
-	ListCell   *lc;
-	Oid			argtypes[3] = {OIDARRAYOID, TEXTOID, TEXTOID};
-	Datum		values[3];
-
-	if (creating_extension || stmt->relation == NULL || stmt->subname == NULL || stmt->newname == NULL)
-		return;
-	/* a catalog older than 0.9.0 (the library is loaded before ALTER EXTENSION UPDATE) has none */
-	if (!OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_unit_follows_rename")),
-								   3, argtypes, true)))
-		return;
-	rel = RangeVarGetRelid(stmt->relation, NoLock, true);
-	if (!OidIsValid(rel))
-		return;					/* PostgreSQL reports the missing table itself */
-	tree = find_all_inheritors(rel, NoLock, NULL);
-	elems = palloc(sizeof(Datum) * list_length(tree));
-	foreach(lc, tree)
-		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
-	values[1] = CStringGetTextDatum(stmt->subname);
-	values[2] = CStringGetTextDatum(stmt->newname);
-	call_as_owner("SELECT dpsynth._unit_follows_rename($1, $2, $3)", 3, argtypes, values, NULL);
-}
-
 /* CREATE [FOREIGN] TABLE ... INHERITS (...) or PARTITION OF: the new table joins its parents. */
 static void
 guard_create_table(CreateStmt *stmt)
@@ -551,8 +515,8 @@ guard_create_schema(CreateSchemaStmt *stmt)
  * Event trigger (ddl_command_start).  DROP EXTENSION dpsynth deletes every budget and the whole
  * ledger with it, so it is refused unless a superuser has confirmed it for the session with
  * SET dpsynth.allow_drop_extension = on.  ALTER [FOREIGN] TABLE: resync_before_alter, then
- * guard_alter_table; RENAME COLUMN: resync_before_alter, then unit_follows_rename; CREATE
- * [FOREIGN] TABLE: guard_create_table; CREATE SCHEMA: guard_create_schema.
+ * guard_alter_table; RENAME COLUMN: resync_before_alter; CREATE [FOREIGN] TABLE:
+ * guard_create_table; CREATE SCHEMA: guard_create_schema.
  */
 PG_FUNCTION_INFO_V1(dpsynth_guard_ddl);
 Datum
@@ -576,10 +540,7 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 			guard_alter_table((AlterTableStmt *) trigdata->parsetree);
 		}
 		else if (IsA(trigdata->parsetree, RenameStmt))
-		{
 			resync_before_alter(((RenameStmt *) trigdata->parsetree)->relation);
-			unit_follows_rename((RenameStmt *) trigdata->parsetree);
-		}
 		else if (IsA(trigdata->parsetree, CreateStmt))
 			guard_create_table((CreateStmt *) trigdata->parsetree);
 		else if (IsA(trigdata->parsetree, CreateSchemaStmt))
@@ -594,6 +555,44 @@ dpsynth_guard_ddl(PG_FUNCTION_ARGS)
 				 errmsg("dropping extension dpsynth would delete every privacy budget and the whole ledger"),
 				 errdetail("Budgets, spent privacy loss, declared domains, models and the ledger live in the extension's schema; a table protected again later would start with nothing spent."),
 				 errhint("Keep them first with a whole-database pg_dump. A superuser confirms the drop for the session with SET dpsynth.allow_drop_extension = on.")));
+	PG_RETURN_NULL();
+}
+
+/*
+ * Event trigger (ddl_command_end).  ALTER [FOREIGN] TABLE ... RENAME COLUMN old TO new, and ALTER
+ * TYPE ... RENAME ATTRIBUTE old TO new (CASCADE renames the typed tables' columns): a privacy unit
+ * and the columns constant within a unit named old, in the renamed table or the type's typed
+ * tables and the tables below them, take the new name (dpsynth._unit_follows_rename).  At the
+ * command's end, under the locks it took, and matched by the old name only (the parse tree holds
+ * it), never by attnum: a column that merely sits at a restored table's unit attnum never becomes
+ * the unit.
+ */
+PG_FUNCTION_INFO_V1(dpsynth_follow_rename);
+Datum
+dpsynth_follow_rename(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	RenameStmt *stmt;
+	Oid			rel;
+	Oid			argtypes[3] = {OIDOID, TEXTOID, TEXTOID};
+	Datum		values[3];
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "dpsynth_follow_rename: not fired by an event trigger");
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (!IsA(trigdata->parsetree, RenameStmt))
+		PG_RETURN_NULL();
+	stmt = (RenameStmt *) trigdata->parsetree;
+	if ((stmt->renameType != OBJECT_COLUMN && stmt->renameType != OBJECT_ATTRIBUTE) ||
+		stmt->relation == NULL || stmt->subname == NULL || stmt->newname == NULL)
+		PG_RETURN_NULL();
+	rel = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(rel))
+		PG_RETURN_NULL();
+	values[0] = ObjectIdGetDatum(rel);
+	values[1] = CStringGetTextDatum(stmt->subname);
+	values[2] = CStringGetTextDatum(stmt->newname);
+	call_as_owner("SELECT dpsynth._unit_follows_rename($1, $2, $3)", 3, argtypes, values, NULL);
 	PG_RETURN_NULL();
 }
 

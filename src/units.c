@@ -160,16 +160,27 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the privacy unit column of table \"%s\" was dropped", get_rel_name(relid)),
 				 errdetail("Its rows cannot be bounded per unit. Nothing was charged.")));
+	/* the declared column is gone: dropped (dpsynth._on_drop forgets its name), or renamed where
+	 * no event trigger fired (single-user mode, or a rename through a parent before 0.9.0) */
+	if (declared_name == NULL || get_attnum(relid, declared_name) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the privacy unit column%s%s%s of table \"%s\" is gone",
+						declared_name ? " \"" : "", declared_name ? declared_name : "",
+						declared_name ? "\"" : "", get_rel_name(relid)),
+				 errdetail("It was dropped, or renamed where dpsynth could not follow, and no other column is the unit. Nothing was charged."),
+				 declared_name ?
+				 errhint("If the column was renamed, the table's owner renames it back to \"%s\".", declared_name) : 0));
 	/* the attnum names another column than the one declared (a restore renumbers the columns
-	 * that follow a dropped one; renames keep the declared name, dpsynth._on_alter) */
-	if (declared_name == NULL || strcmp(declared_name, u->name) != 0)
+	 * that follow a dropped one; renames keep the declared name, dpsynth._unit_follows_rename) */
+	if (strcmp(declared_name, u->name) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the privacy unit of table \"%s\" was declared on column \"%s\", not on \"%s\"",
-						get_rel_name(relid), declared_name ? declared_name : "(unknown)", u->name),
+						get_rel_name(relid), declared_name, u->name),
 				 errdetail("The table's columns were renumbered (as pg_restore does after a dropped column). Nothing was charged."),
 				 errhint("The table's owner points the unit back at its column: SELECT dp_privacy_unit('%s', '%s', %s, %s);",
-						 get_rel_name(relid), declared_name ? declared_name : "...",
+						 get_rel_name(relid), declared_name,
 						 u->learn_k ? "NULL" : psprintf("%d", u->max_rows),
 						 u->declared_cell == 0 ? "NULL" : psprintf("%d", u->max_cell))));
 	get_atttypetypmodcoll(relid, u->attnum, &u->typid, &typmod, &coll);

@@ -71,13 +71,64 @@ createdb $DST3 && pg_dump -Fc $SRC | pg_restore -d $DST3 2>&1 | grep -v '^$' | s
 q $DST3 "ALTER TABLE v DROP COLUMN pid" >/dev/null
 q $DST3 "ALTER TABLE v ADD COLUMN z int4" >/dev/null
 q $DST3 "ALTER TABLE v RENAME COLUMN other TO x" >/dev/null
-is "$(q $DST3 "SELECT privacy_unit_name FROM dpsynth.budgets WHERE relid = 'v'::regclass")" pid \
-	"the unit keeps its dropped column's name (not that of the column at its restored attnum)"
+is "$(q $DST3 "SELECT coalesce(privacy_unit_name, '(none)') FROM dpsynth.budgets WHERE relid = 'v'::regclass")" "(none)" \
+	"the dropped unit column's name is forgotten (not replaced by that of the column at the restored attnum)"
 spent3=$(q $DST3 "SELECT rho_spent FROM dpsynth.budgets WHERE relid = 'v'::regclass")
 res=$(marg $DST3)
-ok "$(grep -q 'was declared on column "pid", not on "x"' <<<"$res"; echo $?)" \
+ok "$(grep -q 'privacy unit column of table "v" is gone' <<<"$res"; echo $?)" \
 	"and its releases are refused, not bounded by that column (got: $res)"
+# the dropped unit's name given to the column at the restored attnum does not make it the unit
+q $DST3 "ALTER TABLE v RENAME COLUMN x TO pid" >/dev/null
+res=$(marg $DST3)
+ok "$(grep -q 'privacy unit column of table "v" is gone' <<<"$res"; echo $?)" \
+	"nor does giving that column the unit's old name (got: $res)"
+ok "$(q $DST3 "SELECT dp_privacy_unit('v', 'pid', max_rows_per_unit => 1)" >/dev/null 2>&1; [ $? -ne 0 ]; echo $?)" \
+	"nor may the owner point the unit at it after spending"
 is "$(q $DST3 "SELECT rho_spent = $spent3 FROM dpsynth.budgets WHERE relid = 'v'::regclass")" t "nothing was charged"
 psql -X -q -d postgres -c "DROP DATABASE $DST3" >/dev/null 2>&1
+
+# ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE renames a typed table's unit and unit-constant columns
+psql -X -q -d $SRC >/dev/null 2>&1 <<'SQL'
+CREATE TYPE vt AS (dept int4, pid int4, sex int4);
+CREATE TABLE typed OF vt;
+INSERT INTO typed SELECT 1, 1, 0 FROM generate_series(1, 50);
+INSERT INTO typed SELECT 2, g, 0 FROM generate_series(2, 20) g;
+SELECT dp_protect('typed', epsilon => 1e6);
+SELECT dp_privacy_unit('typed', 'pid', max_rows_per_unit => 1);
+SELECT dp_unit_constant('typed', ARRAY['sex']);
+SELECT dp_declare('typed', 'dept', lower => 1, upper => 2, bins => 2);
+ALTER TYPE vt RENAME ATTRIBUTE pid TO person CASCADE;
+ALTER TYPE vt RENAME ATTRIBUTE sex TO gender CASCADE;
+SQL
+is "$(q $SRC "SELECT privacy_unit_name || '/' || unit_constant_names::text FROM dpsynth.budgets WHERE relid = 'typed'::regclass")" \
+	"person/{gender}" "ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the typed table's unit and unit-constant names follow"
+is "$(psql -X -qAt -d $SRC -c "SELECT string_agg(coalesce(cell[1], 'null') || '=' || noisy_count, ',' ORDER BY cell[1]) FROM dp_marginal('typed', ARRAY['dept'], epsilon => 1e5)" 2>&1)" \
+	"1=1,2=19,null=0" "and its releases are bounded by the renamed unit (dept of a typed table is nullable)"
+# a rename of the unit column waits for a release's transaction that holds the table, and the
+# release is not held up by the rename (the unit's name follows at the command's end, after the
+# rename's own lock: before it, the budget row would be locked first and the charge would wait
+# for it until dpsynth.charge_timeout)
+psql -X -q -d $SRC >/dev/null 2>&1 <<'SQL'
+CREATE TABLE lk (dept int4 NOT NULL, pid int4);
+INSERT INTO lk SELECT 1 + g % 2, g FROM generate_series(1, 100) g;
+SELECT dp_protect('lk', epsilon => 1e6);
+SELECT dp_privacy_unit('lk', 'pid', max_rows_per_unit => 1);
+SELECT dp_declare('lk', 'dept', lower => 1, upper => 2, bins => 2);
+SQL
+LKOUT=$(mktemp)
+psql -X -qAt -d $SRC -c "BEGIN" -c "SELECT count(*) FROM lk" -c "SELECT pg_sleep(2)" \
+	-c "SELECT count(*) FROM dp_marginal('lk', ARRAY['dept'], epsilon => 1)" -c "COMMIT" >"$LKOUT" 2>&1 &
+LKPID=$!
+sleep 0.7
+t0=$(date +%s%N)
+q $SRC "ALTER TABLE lk RENAME COLUMN pid TO person" >/dev/null
+t1=$(date +%s%N)
+wait $LKPID
+lkrc=$?
+is "$lkrc/$(grep -v '^$' "$LKOUT" | tr '\n' ' ')" "0/100 2 " "a release in a transaction that read the table before the rename commits"
+ok "$([ $(( (t1 - t0) / 1000000 )) -lt 15000 ]; echo $?)" \
+	"the rename waits only for that transaction ($(( (t1 - t0) / 1000000 )) ms; the charge timeout is 30 s)"
+is "$(q $SRC "SELECT privacy_unit_name FROM dpsynth.budgets WHERE relid = 'lk'::regclass")" person "and the unit's name follows"
+rm -f "$LKOUT"
 psql -X -q -d postgres -c "DROP DATABASE $DST" -c "DROP DATABASE $SRC" >/dev/null 2>&1
 done_testing
