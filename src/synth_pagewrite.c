@@ -181,31 +181,34 @@ chunk_full(const SynthPageWriter *w)
 	return w->npages == PW_CHUNK || (w->first + w->npages) % RELSEG_SIZE == 0;
 }
 
-/* Stamps a formed tuple as heap_prepare_insert does: our xid and command id, xmax invalid */
-static void
-stamp_header(SynthPageWriter *w, HeapTupleHeader td)
+/* One row: heap_prepare_insert's header, the toaster if needed, raw_heap_insert's placement */
+void
+synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull)
 {
-	td->t_infomask &= ~(HEAP_XACT_MASK);
-	td->t_infomask2 &= ~(HEAP2_XACT_MASK);
-	td->t_infomask |= HEAP_XMAX_INVALID;
-	HeapTupleHeaderSetXmin(td, w->xid);
-	HeapTupleHeaderSetCmin(td, w->cid);
-	HeapTupleHeaderSetXmax(td, 0);
-}
+	HeapTuple	tup = heap_form_tuple(RelationGetDescr(w->rel), values, isnull);
+	HeapTuple	heaptup;
+	Size		len;
+	Page		page;
+	OffsetNumber off;
+	HeapTupleHeader ondisk;
 
-/*
- * The page a tuple of len bytes (MAXALIGNed) goes to: the current one while it has room beyond
- * the fillfactor's free space, else a new one (the chunk written first when full).
- */
-static Page
-page_for(SynthPageWriter *w, Size len)
-{
-	Page		page = w->npages > 0 ? (Page) (w->pages + (Size) (w->npages - 1) * BLCKSZ) : NULL;
-
+	tup->t_data->t_infomask &= ~(HEAP_XACT_MASK);
+	tup->t_data->t_infomask2 &= ~(HEAP2_XACT_MASK);
+	tup->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(tup->t_data, w->xid);
+	HeapTupleHeaderSetCmin(tup->t_data, w->cid);
+	HeapTupleHeaderSetXmax(tup->t_data, 0);
+	tup->t_tableOid = RelationGetRelid(w->rel);
+	if (HeapTupleHasExternal(tup) || tup->t_len > TOAST_TUPLE_THRESHOLD)
+		heaptup = heap_toast_insert_or_update(w->rel, tup, NULL, HEAP_INSERT_SKIP_FSM);
+	else
+		heaptup = tup;
+	len = MAXALIGN(heaptup->t_len);
 	if (len > MaxHeapTupleSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("row is too big: size %zu, maximum size %zu", len, MaxHeapTupleSize)));
+	page = w->npages > 0 ? (Page) (w->pages + (Size) (w->npages - 1) * BLCKSZ) : NULL;
 	if (page == NULL || len + w->save_free > PageGetHeapFreeSpace(page))
 	{
 		if (w->npages > 0 && chunk_full(w))
@@ -213,100 +216,15 @@ page_for(SynthPageWriter *w, Size len)
 		page = (Page) (w->pages + (Size) w->npages++ * BLCKSZ);
 		PageInit(page, BLCKSZ, 0);
 	}
-	return page;
-}
-
-/* The tuple at off of page gets its own address, and is counted */
-static void
-set_ctid(SynthPageWriter *w, Page page, OffsetNumber off)
-{
-	HeapTupleHeader ondisk = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, off));
-
-	ItemPointerSet(&ondisk->t_ctid, w->first + w->npages - 1, off);
-	w->ntuples++;
-}
-
-/* A row the toaster may have to see: through heap_form_tuple, the toaster and PageAddItem */
-static void
-row_via_toaster(SynthPageWriter *w, Datum *values, bool *isnull)
-{
-	HeapTuple	tup = heap_form_tuple(RelationGetDescr(w->rel), values, isnull);
-	HeapTuple	heaptup;
-	Page		page;
-	OffsetNumber off;
-
-	stamp_header(w, tup->t_data);
-	tup->t_tableOid = RelationGetRelid(w->rel);
-	if (HeapTupleHasExternal(tup) || tup->t_len > TOAST_TUPLE_THRESHOLD)
-		heaptup = heap_toast_insert_or_update(w->rel, tup, NULL, HEAP_INSERT_SKIP_FSM);
-	else
-		heaptup = tup;
-	page = page_for(w, MAXALIGN(heaptup->t_len));
 	off = PageAddItem(page, (Item) heaptup->t_data, heaptup->t_len, InvalidOffsetNumber, false, true);
 	if (off == InvalidOffsetNumber)
 		elog(ERROR, "failed to add a tuple to a synthetic table's page");
-	set_ctid(w, page, off);
+	ondisk = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, off));
+	ItemPointerSet(&ondisk->t_ctid, w->first + w->npages - 1, off);
+	w->ntuples++;
 	if (heaptup != tup)
 		heap_freetuple(heaptup);
 	heap_freetuple(tup);
-}
-
-/*
- * One row: heap_prepare_insert's header, the toaster if needed, raw_heap_insert's placement.
- * A row the toaster need not see (no external value, at most TOAST_TUPLE_THRESHOLD bytes: every
- * row of most tables) is formed in its place on the page, as heap_form_tuple would form it and
- * PageAddItem copy it (the page's free space is zeroes, as heap_form_tuple's palloc0 is), without
- * a tuple of its own in memory.
- */
-void
-synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull)
-{
-	TupleDesc	desc = RelationGetDescr(w->rel);
-	int			natts = desc->natts;
-	bool		hasnull = false;
-	Size		hoff,
-				data_len,
-				len;
-	Page		page;
-	PageHeader	ph;
-	OffsetNumber off;
-	ItemId		lp;
-	HeapTupleHeader td;
-
-	for (int i = 0; i < natts; i++)
-	{
-		if (isnull[i])
-			hasnull = true;
-		else if (TupleDescAttr(desc, i)->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
-		{
-			row_via_toaster(w, values, isnull);
-			return;
-		}
-	}
-	hoff = MAXALIGN(offsetof(HeapTupleHeaderData, t_bits) + (hasnull ? BITMAPLEN(natts) : 0));
-	data_len = heap_compute_data_size(desc, values, isnull);
-	len = hoff + data_len;
-	if (len > TOAST_TUPLE_THRESHOLD)
-	{
-		row_via_toaster(w, values, isnull);
-		return;
-	}
-	/* PageAddItem's placement of a new last item on a page without unused line pointers */
-	page = page_for(w, MAXALIGN(len));
-	ph = (PageHeader) page;
-	off = OffsetNumberNext(PageGetMaxOffsetNumber(page));
-	lp = PageGetItemId(page, off);
-	ph->pd_upper -= MAXALIGN(len);
-	ph->pd_lower += sizeof(ItemIdData);
-	ItemIdSetNormal(lp, ph->pd_upper, len);
-	/* heap_form_tuple's header (t_choice is the transaction fields, set by stamp_header) */
-	td = (HeapTupleHeader) ((char *) page + ph->pd_upper);
-	HeapTupleHeaderSetNatts(td, natts);
-	td->t_hoff = hoff;
-	heap_fill_tuple(desc, values, isnull, (char *) td + hoff, data_len, &td->t_infomask,
-					hasnull ? td->t_bits : NULL);
-	stamp_header(w, td);
-	set_ctid(w, page, off);
 }
 
 /* The last pages; the rows are counted for autovacuum, as heap_multi_insert counts them */

@@ -285,20 +285,14 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 			}
 			ResetExprContext(econtext);
 		}
-		if (pages)
+		if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
 		{
-			/* onto the page now, from the one slot in use; decoded values live until the reset */
-			if (nslots > 0)
-				synth_pagewrite_row(pages, slot->tts_values, slot->tts_isnull);
-			ExecClearTuple(slot);
-			nslots = 0;
-			if ((p + 1) % WRITE_BATCH == 0)
-				MemoryContextReset(batchcxt);
-		}
-		else if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
-		{
-			/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
-			table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
+			if (pages)
+				for (int b = 0; b < nslots; b++)
+					synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
+			else
+				/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
+				table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
 			for (int b = 0; b < nslots; b++)
 				ExecClearTuple(slots[b]);
 			nslots = 0;
