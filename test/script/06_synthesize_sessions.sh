@@ -99,8 +99,14 @@ done
 ok $left "no parallel worker is left"
 is "$(q $DB "SELECT to_regclass('cancelled3') IS NULL")" t "no table is left behind"
 is "$(q $DB "SELECT status FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" charged "the charge stays (ledger row charged)"
-is "$(psql -X -qAt -d $DB -c "SELECT rows_written > 2900000 FROM dp_synthesize('big3', epsilon => 1, target => 'done3')" 2>&1)" t \
-	"the next call in a new session reads and writes the whole table"
+# the next call: its read is what the cancel could have broken, so it writes only 30,000 rows
+# (GUM's time is in the rows it writes), and its model's noisy count says it read all ~2.93M
+psql -X -qAt -d $DB -c "SET client_min_messages = debug1" \
+	-c "SELECT rows_written FROM dp_synthesize('big3', epsilon => 1, target => 'done3', rows => 30000)" \
+	-c "SELECT noisy_total > 2900000 FROM dpsynth.models WHERE relname = 'big3' ORDER BY id DESC LIMIT 1" >"$out" 2>&1
+echo "# $(tr '\n' ' ' <"$out")"
+ok $(grep -q 'reading "big3" with 2 parallel workers' "$out"; echo $?) "the next call in a new session reads with two parallel workers again"
+ok $(grep -qx t "$out"; echo $?) "and reads the whole table (its model's noisy row count > 2,900,000)"
 rm -f "$out"
 psql -X -q -d postgres -c "DROP DATABASE $DB"
 done_testing
