@@ -258,6 +258,24 @@ dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shri
 	return best;
 }
 
+void
+dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink, int64_t *out)
+{
+	uint32_t	last = k;
+
+	for (uint32_t j = kmax; j > k; j--)
+		if ((double) hist[j] >= shrink)
+		{
+			last = j;
+			break;
+		}
+	out[0] = 0;
+	for (uint32_t j = 1; j <= k; j++)
+		out[j] = 0;
+	for (uint32_t j = 1; j <= last; j++)
+		out[j < k ? j : k] += hist[j];
+}
+
 int
 dp_unit_noise_drawable(double sigma2, uint32_t kmax)
 {

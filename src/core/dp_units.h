@@ -68,6 +68,18 @@ uint32_t	dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, do
 								   double noise_l1, uint32_t cell);
 
 /*
+ * Post-processing of a released histogram hist[1..kmax] (hist[0] ignored): the histogram of the
+ * units' row counts bounded at k (1 <= k <= kmax), out[1..k] (out[0] set to 0): cells 1..k-1 as
+ * released, cell k the sum of the released cells from k up to the last cell above k released at
+ * shrink or more (shrink as for dp_unit_pick_k: DP_UNIT_LEARN_Z times the noise's sd); the cells
+ * beyond it count as empty.  Why: most of the kmax cells hold no unit, and folding them all adds
+ * their noise to cell k (sd sigma sqrt(kmax - k)), as large as a small table's units; a cell of
+ * noise alone passes 3 sigma with probability 0.00135.  The cells below the last one kept are
+ * folded as released (no bias from the cells a unit does reach).  shrink 0 folds every cell.
+ */
+void		dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink, int64_t *out);
+
+/*
  * Whether a release whose noise variance is sigma2 k^2 (a histogram of sensitivity k: one unit's k
  * rows may all fall in one cell) can draw its noise (dp_dgauss_init) for every k in 1..kmax, the
  * k it will use being learned after the charge: sigma2 k^2 grows with k, so both ends are checked.
