@@ -375,8 +375,9 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * release's noise, u->learn_noise_l1, at the release's sensitivity: u->learn_cell) up to their 0.95-quantile, each cell less 3 sd of the
  * noise, at least 0 (dp_unit_pick_k_weighed, post-processing), and the unit's bounds become k and min(c, k).
  * u->released_hist gets the released histogram of the units' rows
- * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k up to the last one
- * released at 3 sd or more, the cells beyond it empty (dp_unit_fold_hist; post-processing:
+ * bounded at k, each cell released below 3 sd counting as no unit: cells 1..k-1 as released,
+ * cell k the sum of the cells from k up to the last one released at 3 sd or more, the cells
+ * beyond it empty (dp_unit_fold_hist; post-processing:
  * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
  * k and release nothing more about the units' rows (u->learned).
  */
