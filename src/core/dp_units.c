@@ -262,6 +262,7 @@ void
 dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink, int64_t *out)
 {
 	uint32_t	last = k;
+	int64_t		total = 0;
 
 	/* the last cell above k released at shrink or more: the cells beyond it are noise alone */
 	for (uint32_t j = kmax; j > k; j--)
@@ -270,8 +271,6 @@ dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink,
 			last = j;
 			break;
 		}
-	int64_t		total = 0;
-
 	out[0] = 0;
 	for (uint32_t j = 1; j <= k; j++)
 		out[j] = 0;
