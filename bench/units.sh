@@ -39,7 +39,10 @@
 # Other settings: DATASETS ("covid_testing males"), METHODS, KS_covid_testing ("1 2 4"),
 # KS_males ("1 2 4 8") (ANCHORS.md's k; KS_METHOD_DATASET, e.g. KS_unit_covid_testing="learned 1",
 # overrides them for one method), UNITS_DB (units), EVAL_JOBS (2: evaluations run beside the
-# next synthesis, each on one thread; at most one synthesis at a time).  Runs are ordered run-major
+# next synthesis, each on one thread; at most one synthesis at a time), FOCUS (empty; 1: every
+# synthesis of every method gets focus => ARRAY[target], the dataset's TSTR target, so that each
+# pair with the target is measured before the rounds: the comparison of a user who names the column
+# the copy is for).  Runs are ordered run-major
 # (every cell gets its first run before any gets its second), so a cut-short run summarizes evenly.
 set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,6 +55,7 @@ KS_covid_testing=${KS_covid_testing:-"1 2 4"}
 KS_males=${KS_males:-"1 2 4 8"}
 DB=${UNITS_DB:-units}
 EVAL_JOBS=${EVAL_JOBS:-2}
+FOCUS=${FOCUS:-}
 DELTA=1e-6
 declare -A TARGET=([covid_testing]=result [males]=union)
 declare -A UNIT=([covid_testing]=subject_id [males]=nr)
@@ -270,7 +274,7 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 	fi
 	psql -X -q -d "$DB" -c "DROP TABLE IF EXISTS synth" >/dev/null
 	info=$(psql -X -qAt -F ' ' -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT seconds->>'total', rho_charged
-		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth')") || return 1
+		FROM dp_synthesize('$t', epsilon => $eps_call, target => 'synth'${FOCUS:+, focus => ARRAY['${TARGET[$d]}']})") || return 1
 	read -r secs rho_charged <<<"$info"
 	[ "$k" = learned ] && echo "$d $eps $run k=$(psql -X -qAt -d "$DB" -c "SELECT jsonb_array_length(dp_model_json(model_id)->'rows_per_unit') FROM dp_models WHERE table_name = '$t'::regclass ORDER BY model_id DESC LIMIT 1")" >>"$OUT/learned_k.txt"
 	if [ "$m" != unit ] && [ "$m" != unitconst ]; then
@@ -298,7 +302,7 @@ for m in $METHODS; do
 	fi
 	methods="$methods $m"
 done
-cmd="RUNS=$RUNS EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" METHODS=\"${methods# }\" bench/units.sh"
+cmd="RUNS=$RUNS EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" METHODS=\"${methods# }\"${FOCUS:+ FOCUS=$FOCUS} bench/units.sh"
 /usr/bin/python3 - "$OUT/meta.json" <<PY
 import json, sys
 json.dump({"date": "$(date -u '+%Y-%m-%d %H:%M UTC')",

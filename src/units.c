@@ -386,7 +386,9 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * release's noise, u->learn_noise_l1, at the release's sensitivity: u->learn_cell) up to their 0.95-quantile, each cell less 3 sd of the
  * noise, at least 0 (dp_unit_pick_k_weighed, post-processing), and the unit's bounds become k and min(c, k).
  * u->released_hist gets the released histogram of the units' rows
- * bounded at k: cells 1..k-1 as released, cell k the sum of the cells from k on (post-processing:
+ * bounded at k, each cell released below 3 sd counting as no unit: cells 1..k-1 as released,
+ * cell k the sum of the cells from k up to the last one released at 3 sd or more, the cells
+ * beyond it empty (dp_unit_fold_hist; post-processing:
  * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
  * k and release nothing more about the units' rows (u->learned).
  */
@@ -404,8 +406,8 @@ learn_k(DpUnit *u, int64 *learned)
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));
-	for (int j = 1; j <= DP_UNIT_LEARN_MAX; j++)
-		u->released_hist[Min(j, k)] += learned[j];
+	dp_unit_fold_hist(learned, DP_UNIT_LEARN_MAX, (uint32) k, DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)),
+					  u->released_hist);
 	u->learned = true;
 }
 

@@ -258,6 +258,41 @@ dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shri
 	return best;
 }
 
+void
+dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink, int64_t *out)
+{
+	uint32_t	last = k;
+	int64_t		total = 0;
+
+	/* the last cell above k released at shrink or more: the cells beyond it are noise alone */
+	for (uint32_t j = kmax; j > k; j--)
+		if ((double) hist[j] >= shrink)
+		{
+			last = j;
+			break;
+		}
+	out[0] = 0;
+	for (uint32_t j = 1; j <= k; j++)
+		out[j] = 0;
+	for (uint32_t j = 1; j <= last; j++)
+		out[j < k ? j : k] += hist[j];
+	/* the cells below k, and cell k where nothing above it passed, count as empty below shrink */
+	for (uint32_t j = 1; j <= k; j++)
+	{
+		if (shrink > 0 && (double) out[j] < shrink && (j < k || last == k))
+			out[j] = 0;
+		total += out[j] > 0 ? out[j] : 0;
+	}
+	/* no cell passed (a table smaller than the noise): the fold of every cell, as released */
+	if (total == 0)
+	{
+		for (uint32_t j = 1; j <= k; j++)
+			out[j] = 0;
+		for (uint32_t j = 1; j <= kmax; j++)
+			out[j < k ? j : k] += hist[j];
+	}
+}
+
 int
 dp_unit_noise_drawable(double sigma2, uint32_t kmax)
 {

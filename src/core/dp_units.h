@@ -68,6 +68,22 @@ uint32_t	dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, do
 								   double noise_l1, uint32_t cell);
 
 /*
+ * Post-processing of a released histogram hist[1..kmax] (hist[0] ignored): the histogram of the
+ * units' row counts bounded at k (1 <= k <= kmax), out[1..k] (out[0] set to 0), every cell
+ * released below shrink (as for dp_unit_pick_k: DP_UNIT_LEARN_Z times the noise's sd) counting as
+ * no unit: cells 1..k-1 as released where they reach shrink, else 0; cell k the sum of the
+ * released cells from k up to the last cell above k that reaches shrink (cell k alone, 0 below
+ * shrink, where none does), the cells beyond it counting as empty.  Why: most of the kmax cells
+ * hold no unit, and folding them all adds their noise to cell k (sd sigma sqrt(kmax - k)), as
+ * large as a small table's units, while every cell of noise alone drawn positive adds units of
+ * its size to the synthetic table; a cell of noise alone reaches 3 sigma with probability
+ * 0.00135.  The cells between k and the last one kept fold as released (no bias from the cells
+ * a unit does reach).  Where no cell reaches shrink, out is the fold of every cell as released.
+ * shrink 0 folds every cell as released.
+ */
+void		dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink, int64_t *out);
+
+/*
  * Whether a release whose noise variance is sigma2 k^2 (a histogram of sensitivity k: one unit's k
  * rows may all fall in one cell) can draw its noise (dp_dgauss_init) for every k in 1..kmax, the
  * k it will use being learned after the charge: sigma2 k^2 grows with k, so both ends are checked.

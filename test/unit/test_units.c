@@ -274,6 +274,67 @@ test_pick_k(void)
 }
 
 /*
+ * dp_unit_fold_hist: the histogram bounded at k folds the cells from k up to the last one above
+ * k released at the shrink or more; the tail beyond it, noise alone, does not reach cell k, and a
+ * cell below the shrink holds no unit (unless none reaches it).
+ */
+static void
+test_fold_hist(void)
+{
+	int64_t		h[33] = {0},
+				out[33];
+	int64_t		tail = 0;
+
+	/* 363 units of 8 rows, released as 363; cells 1..7 and 9..32 noise within 3 sd (sd 34) */
+	for (int j = 1; j <= 32; j++)
+		h[j] = (j % 3 == 0 ? 41 : j % 3 == 1 ? -57 : 12);
+	h[8] = 363;
+	for (int j = 9; j <= 32; j++)
+		tail += h[j];
+	dp_unit_fold_hist(h, 32, 8, 3 * 34.0, out);
+	unit_check(out[8] == 363, "a tail of noise alone is not folded into cell 8 (got %lld, all folded %lld)",
+			   (long long) out[8], (long long) (363 + tail));
+	for (int j = 1; j < 8; j++)
+		unit_check(out[j] == 0, "cell %d below k, noise within 3 sd: no unit (got %lld)", j, (long long) out[j]);
+	unit_check(out[0] == 0, "cell 0 is 0");
+	/* shrink 0: every cell folded as released (the sum from k to kmax) */
+	dp_unit_fold_hist(h, 32, 8, 0, out);
+	unit_check(out[8] == 363 + tail && out[1] == h[1] && out[2] == h[2],
+			   "shrink 0 folds every cell as released (got %lld)", (long long) out[8]);
+	/* cells a unit reaches below the last significant one fold as released, a small one included */
+	memset(h, 0, sizeof(h));
+	h[1] = 7111;
+	h[2] = 732;
+	h[3] = 183;
+	h[4] = 90;
+	h[5] = 120;
+	h[6] = -30;
+	h[7] = 101;
+	dp_unit_fold_hist(h, 32, 2, 102.0, out);
+	unit_check(out[1] == 7111 && out[2] == 732 + 183 + 90 + 120,
+			   "k = 2: cell 2 folds cells 2..5, the last at 102 or more (got %lld %lld)",
+			   (long long) out[1], (long long) out[2]);
+	/* the last cell itself at k: nothing beyond it folded */
+	dp_unit_fold_hist(h, 32, 5, 102.0, out);
+	unit_check(out[5] == 120 && out[3] == 183 && out[4] == 0,
+			   "k = 5, no cell above 5 at 102: cell 5 as released, cell 4 (90) none (got %lld %lld)",
+			   (long long) out[5], (long long) out[4]);
+	/* k = kmax: the cells that reach 102 as released, the others none */
+	h[32] = -9;
+	dp_unit_fold_hist(h, 32, 32, 102.0, out);
+	unit_check(out[1] == 7111 && out[2] == 732 && out[7] == 0 && out[32] == 0,
+			   "k = kmax: 7111 and 732 kept, 101 and -9 none");
+	/* no cell reaches 102 (a table smaller than the noise): every cell folded as released */
+	memset(h, 0, sizeof(h));
+	h[1] = 50;
+	h[2] = 40;
+	h[9] = -20;
+	dp_unit_fold_hist(h, 32, 2, 102.0, out);
+	unit_check(out[1] == 50 && out[2] == 20, "no cell at 102: the fold as released (got %lld %lld)",
+			   (long long) out[1], (long long) out[2]);
+}
+
+/*
  * dp_unit_pick_k_weighed: the bound of least estimated error, D(k) / N + noise_l1 Delta(k) / (N - D(k)),
  * up to the quantile's k.
  */
@@ -581,6 +642,7 @@ main(void)
 	test_assign_grouped_memory();
 	test_pick_k();
 	test_pick_k_weighed();
+	test_fold_hist();
 	test_noise_drawable();
 	return unit_done();
 }
