@@ -123,16 +123,19 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 	/*
 	 * The other codes (all of a category column; the NULL cell of a binned one): the rare ones
 	 * are merged into one code, when there are at least two of them.  A lone rare code
-	 * (typically the NULL/other cell of a column that has none, such as income's) joins the least
+	 * (typically the NULL/other cell of a column that has none, such as income's) joins the most
 	 * populous other code rather than being kept as a code of its own: it would otherwise add a
-	 * near-empty row of cells, pure noise, to every marginal holding the column.
+	 * near-empty row of cells, pure noise, to every marginal holding the column.  The merged
+	 * code's rows share its partner's joint with every other column; with no data on the rare
+	 * code's own joint, the bulk's conditionals are the least wrong guess, whereas a small partner
+	 * would impose its own, often atypical, ones.  Decided from the released counts only.
 	 */
 	for (uint32_t k = ordered; k < size; k++)
 		nrare += noisy[k] < rare_below;
 	if (nrare == 1 && size > 1)
 	{
 		for (uint32_t k = 0; k < size; k++)
-			if (!(noisy[k] < rare_below) && (partner < 0 || noisy[k] < noisy[partner]))
+			if (!(noisy[k] < rare_below) && (partner < 0 || noisy[k] > noisy[partner]))
 				partner = (int32_t) k;
 	}
 	if (nrare >= 2 || partner >= 0)

@@ -23,7 +23,7 @@
  *
  * Departure from PRIVSYN.md step 3 (post-processing, measured): a LONE rare code (the only code
  * of its column below 3 sigma, typically the NULL/other cell of a column without NULLs) is merged
- * with the column's least populous other code instead of staying a code of its own, where it
+ * with the column's most populous other code instead of staying a code of its own, where it
  * would add a slice of pure-noise cells to every marginal holding the column.
  */
 #ifndef DP_PRIVSYN_H
@@ -255,7 +255,7 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
  * consecutive rare ones is merged into one code, and a run whose released counts still add up
  * to less than rare_below joins the lighter of its neighbours.  Among the other codes (the
  * labels of a category column, the NULL cell of a binned one) the rare ones become one code when
- * there are at least two; a lone one joins the least populous code that is not rare.  ordered = 0 is PrivSyn's merge.
+ * there are at least two; a lone one joins the most populous code that is not rare.  ordered = 0 is PrivSyn's merge.
  */
 uint32_t	dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_below,
 						  uint16_t *code_map, uint32_t *nmerged);

@@ -155,7 +155,7 @@ count_split_beats(void *arg, const dp_progress *pr)
 
 /*
  * 7. A lone rare code (a column's NULL/other cell that nothing fills, as income's) is merged with
- * the least populous other code instead of staying a near-empty code of every marginal holding
+ * the most populous other code instead of staying a near-empty code of every marginal holding
  * the column; two or more rare codes are merged among themselves as before.
  */
 static void
@@ -192,10 +192,10 @@ test_lone_rare(void)
 		unit_check(res.merged_sizes[0] == 3 && res.merged_codes == 0,
 				   "an empty code released above the threshold stays a code of its own");
 	else
-		unit_check(rc == 0 && res.merged_sizes[0] == 2 && res.code_map[0][2] == res.code_map[0][1] &&
+		unit_check(rc == 0 && res.merged_sizes[0] == 2 && res.code_map[0][2] == res.code_map[0][0] &&
 				   res.code_map[0][0] != res.code_map[0][1] && res.merged_sizes[1] == 2 &&
 				   res.merged_codes == 2,
-				   "a lone rare code joins the least populous other code (merged sizes %u, %u; %u merged codes)",
+				   "a lone rare code joins the most populous other code (merged sizes %u, %u; %u merged codes)",
 				   res.merged_sizes[0], res.merged_sizes[1], res.merged_codes);
 	for (uint64_t i = 0; rc == 0 && i < res.synth.nrows; i++)
 		empty_rows += res.synth.col[0][i] == 2;
@@ -238,14 +238,20 @@ test_rare_merge(void)
 		unit_check(nc == 4 && nm == 3 && map_is(map, want, 6),
 				   "categories: the rare codes become one code (%u codes, %u merged)", nc, nm);
 	}
-	/* categories: a lone rare code joins the least populous other code */
+	/* categories: a lone rare code joins the most populous other code (the first of a tie) */
 	{
-		const double x[4] = {50, 20, 3, 40};
+		const double x[4] = {20, 50, 3, 40};
 		const uint16_t want[4] = {0, 1, 1, 2};
+		const double tie[4] = {40, 20, 3, 40};
+		const uint16_t want_tie[4] = {0, 1, 0, 2};
 
 		nc = dp_rare_merge(x, 4, 0, 10, map, &nm);
 		unit_check(nc == 3 && nm == 2 && map_is(map, want, 4),
-				   "categories: a lone rare code joins the least populous code (%u codes, %u merged)", nc, nm);
+				   "categories: a lone rare code joins the most populous code (%u codes, %u merged)", nc, nm);
+		nc = dp_rare_merge(tie, 4, 0, 10, map, &nm);
+		unit_check(nc == 3 && nm == 2 && map_is(map, want_tie, 4),
+				   "categories: of two equally populous codes, the first takes the lone rare code (%u codes, %u merged)",
+				   nc, nm);
 	}
 	/* bins: the same counts as ordered values: 1 joins 0 or 2 (the lighter, 2), 3-4 join 5 */
 	{
@@ -257,10 +263,10 @@ test_rare_merge(void)
 				   "bins: a light run of rare bins joins its lighter neighbour (%u codes, %u merged)", nc, nm);
 	}
 	/* bins: a run heavy enough in all stays a code of its own; a rare first bin joins bin 1;
-	 * the rare NULL cell (code 7) joins the least populous bin that is neither rare nor merged */
+	 * the rare NULL cell (code 7) joins the most populous bin that is not rare (code 5) */
 	{
 		const double x[8] = {4, 60, 6, 5, 7, 80, 25, 1};
-		const uint16_t want[8] = {0, 0, 1, 1, 1, 2, 3, 3};
+		const uint16_t want[8] = {0, 0, 1, 1, 1, 2, 3, 2};
 
 		nc = dp_rare_merge(x, 8, 7, 10, map, &nm);
 		unit_check(nc == 4 && nm == 7 && map_is(map, want, 8),
