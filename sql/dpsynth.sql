@@ -1965,19 +1965,16 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 		UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
 			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
 		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.t)
-	UPDATE dpsynth.budgets b SET privacy_unit_name = new_name::name
-		WHERE b.relid IN (SELECT t FROM tree) AND b.privacy_unit_name = old_name::name
-		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-					  WHERE a.attrelid = b.relid AND a.attname = new_name::name AND NOT a.attisdropped);
-	WITH RECURSIVE tree(t) AS (
-		SELECT rel
-		UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
-			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
-		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.t)
-	UPDATE dpsynth.budgets b SET unit_constant_names =
-			ARRAY(SELECT CASE WHEN u.nm = old_name::name THEN new_name::name ELSE u.nm END
-				  FROM unnest(b.unit_constant_names) WITH ORDINALITY u(nm, i) ORDER BY u.i)
-		WHERE b.relid IN (SELECT t FROM tree) AND old_name::name = ANY (b.unit_constant_names)
+	UPDATE dpsynth.budgets b
+		SET privacy_unit_name = CASE WHEN b.privacy_unit_name = old_name::name THEN new_name::name
+									 ELSE b.privacy_unit_name END,
+			unit_constant_names =
+				CASE WHEN old_name::name = ANY (b.unit_constant_names)
+					 THEN ARRAY(SELECT CASE WHEN u.nm = old_name::name THEN new_name::name ELSE u.nm END
+								FROM unnest(b.unit_constant_names) WITH ORDINALITY u(nm, i) ORDER BY u.i)
+					 ELSE b.unit_constant_names END
+		WHERE b.relid IN (SELECT t FROM tree)
+		  AND (b.privacy_unit_name = old_name::name OR old_name::name = ANY (b.unit_constant_names))
 		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
 					  WHERE a.attrelid = b.relid AND a.attname = new_name::name AND NOT a.attisdropped);
 $$;
