@@ -264,13 +264,17 @@ dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink,
 	uint32_t	last = k;
 	int64_t		total = 0;
 
-	/* the last cell above k released at shrink or more: the cells beyond it are noise alone */
-	for (uint32_t j = kmax; j > k; j--)
-		if ((double) hist[j] >= shrink)
-		{
-			last = j;
-			break;
-		}
+	/* the last cell above k released at shrink or more: the cells beyond it are noise alone
+	 * (shrink 0: every cell, as released) */
+	if (!(shrink > 0))
+		last = kmax;
+	else
+		for (uint32_t j = kmax; j > k; j--)
+			if ((double) hist[j] >= shrink)
+			{
+				last = j;
+				break;
+			}
 	out[0] = 0;
 	for (uint32_t j = 1; j <= k; j++)
 		out[j] = 0;

@@ -324,6 +324,33 @@ test_fold_hist(void)
 	dp_unit_fold_hist(h, 32, 32, 102.0, out);
 	unit_check(out[1] == 7111 && out[2] == 732 && out[7] == 0 && out[32] == 0,
 			   "k = kmax: 7111 and 732 kept, 101 and -9 none");
+	/* shrink 0 with negative top cells: still every cell folded */
+	memset(h, 0, sizeof(h));
+	h[1] = 10;
+	h[2] = 110;
+	h[31] = -7;
+	h[32] = -5;
+	dp_unit_fold_hist(h, 32, 2, 0, out);
+	unit_check(out[2] == 98, "shrink 0 folds negative top cells too (got %lld)", (long long) out[2]);
+	/* a cell exactly at shrink is kept (>=), and cell k below shrink still folds where a cell
+	 * above it passes */
+	memset(h, 0, sizeof(h));
+	h[1] = 500;
+	h[2] = 40;
+	h[3] = 102;
+	dp_unit_fold_hist(h, 32, 2, 102.0, out);
+	unit_check(out[2] == 142, "cell 3 at exactly 102 ends the fold; cell 2 (40) folds with it (got %lld)",
+			   (long long) out[2]);
+	/* k = 1: one cell, the fold of 1..L */
+	memset(h, 0, sizeof(h));
+	h[1] = 300;
+	h[2] = 150;
+	h[3] = 20;
+	h[4] = 200;
+	h[5] = 30;
+	dp_unit_fold_hist(h, 32, 1, 102.0, out);
+	unit_check(out[1] == 300 + 150 + 20 + 200 && out[0] == 0, "k = 1: cells 1..4 folded, 5 dropped (got %lld)",
+			   (long long) out[1]);
 	/* no cell reaches 102 (a table smaller than the noise): every cell folded as released */
 	memset(h, 0, sizeof(h));
 	h[1] = 50;
