@@ -13,7 +13,7 @@
 -- until the owner points the unit back at its column by name, and a column that only sits at the
 -- unit's attnum never becomes the unit.
 CREATE FUNCTION dpsynth._unit_follows_rename(rel oid, old_name text, new_name text) RETURNS void
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 	WITH RECURSIVE tree(t) AS (
 		SELECT rel
 		UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
@@ -41,7 +41,7 @@ CREATE EVENT TRIGGER dpsynth_follow_rename ON ddl_command_end
 	WHEN TAG IN ('ALTER TABLE', 'ALTER FOREIGN TABLE', 'ALTER TYPE') EXECUTE FUNCTION dpsynth._follow_rename();
 
 CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
 	cmd record;
 	tree oid[];

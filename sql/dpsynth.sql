@@ -1959,7 +1959,7 @@ REVOKE ALL ON FUNCTION dpsynth._tree_conflict(oid, oid[], boolean), dpsynth._gua
 -- until the owner points the unit back at its column by name, and a column that only sits at the
 -- unit's attnum never becomes the unit.
 CREATE FUNCTION dpsynth._unit_follows_rename(rel oid, old_name text, new_name text) RETURNS void
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 	WITH RECURSIVE tree(t) AS (
 		SELECT rel
 		UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
@@ -1991,7 +1991,7 @@ CREATE EVENT TRIGGER dpsynth_follow_rename ON ddl_command_end
 -- table before the change are followed (the name part that the command did not change must
 -- still match), so a row left behind by a vanished table is never re-attached by a rename.
 CREATE FUNCTION dpsynth._on_alter() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
 	cmd record;
 	tree oid[];

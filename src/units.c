@@ -165,9 +165,8 @@ dpsynth_unit_load(Oid relid, DpUnit *u)
 	if (declared_name == NULL || get_attnum(relid, declared_name) == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the privacy unit column%s%s%s of table \"%s\" is gone",
-						declared_name ? " \"" : "", declared_name ? declared_name : "",
-						declared_name ? "\"" : "", get_rel_name(relid)),
+				 errmsg("the privacy unit column%s of table \"%s\" is gone",
+						declared_name ? psprintf(" \"%s\"", declared_name) : "", get_rel_name(relid)),
 				 errdetail("It was dropped, or renamed where dpsynth could not follow, and no other column is the unit. Nothing was charged."),
 				 declared_name ?
 				 errhint("If the column was renamed, the table's owner renames it back to \"%s\".", declared_name) : 0));
@@ -385,12 +384,10 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * sensitivity 1), then k is the bound of least estimated error (rows dropped against the
  * release's noise, u->learn_noise_l1, at the release's sensitivity: u->learn_cell) up to their 0.95-quantile, each cell less 3 sd of the
  * noise, at least 0 (dp_unit_pick_k_weighed, post-processing), and the unit's bounds become k and min(c, k).
- * u->released_hist gets the released histogram of the units' rows
- * bounded at k, each cell released below 3 sd counting as no unit: cells 1..k-1 as released,
- * cell k the sum of the cells from k up to the last one released at 3 sd or more, the cells
- * beyond it empty (dp_unit_fold_hist; post-processing:
- * min(rows, k) is a function of min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at
- * k and release nothing more about the units' rows (u->learned).
+ * u->released_hist gets the released histogram of the units' rows folded at k, its cells of
+ * noise alone dropped at 3 sd (dp_unit_fold_hist; post-processing: min(rows, k) is a function of
+ * min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at k and release nothing more
+ * about the units' rows (u->learned).
  */
 static void
 learn_k(DpUnit *u, int64 *learned)
