@@ -2013,12 +2013,16 @@ BEGIN
 		IF cmd.objsubid > 0 THEN
 			-- its domain and policy: the attnums first brought back to the names
 			PERFORM dpsynth._domains_by_name(cmd.objid);
-			-- its rows and those of the tables below it, into which the rename recursed (their rows
-			-- were brought back to their columns before it ran, dpsynth_guard_ddl): in each table,
-			-- the row at the attnum of its column of the new name follows, once its own name is gone
-			-- from that table
+			-- its rows and those of the tables below it, into which the rename recursed: the
+			-- children (their rows were brought back to their columns before it ran,
+			-- dpsynth_guard_ddl) and, for ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE, the tables
+			-- of that composite type and theirs.  In each table, the row at the attnum of its column
+			-- of the new name follows, once its own name is gone from that table (a row whose
+			-- attnum a restore left stale stays, and a release refuses it)
 			tree := ARRAY[cmd.objid] || ARRAY(WITH RECURSIVE down(t) AS (
 								SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
+								UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
+									WHERE ty.oid = cmd.objid AND ty.relkind = 'c' AND c.reloftype = ty.reltype
 								UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
 							SELECT t FROM down);
 			FOREACH cat IN ARRAY ARRAY['dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass] LOOP
@@ -2040,7 +2044,7 @@ END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._on_alter() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_on_alter ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA') EXECUTE FUNCTION dpsynth._on_alter();
+	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER TYPE') EXECUTE FUNCTION dpsynth._on_alter();
 
 -- Before DDL that would break a promise (src/dpsynth.c, dpsynth_guard_ddl):
 --  * DROP EXTENSION dpsynth (or DROP SCHEMA ... CASCADE of its schema, DROP OWNED BY its owner)

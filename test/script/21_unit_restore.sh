@@ -104,6 +104,13 @@ is "$(q $SRC "SELECT privacy_unit_name || '/' || unit_constant_names::text FROM 
 	"person/{gender}" "ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the typed table's unit and unit-constant names follow"
 is "$(psql -X -qAt -d $SRC -c "SELECT string_agg(coalesce(cell[1], 'null') || '=' || noisy_count, ',' ORDER BY cell[1]) FROM dp_marginal('typed', ARRAY['dept'], epsilon => 1e5)" 2>&1)" \
 	"1=1,2=19,null=0" "and its releases are bounded by the renamed unit (dept of a typed table is nullable)"
+# ... and its declared domains follow such a rename too (before: the release was refused, the
+# domain "declared for column dept", as after a renumbering restore)
+q $SRC "ALTER TYPE vt RENAME ATTRIBUTE dept TO ward CASCADE" >/dev/null
+is "$(q $SRC "SELECT string_agg(attnum || ':' || attname, ' ') FROM dpsynth.domains WHERE relid = 'typed'::regclass")" \
+	"1:ward" "ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the typed table's declared domain follows"
+is "$(psql -X -qAt -d $SRC -c "SELECT string_agg(coalesce(cell[1], 'null') || '=' || noisy_count, ',' ORDER BY cell[1]) FROM dp_marginal('typed', ARRAY['ward'], epsilon => 1e5)" 2>&1)" \
+	"1=1,2=19,null=0" "and the renamed column is released with its declared domain"
 # a rename of the unit column waits for a release's transaction that holds the table, and the
 # release is not held up by the rename (the unit's name follows at the command's end, after the
 # rename's own lock: before it, the budget row would be locked first and the charge would wait
