@@ -302,7 +302,11 @@ for m in $METHODS; do
 	fi
 	methods="$methods $m"
 done
-cmd="RUNS=$RUNS EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" METHODS=\"${methods# }\"${FOCUS:+ FOCUS=$FOCUS} bench/units.sh"
+# the command that reproduces the table: every setting that changes a synthesis, the k of each
+# method and dataset included (KS_*: learned or declared), as this run had them
+ks=""
+for v in $(compgen -v | grep '^KS_' | sort); do ks="$ks $v=\"${!v}\""; done
+cmd="RUNS=$RUNS EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" METHODS=\"${methods# }\"$ks${FOCUS:+ FOCUS=$FOCUS}${UNIT_DISCOVERY:+ UNIT_DISCOVERY=$UNIT_DISCOVERY} bench/units.sh"
 /usr/bin/python3 - "$OUT/meta.json" <<PY
 import json, sys
 json.dump({"date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
