@@ -118,11 +118,12 @@ mnt() {	# mnt TARGET MOUNT-ARGS...: mounts, and remembers it for finish
 	mkdir -p "$target" && mount "$@" "$target" || die "mount $* $target failed"
 	mounted+=("$target")
 }
-# in_root CMD: bash -c CMD in the checkout, in the root, as root, with a clean environment
+# in_root CMD: sets IN_ROOT to the command line that runs bash -c CMD in the checkout, in the
+# root, as root, with a clean environment
 in_root() {
-	"${NICE_CMD[@]}" chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		DPSYNTH_PORT="$PORT" /bin/bash -c "cd $CI && $1"
+	IN_ROOT=("${NICE_CMD[@]}" chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+		DPSYNTH_PORT="$PORT" /bin/bash -c "cd $CI && $1")
 }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -179,12 +180,14 @@ if [ $SETUP_ONLY = 1 ]; then
 		die "the apt-get lines of scripts/test, scripts/pgbuild or scripts/citusbuild were not found"
 	rc=0
 	step() {	# step NAME CMD [tolerated]: times CMD in the root; a failure fails the run unless tolerated
-		local t r
+		local r wall user sys
 		echo "== $1: $2" >>"$LOG"
-		t=$(now)
-		in_root "$2" >>"$LOG" 2>&1
+		in_root "$2"
+		/usr/bin/time -f '%e %U %S' -o "$ROOT.step.log" "${IN_ROOT[@]}" >>"$LOG" 2>&1
 		r=$?
-		echo "$1: $(secs "$t" "$(now)") s (exit $r${3:+, ignored as the script ignores it})"
+		read -r wall user sys <"$ROOT.step.log"
+		rm -f "$ROOT.step.log"
+		echo "$1: $wall s wall, $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }') s CPU (exit $r${3:+, ignored as the script ignores it})"
 		[ $r = 0 ] || [ -n "${3:-}" ] || rc=$r
 	}
 	step "apt: scripts/test's packages (apt-get update, install)" \
@@ -196,8 +199,9 @@ if [ $SETUP_ONLY = 1 ]; then
 	step "apt: scripts/citusbuild's packages" \
 		"DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $citus_pkgs"
 	if [ -n "$CHECK" ] && [ $rc = 0 ]; then
+		mark=$(wc -l <"$LOG")
 		step "check: $CHECK" "$CHECK"
-		grep -E '^(not ok|ok)' "$LOG" | tail -n 40
+		tail -n +"$((mark + 1))" "$LOG" | grep -E '^(not ok|ok)' | tail -n 40
 	fi
 	echo "root: $ROOT$([ $CLEAN = 1 ] && echo ' (removed: --clean)'); log: $LOG"
 	exit $rc
@@ -205,12 +209,11 @@ fi
 command=$(awk '/^```/ { n++; next } n == 1' "$ROOT$CI/README.md" | sed -n 's/^\(\.\/scripts\/test\)\( .*\)\{0,1\}$/\1/p' | head -n 1)
 [ -n "$command" ] || die "no ./scripts/test line in the README's first code block"
 echo "running, as .ci/run does: cd $CI && $command (DPSYNTH_PORT=$PORT${NICE:+, nice -n $NICE})"
-/usr/bin/time -v -o "$ROOT.time" "${NICE_CMD[@]}" chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb \
-	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin DPSYNTH_PORT="$PORT" \
-	/bin/bash -c "cd $CI && $command" >>"$LOG" 2>&1
+in_root "$command"
+/usr/bin/time -v -o "$ROOT.time.log" "${IN_ROOT[@]}" >>"$LOG" 2>&1
 rc=$?
 echo "the test command exited $rc"
-grep -E 'Elapsed \(wall clock\)|User time|System time' "$ROOT.time" | sed 's/^\t*/  /'
+grep -E 'Elapsed \(wall clock\)|User time|System time' "$ROOT.time.log" | sed 's/^\t*/  /'
 grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -n 1
-echo "root: $ROOT; log: $LOG; /usr/bin/time -v: $ROOT.time"
+echo "root: $ROOT; log: $LOG; /usr/bin/time -v: $ROOT.time.log"
 exit $rc
