@@ -418,7 +418,7 @@ test_adaptive(void)
 			for (uint32_t j = 0; j < 5; j++)
 				merged = merged || res.merged_sizes[j] != sizes[j];
 			if (merged)
-				unit_diag("the small domain merged a code: the cell check is skipped");
+				ok = false;		/* not checked: reported as a skip below */
 			else if (dp_maxent_fit(res.margs, res.nmargs, 5, res.merged_sizes, P,
 								   dp_maxent_sweeps(nc, res.nmargs), DP_MAXENT_TOL, NULL, NULL) < 1)
 				ok = false;
@@ -439,7 +439,11 @@ test_adaptive(void)
 					ok = (double) cnt[c] >= floor(np) - 1e-6 && (double) cnt[c] <= ceil(np) + 1e-6;
 				}
 			}
-			unit_check(ok, "small domain: every cell of the synthetic rows holds floor or ceil of n P, P fitted to the model's marginals apart");
+			if (merged)
+				unit_skip("small domain: every cell of the synthetic rows holds floor or ceil of n P",
+						  "the small domain merged a code");
+			else
+				unit_check(ok, "small domain: every cell of the synthetic rows holds floor or ceil of n P, P fitted to the model's marginals apart");
 			free(P);
 			free(cnt);
 		}
