@@ -30,14 +30,17 @@
 #define DP_PARTIAL_VERSION		1
 #define DP_PARTIAL_HEADER_BYTES 10	/* magic 4, version 1, layout 1, ncols 4 */
 
+/* What a function below returned: 0, or a failure, negative (dp_env.h's convention: rc < 0 means
+ * it failed); these functions take no progress callback and record no words (the glue says them,
+ * dp_partial_status_message). */
 typedef enum dp_partial_status
 {
 	DP_PARTIAL_OK = 0,
-	DP_PARTIAL_BAD_SHAPE,		/* no column, too many, a size < 1, or too many cells */
-	DP_PARTIAL_SHAPE_MISMATCH,	/* two states, or a state and a row, of different shapes */
-	DP_PARTIAL_CODE_RANGE,		/* a code outside its column's domain */
-	DP_PARTIAL_OVERFLOW,		/* a count would pass INT64_MAX */
-	DP_PARTIAL_MALFORMED		/* bytes that are not a state of this version */
+	DP_PARTIAL_BAD_SHAPE = -1,	/* no column, too many, a size < 1, or too many cells */
+	DP_PARTIAL_SHAPE_MISMATCH = -2,	/* two states, or a state and a row, of different shapes */
+	DP_PARTIAL_CODE_RANGE = -3, /* a code outside its column's domain */
+	DP_PARTIAL_OVERFLOW = -4,	/* a count would pass INT64_MAX */
+	DP_PARTIAL_MALFORMED = -5	/* bytes that are not a state of this version */
 } dp_partial_status;
 
 typedef struct dp_partial

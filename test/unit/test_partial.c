@@ -68,6 +68,10 @@ test_shapes(void)
 
 	unit_check(dp_partial_shape(ok_sizes, 3, &n) == DP_PARTIAL_OK && n == 60, "3 x 4 x 5 has 60 cells");
 	unit_check(dp_partial_shape(zero, 2, &n) == DP_PARTIAL_BAD_SHAPE, "a column of 0 codes is refused");
+	/* dp_env.h's return codes: a failure is negative */
+	unit_check(DP_PARTIAL_BAD_SHAPE < 0 && DP_PARTIAL_SHAPE_MISMATCH < 0 && DP_PARTIAL_CODE_RANGE < 0 &&
+			   DP_PARTIAL_OVERFLOW < 0 && DP_PARTIAL_MALFORMED < 0 && dp_partial_shape(zero, 2, &n) < 0,
+			   "every failure status is negative (rc < 0 means failed)");
 	unit_check(dp_partial_shape(ok_sizes, 0, &n) == DP_PARTIAL_BAD_SHAPE, "no column is refused");
 	unit_check(dp_partial_shape(ok_sizes, DP_PARTIAL_MAX_COLS + 1, &n) == DP_PARTIAL_BAD_SHAPE,
 			   "17 columns are refused");
