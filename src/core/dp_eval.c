@@ -648,7 +648,7 @@ run_one_way(dp_eval *e, dp_eval_result *res)
 		col->real_frac = ev_alloc(e, col->size * sizeof(double));
 		col->synth_frac = ev_alloc(e, col->size * sizeof(double));
 		if (!col->real_frac || !col->synth_frac)
-			return -1;
+			return DP_FAILED;
 		for (int k = 0; k < col->size; k++)
 		{
 			col->real_frac[k] = (double) e->count1[0][c][k] / (double) e->nrows[0];
@@ -677,9 +677,9 @@ run_pairs(dp_eval *e, dp_eval_result *res, ev_cells *m)
 						dv;
 
 			if (ev_cancelled(e))
-				return -2;
+				return DP_CANCELLED;
 			if (marginal_cells(e, res, cols, 2, m) != 0)
-				return -1;
+				return DP_FAILED;
 			tvd = cells_tvd(e, m);
 			dv = fabs(cramers_v(e, res, a, b, m, 0) - cramers_v(e, res, a, b, m, 1));
 			res->tvd2_pair[a * d + b] = res->tvd2_pair[b * d + a] = tvd;
@@ -718,11 +718,11 @@ run_triples(dp_eval *e, dp_eval_result *res, ev_cells *m, dp_pcg64 *rng)
 	double		sum = 0;
 
 	if (pick == NULL)
-		return -1;
+		return DP_FAILED;
 	if (all > want)
 	{
 		if (!dp_pcg64_choice(rng, all, want, pick))
-			return -1;
+			return DP_FAILED;
 		qsort(pick, want, sizeof(int64_t), cmp_i64);
 	}
 	else
@@ -738,9 +738,9 @@ run_triples(dp_eval *e, dp_eval_result *res, ev_cells *m, dp_pcg64 *rng)
 					continue;
 				next++;
 				if (ev_cancelled(e))
-					return -2;
+					return DP_CANCELLED;
 				if (marginal_cells(e, res, cols, 3, m) != 0)
-					return -1;
+					return DP_FAILED;
 				sum += cells_tvd(e, m);
 			}
 	res->ntriples = want;
@@ -783,9 +783,9 @@ run_ranges(dp_eval *e, dp_eval_result *res, dp_pcg64 *rng)
 					hi[3];
 
 		if (q % 50 == 0 && ev_cancelled(e))
-			return -2;
+			return DP_CANCELLED;
 		if (!dp_pcg64_choice(rng, e->ncols, k, cols))
-			return -1;
+			return DP_FAILED;
 		for (int j = 0; j < k; j++)
 		{
 			int64_t		size = res->cols[cols[j]].size;
@@ -869,7 +869,7 @@ run_marginals(dp_eval *e, dp_eval_result *res)
 
 	m.cell = ev_alloc(e, (size_t) (e->nrows[0] + e->nrows[1] + 1) * sizeof(ev_cell));
 	if (m.cell == NULL)
-		return -1;
+		return DP_FAILED;
 	dp_pcg64_seed(&rng, DP_EVAL_SEED);
 	if ((rc = run_one_way(e, res)) == 0 && (rc = run_pairs(e, res, &m)) == 0 &&
 		(rc = run_triples(e, res, &m, &rng)) == 0)
@@ -878,8 +878,8 @@ run_marginals(dp_eval *e, dp_eval_result *res)
 	return rc;
 }
 
-/* dp_eval_run's work: 0, -1 out of memory, -2 cancelled, -3 an empty table (the steps' own
- * codes, which dp_eval_run turns into dp_env.h's). */
+/* dp_eval_run's work: 0, DP_CANCELLED, or DP_FAILED (an empty table recorded by dp_fail here; an
+ * allocation that failed by dp_eval_run).  The steps return the same codes. */
 static int
 eval_run(dp_eval *e, int target, dp_eval_result *res)
 {
@@ -887,7 +887,10 @@ eval_run(dp_eval *e, int target, dp_eval_result *res)
 
 	memset(res, 0, sizeof(*res));
 	if (e->nrows[DP_EVAL_REAL] == 0 || e->nrows[DP_EVAL_SYNTH] == 0)
-		return -3;
+	{
+		dp_fail(DP_ERR_INVALID, "the real or the synthetic table is empty");
+		return DP_FAILED;
+	}
 	e->target = target;
 	res->ncols = e->ncols;
 	for (int t = 0; t < DP_EVAL_NTABLES; t++)
@@ -895,16 +898,16 @@ eval_run(dp_eval *e, int target, dp_eval_result *res)
 	res->cols = ev_zalloc(e, e->ncols * sizeof(dp_eval_column));
 	res->tvd2_pair = ev_zalloc(e, (size_t) e->ncols * e->ncols * sizeof(double));
 	if (!res->cols || !res->tvd2_pair)
-		return -1;
+		return DP_FAILED;
 	for (int c = 0; c < e->ncols; c++)
 		if (discretize(e, c, &res->cols[c]) != 0)
-			return -1;
+			return DP_FAILED;
 	if (encode_tables(e, res) != 0)
-		return -1;
+		return DP_FAILED;
 	if ((rc = run_marginals(e, res)) != 0)
 		return rc;
 	if (copy_rates(e, res) != 0)
-		return -1;
+		return DP_FAILED;
 	if ((rc = ev_run_dcr(e, res)) != 0)
 		return rc;
 	return ev_run_ml(e, res);
@@ -918,13 +921,11 @@ dp_eval_run(dp_eval *e, int target, dp_eval_result *res)
 	{
 		case 0:
 			return 0;
-		case -2:
+		case DP_CANCELLED:
 			dp_fail(DP_ERR_CANCELLED, "the evaluation was cancelled by its progress callback");
 			return DP_CANCELLED;
-		case -3:
-			dp_fail(DP_ERR_INVALID, "the real or the synthetic table is empty");
-			return DP_FAILED;
 		default:
+			/* kept only when no failure was recorded (dp_fail keeps the first) */
 			dp_fail(DP_ERR_NOMEM, "could not allocate the evaluation's memory");
 			return DP_FAILED;
 	}

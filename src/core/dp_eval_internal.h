@@ -83,7 +83,7 @@ ev_cancelled(const dp_eval *e)
 	return dp_report(e->h.progress, e->h.progress_arg, DP_PHASE_NONE, 0, 0, -1) != 0;
 }
 
-/* dp_eval_ml.c: returns 0, -1 out of memory, -2 cancelled */
+/* dp_eval_ml.c: returns 0, DP_FAILED (out of memory) or DP_CANCELLED (dp_env.h) */
 extern int	ev_run_ml(dp_eval *e, dp_eval_result *res);
 extern int	ev_run_dcr(dp_eval *e, dp_eval_result *res);
 

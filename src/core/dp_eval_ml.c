@@ -305,8 +305,8 @@ lr_eta(const ev_lr *m, int t, int64_t r, const double *beta)
 	return eta;
 }
 
-/* One Newton step over table t's rows for "label == positive"; returns the step's size, or -1
- * when cancelled or singular. */
+/* One Newton step over table t's rows for "label == positive"; returns the step's size, or
+ * DP_CANCELLED when cancelled, DP_FAILED when singular. */
 static double
 newton_step(ev_lr *m, int t, int positive, double *beta)
 {
@@ -341,10 +341,10 @@ newton_step(ev_lr *m, int t, int positive, double *beta)
 				h[f[j2]] += w;
 		}
 		if ((r + 1) % ROW_BLOCK == 0 && ev_cancelled(e))
-			return -1;
+			return DP_CANCELLED;
 	}
 	if (ev_cancelled(e))
-		return -1;
+		return DP_CANCELLED;
 	/* the penalty lambda/2 |beta|^2 (not on the intercept, which gets a tiny ridge) */
 	for (int j = 0; j < P; j++)
 	{
@@ -356,7 +356,7 @@ newton_step(ev_lr *m, int t, int positive, double *beta)
 	/* row-major upper = column-major lower */
 	dposv_("L", &P, &one, m->H, &P, m->g, &P, &info, 1);
 	if (info != 0)
-		return -1;
+		return DP_FAILED;
 	for (int j = 0; j < P; j++)
 	{
 		beta[j] += m->g[j];
@@ -374,7 +374,7 @@ lr_fit(ev_lr *m, int t, int positive, double *beta)
 		double		step = newton_step(m, t, positive, beta);
 
 		if (step < 0)
-			return ev_cancelled(m->e) ? -2 : -1;
+			return (int) step;	/* (asking the callback again could get another answer) */
 		if (step < LR_TOL)
 			break;
 	}
@@ -492,7 +492,7 @@ train_and_score(ev_lr *m, int t, int nl, double *acc, double *auc)
 	int			rc = 0;
 
 	if (!seen || !prob || !beta)
-		return -1;
+		return DP_FAILED;
 	for (int64_t r = 0; r < e->nrows[t]; r++)
 		if (row_label(m, t, r) >= 0)
 			seen[row_label(m, t, r)]++;
@@ -543,10 +543,10 @@ ev_run_ml(dp_eval *e, dp_eval_result *res)
 	if (res->ml_skipped)
 		return 0;
 	if (blas_load() != 0)
-		return -1;
+		return DP_FAILED;
 	memset(&m, 0, sizeof(m));
 	if (make_layout(e, res, false, &L) != 0 || (m.label = label_index(e, &res->nlabels)) == NULL)
-		return -1;
+		return DP_FAILED;
 	m.e = e;
 	m.P = L.p + 1;
 	m.k = 1;
@@ -554,11 +554,11 @@ ev_run_ml(dp_eval *e, dp_eval_result *res)
 		m.k += L.offset[c] >= 0;
 	for (int t = 0; t < DP_EVAL_NTABLES; t++)
 		if (lr_rows(&m, &L, t) != 0)
-			return -1;
+			return DP_FAILED;
 	m.H = ev_alloc(e, (size_t) m.P * m.P * sizeof(double));
 	m.g = ev_alloc(e, m.P * sizeof(double));
 	if (!m.H || !m.g)
-		return -1;
+		return DP_FAILED;
 	if ((rc = train_and_score(&m, DP_EVAL_SYNTH, res->nlabels, &res->tstr_acc, &res->tstr_auc)) != 0 ||
 		(rc = train_and_score(&m, DP_EVAL_REAL, res->nlabels, &res->trtr_acc, &res->trtr_auc)) != 0)
 		return rc;
@@ -649,7 +649,8 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The 5th percentile of the queries' distances to their closest reference row, or -2. */
+/* The 5th percentile of the queries' distances to their closest reference row, or DP_FAILED (out
+ * of memory) or DP_CANCELLED. */
 static double
 dcr_p5(dp_eval *e, const double *Q, int64_t nq, const double *R, int64_t nr, int p)
 {
@@ -660,7 +661,7 @@ dcr_p5(dp_eval *e, const double *Q, int64_t nq, const double *R, int64_t nr, int
 	double		p5;
 
 	if (!qn || !rn || !best || !G)
-		return -1;
+		return DP_FAILED;
 	row_norms(Q, nq, p, qn);
 	row_norms(R, nr, p, rn);
 	for (int64_t i = 0; i < nq; i++)
@@ -670,7 +671,7 @@ dcr_p5(dp_eval *e, const double *Q, int64_t nq, const double *R, int64_t nr, int
 		int			nb = (int) (nr - r0 < ROW_BLOCK ? nr - r0 : ROW_BLOCK);
 
 		if (ev_cancelled(e))
-			return -2;
+			return DP_CANCELLED;
 		/* G = Q R_b', then |q|^2 + |r|^2 - 2 q.r */
 		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) nq, nb, p, 1.0, Q, p,
 					R + (size_t) r0 * p, p, 0.0, G, nb);
@@ -702,14 +703,14 @@ ev_run_dcr(dp_eval *e, dp_eval_result *res)
 			   *Q;
 
 	if (blas_load() != 0)
-		return -1;
+		return DP_FAILED;
 	if (numeric_moments(e, res) != 0 || make_layout(e, res, true, &L) != 0)
-		return -1;
+		return DP_FAILED;
 	res->dcr_features = L.p;
 	res->dcr_p5_holdout = NAN;
 	dp_pcg64_seed(&rng, DP_EVAL_SAMPLE_SEED);
 	if ((R = sample_rows(e, &L, DP_EVAL_REAL, DP_EVAL_DCR_REFERENCE, &rng, &res->dcr_reference)) == NULL)
-		return -1;
+		return DP_FAILED;
 	for (int t = DP_EVAL_SYNTH; t < DP_EVAL_NTABLES; t++)
 	{
 		int64_t		nq;
@@ -718,7 +719,7 @@ ev_run_dcr(dp_eval *e, dp_eval_result *res)
 		if (e->nrows[t] == 0)
 			continue;
 		if ((Q = sample_rows(e, &L, t, DP_EVAL_DCR_QUERIES, &rng, &nq)) == NULL)
-			return -1;
+			return DP_FAILED;
 		p5 = dcr_p5(e, Q, nq, R, res->dcr_reference, L.p);
 		if (p5 < 0)
 			return (int) p5;

@@ -12,28 +12,28 @@
 #include "dp_env.h"
 
 /*
- * A failure recorded in words (dp_fail, dp_env.h), as the pipelines' return code: -2 for an
- * allocation failure or an invalid input, -1 for a cancel.  msg is a whole message.
+ * A failure recorded in words (dp_fail, dp_env.h), as the pipelines' return code: DP_FAILED for
+ * an allocation failure or an invalid input, DP_CANCELLED for a cancel.  msg is a whole message.
  */
 static inline int
 dp_nomem(const char *msg)
 {
 	dp_fail(DP_ERR_NOMEM, "%s", msg);
-	return -2;
+	return DP_FAILED;
 }
 
 static inline int
 dp_invalid(const char *msg)
 {
 	dp_fail(DP_ERR_INVALID, "%s", msg);
-	return -2;
+	return DP_FAILED;
 }
 
 static inline int
 dp_cancelled(void)
 {
 	dp_fail(DP_ERR_CANCELLED, "the synthesis was cancelled by its progress callback");
-	return -1;
+	return DP_CANCELLED;
 }
 
 /* Monotonic seconds, for the phases' timings. */

@@ -429,6 +429,86 @@ test_logistic(void)
 	dp_set_handlers(NULL);
 }
 
+/* A progress callback that asks to stop at its n-th call (never when n is 0), counting calls. */
+typedef struct
+{
+	long		n;
+	long		calls;
+} cancel_at;
+
+static int
+cancel_at_call(void *arg, const dp_progress *pr)
+{
+	cancel_at  *c = arg;
+
+	(void) pr;
+	return ++c->calls == c->n;
+}
+
+/* test_logistic's tables with 2 labels, read through hooks h. */
+static dp_eval *
+logistic_tables(const dp_eval_hooks *h)
+{
+	const char *names[LR_COLS + 1] = {"a", "b", "c", "y"};
+	const int	n[DP_EVAL_NTABLES] = {900, 700, 500};
+	dp_eval    *e = dp_eval_create(LR_COLS + 1, names, h);
+	dp_pcg64	g;
+
+	dp_pcg64_seed(&g, 9);
+	for (int t = 0; t < DP_EVAL_NTABLES; t++)
+		for (int i = 0; i < n[t]; i++)
+		{
+			int			row[LR_COLS + 1];
+			const char *cells[LR_COLS + 1];
+
+			lr_row(&g, 2, row);
+			for (int c = 0; c <= LR_COLS; c++)
+				cells[c] = lr_labels[c][row[c]];
+			dp_eval_add_row(e, t, cells);
+		}
+	return e;
+}
+
+/*
+ * dp_env.h's return codes through every stage: a cancel at any progress call (the marginals, the
+ * ranges, the distances, the model's fits) is DP_CANCELLED with the cancel recorded, never
+ * DP_FAILED or a success; a run that is not cancelled succeeds.
+ */
+static void
+test_cancel_anywhere(void)
+{
+	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL};
+	cancel_at	count = {0, 0};
+	dp_eval_hooks counting = {cancel_at_call, &count};
+	dp_eval_result r;
+	dp_eval    *e;
+	long		total,
+				wrong = 0,
+				tried = 0;
+
+	dp_set_handlers(&arena_handlers);
+	e = logistic_tables(&counting);
+	unit_check(dp_eval_run(e, LR_COLS, &r) == 0 && r.ml_ran, "a run with a callback that never stops succeeds");
+	total = count.calls;
+	eval_free_all(e);
+	for (long k = 1; k <= total; k += total > 300 ? total / 300 : 1)
+	{
+		cancel_at	c = {k, 0};
+		dp_eval_hooks h = {cancel_at_call, &c};
+		int			rc;
+
+		e = logistic_tables(&h);
+		rc = dp_eval_run(e, LR_COLS, &r);
+		wrong += !(rc == DP_CANCELLED && dp_last_error_kind() == DP_ERR_CANCELLED);
+		tried++;
+		eval_free_all(e);
+	}
+	unit_check(total > 10 && wrong == 0,
+			   "a cancel at any of %ld progress calls (%ld tried) returns DP_CANCELLED (%ld did not)",
+			   total, tried, wrong);
+	dp_set_handlers(NULL);
+}
+
 int
 main(void)
 {
@@ -437,5 +517,6 @@ main(void)
 	test_quantile_auc();
 	test_small_tables();
 	test_logistic();
+	test_cancel_anywhere();
 	return unit_done();
 }
