@@ -101,18 +101,20 @@ typedef struct dp_plan_input
 	const dp_plan_column *cols;
 } dp_plan_input;
 
-/* Why a call is refused before its charge; the glue words each one (src/plan.c). */
+/* Why a call is refused before its charge; the glue words each one (src/plan.c).  A refusal is
+ * negative (dp_env.h's return codes: dp_plan_make's rc < 0 means it refused). */
 typedef enum dp_plan_refusal
 {
 	DP_PLAN_OK = 0,
-	DP_PLAN_BAD_INPUT,			/* units < 1, no column, or a column state out of range */
-	DP_PLAN_TOO_MANY_CELLS,		/* DP_CALL_MARGINAL: over DP_PLAN_MAX_MARGINAL_CELLS whatever
-								 * discovery finds, or no room left for one category */
-	DP_PLAN_DISCOVERY_TOO_SMALL,	/* a column's share is under one unit, its noise is out of
-									 * the sampler's range, or no threshold meets delta_each */
-	DP_PLAN_PAIR_TOO_LARGE,		/* synthesis: two columns over DP_PLAN_MAX_PAIR_CELLS together
-								 * (pair_first < pair_second name them) */
-	DP_PLAN_RELEASE_TOO_SMALL	/* DP_CALL_MARGINAL: the marginal's noise is out of range */
+	DP_PLAN_BAD_INPUT = -1,		/* units < 1, no column, or a column state out of range */
+	DP_PLAN_TOO_MANY_CELLS = -2,	/* DP_CALL_MARGINAL: over DP_PLAN_MAX_MARGINAL_CELLS whatever
+									 * discovery finds, or no room left for one category */
+	DP_PLAN_DISCOVERY_TOO_SMALL = -3,	/* a column's share is under one unit, its noise is out
+										 * of the sampler's range, or no threshold meets
+										 * delta_each */
+	DP_PLAN_PAIR_TOO_LARGE = -4,	/* synthesis: two columns over DP_PLAN_MAX_PAIR_CELLS together
+									 * (pair_first < pair_second name them) */
+	DP_PLAN_RELEASE_TOO_SMALL = -5	/* DP_CALL_MARGINAL: the marginal's noise is out of range */
 } dp_plan_refusal;
 
 typedef struct dp_plan

@@ -198,6 +198,10 @@ test_too_small(void)
 			   "the same with a selection delta of 1e-9: planned");
 	unit_check(plan_of(DP_CALL_MARGINAL, 1, 0, k, 1, &p) == DP_PLAN_OK && p.release_sigma2 < DP_DGAUSS_SIGMA2_MAX,
 			   "a marginal charged one unit: sigma^2 %g is within the sampler's range", p.release_sigma2);
+	unit_check(DP_PLAN_BAD_INPUT < 0 && DP_PLAN_TOO_MANY_CELLS < 0 && DP_PLAN_DISCOVERY_TOO_SMALL < 0 &&
+			   DP_PLAN_PAIR_TOO_LARGE < 0 && DP_PLAN_RELEASE_TOO_SMALL < 0 &&
+			   plan_of(DP_CALL_MARGINAL, 0, 0, k, 1, &p) < 0,
+			   "every refusal is negative (dp_env.h: rc < 0 means refused)");
 	unit_check(plan_of(DP_CALL_MARGINAL, 0, 0, k, 1, &p) == DP_PLAN_BAD_INPUT &&
 			   plan_of(DP_CALL_MARGINAL, 100, 0, k, 0, &p) == DP_PLAN_BAD_INPUT,
 			   "no units or no column: bad input");
