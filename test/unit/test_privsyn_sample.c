@@ -364,46 +364,35 @@ test_split_shrink(void)
 	}
 }
 
-int
-main(void)
+/* dp_privsyn_run releases a model; its rows are dp_privsyn_sample's from that model */
+static void
+check_run(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng, dp_privsyn_result *res)
 {
-	dp_codes	data;
-	dp_privsyn_params p;
-	dp_privsyn_result res;
-	dp_prng		rng;
-	dp_codes	s1,
-				s2,
-				s3,
-				merged;
-	uint64_t	n;
+	dp_codes	s1;
 	int			rc;
 
-	if (dp_random_init() != 0)
-	{
-		printf("not ok 1 - libsodium\n1..1\n");
-		return 1;
-	}
-	test_rare_merge();
-	make_table(&data);
-	dp_privsyn_default_params(&p);
-	p.rho = 5;
-	dp_prng_seed(&rng, 99);
-	memset(&res, 0, sizeof(res));
-	rc = dp_privsyn_run(&data, sizes, &p, &rng, &res);
-	unit_check(rc == 0 && res.nmargs == NCOLS + res.n_kway && res.n_kway >= 1,
-			   "dp_privsyn_run releases a model (%u one-way + %u k-way marginals)", res.n_oneway, res.n_kway);
-	unit_check(fabs(res.total - NROWS) < 20 && res.synth.nrows == dp_privsyn_default_rows(&res),
-			   "default rows: the consistent noisy total, %.1f", res.total);
-	unit_check(res.merged_sizes[2] < sizes[2] && res.merged_sizes[0] == sizes[0],
-			   "the rare values of column c are merged (%u merged codes of %u)", res.merged_sizes[2], sizes[2]);
+	memset(res, 0, sizeof(*res));
+	rc = dp_privsyn_run(data, sizes, p, rng, res);
+	unit_check(rc == 0 && res->nmargs == NCOLS + res->n_kway && res->n_kway >= 1,
+			   "dp_privsyn_run releases a model (%u one-way + %u k-way marginals)", res->n_oneway, res->n_kway);
+	unit_check(fabs(res->total - NROWS) < 20 && res->synth.nrows == dp_privsyn_default_rows(res),
+			   "default rows: the consistent noisy total, %.1f", res->total);
+	unit_check(res->merged_sizes[2] < sizes[2] && res->merged_sizes[0] == sizes[0],
+			   "the rare values of column c are merged (%u merged codes of %u)", res->merged_sizes[2], sizes[2]);
 
 	/* 1. synthesis = sampling of the released model with the same generator state */
-	dp_prng_seed(&rng, 99);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, res.synth.nrows, &p.gum, &rng, &s1);
-	unit_check(rc == 0 && same_codes(&s1, &res.synth),
+	dp_prng_seed(rng, 99);
+	rc = dp_privsyn_sample(res, NCOLS, sizes, res->synth.nrows, &p->gum, rng, &s1);
+	unit_check(rc == 0 && same_codes(&s1, &res->synth),
 			   "dp_privsyn_run's rows are dp_privsyn_sample's from its model, same seed (%llu rows)",
 			   (unsigned long long) s1.nrows);
 	dp_codes_free(&s1);
+}
+
+static void
+check_consume(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
+{
+	int			rc;
 
 	/* 1b. consume: either method takes a copy of the table over (recoded in place, left empty) */
 	for (int method = 0; method < 2; method++)
@@ -412,15 +401,15 @@ main(void)
 		dp_privsyn_result r2;
 		double		worst = 0;
 
-		dp_codes_init(&copy, NCOLS, data.nrows);
+		dp_codes_init(&copy, NCOLS, data->nrows);
 		for (uint32_t j = 0; j < NCOLS; j++)
-			memcpy(copy.col[j], data.col[j], sizeof(uint16_t) * data.nrows);
-		copy.nrows = data.nrows;
-		p.consume = &copy;
+			memcpy(copy.col[j], data->col[j], sizeof(uint16_t) * data->nrows);
+		copy.nrows = data->nrows;
+		p->consume = &copy;
 		memset(&r2, 0, sizeof(r2));
-		rc = method == 0 ? dp_privsyn_run(&copy, sizes, &p, &rng, &r2) :
-			dp_adaptive_run(&copy, sizes, &p, &rng, &r2, NULL);
-		p.consume = NULL;
+		rc = method == 0 ? dp_privsyn_run(&copy, sizes, p, rng, &r2) :
+			dp_adaptive_run(&copy, sizes, p, rng, &r2, NULL);
+		p->consume = NULL;
 		/* the rows still follow the table's one-way shares: the recoding read the right codes */
 		for (uint32_t j = 0; rc == 0 && j < NCOLS; j++)
 		{
@@ -431,11 +420,11 @@ main(void)
 				uint64_t	a = 0,
 							b = 0;
 
-				for (uint64_t i = 0; i < data.nrows; i++)
-					a += data.col[j][i] == v;
+				for (uint64_t i = 0; i < data->nrows; i++)
+					a += data->col[j][i] == v;
 				for (uint64_t i = 0; i < r2.synth.nrows; i++)
 					b += r2.synth.col[j][i] == v;
-				l1 += fabs((double) a / data.nrows - (double) b / r2.synth.nrows);
+				l1 += fabs((double) a / data->nrows - (double) b / r2.synth.nrows);
 			}
 			worst = fmax(worst, l1);
 		}
@@ -445,43 +434,63 @@ main(void)
 		dp_codes_free(&copy);
 		dp_privsyn_result_free(&r2);
 	}
+}
+
+/* s1: the first of the three samples, kept for the checks after this one */
+static void
+check_seeds(const dp_privsyn_result *res, dp_prng *rng, dp_codes *s1)
+{
+	dp_codes	s2,
+				s3;
+	uint64_t	n;
+	int			rc;
 
 	/* 2. same seed, same rows; another seed, other rows */
 	n = 5000;
-	dp_prng_seed(&rng, 7);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, &s1);
-	dp_prng_seed(&rng, 7);
-	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, &s2);
-	dp_prng_seed(&rng, 8);
-	rc |= dp_privsyn_sample(&res, NCOLS, sizes, n, NULL, &rng, &s3);
-	unit_check(rc == 0 && s1.nrows == n, "5,000 rows sampled three times");
-	unit_check(same_codes(&s1, &s2), "the same seed gives identical codes");
-	unit_check(!same_codes(&s1, &s3), "another seed gives other codes");
+	dp_prng_seed(rng, 7);
+	rc = dp_privsyn_sample(res, NCOLS, sizes, n, NULL, rng, s1);
+	dp_prng_seed(rng, 7);
+	rc |= dp_privsyn_sample(res, NCOLS, sizes, n, NULL, rng, &s2);
+	dp_prng_seed(rng, 8);
+	rc |= dp_privsyn_sample(res, NCOLS, sizes, n, NULL, rng, &s3);
+	unit_check(rc == 0 && s1->nrows == n, "5,000 rows sampled three times");
+	unit_check(same_codes(s1, &s2), "the same seed gives identical codes");
+	unit_check(!same_codes(s1, &s3), "another seed gives other codes");
+	dp_codes_free(&s2);
+	dp_codes_free(&s3);
+}
+
+static void
+check_marginals(const dp_privsyn_result *res, const dp_codes *s1)
+{
+	dp_codes	merged;
 
 	/* 3. the sample reproduces the model's marginals */
-	to_merged(&res, &s1, &merged);
+	to_merged(res, s1, &merged);
+	double		worst = 0,
+				sum = 0;
+
+	for (uint32_t k = 0; k < res->nmargs; k++)
 	{
-		double		worst = 0,
-					sum = 0;
+		dp_marg		m;
+		double		e;
 
-		for (uint32_t k = 0; k < res.nmargs; k++)
-		{
-			dp_marg		m;
-			double		e;
-
-			dp_marg_init(&m, res.margs[k].nattrs, res.margs[k].attrs, res.merged_sizes);
-			dp_marg_count(&m, &merged);
-			e = dp_marg_l1(&res.margs[k], &m, true);
-			sum += e;
-			worst = e > worst ? e : worst;
-			dp_marg_free(&m);
-		}
-		unit_diag("normalised L1 of the sample against the model: mean %.4f, worst %.4f over %u marginals",
-				  sum / res.nmargs, worst, res.nmargs);
-		unit_check(worst < 0.05, "every model marginal reproduced to L1 < 0.05 (worst %.4f)", worst);
+		dp_marg_init(&m, res->margs[k].nattrs, res->margs[k].attrs, res->merged_sizes);
+		dp_marg_count(&m, &merged);
+		e = dp_marg_l1(&res->margs[k], &m, true);
+		sum += e;
+		worst = e > worst ? e : worst;
+		dp_marg_free(&m);
 	}
+	unit_diag("normalised L1 of the sample against the model: mean %.4f, worst %.4f over %u marginals",
+			  sum / res->nmargs, worst, res->nmargs);
+	unit_check(worst < 0.05, "every model marginal reproduced to L1 < 0.05 (worst %.4f)", worst);
 	dp_codes_free(&merged);
+}
 
+static void
+check_levels(const dp_privsyn_result *res)
+{
 	/*
 	 * 3b. From DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE rows on, the rows come in levels: a
 	 * full GUM on about 1M rows, then the last level, its copies with DP_SAMPLE_LAST_ITERS
@@ -491,7 +500,7 @@ main(void)
 	{
 		uint64_t	big = (uint64_t) DP_SAMPLE_LEVEL_FACTOR * DP_SAMPLE_MIN_COARSE;
 
-		sample_checked(&res, big, 11, "in levels");
+		sample_checked(res, big, 11, "in levels");
 	}
 
 	/*
@@ -512,20 +521,20 @@ main(void)
 			   (unsigned) DP_SAMPLE_WIDE_MARGS,
 			   (unsigned) DP_SAMPLE_WIDE_MIN_COARSE);
 	{
-		dp_privsyn_result wm = res;
+		dp_privsyn_result wm = *res;
 		dp_marg    *wmargs;
-		uint32_t	nw = res.nmargs;
+		uint32_t	nw = res->nmargs;
 		uint64_t	n,
 					c;
 
 		while (nw < 2 * DP_SAMPLE_WIDE_MARGS)
-			nw += res.n_kway;
+			nw += res->n_kway;
 		wmargs = malloc(sizeof(dp_marg) * nw);
 		for (uint32_t k = 0; k < nw; k++)
-			wmargs[k] = res.margs[k < res.nmargs ? k : res.n_oneway + (k - res.nmargs) % res.n_kway];
+			wmargs[k] = res->margs[k < res->nmargs ? k : res->n_oneway + (k - res->nmargs) % res->n_kway];
 		wm.margs = wmargs;
 		wm.nmargs = nw;
-		wm.n_kway = nw - res.n_oneway;
+		wm.n_kway = nw - res->n_oneway;
 		n = (uint64_t) (DP_SAMPLE_WIDE_WORK / nw) + 1000;
 		c = dp_privsyn_sample_coarse(n, nw);
 		unit_check(c > 0 && c < n && c >= n / 4 - 1 && (double) c * nw <= DP_SAMPLE_WIDE_WORK / 2,
@@ -534,76 +543,82 @@ main(void)
 		sample_checked(&wm, n, 12, "through the coarse level");
 		free(wmargs);
 	}
+}
 
+static void
+check_merged_members(const dp_privsyn_result *res, const dp_codes *s1)
+{
 	/* 4. a merged code's members: only those of positive weight are drawn (their released counts,
 	 * shrunk toward their mean in a merged code of 4 members or more; the proportions are checked
 	 * on hand-made models below and in test_split_shrink) */
+	uint32_t	members[12] = {0};
+	double		wts[64] = {0};
+	uint32_t	g = 0;
+	bool		ok = true;
+	double		weight = 0;
+
+	for (uint32_t c = 0; c < sizes[2]; c++)
+		members[res->code_map[2][c]]++;
+	for (uint32_t k = 1; k < res->merged_sizes[2]; k++)
+		if (members[k] > members[g])
+			g = k;
+	/* each member's weight as the split computes it: max(z, 0), or, among 4 or more, z shrunk
+	 * toward the members' mean by (k - 3) sigma^2 / sum (z - m)^2, sigma^2 from the one-way
+	 * marginal's rho (computed here independently of dp_privsyn.c's split_weights) */
 	{
-		uint32_t	members[12] = {0};
-		double		wts[64] = {0};
-		uint32_t	g = 0;
-		bool		ok = true;
-		double		weight = 0;
+		double		mean = 0,
+					ss = 0,
+					sigma2 = 0,
+					shrink = 1;
 
-		for (uint32_t c = 0; c < sizes[2]; c++)
-			members[res.code_map[2][c]]++;
-		for (uint32_t k = 1; k < res.merged_sizes[2]; k++)
-			if (members[k] > members[g])
-				g = k;
-		/* each member's weight as the split computes it: max(z, 0), or, among 4 or more, z shrunk
-		 * toward the members' mean by (k - 3) sigma^2 / sum (z - m)^2, sigma^2 from the one-way
-		 * marginal's rho (computed here independently of dp_privsyn.c's split_weights) */
-		{
-			double		mean = 0,
-						ss = 0,
-						sigma2 = 0,
-						shrink = 1;
-
-			for (uint32_t k = 0; k < res.nmargs; k++)
-				if (res.margs[k].nattrs == 1 && res.margs[k].attrs[0] == 2 && res.margs[k].rho > 0)
-				{
-					sigma2 = dp_gaussian_sigma2(res.margs[k].rho, 1.0);
-					break;
-				}
-			for (uint32_t c = 0; c < sizes[2]; c++)
-				if (res.code_map[2][c] == g)
-					mean += res.oneway_noisy[2][c] / members[g];
-			for (uint32_t c = 0; c < sizes[2]; c++)
-				if (res.code_map[2][c] == g)
-					ss += (res.oneway_noisy[2][c] - mean) * (res.oneway_noisy[2][c] - mean);
-			if (members[g] >= 4 && sigma2 > 0)
-				shrink = ss > 0 ? fmax(0, 1 - (members[g] - 3) * sigma2 / ss) : 0;
-			for (uint32_t c = 0; c < sizes[2]; c++)
+		for (uint32_t k = 0; k < res->nmargs; k++)
+			if (res->margs[k].nattrs == 1 && res->margs[k].attrs[0] == 2 && res->margs[k].rho > 0)
 			{
-				double		w = members[g] >= 4 && sigma2 > 0
-					? fmax(mean + shrink * (res.oneway_noisy[2][c] - mean), 0)
-					: fmax(res.oneway_noisy[2][c], 0);
-
-				wts[c] = w;
-				if (res.code_map[2][c] == g)
-					weight += w;
+				sigma2 = dp_gaussian_sigma2(res->margs[k].rho, 1.0);
+				break;
 			}
+		for (uint32_t c = 0; c < sizes[2]; c++)
+			if (res->code_map[2][c] == g)
+				mean += res->oneway_noisy[2][c] / members[g];
+		for (uint32_t c = 0; c < sizes[2]; c++)
+			if (res->code_map[2][c] == g)
+				ss += (res->oneway_noisy[2][c] - mean) * (res->oneway_noisy[2][c] - mean);
+		if (members[g] >= 4 && sigma2 > 0)
+			shrink = ss > 0 ? fmax(0, 1 - (members[g] - 3) * sigma2 / ss) : 0;
+		for (uint32_t c = 0; c < sizes[2]; c++)
+		{
+			double		w = members[g] >= 4 && sigma2 > 0
+				? fmax(mean + shrink * (res->oneway_noisy[2][c] - mean), 0)
+				: fmax(res->oneway_noisy[2][c], 0);
+
+			wts[c] = w;
+			if (res->code_map[2][c] == g)
+				weight += w;
 		}
-		/* (all weights zero: the members are drawn uniformly) */
-		for (uint64_t i = 0; i < s1.nrows; i++)
-			if (res.code_map[2][s1.col[2][i]] == g)
-				ok &= wts[s1.col[2][i]] > 0 || weight == 0;
-		unit_check(members[g] >= 2 && ok,
-				   "a merged code of %u members: only members of positive weight (their released counts, shrunk among 4 or more) are drawn",
-				   members[g]);
 	}
-	dp_codes_free(&s1);
-	dp_codes_free(&s2);
-	dp_codes_free(&s3);
+	/* (all weights zero: the members are drawn uniformly) */
+	for (uint64_t i = 0; i < s1->nrows; i++)
+		if (res->code_map[2][s1->col[2][i]] == g)
+			ok &= wts[s1->col[2][i]] > 0 || weight == 0;
+	unit_check(members[g] >= 2 && ok,
+			   "a merged code of %u members: only members of positive weight (their released counts, shrunk among 4 or more) are drawn",
+			   members[g]);
+}
+
+static void
+check_row_counts(const dp_privsyn_result *res, dp_prng *rng)
+{
+	dp_codes	s1;
+	int			rc;
 
 	/* 5. row counts: none, one, more than the total */
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, 0, NULL, &rng, &s1);
+	rc = dp_privsyn_sample(res, NCOLS, sizes, 0, NULL, rng, &s1);
 	unit_check(rc == 0 && s1.nrows == 0, "0 rows");
 	dp_codes_free(&s1);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, 1, NULL, &rng, &s1);
+	rc = dp_privsyn_sample(res, NCOLS, sizes, 1, NULL, rng, &s1);
 	unit_check(rc == 0 && s1.nrows == 1, "1 row");
 	dp_codes_free(&s1);
-	rc = dp_privsyn_sample(&res, NCOLS, sizes, 3 * NROWS, NULL, &rng, &s1);
+	rc = dp_privsyn_sample(res, NCOLS, sizes, 3 * NROWS, NULL, rng, &s1);
 	unit_check(rc == 0 && s1.nrows == 3 * NROWS, "three times the model's total");
 	{
 		bool		in_range = true;
@@ -614,146 +629,198 @@ main(void)
 		unit_check(in_range, "every code inside its column's domain");
 	}
 	dp_codes_free(&s1);
+}
+
+static void
+check_hand_model(dp_prng *rng)
+{
+	dp_codes	s1;
+	int			rc;
 
 	/* 5b. a model made by hand: the split of a merged code follows the released counts */
-	{
-		dp_privsyn_result hm;
-		static const uint32_t hsizes[2] = {4, 2};
-		uint32_t	hmerged[2] = {3, 2};
-		uint16_t	map_a[4] = {0, 0, 1, 2},
-					map_b[2] = {0, 1};
-		uint16_t   *maps[2] = {map_a, map_b};
-		double		one_a[4] = {300, 100, 300, 300},
-					one_b[2] = {500, 500};
-		double	   *ones[2] = {one_a, one_b};
-		dp_marg		margs[3];
-		uint32_t	a = 0,
-					b = 1,
-					ab[2] = {0, 1};
-		uint64_t	count[4] = {0};
-		static const double ab_cells[6] = {300, 100, 100, 200, 100, 200};
+	dp_privsyn_result hm;
+	static const uint32_t hsizes[2] = {4, 2};
+	uint32_t	hmerged[2] = {3, 2};
+	uint16_t	map_a[4] = {0, 0, 1, 2},
+				map_b[2] = {0, 1};
+	uint16_t   *maps[2] = {map_a, map_b};
+	double		one_a[4] = {300, 100, 300, 300},
+				one_b[2] = {500, 500};
+	double	   *ones[2] = {one_a, one_b};
+	dp_marg		margs[3];
+	uint32_t	a = 0,
+				b = 1,
+				ab[2] = {0, 1};
+	uint64_t	count[4] = {0};
+	static const double ab_cells[6] = {300, 100, 100, 200, 100, 200};
 
-		memset(&hm, 0, sizeof(hm));
-		dp_marg_init(&margs[0], 1, &a, hmerged);
-		dp_marg_init(&margs[1], 1, &b, hmerged);
-		dp_marg_init(&margs[2], 2, ab, hmerged);
-		margs[0].cells[0] = 400, margs[0].cells[1] = 300, margs[0].cells[2] = 300;
-		margs[1].cells[0] = 500, margs[1].cells[1] = 500;
-		memcpy(margs[2].cells, ab_cells, sizeof(ab_cells));
-		hm.margs = margs;
-		hm.nmargs = 3;
-		hm.n_oneway = 2;
-		hm.n_kway = 1;
-		hm.total = 1000;
-		hm.merged_sizes = hmerged;
-		hm.code_map = maps;
-		hm.oneway_noisy = ones;
-		dp_prng_seed(&rng, 1);
-		rc = dp_privsyn_sample(&hm, 2, hsizes, 20000, NULL, &rng, &s1);
-		for (uint64_t i = 0; i < s1.nrows; i++)
-			count[s1.col[0][i]]++;
-		unit_check(rc == 0 && s1.nrows == 20000, "a hand-made model is sampled");
-		unit_diag("merged code {0, 1} (released 300 : 100): drawn %llu : %llu",
-				  (unsigned long long) count[0], (unsigned long long) count[1]);
-		unit_check(fabs((double) count[0] / (count[0] + count[1]) - 0.75) < 0.02 &&
-				   fabs((count[0] + count[1]) / 20000.0 - 0.4) < 0.01,
-				   "its merged code is split 3 : 1 as released, and keeps its 40%% share");
-		dp_codes_free(&s1);
-		for (int k = 0; k < 3; k++)
-			dp_marg_free(&margs[k]);
-	}
+	memset(&hm, 0, sizeof(hm));
+	dp_marg_init(&margs[0], 1, &a, hmerged);
+	dp_marg_init(&margs[1], 1, &b, hmerged);
+	dp_marg_init(&margs[2], 2, ab, hmerged);
+	margs[0].cells[0] = 400, margs[0].cells[1] = 300, margs[0].cells[2] = 300;
+	margs[1].cells[0] = 500, margs[1].cells[1] = 500;
+	memcpy(margs[2].cells, ab_cells, sizeof(ab_cells));
+	hm.margs = margs;
+	hm.nmargs = 3;
+	hm.n_oneway = 2;
+	hm.n_kway = 1;
+	hm.total = 1000;
+	hm.merged_sizes = hmerged;
+	hm.code_map = maps;
+	hm.oneway_noisy = ones;
+	dp_prng_seed(rng, 1);
+	rc = dp_privsyn_sample(&hm, 2, hsizes, 20000, NULL, rng, &s1);
+	for (uint64_t i = 0; i < s1.nrows; i++)
+		count[s1.col[0][i]]++;
+	unit_check(rc == 0 && s1.nrows == 20000, "a hand-made model is sampled");
+	unit_diag("merged code {0, 1} (released 300 : 100): drawn %llu : %llu",
+			  (unsigned long long) count[0], (unsigned long long) count[1]);
+	unit_check(fabs((double) count[0] / (count[0] + count[1]) - 0.75) < 0.02 &&
+			   fabs((count[0] + count[1]) / 20000.0 - 0.4) < 0.01,
+			   "its merged code is split 3 : 1 as released, and keeps its 40%% share");
+	dp_codes_free(&s1);
+	for (int k = 0; k < 3; k++)
+		dp_marg_free(&margs[k]);
+}
+
+static void
+check_split_back(dp_prng *rng)
+{
+	dp_codes	s1;
 
 	/*
 	 * 7. many merged codes split back: a binary search over cumulative weights (the right
 	 * proportions), with a heartbeat (progress with iter = iters, err = -1) every 65,536 rows, through
 	 * which the split can be cancelled.
 	 */
-	{
-		enum {NMEMBERS = 20000, NSPLIT = 200000};
-		uint32_t	bsizes[1] = {NMEMBERS};
-		uint32_t	bmerged[1] = {1};
-		uint16_t   *bmap = calloc(NMEMBERS, sizeof(uint16_t));
-		double	   *bw = malloc(sizeof(double) * NMEMBERS);
-		uint16_t   *bmaps[1] = {bmap};
-		double	   *bws[1] = {bw};
-		dp_marg		bm;
-		uint32_t	attr0 = 0;
-		dp_privsyn_result big;
-		dp_gum_params gp;
-		split_beats beats = {0, 0};
-		double		mean = 0,
-					wsum = 0,
-					expect = 0;
-		int			rc;
+	enum {NMEMBERS = 20000, NSPLIT = 200000};
+	uint32_t	bsizes[1] = {NMEMBERS};
+	uint32_t	bmerged[1] = {1};
+	uint16_t   *bmap = calloc(NMEMBERS, sizeof(uint16_t));
+	double	   *bw = malloc(sizeof(double) * NMEMBERS);
+	uint16_t   *bmaps[1] = {bmap};
+	double	   *bws[1] = {bw};
+	dp_marg		bm;
+	uint32_t	attr0 = 0;
+	dp_privsyn_result big;
+	dp_gum_params gp;
+	split_beats beats = {0, 0};
+	double		mean = 0,
+				wsum = 0,
+				expect = 0;
+	int			rc;
 
-		for (uint32_t k = 0; k < NMEMBERS; k++)
-		{
-			bw[k] = k + 1.0;	/* member k drawn with probability (k + 1) / sum */
-			wsum += bw[k];
-			expect += (double) k * bw[k];
-		}
-		expect /= wsum;
-		dp_marg_init(&bm, 1, &attr0, bmerged);
-		bm.cells[0] = NSPLIT;
-		memset(&big, 0, sizeof(big));
-		big.margs = &bm;
-		big.nmargs = 1;
-		big.n_oneway = 1;
-		big.total = NSPLIT;
-		big.merged_sizes = bmerged;
-		big.code_map = bmaps;
-		big.oneway_noisy = bws;
-		dp_gum_default_params(&gp);
-		gp.progress = count_split_beats;
-		gp.progress_arg = &beats;
-		dp_prng_seed(&rng, 5);
-		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, &s1);
-		for (uint64_t i = 0; i < s1.nrows; i++)
-			mean += s1.col[0][i];
-		mean /= NSPLIT;
-		unit_diag("%d members: mean member drawn %.1f, expected %.1f; %d heartbeats", NMEMBERS, mean, expect,
-				  beats.calls);
-		unit_check(rc == 0 && s1.nrows == NSPLIT && fabs(mean - expect) < 0.01 * expect,
-				   "20,000 merged members come back in proportion to their weights");
-		unit_check(beats.calls == NSPLIT / 65536, "the split beats every 65,536 rows");
-		dp_codes_free(&s1);
-		beats.calls = 0;
-		beats.cancel_at = 1;
-		rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, &rng, &s1);
-		unit_check(rc == -1 && beats.calls == 1, "a heartbeat of the split cancels it");
-		dp_marg_free(&bm);
-		free(bmap);
-		free(bw);
+	for (uint32_t k = 0; k < NMEMBERS; k++)
+	{
+		bw[k] = k + 1.0;	/* member k drawn with probability (k + 1) / sum */
+		wsum += bw[k];
+		expect += (double) k * bw[k];
 	}
+	expect /= wsum;
+	dp_marg_init(&bm, 1, &attr0, bmerged);
+	bm.cells[0] = NSPLIT;
+	memset(&big, 0, sizeof(big));
+	big.margs = &bm;
+	big.nmargs = 1;
+	big.n_oneway = 1;
+	big.total = NSPLIT;
+	big.merged_sizes = bmerged;
+	big.code_map = bmaps;
+	big.oneway_noisy = bws;
+	dp_gum_default_params(&gp);
+	gp.progress = count_split_beats;
+	gp.progress_arg = &beats;
+	dp_prng_seed(rng, 5);
+	rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, rng, &s1);
+	for (uint64_t i = 0; i < s1.nrows; i++)
+		mean += s1.col[0][i];
+	mean /= NSPLIT;
+	unit_diag("%d members: mean member drawn %.1f, expected %.1f; %d heartbeats", NMEMBERS, mean, expect,
+			  beats.calls);
+	unit_check(rc == 0 && s1.nrows == NSPLIT && fabs(mean - expect) < 0.01 * expect,
+			   "20,000 merged members come back in proportion to their weights");
+	unit_check(beats.calls == NSPLIT / 65536, "the split beats every 65,536 rows");
+	dp_codes_free(&s1);
+	beats.calls = 0;
+	beats.cancel_at = 1;
+	rc = dp_privsyn_sample(&big, 1, bsizes, NSPLIT, &gp, rng, &s1);
+	unit_check(rc == -1 && beats.calls == 1, "a heartbeat of the split cancels it");
+	dp_marg_free(&bm);
+	free(bmap);
+	free(bw);
+}
+
+static void
+check_invalid(dp_privsyn_result *res, dp_prng *rng)
+{
+	dp_codes	s1;
 
 	/* 6. invalid models */
-	{
-		uint16_t	saved = res.code_map[1][0];
+	uint16_t	saved = res->code_map[1][0];
 
-		res.code_map[1][0] = (uint16_t) res.merged_sizes[1];
-		unit_check(dp_privsyn_sample(&res, NCOLS, sizes, 10, NULL, &rng, &s1) == -2,
-				   "a merged code out of range is refused");
-		res.code_map[1][0] = saved;
-		unit_check(dp_privsyn_sample(&res, 0, sizes, 10, NULL, &rng, &s1) == -2,
-				   "no columns is refused");
-	}
+	res->code_map[1][0] = (uint16_t) res->merged_sizes[1];
+	unit_check(dp_privsyn_sample(res, NCOLS, sizes, 10, NULL, rng, &s1) == -2,
+			   "a merged code out of range is refused");
+	res->code_map[1][0] = saved;
+	unit_check(dp_privsyn_sample(res, 0, sizes, 10, NULL, rng, &s1) == -2,
+			   "no columns is refused");
+}
+
+static void
+check_zero_total(dp_privsyn_result *res, dp_prng *rng)
+{
+	dp_codes	s1;
+	int			rc;
+
 	/* 7. a model with nothing released to follow (noisy total 0, marginals zeroed, as the
 	 * consistency step leaves them): uniform columns, not a failure */
-	{
-		uint32_t	seen = 0;
+	uint32_t	seen = 0;
 
-		res.total = 0;
-		for (uint32_t k = 0; k < res.nmargs; k++)
-			memset(res.margs[k].cells, 0, sizeof(double) * res.margs[k].ncells);
-		rc = dp_privsyn_sample(&res, NCOLS, sizes, 3000, NULL, &rng, &s1);
-		for (uint64_t i = 0; rc == 0 && i < s1.nrows; i++)
-			seen |= 1u << s1.col[0][i];
-		unit_check(rc == 0 && s1.nrows == 3000 && seen == 7,
-				   "a model with a zero total samples uniform columns (rc %d, %llu rows, codes of a seen %x)",
-				   rc, (unsigned long long) s1.nrows, seen);
-		if (rc == 0)
-			dp_codes_free(&s1);
+	res->total = 0;
+	for (uint32_t k = 0; k < res->nmargs; k++)
+		memset(res->margs[k].cells, 0, sizeof(double) * res->margs[k].ncells);
+	rc = dp_privsyn_sample(res, NCOLS, sizes, 3000, NULL, rng, &s1);
+	for (uint64_t i = 0; rc == 0 && i < s1.nrows; i++)
+		seen |= 1u << s1.col[0][i];
+	unit_check(rc == 0 && s1.nrows == 3000 && seen == 7,
+			   "a model with a zero total samples uniform columns (rc %d, %llu rows, codes of a seen %x)",
+			   rc, (unsigned long long) s1.nrows, seen);
+	if (rc == 0)
+		dp_codes_free(&s1);
+}
+
+int
+main(void)
+{
+	dp_codes	data;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_prng		rng;
+	dp_codes	s1;
+
+	if (dp_random_init() != 0)
+	{
+		printf("not ok 1 - libsodium\n1..1\n");
+		return 1;
 	}
+	test_rare_merge();
+	make_table(&data);
+	dp_privsyn_default_params(&p);
+	p.rho = 5;
+	dp_prng_seed(&rng, 99);
+	check_run(&data, &p, &rng, &res);
+	check_consume(&data, &p, &rng);
+	check_seeds(&res, &rng, &s1);
+	check_marginals(&res, &s1);
+	check_levels(&res);
+	check_merged_members(&res, &s1);
+	dp_codes_free(&s1);
+	check_row_counts(&res, &rng);
+	check_hand_model(&rng);
+	check_split_back(&rng);
+	check_invalid(&res, &rng);
+	check_zero_total(&res, &rng);
 	dp_codes_free(&data);
 	dp_privsyn_result_free(&res);
 	test_lone_rare();
