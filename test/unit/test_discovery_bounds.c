@@ -551,7 +551,8 @@ test_two_stage_bounds(void)
 				upper;
 	int			reps = 200,
 				exact = 0,
-				age_ok = 0;
+				age_ok = 0,
+				rc;
 	double		rho = dp_zcdp_rho(1.0, 1e-6) / 8;
 	dp_lingrid	lg;
 	int64_t		f[256] = {0};
@@ -560,7 +561,9 @@ test_two_stage_bounds(void)
 	dp_lingrid_init_int(&lg, 1856, 2111);
 	for (int i = 0; i < 6; i++)
 		f[dp_lingrid_cell_int(&lg, years[i])] = yc[i];
-	unit_check(dp_lingrid_bounds_int(&lg, f, 0.0, 0.001, &lower, &upper) == 0 && lower == 1997 &&
+	/* (computed before the check: its arguments are evaluated in no set order) */
+	rc = dp_lingrid_bounds_int(&lg, f, 0.0, 0.001, &lower, &upper);
+	unit_check(rc == 0 && lower == 1997 &&
 			   upper == 2002, "lingrid bounds, exact counts: [%lld, %lld]", (long long) lower,
 			   (long long) upper);
 	for (int r = 0; r < reps; r++)

@@ -253,8 +253,10 @@ test_lingrid(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
-		unit_check(dp_lingrid_init_int(&g, cases[i].lo, cases[i].hi) == 0 &&
-				   g.iwidth == cases[i].width && g.ncells == cases[i].ncells,
+		/* (initialised before the check: its arguments are evaluated in no set order) */
+		int			rc = dp_lingrid_init_int(&g, cases[i].lo, cases[i].hi);
+
+		unit_check(rc == 0 && g.iwidth == cases[i].width && g.ncells == cases[i].ncells,
 				   "lingrid [%lld, %lld]: width %llu, %u cells", (long long) cases[i].lo,
 				   (long long) cases[i].hi, (unsigned long long) g.iwidth, g.ncells);
 		for (int r = 0; r < 2000; r++)
