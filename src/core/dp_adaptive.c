@@ -371,9 +371,16 @@ score_worker(void *arg)
 	return NULL;
 }
 
+uint64_t
+dp_adaptive_est_rows(double total)
+{
+	return total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
+		total >= 1 ? (uint64_t) llround(total) : 1;
+}
+
 /*
  * The estimate (post-processing): margs[0..nmargs) copied, made consistent, and GUM draws
- * min(DP_ADAPTIVE_SYNTH_ROWS, total) rows from them into synth (freed and made anew).
+ * dp_adaptive_est_rows(total) rows from them into synth (freed and made anew).
  */
 static int
 estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
@@ -402,8 +409,7 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 	 * estimate's rows, which already follow all but the newest measurements.
 	 */
 	warm = synth->nrows > 0 && synth->ncols == d;
-	ns = warm ? synth->nrows : *total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
-		(*total >= 1 ? (uint64_t) llround(*total) : 1);
+	ns = warm ? synth->nrows : dp_adaptive_est_rows(*total);
 	prm.start = warm ? synth : NULL;
 	if (warm)
 		prm.iterations = ns < DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_FULL : DP_ADAPTIVE_WARM_ITERS;
@@ -756,6 +762,7 @@ adaptive_rounds_setup(Run *r)
 		return rc;
 	r->kmax = p->max_kway > 0 ? p->max_kway : dp_adaptive_max_kway(d, r->total);
 	r->st.max_kway = r->kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) r->kmax;
+	r->st.est_rows = r->synth.nrows;
 	/*
 	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:
 	 * a function of the released total); then the focus pairs' triples.

@@ -143,7 +143,7 @@
 #define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
 #define DP_ADAPTIVE_COUNT_CAP	((uint32_t) INT32_MAX)	/* an exact count with p->extra, at most */
-#define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
+#define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates, at most (step 3a) */
 #define DP_ADAPTIVE_TRIPLES_PER_COL 8		/* triple candidates (step 2c): at most 8 d */
 #define DP_ADAPTIVE_TRIPLE_CELLS 4096		/* ... of at most this many cells each */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
@@ -176,6 +176,13 @@ dp_adaptive_tree_bound(double rows)
 	return !(b > (double) DP_ADAPTIVE_TREE_CELLS) ? DP_ADAPTIVE_TREE_CELLS :
 		b <= (double) DP_ADAPTIVE_JTREE_CELLS ? (uint64_t) b : 0;
 }
+
+/*
+ * The rows of the rounds' estimates (step 3a) for a released consistent total: min(total,
+ * DP_ADAPTIVE_SYNTH_ROWS) rounded, at least 1 (also when total is not a number).  A function of
+ * the released total only (post-processing).
+ */
+uint64_t	dp_adaptive_est_rows(double total);
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -284,6 +291,7 @@ typedef struct dp_adaptive_stats
 	uint32_t	triples_measured;	/* ... and were measured */
 	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
 	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
+	uint64_t	est_rows;		/* rows of the rounds' estimates (dp_adaptive_est_rows) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
 	bool		final_maxent;	/* ... from the maximum-entropy distribution (step 5; GUM instead
 								 * in the rare case that the marginals' supports leave none) */
