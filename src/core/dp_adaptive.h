@@ -155,7 +155,7 @@
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
 #define DP_ADAPTIVE_COUNT_CAP	((uint32_t) INT32_MAX)	/* an exact count with p->extra, at most */
 #define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates, at most (step 3a) */
-#define DP_ADAPTIVE_SYNTH_ROWS_BIG 32768	/* ... on tables over which the rounds bound no tree */
+#define DP_ADAPTIVE_SYNTH_ROWS_BIG 16384	/* ... on tables over which the rounds bound no tree */
 #define DP_ADAPTIVE_TRIPLES_PER_COL 8		/* triple candidates (step 2c): at most 8 d */
 #define DP_ADAPTIVE_TRIPLE_CELLS 4096		/* ... of at most this many cells each */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */

@@ -18,7 +18,7 @@
  * - Adult's first 5,000 rows (s = 1): rounds and anneals as under AIM's bar alone;
  * - the number of selections T (dp_adaptive_selections): its noise target, bounds, guards and
  *   direction, and a run's T recomputed from the released one-way counts and merged sizes;
- * - Adult repeated 8 times (260,488 rows, s = 8: estimates of DP_ADAPTIVE_SYNTH_ROWS_BIG rows): the
+ * - Adult repeated 8 times (260,488 rows, s = 16: estimates of DP_ADAPTIVE_SYNTH_ROWS_BIG rows): the
  *   rounds anneal and stop near Adult's count (the old bar, AIM's alone, never annealed there: 0
  *   anneals and 120 rounds), with a quality bar.
  */
@@ -971,7 +971,7 @@ test_est_rows(void)
 }
 
 /*
- * Adult repeated 8 times: s = 32 with estimates of 8,192 rows, s = 8 since they hold
+ * Adult repeated 8 times: s = 32 with estimates of 8,192 rows, s = 16 since they hold
  * DP_ADAPTIVE_SYNTH_ROWS_BIG rows over 131,072 (dp_adaptive_est_rows).  Before the estimate's resolution entered the bar, the churn
  * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
  * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
@@ -1006,7 +1006,7 @@ test_large_n(void)
 	if (rc != 0)
 		goto out;
 	unit_check(st.selections == 16 * ADULT_COLS && st.anneals >= 1 && st.rounds >= 10 && st.rounds < 120,
-			   "Adult x8 (s = 8): T = %.0f (16 d), %u rounds of at most T / B = 120, %u anneals",
+			   "Adult x8 (s = 16): T = %.0f (16 d), %u rounds of at most T / B = 120, %u anneals",
 			   st.selections, st.rounds, st.anneals);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
 	unit_check(!st.final_warm && res.synth.nrows > 200000 && st.est_rows == DP_ADAPTIVE_SYNTH_ROWS_BIG &&
