@@ -371,9 +371,18 @@ score_worker(void *arg)
 	return NULL;
 }
 
+uint64_t
+dp_adaptive_est_rows(double total)
+{
+	if (total >= 1 && dp_adaptive_tree_bound(total) == 0)
+		return total >= DP_ADAPTIVE_SYNTH_ROWS_BIG ? DP_ADAPTIVE_SYNTH_ROWS_BIG : (uint64_t) llround(total);
+	return total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
+		total >= 1 ? (uint64_t) llround(total) : 1;
+}
+
 /*
  * The estimate (post-processing): margs[0..nmargs) copied, made consistent, and GUM draws
- * min(DP_ADAPTIVE_SYNTH_ROWS, total) rows from them into synth (freed and made anew).
+ * dp_adaptive_est_rows(total) rows from them into synth (freed and made anew).
  */
 static int
 estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
@@ -402,11 +411,15 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 	 * estimate's rows, which already follow all but the newest measurements.
 	 */
 	warm = synth->nrows > 0 && synth->ncols == d;
-	ns = warm ? synth->nrows : *total >= DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_SYNTH_ROWS :
-		(*total >= 1 ? (uint64_t) llround(*total) : 1);
+	ns = warm ? synth->nrows : dp_adaptive_est_rows(*total);
 	prm.start = warm ? synth : NULL;
+	/*
+	 * Every row: fewer than DP_ADAPTIVE_SYNTH_ROWS (a capped estimate has at least that many);
+	 * more than that many only over 131,072 rows (dp_adaptive_est_rows).
+	 */
 	if (warm)
-		prm.iterations = ns < DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_FULL : DP_ADAPTIVE_WARM_ITERS;
+		prm.iterations = ns < DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_FULL :
+			ns > DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_BIG : DP_ADAPTIVE_WARM_ITERS;
 	if (*total < 0 || dp_codes_init(&next, d, ns) != 0)
 		rc = -2;				/* dp_consist or dp_codes_init said why */
 	else if (!(*total >= 0.5))
@@ -436,7 +449,8 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 
 /*
  * Step 5: whether the last estimate (m rows) is the final GUM's start for n rows.  It must hold
- * every row (m below DP_ADAPTIVE_SYNTH_ROWS, so not capped) and have about the n rows asked for,
+ * every row (m below DP_ADAPTIVE_SYNTH_ROWS, so not capped: a capped estimate, of either size,
+ * has at least DP_ADAPTIVE_SYNTH_ROWS rows) and have about the n rows asked for,
  * 0.95 n <= m <= 1.25 n; dp_gum_params.start then draws n of m > n rows uniformly without
  * replacement, or copies n - m of m < n rows twice.  A function of the estimate's size only.
  */
@@ -756,6 +770,7 @@ adaptive_rounds_setup(Run *r)
 		return rc;
 	r->kmax = p->max_kway > 0 ? p->max_kway : dp_adaptive_max_kway(d, r->total);
 	r->st.max_kway = r->kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) r->kmax;
+	r->st.est_rows = r->synth.nrows;
 	/*
 	 * Triples (step 2c) only when the estimates hold every row (fewer than DP_ADAPTIVE_SYNTH_ROWS:
 	 * a function of the released total); then the focus pairs' triples.

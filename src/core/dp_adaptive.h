@@ -32,9 +32,11 @@
  *      {a, c} or {b, c} measured before becomes a candidate (weight 1), its exact counts taken
  *      then, while there are fewer than DP_ADAPTIVE_TRIPLES_PER_COL d triples and the triple has
  *      at most DP_ADAPTIVE_TRIPLE_CELLS cells.  Pairs miss what only a third column shows (a
- *      target depending on two columns jointly; c = a XOR b).  On bigger tables an estimate of
- *      DP_ADAPTIVE_SYNTH_ROWS rows leaves most of a triple's cells empty, and its sampling error
- *      would be selected for instead of real error: no triples there.
+ *      target depending on two columns jointly; c = a XOR b).  On bigger tables an estimate that
+ *      does not hold every row (DP_ADAPTIVE_SYNTH_ROWS rows, or DP_ADAPTIVE_SYNTH_ROWS_BIG over
+ *      131,072: either way at least DP_ADAPTIVE_SYNTH_ROWS) leaves most of a triple's cells
+ *      empty, and its sampling error would be selected for instead of real error: no triples
+ *      there.
  *   3. Rounds, AIM's schedule over the remaining R = (1 - DP_ADAPTIVE_ONEWAY_SHARE) rho, with T
  *      selections (dp_adaptive_selections): every selection spends eps_t^2 / 8 and its
  *      measurement rho_t, starting from rho_t = 0.9 R / T and eps_t = sqrt(8 * 0.1 R / T).  T is
@@ -47,11 +49,17 @@
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; a batch
  *      keeps wide tables' rounds affordable, and a larger one starved tables of few columns):
  *        a. estimate: the measured marginals made consistent (dp_consist, at most
- *           DP_ADAPTIVE_EST_CONSIST_ITERS passes) and GUM draws min(DP_ADAPTIVE_SYNTH_ROWS, first
- *           consistent total) rows from them, every estimate after the first warm from the
- *           previous one's rows with DP_ADAPTIVE_WARM_ITERS iterations, or
+ *           DP_ADAPTIVE_EST_CONSIST_ITERS passes) and GUM draws dp_adaptive_est_rows(first
+ *           consistent total) rows from them: min(DP_ADAPTIVE_SYNTH_ROWS, total), or
+ *           DP_ADAPTIVE_SYNTH_ROWS_BIG over 131,072 rows (where the rounds bound no tree and the
+ *           final rows come from GUM: finer estimates let the selection see misfits that 8,192
+ *           rows standing for more than 16 real ones each would hide); every estimate after the
+ *           first warm from the previous one's rows with DP_ADAPTIVE_WARM_ITERS iterations, or
  *           DP_ADAPTIVE_WARM_ITERS_FULL when the estimates hold every row (a small table: the
- *           noise is large against its counts, and a closer fit buys nothing);
+ *           noise is large against its counts, and a closer fit buys nothing), or
+ *           DP_ADAPTIVE_WARM_ITERS_BIG when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows (every
+ *           iteration is a pass over the rows per marginal: fewer of them keep the larger
+ *           estimates' rounds affordable);
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent total,
@@ -119,14 +127,17 @@
  *
  * Privacy: DP_ADAPTIVE_ONEWAY_SHARE rho (step 1) + the rounds' costs, which add up to exactly R by
  * the schedule (the last round takes the remainder; every cost computed from the remainder is
- * rounded down, never up).  The shares, the anneal and the last round's rule are the schedule's
- * (dp_schedule.h): the run takes its one-way rho from dp_schedule_method and draws every focus
- * pair, selection and measurement from the pool R through dp_rounds, which records them in the
- * result's spend (out->spend).  Selection, measurement and the rounds' estimates read the private
- * table (and p->extra, counts of more of its rows) only through the exact counts x_r (a triple's
- * taken when it becomes a candidate; which triples is post-processing of the selections), each
- * time through a mechanism: the exponential mechanism (scores) and the Gaussian (measurements);
- * everything else is a function of released values and public facts.  Adaptive composition of
+ * rounded down, never up).  The rounds' estimates are post-processing of the released
+ * marginals, their number of rows (dp_adaptive_est_rows) a function of the released total and
+ * public constants: their size costs nothing.  The shares, the anneal and the last round's rule
+ * are the schedule's (dp_schedule.h): the run takes its one-way rho from dp_schedule_method and
+ * draws every focus pair, selection and measurement from the pool R through dp_rounds, which
+ * records them in the result's spend (out->spend).  Selection, measurement and the rounds'
+ * estimates read the private table (and p->extra, counts of more of its rows) only through the
+ * exact counts x_r (a triple's taken when it becomes a candidate; which triples is
+ * post-processing of the selections), each time through a mechanism: the exponential mechanism
+ * (scores) and the Gaussian (measurements); everything else is a function of released values and
+ * public facts.  Adaptive composition of
  * zCDP mechanisms adds their rho (docs/PRIVACY.md).
  */
 #ifndef DP_ADAPTIVE_H
@@ -143,12 +154,14 @@
 #define DP_ADAPTIVE_MAX_CELLS	(1u << 20)	/* largest candidate marginal */
 #define DP_ADAPTIVE_MAX_TOTAL	(1u << 24)	/* cells of all candidates together (4 bytes each) */
 #define DP_ADAPTIVE_COUNT_CAP	((uint32_t) INT32_MAX)	/* an exact count with p->extra, at most */
-#define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates */
+#define DP_ADAPTIVE_SYNTH_ROWS	8192		/* rows of the rounds' estimates, at most (step 3a) */
+#define DP_ADAPTIVE_SYNTH_ROWS_BIG 16384	/* ... on tables over which the rounds bound no tree */
 #define DP_ADAPTIVE_TRIPLES_PER_COL 8		/* triple candidates (step 2c): at most 8 d */
 #define DP_ADAPTIVE_TRIPLE_CELLS 4096		/* ... of at most this many cells each */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
+#define DP_ADAPTIVE_WARM_ITERS_BIG 3		/* ... when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows */
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
@@ -176,6 +189,19 @@ dp_adaptive_tree_bound(double rows)
 	return !(b > (double) DP_ADAPTIVE_TREE_CELLS) ? DP_ADAPTIVE_TREE_CELLS :
 		b <= (double) DP_ADAPTIVE_JTREE_CELLS ? (uint64_t) b : 0;
 }
+
+/*
+ * The rows of the rounds' estimates (step 3a) for a released consistent total: min(total,
+ * DP_ADAPTIVE_SYNTH_ROWS) rounded, at least 1 (also when total is not a number); over the total
+ * at which the rounds bound no tree (dp_adaptive_tree_bound 0: over 131,072 rows, where the final
+ * rows come from GUM), DP_ADAPTIVE_SYNTH_ROWS_BIG.  Why: each of an estimate's rows stands for
+ * total / rows real ones, and a misfit below that resolution is hidden by the estimate's own
+ * sampling error (step 3b's floor), so on big tables the selection stops seeing what GUM's final
+ * draw, which holds every row, then gets wrong; more rows cost every round's GUM in proportion,
+ * hence only where the tables are big and a cap.  A function of the released total and public
+ * constants only (post-processing: no privacy cost).
+ */
+uint64_t	dp_adaptive_est_rows(double total);
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -284,6 +310,7 @@ typedef struct dp_adaptive_stats
 	uint32_t	triples_measured;	/* ... and were measured */
 	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
 	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
+	uint64_t	est_rows;		/* rows of the rounds' estimates (dp_adaptive_est_rows) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
 	bool		final_maxent;	/* ... from the maximum-entropy distribution (step 5; GUM instead
 								 * in the rare case that the marginals' supports leave none) */

@@ -18,8 +18,9 @@
  * - Adult's first 5,000 rows (s = 1): rounds and anneals as under AIM's bar alone;
  * - the number of selections T (dp_adaptive_selections): its noise target, bounds, guards and
  *   direction, and a run's T recomputed from the released one-way counts and merged sizes;
- * - Adult repeated 8 times (260,488 rows, s = 32): the rounds anneal and stop near Adult's count
- *   (the old bar, AIM's alone, never annealed there: 0 anneals and 120 rounds), with a quality bar.
+ * - Adult repeated 8 times (260,488 rows, s = 16: estimates of DP_ADAPTIVE_SYNTH_ROWS_BIG rows): the
+ *   rounds anneal and stop near Adult's count (the old bar, AIM's alone, never annealed there: 0
+ *   anneals and 120 rounds), with a quality bar.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -414,8 +415,9 @@ test_adult(void)
 			   st.rounds, st.anneals, st.candidates, res.n_kway);
 	if (rc != 0)
 		return;
-	unit_check(st.triples == 0 && st.triples_measured == 0,
-			   "Adult's estimates are capped (8,192 of 32,561 rows): no triple candidates (%u)", st.triples);
+	unit_check(st.est_rows == DP_ADAPTIVE_SYNTH_ROWS && st.triples == 0 && st.triples_measured == 0,
+			   "Adult's estimates are capped (%llu of 32,561 rows): no triple candidates (%u)",
+			   (unsigned long long) st.est_rows, st.triples);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6),
 			   "the budget adds up: %.9g one-way + %.9g selection + %.9g measurement = %.9g of rho %.9g",
@@ -931,7 +933,46 @@ count_iterations(void *arg, const dp_progress *p)
 }
 
 /*
- * Adult repeated 8 times: s = 32.  Before the estimate's resolution entered the bar, the churn
+ * The rounds' estimate size as a function of the released total (dp_adaptive_est_rows, step 3a):
+ * every row up to DP_ADAPTIVE_SYNTH_ROWS, then DP_ADAPTIVE_SYNTH_ROWS up to 131,072 rows (the
+ * total over which the rounds bound no tree), DP_ADAPTIVE_SYNTH_ROWS_BIG above.  The values on
+ * either side of each step are pinned, and so is the threshold's tie to dp_adaptive_tree_bound.
+ */
+static void
+test_est_rows(void)
+{
+	static const struct
+	{
+		double		total;
+		uint64_t	rows;
+	}			cases[] = {
+		{0, 1}, {0.4, 1}, {1, 1}, {100.4, 100}, {100.6, 101}, {8191.4, 8191}, {8192, 8192},
+		{32561, 8192}, {131072, 8192}, {131072.5, DP_ADAPTIVE_SYNTH_ROWS_BIG},
+		{195366, DP_ADAPTIVE_SYNTH_ROWS_BIG}, {1e6, DP_ADAPTIVE_SYNTH_ROWS_BIG},
+		{1e12, DP_ADAPTIVE_SYNTH_ROWS_BIG},
+	};
+	bool		ok = true;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (dp_adaptive_est_rows(cases[i].total) != cases[i].rows)
+		{
+			ok = false;
+			unit_diag("total %.1f: %llu estimate rows, expected %llu", cases[i].total,
+					  (unsigned long long) dp_adaptive_est_rows(cases[i].total),
+					  (unsigned long long) cases[i].rows);
+		}
+	unit_check(ok, "estimate rows: min(total, 8,192) up to 131,072 released rows, %d above",
+			   DP_ADAPTIVE_SYNTH_ROWS_BIG);
+	unit_check(dp_adaptive_est_rows(NAN) == 1 && dp_adaptive_est_rows(-5) == 1,
+			   "estimate rows: a total that is not a number of at least one row gives 1 row");
+	unit_check(dp_adaptive_tree_bound(131072) > 0 && dp_adaptive_tree_bound(131072.5) == 0 &&
+			   DP_ADAPTIVE_SYNTH_ROWS_BIG > DP_ADAPTIVE_SYNTH_ROWS && DP_ADAPTIVE_SYNTH_ROWS_BIG < 131072,
+			   "the larger estimates start where the rounds bound no tree; the cap is below that total");
+}
+
+/*
+ * Adult repeated 8 times: s = 32 with estimates of 8,192 rows, s = 16 since they hold
+ * DP_ADAPTIVE_SYNTH_ROWS_BIG rows over 131,072 (dp_adaptive_est_rows).  Before the estimate's resolution entered the bar, the churn
  * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
  * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
  * count (22-49 rounds, at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165).  Since
@@ -965,12 +1006,13 @@ test_large_n(void)
 	if (rc != 0)
 		goto out;
 	unit_check(st.selections == 16 * ADULT_COLS && st.anneals >= 1 && st.rounds >= 10 && st.rounds < 120,
-			   "Adult x8 (s = 32): T = %.0f (16 d), %u rounds of at most T / B = 120, %u anneals",
+			   "Adult x8 (s = 16): T = %.0f (16 d), %u rounds of at most T / B = 120, %u anneals",
 			   st.selections, st.rounds, st.anneals);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
-	unit_check(!st.final_warm && res.synth.nrows > 200000,
-			   "Adult x8: %llu synthetic rows from a cold start (the estimate has 8,192)",
-			   (unsigned long long) res.synth.nrows);
+	unit_check(!st.final_warm && res.synth.nrows > 200000 && st.est_rows == DP_ADAPTIVE_SYNTH_ROWS_BIG &&
+			   st.triples == 0,
+			   "Adult x8: %llu synthetic rows from a cold start (the estimate has %llu), no triples",
+			   (unsigned long long) res.synth.nrows, (unsigned long long) st.est_rows);
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "Adult x8: the budget adds up (%.9g of %.9g)",
 			   spent, p.rho);
 	unit_check(st.tree_builds == 0 && st.final_tree_cells == 0,
@@ -1431,6 +1473,7 @@ main(int argc, char **argv)
 		printf("not ok 1 - libsodium\n1..1\n");
 		return 1;
 	}
+	test_est_rows();
 	test_exp_mech();
 	test_exp_mech_fitting();
 	test_edges();
