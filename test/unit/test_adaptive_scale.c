@@ -1,0 +1,662 @@
+/*
+ * test_adaptive_scale.c - unit tests of src/core/dp_adaptive.c by the table's size (the rest of
+ * the adaptive method's tests are test_adaptive.c's):
+ *
+ * - the rounds' estimate size as a function of the released total (dp_adaptive_est_rows);
+ * - two threads on Adult tiled 4 times: the budget and a quality bar;
+ * - Adult's first 5,000 rows (s = 1): rounds and anneals as under AIM's bar alone;
+ * - Adult repeated 8 times (260,488 rows, s = 16: estimates of DP_ADAPTIVE_SYNTH_ROWS_BIG rows): the
+ *   rounds anneal and stop near Adult's count (the old bar, AIM's alone, never annealed there: 0
+ *   anneals and 120 rounds), with a quality bar;
+ * - the rounds' scoring from bit sets, and counts of more rows than the scanned table's (p->extra).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_accounting.h"
+#include "dp_adaptive.h"
+#include "dp_codes.h"
+#include "dp_env.h"
+#include "dp_marg.h"
+#include "dp_prng.h"
+#include "dp_random.h"
+#include "unit.h"
+#include "adult_data.h"
+#include "dp_jtree.h"
+
+/* Adult's rows repeated k times into big, its columns' sizes into sizes; false when not found */
+static bool
+load_adult_tiled(uint32_t k, dp_codes *big, uint32_t *sizes)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	dp_codes	src;
+	bool		ok = load_adult(&src, cols, sizes, UINT64_MAX);
+
+	if (!ok)
+		unit_check(false, "Adult: data/adult found and parsed");
+	else
+	{
+		dp_codes_init(big, ADULT_COLS, k * src.nrows);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			for (uint64_t i = 0; i < k * src.nrows; i++)
+				big->col[j][i] = src.col[j][i % src.nrows];
+		big->nrows = k * src.nrows;
+		dp_codes_free(&src);
+	}
+	free(cols);
+	return ok;
+}
+
+/*
+ * Two threads on Adult tiled 4 times (130,244 rows): the exact counts (64 candidates of 130k rows
+ * per chunk), the rounds' scoring and the final GUM all split over threads.  The noise comes
+ * from libsodium and cannot be seeded (by design), so two runs cannot be compared row for row;
+ * the budget and the quality bar of test_adult catch counts that a split got wrong.
+ */
+static void
+test_threads(void)
+{
+	uint32_t	sizes[ADULT_COLS];
+	dp_codes	big;
+	dp_privsyn_result res;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	double		spent,
+				ours;
+	int			rc;
+
+	if (!load_adult_tiled(4, &big, sizes))
+		return;
+	dp_privsyn_default_params(&p);
+	p.rho = 0.024356;
+	dp_set_threads(2);
+	dp_prng_seed(&rng, 11);
+	rc = dp_adaptive_run(&big, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0, "dp_adaptive_run on Adult x4 with 2 threads (%u rounds)", st.rounds);
+	if (rc != 0)
+		goto out;
+	spent = st.rho_oneway + st.rho_select + st.rho_measure;
+	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "2 threads: the budget adds up (%.9g of %.9g)",
+			   spent, p.rho);
+	ours = mean_tvd2(&big, &res.synth, sizes);
+	unit_check(ours < 0.05, "2 threads: mean 2-way TVD %.4f below 0.05 (4x the rows of test_adult)", ours);
+	dp_privsyn_result_free(&res);
+out:
+	dp_codes_free(&big);
+	dp_set_threads(1);		/* the default again, for the tests after this one */
+}
+
+/* the iterations a GUM run reports (progress calls with an error, not heartbeats), and its iters */
+typedef struct iter_count
+{
+	uint32_t	calls,
+				iters;
+} iter_count;
+
+static int
+count_iterations(void *arg, const dp_progress *p)
+{
+	iter_count *c = arg;
+
+	if (p->err >= 0)
+	{
+		c->calls++;
+		c->iters = (uint32_t) p->total;
+	}
+	return 0;
+}
+
+/*
+ * The rounds' estimate size as a function of the released total (dp_adaptive_est_rows, step 3a):
+ * every row up to DP_ADAPTIVE_SYNTH_ROWS, then DP_ADAPTIVE_SYNTH_ROWS up to 131,072 rows (the
+ * total over which the rounds bound no tree), DP_ADAPTIVE_SYNTH_ROWS_BIG above.  The values on
+ * either side of each step are pinned, and so is the threshold's tie to dp_adaptive_tree_bound.
+ */
+static void
+test_est_rows(void)
+{
+	static const struct
+	{
+		double		total;
+		uint64_t	rows;
+	}			cases[] = {
+		{0, 1}, {0.4, 1}, {1, 1}, {100.4, 100}, {100.6, 101}, {8191.4, 8191}, {8192, 8192},
+		{32561, 8192}, {131072, 8192}, {131072.5, DP_ADAPTIVE_SYNTH_ROWS_BIG},
+		{195366, DP_ADAPTIVE_SYNTH_ROWS_BIG}, {1e6, DP_ADAPTIVE_SYNTH_ROWS_BIG},
+		{1e12, DP_ADAPTIVE_SYNTH_ROWS_BIG},
+	};
+	bool		ok = true;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (dp_adaptive_est_rows(cases[i].total) != cases[i].rows)
+		{
+			ok = false;
+			unit_diag("total %.1f: %llu estimate rows, expected %llu", cases[i].total,
+					  (unsigned long long) dp_adaptive_est_rows(cases[i].total),
+					  (unsigned long long) cases[i].rows);
+		}
+	unit_check(ok, "estimate rows: min(total, 8,192) up to 131,072 released rows, %d above",
+			   DP_ADAPTIVE_SYNTH_ROWS_BIG);
+	unit_check(dp_adaptive_est_rows(NAN) == 1 && dp_adaptive_est_rows(-5) == 1,
+			   "estimate rows: a total that is not a number of at least one row gives 1 row");
+	unit_check(dp_adaptive_tree_bound(131072) > 0 && dp_adaptive_tree_bound(131072.5) == 0 &&
+			   DP_ADAPTIVE_SYNTH_ROWS_BIG > DP_ADAPTIVE_SYNTH_ROWS && DP_ADAPTIVE_SYNTH_ROWS_BIG < 131072,
+			   "the larger estimates start where the rounds bound no tree; the cap is below that total");
+}
+
+/*
+ * Adult repeated 8 times: s = 32 with estimates of 8,192 rows, s = 16 since they hold
+ * DP_ADAPTIVE_SYNTH_ROWS_BIG rows over 131,072 (dp_adaptive_est_rows).  Before the estimate's resolution entered the bar, the churn
+ * kept every round above AIM's bar here: 120 rounds of T / B = 16 d / 2, 0 anneals, in every run
+ * (and 119 in `ROWS=200000 bench/big.sh`); with it the rounds annealed and ended near Adult's own
+ * count (22-49 rounds, at least 1 anneal over 29 runs, mean 2-way TVD .0126-.0165).  Since
+ * T = 4 d (48f930c) a round measured with 4 times the rho and the rounds could end at their
+ * count, 30, without an anneal.  With T from the signal (dp_adaptive_selections) this table
+ * gets 16 d again: 26-48 rounds and 1-2 anneals over 4 runs (2026-11-27), mean 2-way TVD .0139
+ * and .0152 in the two runs whose TVD was read.  With the rounds' tree bound at 32 cells a row
+ * (8.3M cells here, ed0850f) .0150-.0190 over 19 runs, over the bar in 2; with no bound above
+ * 2^22 cells (dp_adaptive_tree_bound, 2026-11-28) .0112-.0157 over 10 runs.
+ */
+static void
+test_large_n(void)
+{
+	uint32_t	sizes[ADULT_COLS];
+	dp_codes	big;
+	dp_privsyn_result res;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	double		spent,
+				ours;
+	int			rc;
+
+	if (!load_adult_tiled(8, &big, sizes))
+		return;
+	dp_privsyn_default_params(&p);
+	p.rho = 0.024356;
+	dp_prng_seed(&rng, 13);
+	rc = dp_adaptive_run(&big, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0, "dp_adaptive_run on Adult x8");
+	if (rc != 0)
+		goto out;
+	unit_check(st.selections == 16 * ADULT_COLS && st.anneals >= 1 && st.rounds >= 10 && st.rounds < 120,
+			   "Adult x8 (s = 16): T = %.0f (16 d), %u rounds of at most T / B = 120, %u anneals",
+			   st.selections, st.rounds, st.anneals);
+	spent = st.rho_oneway + st.rho_select + st.rho_measure;
+	unit_check(!st.final_warm && res.synth.nrows > 200000 && st.est_rows == DP_ADAPTIVE_SYNTH_ROWS_BIG &&
+			   st.triples == 0,
+			   "Adult x8: %llu synthetic rows from a cold start (the estimate has %llu), no triples",
+			   (unsigned long long) res.synth.nrows, (unsigned long long) st.est_rows);
+	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6), "Adult x8: the budget adds up (%.9g of %.9g)",
+			   spent, p.rho);
+	unit_check(st.tree_builds == 0 && st.final_tree_cells == 0,
+			   "Adult x8: no tree bound at 32 cells a row over 2^22 (%u trees built); GUM draws", st.tree_builds);
+	unit_check(st.final_sub_margs > ADULT_COLS && st.final_sub_margs <= res.nmargs &&
+			   st.final_sub_cells > 0 && st.final_sub_cells <= DP_ADAPTIVE_JTREE_CELLS,
+			   "Adult x8: GUM starts from a sub-model of %u of %u marginals on a tree of %llu cells (at most 2^22)",
+			   st.final_sub_margs, res.nmargs, (unsigned long long) st.final_sub_cells);
+	{
+		/* dp_sample's draw: the same seed, the same rows; under the threshold, dp_privsyn_sample's */
+		dp_gum_params g;
+		dp_codes	a,
+					b;
+		dp_adaptive_draw how,
+					how2;
+		double		keep = res.total;
+		bool		same = true;
+
+		dp_gum_default_params(&g);
+		g.iterations = dp_adaptive_final_iters(g.iterations);
+		g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
+		g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+		dp_prng_seed(&rng, 5);
+		rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &a, &how);
+		dp_prng_seed(&rng, 5);
+		rc |= dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &b, &how2);
+		for (uint32_t j = 0; rc == 0 && j < ADULT_COLS; j++)
+			same &= memcmp(a.col[j], b.col[j], sizeof(uint16_t) * 50000) == 0;
+		unit_check(rc == 0 && same && how.sub_margs > ADULT_COLS && how.sub_margs == how2.sub_margs,
+				   "dp_adaptive_sample: a seed's 50,000 rows again row for row, from the sub-model (%u marginals)",
+				   how.sub_margs);
+		dp_codes_free(&a);
+		dp_codes_free(&b);
+		{
+			/* GUM after the sub-model's rows: dp_adaptive_submodel_iters at most, asked for 30 */
+			iter_count	c = {0, 0};
+			dp_gum_params gc = g;
+			uint32_t	w = dp_adaptive_submodel_iters(res.n_kway);
+			dp_privsyn_result wide = res;
+			dp_marg    *twice = malloc(sizeof(dp_marg) * (res.nmargs + res.n_kway));
+
+			gc.progress = count_iterations;
+			gc.progress_arg = &c;
+			dp_prng_seed(&rng, 5);
+			rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
+			unit_check(rc == 0 && how.sub_margs > ADULT_COLS && g.iterations > DP_ADAPTIVE_SUBMODEL_WARM_ITERS &&
+					   c.calls >= 1 && c.calls <= w && c.iters == w,
+					   "dp_adaptive_sample from the sub-model: %u GUM iterations of %u (asked for %u, at most %u for %u k-way marginals)",
+					   c.calls, c.iters, g.iterations, w, res.n_kway);
+			dp_codes_free(&a);
+
+			/*
+			 * the same model with every k-way marginal listed twice: twice the visits an iteration,
+			 * so fewer iterations (the released values are the same; a test of the budget only)
+			 */
+			if (twice)
+			{
+				uint32_t	nw = 0;
+
+				for (uint32_t k = 0; k < res.nmargs; k++)
+				{
+					twice[nw++] = res.margs[k];
+					if (res.margs[k].nattrs >= 2)
+						twice[nw++] = res.margs[k];
+				}
+				wide.margs = twice;
+				wide.nmargs = nw;
+				c.calls = c.iters = 0;
+				dp_prng_seed(&rng, 5);
+				rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
+				unit_check(rc == 0 && c.iters == dp_adaptive_submodel_iters(2 * res.n_kway) &&
+						   c.iters < DP_ADAPTIVE_SUBMODEL_WARM_ITERS && c.calls >= 1 && c.calls <= c.iters,
+						   "dp_adaptive_sample, %u k-way marginals: %u GUM iterations of %u (at most %d)",
+						   2 * res.n_kway, c.calls, c.iters, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
+				if (rc == 0)
+					dp_codes_free(&a);
+				free(twice);
+			}
+		}
+		res.total = 131072;		/* a released total with a tree bound: dp_privsyn_sample alone */
+		dp_prng_seed(&rng, 5);
+		rc = dp_adaptive_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &a, &how);
+		dp_prng_seed(&rng, 5);
+		rc |= dp_privsyn_sample(&res, ADULT_COLS, sizes, 50000, &g, &rng, &b);
+		same = true;
+		for (uint32_t j = 0; rc == 0 && j < ADULT_COLS; j++)
+			same &= memcmp(a.col[j], b.col[j], sizeof(uint16_t) * 50000) == 0;
+		unit_check(rc == 0 && same && how.sub_margs == 0,
+				   "dp_adaptive_sample at a total of 131,072: dp_privsyn_sample's rows, row for row");
+		dp_codes_free(&a);
+		dp_codes_free(&b);
+		res.total = keep;
+	}
+	ours = mean_tvd2(&big, &res.synth, sizes);
+	unit_check(ours < 0.0185, "Adult x8: mean 2-way TVD %.4f below 0.0185 (%u pairs measured; rows by %s, tree %llu cells, %u unbounded)", ours, res.n_kway,
+			   st.final_maxent ? "maximum entropy" : "GUM", (unsigned long long) st.final_tree_cells, st.tree_unbounded);
+	dp_privsyn_result_free(&res);
+out:
+	dp_codes_free(&big);
+}
+
+/*
+ * Adult's first 5,000 rows: the estimate holds every row (s = 1: v = 0, or about 1e-4 y when the
+ * noisy total rounds down), so the rounds behave as under AIM's bar alone: measured 10-14 rounds, 2-3 anneals over 10
+ * runs before the change, 10-15 and 2-3 over 20 after.  A bar too high anneals every round (4
+ * rounds), one too low never (120; both measured by breaking it on purpose).  Since marginals
+ * measured before are scored by what a new measurement adds (2026-11-27, evening): 7-14 rounds
+ * and 1 anneal over 11 runs, so the check asks for 6-20.
+ */
+static void
+test_small_n(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS];
+	dp_codes	src;
+	dp_privsyn_result res;
+	dp_privsyn_params p;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	int			rc;
+
+	if (!load_adult(&src, cols, sizes, 5000))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	dp_privsyn_default_params(&p);
+	p.rho = 0.024356;
+	dp_prng_seed(&rng, 17);
+	rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && st.rounds >= 6 && st.rounds <= 20 && st.anneals >= 1 && st.anneals <= 4,
+			   "Adult's first 5,000 rows (s = 1): %u rounds, %u anneals (6-20 rounds, 1-4 anneals)",
+			   st.rounds, st.anneals);
+	unit_check(rc == 0 && st.triples > 0 && st.triples <= DP_ADAPTIVE_TRIPLES_PER_COL * ADULT_COLS,
+			   "Adult's first 5,000 rows (the estimates hold every row): %u triple candidates, %u measured",
+			   st.triples, st.triples_measured);
+	/* warm from the last estimate, unless drawn by maximum entropy (a small junction tree) */
+	unit_check(rc == 0 && st.final_warm == !st.final_maxent && res.synth.nrows > 4800 && res.synth.nrows < 5200,
+			   "Adult's first 5,000 rows: %llu synthetic rows, %s",
+			   rc == 0 ? (unsigned long long) res.synth.nrows : 0ULL,
+			   st.final_maxent ? "by maximum entropy" : "started from the last estimate");
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
+	/* fewer rows asked for than the estimate has: a uniform draw of them (the cut), or cold */
+	for (int k = 0; k < 2; k++)
+	{
+		p.rows = k == 0 ? 4500 : 1000;
+		rc = dp_adaptive_run(&src, sizes, &p, &rng, &res, &st);
+		unit_check(rc == 0 && res.synth.nrows == p.rows && st.final_warm == (k == 0 && !st.final_maxent),
+				   "Adult's first 5,000 rows, rows => %llu: %llu rows, %s start",
+				   (unsigned long long) p.rows, rc == 0 ? (unsigned long long) res.synth.nrows : 0ULL,
+				   st.final_warm ? "a warm" : "a cold");
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+	}
+	dp_codes_free(&src);
+	free(cols);
+}
+
+/*
+ * The rounds' scoring counts small candidates of the estimate from bit sets: the counts must
+ * be the histogram's, cell for cell, for columns from 1 code to past the bit sets' limit, and
+ * row counts that are not a multiple of 64.
+ */
+static void
+test_bits(void)
+{
+	static const uint32_t sizes[] = {1, 2, 3, 7, 11, 64, 65, 200, 2, 5};
+	const uint32_t d = sizeof(sizes) / sizeof(sizes[0]);
+	const uint64_t rows[] = {1, 63, 64, 65, 1000, 8191};
+	dp_prng		rng;
+
+	dp_prng_seed(&rng, 23);
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+	{
+		dp_codes	t;
+		int64_t		bad;
+
+		if (dp_codes_init(&t, d, rows[r]) != 0)
+		{
+			unit_check(false, "bit sets: a table of %llu rows", (unsigned long long) rows[r]);
+			return;
+		}
+		for (uint32_t c = 0; c < d; c++)
+			for (uint64_t i = 0; i < rows[r]; i++)
+				/* skewed: most rows in code 0, as merged columns are */
+				t.col[c][i] = (uint16_t) (dp_prng_below(&rng, 3) == 0 ? 0 : dp_prng_below(&rng, sizes[c]));
+		t.nrows = rows[r];
+		bad = dp_adaptive_bits_check(&t, sizes);
+		unit_check(bad < -2, "bit sets and histogram agree on %llu rows: %lld (cells differing, or -2 - marginals compared)",
+				   (unsigned long long) rows[r], (long long) bad);
+		dp_codes_free(&t);
+	}
+}
+
+/*
+ * Counts from elsewhere (dp_privsyn_params.extra, docs/DISTRIBUTED.md): Adult's rows split in
+ * two, the first part the run's table, the second given as its exact one-way and pair counts
+ * (as shards would send them).  At a rho so large that the discrete Gaussian draws 0 on every
+ * cell (sigma about 0.001), every released marginal is an exact count: those of ALL the rows,
+ * over the merged codes, for the split run, and of the first part alone without the counts.
+ * Also: all the rows given as counts (an empty table), the PrivSyn method refusing them, and
+ * counts without their pairs refused.
+ */
+static void
+extra_counts_of(const dp_codes *t, uint64_t from, uint64_t to, const uint32_t *sizes, uint64_t **one,
+				uint64_t **pair)
+{
+	uint32_t	d = t->ncols;
+	size_t		k = 0;
+
+	for (uint32_t j = 0; j < d; j++)
+	{
+		one[j] = calloc(sizes[j], sizeof(uint64_t));
+		for (uint64_t i = from; i < to; i++)
+			one[j][t->col[j][i]]++;
+	}
+	for (uint32_t a = 0; a < d; a++)
+		for (uint32_t b = a + 1; b < d; b++, k++)
+		{
+			pair[k] = calloc((size_t) sizes[a] * sizes[b], sizeof(uint64_t));
+			for (uint64_t i = from; i < to; i++)
+				pair[k][(size_t) t->col[a][i] * sizes[b] + t->col[b][i]]++;
+		}
+}
+
+/* the largest |released - exact| over the model's marginals, exact counted on rows [0, n) of t */
+static double
+worst_vs_exact(const dp_privsyn_result *res, const dp_codes *t, uint64_t n)
+{
+	dp_codes	m;
+	double		worst = 0;
+
+	dp_codes_init(&m, t->ncols, n ? n : 1);
+	for (uint32_t j = 0; j < t->ncols; j++)
+		for (uint64_t i = 0; i < n; i++)
+			m.col[j][i] = res->code_map[j][t->col[j][i]];
+	m.nrows = n;
+	for (uint32_t k = 0; k < res->nmargs; k++)
+	{
+		dp_marg		x;
+
+		dp_marg_init(&x, res->margs[k].nattrs, res->margs[k].attrs, res->merged_sizes);
+		dp_marg_count(&x, &m);
+		for (uint64_t c = 0; c < x.ncells; c++)
+			worst = fmax(worst, fabs(x.cells[c] - res->margs[k].cells[c]));
+		dp_marg_free(&x);
+	}
+	dp_codes_free(&m);
+	return worst;
+}
+
+static void
+test_extra(void)
+{
+	acol	   *cols = calloc(ADULT_COLS, sizeof(acol));
+	uint32_t	sizes[ADULT_COLS];
+	enum {NPAIRS = ADULT_COLS * (ADULT_COLS - 1) / 2};
+	uint64_t   *one[ADULT_COLS],
+			   *pair[NPAIRS],
+			   *all1[ADULT_COLS],
+			   *all2[NPAIRS];
+	dp_extra_counts ex,
+				exall;
+	dp_codes	src,
+				part,
+				empty;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_adaptive_stats st;
+	dp_prng		rng;
+	uint64_t	cut;
+	int			rc;
+	double		w;
+
+	if (!load_adult(&src, cols, sizes, UINT64_MAX))
+	{
+		unit_check(false, "Adult: data/adult found and parsed");
+		free(cols);
+		return;
+	}
+	cut = src.nrows / 3;
+	dp_codes_init(&part, ADULT_COLS, cut);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		memcpy(part.col[j], src.col[j], sizeof(uint16_t) * cut);
+	part.nrows = cut;
+	extra_counts_of(&src, cut, src.nrows, sizes, one, pair);
+	ex = (dp_extra_counts) {src.nrows - cut, (const uint64_t *const *) one, (const uint64_t *const *) pair};
+
+	dp_privsyn_default_params(&p);
+	p.rho = 1e6;
+	p.rows = 1000;
+	p.extra = &ex;
+	dp_prng_seed(&rng, 21);
+	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && res.n_kway >= 1 && st.triples == 0, "a run over %llu rows plus the counts of %llu more "
+			   "(%u k-way marginals, no triples)", (unsigned long long) cut, (unsigned long long) (src.nrows - cut),
+			   rc == 0 ? res.n_kway : 0);
+	if (rc == 0)
+	{
+		w = worst_vs_exact(&res, &src, src.nrows);
+		unit_check(w < 1e-6 && fabs(res.total - src.nrows) < 1e-6,
+				   "it releases the counts of all %llu rows (worst cell off by %.3g, total %.1f)",
+				   (unsigned long long) src.nrows, w, res.total);
+		dp_privsyn_result_free(&res);
+	}
+
+	p.extra = NULL;
+	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
+	if (rc == 0)
+	{
+		w = worst_vs_exact(&res, &src, cut);
+		unit_check(w < 1e-6 && fabs(res.total - cut) < 1e-6 && worst_vs_exact(&res, &src, src.nrows) > 100,
+				   "without the counts, those of its own %llu rows", (unsigned long long) cut);
+		dp_privsyn_result_free(&res);
+	}
+	else
+		unit_check(false, "a run over the first part alone (rc %d)", rc);
+
+	/* every row elsewhere: an empty table */
+	extra_counts_of(&src, 0, src.nrows, sizes, all1, all2);
+	exall = (dp_extra_counts) {src.nrows, (const uint64_t *const *) all1, (const uint64_t *const *) all2};
+	dp_codes_init(&empty, ADULT_COLS, 1);
+	p.extra = &exall;
+	rc = dp_adaptive_run(&empty, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && worst_vs_exact(&res, &src, src.nrows) < 1e-6,
+			   "an empty table plus the counts of every row: the counts of every row (rc %d)", rc);
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
+
+	/*
+	 * The cap on distinct k-way marginals: its rule (dp_adaptive_max_kway: 2^27 / total, at least
+	 * min(4 d, 128)), then a run of Adult's counts with the cap set to 10 (p.max_kway): the
+	 * budget of 1e6 makes 28-50 selections before anneals spend it, so the cap is reached and the
+	 * selections after it measure again.
+	 */
+	p.max_kway = 10;
+	rc = dp_adaptive_run(&empty, sizes, &p, &rng, &res, &st);
+	p.max_kway = 0;
+	unit_check(rc == 0 && st.max_kway == 10 && res.n_kway == 10 && st.remeasured > 0 &&
+			   dp_adaptive_max_kway(ADULT_COLS, 9768300) == 4 * ADULT_COLS &&
+			   dp_adaptive_max_kway(100, 600000) == 223 && dp_adaptive_max_kway(100, 3e6) == 128 &&
+			   dp_adaptive_max_kway(ADULT_COLS, 32561) == 4122 && dp_adaptive_max_kway(ADULT_COLS, 0) == 1u << 27 &&
+			   dp_adaptive_max_kway(ADULT_COLS, NAN) == 1u << 27,
+			   "at most %u distinct k-way marginals (set): %u measured, %u selections measured again",
+			   st.max_kway, rc == 0 ? res.n_kway : 0, st.remeasured);
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
+
+	/* counts that are not those of one set of rows: refused (a pair's total off by one) */
+	all2[NPAIRS - 1][0]++;
+	p.extra = &exall;
+	rc = dp_adaptive_run(&empty, sizes, &p, &rng, &res, &st);
+	unit_check(rc != 0 && strstr(dp_last_error(), "one set of rows") != NULL,
+			   "counts whose pairs do not add up to their rows are refused: %s", dp_last_error());
+	all2[NPAIRS - 1][0]--;
+
+	/*
+	 * More rows than 2^31 elsewhere (3e9, all in one cell): no refusal (it would depend on the
+	 * rows' number after the charge); the candidates' counts are clamped, the one-way marginals
+	 * (doubles) are not.
+	 */
+	{
+		static const uint32_t bsizes[2] = {2, 2};
+		uint64_t	b0[2] = {3000000000u, 0},
+					b1[2] = {3000000000u, 0},
+					b01[4] = {3000000000u, 0, 0, 0};
+		const uint64_t *bone[2] = {b0, b1},
+				   *bpair[1] = {b01};
+		dp_extra_counts bex = {3000000000u, bone, bpair};
+		dp_codes	bempty;
+
+		dp_codes_init(&bempty, 2, 1);
+		p.extra = &bex;
+		p.rho = 1;
+		rc = dp_adaptive_run(&bempty, bsizes, &p, &rng, &res, &st);
+		unit_check(rc == 0 && res.total > 2.1e9 && res.total < 3.0e9 + 1e3,
+				   "3e9 rows counted elsewhere: no refusal; the pair's cell clamped at 2^31 - 1 pulls the "
+				   "consistent total to %.4g (rc %d%s%s)", rc == 0 ? res.total : 0, rc, rc ? ": " : "",
+				   rc ? dp_last_error() : "");
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+		dp_codes_free(&bempty);
+		p.rho = 1e6;
+		p.extra = &exall;
+	}
+
+	/* refused: the PrivSyn method, and counts without their pairs */
+	rc = dp_privsyn_run(&part, sizes, &p, &rng, &res);
+	unit_check(rc != 0 && strstr(dp_last_error(), "PrivSyn") != NULL,
+			   "the PrivSyn method refuses counts from elsewhere: %s", dp_last_error());
+	exall.pair = NULL;
+	rc = dp_adaptive_run(&part, sizes, &p, &rng, &res, &st);
+	unit_check(rc != 0 && strstr(dp_last_error(), "pair") != NULL, "counts without the pairs' are refused: %s",
+			   dp_last_error());
+
+	/*
+	 * A small table (3,000 rows: the estimates hold every row) takes triples, but not with counts
+	 * from elsewhere: a triple's counts would be read from the table.
+	 */
+	{
+		dp_codes	small,
+					half;
+		uint64_t   *s1[ADULT_COLS],
+				   *s2[NPAIRS];
+		dp_extra_counts sex;
+		uint32_t	without,
+					with;
+
+		dp_codes_free(&src);
+		load_adult(&src, cols, sizes, 3000);
+		small = src;
+		dp_codes_init(&half, ADULT_COLS, 1500);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			memcpy(half.col[j], small.col[j], sizeof(uint16_t) * 1500);
+		half.nrows = 1500;
+		extra_counts_of(&small, 1500, small.nrows, sizes, s1, s2);
+		sex = (dp_extra_counts) {small.nrows - 1500, (const uint64_t *const *) s1, (const uint64_t *const *) s2};
+		p.rho = 0.024356;
+		p.rows = 0;
+		p.extra = NULL;
+		rc = dp_adaptive_run(&small, sizes, &p, &rng, &res, &st);
+		without = rc == 0 ? st.triples : 0;
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+		p.extra = &sex;
+		rc = dp_adaptive_run(&half, sizes, &p, &rng, &res, &st);
+		with = rc == 0 ? st.triples : UINT32_MAX;
+		if (rc == 0)
+			dp_privsyn_result_free(&res);
+		unit_check(without > 0 && with == 0,
+				   "3,000 rows: %u triple candidates over the table, %u with half of it counted elsewhere", without, with);
+		for (uint32_t j = 0; j < ADULT_COLS; j++)
+			free(s1[j]);
+		for (uint32_t k = 0; k < NPAIRS; k++)
+			free(s2[k]);
+		dp_codes_free(&half);
+	}
+
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		free(one[j]), free(all1[j]);
+	for (uint32_t k = 0; k < NPAIRS; k++)
+		free(pair[k]), free(all2[k]);
+	dp_codes_free(&empty);
+	dp_codes_free(&part);
+	dp_codes_free(&src);
+	free(cols);
+}
+
+int
+main(int argc, char **argv)
+{
+	(void) argc;
+	argv0 = argv[0];
+	if (dp_random_init() != 0)
+	{
+		printf("not ok 1 - libsodium\n1..1\n");
+		return 1;
+	}
+	test_est_rows();
+	test_threads();
+	test_small_n();
+	test_large_n();
+	test_bits();
+	test_extra();
+	return unit_done();
+}
