@@ -20,16 +20,39 @@ DP_PACKAGES=(gcc make libc6-dev postgresql-$PGVER postgresql-server-dev-$PGVER l
 
 log() { printf '\n=== %s\n' "$*"; }
 
-dp_install_packages() {
-	local missing=() p
-	for p in "${DP_PACKAGES[@]}" "$@"; do
-		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || missing+=("$p")
+# The packages of the list given that are not installed, one a line (none: nothing printed).
+dp_missing_packages() {
+	local p
+	for p in "$@"; do
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || echo "$p"
 	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		log "installing packages: ${missing[*]}"
-		$SUDO apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Installs scripts/lib.sh's packages (the build's and the server's) plus the ones given, after an
+# apt-get update; nothing runs when all are installed.
+dp_install_packages() {
+	local missing
+	missing=$(dp_missing_packages "${DP_PACKAGES[@]}" "$@")
+	if [ -n "$missing" ]; then
+		log "installing packages: $(echo $missing)"
+		$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+		# shellcheck disable=SC2086 # one package a word
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+			--no-install-recommends $missing >/dev/null
 	fi
+}
+
+# Installs the packages given that are missing, without an apt-get update (for a caller that made
+# one), waiting up to 10 minutes for another apt-get or dpkg's lock instead of failing on it;
+# nothing runs (and no lock is taken) when all are installed.  Returns apt-get's status.
+dp_apt_install() {
+	local missing
+	missing=$(dp_missing_packages "$@")
+	[ -n "$missing" ] || return 0
+	echo "apt-get install $(echo $missing)"
+	# shellcheck disable=SC2086 # one package a word
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+		--no-install-recommends $missing
 }
 
 # One script at a time builds and tests in a checkout: a second one (a bench beside another, or
