@@ -55,6 +55,23 @@ dp_apt_install() {
 		--no-install-recommends $missing
 }
 
+# tap_plan_problem FILE: what is wrong with the TAP plan of a test's output FILE, nothing when it is
+# right.  A test prints one plan line, "1..N", and N results ("ok N ..." or "not ok N ...", a skip
+# being an ok): a test that stopped early (an exit before its end) prints no plan or another count.
+tap_plan_problem() {
+	local plans n planned
+	plans=$(grep -cE '^1\.\.[0-9]+' "$1")
+	n=$(grep -cE '^(not )?ok [0-9]+' "$1")
+	if [ "$plans" = 0 ]; then
+		echo "no TAP plan (1..N): the test stopped before its end, after $n result(s)"
+	elif [ "$plans" != 1 ]; then
+		echo "$plans TAP plans (1..N) where there is one"
+	else
+		planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$1")
+		[ "$planned" = "$n" ] || echo "its TAP plan says 1..$planned, but it printed $n result(s)"
+	fi
+}
+
 # One script at a time builds and tests in a checkout: a second one (a bench beside another, or
 # beside scripts/test) waits for the first to end instead of cleaning its objects under it, or
 # rebuilding its unit tests and bench binaries.  The lock is held until the script
