@@ -16,7 +16,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 DP_PACKAGES=(gcc make libc6-dev postgresql-$PGVER postgresql-server-dev-$PGVER libsodium-dev
-             libopenblas-dev python3)
+             libopenblas-dev python3 bc)	# bc: dp_call_with_peak below, test/script/06_synthesize_sessions.sh
 
 log() { printf '\n=== %s\n' "$*"; }
 
