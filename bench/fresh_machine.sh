@@ -171,10 +171,9 @@ if [ $SETUP_ONLY = 1 ]; then
 	# the lines as the scripts have them: scripts/test's dp_install_packages (scripts/lib.sh adds
 	# its own packages), scripts/pgbuild's deb-src entry and apt-get install, scripts/citusbuild's
 	join() { sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$1"; }
-	test_pkgs=$(sed -n 's/^dp_install_packages \([^#]*\).*/\1/p' "$ROOT$CI/scripts/test")
-	build_pkgs() { join "$ROOT$CI/scripts/$1" | sed -n 's/.*apt-get .*install .*--no-install-recommends \([^>]*\)>.*/\1/p' | head -n 1; }
-	pg_pkgs=$(build_pkgs pgbuild)
-	citus_pkgs=$(build_pkgs citusbuild)
+	test_pkgs=$(sed -n 's/^TEST_PACKAGES=(\(.*\))$/\1/p' "$ROOT$CI/scripts/test")
+	pg_pkgs=$(bash "$ROOT$CI/scripts/pgbuild" --packages)
+	citus_pkgs=$(bash "$ROOT$CI/scripts/citusbuild" --packages)
 	src_entry=$(sed -n "/<<'SRC'/,/^SRC$/p" "$ROOT$CI/scripts/pgbuild" | sed '1d;$d')
 	[ -n "$test_pkgs" ] && [ -n "$pg_pkgs" ] && [ -n "$citus_pkgs" ] && [ -n "$src_entry" ] ||
 		die "the apt-get lines of scripts/test, scripts/pgbuild or scripts/citusbuild were not found"

@@ -16,19 +16,59 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 DP_PACKAGES=(gcc make libc6-dev postgresql-$PGVER postgresql-server-dev-$PGVER libsodium-dev
-             libopenblas-dev python3)
+             libopenblas-dev python3 bc)	# bc: dp_call_with_peak below, test/script/06_synthesize_sessions.sh
 
 log() { printf '\n=== %s\n' "$*"; }
 
-dp_install_packages() {
-	local missing=() p
-	for p in "${DP_PACKAGES[@]}" "$@"; do
-		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || missing+=("$p")
+# The packages of the list given that are not installed, one a line (none: nothing printed).
+dp_missing_packages() {
+	local p
+	for p in "$@"; do
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || echo "$p"
 	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		log "installing packages: ${missing[*]}"
-		$SUDO apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Installs scripts/lib.sh's packages (the build's and the server's) plus the ones given, after an
+# apt-get update; nothing runs when all are installed.
+dp_install_packages() {
+	local missing
+	missing=$(dp_missing_packages "${DP_PACKAGES[@]}" "$@")
+	if [ -n "$missing" ]; then
+		log "installing packages: $(echo $missing)"
+		$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+		# shellcheck disable=SC2086 # one package a word
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+			--no-install-recommends $missing >/dev/null
+	fi
+}
+
+# Installs the packages given that are missing, without an apt-get update (for a caller that made
+# one), waiting up to 10 minutes for another apt-get or dpkg's lock instead of failing on it;
+# nothing runs (and no lock is taken) when all are installed.  Returns apt-get's status.
+dp_apt_install() {
+	local missing
+	missing=$(dp_missing_packages "$@")
+	[ -n "$missing" ] || return 0
+	echo "apt-get install $(echo $missing)"
+	# shellcheck disable=SC2086 # one package a word
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+		--no-install-recommends $missing
+}
+
+# tap_plan_problem FILE: what is wrong with the TAP plan of a test's output FILE, nothing when it is
+# right.  A test prints one plan line, "1..N", and N results ("ok N ..." or "not ok N ...", a skip
+# being an ok): a test that stopped early (an exit before its end) prints no plan or another count.
+tap_plan_problem() {
+	local plans n planned
+	plans=$(grep -cE '^1\.\.[0-9]+' "$1")
+	n=$(grep -cE '^(not )?ok [0-9]+' "$1")
+	if [ "$plans" = 0 ]; then
+		echo "no TAP plan (1..N): the test stopped before its end, after $n result(s)"
+	elif [ "$plans" != 1 ]; then
+		echo "$plans TAP plans (1..N) where there is one"
+	else
+		planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$1")
+		[ "$planned" = "$n" ] || echo "its TAP plan says 1..$planned, but it printed $n result(s)"
 	fi
 }
 

@@ -7,7 +7,7 @@ DB=dpsynth_report
 OUT=$TOP/tmp_report
 rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
 if ! command -v chromium >/dev/null; then
-	echo "not ok 1 - chromium is not installed (scripts/test installs it: dp_install_packages chromium)"
+	echo "not ok 1 - chromium is not installed (scripts/test installs it: TEST_PACKAGES)"
 	echo "1..1"
 	exit 1
 fi
