@@ -1,60 +1,53 @@
 -- dpsynth 0.9.0 -> 0.10.0 (see CHANGELOG.md).
 \echo Use "ALTER EXTENSION dpsynth UPDATE TO '0.10.0'" to load this file. \quit
 
--- ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the domains and column policies of the tables of
--- that composite type follow the rename, as the privacy unit's name already does
-CREATE OR REPLACE FUNCTION dpsynth._on_alter() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-DECLARE
-	cmd record;
-	tree oid[];
-	cat regclass;
-BEGIN
-	FOR cmd IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands()
-			   WHERE classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_namespace'::regclass) LOOP
-		UPDATE dpsynth.budgets b SET relname = dpsynth._qualified_name(b.relid)
-			FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-			WHERE c.oid = b.relid
-			  AND (b.relid = cmd.objid OR c.relnamespace = cmd.objid)
-			  AND b.relname <> dpsynth._qualified_name(b.relid)
-			  -- a rename changes one part: the other must be what the row says
-			  AND (pg_catalog.starts_with(b.relname, pg_catalog.format('%I.', n.nspname))
-				   OR pg_catalog.right(b.relname, pg_catalog.length(pg_catalog.format('.%I', c.relname)))
-					  = pg_catalog.format('.%I', c.relname));
-		-- a renamed column (its privacy unit and unit-constant names follow it in
-		-- dpsynth._unit_follows_rename, fired just before)
-		IF cmd.objsubid > 0 THEN
-			-- its domain and policy: the attnums first brought back to the names
-			PERFORM dpsynth._domains_by_name(cmd.objid);
-			-- its rows and those of the tables below it, into which the rename recursed: the
-			-- children (their rows were brought back to their columns before it ran,
-			-- dpsynth_guard_ddl) and, for ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE, the tables
-			-- of that composite type and theirs.  In each table, the row at the attnum of its column
-			-- of the new name follows, once its own name is gone from that table (a row whose
-			-- attnum a restore left stale stays, and a release refuses it)
-			tree := ARRAY[cmd.objid] || ARRAY(WITH RECURSIVE down(t) AS (
-								SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
-								UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
-									WHERE ty.oid = cmd.objid AND ty.relkind = 'c' AND c.reloftype = ty.reltype
-								UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
-							SELECT t FROM down);
-			FOREACH cat IN ARRAY ARRAY['dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass] LOOP
-				EXECUTE pg_catalog.format($q$
-					UPDATE %s r SET attname = a.attname
-					FROM pg_catalog.pg_attribute pa, pg_catalog.pg_attribute a
-					WHERE r.relid = ANY ($1) AND pa.attrelid = $2 AND pa.attnum = $3
-					  AND a.attrelid = r.relid AND a.attname = pa.attname AND NOT a.attisdropped
-					  AND r.attnum = a.attnum AND r.attname <> a.attname
-					  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute o
-									  WHERE o.attrelid = r.relid AND o.attname = r.attname AND NOT o.attisdropped)$q$, cat)
-					USING tree, cmd.objid, cmd.objsubid;
-			END LOOP;
-		END IF;
-		PERFORM dpsynth._unit_constant_by_name(cmd.objid);
-		PERFORM dpsynth._domains_by_name(cmd.objid);
-	END LOOP;
-END
+-- ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the declared domains and column policies of the
+-- type's tables follow the rename by the old name, as the privacy unit's name already does
+CREATE OR REPLACE FUNCTION dpsynth._unit_follows_rename(rel oid, old_name text, new_name text) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+	WITH RECURSIVE tree(t) AS (
+		SELECT rel
+		UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
+			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.t)
+	UPDATE dpsynth.budgets b
+		SET privacy_unit_name = CASE WHEN b.privacy_unit_name = old_name::name THEN new_name::name
+									 ELSE b.privacy_unit_name END,
+			unit_constant_names =
+				CASE WHEN old_name::name = ANY (b.unit_constant_names)
+					 THEN ARRAY(SELECT CASE WHEN u.nm = old_name::name THEN new_name::name ELSE u.nm END
+								FROM unnest(b.unit_constant_names) WITH ORDINALITY u(nm, i) ORDER BY u.i)
+					 ELSE b.unit_constant_names END
+		WHERE b.relid IN (SELECT t FROM tree)
+		  AND (b.privacy_unit_name = old_name::name OR old_name::name = ANY (b.unit_constant_names))
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = b.relid AND a.attname = new_name::name AND NOT a.attisdropped);
+	-- ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the declared domains and column policies of the
+	-- type's tables (and the tables below them) follow by the old name, as the unit does (ALTER
+	-- TABLE's rows are brought back to their columns before the rename, dpsynth_guard_ddl, and
+	-- followed by dpsynth._on_alter).  By name, not by attnum: a restore may have left a row's
+	-- attnum at another column's (it keeps that attnum; a release brings it to its name or refuses
+	-- it).  Only where the old name's column is gone and no row of the new name is there already.
+	WITH RECURSIVE typed(t) AS (
+		SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
+			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t)
+	UPDATE dpsynth.domains r SET attname = new_name::name
+		WHERE r.relid IN (SELECT t FROM typed) AND r.attname = old_name::name
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = r.relid AND a.attname = new_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+						  WHERE a.attrelid = r.relid AND a.attname = old_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM dpsynth.domains o WHERE o.relid = r.relid AND o.attname = new_name::name);
+	WITH RECURSIVE typed(t) AS (
+		SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
+			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t)
+	UPDATE dpsynth.column_policies r SET attname = new_name::name
+		WHERE r.relid IN (SELECT t FROM typed) AND r.attname = old_name::name
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = r.relid AND a.attname = new_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+						  WHERE a.attrelid = r.relid AND a.attname = old_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM dpsynth.column_policies o WHERE o.relid = r.relid AND o.attname = new_name::name);
 $$;
-DROP EVENT TRIGGER dpsynth_on_alter;
-CREATE EVENT TRIGGER dpsynth_on_alter ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER TYPE') EXECUTE FUNCTION dpsynth._on_alter();

@@ -1977,6 +1977,34 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 		  AND (b.privacy_unit_name = old_name::name OR old_name::name = ANY (b.unit_constant_names))
 		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
 					  WHERE a.attrelid = b.relid AND a.attname = new_name::name AND NOT a.attisdropped);
+	-- ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE: the declared domains and column policies of the
+	-- type's tables (and the tables below them) follow by the old name, as the unit does (ALTER
+	-- TABLE's rows are brought back to their columns before the rename, dpsynth_guard_ddl, and
+	-- followed by dpsynth._on_alter).  By name, not by attnum: a restore may have left a row's
+	-- attnum at another column's (it keeps that attnum; a release brings it to its name or refuses
+	-- it).  Only where the old name's column is gone and no row of the new name is there already.
+	WITH RECURSIVE typed(t) AS (
+		SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
+			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t)
+	UPDATE dpsynth.domains r SET attname = new_name::name
+		WHERE r.relid IN (SELECT t FROM typed) AND r.attname = old_name::name
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = r.relid AND a.attname = new_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+						  WHERE a.attrelid = r.relid AND a.attname = old_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM dpsynth.domains o WHERE o.relid = r.relid AND o.attname = new_name::name);
+	WITH RECURSIVE typed(t) AS (
+		SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
+			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t)
+	UPDATE dpsynth.column_policies r SET attname = new_name::name
+		WHERE r.relid IN (SELECT t FROM typed) AND r.attname = old_name::name
+		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					  WHERE a.attrelid = r.relid AND a.attname = new_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+						  WHERE a.attrelid = r.relid AND a.attname = old_name::name AND NOT a.attisdropped)
+		  AND NOT EXISTS (SELECT 1 FROM dpsynth.column_policies o WHERE o.relid = r.relid AND o.attname = new_name::name);
 $$;
 REVOKE ALL ON FUNCTION dpsynth._unit_follows_rename(oid, text, text) FROM PUBLIC;
 CREATE FUNCTION dpsynth._follow_rename() RETURNS event_trigger
@@ -2013,16 +2041,12 @@ BEGIN
 		IF cmd.objsubid > 0 THEN
 			-- its domain and policy: the attnums first brought back to the names
 			PERFORM dpsynth._domains_by_name(cmd.objid);
-			-- its rows and those of the tables below it, into which the rename recursed: the
-			-- children (their rows were brought back to their columns before it ran,
-			-- dpsynth_guard_ddl) and, for ALTER TYPE ... RENAME ATTRIBUTE ... CASCADE, the tables
-			-- of that composite type and theirs.  In each table, the row at the attnum of its column
-			-- of the new name follows, once its own name is gone from that table (a row whose
-			-- attnum a restore left stale stays, and a release refuses it)
+			-- its rows and those of the tables below it, into which the rename recursed (their rows
+			-- were brought back to their columns before it ran, dpsynth_guard_ddl): in each table,
+			-- the row at the attnum of its column of the new name follows, once its own name is gone
+			-- from that table
 			tree := ARRAY[cmd.objid] || ARRAY(WITH RECURSIVE down(t) AS (
 								SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhparent = cmd.objid
-								UNION SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
-									WHERE ty.oid = cmd.objid AND ty.relkind = 'c' AND c.reloftype = ty.reltype
 								UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent = down.t)
 							SELECT t FROM down);
 			FOREACH cat IN ARRAY ARRAY['dpsynth.domains'::regclass, 'dpsynth.column_policies'::regclass] LOOP
@@ -2044,7 +2068,7 @@ END
 $$;
 REVOKE ALL ON FUNCTION dpsynth._on_alter() FROM PUBLIC;
 CREATE EVENT TRIGGER dpsynth_on_alter ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER TYPE') EXECUTE FUNCTION dpsynth._on_alter();
+	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA') EXECUTE FUNCTION dpsynth._on_alter();
 
 -- Before DDL that would break a promise (src/dpsynth.c, dpsynth_guard_ddl):
 --  * DROP EXTENSION dpsynth (or DROP SCHEMA ... CASCADE of its schema, DROP OWNED BY its owner)
