@@ -288,13 +288,8 @@ dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink,
 		total += out[j] > 0 ? out[j] : 0;
 	}
 	/* no cell passed (a table smaller than the noise): the fold of every cell, as released */
-	if (total == 0)
-	{
-		for (uint32_t j = 1; j <= k; j++)
-			out[j] = 0;
-		for (uint32_t j = 1; j <= kmax; j++)
-			out[j < k ? j : k] += hist[j];
-	}
+	if (total == 0 && shrink > 0)
+		dp_unit_fold_hist(hist, kmax, k, 0, out);
 }
 
 int
