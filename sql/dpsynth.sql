@@ -1986,18 +1986,16 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 	WITH RECURSIVE typed(t) AS (
 		SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
 			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
-		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t)
-	UPDATE dpsynth.domains r SET attname = new_name::name
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t),
+	domains AS (
+		UPDATE dpsynth.domains r SET attname = new_name::name
 		WHERE r.relid IN (SELECT t FROM typed) AND r.attname = old_name::name
-		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-					  WHERE a.attrelid = r.relid AND a.attname = new_name::name AND NOT a.attisdropped)
-		  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-						  WHERE a.attrelid = r.relid AND a.attname = old_name::name AND NOT a.attisdropped)
-		  AND NOT EXISTS (SELECT 1 FROM dpsynth.domains o WHERE o.relid = r.relid AND o.attname = new_name::name);
-	WITH RECURSIVE typed(t) AS (
-		SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_class ty
-			WHERE ty.oid = rel AND ty.relkind = 'c' AND c.reloftype = ty.reltype
-		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN typed ON i.inhparent = typed.t)
+			  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+						  WHERE a.attrelid = r.relid AND a.attname = new_name::name AND NOT a.attisdropped)
+			  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+							  WHERE a.attrelid = r.relid AND a.attname = old_name::name AND NOT a.attisdropped)
+			  AND NOT EXISTS (SELECT 1 FROM dpsynth.domains o WHERE o.relid = r.relid AND o.attname = new_name::name)
+		RETURNING 1)
 	UPDATE dpsynth.column_policies r SET attname = new_name::name
 		WHERE r.relid IN (SELECT t FROM typed) AND r.attname = old_name::name
 		  AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
