@@ -12,21 +12,12 @@ PGBIN=${PGBIN:-/usr/lib/postgresql/$PGVER/bin}
 export PG_CONFIG=${PG_CONFIG:-$PGBIN/pg_config}
 CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster}
 CLUSTER_PORT=${DPSYNTH_PORT:-54329}
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO=sudo
+source "$TOP/scripts/apt.sh"	# SUDO, dp_missing_packages, dp_apt_install
 
 DP_PACKAGES=(gcc make libc6-dev postgresql-$PGVER postgresql-server-dev-$PGVER libsodium-dev
              libopenblas-dev python3 bc)	# bc: dp_call_with_peak below, test/script/06_synthesize_sessions.sh
 
 log() { printf '\n=== %s\n' "$*"; }
-
-# The packages of the list given that are not installed, one a line (none: nothing printed).
-dp_missing_packages() {
-	local p
-	for p in "$@"; do
-		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] || echo "$p"
-	done
-}
 
 # Installs scripts/lib.sh's packages (the build's and the server's) plus the ones given, after an
 # apt-get update; nothing runs when all are installed.
@@ -40,19 +31,6 @@ dp_install_packages() {
 		DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
 			--no-install-recommends $missing >/dev/null
 	fi
-}
-
-# Installs the packages given that are missing, without an apt-get update (for a caller that made
-# one), waiting up to 10 minutes for another apt-get or dpkg's lock instead of failing on it;
-# nothing runs (and no lock is taken) when all are installed.  Returns apt-get's status.
-dp_apt_install() {
-	local missing
-	missing=$(dp_missing_packages "$@")
-	[ -n "$missing" ] || return 0
-	echo "apt-get install $(echo $missing)"
-	# shellcheck disable=SC2086 # one package a word
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
-		--no-install-recommends $missing
 }
 
 # tap_plan_problem FILE: what is wrong with the TAP plan of a test's output FILE, nothing when it is
