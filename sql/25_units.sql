@@ -65,11 +65,56 @@ SELECT dp_declare('visits_c', 'dept', categories => ARRAY['a', 'b']);
 SELECT * FROM dp_marginal('visits_c', ARRAY['dept'], 1000) WHERE cell <> ARRAY[NULL];
 SELECT details->'privacy_unit' AS unit FROM dpsynth.ledger WHERE relid = 'visits_c'::regclass;
 
--- ---- what cannot be bounded yet is refused before any charge ----
+-- ---- discovery per unit: from the rows each unit keeps; a value counts the units holding it ----
+-- dept 'a' is held by one unit (100 rows), 'b' by 200: per unit 'a' counts 1, which the threshold
+-- (a value of count 1 released with probability at most delta_each / k) does not pass; per row
+-- it counts 100 and is released
+CREATE TABLE visits_d AS SELECT 1 AS patient_id, 'a' AS dept, 30 + g % 10 AS age FROM generate_series(1, 100) g
+UNION ALL SELECT g, 'b', 40 FROM generate_series(2, 201) g;
+CREATE TABLE visits_d_row AS SELECT * FROM visits_d;
+SELECT dp_protect('visits_d', epsilon => 100, selection_delta => 1e-6);
+SELECT dp_privacy_unit('visits_d', 'patient_id', 3);
+SELECT column_name, kind FROM dp_discover('visits_d', 20) ORDER BY 1;	-- not the unit column
+SELECT column_name, categories FROM dp_domains WHERE table_name = 'visits_d'::regclass AND kind = 'categories';
+SELECT dp_protect('visits_d_row', epsilon => 100, selection_delta => 1e-6);
+SELECT column_name, kind FROM dp_discover('visits_d_row', 20, ARRAY['dept']);
+SELECT categories AS per_row FROM dp_domains WHERE table_name = 'visits_d_row'::regclass AND column_name = 'dept';
+-- the ledger: the selections' noise counts units (sensitivity^2 k = 3), their delta split k ways
+SELECT details->'privacy_unit' AS unit, details->>'selection_delta_divided_by' AS delta_divided_by,
+	   round(((details->>'selection_sigma2')::float8 * 2 * (details->>'rho_units_per_discovery')::float8 * 1e-12)::numeric, 6) AS k,
+	   details ? 'discovery_sigma2' AS rows_histogram
+FROM dpsynth.ledger WHERE relid = 'visits_d'::regclass AND function = 'dp_discover';
+-- inside dp_marginal and dp_synthesize too (age declared, dept discovered)
+CREATE TABLE visits_d2 AS SELECT * FROM visits_d;
+SELECT dp_protect('visits_d2', epsilon => 100, selection_delta => 1e-6);
+SELECT dp_privacy_unit('visits_d2', 'patient_id', 3);
+SELECT dp_declare('visits_d2', 'age', lower => 0, upper => 100, bins => 10);
+SELECT cell FROM dp_marginal('visits_d2', ARRAY['dept'], 20) ORDER BY 1;
+SELECT categories FROM dp_domains WHERE table_name = 'visits_d2'::regclass AND column_name = 'dept';
+CREATE TABLE visits_d3 AS SELECT * FROM visits_d2;
+SELECT dp_protect('visits_d3', epsilon => 100, selection_delta => 1e-6);
+SELECT dp_privacy_unit('visits_d3', 'patient_id', 3);
+SELECT dp_declare('visits_d3', 'age', lower => 0, upper => 100, bins => 10);
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('visits_d3', 20, target => 'visits_d3_syn');
+SELECT DISTINCT dept FROM visits_d3_syn WHERE dept IS NOT NULL ORDER BY 1;
+SELECT details->>'selection_delta_divided_by' AS delta_divided_by FROM dpsynth.ledger
+WHERE relid = 'visits_d3'::regclass AND function = 'dp_synthesize';
+-- the model names the noise of each kind of discovery it made (here a selection only)
+SELECT dp_model_json(model_id) ? 'rows_per_unit_selection_sigma2' AS selection_noise,
+	   dp_model_json(model_id) ? 'rows_per_unit_discovery_sigma2' AS rows_noise
+FROM dp_models WHERE table_name = 'visits_d3'::regclass;
+DROP TABLE visits_d3_syn;
+-- refused before any charge: dp_discover where k is learned (it would need the rows-per-unit
+-- histogram's share), and discovery the table's policy forbids
 SELECT ledger_rows() AS before \gset
-SELECT try_sql($$SELECT * FROM dp_discover('visits', 1)$$);
-SELECT try_sql($$SELECT * FROM dp_marginal('visits', ARRAY['age'], 1)$$);	-- age has no domain
-SELECT try_sql($$SELECT * FROM dp_synthesize('visits', 1, target => 'no')$$);
+CREATE TABLE visits_dk AS SELECT * FROM visits;
+SELECT dp_protect('visits_dk', epsilon => 100, selection_delta => 1e-6);
+SELECT dp_privacy_unit('visits_dk', 'patient_id', NULL);
+SELECT try_sql($$SELECT * FROM dp_discover('visits_dk', 1)$$);
+CREATE TABLE visits_dp AS SELECT * FROM visits;
+SELECT dp_protect('visits_dp', epsilon => 100, selection_delta => 1e-6, discovery => false);
+SELECT dp_privacy_unit('visits_dp', 'patient_id', 3);
+SELECT try_sql($$SELECT * FROM dp_marginal('visits_dp', ARRAY['dept'], 1)$$);
 SELECT ledger_rows() = :before AS nothing_charged;
 
 -- ---- dp_synthesize: the unit column holds synthetic ids, at most k rows each ----
@@ -139,8 +184,7 @@ SELECT count(*) AS domains_learned FROM dp_domains WHERE table_name = 'visits_au
 SELECT (details->>'discovered_columns')::int AS discovered,
 	   round(((details->>'discovery_sigma2')::float8 * 2 * (details->>'rho_units_per_discovery')::float8 * 1e-12)::numeric, 6) AS k_squared
 FROM dpsynth.ledger WHERE relid = 'visits_auto'::regclass AND function = 'dp_marginal';
--- dp_synthesize learns them too, and stores them; a text column without categories is still
--- refused before the charge (partition selection counts rows, not units)
+-- dp_synthesize learns them too, and stores them
 CREATE TABLE visits_auto_s AS SELECT patient_id, age FROM visits;
 SELECT dp_protect('visits_auto_s', epsilon => 1e6);
 SELECT dp_privacy_unit('visits_auto_s', 'patient_id', 3);
@@ -150,13 +194,6 @@ SELECT count(*) AS domains_learned FROM dp_domains WHERE table_name = 'visits_au
 SELECT round(((details->>'discovery_sigma2')::float8 * 2 * (details->>'rho_units_per_discovery')::float8 * 1e-12)::numeric, 6) AS k_squared
 FROM dpsynth.ledger WHERE relid = 'visits_auto_s'::regclass AND function = 'dp_synthesize';
 DROP TABLE visits_auto_syn;
-CREATE TABLE visits_auto_t AS SELECT * FROM visits;
-SELECT dp_protect('visits_auto_t', epsilon => 1e6);
-SELECT dp_privacy_unit('visits_auto_t', 'patient_id', 3);
-SELECT dp_declare('visits_auto_t', 'age', lower => 0, upper => 100);
-SELECT try_sql($$SELECT * FROM dp_synthesize('visits_auto_t', 1, target => 'no')$$);	-- dept has no categories
-SELECT try_sql($$SELECT * FROM dp_marginal('visits_auto_t', ARRAY['dept', 'age'], 1)$$);
-SELECT count(*) AS charged FROM dpsynth.ledger WHERE relid = 'visits_auto_t'::regclass;
 -- a dropped unit column refuses every release, before the charge
 CREATE TABLE gone (person int4, g text);
 INSERT INTO gone VALUES (1, 'a');

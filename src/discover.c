@@ -13,8 +13,10 @@
  *                     and 99.9% points and equal-width bins inside them (post-processing).
  * All columns are learned in one scan.  What is released is stored as the column's domain
  * (source 'dp', with the ledger row that paid for it) and reused by later calls for free.
+ * On a table with a privacy unit the same releases are made from the rows each unit keeps, with
+ * the noise and the threshold for one unit (discover_unit.c).
  */
-#include "dpsynth.h"
+#include "discover.h"
 
 #include <math.h>
 
@@ -44,35 +46,9 @@
 #include "dp_sampler.h"
 #include "release_guard.h"
 
-#define DISCOVER_MAX_LABEL	256		/* longer text values are never released as categories */
 #define DISCOVER_TAIL		0.001	/* noisy mass left outside each discovered bound */
 #define DISCOVER_SUBDIV		8		/* linear sub-cells per power of two of the grid */
 #define DISCOVER_DENOISE_Z	3.0		/* quantile mass: dp_loggrid_denoise's z (3 sigma for one cell) */
-
-typedef struct ValueKey
-{
-	uint64		h1;
-	uint64		h2;
-} ValueKey;
-
-typedef struct ValueEntry
-{
-	ValueKey	key;			/* 128-bit hash of the bytes: collisions are negligible */
-	int64		count;
-	char	   *value;			/* NUL-terminated copy, in the arena */
-} ValueEntry;
-
-typedef struct Discovery
-{
-	DpColumn   *col;
-	bool		categories;
-	bool		quantiles;		/* clamp into the declared bounds, learn quantile edges */
-	HTAB	   *values;			/* categories */
-	dp_loggrid	grid;			/* bounds */
-	int64	   *cells;
-	int64	   *fine;			/* quantile_fine: the exact count of every value of the bounds */
-	HTAB	   *exact;			/* bounds: exact count of every value, for the second stage */
-} Discovery;
 
 typedef struct NumberEntry
 {
@@ -111,33 +87,19 @@ static void
 count_value(Discovery *d, Datum value, int64 n, MemoryContext arena)
 {
 	DpColumn   *col = d->col;
+	uint32		cell;
 
 	if (d->categories)
 	{
-		text	   *t = DatumGetTextPP(value);
-		char	   *s = VARDATA_ANY(t);
-		int			len = VARSIZE_ANY_EXHDR(t);
-		ValueKey	key;
-		ValueEntry *e;
-		bool		found;
+		ValueEntry *e = dpsynth_discover_entry(d, value, arena);
 
-		if (col->typid == BPCHAROID)
-			len = bpchartruelen(s, len);
-		if (len > DISCOVER_MAX_LABEL)
-			return;
-		key.h1 = hash_bytes_extended((const unsigned char *) s, len, 0x9e3779b97f4a7c15);
-		key.h2 = hash_bytes_extended((const unsigned char *) s, len, 0x632be59bd9b4e019);
-		e = hash_search(d->values, &key, HASH_ENTER, &found);
-		if (!found)
-		{
-			e->count = 0;
-			e->value = MemoryContextAlloc(arena, len + 1);
-			memcpy(e->value, s, len);
-			e->value[len] = '\0';
-		}
-		e->count += n;
+		if (e != NULL)
+			e->count += n;
 		return;
 	}
+	if (!dpsynth_discover_cell(d, value, &cell))
+		return;
+	d->cells[cell] += n;
 	if (dpsynth_value_is_integral(col->typid))
 	{
 		int64		v = dpsynth_value_int(col->typid, value);
@@ -146,20 +108,10 @@ count_value(Discovery *d, Datum value, int64 n, MemoryContext arena)
 			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
 		if (d->fine)
 			d->fine[v - (int64) col->quantile_lower] += n;
-		d->cells[dp_loggrid_cell_int(&d->grid, v)] += n;
 		count_number(d, v, n);
 	}
 	else
-	{
-		double		x = dpsynth_value_real(col->typid, value);
-
-		if (isnan(x))
-			return;
-		if (d->quantiles)
-			x = Max(Min(x, col->quantile_upper), col->quantile_lower);
-		d->cells[dp_loggrid_cell_real(&d->grid, x)] += n;
-		count_number(d, double_key(x), n);
-	}
+		count_number(d, double_key(dpsynth_value_real(col->typid, value)), n);
 }
 
 static int
@@ -201,13 +153,16 @@ release_categories(Oid relid, Discovery *d, const dp_dgauss *noise, double delta
 	int			nkept = 0;
 	int64		threshold = dp_partition_threshold(noise, delta_col);
 
+	/* the values present: per unit, a value seen only in rows its units did not keep has count 0 */
 	hash_seq_init(&seq, d->values);
 	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		counts[i] = e->count;
-		values[i] = e->value;
-		i++;
-	}
+		if (e->count > 0)
+		{
+			counts[i] = e->count;
+			values[i] = e->value;
+			i++;
+		}
+	n = i;
 	/* the noise of every candidate is drawn, whatever its count */
 	if (dp_partition_select(counts, n, noise, threshold, noisy, selected) < 0)
 		dpsynth_noise_refused();
@@ -971,7 +926,9 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 				coarse,
 				fine,
 				stage1,
-				stage2;
+				stage2,
+				selection;
+	double		delta_each = plan->delta_each;
 	double		rho_coarse,
 				rho_fine,
 				rho_1,
@@ -1005,22 +962,12 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
 	}
-	/*
-	 * Per unit: quantile bins only (refused otherwise before the charge), from the bounded rows,
-	 * with the noise of sensitivity k (dpsynth_unit_discovery_sigma2; all through dpsynth_unit_sigma2),
-	 * set after the scan: where k is learned, the scan releases the rows-per-unit histogram and
-	 * learns k from it first (units.c), then bounds the rows at that k.
-	 */
-	if (per_unit)
-		for (int k = 0; k < nd; k++)
-			if (!ds[k].quantiles)
-				elog(ERROR, "dpsynth: discovery per unit of column \"%s\", not of quantile bins", ds[k].col->name);	/* refused before the charge */
 	if (!per_unit && dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/*
 	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
 	 * unit, neither these nor the refined bins' stages (their noise is not scaled to the unit):
-	 * every column gets one histogram with the noise above
+	 * every column gets one histogram or one selection, with the noise set after the scan
 	 */
 	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
@@ -1032,22 +979,18 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 
 	if (per_unit)
 	{
-		const DpColumn **ucols = palloc(sizeof(DpColumn *) * nd);
-		const dp_loggrid **grids = palloc(sizeof(dp_loggrid *) * nd);
-		int64	  **cells = palloc(sizeof(int64 *) * nd);
-
-		for (int k = 0; k < nd; k++)
-		{
-			ucols[k] = ds[k].col;
-			grids[k] = &ds[k].grid;
-			cells[k] = ds[k].cells;
-		}
-		/* one scan, each unit keeping at most k rows chosen with the CSPRNG (units.c) */
-		dpsynth_unit_grid_counts(rel, unit, nd, ucols, grids, cells);
-		/* k as bounded (learned or declared): in range for every k up to the ceiling (checked
-		 * before the charge) */
-		if (dp_dgauss_init(&noise, dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0)) != 0)
+		/*
+		 * One scan, each unit keeping at most k rows chosen with the CSPRNG (where k is learned,
+		 * the scan releases the rows-per-unit histogram and learns k first: units.c); then the
+		 * noise for the k bounded, in range for every k up to the ceiling (checked before the
+		 * charge): the quantile grids count rows (sensitivity k), categories and bounds count
+		 * units (sqrt(k)), the threshold meets delta_each / k (discover_unit.c, units.c).
+		 */
+		dpsynth_discover_unit_counts(rel, unit, ds, nd, cxt);
+		if (dp_dgauss_init(&noise, dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0)) != 0 ||
+			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, plan)) != 0)
 			elog(ERROR, "discovery noise out of range");
+		delta_each = dpsynth_unit_selection_delta(unit, plan);
 	}
 	else if (dpsynth_citus_counted(relid))
 		for (int k = 0; k < nd; k++)	/* on the shards, one statement a column (citus.c) */
@@ -1063,14 +1006,15 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (ds[k].categories)
-			release_categories(relid, &ds[k], &noise, plan->delta_each, plan->max_categories, ledger_id);
+			release_categories(relid, &ds[k], per_unit ? &selection : &noise, delta_each, plan->max_categories,
+							   ledger_id);
 		else if (ds[k].fine && refine)
 			release_refined(relid, &ds[k], &stage1, &stage2, plan->min_bin_mass, ledger_id);
 		else if (ds[k].quantiles)
 			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else
-			release_bounds(relid, &ds[k], two_stage ? &coarse : &noise, two_stage ? &fine : NULL,
-						   ledger_id, standalone, plan->min_bin_mass);
+			release_bounds(relid, &ds[k], per_unit ? &selection : two_stage ? &coarse : &noise,
+						   two_stage ? &fine : NULL, ledger_id, standalone, plan->min_bin_mass);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

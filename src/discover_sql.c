@@ -17,9 +17,9 @@
 #include "release_guard.h"
 
 /*
- * The columns dp_discover learns by default: synthesized (not excluded, not identifiers), of a
- * type whose domain can be discovered (text: categories; numbers, dates, timestamps: bounds),
- * and without a domain yet.  Schema facts and the catalog only.
+ * The columns dp_discover learns by default: synthesized (not excluded, not identifiers, not the
+ * privacy unit), of a type whose domain can be discovered (text: categories; numbers, dates,
+ * timestamps: bounds), and without a domain yet.  Schema facts and the catalog only.
  */
 static ArrayType *
 undiscovered_columns(Oid relid)
@@ -43,6 +43,7 @@ undiscovered_columns(Oid relid)
 							  "  AND coalesce(p.treatment, 'synthesize') = 'synthesize' "
 							  "  AND NOT EXISTS (SELECT 1 FROM dpsynth.domains d WHERE d.relid = a.attrelid AND d.attnum = a.attnum) "
 							  "  AND a.attidentity = '' "
+							  "  AND NOT EXISTS (SELECT 1 FROM dpsynth.budgets b WHERE b.relid = a.attrelid AND b.privacy_unit = a.attnum) "
 							  "  AND pg_catalog.pg_get_serial_sequence($1::regclass::text, a.attname) IS NULL "
 							  "  AND dpsynth._base_type(a.atttypid) IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype, "
 							  "      'int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'float4'::regtype, 'float8'::regtype, "
@@ -86,6 +87,8 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	dp_plan		plan;
 	int64		ledger_id;
 	bool		citus;
+	DpUnit		unit;
+	double		discovery_sigma2;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -98,13 +101,14 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	rel = dpsynth_open_source(relid, citus);
 	dpsynth_check_release_privilege(relid, "dp_discover");
 	units = dpsynth_rho_for_call(relid, epsilon, &delta);
-	{
-		DpUnit		unit;			/* units.c: discovery counts rows, not units */
-
-		dpsynth_unit_load(relid, &unit);
-		dpsynth_unit_refuse(&unit, relid, "dp_discover",
-							"DP discovery counts rows, not units; declare the columns' domains (dp_declare).");
-	}
+	/* a table with a privacy unit: discovery from the rows each unit keeps (discover_unit.c) */
+	dpsynth_unit_load(relid, &unit);
+	if (unit.on && (citus || dpsynth_foreign_leaves(rel) != NIL))
+		dpsynth_unit_refuse(&unit, relid, "counting partitions on other servers",
+							"A foreign partition or a shard is counted on its server, where the rows of a unit cannot be bounded.");
+	if (unit.on && unit.learn_k)
+		dpsynth_unit_refuse(&unit, relid, "dp_discover with a learned rows-per-unit bound",
+							"dp_discover learns no rows-per-unit bound: the owner declares one (dp_privacy_unit(..., max_rows_per_unit => k)), or the release that needs the domains learns them with its own bound.");
 	dpsynth_domains_by_name(relid);
 	names = PG_ARGISNULL(2) ? undiscovered_columns(relid) : PG_GETARG_ARRAYTYPE_P(2);
 	InitMaterializedSRF(fcinfo, 0);
@@ -139,17 +143,20 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	dpsynth_plan_call(relid, DP_CALL_DISCOVER, units, epsilon, todo, ntodo, &plan);
 	if (citus)
 		dpsynth_citus_check_discovery(rel, relid, todo, ntodo);
+	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, todo, ntodo, &plan, epsilon);
 
 	ledger_id = dpsynth_charge(relid, "dp_discover", OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names)),
 							   epsilon, delta, plan.units_charged, plan.delta_charged,
 							   psprintf("{\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT
-										", \"delta_per_selection\": %.17g}",
-										plan.ndiscover, plan.units_each, plan.delta_each));
+										", \"delta_per_selection\": %.17g%s%s}",
+										plan.ndiscover, plan.units_each, plan.delta_each,
+										dpsynth_unit_json(&unit, false),
+										dpsynth_unit_discovery_json(&unit, discovery_sigma2)));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
 	/* an error still raised goes to the server log only (release_guard.h) */
 	DPSYNTH_AFTER_CHARGE("dp_discover", ledger_id);
-	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true, NULL);
+	cols = dpsynth_discover(rel, names, todo, ntodo, &plan, ledger_id, true, &unit);
 	for (int j = 0; j < ntodo; j++)
 	{
 		Datum		values[3];

@@ -269,8 +269,7 @@ domains_have(const char *column)
 typedef struct CatalogColumn
 {
 	char	   *treatment;		/* NULL = synthesize */
-	bool		discovery;		/* table's setting unless the column overrides it; false with a unit */
-	bool		edge_discovery; /* the same for quantile bins of declared bounds (a unit allows them) */
+	bool		discovery;		/* table's setting unless the column overrides it */
 	char	   *other;
 	bool		serial;			/* serial or identity column */
 	char	   *kind;			/* NULL = no domain row */
@@ -323,13 +322,12 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* the table's switch forbids discovery outright; a column's can only narrow it; a table with a
-	 * privacy unit learns only the quantile bins of declared bounds (units.c: partition selection
-	 * and the bounds' exact counts count rows, not units) */
+	/* the table's switch forbids discovery outright; a column's can only narrow it (a table with a
+	 * privacy unit discovers from the rows each unit keeps: discover_unit.c) */
 	sql = psprintf("SELECT p.treatment, b.discovery AND coalesce(p.discovery, true), p.other, "
 				   "       pg_catalog.pg_get_serial_sequence($1::regclass::text, $3) IS NOT NULL, "
 				   "       d.kind, d.source, d.categories, d.lower, d.upper, d.bins, d.edges, d.points, d.binning, %s, "
-				   "       pg_catalog.to_jsonb(b)->>'privacy_unit' IS NOT NULL, pg_catalog.to_jsonb(d)->>'attname', "
+				   "       pg_catalog.to_jsonb(d)->>'attname', "
 				   "       pg_catalog.to_jsonb(p)->>'attname' "
 				   "FROM dpsynth.budgets b "
 				   "LEFT JOIN dpsynth.column_policies p ON p.relid = b.relid AND p.attnum = $2 "
@@ -343,15 +341,14 @@ read_catalog(Oid relid, DpColumn *col, CatalogColumn *cc)
 	desc = SPI_tuptable->tupdesc;
 #define GETTEXT(n) (SPI_getbinval(tup, desc, (n), &isnull), isnull ? NULL : MemoryContextStrdup(caller_cxt, SPI_getvalue(tup, desc, (n))))
 	cc->treatment = GETTEXT(1);
-	cc->edge_discovery = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
-	cc->discovery = cc->edge_discovery && !DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
+	cc->discovery = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
 	cc->other = GETTEXT(3);
 	cc->serial = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
 	cc->kind = GETTEXT(5);
 	cc->source = GETTEXT(6);
 	cc->binning = GETTEXT(13);
-	declared_for = GETTEXT(16);
-	policy_for = GETTEXT(17);
+	declared_for = GETTEXT(15);
+	policy_for = GETTEXT(16);
 #undef GETTEXT
 	d = SPI_getbinval(tup, desc, 7, &isnull);
 	if (!isnull)
@@ -777,12 +774,12 @@ from_declaration(Oid relid, DpColumn *col, const CatalogColumn *cc)
 	 * bins below (public, nothing to learn).
 	 */
 	if (strcmp(cc->kind, "bins") == 0 && cc->binning &&
-		(strcmp(cc->binning, "quantile") == 0 || (strcmp(cc->binning, "auto") == 0 && cc->edge_discovery)))
+		(strcmp(cc->binning, "quantile") == 0 || (strcmp(cc->binning, "auto") == 0 && cc->discovery)))
 	{
 		bool		is_auto = strcmp(cc->binning, "auto") == 0;
 
 		/* quantile bins inside the declared bounds, not learned yet */
-		if (!cc->edge_discovery)
+		if (!cc->discovery)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("column \"%s\" of table \"%s\" needs quantile bins learned by DP, and the policy forbids DP discovery",

@@ -272,6 +272,10 @@ typedef struct DpUnit
 	 * at k, released_hist[1..max_rows]; a later scan of the release bounds at k and reuses it */
 	bool		learned;
 	int64		released_hist[DP_UNIT_LEARN_MAX + 1];
+	/* the release discovers per unit: histograms of rows (quantile bins), selections of values
+	 * or cells counting units (categories, bounds); set by dpsynth_unit_discovery_sigma2 */
+	bool		discover_rows;
+	bool		discover_units;
 	/* the columns the owner declared constant within a unit (dp_unit_constant; public, read by
 	 * no release): their names, those not dropped, in column order */
 	int			nconstant;
@@ -294,9 +298,14 @@ extern void dpsynth_unit_refuse(const DpUnit *u, Oid relid, const char *what, co
 extern int64 dpsynth_unit_sensitivity2(const DpUnit *u, bool per_cell);
 /* The one place a release's noise variance is calibrated to the bounded unit. */
 extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell);
-/* A release's discovery noise per unit (quantile bins only; else 0A000), checked before the charge. */
-extern double dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
+/* A release's discovery noise per unit for its histograms of rows (sensitivity k), with everything
+ * discovery per unit needs checked before the charge (22023 where epsilon is too small). */
+extern double dpsynth_unit_discovery_sigma2(DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 											const dp_plan *plan, double epsilon);
+/* ... for its selections of values and cells, which count units (sensitivity sqrt(k)) */
+extern double dpsynth_unit_selection_sigma2(const DpUnit *u, const dp_plan *plan);
+/* ... and the additive delta of each value a selection per unit may release (delta_each / k) */
+extern double dpsynth_unit_selection_delta(const DpUnit *u, const dp_plan *plan);
 /* One scan, each unit's rows bounded to max_rows (uniformly at random), kept rows to row_fn; with
  * u->learn_noise and k not learned yet, k learned first (max_rows and max_cell set to it); where k
  * is learned, hist gets the released histogram (u->released_hist), never the scan's own counts. */
@@ -309,10 +318,6 @@ typedef void (*DpUnitEncodeFn) (struct TupleTableSlot *slot, dp_code *codes, voi
 extern void dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 								   DpUnitEncodeFn encode_fn, void *encode_arg, DpUnitRowFn row_fn,
 								   void *arg, int64 *hist);
-/* discover.c's log-grid histograms of quantile columns (clamped into their bounds) on the bounded rows. */
-struct dp_loggrid;
-extern void dpsynth_unit_grid_counts(Relation rel, DpUnit *u, int n, const DpColumn **cols,
-									 const struct dp_loggrid **grids, int64 **cells);
 /* The ledger's details for the unit (", \"privacy_unit\": {...}"), or "" without one. */
 extern char *dpsynth_unit_json(const DpUnit *u, bool per_cell);
 /* The ledger's details for a discovery per unit (", \"discovery_sigma2\": ..."), or "". */

@@ -158,7 +158,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	unit_sigma2 = plan.release_sigma2;
 	/* a table with a privacy unit (units.c): the noise for the bounded unit; what cannot be bounded is refused */
 	dpsynth_unit_load(relid, &unit);
-	/* discovery per unit: quantile bins only, noise of sensitivity k; the rest refused here */
+	/* discovery per unit: its noise and threshold for one unit, checked before the charge */
 	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, cols, ncols, &plan, epsilon);
 	/*
 	 * k learned (units.c): 1 / DPSYNTH_UNIT_LEARN_PARTS of the release's rho releases the units'

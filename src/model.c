@@ -343,6 +343,11 @@ dpsynth_model_json(const DpModel *m)
 		appendStringInfoString(&b, ",\n \"rows_per_unit_discovery_sigma2\": ");
 		json_num(&b, m->unit_discovery_sigma2);
 	}
+	if (m->unit_selection_sigma2 > 0)
+	{
+		appendStringInfoString(&b, ",\n \"rows_per_unit_selection_sigma2\": ");
+		json_num(&b, m->unit_selection_sigma2);
+	}
 	if (m->sched != NULL)
 		json_privacy(&b, m->sched, m->spend);
 	appendStringInfoChar(&b, '}');

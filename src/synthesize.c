@@ -151,7 +151,7 @@ typedef struct SynthCall
 	/* a table with a privacy unit (units.c, docs/PRIVACY.md "Privacy per unit") */
 	DpUnit		unit;
 	int64		units_shape;	/* rho units of the rows-per-unit histogram (the schedule's) */
-	double		discovery_sigma2;	/* noise of its discoveries (quantile bins), sensitivity k */
+	double		discovery_sigma2;	/* noise of its discoveries' histograms of rows, sensitivity k */
 	dp_dgauss	shape_noise;
 	double	   *unit_hist;		/* released: noisy numbers of units keeping 1..k rows ([0] unused) */
 	double		t_start;
@@ -400,9 +400,8 @@ oneway_noise_l1(const SynthCall *c)
 }
 
 /*
- * A table with a privacy unit: what cannot be bounded is refused (discovery other than quantile
- * bins of declared bounds, foreign partitions), and the rows-per-unit histogram's share must buy
- * noise the sampler can draw.
+ * A table with a privacy unit: what cannot be bounded is refused (foreign partitions), discovery's
+ * noise checked, and the rows-per-unit histogram's share must buy noise the sampler can draw.
  */
 static void
 plan_unit(SynthCall *c)
@@ -415,7 +414,7 @@ plan_unit(SynthCall *c)
 			elog(ERROR, "could not plan the privacy schedule of dp_synthesize");
 		return;
 	}
-	/* discovery per unit: quantile bins only, noise of sensitivity k; the rest refused here */
+	/* discovery per unit: its noise and threshold for one unit, checked before the charge */
 	c->discovery_sigma2 = dpsynth_unit_discovery_sigma2(&c->unit, c->relid, c->cols, c->ncols, &c->plan,
 														 c->epsilon);
 	if (dpsynth_foreign_leaves(c->rel) != NIL)
@@ -675,7 +674,9 @@ model_of(SynthCall *c, DpModel *model)
 	model->skipped_checks = c->skipped_checks;
 	model->unit_hist = c->unit_hist;
 	model->unit_k = c->unit.on ? c->unit.max_rows : 0;
-	model->unit_discovery_sigma2 = c->unit.on ? c->discovery_sigma2 : 0;
+	model->unit_discovery_sigma2 = c->unit.on && c->unit.discover_rows ? c->discovery_sigma2 : 0;
+	model->unit_selection_sigma2 = c->unit.on && c->unit.discover_units && c->discovery_sigma2 > 0 ?
+		dpsynth_unit_selection_sigma2(&c->unit, &c->plan) : 0;
 	model->sched = &c->sched;
 	model->spend = &c->spend;
 }

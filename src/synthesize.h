@@ -108,8 +108,10 @@ typedef struct DpModel
 	 * noisy), from which the synthetic unit column's ids are drawn; NULL and 0 otherwise */
 	const double *unit_hist;
 	int			unit_k;
-	/* ... and the noise variance of the discovery of its quantile bins, at that k (0: none) */
+	/* ... and the noise variances of its discovery at that k (0: none): of the quantile bins'
+	 * histograms of rows, and of the selections of values and bounds cells counting units */
 	double		unit_discovery_sigma2;
+	double		unit_selection_sigma2;
 	/* dp_synthesize: the call's privacy schedule and what it spent, release by release (the
 	 * model's "privacy" entry); NULL for a model read back from the catalog */
 	const dp_schedule *sched;

@@ -17,10 +17,9 @@
  * dp_protect and again here) as their bytes, uuid as its 16 bytes; NULL is one unit of its own.
  * For these types equal values are equal bytes, so one person is one unit.
  *
- * What cannot be bounded here is refused before the charge (dpsynth_unit_refuse): discovery of
- * categories and of bounds (partition selection and exact counts count rows), partitions on other
- * servers (counted there).  The quantile bins of declared bounds are learned from the bounded rows
- * (dpsynth_unit_discovery_sigma2, discover.c).
+ * What cannot be bounded here is refused before the charge (dpsynth_unit_refuse): partitions on
+ * other servers (counted there).  Discovery reads the bounded rows too (discover_unit.c), with
+ * its noise and threshold for one unit (dpsynth_unit_discovery_sigma2 and the selection's below).
  */
 #include "dpsynth.h"
 
@@ -247,36 +246,71 @@ dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
 }
 
 /*
- * The noise variance of a discovery inside a release on a table with a unit, checked before the
- * charge: only the quantile bins of declared bounds are learned (DP_COLUMN_DISCOVER_EDGES; any
- * other discovery is refused, 0A000), from a log-grid histogram of the bounded rows in which one
- * unit's k rows may all fall in one cell: sensitivity k, sigma^2 = k^2 / (2 rho_each).  0 without
- * a unit or a discovery.
+ * The noise variance of a discovery's histograms of rows (the quantile bins of declared bounds)
+ * on a table with a unit, checked before the charge with everything discovery per unit needs:
+ * from the rows each unit keeps, a quantile column's log grid counts rows (one unit's k rows may
+ * all fall in one cell: sensitivity k, sigma^2 = k^2 / (2 rho_each)); a text column's values and
+ * a bounds column's cells count the units holding them (dpsynth_unit_selection_sigma2).  0
+ * without a unit or a discovery.  Sets u->discover_rows and u->discover_units for the ledger.
  */
 double
-dpsynth_unit_discovery_sigma2(const DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
+dpsynth_unit_discovery_sigma2(DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 							  const dp_plan *plan, double epsilon)
 {
-	double		sigma2;
+	double		sigma2_1,
+				sigma2;
+	int32		kmax;
+	dp_dgauss	g;
 
 	if (!u->on || plan->ndiscover == 0)
 		return 0;
 	for (int j = 0; j < ncols; j++)
-		if (cols[j].state != DP_COLUMN_READY && cols[j].state != DP_COLUMN_DISCOVER_EDGES)
-			dpsynth_unit_refuse(u, relid, "discovering domains other than the quantile bins of declared bounds",
-								"Partition selection and the bounds' exact counts count rows, not units; declare the columns' domains (dp_declare).");
-	sigma2 = dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
-	/* k still to learn (bounded at the ceiling, sigma2 its noise): the noise of every k from 1 to
-	 * the ceiling must be drawable (discovery sets it at the k learned, after the charge) */
-	if (u->learn_k && !u->learned ?
-		dp_unit_noise_drawable(dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), DP_UNIT_LEARN_MAX) != 0 :
-		dp_unit_noise_drawable(sigma2, 1) != 0)
+	{
+		u->discover_rows |= cols[j].state == DP_COLUMN_DISCOVER_EDGES;
+		u->discover_units |= cols[j].state == DP_COLUMN_DISCOVER_CATEGORIES ||
+			cols[j].state == DP_COLUMN_DISCOVER_BOUNDS;
+	}
+	sigma2_1 = dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0);
+	sigma2 = dpsynth_unit_sigma2(u, sigma2_1, false);
+	/*
+	 * k still to learn (bounded at the ceiling): the noise of every k from 1 to the ceiling must
+	 * be drawable (discovery sets it at the k learned, after the charge): k^2 sigma2_1 for the
+	 * rows, k sigma2_1 for the units, both inside [sigma2_1, K^2 sigma2_1]; and the threshold of
+	 * a selection must meet delta_each / k at every k, whose hardest case is the ceiling (the
+	 * largest noise, the smallest delta).
+	 */
+	kmax = u->learn_k && !u->learned ? DP_UNIT_LEARN_MAX : u->max_rows;
+	if (dp_unit_noise_drawable(sigma2_1, (uint32) kmax) != 0 ||
+		(plan->ntext > 0 && (dp_dgauss_init(&g, sigma2_1 * kmax) != 0 ||
+							 dp_partition_threshold(&g, plan->delta_each / kmax) <= 0)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epsilon %s is too small to learn bins under the bounds of the privacy unit of table \"%s\"",
+				 errmsg("epsilon %s is too small to learn domains under the bounds of the privacy unit of table \"%s\"",
 						float8out_internal(epsilon), get_rel_name(relid)),
 				 errdetail("The noise it needs is beyond the sampler's range. Nothing was charged.")));
 	return sigma2;
+}
+
+/*
+ * The noise variance of a selection per unit (a text column's values, a bounds column's cells):
+ * each counts the units holding it among their kept rows, so one unit adds 1 to at most k of
+ * them: L2 sensitivity sqrt(k), sigma^2 = k / (2 rho_each), whatever the cell bound.
+ */
+double
+dpsynth_unit_selection_sigma2(const DpUnit *u, const dp_plan *plan)
+{
+	return dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0) * (double) (u->on ? u->max_rows : 1);
+}
+
+/*
+ * The additive delta each value of a selection per unit may take: one unit brings at most k
+ * values that are absent without it, each of count 1, so a threshold that releases one of them
+ * with probability at most delta_each / k keeps the selection's delta at delta_each.
+ */
+double
+dpsynth_unit_selection_delta(const DpUnit *u, const dp_plan *plan)
+{
+	return plan->delta_each / (double) (u->on ? u->max_rows : 1);
 }
 
 /* The units' bytes, one after another: a buffer that may pass 1 GB (huge allocations). */
@@ -496,80 +530,6 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 	AtEOXact_GUC(false, nestlevel);
 }
 
-/*
- * The log-grid histograms of discovery (discover.c) on the bounded rows: a row's codes are its
- * cells in the grids of the n quantile columns (its value clamped into the declared bounds, as
- * discover.c's count_value clamps it), the grid's ncells for a NULL or a NaN (not counted).
- */
-typedef struct GridCells
-{
-	int			n;
-	const DpColumn **cols;
-	const dp_loggrid **grids;
-	int64	  **cells;
-} GridCells;
-
-static void
-encode_grid_cells(TupleTableSlot *slot, dp_code *codes, void *arg)
-{
-	GridCells  *gc = arg;
-
-	for (int k = 0; k < gc->n; k++)
-	{
-		const DpColumn *col = gc->cols[k];
-		AttrNumber	a = col->attnum - 1;
-		double		x;
-
-		codes[k] = (dp_code) dp_loggrid_ncells(gc->grids[k]);
-		if (slot->tts_isnull[a])
-			continue;
-		if (dpsynth_value_is_integral(col->typid))
-		{
-			int64		v = dpsynth_value_int(col->typid, slot->tts_values[a]);
-
-			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
-			codes[k] = (dp_code) dp_loggrid_cell_int(gc->grids[k], v);
-			continue;
-		}
-		x = dpsynth_value_real(col->typid, slot->tts_values[a]);
-		if (!isnan(x))
-			codes[k] = (dp_code) dp_loggrid_cell_real(gc->grids[k], Max(Min(x, col->quantile_upper), col->quantile_lower));
-	}
-}
-
-static void
-count_grid_cells(const dp_code *codes, bool first, void *arg)
-{
-	GridCells  *gc = arg;
-
-	(void) first;
-	for (int k = 0; k < gc->n; k++)
-		if (codes[k] < dp_loggrid_ncells(gc->grids[k]))
-			gc->cells[k][codes[k]]++;
-}
-
-/*
- * Where k is learned (u->learn_noise set by the release), this scan is the release's first: it
- * releases the rows-per-unit histogram and learns k before counting the cells, so that the rows
- * counted are bounded at the learned k and discovery's noise is set for k (discover.c), not for the
- * ceiling.
- */
-void
-dpsynth_unit_grid_counts(Relation rel, DpUnit *u, int n, const DpColumn **cols,
-						 const dp_loggrid **grids, int64 **cells)
-{
-	GridCells	gc = {n, cols, grids, cells};
-	AttrNumber	maxatt = 0;
-
-	for (int k = 0; k < n; k++)
-	{
-		if (dp_loggrid_ncells(grids[k]) >= PG_UINT16_MAX)
-			elog(ERROR, "dpsynth: a log grid of more cells than codes");	/* public: never */
-		maxatt = Max(maxatt, cols[k]->attnum);
-	}
-	dpsynth_scan_unit_rows(rel, n, maxatt, u, encode_grid_cells, &gc, count_grid_cells, &gc, NULL);
-}
-
 /* The ledger's words for the unit: ", \"privacy_unit\": {...}", or "" without a unit. */
 char *
 dpsynth_unit_json(const DpUnit *u, bool per_cell)
@@ -598,17 +558,32 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 }
 
 /*
- * The ledger's words for a discovery per unit (", \"discovery_sigma2\": ..."), or "" without
- * one: where k is still to learn (before the charge), the variance per unit of squared
- * sensitivity, since discovery draws its noise at the k learned (discover.c).
+ * The ledger's words for a discovery per unit (", \"discovery_sigma2\": ..." for its histograms of
+ * rows, ", \"selection_sigma2\": ..." for its selections counting units), or "" without one:
+ * where k is still to learn (before the charge), the variances per unit of squared sensitivity,
+ * since discovery draws its noise at the k learned (discover.c).
  */
 char *
 dpsynth_unit_discovery_json(const DpUnit *u, double sigma2)
 {
+	bool		pending = u->learn_k && !u->learned;
+	double		k = (double) u->max_rows;
+	char	   *rows = "",
+			   *units = "";
+
 	if (!u->on || sigma2 <= 0)
 		return "";
-	if (u->learn_k && !u->learned)
-		return psprintf(", \"discovery_sigma2\": null, \"discovery_sigma2_per_sensitivity2\": %.17g",
-						sigma2 / (double) dpsynth_unit_sensitivity2(u, false));
-	return psprintf(", \"discovery_sigma2\": %.17g", sigma2);
+	if (u->discover_rows)
+		rows = pending ?
+			psprintf(", \"discovery_sigma2\": null, \"discovery_sigma2_per_sensitivity2\": %.17g",
+					 sigma2 / (double) dpsynth_unit_sensitivity2(u, false)) :
+			psprintf(", \"discovery_sigma2\": %.17g", sigma2);
+	/* sigma2 is k^2 sigma2_1 (per_cell false), the selection's k sigma2_1 */
+	if (u->discover_units)
+		units = pending ?
+			psprintf(", \"selection_sigma2\": null, \"selection_sigma2_per_row_bound\": %.17g",
+					 sigma2 / (double) dpsynth_unit_sensitivity2(u, false)) :
+			psprintf(", \"selection_sigma2\": %.17g, \"selection_delta_divided_by\": %d",
+					 sigma2 / k, u->max_rows);
+	return psprintf("%s%s", rows, units);
 }
