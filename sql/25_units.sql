@@ -104,13 +104,21 @@ SELECT dp_model_json(model_id) ? 'rows_per_unit_selection_sigma2' AS selection_n
 	   dp_model_json(model_id) ? 'rows_per_unit_discovery_sigma2' AS rows_noise
 FROM dp_models WHERE table_name = 'visits_d3'::regclass;
 DROP TABLE visits_d3_syn;
--- refused before any charge: dp_discover where k is learned (it would need the rows-per-unit
--- histogram's share), and discovery the table's policy forbids
-SELECT ledger_rows() AS before \gset
-CREATE TABLE visits_dk AS SELECT * FROM visits;
+-- k learned by dp_discover: its scan releases the rows-per-unit histogram first (a fiftieth of the
+-- call) and bounds at the k it learns; the ledger has the histogram's share, k null
+CREATE TABLE visits_dk AS SELECT * FROM visits_d;
 SELECT dp_protect('visits_dk', epsilon => 100, selection_delta => 1e-6);
 SELECT dp_privacy_unit('visits_dk', 'patient_id', NULL);
-SELECT try_sql($$SELECT * FROM dp_discover('visits_dk', 1)$$);
+SELECT column_name, kind FROM dp_discover('visits_dk', 20, ARRAY['dept']);
+SELECT categories FROM dp_domains WHERE table_name = 'visits_dk'::regclass AND column_name = 'dept';
+SELECT details->'privacy_unit'->'max_rows_per_unit' AS k, details->'selection_sigma2' AS selection_sigma2,
+	   (details->>'rho_units_rows_per_unit')::int8 * 50 <= (SELECT rho_spent * 1e12 FROM dpsynth.budgets
+														 WHERE relid = 'visits_dk'::regclass) AS a_fiftieth,
+	   (details->>'rho_units_rows_per_unit')::int8 + (details->>'rho_units_per_discovery')::int8
+		 = (SELECT rho_spent * 1e12 FROM dpsynth.budgets WHERE relid = 'visits_dk'::regclass) AS charged_in_full
+FROM dpsynth.ledger WHERE relid = 'visits_dk'::regclass;
+-- refused before any charge: discovery the table's policy forbids
+SELECT ledger_rows() AS before \gset
 CREATE TABLE visits_dp AS SELECT * FROM visits;
 SELECT dp_protect('visits_dp', epsilon => 100, selection_delta => 1e-6, discovery => false);
 SELECT dp_privacy_unit('visits_dp', 'patient_id', 3);

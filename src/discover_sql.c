@@ -11,9 +11,11 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
+#include "dp_sampler.h"
 #include "release_guard.h"
 
 /*
@@ -60,6 +62,34 @@ undiscovered_columns(Oid relid)
 }
 
 /*
+ * A table whose rows-per-unit bound is learned (max_rows_per_unit NULL): the units of the call's
+ * rho that release the histogram of the units' row counts in discovery's scan, which learns k
+ * from it before counting (units.c), as a release does; 0 otherwise.  1 / DPSYNTH_UNIT_LEARN_PARTS
+ * of the call, at least one unit, and a noise the sampler can draw (22023 before the charge).  With
+ * no release's noise to weigh the rows it drops against, k is the released histogram's quantile
+ * (dp_unit_pick_k_weighed with no noise: post-processing of the release).
+ */
+static int64
+learn_k_share(DpUnit *u, Oid relid, int64 units, double epsilon, dp_dgauss *noise)
+{
+	int64		share;
+
+	if (!u->on || !u->learn_k)
+		return 0;
+	share = Max(units / DPSYNTH_UNIT_LEARN_PARTS, 1);
+	if (units - share < 1 || dp_dgauss_init(noise, 1.0 / (2.0 * dpsynth_units_rho(share))) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small to learn the rows-per-unit bound of table \"%s\"",
+						float8out_internal(epsilon), get_rel_name(relid)),
+				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
+	u->learn_noise = noise;
+	u->learn_noise_l1 = 0;
+	u->learn_cell = 0;
+	return share;
+}
+
+/*
  * dp_discover(table, epsilon, columns DEFAULT NULL): learns the domains of columns that have none
  * (text: categories by DP partition selection; numbers, dates, timestamps: bounds) as a charged
  * release of its own, with the whole call's rho split equally among them, and stores them for
@@ -89,6 +119,8 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	bool		citus;
 	DpUnit		unit;
 	double		discovery_sigma2;
+	int64		units_learn;
+	dp_dgauss	learn_noise;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -106,9 +138,6 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	if (unit.on && (citus || dpsynth_foreign_leaves(rel) != NIL))
 		dpsynth_unit_refuse(&unit, relid, "counting partitions on other servers",
 							"A foreign partition or a shard is counted on its server, where the rows of a unit cannot be bounded.");
-	if (unit.on && unit.learn_k)
-		dpsynth_unit_refuse(&unit, relid, "dp_discover with a learned rows-per-unit bound",
-							"dp_discover learns no rows-per-unit bound: the owner declares one (dp_privacy_unit(..., max_rows_per_unit => k)), or the release that needs the domains learns them with its own bound.");
 	dpsynth_domains_by_name(relid);
 	names = PG_ARGISNULL(2) ? undiscovered_columns(relid) : PG_GETARG_ARRAYTYPE_P(2);
 	InitMaterializedSRF(fcinfo, 0);
@@ -140,17 +169,19 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	names = construct_array(todo_names, ntodo, TEXTOID, -1, false, TYPALIGN_INT);
-	dpsynth_plan_call(relid, DP_CALL_DISCOVER, units, epsilon, todo, ntodo, &plan);
+	units_learn = learn_k_share(&unit, relid, units, epsilon, &learn_noise);
+	dpsynth_plan_call(relid, DP_CALL_DISCOVER, units - units_learn, epsilon, todo, ntodo, &plan);
 	if (citus)
 		dpsynth_citus_check_discovery(rel, relid, todo, ntodo);
 	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, todo, ntodo, &plan, epsilon);
 
 	ledger_id = dpsynth_charge(relid, "dp_discover", OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names)),
-							   epsilon, delta, plan.units_charged, plan.delta_charged,
+							   epsilon, delta, plan.units_charged + units_learn, plan.delta_charged,
 							   psprintf("{\"discovered_columns\": %d, \"rho_units_per_discovery\": " INT64_FORMAT
-										", \"delta_per_selection\": %.17g%s%s}",
+										", \"delta_per_selection\": %.17g%s%s%s}",
 										plan.ndiscover, plan.units_each, plan.delta_each,
 										dpsynth_unit_json(&unit, false),
+										units_learn > 0 ? psprintf(", \"rho_units_rows_per_unit\": " INT64_FORMAT, units_learn) : "",
 										dpsynth_unit_discovery_json(&unit, discovery_sigma2)));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */
