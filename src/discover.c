@@ -966,8 +966,8 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/*
 	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
-	 * unit, neither these nor the refined bins' stages (their noise is not scaled to the unit):
-	 * every column gets one histogram or one selection, with the noise set after the scan
+	 * unit, one histogram or one selection a column, with the noise set after the scan (the fine
+	 * stage of the bounds reads exact values), and the refined bins' stages too
 	 */
 	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
@@ -991,6 +991,10 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, plan)) != 0)
 			elog(ERROR, "discovery noise out of range");
 		delta_each = dpsynth_unit_selection_delta(unit, plan);
+		/* refined bins where both stages' noise for the bounded unit can be drawn at this k (public) */
+		refine = dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
+			dp_dgauss_init(&stage1, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_1, 1.0), false)) == 0 &&
+			dp_dgauss_init(&stage2, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_2, 1.0), false)) == 0;
 	}
 	else if (dpsynth_citus_counted(relid))
 		for (int k = 0; k < nd; k++)	/* on the shards, one statement a column (citus.c) */

@@ -6,8 +6,10 @@
  * keeps at most k of its rows chosen uniformly at random with the CSPRNG (where k is learned, the
  * same scan learns it first), and the kept rows of a unit arrive one after another.  Then:
  *   quantile bins of declared bounds   each kept row adds 1 to its cell of the log grid (its value
- *                                      clamped into the bounds): one unit moves the histogram by
- *                                      at most k in one cell, L2 sensitivity k;
+ *                                      clamped into the bounds), and where the bins are refined
+ *                                      (a small integer range) to its value's count too: one unit
+ *                                      moves each histogram by at most k in one cell, L2
+ *                                      sensitivity k;
  *   categories (text)                  each value counts the units holding it among their kept
  *                                      rows, once a unit: one unit adds 1 to at most k values, L2
  *                                      sensitivity sqrt(k), and brings at most k values absent
@@ -15,8 +17,9 @@
  *   bounds (numbers without a domain)  each cell of the log grid counts the units with a kept row
  *                                      in it, once a unit: L2 sensitivity sqrt(k).
  * A text value's code is its index among the values seen (two codes: up to 2^32 values); a
- * number's is its cell (the grids have fewer than 2^16 cells); a NULL, a NaN or a label too long
- * is the column's "none" code and counts nowhere.  No count of a unit's rows is read here.
+ * number's is its cell (the grids have fewer than 2^16 cells), then, where refined, its value's
+ * index in the bounds (at most DP_BINNING_MAX_VALUES); a NULL, a NaN or a label too long is the
+ * column's "none" code and counts nowhere.  No count of a unit's rows is read here.
  */
 #include "discover.h"
 
@@ -87,8 +90,15 @@ encode_row(TupleTableSlot *slot, dp_code *codes, void *arg)
 			c[1] = (dp_code) (id & 0xFFFF);
 		}
 		else
-			c[0] = !slot->tts_isnull[a] && dpsynth_discover_cell(d, slot->tts_values[a], &cell) ?
-				(dp_code) cell : (dp_code) dp_loggrid_ncells(&d->grid);
+		{
+			bool		some = !slot->tts_isnull[a] && dpsynth_discover_cell(d, slot->tts_values[a], &cell);
+
+			c[0] = some ? (dp_code) cell : (dp_code) dp_loggrid_ncells(&d->grid);
+			if (d->fine)		/* an integer clamped into the bounds: its index there */
+				c[1] = some ? (dp_code) (Min(Max(dpsynth_value_int(d->col->typid, slot->tts_values[a]),
+												 (int64) d->col->quantile_lower),
+											 (int64) d->col->quantile_upper) - (int64) d->col->quantile_lower) : 0;
+		}
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(uc->rowcxt);
@@ -124,7 +134,11 @@ count_row(const dp_code *codes, bool first, void *arg)
 		else if (c[0] < dp_loggrid_ncells(&d->grid))
 		{
 			if (d->quantiles)
+			{
 				d->cells[c[0]]++;
+				if (d->fine)
+					d->fine[c[1]]++;
+			}
 			else if (uc->cell_unit[k][c[0]] != uc->unit)
 			{
 				uc->cell_unit[k][c[0]] = uc->unit;
@@ -151,12 +165,13 @@ dpsynth_discover_unit_counts(Relation rel, DpUnit *u, Discovery *ds, int nd, Mem
 	for (int k = 0; k < nd; k++)
 	{
 		uc.at[k] = uc.ncodes;
-		uc.ncodes += ds[k].categories ? 2 : 1;
+		uc.ncodes += ds[k].categories || ds[k].fine ? 2 : 1;
 		uc.maxatt = Max(uc.maxatt, ds[k].col->attnum);
 		if (ds[k].categories)
 			continue;
-		if (dp_loggrid_ncells(&ds[k].grid) >= PG_UINT16_MAX)
-			elog(ERROR, "dpsynth: a log grid of more cells than codes");	/* public: never */
+		if (dp_loggrid_ncells(&ds[k].grid) >= PG_UINT16_MAX ||
+			(ds[k].fine && ds[k].col->quantile_upper - ds[k].col->quantile_lower >= PG_UINT16_MAX))
+			elog(ERROR, "dpsynth: a log grid or a range of more cells than codes");	/* public: never */
 		if (!ds[k].quantiles)
 			uc.cell_unit[k] = palloc0(sizeof(uint64) * dp_loggrid_ncells(&ds[k].grid));
 	}
