@@ -99,10 +99,28 @@ SELECT rows_written > 0 AS wrote FROM dp_synthesize('visits_d3', 20, target => '
 SELECT DISTINCT dept FROM visits_d3_syn WHERE dept IS NOT NULL ORDER BY 1;
 SELECT details->>'selection_delta_divided_by' AS delta_divided_by FROM dpsynth.ledger
 WHERE relid = 'visits_d3'::regclass AND function = 'dp_synthesize';
--- the model names the noise of each kind of discovery it made (here a selection only)
+-- the model names the noise of each kind of discovery it made (here a selection only), the
+-- variance drawn, which is the ledger's
 SELECT dp_model_json(model_id) ? 'rows_per_unit_selection_sigma2' AS selection_noise,
-	   dp_model_json(model_id) ? 'rows_per_unit_discovery_sigma2' AS rows_noise
+	   dp_model_json(model_id) ? 'rows_per_unit_discovery_sigma2' AS rows_noise,
+	   abs((dp_model_json(model_id)->>'rows_per_unit_selection_sigma2')::float8
+		   / (SELECT (details->>'selection_sigma2')::float8 FROM dpsynth.ledger
+			  WHERE relid = 'visits_d3'::regclass AND function = 'dp_synthesize') - 1) < 1e-12 AS drawn_as_charged
 FROM dp_models WHERE table_name = 'visits_d3'::regclass;
+-- k learned inside dp_synthesize, which selects dept at the k it learns: the ledger (before k)
+-- has the variance per row bound, the model the variance drawn at k
+CREATE TABLE visits_d4 AS SELECT * FROM visits_d2;
+SELECT dp_protect('visits_d4', epsilon => 100, selection_delta => 1e-6);
+SELECT dp_privacy_unit('visits_d4', 'patient_id', NULL);
+SELECT dp_declare('visits_d4', 'age', lower => 0, upper => 100, bins => 10);
+SELECT rows_written > 0 AS wrote FROM dp_synthesize('visits_d4', 20, target => 'visits_d4_syn');
+SELECT DISTINCT dept FROM visits_d4_syn WHERE dept IS NOT NULL ORDER BY 1;
+SELECT l.details->'selection_sigma2' AS before_k,
+	   abs((m->>'rows_per_unit_selection_sigma2')::float8
+		   / ((l.details->>'selection_sigma2_per_row_bound')::float8 * jsonb_array_length(m->'rows_per_unit')) - 1) < 1e-12 AS drawn_at_k
+FROM dpsynth.ledger l, (SELECT dp_model_json(model_id) AS m FROM dp_models WHERE table_name = 'visits_d4'::regclass) x
+WHERE l.relid = 'visits_d4'::regclass AND l.function = 'dp_synthesize';
+DROP TABLE visits_d4_syn;
 DROP TABLE visits_d3_syn;
 -- k learned by dp_discover: its scan releases the rows-per-unit histogram first (a fiftieth of the
 -- call) and bounds at the k it learns; the ledger has the histogram's share, k null

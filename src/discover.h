@@ -21,7 +21,7 @@ typedef struct ValueKey
 
 typedef struct ValueEntry
 {
-	ValueKey	key;			/* 128-bit hash of the bytes: collisions are negligible */
+	ValueKey	key;			/* 128-bit hash of the bytes (the next free key on a collision) */
 	int64		count;
 	char	   *value;			/* NUL-terminated copy, in the arena */
 	uint32		id;				/* per unit: the value's index in the scan's table of entries */

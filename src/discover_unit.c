@@ -39,8 +39,8 @@ typedef struct UnitCounts
 	MemoryContext arena;
 	MemoryContext rowcxt;		/* a row's detoasted values */
 	ValueEntry **entries;		/* the text values seen, by id (all category columns) */
-	uint32		nentries;
-	uint32		capentries;
+	uint64		nentries;
+	uint64		capentries;
 	uint64	  **cell_unit;		/* per bounds column: the last unit counted in each cell */
 	uint64		unit;			/* the current unit: 1, 2, ... */
 } UnitCounts;
@@ -55,14 +55,14 @@ entry_id(UnitCounts *uc, Discovery *d, Datum value)
 		return NONE_ID;
 	if (e->last_unit == 0)		/* first sight: its id */
 	{
-		if (uc->nentries == NONE_ID)
+		if (uc->nentries >= NONE_ID)
 			elog(ERROR, "dpsynth: more than 2^32 - 1 distinct text values in one discovery");	/* the rows' bytes could not hold them */
 		if (uc->nentries == uc->capentries)
 		{
-			uc->capentries = uc->capentries + uc->capentries / 2;
+			uc->capentries = Min(uc->capentries + uc->capentries / 2, (uint64) NONE_ID);
 			uc->entries = repalloc_huge(uc->entries, sizeof(ValueEntry *) * (Size) uc->capentries);
 		}
-		e->id = uc->nentries;
+		e->id = (uint32) uc->nentries;
 		uc->entries[uc->nentries++] = e;
 		e->last_unit = PG_UINT64_MAX;	/* seen, no unit counted yet (units are 1, 2, ...) */
 	}

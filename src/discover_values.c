@@ -28,7 +28,19 @@ dpsynth_discover_entry(Discovery *d, Datum value, MemoryContext arena)
 		return NULL;
 	key.h1 = hash_bytes_extended((const unsigned char *) s, len, 0x9e3779b97f4a7c15);
 	key.h2 = hash_bytes_extended((const unsigned char *) s, len, 0x632be59bd9b4e019);
-	e = hash_search(d->values, &key, HASH_ENTER, &found);
+	/*
+	 * Two values of one hash (the seeds are public: chosen values can collide) are two entries:
+	 * the second takes the next key that holds it or is free.  So every value keeps its own
+	 * count and label whatever the order of the rows, and per unit a value seen only in rows
+	 * no unit kept can neither lend its label to nor take one from a value that counts.
+	 */
+	for (;;)
+	{
+		e = hash_search(d->values, &key, HASH_ENTER, &found);
+		if (!found || (strlen(e->value) == (size_t) len && memcmp(e->value, s, len) == 0))
+			break;
+		key.h2 += 0x9e3779b97f4a7c15;
+	}
 	if (!found)
 	{
 		e->count = 0;

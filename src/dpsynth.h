@@ -288,7 +288,8 @@ typedef struct DpUnit
 /* A kept row's codes; first: the row begins a unit (the rows of a unit come together). */
 typedef void (*DpUnitRowFn) (const dp_code *codes, bool first, void *arg);
 
-/* A column's cells where k is learned: its domain's codes, or its quantile bins if still to learn. */
+/* A column's cells where k is learned: its domain's codes, or its quantile bins or discovered bins
+ * (and NULL) if still to learn, 1 for categories still to select. */
 extern double dpsynth_unit_column_cells(const DpColumn *col);
 /* Reads the table's privacy unit and checks its column (55000 if dropped or retyped). */
 extern void dpsynth_unit_load(Oid relid, DpUnit *u);

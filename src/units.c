@@ -409,6 +409,9 @@ dpsynth_unit_column_cells(const DpColumn *col)
 {
 	if (col->domain.nvalues > 0)
 		return (double) dp_domain_ncodes(&col->domain);
+	/* bounds still to learn get equal-width bins and NULL; categories, unknown until selected, count one */
+	if (col->state == DP_COLUMN_DISCOVER_BOUNDS)
+		return (double) (DP_PLAN_DISCOVERED_BINS + 1);
 	return (double) Max(col->quantile_bins, 1);
 }
 

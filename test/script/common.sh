@@ -182,7 +182,7 @@ audit_real_and_broken() {
 	is "$(cat "$work/real.d0" "$work/real.d1" | wc -l | tr -d ' ')" $((2 * N)) "$((2 * N)) releases from the installed build"
 	res=$(audit $DB "$work/real"); rc=$?
 	echo "# installed build: $res"
-	ok $rc "the installed build keeps its claim$claim (and its epsilon lower bound stays under $EPS)"
+	ok $rc "the installed build keeps its claim$claim${AUDIT_CLAIM_TAIL- (and its epsilon lower bound stays under $EPS)}"
 	psql -X -q -d postgres -c "DROP DATABASE $DB" >/dev/null
 
 	# ---- 2. the broken build, in a private copy of this PostgreSQL installation ----
