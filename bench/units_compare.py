@@ -13,6 +13,10 @@ mean on that metric) and, at epsilon 1, AIM's and MST's rows of ../shared/datase
 with Welch's t of the two means where both cells have 2 runs or more.  Lower is better for every
 metric but tstr_acc and tstr_auc.  unit_rows_tvd is compared too (the baseline's rows have one
 row per person).
+
+bench/units_compare.py --ab BEFORE AFTER: per unit against per unit, two builds or rules (each a
+comma-separated list of DIRs): for each dataset, epsilon and k of AFTER's unit cells, AFTER's
+mean against BEFORE's with the same verdicts ("ahead" = AFTER better).
 """
 import collections
 import glob
@@ -62,7 +66,48 @@ def better(a, b, metric):
     return a > b if metric in HIGHER else a < b
 
 
+def verdict(uv, bv, metric):
+    """(Welch t, verdict) of cell uv against cell bv, as the module's docstring says"""
+    un, um, usd, umin, umax = stats(uv)
+    bn, bm, bsd, bmin, bmax = stats(bv)
+    t = ""
+    if un > 1 and bn > 1:
+        se = math.sqrt(usd ** 2 / un + bsd ** 2 / bn)
+        t = f"{(um - bm) / se:+.1f}" if se > 0 else "inf"
+    spread = max(umax - umin, bmax - bmin, 1e-12)
+    if abs(um - bm) < 0.1 * spread:
+        return t, "level"
+    if better(um, bm, metric):
+        return t, "ahead"
+    if bn == 1:	# ANCHORS.md's mean: every per-unit run worse than it
+        worse_all = all(better(bm, x, metric) for x in uv)
+    else:		# the two ranges do not overlap
+        worse_all = umax < bmin if metric in HIGHER else umin > bmax
+    return t, "**loses**" if worse_all else "behind"
+
+
+def cellfmt(v):
+    n, m, _, lo, hi = stats(v)
+    return f"{m:.4f} ({lo:.4f}-{hi:.4f}) ({n} runs)"
+
+
+def ab(before_dirs, after_dirs):
+    before, after = load(before_dirs), load(after_dirs)
+    print("| dataset | epsilon | k | metric | after mean (min-max) | before mean (min-max) | Welch t | verdict |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in sorted((k for k in after if k[1] == "unit" and k in before), key=lambda k: (k[0], float(k[3]), k[2])):
+        for metric in METRICS:
+            av = [r[metric] for r in after[key] if r.get(metric) is not None]
+            bv = [r[metric] for r in before[key] if r.get(metric) is not None]
+            if av and bv:
+                t, v = verdict(av, bv, metric)
+                print(f"| {key[0]} | {key[3]} | {key[2]} | {metric} | {cellfmt(av)} | {cellfmt(bv)} | {t} | {v} |")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--ab":
+        ab(sys.argv[2].split(","), sys.argv[3].split(","))
+        return
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     shared = os.environ.get("SHARED", os.path.join(top, "..", "shared"))
     runs = load(sys.argv[1:])
@@ -94,23 +139,9 @@ def main():
                         continue
                     un, um, usd, umin, umax = stats(uv)
                     bn, bm, bsd, bmin, bmax = stats(bv)
-                    t = ""
-                    if un > 1 and bn > 1:
-                        se = math.sqrt(usd ** 2 / un + bsd ** 2 / bn)
-                        t = f"{(um - bm) / se:+.1f}" if se > 0 else "inf"
-                    spread = max(umax - umin, bmax - bmin, 1e-12)
-                    if abs(um - bm) < 0.1 * spread:
-                        verdict = "level"
-                    elif better(um, bm, metric):
-                        verdict = "ahead"
-                    else:
-                        if bn == 1:	# ANCHORS.md's mean: every per-unit run worse than it
-                            worse_all = all(better(bm, x, metric) for x in uv)
-                        else:		# the two ranges do not overlap
-                            worse_all = umax < bmin if metric in HIGHER else umin > bmax
-                        verdict = "**loses**" if worse_all else "behind"
+                    t, v = verdict(uv, bv, metric)
                     print(f"| {d} | {eps} | {metric} | {um:.4f} ({umin:.4f}-{umax:.4f}) (k {uk[2]}, {un} runs) | "
-                          f"{bm:.4f} ({bmin:.4f}-{bmax:.4f}) ({name}, {bn} runs) | {t} | {verdict} |")
+                          f"{bm:.4f} ({bmin:.4f}-{bmax:.4f}) ({name}, {bn} runs) | {t} | {v} |")
 
 
 if __name__ == "__main__":

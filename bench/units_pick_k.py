@@ -14,9 +14,12 @@ dp_unit_pick_k and one in between: "sum" counts every noisy cell as released (th
 shrunk cells (D(k) the rows a bound k drops, N the rows up to 32), W the release's expected
 one-way noise at sensitivity 1, a public number the ledger records per call
 (details->privacy_unit->learned_noise_l1): given as WEIGHTS="dataset:epsilon:W ...", the rule is
-printed for the pairs it names.  Prints the share of draws that picked each k (the four most
-frequent).
-Usage: [WEIGHTS=...] bench/units_pick_k.py [SHARED_DATASETS_DIR] [N]
+printed for the pairs it names, twice: as before 0.11.0 (cap the 0.95-quantile, the noise term
+W k / (N - D(k))) and as since (cap the 0.99-quantile, the noise term half of that: the total
+variation of the noise, as D(k) / N is the total variation of the drop); WEIGH_RULES="Q:F ..."
+replaces those two by others (Q the cap's quantile, F the noise term's factor).  Prints the share
+of draws that picked each k (the four most frequent).
+Usage: [WEIGHTS=...] [WEIGH_RULES=...] bench/units_pick_k.py [SHARED_DATASETS_DIR] [N]
 """
 import collections
 import csv
@@ -32,7 +35,7 @@ SETS = {"covid_testing": "subject_id", "males": "nr"}
 K, Q, Z = 32, 0.95, 3.0
 
 
-def pick(h, floor, shrink):
+def pick(h, floor, shrink, q=Q):
     c = [(x - floor if shrink else x) if x > floor else 0 for x in h]
     total = sum(c[1:])
     if not total > 0:
@@ -40,13 +43,13 @@ def pick(h, floor, shrink):
     acc = 0
     for k in range(1, K):
         acc += c[k]
-        if acc >= Q * total:
+        if acc >= q * total:
             return k
     return K
 
 
-def pick_weighed(h, floor, w):
-    kcap = pick(h, floor, True)
+def pick_weighed(h, floor, w, q=Q, f=1.0):
+    kcap = pick(h, floor, True, q)
     c = [x - floor if x > floor else 0 for x in h]
     rows = sum(j * c[j] for j in range(1, K + 1))
     if not rows > 0:
@@ -55,7 +58,7 @@ def pick_weighed(h, floor, w):
     for k in range(1, kcap + 1):
         dropped = sum((j - k) * c[j] for j in range(k + 1, K + 1))
         if rows - dropped > 0:
-            err = dropped / rows + w * k / (rows - dropped)
+            err = dropped / rows + f * w * k / (rows - dropped)
             if err < best_err:
                 best, best_err = k, err
     return best
@@ -65,6 +68,7 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "..", "shared", "datasets")
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
     weights = {tuple(x.split(":")[:2]): float(x.split(":")[2]) for x in os.environ.get("WEIGHTS", "").split()}
+    weigh_rules = [tuple(float(v) for v in x.split(":")) for x in os.environ.get("WEIGH_RULES", "0.95:1 0.99:0.5").split()]
     rng = random.Random(39)
     print("| dataset | epsilon | noise sd | rule | k picked (share of %d draws) |" % n)
     print("|---|---|---|---|---|")
@@ -77,14 +81,15 @@ def main():
             rho_shape = float(ref_rho(eps, "1e-6")) * 0.9 / 50
             sd = (1 / (2 * rho_shape)) ** 0.5
             rules = [("sum", float("-inf"), False), ("hard", Z * sd, False), ("shrink", Z * sd, True)]
-            if (d, eps) in weights:
-                rules.append(("weigh (W %.0f)" % weights[(d, eps)], Z * sd, weights[(d, eps)]))
+            for q, f in weigh_rules if (d, eps) in weights else ():
+                rules.append(("weigh (W %.0f, cap %g, noise x %g)" % (weights[(d, eps)], q, f), Z * sd,
+                              (weights[(d, eps)], q, f)))
             for rule, floor, shrink in rules:
                 ks = collections.Counter()
                 for _ in range(n):
                     noisy = [0] + [h[j] + round(rng.gauss(0, sd)) for j in range(1, K + 1)]
                     if rule.startswith("weigh"):
-                        ks[pick_weighed(noisy, floor, shrink)] += 1
+                        ks[pick_weighed(noisy, floor, *shrink)] += 1
                     else:
                         ks[pick(noisy, floor, shrink)] += 1
                 top = ", ".join(f"{k}: {c / n:.2f}" for k, c in ks.most_common(4))

@@ -1,11 +1,11 @@
 -- Learning the rows-per-unit bound under DP (issue 39): dp_privacy_unit(..., max_rows_per_unit =>
 -- NULL) has every release learn k from a released histogram of the units' row counts (bounded at
--- 32, sensitivity 1), as its 0.95-quantile (or a smaller k where the release's noise outweighs
+-- 32, sensitivity 1), as its 0.99-quantile (or a smaller k where the release's noise outweighs
 -- the rows it drops: 35_units_extremes), then bound each unit to k rows (docs/PRIVACY.md,
 -- "Learning the rows-per-unit bound").  Epsilon is large, so that the noise is nearly always
 -- zero (no smaller k is worth its dropped rows) and the bounded counts show which k was learned:
 --   900 persons of 1 row (450 'a', 450 'b'), 100 of 3 rows in 'a', 1 of 10 rows in 'b':
---   1001 units, 0.95 of them is 951 units: 900 have at most 1 or 2 rows, 1000 at most 3, so k = 3;
+--   1001 units, 0.99 of them is 991 units: 900 have at most 1 or 2 rows, 1000 at most 3, so k = 3;
 --   cell a: 450 + 100 * 3 = 750 (k = 1 would give 550), cell b: 450 + 3 = 453 (the ceiling 32: 460).
 SET client_min_messages = notice;
 CREATE EXTENSION IF NOT EXISTS dpsynth;

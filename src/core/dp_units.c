@@ -248,7 +248,8 @@ dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shri
 			dropped += (double) (j - k) * counted(hist[j], shrink);
 		if (!(rows - dropped > 0))
 			continue;
-		err = dropped / rows + noise_l1 * bound_sensitivity(k, cell) / (rows - dropped);
+		/* both terms total variations (dp_units.h): the noise's is half its L1 norm over the rows */
+		err = dropped / rows + 0.5 * noise_l1 * bound_sensitivity(k, cell) / (rows - dropped);
 		if (err < best_err)
 		{
 			best = k;

@@ -27,9 +27,13 @@
  * DP_UNIT_LEARN_MAX rows, releases the histogram of the units' bounded row counts (one unit adds 1
  * to one cell: L2 sensitivity 1), and keeps k = dp_unit_pick_k_weighed(that histogram) rows per
  * unit: the bound of least estimated error up to the histogram's DP_UNIT_LEARN_QUANTILE-quantile.
+ * The quantile is a cap only, against a k set by the last 1% of the units, where the error
+ * estimate (one count vector's noise) is least sure: the estimate picks k below it wherever the
+ * noise outweighs the rows a larger k would keep.  k is a function of the released histogram and
+ * public numbers only (post-processing: it costs nothing beyond the histogram's release).
  */
 #define DP_UNIT_LEARN_MAX 32
-#define DP_UNIT_LEARN_QUANTILE 0.95
+#define DP_UNIT_LEARN_QUANTILE 0.99
 
 /*
  * Where k is picked, every cell of the released rows-per-unit histogram counts as its value less
@@ -55,11 +59,13 @@ uint32_t	dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shr
  * with every cell counted as above (c_j = max(hist[j] - shrink, 0)), N = sum j c_j the rows up to
  * kmax, D(k) = sum over j > k of (j - k) c_j the rows a bound k drops and N - D(k) those it keeps,
  * the k in 1..kcap (kcap = dp_unit_pick_k(hist, kmax, q, shrink), the quantile as a cap) of least
- *   D(k) / N + noise_l1 Delta(k) / (N - D(k)),
- * smallest k on ties: a bound on the share of the distribution dropping moves (the total variation
- * between the counts kept and all) plus the release's expected noise relative to the rows it
- * counts.  noise_l1 (public): the expected L1 norm of the release's noise at sensitivity 1 (for a
- * count vector, sqrt(2 / pi) times the sum of its cells' sds); Delta(k) the sensitivity at bound k
+ *   D(k) / N + noise_l1 Delta(k) / (2 (N - D(k))),
+ * smallest k on ties: two total variations added, a bound on the one dropping moves between the
+ * counts kept and all (D(k) / N: removing a share f of the rows moves at most f of the
+ * distribution) and the expected one of the release's noise relative to the rows it counts (half
+ * the noise's expected L1 norm over the total: the total variation between two distributions is
+ * half their L1 distance).  noise_l1 (public): the expected L1 norm of the release's noise at
+ * sensitivity 1 (for a count vector, sqrt(2 / pi) times the sum of its cells' sds); Delta(k) the sensitivity at bound k
  * with a cell bound cell (0: none), sqrt(floor(k/c) c^2 + (k mod c)^2) at c = min(cell, k): the
  * cell bound of the release's noise, not the declared one where the release ignores it.
  * noise_l1 <= 0 (or not finite) returns kcap; 1 if no cell is above shrink.
