@@ -419,7 +419,7 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * Learns k (max_rows_per_unit NULL) from learned[1..DP_UNIT_LEARN_MAX], the units by row count
  * bounded at DP_UNIT_LEARN_MAX: released with u->learn_noise (one unit is 1 in one cell, L2
  * sensitivity 1), then k is the bound of least estimated error (rows dropped against the
- * release's noise, u->learn_noise_l1, at the release's sensitivity: u->learn_cell) up to their 0.95-quantile, each cell less 3 sd of the
+ * release's noise, u->learn_noise_l1, at the release's sensitivity: u->learn_cell) up to their DP_UNIT_LEARN_QUANTILE-quantile, each cell less 3 sd of the
  * noise, at least 0 (dp_unit_pick_k_weighed, post-processing), and the unit's bounds become k and min(c, k).
  * u->released_hist gets the released histogram of the units' rows folded at k, its cells of
  * noise alone dropped at 3 sd (dp_unit_fold_hist; post-processing: min(rows, k) is a function of
