@@ -966,8 +966,9 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/*
 	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
-	 * unit, one histogram or one selection a column, with the noise set after the scan (the fine
-	 * stage of the bounds reads exact values), and the refined bins' stages too
+	 * unit the bounds' fine stage is not run (it reads exact values), and every other noise (the
+	 * histograms', the selections', the refined bins' stages) is set after the scan, at the k
+	 * bounded
 	 */
 	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
