@@ -707,8 +707,7 @@ visit_find_rows(gum *g, const gmarg *m)
 			g->pwbeg[q][k] = b;
 			g->pwend[q][k] = w;
 			g->pwanted[q] += w - b;
-			g->pseen[q][2 * k] = 0;
-			g->pseen[q][2 * k + 1] = b < w ? g->want[b] : UINT32_MAX;
+			g->pleft[q][k] = b < w ? g->want[b] + 1 : UINT32_MAX;
 			off = lim;
 		}
 	}
