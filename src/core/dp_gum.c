@@ -489,11 +489,11 @@ gum_part_scratch(gum *g)
 	}
 	for (uint32_t q = 0; q < g->nparts; q++)
 	{
-		g->pseen[q] = gum_alloc(g, sizeof(uint32_t) * 2 * (size_t) g->maxcells);
+		g->pleft[q] = gum_alloc(g, sizeof(uint32_t) * (size_t) g->maxcells);
 		g->pwbeg[q] = gum_alloc(g, sizeof(uint32_t) * g->maxcells);
 		g->pwend[q] = gum_alloc(g, sizeof(uint32_t) * g->maxcells);
 		g->mvpart[q] = gum_alloc(g, sizeof(uint32_t) * (size_t) (g->pb[q + 1] - g->pb[q] + 1));
-		if (!g->pseen[q] || !g->pwbeg[q] || !g->pwend[q] || !g->mvpart[q])
+		if (!g->pleft[q] || !g->pwbeg[q] || !g->pwend[q] || !g->mvpart[q])
 			return -2;
 	}
 	return 0;

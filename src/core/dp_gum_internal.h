@@ -123,8 +123,12 @@ typedef struct gum
 	uint8_t    *cls;
 	double	   *x;
 	uint32_t   *want;			/* 2n: wanted ordinals, then the rows found */
-	/* per part: pairs per cell (rows seen so far, next wanted ordinal), wanted range per cell */
-	uint32_t   *pseen[DP_MAX_THREADS],
+	/*
+	 * per part: per cell, the rows still to see up to and including the next wanted one
+	 * (UINT32_MAX: none wanted; one counter a cell, so a part's scan touches 4 bytes a cell);
+	 * the wanted range per cell
+	 */
+	uint32_t   *pleft[DP_MAX_THREADS],
 			   *pwbeg[DP_MAX_THREADS],
 			   *pwend[DP_MAX_THREADS];
 	uint64_t	pwanted[DP_MAX_THREADS];

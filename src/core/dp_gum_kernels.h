@@ -72,7 +72,7 @@ KFN(scan_part)(void *arg)
 	gum		   *g = sc->g;
 	const uint32_t p = sc->part,
 				end = g->pb[p + 1];
-	uint32_t   *seen = g->pseen[p],
+	uint32_t   *left = g->pleft[p],
 			   *wbeg = g->pwbeg[p],
 			   *wend = g->pwend[p],
 			   *want = g->want;
@@ -93,12 +93,12 @@ KFN(scan_part)(void *arg)
 		for (uint32_t i = 0; i < nb; i++)
 		{
 			uint32_t	k = idx[i];
-			uint32_t   *sk = seen + 2 * k;
-			uint32_t	o = sk[0]++;
 
-			if (o == sk[1])
+			if (--left[k] == 0)
 			{
-				uint32_t	q = wbeg[k];
+				/* this row is cell k's wanted ordinal o (perhaps wanted more than once) */
+				uint32_t	q = wbeg[k],
+							o = want[q];
 
 				do
 				{
@@ -106,7 +106,7 @@ KFN(scan_part)(void *arg)
 					remaining--;
 				} while (q < wend[k] && want[q] == o);
 				wbeg[k] = q;
-				sk[1] = q < wend[k] ? want[q] : UINT32_MAX;
+				left[k] = q < wend[k] ? want[q] - o : UINT32_MAX;
 			}
 		}
 	}

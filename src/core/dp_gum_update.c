@@ -174,8 +174,7 @@ sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint
 	{
 		uint32_t	j = 0;
 
-		for (uint32_t i = have; i < m; i++)
-			dst[i] = (uint32_t) dp_prng_below(rng, n);
+		dp_prng_below_fill_u32(rng, n, dst + have, m - have);
 		sort_u32(dst, m, tmp);
 		for (uint32_t i = 0; i < m; i++)
 			if (j == 0 || dst[i] != dst[j - 1])
@@ -188,8 +187,7 @@ sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint
 static void
 sample_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint32_t *tmp)
 {
-	for (uint32_t i = 0; i < m; i++)
-		dst[i] = (uint32_t) dp_prng_below(rng, n);
+	dp_prng_below_fill_u32(rng, n, dst, m);
 	sort_u32(dst, m, tmp);
 }
 
@@ -707,8 +705,7 @@ visit_find_rows(gum *g, const gmarg *m)
 			g->pwbeg[q][k] = b;
 			g->pwend[q][k] = w;
 			g->pwanted[q] += w - b;
-			g->pseen[q][2 * k] = 0;
-			g->pseen[q][2 * k + 1] = b < w ? g->want[b] : UINT32_MAX;
+			g->pleft[q][k] = b < w ? g->want[b] + 1 : UINT32_MAX;
 			off = lim;
 		}
 	}

@@ -725,12 +725,20 @@ dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 		goto done;
 	}
 	memset(row, 0, sizeof(uint16_t) * t->d);
-	for (uint64_t r = 0; r < n; r++)
-		if (dp_codes_append(out, row) != 0)
-		{
-			rc = -2;			/* dp_codes_append said why */
-			goto done;
-		}
+	if (out->cap - out->nrows >= n)
+	{
+		/* room already (the usual case: out made for n rows): the new rows zeroed in place */
+		for (uint32_t j = 0; j < t->d; j++)
+			memset(out->col[j] + base, 0, sizeof(uint16_t) * (size_t) n);
+		out->nrows += n;
+	}
+	else
+		for (uint64_t r = 0; r < n; r++)
+			if (dp_codes_append(out, row) != 0)
+			{
+				rc = -2;		/* dp_codes_append said why */
+				goto done;
+			}
 	for (uint32_t i = 0; i < t->ncliques; i++)
 	{
 		const dp_jtree_clique *c = &t->cl[i];
@@ -756,15 +764,22 @@ dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 			continue;			/* nothing new (not for a maximal clique) */
 		/* the rows grouped by their separator's cell (counting sort), each group shuffled */
 		memset(start, 0, sizeof(uint32_t) * (c->sep_cells + 1));
-		for (uint64_t r = 0; r < n; r++)
+		/*
+		 * The keys column by column (loops that vectorise); uint32 is exact: every partial key
+		 * is below sep_cells < 2^32
+		 */
+		memset(key, 0, sizeof(uint32_t) * (size_t) n);
+		for (uint32_t q = 0; q < c->nsep; q++)
 		{
-			uint64_t	s = 0;
+			const uint16_t *restrict cq = out->col[c->attrs[c->sep_here[q]]] + base;
+			const uint32_t zq = c->sizes[c->sep_here[q]];
+			uint32_t   *restrict kr = key;
 
-			for (uint32_t q = 0; q < c->nsep; q++)
-				s = s * c->sizes[c->sep_here[q]] + out->col[c->attrs[c->sep_here[q]]][base + r];
-			key[r] = (uint32_t) s;
-			start[s + 1]++;
+			for (uint64_t r = 0; r < n; r++)
+				kr[r] = kr[r] * zq + cq[r];
 		}
+		for (uint64_t r = 0; r < n; r++)
+			start[key[r] + 1]++;
 		for (uint64_t s = 0; s < c->sep_cells; s++)
 			start[s + 1] += start[s];
 		for (uint64_t r = 0; r < n; r++)

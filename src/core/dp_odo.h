@@ -169,19 +169,44 @@ dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
 	uint64_t	L = r->inner,
 				is = r->istep[0];
 
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	if (is == 0)
 	{
-		const double *p = P + i;
+		/* two blocks at a time, as in dp_odo_scale_project: the same sums, chains that overlap */
+		uint64_t	i = 0;
 
-		if (is == 0)
+		for (; i + L < r->ncells; i += 2 * L)
+		{
+			const double *p = P + i,
+					   *p2 = P + i + L;
+			double		s = 0,
+						s2 = 0;
+			uint64_t	ia = o.ia;
+
+			dp_odo_outer_next(r, &o);
+			for (uint64_t j = 0; j < L; j++)
+			{
+				s += p[j];
+				s2 += p2[j];
+			}
+			out[ia] += s;
+			out[o.ia] += s2;
+			dp_odo_outer_next(r, &o);
+		}
+		if (i < r->ncells)
 		{
 			double		s = 0;
 
 			for (uint64_t j = 0; j < L; j++)
-				s += p[j];
+				s += P[i + j];
 			out[o.ia] += s;
 		}
-		else if (is == 1)
+		return;
+	}
+	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	{
+		const double *p = P + i;
+
+		if (is == 1)
 		{
 			double	   *q = out + o.ia;
 
@@ -238,6 +263,57 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 				sa = r->istep[0],
 				sb = r->istep[1];
 
+	if (sb == 0)
+	{
+		/*
+		 * Every block sums into one cell of out: two blocks at a time, each with its own sum in
+		 * the same order as alone and added to out in block order, so the results are the same
+		 * bits, while the two chains of additions overlap (one chain waits on each addition).
+		 */
+		uint64_t	i = 0;
+
+		for (; i + L < r->ncells; i += 2 * L)
+		{
+			double	   *p = P + i,
+					   *p2 = P + i + L,
+						s = 0,
+						s2 = 0;
+			uint64_t	ia = o.ia,
+						ib = o.ib;
+
+			dp_odo_outer_next(r, &o);
+			if (sa == 0)
+			{
+				double		g = f[ia],
+							g2 = f[o.ia];
+
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= g;
+					s2 += p2[j] *= g2;
+				}
+			}
+			else
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= f[ia + j * sa];
+					s2 += p2[j] *= f[o.ia + j * sa];
+				}
+			out[ib] += s;
+			out[o.ib] += s2;
+			dp_odo_outer_next(r, &o);
+		}
+		if (i < r->ncells)
+		{
+			double	   *p = P + i,
+						s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j] *= f[o.ia + j * sa];
+			out[o.ib] += s;
+		}
+		return;
+	}
 	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
 	{
 		double	   *p = P + i;
@@ -249,23 +325,6 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 
 			for (uint64_t j = 0; j < L; j++)
 				u[j] += p[j] *= q[j];
-		}
-		else if (sa == 0 && sb == 0)
-		{
-			double		g = f[o.ia],
-						s = 0;
-
-			for (uint64_t j = 0; j < L; j++)
-				s += p[j] *= g;
-			out[o.ib] += s;
-		}
-		else if (sb == 0)
-		{
-			double		s = 0;
-
-			for (uint64_t j = 0; j < L; j++)
-				s += p[j] *= f[o.ia + j * sa];
-			out[o.ib] += s;
 		}
 		else
 			for (uint64_t j = 0; j < L; j++)

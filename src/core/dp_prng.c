@@ -47,8 +47,13 @@ dp_prng_seed_random(dp_prng *p)
 	while ((p->s[0] | p->s[1] | p->s[2] | p->s[3]) == 0);	/* the one forbidden state */
 }
 
-uint64_t
-dp_prng_next(dp_prng *p)
+/*
+ * The generator's step and the bounded draw as static functions, so that the exported ones and
+ * the shuffle below call them directly (an exported function of a shared library is called
+ * through its PLT entry, even from this file).
+ */
+static inline uint64_t
+next_of(dp_prng *p)
 {
 	uint64_t   *s = p->s;
 	uint64_t	result = rotl(s[1] * 5, 7) * 9;
@@ -63,21 +68,21 @@ dp_prng_next(dp_prng *p)
 	return result;
 }
 
-uint64_t
-dp_prng_below(dp_prng *p, uint64_t n)
+static inline uint64_t
+below_of(dp_prng *p, uint64_t n)
 {
 	unsigned __int128 m;
 	uint64_t	low;
 
 	if (n == 0)
-		return dp_prng_next(p);
+		return next_of(p);
 
 	/*
 	 * Lemire, "Fast random integer generation in an interval" (2019): floor(x * n / 2^64) is
 	 * uniform once the low words below (2^64 mod n) are rejected, which leaves every result with
 	 * exactly floor(2^64 / n) preimages.
 	 */
-	m = (unsigned __int128) dp_prng_next(p) * n;
+	m = (unsigned __int128) next_of(p) * n;
 	low = (uint64_t) m;
 	if (low < n)
 	{
@@ -85,17 +90,36 @@ dp_prng_below(dp_prng *p, uint64_t n)
 
 		while (low < threshold)
 		{
-			m = (unsigned __int128) dp_prng_next(p) * n;
+			m = (unsigned __int128) next_of(p) * n;
 			low = (uint64_t) m;
 		}
 	}
 	return (uint64_t) (m >> 64);
 }
 
+uint64_t
+dp_prng_next(dp_prng *p)
+{
+	return next_of(p);
+}
+
+uint64_t
+dp_prng_below(dp_prng *p, uint64_t n)
+{
+	return below_of(p, n);
+}
+
+void
+dp_prng_below_fill_u32(dp_prng *p, uint32_t n, uint32_t *dst, size_t m)
+{
+	for (size_t i = 0; i < m; i++)
+		dst[i] = (uint32_t) below_of(p, n);
+}
+
 double
 dp_prng_unit(dp_prng *p)
 {
-	return (double) (dp_prng_next(p) >> 11) * 0x1.0p-53;
+	return (double) (next_of(p) >> 11) * 0x1.0p-53;
 }
 
 void
@@ -103,7 +127,7 @@ dp_prng_shuffle_u32(dp_prng *p, uint32_t *a, size_t n)
 {
 	for (size_t i = n; i > 1; i--)
 	{
-		size_t		j = (size_t) dp_prng_below(p, i);
+		size_t		j = (size_t) below_of(p, i);
 		uint32_t	tmp = a[i - 1];
 
 		a[i - 1] = a[j];

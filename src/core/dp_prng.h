@@ -41,6 +41,9 @@ uint64_t	dp_prng_below(dp_prng *p, uint64_t n);
 /* Uniform on [0, 1): a multiple of 2^-53 (top 53 bits of one output). */
 double		dp_prng_unit(dp_prng *p);
 
+/* dst[i] = dp_prng_below(p, n) for i = 0..m-1, in that order (the same stream, one call). */
+void		dp_prng_below_fill_u32(dp_prng *p, uint32_t n, uint32_t *dst, size_t m);
+
 /* Uniformly random permutation of a[0..n) in place (Fisher-Yates, via dp_prng_below). */
 void		dp_prng_shuffle_u32(dp_prng *p, uint32_t *a, size_t n);
 

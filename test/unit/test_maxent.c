@@ -597,6 +597,114 @@ test_runs(void)
 			   bad_f);
 }
 
+/*
+ * The block sums of dp_odo_project and dp_odo_scale_project (run side by side, dp_odo.h) are the
+ * same bits as one block at a time, each block's sum from zero in cell order and added to its
+ * output cell in block order (the walk as it was written first, kept here as the reference), on
+ * random shapes where several blocks share an output cell.
+ */
+static void
+ref_blocks(const dp_odo_runs *r, double *P, const double *f, double *out)
+{
+	dp_odo_outer o = {{0}, 0, 0};
+	const uint64_t L = r->inner;
+	const bool	scale = f != NULL;
+
+	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	{
+		double		s = 0;
+
+		for (uint64_t j = 0; j < L; j++)
+			s += scale ? (P[i + j] *= f[o.ia + j * r->istep[0]]) : P[i + j];
+		out[scale ? o.ib : o.ia] += s;
+	}
+}
+
+static void
+test_runs_bits(void)
+{
+	dp_prng		rng;
+	int			bad = 0,
+				cases = 0;
+
+	dp_prng_seed(&rng, 29);
+	for (int c = 0; c < 3000; c++)
+	{
+		uint32_t	d = 2 + (uint32_t) dp_prng_below(&rng, 5),
+					sizes[8];
+		uint64_t	n = 1,
+					ma = 1,
+					mb = 1,
+					sa[DP_ODO_MAX_COLS] = {0},
+					sb[DP_ODO_MAX_COLS] = {0};
+		double	   *P,
+				   *Q,
+				   *f,
+				   *oa,
+				   *ob;
+		dp_odo_runs r;
+
+		for (uint32_t j = 0; j < d; j++)
+		{
+			sizes[j] = 1 + (uint32_t) dp_prng_below(&rng, 6);
+			n *= sizes[j];
+		}
+		/* b holds no inner column (the summing case); a any subset of b's columns and others */
+		for (uint32_t j = d; j-- > 0;)
+		{
+			bool		inb = j + 1 < d && dp_prng_below(&rng, 2),
+						ina = dp_prng_below(&rng, 3) == 0;
+
+			if (inb)
+			{
+				sb[j] = mb;
+				mb *= sizes[j];
+			}
+			if (ina)
+			{
+				sa[j] = ma;
+				ma *= sizes[j];
+			}
+		}
+		P = malloc(sizeof(double) * n);
+		Q = malloc(sizeof(double) * n);
+		f = malloc(sizeof(double) * ma);
+		oa = calloc(mb, sizeof(double));
+		ob = calloc(mb, sizeof(double));
+		for (uint64_t i = 0; i < n; i++)
+			P[i] = Q[i] = dp_prng_unit(&rng) * 1e3;
+		for (uint64_t q = 0; q < ma; q++)
+			f[q] = dp_prng_unit(&rng) + 0.5;
+		/* the projection onto b alone */
+		dp_odo_runs_init(&r, d, sizes, sb, NULL);
+		if (r.istep[0] == 0)
+		{
+			ref_blocks(&r, P, NULL, oa);
+			dp_odo_project(&r, Q, ob);
+			bad += memcmp(oa, ob, sizeof(double) * mb) != 0;
+			cases++;
+		}
+		/* scaled by a, projected onto b, in one pass */
+		dp_odo_runs_init(&r, d, sizes, sa, sb);
+		if (r.istep[1] == 0)
+		{
+			memset(oa, 0, sizeof(double) * mb);
+			memset(ob, 0, sizeof(double) * mb);
+			ref_blocks(&r, P, f, oa);
+			dp_odo_scale_project(&r, Q, f, ob);
+			bad += memcmp(oa, ob, sizeof(double) * mb) != 0 || memcmp(P, Q, sizeof(double) * n) != 0;
+			cases++;
+		}
+		free(P);
+		free(Q);
+		free(f);
+		free(oa);
+		free(ob);
+	}
+	unit_check(bad == 0 && cases > 1000, "block sums side by side: the same bits as one block at a time (%d of %d cases differ)",
+			   bad, cases);
+}
+
 static void
 test_timing(void)
 {
@@ -644,6 +752,7 @@ main(void)
 	test_errors();
 	test_adaptive();
 	test_runs();
+	test_runs_bits();
 	test_timing();
 	return unit_done();
 }

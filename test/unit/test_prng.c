@@ -13,6 +13,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +340,33 @@ test_shuffle(void)
 	}
 }
 
+/*
+ * dp_prng_below_fill_u32 draws what a loop of dp_prng_below would, in order, and leaves the
+ * generator where that loop would (bounds with and without rejections: 3, 1000, 2^31 + 1).
+ */
+static void
+test_below_fill(void)
+{
+	const uint32_t bounds[3] = {3, 1000, 2147483649u};
+	bool		same = true;
+
+	for (int b = 0; b < 3; b++)
+	{
+		dp_prng		p,
+					q;
+		uint32_t	got[5000],
+					want[5000];
+
+		dp_prng_seed(&p, 77 + b);
+		dp_prng_seed(&q, 77 + b);
+		dp_prng_below_fill_u32(&p, bounds[b], got, 5000);
+		for (int i = 0; i < 5000; i++)
+			want[i] = (uint32_t) dp_prng_below(&q, bounds[b]);
+		same = same && memcmp(got, want, sizeof(got)) == 0 && dp_prng_next(&p) == dp_prng_next(&q);
+	}
+	unit_check(same, "below_fill_u32 gives a loop of below()'s draws and leaves the same state");
+}
+
 int
 main(void)
 {
@@ -348,5 +376,6 @@ main(void)
 	test_below();
 	test_unit();
 	test_shuffle();
+	test_below_fill();
 	return unit_done();
 }
