@@ -129,7 +129,8 @@ SELECT dp_protect('visits_dk', epsilon => 100, selection_delta => 1e-6);
 SELECT dp_privacy_unit('visits_dk', 'patient_id', NULL);
 SELECT column_name, kind FROM dp_discover('visits_dk', 20, ARRAY['dept']);
 SELECT categories FROM dp_domains WHERE table_name = 'visits_dk'::regclass AND column_name = 'dept';
-SELECT details->'privacy_unit'->'max_rows_per_unit' AS k, details->'selection_sigma2' AS selection_sigma2,
+SELECT details->'privacy_unit'->'max_rows_per_unit' AS k, details->'privacy_unit'->'learned_rule' AS rule,
+	   details->'selection_sigma2' AS selection_sigma2,
 	   (details->>'rho_units_rows_per_unit')::int8 * 50 <= (SELECT rho_spent * 1e12 FROM dpsynth.budgets
 														 WHERE relid = 'visits_dk'::regclass) AS a_fiftieth,
 	   (details->>'rho_units_rows_per_unit')::int8 + (details->>'rho_units_per_discovery')::int8

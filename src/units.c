@@ -551,8 +551,9 @@ dpsynth_unit_json(const DpUnit *u, bool per_cell)
 	escape_json(&js, u->name);
 	if (u->learn_k)				/* learned after the charge: the ceiling bounds it */
 		appendStringInfo(&js, ", \"max_rows_per_unit\": null, \"learned_up_to\": %d, \"learned_quantile\": %g, "
-						 "\"learned_shrink_sd\": %g, \"learned_rule\": \"least_error\", \"learned_noise_l1\": %.17g, "
-						 "\"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE, DP_UNIT_LEARN_Z, u->learn_noise_l1,
+						 "\"learned_shrink_sd\": %g, \"learned_rule\": \"%s\", \"learned_noise_l1\": %.17g, "
+						 "\"max_rows_per_cell\": %s}", DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE, DP_UNIT_LEARN_Z,
+						 u->learn_noise_l1 > 0 ? "least_error" : "quantile", u->learn_noise_l1,
 						 per_cell && u->declared_cell > 0 ? psprintf("%d", u->declared_cell) : "null");
 	else
 		appendStringInfo(&js, ", \"max_rows_per_unit\": %d, \"max_rows_per_cell\": %d, \"sensitivity2\": " INT64_FORMAT "}",

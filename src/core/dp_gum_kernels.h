@@ -106,6 +106,8 @@ KFN(scan_part)(void *arg)
 					remaining--;
 				} while (q < wend[k] && want[q] == o);
 				wbeg[k] = q;
+				/* UINT32_MAX: nothing more wanted, never reached since a table has fewer than
+				 * UINT32_MAX rows (dp_gum refuses n >= UINT32_MAX) */
 				left[k] = q < wend[k] ? want[q] - o : UINT32_MAX;
 			}
 		}
