@@ -988,7 +988,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		 * units (sqrt(k)), the threshold meets delta_each / k (discover_unit.c, units.c).
 		 */
 		dpsynth_discover_unit_counts(rel, unit, ds, nd, cxt);
-		if (dp_dgauss_init(&noise, dpsynth_unit_discovery_sigma2(unit, relid, cols, ncols, plan, 1.0)) != 0 ||
+		if (dp_dgauss_init(&noise, dpsynth_unit_rows_sigma2(unit, plan)) != 0 ||
 			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, plan)) != 0)
 			elog(ERROR, "discovery noise out of range");
 		delta_each = dpsynth_unit_selection_delta(unit, plan);

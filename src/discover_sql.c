@@ -11,7 +11,6 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -59,34 +58,6 @@ undiscovered_columns(Oid relid)
 	MemoryContextSwitchTo(caller);
 	result = DatumGetArrayTypeP(d);
 	return result;
-}
-
-/*
- * A table whose rows-per-unit bound is learned (max_rows_per_unit NULL): the units of the call's
- * rho that release the histogram of the units' row counts in discovery's scan, which learns k
- * from it before counting (units.c), as a release does; 0 otherwise.  1 / DPSYNTH_UNIT_LEARN_PARTS
- * of the call, at least one unit, and a noise the sampler can draw (22023 before the charge).  With
- * no release's noise to weigh the rows it drops against, k is the released histogram's quantile
- * (dp_unit_pick_k_weighed with no noise: post-processing of the release).
- */
-static int64
-learn_k_share(DpUnit *u, Oid relid, int64 units, double epsilon, dp_dgauss *noise)
-{
-	int64		share;
-
-	if (!u->on || !u->learn_k)
-		return 0;
-	share = Max(units / DPSYNTH_UNIT_LEARN_PARTS, 1);
-	if (units - share < 1 || dp_dgauss_init(noise, 1.0 / (2.0 * dpsynth_units_rho(share))) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epsilon %s is too small to learn the rows-per-unit bound of table \"%s\"",
-						float8out_internal(epsilon), get_rel_name(relid)),
-				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
-	u->learn_noise = noise;
-	u->learn_noise_l1 = 0;
-	u->learn_cell = 0;
-	return share;
 }
 
 /*
@@ -169,7 +140,8 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	names = construct_array(todo_names, ntodo, TEXTOID, -1, false, TYPALIGN_INT);
-	units_learn = learn_k_share(&unit, relid, units, epsilon, &learn_noise);
+	/* k learned: its histogram first, in discovery's scan (no release noise to weigh: the quantile) */
+	units_learn = dpsynth_unit_learn_share(&unit, relid, units, epsilon, &learn_noise);
 	dpsynth_plan_call(relid, DP_CALL_DISCOVER, units - units_learn, epsilon, todo, ntodo, &plan);
 	if (citus)
 		dpsynth_citus_check_discovery(rel, relid, todo, ntodo);

@@ -303,6 +303,12 @@ extern double dpsynth_unit_sigma2(const DpUnit *u, double sigma2, bool per_cell)
  * discovery per unit needs checked before the charge (22023 where epsilon is too small). */
 extern double dpsynth_unit_discovery_sigma2(DpUnit *u, Oid relid, const DpColumn *cols, int ncols,
 											const dp_plan *plan, double epsilon);
+/* ... that noise at the bound as it stands (k^2 / (2 rho_each)), drawn once k is known */
+extern double dpsynth_unit_rows_sigma2(const DpUnit *u, const dp_plan *plan);
+/* A release whose k is learned: its rho units for the rows-per-unit histogram, u->learn_noise set
+ * (0 for a declared k); 22023 before the charge where they cannot buy a drawable noise. */
+extern int64 dpsynth_unit_learn_share(DpUnit *u, Oid relid, int64 units, double epsilon,
+									  struct dp_dgauss *noise);
 /* ... for its selections of values and cells, which count units (sensitivity sqrt(k)) */
 extern double dpsynth_unit_selection_sigma2(const DpUnit *u, const dp_plan *plan);
 /* ... and the additive delta of each value a selection per unit may release (delta_each / k) */

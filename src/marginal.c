@@ -166,18 +166,10 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	 * checked here at the ceiling, the largest sensitivity k can take (the smallest, 1, gives
 	 * release_sigma2 or more, which the plan checked).
 	 */
+	units_learn = dpsynth_unit_learn_share(&unit, relid, plan.units_release, epsilon, &learn_noise);
 	if (unit.learn_k)
 	{
-		units_learn = Max(plan.units_release / DPSYNTH_UNIT_LEARN_PARTS, 1);
-		if (plan.units_release - units_learn < 1 ||
-			dp_dgauss_init(&learn_noise, 1.0 / (2.0 * dpsynth_units_rho(units_learn))) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epsilon %s is too small to learn the rows-per-unit bound of table \"%s\"",
-							float8out_internal(epsilon), get_rel_name(relid)),
-					 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
 		unit_sigma2 = dp_gaussian_sigma2(dpsynth_units_rho(plan.units_release - units_learn), 1.0);
-		unit.learn_noise = &learn_noise;
 		/* k weighs the rows it drops against the marginal's noise: every cell's sd at sensitivity 1 */
 		unit.learn_noise_l1 = sqrt(2.0 / M_PI) * sqrt(unit_sigma2);
 		for (int j = 0; j < ncols; j++)

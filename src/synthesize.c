@@ -531,8 +531,7 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 								   &c->unit);
 		/* per unit: the noise discovery drew, at the k it bounded (learned there where k is learned) */
 		if (c->unit.on)
-			c->discovery_sigma2 = dpsynth_unit_discovery_sigma2(&c->unit, c->relid, c->cols, c->ncols, &c->plan,
-																c->epsilon);
+			c->discovery_sigma2 = dpsynth_unit_rows_sigma2(&c->unit, &c->plan);
 		/* discover.c spent units_each on each column it learned */
 		dp_spend_record(&c->spend, DP_RELEASE_DISCOVERY, dpsynth_units_rho(c->plan.units_each) * c->plan.ndiscover,
 						(uint32) c->plan.ndiscover);

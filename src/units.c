@@ -271,7 +271,7 @@ dpsynth_unit_discovery_sigma2(DpUnit *u, Oid relid, const DpColumn *cols, int nc
 			cols[j].state == DP_COLUMN_DISCOVER_BOUNDS;
 	}
 	sigma2_1 = dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0);
-	sigma2 = dpsynth_unit_sigma2(u, sigma2_1, false);
+	sigma2 = dpsynth_unit_rows_sigma2(u, plan);
 	/*
 	 * k still to learn (bounded at the ceiling): the noise of every k from 1 to the ceiling must
 	 * be drawable (discovery sets it at the k learned, after the charge): k^2 sigma2_1 for the
@@ -289,6 +289,44 @@ dpsynth_unit_discovery_sigma2(DpUnit *u, Oid relid, const DpColumn *cols, int nc
 						float8out_internal(epsilon), get_rel_name(relid)),
 				 errdetail("The noise it needs is beyond the sampler's range. Nothing was charged.")));
 	return sigma2;
+}
+
+/*
+ * The noise variance of a discovery's histogram of rows at the unit's bound as it stands (the
+ * ceiling until k is learned, then k): k^2 / (2 rho_each), for the column's share rho_each.
+ */
+double
+dpsynth_unit_rows_sigma2(const DpUnit *u, const dp_plan *plan)
+{
+	return dpsynth_unit_sigma2(u, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0), false);
+}
+
+/*
+ * A release whose rows-per-unit bound is learned: the rho units, of the units it has, that
+ * release the histogram of the units' row counts which learns k (units.c's learn_k, in the
+ * release's first scan), set as u->learn_noise with noise, returned; 0 for a declared k.
+ * 1 / DPSYNTH_UNIT_LEARN_PARTS of them, at least one, leaving at least one, with a noise the
+ * sampler can draw (22023 before the charge otherwise).  The caller sets how k weighs the rows it
+ * drops (u->learn_noise_l1, u->learn_cell; 0: the histogram's quantile alone).
+ */
+int64
+dpsynth_unit_learn_share(DpUnit *u, Oid relid, int64 units, double epsilon, dp_dgauss *noise)
+{
+	int64		share;
+
+	if (!u->on || !u->learn_k)
+		return 0;
+	share = Max(units / DPSYNTH_UNIT_LEARN_PARTS, 1);
+	if (units - share < 1 || dp_dgauss_init(noise, 1.0 / (2.0 * dpsynth_units_rho(share))) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %s is too small to learn the rows-per-unit bound of table \"%s\"",
+						float8out_internal(epsilon), get_rel_name(relid)),
+				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
+	u->learn_noise = noise;
+	u->learn_noise_l1 = 0;
+	u->learn_cell = 0;
+	return share;
 }
 
 /*
