@@ -3,17 +3,17 @@
  * privacy_unit => 'patient_id', max_rows_per_unit => k, max_rows_per_cell => c)).
  *
  * Two tables are neighbours when they differ in every row of one unit.  Every release of such a
- * table reads it through dpsynth_scan_unit_codes: one pass stores each row's codes, the bytes of
- * its unit value and a random key from the CSPRNG; then each unit keeps its k rows of smallest key
- * (dp_unit_bound, src/core/dp_units.c), a uniform random subset, and only the kept rows reach the
- * counts.  No unit's number of rows is read anywhere else, and nothing data-dependent is said.
+ * table reads it through dpsynth_scan_unit_codes: one pass gives each row a random key from the
+ * CSPRNG and bounds as it reads, each unit keeping its k rows of smallest key (dp_unit_keep,
+ * src/core/dp_units.c: memory of at most k rows a unit, however many it has), a uniform random
+ * subset, and only the kept rows reach the counts.  No unit's number of rows is read anywhere else, and nothing data-dependent is said.
  * The noise is calibrated to the bounded unit in one place, dpsynth_unit_sigma2: a histogram in
  * which a unit keeps at most k rows, at most c of them in one cell, moves by an integer vector x
  * with sum(x) <= k and x_i <= c, so ||x||_2^2 <= floor(k/c) c^2 + (k mod c)^2 <= k c (docs/PRIVACY.md,
  * "Privacy per unit").
  *
- * Units are grouped by the exact bytes of the value (no hash: two units never merge): an integer
- * as its 8-byte two's complement, text and varchar (deterministic collations only, checked by
+ * Units are grouped by the exact bytes of the value (hashed only to find them, then compared byte
+ * by byte: two units never merge): an integer as its 8-byte two's complement, text and varchar (deterministic collations only, checked by
  * dp_protect and again here) as their bytes, uuid as its 16 bytes; NULL is one unit of its own.
  * For these types equal values are equal bytes, so one person is one unit.
  *
@@ -22,6 +22,7 @@
  * its noise and threshold for one unit (dpsynth_unit_discovery_sigma2 and the selection's below).
  */
 #include "dpsynth.h"
+#include "synthesize.h"
 
 #include <math.h>
 
@@ -483,9 +484,17 @@ learn_k(DpUnit *u, int64 *learned)
 	u->learned = true;
 }
 
+/* The bounding's failure (dp_unit_keep: out of memory, or a bound over its largest): no data in it. */
+static void
+unit_keep_failed(void)
+{
+	ereport(ERROR, (errcode(dpsynth_core_errcode()), errmsg("%s", dp_last_error())));
+}
+
 /*
  * dpsynth_scan_unit_codes with the codes of a row made by encode_fn (after the slot's first
- * maxatt attributes are read): one pass, the bounding, row_fn on every kept row.
+ * maxatt attributes are read): one pass that bounds as it reads (dp_unit_keep: memory grows with
+ * the units, at most max_rows rows each, not with the rows), then row_fn on every kept row.
  */
 void
 dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
@@ -493,80 +502,65 @@ dpsynth_scan_unit_rows(Relation rel, int ncols, AttrNumber maxatt, DpUnit *u,
 {
 	DpSourceScan scan;
 	TupleTableSlot *slot;
-	dp_codes	t;
 	dp_code    *codes = palloc(sizeof(dp_code) * Max(ncols, 1));
-	KeyBuf		keys;
-	uint64	   *off;
-	uint64		offcap = 1024,
-				n = 0,
-				nkept;
-	uint64	   *rkey,
-			   *kept;
-	uint8	   *first;
+	KeyBuf		key;
+	dp_unit_keep *keep;
+	uint32		cap;
+	const dp_code **rows;
+	uint64		rkey[1024];
+	int			nrkey = 0;
 	int			nestlevel = dpsynth_pin_output_settings();
 	bool		learn = u->learn_k && u->learn_noise != NULL && !u->learned;
 	int64		learned[DP_UNIT_LEARN_MAX + 1];
-	int32		pos = 0;
 
 	Assert(u->on);
 	Assert(!learn || u->max_rows == DP_UNIT_LEARN_MAX);
 	Assert(!u->learned || u->learn_k);
 	maxatt = Max(maxatt, u->attnum);
-	if (dp_codes_init(&t, (uint32) ncols, 1024) != 0)
-		elog(ERROR, "out of memory");
-	keys.cap = 8192;
-	keys.len = 0;
-	keys.data = MemoryContextAllocHuge(CurrentMemoryContext, keys.cap);
-	off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * offcap);
+	key.cap = 256;
+	key.data = palloc(key.cap);
+	cap = (uint32) u->max_rows;	/* DP_UNIT_LEARN_MAX where k is learned after this scan */
+	if ((keep = dp_unit_keep_new((uint32) ncols, cap)) == NULL)
+		unit_keep_failed();
 	dpsynth_source_begin(&scan, rel);
 	while ((slot = dpsynth_source_next(&scan)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
 		slot_getsomeattrs(slot, maxatt);
 		encode_fn(slot, codes, encode_arg);
-		if (dp_codes_append(&t, codes) != 0)
-			elog(ERROR, "out of memory");
-		if (n + 2 > offcap)
+		key.len = 0;
+		unit_key(u, slot->tts_values[u->attnum - 1], slot->tts_isnull[u->attnum - 1], &key);
+		if (nrkey == 0)
 		{
-			offcap += offcap / 2;
-			off = repalloc_huge(off, sizeof(uint64) * offcap);
+			nrkey = lengthof(rkey);
+			dp_random_bytes(rkey, sizeof(rkey));
 		}
-		off[n++] = keys.len;
-		unit_key(u, slot->tts_values[u->attnum - 1], slot->tts_isnull[u->attnum - 1], &keys);
+		/* a varlena is at most 1 GB: the key's length fits 32 bits */
+		if (dp_unit_keep_add(keep, (const uint8 *) key.data, (uint32) key.len, codes, rkey[--nrkey]) != 0)
+			unit_keep_failed();
 	}
-	off[n] = keys.len;
 	dpsynth_source_end(&scan);
-
-	rkey = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
-	kept = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, 1));
-	first = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1));
-	dp_random_bytes(rkey, sizeof(uint64) * n);
+	pfree(key.data);
 	/* k learned by an earlier scan of the release: its histogram, not this scan's counts */
-	if (dp_unit_bound(n, (const uint8 *) keys.data, off, rkey, (uint32) u->max_rows, kept, first, &nkept,
-					  learn ? learned : u->learned ? NULL : hist) != 0)
-		elog(ERROR, "out of memory");
-	pfree(rkey);
-	pfree(off);
-	pfree(keys.data);
+	if (dp_unit_keep_finish(keep, learn ? learned : u->learned ? NULL : hist) != 0)
+		unit_keep_failed();
 	if (learn)
 		learn_k(u, learned);
 	if (u->learned && hist != NULL)
 		memcpy(hist, u->released_hist, sizeof(int64) * (u->max_rows + 1));
-	for (uint64 i = 0; i < nkept; i++)
+	rows = palloc(sizeof(const dp_code *) * cap);
+	for (uint64 i = 0; i < dp_unit_keep_units(keep); i++)
 	{
+		/* a unit's rows come in increasing random key: its first max_rows are a uniform subset */
+		uint32		n = Min(dp_unit_keep_unit(keep, i, rows), (uint32) u->max_rows);
+
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		/* a unit's kept rows come in increasing random key: its first k are a uniform subset */
-		pos = first[i] ? 0 : pos + 1;
-		if (pos >= u->max_rows)
-			continue;
-		for (int j = 0; j < ncols; j++)
-			codes[j] = t.col[j][kept[i]];
-		row_fn(codes, first[i] != 0, arg);
+		for (uint32 j = 0; j < n; j++)
+			row_fn(rows[j], j == 0, arg);
 	}
-	pfree(kept);
-	pfree(first);
-	dp_codes_free(&t);
+	pfree(rows);
+	dp_unit_keep_free(keep);
 	pfree(codes);
 	AtEOXact_GUC(false, nestlevel);
 }

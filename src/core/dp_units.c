@@ -2,140 +2,389 @@
  * dp_units.c - contribution bounding per privacy unit, and the rows-per-unit shape of a
  * synthetic table (dp_units.h).
  *
- * The bounding sorts the row indices by (unit key bytes, random key, row index) with a merge sort
- * (stable, O(n log n), n extra indices of memory), then keeps the first k rows of each run of
- * equal unit keys: for every unit, the k rows of smallest random key, a uniformly random subset
- * of size min(k, rows) because the keys are independent and identically distributed.
+ * The bounding (dp_unit_keep) reads the rows once: a table of units, open addressing on a seeded
+ * hash of the unit's key bytes, gives each unit a list of its rows in a store of rows, at most cap
+ * of them: until it is full each row is added, then a row takes the place of the unit's row of
+ * largest random key when its own is smaller.  So every unit keeps the cap rows of smallest random
+ * key among all of its rows, a uniformly random subset of size min(cap, rows) because the keys are
+ * independent and identically distributed, and its first k rows in order of key are its k of
+ * smallest key (k <= cap: the subset of a learned k).  Memory: a row kept is its key, a link and
+ * its codes; a unit its entry and key bytes; nothing grows with the rows a unit drops.
  */
 #include "dp_units.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp_env.h"
+#include "dp_internal.h"
+#include "dp_random.h"
 #include "dp_sampler.h"
 
-typedef struct sort_ctx
+/*
+ * A unit of the table: its key bytes and its rows, a list through the rows' store (each row a
+ * random key, the next row of its unit, then ncols codes), with the row of largest key marked
+ * once the unit holds cap rows.
+ */
+typedef struct unit_ent
 {
-	const uint8_t *bytes;
-	const uint64_t *off;
-	const uint64_t *rkey;
-} sort_ctx;
+	uint64_t	keyoff;			/* key bytes: keys[keyoff .. keyoff + keylen) */
+	uint64_t	head;			/* its last row added (rows are numbered from 1; 0: a free slot) */
+	uint64_t	top;			/* once full, its row of largest key */
+	uint32_t	keylen;
+	uint16_t	n;				/* rows held (at most cap: DP_UNIT_MAX_ROWS fits) */
+	uint16_t	tag;			/* 16 bits of the hash: fewer byte comparisons */
+} unit_ent;						/* 32 bytes */
 
-/* -1, 0, 1: unit key of rows a and b, compared as byte strings (shorter first on a tie) */
-static int
-unit_cmp(const sort_ctx *s, uint64_t a, uint64_t b)
+#define KEEP_BLOCK_SHIFT 14		/* rows a block of the store: 16,384 */
+#define KEEP_MAX_CAP 65535		/* n's type */
+
+/* a kept row of a unit, as dp_unit_keep_unit sorts them */
+typedef struct keep_row
 {
-	uint64_t	la = s->off[a + 1] - s->off[a],
-				lb = s->off[b + 1] - s->off[b];
-	int			c = memcmp(s->bytes + s->off[a], s->bytes + s->off[b], la < lb ? la : lb);
+	uint64_t	key;
+	const uint16_t *codes;
+} keep_row;
 
-	if (c != 0)
-		return c < 0 ? -1 : 1;
-	return la < lb ? -1 : la > lb ? 1 : 0;
+struct dp_unit_keep
+{
+	uint32_t	ncols,
+				cap,
+				rowsize;		/* bytes of a row: its key, its next, its codes; a multiple of 8 */
+	uint64_t	seed;			/* the hash's, from the CSPRNG: chosen keys cannot collide on purpose */
+	unit_ent   *tab;
+	uint64_t	tabcap,			/* a power of 2 */
+				units,
+				seen;
+	bool		finished;		/* tab then holds the units in tab[0 .. units) */
+	uint8_t    *keys;
+	uint64_t	keylen,
+				keycap;
+	uint8_t   **blocks;			/* the rows' store: row r (from 1) in blocks[(r - 1) >> shift] */
+	uint64_t	nrows,
+				nblocks,
+				blockcap;
+	keep_row   *sorted;			/* cap rows of scratch for dp_unit_keep_unit */
+};
+
+static inline uint8_t *
+row_at(const dp_unit_keep *b, uint64_t r)
+{
+	r--;
+	return b->blocks[r >> KEEP_BLOCK_SHIFT] + (r & (((uint64_t) 1 << KEEP_BLOCK_SHIFT) - 1)) * b->rowsize;
 }
 
-/* row a before row b: by unit, then random key, then index */
-static int
-row_before(const sort_ctx *s, uint64_t a, uint64_t b)
+static inline uint64_t
+row_key(const uint8_t *row)
 {
-	int			c = unit_cmp(s, a, b);
+	uint64_t	k;
 
-	if (c != 0)
-		return c < 0;
-	if (s->rkey[a] != s->rkey[b])
-		return s->rkey[a] < s->rkey[b];
-	return a < b;
+	memcpy(&k, row, 8);
+	return k;
 }
 
-/* bottom-up merge sort of idx[0..n) with tmp[0..n) as scratch; the result ends in idx */
-static void
-merge_sort(const sort_ctx *s, uint64_t *idx, uint64_t *tmp, uint64_t n)
+static inline uint64_t
+row_next(const uint8_t *row)
 {
-	uint64_t   *src = idx,
-			   *dst = tmp;
+	uint64_t	k;
 
-	for (uint64_t width = 1; width < n; width *= 2)
+	memcpy(&k, row + 8, 8);
+	return k;
+}
+
+/* a seeded 64-bit hash of the key bytes (a multiply-xorshift per 8 bytes, then a final mix) */
+static uint64_t
+key_hash(uint64_t seed, const uint8_t *p, uint32_t len)
+{
+	uint64_t	h = seed ^ ((uint64_t) len * 0x9E3779B97F4A7C15ULL);
+
+	while (len >= 8)
 	{
-		for (uint64_t lo = 0; lo < n; lo += 2 * width)
-		{
-			uint64_t	mid = lo + width < n ? lo + width : n,
-						hi = lo + 2 * width < n ? lo + 2 * width : n,
-						i = lo,
-						j = mid,
-						o = lo;
+		uint64_t	w;
 
-			while (i < mid && j < hi)
-				dst[o++] = row_before(s, src[j], src[i]) ? src[j++] : src[i++];
-			while (i < mid)
-				dst[o++] = src[i++];
-			while (j < hi)
-				dst[o++] = src[j++];
-		}
-		{
-			uint64_t   *t = src;
-
-			src = dst;
-			dst = t;
-		}
-		if ((width & 0xFFFF) == 0)
-			dp_check_interrupts();
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+		h ^= h >> 31;
+		p += 8;
+		len -= 8;
 	}
-	if (src != idx)
-		memcpy(idx, src, sizeof(uint64_t) * n);
+	if (len > 0)
+	{
+		uint64_t	w = 0;
+
+		memcpy(&w, p, len);
+		h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+		h ^= h >> 31;
+	}
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	return h ^ (h >> 33);
+}
+
+dp_unit_keep *
+dp_unit_keep_new(uint32_t ncols, uint32_t cap)
+{
+	dp_unit_keep *b;
+
+	if (cap > KEEP_MAX_CAP)
+	{
+		dp_fail(DP_ERR_INVALID, "a bound of %u rows per unit is over %u", cap, KEEP_MAX_CAP);
+		return NULL;
+	}
+	if ((b = dp_zalloc(sizeof(dp_unit_keep))) == NULL)
+	{
+		dp_nomem("out of memory bounding the rows per unit");
+		return NULL;
+	}
+	b->ncols = ncols;
+	b->cap = cap > 0 ? cap : 1;
+	b->rowsize = (uint32_t) ((16 + 2 * (uint64_t) ncols + 7) / 8 * 8);
+	b->tabcap = 1024;
+	b->keycap = 8192;
+	b->blockcap = 64;
+	b->tab = dp_zalloc(sizeof(unit_ent) * b->tabcap);
+	b->keys = dp_alloc(b->keycap);
+	b->blocks = dp_alloc(sizeof(uint8_t *) * b->blockcap);
+	b->sorted = dp_alloc(sizeof(keep_row) * b->cap);
+	if (b->tab == NULL || b->keys == NULL || b->blocks == NULL || b->sorted == NULL)
+	{
+		dp_unit_keep_free(b);
+		dp_nomem("out of memory bounding the rows per unit");
+		return NULL;
+	}
+	dp_random_bytes(&b->seed, sizeof(b->seed));
+	return b;
+}
+
+/* a new row at the end of the store (its number in *r), NULL on allocation failure */
+static uint8_t *
+row_new(dp_unit_keep *b, uint64_t *r)
+{
+	if ((b->nrows >> KEEP_BLOCK_SHIFT) == b->nblocks)
+	{
+		if (b->nblocks == b->blockcap)
+		{
+			uint8_t   **bl = dp_realloc(b->blocks, sizeof(uint8_t *) * b->blockcap * 2);
+
+			if (bl == NULL)
+				return NULL;
+			b->blocks = bl;
+			b->blockcap *= 2;
+		}
+		if ((b->blocks[b->nblocks] = dp_alloc((size_t) b->rowsize << KEEP_BLOCK_SHIFT)) == NULL)
+			return NULL;
+		b->nblocks++;
+	}
+	*r = ++b->nrows;
+	return row_at(b, *r);
+}
+
+/* the table twice as large, every unit moved to its new slot */
+static int
+tab_grow(dp_unit_keep *b)
+{
+	uint64_t	cap = b->tabcap * 2,
+				mask = cap - 1;
+	unit_ent   *t = dp_zalloc(sizeof(unit_ent) * cap);
+
+	if (t == NULL)
+		return -1;
+	for (uint64_t i = 0; i < b->tabcap; i++)
+	{
+		const unit_ent *e = &b->tab[i];
+		uint64_t	j;
+
+		if (e->head == 0)
+			continue;
+		j = key_hash(b->seed, b->keys + e->keyoff, e->keylen) & mask;
+		while (t[j].head != 0)
+			j = (j + 1) & mask;
+		t[j] = *e;
+	}
+	dp_free(b->tab);
+	b->tab = t;
+	b->tabcap = cap;
+	return 0;
+}
+
+/* the key bytes appended to the keys' store, at *off; -1 on allocation failure */
+static int
+key_new(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, uint64_t *off)
+{
+	if (b->keylen + keylen > b->keycap)
+	{
+		uint64_t	cap = b->keycap * 2 > b->keylen + keylen ? b->keycap * 2 : b->keylen + keylen;
+		uint8_t    *k = dp_realloc(b->keys, cap);
+
+		if (k == NULL)
+			return -1;
+		b->keys = k;
+		b->keycap = cap;
+	}
+	memcpy(b->keys + b->keylen, key, keylen);
+	*off = b->keylen;
+	b->keylen += keylen;
+	return 0;
+}
+
+/* once full, the unit's row of largest key (the first such on its list) */
+static uint64_t
+unit_top(const dp_unit_keep *b, const unit_ent *e)
+{
+	uint64_t	top = e->head,
+				topkey = row_key(row_at(b, top));
+
+	for (uint64_t r = row_next(row_at(b, top)); r != 0; r = row_next(row_at(b, r)))
+		if (row_key(row_at(b, r)) > topkey)
+		{
+			top = r;
+			topkey = row_key(row_at(b, r));
+		}
+	return top;
 }
 
 int
-dp_unit_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const uint64_t *rkey,
-			  uint32_t k, uint64_t *kept, uint8_t *first, uint64_t *nkept, int64_t *hist)
+dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, const uint16_t *codes, uint64_t rkey)
 {
-	sort_ctx	s = {bytes, off, rkey};
-	uint64_t   *idx,
-			   *tmp;
-	uint64_t	out = 0,
-				run = 0;
+	uint64_t	h = key_hash(b->seed, key, keylen),
+				mask = b->tabcap - 1,
+				i = h & mask,
+				r;
+	uint16_t	tag = (uint16_t) (h >> 48);
+	unit_ent   *e;
+	uint8_t    *row;
+
+	if ((++b->seen & 0xFFFF) == 0)
+		dp_check_interrupts();
+	for (;; i = (i + 1) & mask)
+	{
+		e = &b->tab[i];
+		if (e->head == 0)
+		{
+			if (key_new(b, key, keylen, &e->keyoff) != 0)
+				goto nomem;
+			e->keylen = keylen;
+			e->tag = tag;
+			e->n = 0;
+			b->units++;
+			break;
+		}
+		if (e->tag == tag && e->keylen == keylen && memcmp(b->keys + e->keyoff, key, keylen) == 0)
+			break;
+	}
+	if (e->n < b->cap)
+	{
+		if ((row = row_new(b, &r)) == NULL)
+		{
+			if (e->n == 0)		/* the unit just entered holds no row: no unit */
+			{
+				e->head = 0;
+				b->units--;
+			}
+			goto nomem;
+		}
+		memcpy(row, &rkey, 8);
+		memcpy(row + 8, &e->head, 8);
+		memcpy(row + 16, codes, sizeof(uint16_t) * b->ncols);
+		e->head = r;
+		if (++e->n == b->cap)
+			e->top = unit_top(b, e);
+	}
+	else if (rkey < row_key(row = row_at(b, e->top)))
+	{
+		/* full: the row takes the place of the largest key (on a tie, the earlier row stays) */
+		memcpy(row, &rkey, 8);
+		memcpy(row + 16, codes, sizeof(uint16_t) * b->ncols);
+		e->top = unit_top(b, e);
+	}
+	/* a new unit may fill the table past 3/4 */
+	if (b->units * 4 > b->tabcap * 3 && tab_grow(b) != 0)
+		goto nomem;
+	return 0;
+nomem:
+	dp_nomem("out of memory bounding the rows per unit");
+	return -1;
+}
+
+int
+dp_unit_keep_finish(dp_unit_keep *b, int64_t *hist)
+{
+	uint64_t	u = 0;
 
 	if (hist)
-		memset(hist, 0, sizeof(int64_t) * ((size_t) k + 1));
-	*nkept = 0;
-	if (n == 0)
-		return 0;
-	idx = dp_alloc(sizeof(uint64_t) * n);
-	tmp = dp_alloc(sizeof(uint64_t) * n);
-	if (idx == NULL || tmp == NULL)
-	{
-		dp_free(idx);
-		dp_free(tmp);
-		dp_fail(DP_ERR_NOMEM, "out of memory bounding %llu rows per unit", (unsigned long long) n);
-		return -1;
-	}
-	for (uint64_t i = 0; i < n; i++)
-		idx[i] = i;
-	merge_sort(&s, idx, tmp, n);
-	dp_free(tmp);
-	for (uint64_t i = 0; i < n; i++)
-	{
-		int			starts = i == 0 || unit_cmp(&s, idx[i - 1], idx[i]) != 0;
-
-		if (starts)
+		memset(hist, 0, sizeof(int64_t) * ((size_t) b->cap + 1));
+	/* the units to the front of the table, in its order (the hash's: random, as the seed is) */
+	for (uint64_t i = 0; i < b->tabcap; i++)
+		if (b->tab[i].head != 0)
 		{
-			if (i > 0 && hist)
-				hist[run]++;
-			run = 0;
+			if (hist)
+				hist[b->tab[i].n]++;
+			b->tab[u++] = b->tab[i];
 		}
-		if (run < k)
-		{
-			kept[out] = idx[i];
-			first[out] = (uint8_t) starts;
-			out++;
-			run++;
-		}
-	}
-	if (hist && k > 0)
-		hist[run]++;
-	dp_free(idx);
-	*nkept = out;
+	b->finished = true;
 	return 0;
+}
+
+uint64_t
+dp_unit_keep_units(const dp_unit_keep *b)
+{
+	return b->finished ? b->units : 0;
+}
+
+static int
+keep_row_cmp(const void *x, const void *y)
+{
+	uint64_t	a = ((const keep_row *) x)->key,
+				c = ((const keep_row *) y)->key;
+
+	return a < c ? -1 : a > c ? 1 : 0;
+}
+
+uint32_t
+dp_unit_keep_unit(dp_unit_keep *b, uint64_t i, const uint16_t **rows)
+{
+	const unit_ent *e = &b->tab[i];
+	uint32_t	n = 0;
+
+	for (uint64_t r = e->head; r != 0; r = row_next(row_at(b, r)))
+	{
+		const uint8_t *row = row_at(b, r);
+
+		b->sorted[n].key = row_key(row);
+		b->sorted[n].codes = (const uint16_t *) (row + 16);
+		n++;
+	}
+	/* ties (probability about rows^2 / 2^65) in any order: the list is a permutation of arrivals */
+	qsort(b->sorted, n, sizeof(keep_row), keep_row_cmp);
+	for (uint32_t j = 0; j < n; j++)
+		rows[j] = b->sorted[j].codes;
+	return n;
+}
+
+uint64_t
+dp_unit_keep_bytes(const dp_unit_keep *b)
+{
+	return sizeof(*b) + sizeof(unit_ent) * b->tabcap + b->keycap +
+		((uint64_t) b->rowsize << KEEP_BLOCK_SHIFT) * b->nblocks + sizeof(uint8_t *) * b->blockcap +
+		sizeof(keep_row) * b->cap;
+}
+
+void
+dp_unit_keep_free(dp_unit_keep *b)
+{
+	if (b == NULL)
+		return;
+	for (uint64_t i = 0; i < b->nblocks; i++)
+		dp_free(b->blocks[i]);
+	dp_free(b->blocks);
+	dp_free(b->tab);
+	dp_free(b->keys);
+	dp_free(b->sorted);
+	dp_free(b);
 }
 
 /* the positive part of hist[1..k], the total unit sizes are drawn against */

@@ -98,16 +98,33 @@ void		dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double s
 int			dp_unit_noise_drawable(double sigma2, uint32_t kmax);
 
 /*
- * Chooses the rows each unit keeps.  Row i's unit key is bytes[off[i] .. off[i + 1]) (off has
- * n + 1 entries), its random key rkey[i].  Writes to kept[0 .. *nkept) the indices of the kept
- * rows, grouped by unit, and first[i] = 1 where kept[i] begins a unit (else 0); kept and first
- * have room for n entries.  Each unit keeps its min(k, rows) rows of smallest random key (ties,
- * of probability about rows^2 / 2^65, broken by row index).  hist (k + 1 entries, or NULL) gets
- * hist[j] = the number of units that keep j rows (hist[0] = 0).  Returns 0, or -1 on allocation
- * failure (dp_fail), when nothing is written.
+ * Chooses the rows each unit keeps, in one pass with memory bounded per unit (dp_unit_keep): rows
+ * arrive one at a time (dp_unit_keep_add) with their unit key bytes, their codes and a random key;
+ * each unit keeps, of the rows seen so far, its min(cap, rows) rows of smallest random key (ties,
+ * of probability about rows^2 / 2^65, kept by arrival: the earlier row stays).  A unit holds at
+ * most cap rows whatever its number of rows, so memory grows with units and the rows they keep,
+ * not with the rows read: per unit its key bytes and an entry of the table of units (32 bytes, the
+ * table at most 3/4 full), per row kept its codes, its key and a link (16 bytes).
+ * dp_unit_keep_finish ends the reading and fills hist (cap + 1 entries, or NULL) with hist[j] = the
+ * number of units that keep j rows (hist[0] = 0); then dp_unit_keep_unit(b, i, rows), for i below
+ * dp_unit_keep_units(b), writes to rows (room for cap) the codes (ncols each) of unit i's kept
+ * rows in increasing random key, so that its first j rows are its j of smallest key for any
+ * j <= cap, and returns their number.  The units come in the table's order: the seeded hash's
+ * (the seed drawn from the CSPRNG), with arrival order only among colliding units.  Units are compared by their exact bytes: two
+ * units never merge.  new returns NULL (a cap over 65,535, or no memory) and add -1 on allocation
+ * failure (dp_fail).  Pure computation; add calls dp_check_interrupts every 65,536 rows.
  */
-int			dp_unit_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const uint64_t *rkey,
-						  uint32_t k, uint64_t *kept, uint8_t *first, uint64_t *nkept, int64_t *hist);
+typedef struct dp_unit_keep dp_unit_keep;
+
+dp_unit_keep *dp_unit_keep_new(uint32_t ncols, uint32_t cap);
+int			dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen,
+							 const uint16_t *codes, uint64_t rkey);
+int			dp_unit_keep_finish(dp_unit_keep *b, int64_t *hist);
+uint64_t	dp_unit_keep_units(const dp_unit_keep *b);
+uint32_t	dp_unit_keep_unit(dp_unit_keep *b, uint64_t i, const uint16_t **rows);
+/* Bytes of memory the bounding holds (the table of units, the keys, the rows' store). */
+uint64_t	dp_unit_keep_bytes(const dp_unit_keep *b);
+void		dp_unit_keep_free(dp_unit_keep *b);
 
 /*
  * Post-processing of a released rows-per-unit histogram: hist[1..k] noisy numbers of units that

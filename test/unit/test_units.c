@@ -2,9 +2,10 @@
  * test_units.c - unit tests of src/core/dp_units.c: contribution bounding per privacy unit and
  * the rows-per-unit shape of a synthetic table.
  *
- * Bounding: every unit keeps min(k, its rows) of its own rows, grouped and flagged, with the
- * histogram of kept rows per unit; units whose keys are prefixes of each other or differ in one
- * byte stay apart; the kept subset is uniform (each of 5 rows of a unit kept with frequency 2/5
+ * Bounding (dp_unit_keep, one pass): every unit keeps min(k, its rows) of its own rows, grouped and
+ * flagged, with the histogram of kept rows per unit; units whose keys are prefixes of each other or
+ * differ in one byte stay apart; the same rows as the sort by (unit bytes, random key) it replaced,
+ * on 200 random tables; memory that grows with units, not rows; the kept subset is uniform (each of 5 rows of a unit kept with frequency 2/5
  * at k = 2, over 20,000 draws of CSPRNG keys: a 6-sigma band).  Assignment: unit sizes follow the
  * released histogram, negative cells count as zero, and every row gets a unit; grouped by the
  * columns constant within a unit, no unit mixes groups or is cut.  Learning k: the
@@ -64,6 +65,150 @@ build(const uint32_t *sizes, uint32_t nunits, uint8_t **bytes, uint64_t **off, u
 	*n = rows;
 }
 
+/*
+ * The bounding as it was specified before it streamed, the reference dp_unit_keep must equal:
+ * row indices sorted by (unit key bytes, shorter first on a tie; random key; row index), each
+ * unit's first k kept, grouped and flagged.  O(n^2) insertion sort: small inputs only.
+ */
+static void
+ref_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const uint64_t *rkey, uint32_t k,
+		  uint64_t *kept, uint8_t *first, uint64_t *nkept, int64_t *hist)
+{
+	uint64_t   *idx = malloc(sizeof(uint64_t) * (n + 1));
+	uint64_t	out = 0,
+				run = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	j = i;
+
+		idx[i] = i;
+		while (j > 0)
+		{
+			uint64_t	a = idx[j - 1],
+						b = idx[j],
+						la = off[a + 1] - off[a],
+						lb = off[b + 1] - off[b];
+			int			c = memcmp(bytes + off[a], bytes + off[b], la < lb ? la : lb);
+
+			if (c == 0)
+				c = la < lb ? -1 : la > lb ? 1 : rkey[a] < rkey[b] ? -1 : rkey[a] > rkey[b] ? 1 : a < b ? -1 : 1;
+			if (c < 0)
+				break;
+			idx[j - 1] = b;
+			idx[j] = a;
+			j--;
+		}
+	}
+	if (hist)
+		memset(hist, 0, sizeof(int64_t) * ((size_t) k + 1));
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	a = i > 0 ? idx[i - 1] : 0,
+					b = idx[i];
+		int			starts = i == 0 || off[a + 1] - off[a] != off[b + 1] - off[b] ||
+			memcmp(bytes + off[a], bytes + off[b], off[b + 1] - off[b]) != 0;
+
+		if (starts)
+		{
+			if (i > 0 && hist)
+				hist[run]++;
+			run = 0;
+		}
+		if (run < k)
+		{
+			kept[out] = b;
+			first[out] = (uint8_t) starts;
+			out++;
+			run++;
+		}
+	}
+	if (hist && k > 0 && n > 0)
+		hist[run]++;
+	*nkept = out;
+	free(idx);
+}
+
+/* the key bytes of rows, for ordering units as the reference does (test only: one table at a time) */
+static const uint8_t *cmp_bytes;
+static const uint64_t *cmp_off;
+
+/* two units by the key bytes of their first rows (row indices), shorter first on a tie */
+static int
+unit_first_cmp(const void *x, const void *y)
+{
+	uint64_t	a = ((const uint64_t *) x)[0],
+				b = ((const uint64_t *) y)[0],
+				la = cmp_off[a + 1] - cmp_off[a],
+				lb = cmp_off[b + 1] - cmp_off[b];
+	int			c = memcmp(cmp_bytes + cmp_off[a], cmp_bytes + cmp_off[b], la < lb ? la : lb);
+
+	return c != 0 ? c : la < lb ? -1 : la > lb ? 1 : 0;
+}
+
+/*
+ * dp_unit_keep on n rows (row i's key bytes[off[i] .. off[i + 1]), its random key rkey[i], its one
+ * code the low 16 bits of i, and its second code the high ones), in the reference's terms: the
+ * kept rows' indices grouped by unit (each unit's first k), the units ordered by key bytes as the
+ * reference orders them (dp_unit_keep's own order is its hash's), first flags, hist; -1 on a
+ * failure.
+ */
+static int
+keep_bound(uint64_t n, const uint8_t *bytes, const uint64_t *off, const uint64_t *rkey, uint32_t cap,
+		   uint32_t k, uint64_t *kept, uint8_t *first, uint64_t *nkept, int64_t *hist, uint64_t *mem)
+{
+	dp_unit_keep *b = dp_unit_keep_new(2, cap);
+	const uint16_t **rows = malloc(sizeof(uint16_t *) * cap);
+	uint64_t	out = 0,
+				nunits,
+			   *units;				/* per unit: its rows' indices, cap + 1 slots, the last its count */
+
+	if (b == NULL)
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint16_t	codes[2] = {(uint16_t) (i & 0xFFFF), (uint16_t) (i >> 16)};
+
+		if (dp_unit_keep_add(b, bytes + off[i], (uint32_t) (off[i + 1] - off[i]), codes, rkey[i]) != 0)
+		{
+			dp_unit_keep_free(b);
+			return -1;
+		}
+	}
+	if (dp_unit_keep_finish(b, hist) != 0)
+	{
+		dp_unit_keep_free(b);
+		return -1;
+	}
+	if (mem)
+		*mem = dp_unit_keep_bytes(b);
+	nunits = dp_unit_keep_units(b);
+	units = malloc(sizeof(uint64_t) * (cap + 1) * (nunits + 1));
+	for (uint64_t u = 0; u < nunits; u++)
+	{
+		uint32_t	r = dp_unit_keep_unit(b, u, rows);
+
+		for (uint32_t j = 0; j < r; j++)
+			units[u * (cap + 1) + j] = (uint64_t) rows[j][0] | ((uint64_t) rows[j][1] << 16);
+		units[u * (cap + 1) + cap] = r;
+	}
+	cmp_bytes = bytes;
+	cmp_off = off;
+	qsort(units, nunits, sizeof(uint64_t) * (cap + 1), unit_first_cmp);
+	for (uint64_t u = 0; u < nunits; u++)
+		for (uint64_t j = 0; j < units[u * (cap + 1) + cap] && j < k; j++)
+		{
+			kept[out] = units[u * (cap + 1) + j];
+			first[out] = j == 0;
+			out++;
+		}
+	*nkept = out;
+	free(units);
+	free(rows);
+	dp_unit_keep_free(b);
+	return 0;
+}
+
 static void
 test_bound(void)
 {
@@ -90,8 +235,8 @@ test_bound(void)
 	kept = malloc(sizeof(uint64_t) * n);
 	first = malloc(n);
 	dp_random_bytes(rkey, sizeof(uint64_t) * n);
-	rc = dp_unit_bound(n, bytes, off, rkey, k, kept, first, &nkept, hist);
-	unit_check(rc == 0, "dp_unit_bound succeeds on %llu rows", (unsigned long long) n);
+	rc = keep_bound(n, bytes, off, rkey, k, k, kept, first, &nkept, hist, NULL);
+	unit_check(rc == 0, "dp_unit_keep succeeds on %llu rows", (unsigned long long) n);
 	for (uint64_t i = 0; i < nkept; i++)
 	{
 		uint32_t	u = unit_of[kept[i]];
@@ -130,7 +275,7 @@ test_bound(void)
 	unit_check(memcmp(hist, want, sizeof(hist)) == 0,
 			   "histogram of kept rows per unit: %lld %lld %lld %lld", (long long) hist[0],
 			   (long long) hist[1], (long long) hist[2], (long long) hist[3]);
-	rc = dp_unit_bound(0, bytes, off, rkey, k, kept, first, &nkept, hist);
+	rc = keep_bound(0, bytes, off, rkey, k, k, kept, first, &nkept, hist, NULL);
 	unit_check(rc == 0 && nkept == 0 && hist[1] == 0, "an empty table keeps nothing");
 	free(bytes);
 	free(off);
@@ -138,6 +283,156 @@ test_bound(void)
 	free(rkey);
 	free(kept);
 	free(first);
+}
+
+/*
+ * dp_unit_keep equals the reference on random tables: units of 0 to 70 rows (keys of 1 to 12
+ * bytes from a 3-letter alphabet, so that prefixes and one-byte differences abound), interleaved
+ * at random, caps 1, 3, 32 and 1000, and a learned k below the cap (its first k rows a unit);
+ * random keys with ties forced in one table of four.
+ */
+static void
+test_keep_reference(void)
+{
+	dp_prng		rng;
+	int			bad = 0,
+				tables = 0;
+
+	dp_prng_seed(&rng, 7);
+	for (int t = 0; t < 200; t++)
+	{
+		uint32_t	nunits = 1 + (uint32_t) dp_prng_below(&rng, 60),
+					caps[4] = {1, 3, 32, 1000},
+					cap = caps[t % 4],
+					k = cap == 32 ? 1 + (uint32_t) dp_prng_below(&rng, 32) : cap;
+		uint64_t	n = 0,
+					pos = 0;
+		uint8_t    *ukey = malloc(12 * nunits),
+				   *ulen = malloc(nunits),
+				   *bytes;
+		uint32_t   *left = malloc(sizeof(uint32_t) * nunits);
+		uint64_t   *off,
+				   *rkey,
+				   *kr,
+				   *kk,
+					nr,
+					nk;
+		uint8_t    *fr,
+				   *fk;
+		int64_t		hr[1001],
+					hk[1001];
+
+		for (uint32_t u = 0; u < nunits; u++)
+		{
+			ulen[u] = (uint8_t) (1 + dp_prng_below(&rng, 12));
+			for (int j = 0; j < ulen[u]; j++)
+				ukey[12 * u + j] = (uint8_t) ('a' + dp_prng_below(&rng, 3));
+			left[u] = (uint32_t) dp_prng_below(&rng, 71);
+			n += left[u];
+		}
+		bytes = malloc(12 * n + 1);
+		off = malloc(sizeof(uint64_t) * (n + 1));
+		rkey = malloc(sizeof(uint64_t) * (n + 1));
+		kr = malloc(sizeof(uint64_t) * (n + 1));
+		kk = malloc(sizeof(uint64_t) * (n + 1));
+		fr = malloc(n + 1);
+		fk = malloc(n + 1);
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint32_t	u;
+
+			do
+				u = (uint32_t) dp_prng_below(&rng, nunits);
+			while (left[u] == 0);
+			left[u]--;
+			off[i] = pos;
+			memcpy(bytes + pos, ukey + 12 * u, ulen[u]);
+			pos += ulen[u];
+			rkey[i] = t % 4 == 1 ? dp_prng_below(&rng, 4) : dp_prng_next(&rng);
+		}
+		off[n] = pos;
+		ref_bound(n, bytes, off, rkey, k, kr, fr, &nr, hr);
+		if (keep_bound(n, bytes, off, rkey, cap, k, kk, fk, &nk, cap == k ? hk : NULL, NULL) != 0)
+			bad++;
+		else if (nr != nk || memcmp(fr, fk, nr) != 0 || (cap == k && memcmp(hr, hk, sizeof(int64_t) * (k + 1)) != 0))
+			bad++;
+		else if (t % 4 != 1 && memcmp(kr, kk, sizeof(uint64_t) * nr) != 0)
+			bad++;
+		else if (t % 4 == 1)
+		{
+			/* ties: the same random keys kept, unit by unit (which of two tied rows may differ) */
+			for (uint64_t i = 0; i < nr; i++)
+				if (rkey[kr[i]] != rkey[kk[i]] || off[kr[i] + 1] - off[kr[i]] != off[kk[i] + 1] - off[kk[i]] ||
+					memcmp(bytes + off[kr[i]], bytes + off[kk[i]], off[kr[i] + 1] - off[kr[i]]) != 0)
+				{
+					bad++;
+					break;
+				}
+		}
+		tables++;
+		free(ukey);
+		free(ulen);
+		free(left);
+		free(bytes);
+		free(off);
+		free(rkey);
+		free(kr);
+		free(kk);
+		free(fr);
+		free(fk);
+	}
+	unit_check(bad == 0, "dp_unit_keep keeps the reference's rows, grouped and flagged as it does, on %d random tables (%d differ)",
+			   tables, bad);
+}
+
+/*
+ * Memory grows with the units, not with their rows: 10 units of 200,000 rows each at a bound of 3
+ * hold what 10 units of 3 rows hold; 100,000 units of one row of 15 codes under 160 bytes a unit:
+ * 48 for the row, at most 85 for the table of units (32 bytes a slot, at least 3/8 of them used),
+ * the key bytes, and the store's last block, partly used.
+ */
+static void
+test_keep_memory(void)
+{
+	dp_unit_keep *few = dp_unit_keep_new(15, 3),
+			   *many = dp_unit_keep_new(15, 3),
+			   *small = dp_unit_keep_new(15, 3);
+	uint16_t	codes[15] = {0};
+	uint64_t	rk;
+	char		key[16];
+	const uint16_t *rows[3];
+	bool		ok = few && many && small;
+
+	for (uint64_t i = 0; ok && i < 2000000; i++)
+	{
+		int			len = sprintf(key, "p%llu", (unsigned long long) (i % 10));
+
+		dp_random_bytes(&rk, sizeof(rk));
+		ok = dp_unit_keep_add(few, (const uint8_t *) key, (uint32_t) len, codes, rk) == 0;
+		if (ok && i < 30)
+			ok = dp_unit_keep_add(small, (const uint8_t *) key, (uint32_t) len, codes, rk) == 0;
+	}
+	for (uint64_t i = 0; ok && i < 100000; i++)
+	{
+		int			len = sprintf(key, "p%llu", (unsigned long long) i);
+
+		dp_random_bytes(&rk, sizeof(rk));
+		ok = dp_unit_keep_add(many, (const uint8_t *) key, (uint32_t) len, codes, rk) == 0;
+	}
+	ok = ok && dp_unit_keep_finish(few, NULL) == 0 && dp_unit_keep_finish(many, NULL) == 0 &&
+		dp_unit_keep_finish(small, NULL) == 0;
+	unit_check(ok && dp_unit_keep_units(few) == 10 && dp_unit_keep_unit(few, 0, rows) == 3,
+			   "2,000,000 rows of 10 units at a bound of 3: 10 units of 3 rows");
+	unit_check(ok && dp_unit_keep_bytes(few) == dp_unit_keep_bytes(small),
+			   "... held in the memory of 30 rows of those units (%llu bytes against %llu)",
+			   ok ? (unsigned long long) dp_unit_keep_bytes(few) : 0ULL,
+			   ok ? (unsigned long long) dp_unit_keep_bytes(small) : 0ULL);
+	unit_check(ok && dp_unit_keep_bytes(many) < 100000 * 160,
+			   "100,000 units of one row (15 codes: 48 bytes a row kept) in %llu bytes, under 160 a unit",
+			   ok ? (unsigned long long) dp_unit_keep_bytes(many) : 0ULL);
+	dp_unit_keep_free(few);
+	dp_unit_keep_free(many);
+	dp_unit_keep_free(small);
 }
 
 /* each of 5 rows of one unit kept with probability 2/5 at k = 2 */
@@ -159,7 +454,7 @@ test_uniform(void)
 	for (int t = 0; t < trials; t++)
 	{
 		dp_random_bytes(rkey, sizeof(rkey));
-		if (dp_unit_bound(5, bytes, off, rkey, 2, kept, first, &nkept, NULL) != 0 || nkept != 2)
+		if (keep_bound(5, bytes, off, rkey, 2, 2, kept, first, &nkept, NULL, NULL) != 0 || nkept != 2)
 			ok = false;
 		for (uint64_t i = 0; i < nkept; i++)
 			count[kept[i]]++;
@@ -710,6 +1005,8 @@ main(void)
 		return 1;
 	}
 	test_bound();
+	test_keep_reference();
+	test_keep_memory();
 	test_uniform();
 	test_assign();
 	test_assign_grouped();
