@@ -9,7 +9,8 @@
  * key among all of its rows, a uniformly random subset of size min(cap, rows) because the keys are
  * independent and identically distributed, and its first k rows in order of key are its k of
  * smallest key (k <= cap: the subset of a learned k).  Memory: a row kept is its key, a link and
- * its codes; a unit its entry and key bytes; nothing grows with the rows a unit drops.
+ * its codes (12 + 2 ncols bytes); a unit its entry (24 bytes) and key bytes; nothing grows with
+ * the rows a unit drops.
  */
 #include "dp_units.h"
 
@@ -31,15 +32,16 @@
 typedef struct unit_ent
 {
 	uint64_t	keyoff;			/* key bytes: keys[keyoff .. keyoff + keylen) */
-	uint64_t	head;			/* its last row added (rows are numbered from 1; 0: a free slot) */
-	uint64_t	top;			/* once full, its row of largest key */
+	uint32_t	head;			/* its last row added (rows are numbered from 1; 0: a free slot) */
+	uint32_t	top;			/* once full, its row of largest key */
 	uint32_t	keylen;
 	uint16_t	n;				/* rows held (at most cap: DP_UNIT_MAX_ROWS fits) */
 	uint16_t	tag;			/* 16 bits of the hash: fewer byte comparisons */
-} unit_ent;						/* 32 bytes */
+} unit_ent;						/* 24 bytes */
 
 #define KEEP_BLOCK_SHIFT 14		/* rows a block of the store: 16,384 */
 #define KEEP_MAX_CAP 65535		/* n's type */
+#define KEEP_MAX_ROWS UINT32_MAX	/* rows kept in all: a row's number (at 12 bytes a row and more) */
 
 /* a kept row of a unit, as dp_unit_keep_unit sorts them */
 typedef struct keep_row
@@ -52,7 +54,7 @@ struct dp_unit_keep
 {
 	uint32_t	ncols,
 				cap,
-				rowsize;		/* bytes of a row: its key, its next, its codes; a multiple of 8 */
+				rowsize;		/* bytes of a row: its key (8), its next (4), its codes (2 each) */
 	uint64_t	seed;			/* the hash's, from the CSPRNG: chosen keys cannot collide on purpose */
 	unit_ent   *tab;
 	uint64_t	tabcap,			/* a power of 2 */
@@ -63,17 +65,17 @@ struct dp_unit_keep
 	uint64_t	keylen,
 				keycap;
 	uint8_t   **blocks;			/* the rows' store: row r (from 1) in blocks[(r - 1) >> shift] */
-	uint64_t	nrows,
-				nblocks,
+	uint32_t	nrows;
+	uint64_t	nblocks,
 				blockcap;
 	keep_row   *sorted;			/* cap rows of scratch for dp_unit_keep_unit */
 };
 
 static inline uint8_t *
-row_at(const dp_unit_keep *b, uint64_t r)
+row_at(const dp_unit_keep *b, uint32_t r)
 {
 	r--;
-	return b->blocks[r >> KEEP_BLOCK_SHIFT] + (r & (((uint64_t) 1 << KEEP_BLOCK_SHIFT) - 1)) * b->rowsize;
+	return b->blocks[r >> KEEP_BLOCK_SHIFT] + (uint64_t) (r & ((1u << KEEP_BLOCK_SHIFT) - 1)) * b->rowsize;
 }
 
 static inline uint64_t
@@ -85,13 +87,13 @@ row_key(const uint8_t *row)
 	return k;
 }
 
-static inline uint64_t
+static inline uint32_t
 row_next(const uint8_t *row)
 {
-	uint64_t	k;
+	uint32_t	r;
 
-	memcpy(&k, row + 8, 8);
-	return k;
+	memcpy(&r, row + 8, 4);
+	return r;
 }
 
 /* a seeded 64-bit hash of the key bytes (a multiply-xorshift per 8 bytes, then a final mix) */
@@ -142,7 +144,7 @@ dp_unit_keep_new(uint32_t ncols, uint32_t cap)
 	}
 	b->ncols = ncols;
 	b->cap = cap > 0 ? cap : 1;
-	b->rowsize = (uint32_t) ((16 + 2 * (uint64_t) ncols + 7) / 8 * 8);
+	b->rowsize = (uint32_t) (12 + 2 * (uint64_t) ncols);	/* read and written by memcpy: no alignment */
 	b->tabcap = 1024;
 	b->keycap = 8192;
 	b->blockcap = 64;
@@ -160,10 +162,13 @@ dp_unit_keep_new(uint32_t ncols, uint32_t cap)
 	return b;
 }
 
-/* a new row at the end of the store (its number in *r), NULL on allocation failure */
+/* a new row at the end of the store (its number in *r), NULL on allocation failure or past
+ * KEEP_MAX_ROWS rows kept */
 static uint8_t *
-row_new(dp_unit_keep *b, uint64_t *r)
+row_new(dp_unit_keep *b, uint32_t *r)
 {
+	if (b->nrows == KEEP_MAX_ROWS)
+		return NULL;
 	if ((b->nrows >> KEEP_BLOCK_SHIFT) == b->nblocks)
 	{
 		if (b->nblocks == b->blockcap)
@@ -232,13 +237,13 @@ key_new(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, uint64_t *off)
 }
 
 /* once full, the unit's row of largest key (the first such on its list) */
-static uint64_t
+static uint32_t
 unit_top(const dp_unit_keep *b, const unit_ent *e)
 {
-	uint64_t	top = e->head,
-				topkey = row_key(row_at(b, top));
+	uint32_t	top = e->head;
+	uint64_t	topkey = row_key(row_at(b, top));
 
-	for (uint64_t r = row_next(row_at(b, top)); r != 0; r = row_next(row_at(b, r)))
+	for (uint32_t r = row_next(row_at(b, top)); r != 0; r = row_next(row_at(b, r)))
 		if (row_key(row_at(b, r)) > topkey)
 		{
 			top = r;
@@ -252,8 +257,8 @@ dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, const uin
 {
 	uint64_t	h = key_hash(b->seed, key, keylen),
 				mask = b->tabcap - 1,
-				i = h & mask,
-				r;
+				i = h & mask;
+	uint32_t	r;
 	uint16_t	tag = (uint16_t) (h >> 48);
 	unit_ent   *e;
 	uint8_t    *row;
@@ -288,8 +293,8 @@ dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, const uin
 			goto nomem;
 		}
 		memcpy(row, &rkey, 8);
-		memcpy(row + 8, &e->head, 8);
-		memcpy(row + 16, codes, sizeof(uint16_t) * b->ncols);
+		memcpy(row + 8, &e->head, 4);
+		memcpy(row + 12, codes, sizeof(uint16_t) * b->ncols);
 		e->head = r;
 		if (++e->n == b->cap)
 			e->top = unit_top(b, e);
@@ -298,7 +303,7 @@ dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, const uin
 	{
 		/* full: the row takes the place of the largest key (on a tie, the earlier row stays) */
 		memcpy(row, &rkey, 8);
-		memcpy(row + 16, codes, sizeof(uint16_t) * b->ncols);
+		memcpy(row + 12, codes, sizeof(uint16_t) * b->ncols);
 		e->top = unit_top(b, e);
 	}
 	/* a new unit may fill the table past 3/4 */
@@ -350,12 +355,12 @@ dp_unit_keep_unit(dp_unit_keep *b, uint64_t i, const uint16_t **rows)
 	const unit_ent *e = &b->tab[i];
 	uint32_t	n = 0;
 
-	for (uint64_t r = e->head; r != 0; r = row_next(row_at(b, r)))
+	for (uint32_t r = e->head; r != 0; r = row_next(row_at(b, r)))
 	{
 		const uint8_t *row = row_at(b, r);
 
 		b->sorted[n].key = row_key(row);
-		b->sorted[n].codes = (const uint16_t *) (row + 16);
+		b->sorted[n].codes = (const uint16_t *) (row + 12);
 		n++;
 	}
 	/* ties (probability about rows^2 / 2^65) in any order: the list is a permutation of arrivals */

@@ -103,8 +103,9 @@ int			dp_unit_noise_drawable(double sigma2, uint32_t kmax);
  * each unit keeps, of the rows seen so far, its min(cap, rows) rows of smallest random key (ties,
  * of probability about rows^2 / 2^65, kept by arrival: the earlier row stays).  A unit holds at
  * most cap rows whatever its number of rows, so memory grows with units and the rows they keep,
- * not with the rows read: per unit its key bytes and an entry of the table of units (32 bytes, the
- * table at most 3/4 full), per row kept its codes, its key and a link (16 bytes).
+ * not with the rows read: per unit its key bytes and an entry of the table of units (24 bytes, the
+ * table at most 3/4 full), per row kept its codes, its key and a link (12 bytes); at most 2^32 - 1
+ * rows kept in all (add fails past them, as on allocation failure).
  * dp_unit_keep_finish ends the reading and fills hist (cap + 1 entries, or NULL) with hist[j] = the
  * number of units that keep j rows (hist[0] = 0); then dp_unit_keep_unit(b, i, rows), for i below
  * dp_unit_keep_units(b), writes to rows (room for cap) the codes (ncols each) of unit i's kept

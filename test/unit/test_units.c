@@ -387,8 +387,8 @@ test_keep_reference(void)
 
 /*
  * Memory grows with the units, not with their rows: 10 units of 200,000 rows each at a bound of 3
- * hold what 10 units of 3 rows hold; 100,000 units of one row of 15 codes under 160 bytes a unit:
- * 48 for the row, at most 85 for the table of units (32 bytes a slot, at least 3/8 of them used),
+ * hold what 10 units of 3 rows hold; 100,000 units of one row of 15 codes under 140 bytes a unit:
+ * 42 for the row, at most 64 for the table of units (24 bytes a slot, at least 3/8 of them used),
  * the key bytes, and the store's last block, partly used.
  */
 static void
@@ -427,8 +427,8 @@ test_keep_memory(void)
 			   "... held in the memory of 30 rows of those units (%llu bytes against %llu)",
 			   ok ? (unsigned long long) dp_unit_keep_bytes(few) : 0ULL,
 			   ok ? (unsigned long long) dp_unit_keep_bytes(small) : 0ULL);
-	unit_check(ok && dp_unit_keep_bytes(many) < 100000 * 160,
-			   "100,000 units of one row (15 codes: 48 bytes a row kept) in %llu bytes, under 160 a unit",
+	unit_check(ok && dp_unit_keep_bytes(many) < 100000 * 140,
+			   "100,000 units of one row (15 codes: 42 bytes a row kept) in %llu bytes, under 140 a unit",
 			   ok ? (unsigned long long) dp_unit_keep_bytes(many) : 0ULL);
 	dp_unit_keep_free(few);
 	dp_unit_keep_free(many);
