@@ -425,8 +425,8 @@ encode_columns(TupleTableSlot *slot, dp_code *codes, void *arg)
 }
 
 /*
- * One pass over the table (serially: a parallel scan would need the units' rows in one place),
- * then the bounding, then row_fn on every kept row, the rows of a unit one after another (first
+ * One pass over the table (serially: a parallel scan would need the units' rows in one place)
+ * that bounds the units as it reads, then row_fn on every kept row, the rows of a unit one after another (first
  * says a unit begins).  hist (k + 1 entries, or NULL) gets the number of units keeping j rows: a
  * private vector, to release through dp_noise_counts only.  Nothing here fails on a value.
  */

@@ -3,14 +3,17 @@
  * synthetic table (dp_units.h).
  *
  * The bounding (dp_unit_keep) reads the rows once: a table of units, open addressing on a seeded
- * hash of the unit's key bytes, gives each unit a list of its rows in a store of rows, at most cap
- * of them: until it is full each row is added, then a row takes the place of the unit's row of
- * largest random key when its own is smaller.  So every unit keeps the cap rows of smallest random
- * key among all of its rows, a uniformly random subset of size min(cap, rows) because the keys are
- * independent and identically distributed, and its first k rows in order of key are its k of
- * smallest key (k <= cap: the subset of a learned k).  Memory: a row kept is its key, a link and
- * its codes (12 + 2 ncols bytes); a unit its entry (24 bytes) and key bytes; nothing grows with
- * the rows a unit drops.
+ * hash of the unit's key bytes, gives each unit a list of its rows in a store of rows.  Until a
+ * unit has held cap rows each row is stored; then a row is stored only if its random key is below
+ * the largest of cap rows the unit holds (else it cannot be among the unit's cap smallest), and a
+ * unit that reaches 2 cap rows is trimmed back to its cap of smallest key, the others' places
+ * reused.  So every unit keeps the cap rows of smallest random key among all of its rows, a
+ * uniformly random subset of size min(cap, rows) because the keys are independent and identically
+ * distributed, and its first k rows in order of key are its k of smallest key (k <= cap: the
+ * subset of a learned k).  Memory: a row stored is its key, a link and its codes (12 + 2 ncols
+ * bytes), at most 2 cap of them a unit; a unit its entry (32 bytes) and key bytes; nothing grows
+ * with the rows a unit drops.  Time: a row refused costs its look-up; a row stored, amortised,
+ * O(log cap).
  */
 #include "dp_units.h"
 
@@ -26,28 +29,30 @@
 
 /*
  * A unit of the table: its key bytes and its rows, a list through the rows' store (each row a
- * random key, the next row of its unit, then ncols codes), with the row of largest key marked
- * once the unit holds cap rows.
+ * random key, the next row of its unit, then ncols codes).  Once it has held cap rows, thr is the
+ * largest key of cap rows it holds: a row of key thr or more cannot be among its cap smallest and
+ * is not stored; the others are, until the unit holds 2 cap rows and is trimmed back to its cap of
+ * smallest key (keep_trim: amortised O(log cap) a row stored, nothing a row refused).
  */
 typedef struct unit_ent
 {
 	uint64_t	keyoff;			/* key bytes: keys[keyoff .. keyoff + keylen) */
+	uint64_t	thr;			/* once n has reached cap: see above */
 	uint32_t	head;			/* its last row added (rows are numbered from 1; 0: a free slot) */
-	uint32_t	top;			/* once full, its row of largest key */
 	uint32_t	keylen;
-	uint16_t	n;				/* rows held (at most cap: DP_UNIT_MAX_ROWS fits) */
+	uint16_t	n;				/* rows held, below 2 cap */
 	uint16_t	tag;			/* 16 bits of the hash: fewer byte comparisons */
-} unit_ent;						/* 24 bytes */
+} unit_ent;						/* 32 bytes */
 
 #define KEEP_BLOCK_SHIFT 14		/* rows a block of the store: 16,384 */
-#define KEEP_MAX_CAP 65535		/* n's type */
+#define KEEP_MAX_CAP 32767		/* n's type holds 2 cap */
 #define KEEP_MAX_ROWS UINT32_MAX	/* rows kept in all: a row's number (at 12 bytes a row and more) */
 
-/* a kept row of a unit, as dp_unit_keep_unit sorts them */
+/* a row of a unit, as keep_trim and dp_unit_keep_unit sort them */
 typedef struct keep_row
 {
 	uint64_t	key;
-	const uint16_t *codes;
+	uint32_t	row;
 } keep_row;
 
 struct dp_unit_keep
@@ -65,10 +70,11 @@ struct dp_unit_keep
 	uint64_t	keylen,
 				keycap;
 	uint8_t   **blocks;			/* the rows' store: row r (from 1) in blocks[(r - 1) >> shift] */
-	uint32_t	nrows;
+	uint32_t	nrows,
+				free_rows;		/* rows trimmed away, linked through their next: reused first */
 	uint64_t	nblocks,
 				blockcap;
-	keep_row   *sorted;			/* cap rows of scratch for dp_unit_keep_unit */
+	keep_row   *sorted;			/* 2 cap rows of scratch for keep_trim and dp_unit_keep_unit */
 };
 
 static inline uint8_t *
@@ -132,9 +138,9 @@ dp_unit_keep_new(uint32_t ncols, uint32_t cap)
 {
 	dp_unit_keep *b;
 
-	if (cap > KEEP_MAX_CAP)
+	if (cap == 0 || cap > KEEP_MAX_CAP)
 	{
-		dp_fail(DP_ERR_INVALID, "a bound of %u rows per unit is over %u", cap, KEEP_MAX_CAP);
+		dp_fail(DP_ERR_INVALID, "a bound of %u rows per unit is not in 1..%u", cap, KEEP_MAX_CAP);
 		return NULL;
 	}
 	if ((b = dp_zalloc(sizeof(dp_unit_keep))) == NULL)
@@ -143,7 +149,7 @@ dp_unit_keep_new(uint32_t ncols, uint32_t cap)
 		return NULL;
 	}
 	b->ncols = ncols;
-	b->cap = cap > 0 ? cap : 1;
+	b->cap = cap;
 	b->rowsize = (uint32_t) (12 + 2 * (uint64_t) ncols);	/* read and written by memcpy: no alignment */
 	b->tabcap = 1024;
 	b->keycap = 8192;
@@ -151,7 +157,7 @@ dp_unit_keep_new(uint32_t ncols, uint32_t cap)
 	b->tab = dp_zalloc(sizeof(unit_ent) * b->tabcap);
 	b->keys = dp_alloc(b->keycap);
 	b->blocks = dp_alloc(sizeof(uint8_t *) * b->blockcap);
-	b->sorted = dp_alloc(sizeof(keep_row) * b->cap);
+	b->sorted = dp_alloc(sizeof(keep_row) * 2 * b->cap);
 	if (b->tab == NULL || b->keys == NULL || b->blocks == NULL || b->sorted == NULL)
 	{
 		dp_unit_keep_free(b);
@@ -162,11 +168,17 @@ dp_unit_keep_new(uint32_t ncols, uint32_t cap)
 	return b;
 }
 
-/* a new row at the end of the store (its number in *r), NULL on allocation failure or past
- * KEEP_MAX_ROWS rows kept */
+/* a new row: one trimmed away, else one at the end of the store (its number in *r); NULL on
+ * allocation failure or past KEEP_MAX_ROWS rows in the store */
 static uint8_t *
 row_new(dp_unit_keep *b, uint32_t *r)
 {
+	if (b->free_rows != 0)
+	{
+		*r = b->free_rows;
+		b->free_rows = row_next(row_at(b, *r));
+		return row_at(b, *r);
+	}
 	if (b->nrows == KEEP_MAX_ROWS)
 		return NULL;
 	if ((b->nrows >> KEEP_BLOCK_SHIFT) == b->nblocks)
@@ -236,20 +248,63 @@ key_new(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, uint64_t *off)
 	return 0;
 }
 
-/* once full, the unit's row of largest key (the first such on its list) */
-static uint32_t
-unit_top(const dp_unit_keep *b, const unit_ent *e)
+/* the largest key of the unit's rows */
+static uint64_t
+unit_max(const dp_unit_keep *b, const unit_ent *e)
 {
-	uint32_t	top = e->head;
-	uint64_t	topkey = row_key(row_at(b, top));
+	uint64_t	m = 0;
 
-	for (uint32_t r = row_next(row_at(b, top)); r != 0; r = row_next(row_at(b, r)))
-		if (row_key(row_at(b, r)) > topkey)
-		{
-			top = r;
-			topkey = row_key(row_at(b, r));
-		}
-	return top;
+	for (uint32_t r = e->head; r != 0; r = row_next(row_at(b, r)))
+		if (row_key(row_at(b, r)) > m)
+			m = row_key(row_at(b, r));
+	return m;
+}
+
+static int
+keep_row_cmp(const void *x, const void *y)
+{
+	uint64_t	a = ((const keep_row *) x)->key,
+				c = ((const keep_row *) y)->key;
+
+	return a < c ? -1 : a > c ? 1 : 0;
+}
+
+/*
+ * The unit's rows into b->sorted in increasing key, their number returned.  Rows of one key (a tie,
+ * of probability about rows^2 / 2^65) come in an order set by the unit's own rows and arrivals.
+ */
+static uint32_t
+unit_sort(dp_unit_keep *b, const unit_ent *e)
+{
+	uint32_t	n = 0;
+
+	for (uint32_t r = e->head; r != 0; r = row_next(row_at(b, r)))
+	{
+		b->sorted[n].key = row_key(row_at(b, r));
+		b->sorted[n].row = r;
+		n++;
+	}
+	qsort(b->sorted, n, sizeof(keep_row), keep_row_cmp);
+	return n;
+}
+
+/* a unit of more than cap rows back to its cap rows of smallest key; thr their largest */
+static void
+keep_trim(dp_unit_keep *b, unit_ent *e)
+{
+	uint32_t	n = unit_sort(b, e);
+
+	e->head = 0;
+	for (uint32_t j = n; j-- > 0;)
+	{
+		uint8_t    *row = row_at(b, b->sorted[j].row);
+		uint32_t   *list = j < b->cap ? &e->head : &b->free_rows;
+
+		memcpy(row + 8, list, 4);
+		*list = b->sorted[j].row;
+	}
+	e->n = (uint16_t) b->cap;
+	e->thr = b->sorted[b->cap - 1].key;
 }
 
 int
@@ -263,6 +318,11 @@ dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, const uin
 	unit_ent   *e;
 	uint8_t    *row;
 
+	if (b->finished)
+	{
+		dp_fail(DP_ERR_INVALID, "a row added to a bounding already finished");
+		return -1;
+	}
 	if ((++b->seen & 0xFFFF) == 0)
 		dp_check_interrupts();
 	for (;; i = (i + 1) & mask)
@@ -281,31 +341,26 @@ dp_unit_keep_add(dp_unit_keep *b, const uint8_t *key, uint32_t keylen, const uin
 		if (e->tag == tag && e->keylen == keylen && memcmp(b->keys + e->keyoff, key, keylen) == 0)
 			break;
 	}
-	if (e->n < b->cap)
+	/* a row that cannot be among the unit's cap of smallest key (a tie included: the row held stays) */
+	if (e->n >= b->cap && rkey >= e->thr)
+		return 0;
+	if ((row = row_new(b, &r)) == NULL)
 	{
-		if ((row = row_new(b, &r)) == NULL)
+		if (e->n == 0)			/* the unit just entered holds no row: no unit */
 		{
-			if (e->n == 0)		/* the unit just entered holds no row: no unit */
-			{
-				e->head = 0;
-				b->units--;
-			}
-			goto nomem;
+			e->head = 0;
+			b->units--;
 		}
-		memcpy(row, &rkey, 8);
-		memcpy(row + 8, &e->head, 4);
-		memcpy(row + 12, codes, sizeof(uint16_t) * b->ncols);
-		e->head = r;
-		if (++e->n == b->cap)
-			e->top = unit_top(b, e);
+		goto nomem;
 	}
-	else if (rkey < row_key(row = row_at(b, e->top)))
-	{
-		/* full: the row takes the place of the largest key (on a tie, the earlier row stays) */
-		memcpy(row, &rkey, 8);
-		memcpy(row + 12, codes, sizeof(uint16_t) * b->ncols);
-		e->top = unit_top(b, e);
-	}
+	memcpy(row, &rkey, 8);
+	memcpy(row + 8, &e->head, 4);
+	memcpy(row + 12, codes, sizeof(uint16_t) * b->ncols);
+	e->head = r;
+	if (++e->n == b->cap)
+		e->thr = unit_max(b, e);
+	else if (e->n == 2 * b->cap)
+		keep_trim(b, e);
 	/* a new unit may fill the table past 3/4 */
 	if (b->units * 4 > b->tabcap * 3 && tab_grow(b) != 0)
 		goto nomem;
@@ -326,6 +381,10 @@ dp_unit_keep_finish(dp_unit_keep *b, int64_t *hist)
 	for (uint64_t i = 0; i < b->tabcap; i++)
 		if (b->tab[i].head != 0)
 		{
+			if ((i & 0xFFFF) == 0)
+				dp_check_interrupts();
+			if (b->tab[i].n > b->cap)
+				keep_trim(b, &b->tab[i]);
 			if (hist)
 				hist[b->tab[i].n]++;
 			b->tab[u++] = b->tab[i];
@@ -340,33 +399,13 @@ dp_unit_keep_units(const dp_unit_keep *b)
 	return b->finished ? b->units : 0;
 }
 
-static int
-keep_row_cmp(const void *x, const void *y)
-{
-	uint64_t	a = ((const keep_row *) x)->key,
-				c = ((const keep_row *) y)->key;
-
-	return a < c ? -1 : a > c ? 1 : 0;
-}
-
 uint32_t
 dp_unit_keep_unit(dp_unit_keep *b, uint64_t i, const uint16_t **rows)
 {
-	const unit_ent *e = &b->tab[i];
-	uint32_t	n = 0;
+	uint32_t	n = unit_sort(b, &b->tab[i]);
 
-	for (uint32_t r = e->head; r != 0; r = row_next(row_at(b, r)))
-	{
-		const uint8_t *row = row_at(b, r);
-
-		b->sorted[n].key = row_key(row);
-		b->sorted[n].codes = (const uint16_t *) (row + 12);
-		n++;
-	}
-	/* ties (probability about rows^2 / 2^65) in any order: the list is a permutation of arrivals */
-	qsort(b->sorted, n, sizeof(keep_row), keep_row_cmp);
 	for (uint32_t j = 0; j < n; j++)
-		rows[j] = b->sorted[j].codes;
+		rows[j] = (const uint16_t *) (row_at(b, b->sorted[j].row) + 12);
 	return n;
 }
 
@@ -375,7 +414,7 @@ dp_unit_keep_bytes(const dp_unit_keep *b)
 {
 	return sizeof(*b) + sizeof(unit_ent) * b->tabcap + b->keycap +
 		((uint64_t) b->rowsize << KEEP_BLOCK_SHIFT) * b->nblocks + sizeof(uint8_t *) * b->blockcap +
-		sizeof(keep_row) * b->cap;
+		sizeof(keep_row) * 2 * b->cap;
 }
 
 void

@@ -100,20 +100,24 @@ int			dp_unit_noise_drawable(double sigma2, uint32_t kmax);
 /*
  * Chooses the rows each unit keeps, in one pass with memory bounded per unit (dp_unit_keep): rows
  * arrive one at a time (dp_unit_keep_add) with their unit key bytes, their codes and a random key;
- * each unit keeps, of the rows seen so far, its min(cap, rows) rows of smallest random key (ties,
- * of probability about rows^2 / 2^65, kept by arrival: the earlier row stays).  A unit holds at
- * most cap rows whatever its number of rows, so memory grows with units and the rows they keep,
- * not with the rows read: per unit its key bytes and an entry of the table of units (24 bytes, the
- * table at most 3/4 full), per row kept its codes, its key and a link (12 bytes); at most 2^32 - 1
- * rows kept in all (add fails past them, as on allocation failure).
+ * each unit keeps its min(cap, rows) rows of smallest random key (ties, of probability about
+ * rows^2 / 2^65, broken by a function of the unit's own rows and their arrival).  A unit holds at
+ * most 2 cap rows whatever its number of rows (trimmed back to cap when it reaches 2 cap), so
+ * memory grows with units and the rows they keep, not with the rows read: per unit its key bytes
+ * and an entry of the table of units (32 bytes, the table at most 3/4 full), per row held its
+ * codes, its key and a link (12 bytes); at most 2^32 - 1 rows held in all (add fails past them,
+ * as on allocation failure).  A row that cannot be among its unit's cap smallest costs its
+ * look-up only.
  * dp_unit_keep_finish ends the reading and fills hist (cap + 1 entries, or NULL) with hist[j] = the
  * number of units that keep j rows (hist[0] = 0); then dp_unit_keep_unit(b, i, rows), for i below
  * dp_unit_keep_units(b), writes to rows (room for cap) the codes (ncols each) of unit i's kept
  * rows in increasing random key, so that its first j rows are its j of smallest key for any
- * j <= cap, and returns their number.  The units come in the table's order: the seeded hash's
- * (the seed drawn from the CSPRNG), with arrival order only among colliding units.  Units are compared by their exact bytes: two
- * units never merge.  new returns NULL (a cap over 65,535, or no memory) and add -1 on allocation
- * failure (dp_fail).  Pure computation; add calls dp_check_interrupts every 65,536 rows.
+ * j <= cap, and returns their number; the codes stay valid until dp_unit_keep_free.  The units
+ * come in the table's order: the seeded hash's (the seed drawn from the CSPRNG), with arrival
+ * order only among colliding units.  Units are compared by their exact bytes: two units never
+ * merge.  new returns NULL (a cap of 0 or over 32,767, or no memory) and add -1 on allocation
+ * failure or after finish (dp_fail).  Pure computation; add calls dp_check_interrupts every
+ * 65,536 rows.
  */
 typedef struct dp_unit_keep dp_unit_keep;
 
