@@ -37,8 +37,10 @@ LANGUAGE sql AS $$
 		   (p->>'spent_unplanned')::float8 = 0,
 		   method.spent + (p->>'rho_unspent')::float8 <= (p->>'rho_method')::float8 * (1 + 1e-12) AND
 		   method.spent + (p->>'rho_unspent')::float8 >= (p->>'rho_method')::float8 * (1 - 1e-8),
-		   (SELECT (r->>'draws')::int = p.columns AND (r->>'count')::int = p.columns FROM r
-			WHERE r->>'release' = 'one-way')
+		   (SELECT (r->>'count')::int = p.columns AND
+				   ((r->>'draws')::int = p.columns OR
+					((r->>'draws')::int = 2 * p.columns AND (r->>'spent')::float8 > (r->>'rho')::float8 * (1 + 1e-9)))
+			FROM r WHERE r->>'release' = 'one-way')
 	FROM p, method
 $$;
 
@@ -110,6 +112,25 @@ SELECT * FROM schedule_of(:m_one);
 SELECT * FROM plan_vs_model('one', :m_one);
 SELECT round(((dp_model_json(:m_one)->'privacy'->>'rho_unspent')::float8 /
 			  (dp_model_json(:m_one)->'privacy'->>'rho_method')::float8)::numeric, 12) AS unspent_share;
+
+-- The adaptive method's one-way top-up (dp_oneway_topup): on a table of few rows for its budget,
+-- the one-way marginals are released a second time from the rounds' pool (twice the draws,
+-- more than the one-way share's rho, at most its rho_max), and the whole still adds up
+CREATE TABLE sched_small (sex text NOT NULL, dept text NOT NULL, age int4 NOT NULL);
+INSERT INTO sched_small SELECT (ARRAY['F', 'M'])[1 + i % 2], (ARRAY['a', 'b', 'c', 'd', 'e'])[1 + (i / 2) % 5],
+	20 + (i * 7) % 60 FROM generate_series(1, 120) i;
+SELECT dp_protect('sched_small', epsilon => 50);
+SELECT dp_declare('sched_small', 'sex', categories => ARRAY['F', 'M']);
+SELECT dp_declare('sched_small', 'dept', categories => ARRAY['a', 'b', 'c', 'd', 'e']);
+SELECT dp_declare('sched_small', 'age', lower => 0, upper => 99, bins => 10);
+INSERT INTO plans SELECT 'small', * FROM dp_synthesize_plan('sched_small', epsilon => 0.5) WITH ORDINALITY x;
+SELECT model_id AS m_small FROM dp_synthesize('sched_small', epsilon => 0.5, target => 's_small') \gset
+SELECT * FROM schedule_of(:m_small);
+SELECT * FROM plan_vs_model('small', :m_small);
+SELECT (r->>'draws')::int AS one_way_draws, (r->>'spent')::float8 > (r->>'rho')::float8 * 1.01 AS topped_up,
+	   (r->>'spent')::float8 <= (r->>'rho_max')::float8 AS within_its_most,
+	   round(((r->>'rho_max')::float8 / (dp_model_json(:m_small)->'privacy'->>'rho_method')::float8)::numeric, 12) AS most_share
+FROM jsonb_array_elements(dp_model_json(:m_small)->'privacy'->'releases') r WHERE r->>'release' = 'one-way';
 
 -- A table with a privacy unit: the rows-per-unit histogram, charged in units of its own; the
 -- method's rho is per group of k rows (its sensitivity^2 in the schedule)

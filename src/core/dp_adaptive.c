@@ -594,6 +594,7 @@ typedef struct Run
 	uint32_t	nmargs;
 	dp_schedule sched;			/* the run's releases (dp_schedule.h) */
 	dp_rounds	rounds;			/* the pool R, a round's rho_t and eps_t, what is used */
+	double		topup;			/* what the one-way top-up took of R (dp_oneway_topup) */
 	double		total;			/* the estimate's released total */
 	uint64_t	tree_bound;		/* step 3b, set once T is */
 	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
@@ -616,12 +617,13 @@ adaptive_oneway(Run *r)
 
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	r->merged_ok = true;		/* dp_codes_free is harmless on what the stage did not initialise */
-	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY), r->out,
-								 r->margs, &r->merged, p->consume, p->extra);
+	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY),
+								 &r->sched, &r->topup, r->out, r->margs, &r->merged, p->consume, p->extra);
 	if (rc != 0)
 		return rc;
 	r->nmargs = r->d;
-	r->st.rho_oneway = dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY);
+	r->st.rho_oneway = dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY) + r->topup;
+	r->st.rho_topup = r->topup;
 	r->out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
 	return 0;
 }
@@ -740,10 +742,10 @@ adaptive_focus(Run *r)
 
 	for (uint32_t j = 0; j < r->d; j++)
 		n1 += dp_marg_total(&r->margs[j]);
-	T = dp_adaptive_selections(r->sched.rho_rounds, r->d, n1 / r->d, dpa_median_pair_cells(r->cand, r->ncand));
+	T = dp_adaptive_selections(r->sched.rho_rounds - r->topup, r->d, n1 / r->d, dpa_median_pair_cells(r->cand, r->ncand));
 	r->st.selections = T;
 	r->tree_bound = dp_adaptive_tree_bound(n1 / r->d);
-	dp_rounds_begin(&r->rounds, &r->sched, T, &r->out->spend);
+	dp_rounds_begin_after(&r->rounds, &r->sched, r->topup, T, &r->out->spend);
 	cost = measure_focus(r->cand, r->ncand, r->counts, r->out->merged_sizes, r->p->focus, &r->rounds, r->margs,
 						 &r->nmargs, &r->st.focus_pairs);
 	if (cost < 0)

@@ -302,7 +302,8 @@ typedef struct dp_adaptive_stats
 	double		selections;		/* T, the schedule's number of selections (step 3) */
 	uint32_t	candidates;
 	uint32_t	anneals;
-	double		rho_oneway;		/* spent on step 1 */
+	double		rho_oneway;		/* spent on step 1 (the top-up included) */
+	double		rho_topup;		/* ... of which the one-way top-up drawn from R (dp_oneway_topup) */
 	double		rho_select;		/* on the exponential mechanisms */
 	double		rho_measure;	/* on the rounds' measurements (the focus pairs' included) */
 	uint32_t	focus_pairs;	/* pairs measured for p->focus before the rounds */

@@ -170,7 +170,8 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-						double rho_oneway, dp_privsyn_result *out, dp_marg *margs,
+						double rho_oneway, const dp_schedule *topup, double *rho_topup,
+						dp_privsyn_result *out, dp_marg *margs,
 						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra)
 {
 	uint32_t	d = data->ncols,
@@ -178,6 +179,7 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 	double		rho1 = rho_oneway / d;
 	double		rare_below = dp_rare_threshold(rho_oneway, d);
 	uint32_t	nmargs = 0;
+	double		rho2 = 0;
 
 	if (d == 0)
 		return dp_invalid("the table to synthesize has no column");
@@ -210,6 +212,54 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
 		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
 		dp_marg_free(&one);
+	}
+
+	/*
+	 * ---- 1b. the adaptive method's top-up (dp_oneway_topup, dp_schedule.h): decided from the
+	 * released total and public sizes only, every column released again with rho2 = topup / d
+	 * (discrete Gaussian, sensitivity 1, drawn from the rounds' pool), and the two releases of a
+	 * cell combined by their precisions, rho1 z1 + rho2 z2 over rho1 + rho2 (post-processing): a
+	 * count with noise of variance about 1 / (2 (rho1 + rho2)) ----
+	 */
+	if (rho_topup)
+		*rho_topup = 0;
+	if (topup)
+	{
+		double		total = 0,
+					t;
+
+		for (uint32_t j = 0; j < d; j++)
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				total += out->oneway_noisy[j][c];
+		t = dp_oneway_topup(topup, sizes, total / d);
+		rho2 = t / d;
+		for (uint32_t j = 0; j < d && rho2 > 0; j++)
+		{
+			dp_marg		one;
+
+			if (dp_marg_init(&one, 1, &j, sizes) != 0)
+				return dp_nomem("could not allocate a one-way marginal");
+			dp_marg_count(&one, data);
+			if (extra)
+				for (uint32_t c = 0; c < sizes[j]; c++)
+					one.cells[c] += (double) extra->oneway[j][c];
+			if (add_noise(&one, rho2) != 0)
+			{
+				dp_marg_free(&one);
+				return dp_invalid("the one-way marginals' noise is out of the sampler's range");
+			}
+			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2, 1);
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				out->oneway_noisy[j][c] = (rho1 * out->oneway_noisy[j][c] + rho2 * one.cells[c]) / (rho1 + rho2);
+			dp_marg_free(&one);
+		}
+		if (rho2 > 0)
+		{
+			rare_below = dp_rare_threshold(rho_oneway + t, d);
+			rho1 += rho2;
+			if (rho_topup)
+				*rho_topup = t;
+		}
 	}
 
 	/*
@@ -311,7 +361,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
-	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), out, margs, &merged,
+	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), NULL, NULL, out, margs, &merged,
 								 p->consume, NULL);
 	if (rc != 0)
 		goto done;

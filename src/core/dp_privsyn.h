@@ -232,7 +232,11 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * Steps 1-2 of the pipeline, shared by every method (dp_privsyn_run and dp_adaptive_run): the d
  * one-way marginals released with rho_oneway in all (rho_oneway / d each, discrete Gaussian,
  * sensitivity 1; the schedule's DP_RELEASE_ONEWAY, recorded in out->spend), then the rare-value
- * merge below dp_rare_threshold (post-processing).  Fills out->merged_sizes,
+ * merge below dp_rare_threshold (post-processing).  With topup (the adaptive method's schedule;
+ * NULL: none), the one-way top-up of dp_oneway_topup after the first release, drawn from the
+ * rounds' pool: every column released again with its rho / d, each cell's two counts combined by
+ * their precisions, the merge's threshold and the margs' rho those of the sum; *rho_topup (when
+ * set) is what it took, 0 for none.  Fills out->merged_sizes,
  * code_map, oneway_noisy, merged_codes and n_oneway (out zeroed by the caller), margs[0..d) with
  * the one-way marginals over merged codes (rho = rho_oneway / d, the consistency weight), and
  * merged (initialised here) with the private table recoded to merged codes: in place when consume
@@ -242,7 +246,8 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
 int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-									double rho_oneway, dp_privsyn_result *out, dp_marg *margs,
+									double rho_oneway, const dp_schedule *topup, double *rho_topup,
+									dp_privsyn_result *out, dp_marg *margs,
 									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra);
 
 /*

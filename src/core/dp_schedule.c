@@ -31,7 +31,8 @@ add_fixed(dp_schedule *s, dp_release_kind kind, dp_mechanism mech, uint32_t coun
 
 /*
  * The adaptive method: the one-way marginals, then the pool R = rho (1 - share), from which the
- * focus pairs take at most R / 2 and the rounds the rest, DP_SCHEDULE_MEASURE_SHARE measuring.
+ * one-way top-up takes at most (DP_ADAPTIVE_ONEWAY_SHARE_MAX - share) rho, the focus pairs at
+ * most half of what it leaves, and the rounds the rest, DP_SCHEDULE_MEASURE_SHARE measuring.
  */
 static void
 adaptive_releases(dp_schedule *s, double rho, uint32_t d, bool focus)
@@ -39,11 +40,14 @@ adaptive_releases(dp_schedule *s, double rho, uint32_t d, bool focus)
 	/* the least the rounds spend: what focus leaves (R / 2 at least), but the last round's
 	 * margin (twice it, for the rounding of the last round's eps_t) */
 	double		R = rho * (1 - DP_ADAPTIVE_ONEWAY_SHARE),
-				low = (focus ? R / 2 : R) * (1 - 2 * DP_SCHEDULE_LAST_MARGIN);
+				topup_max = rho * (DP_ADAPTIVE_ONEWAY_SHARE_MAX - DP_ADAPTIVE_ONEWAY_SHARE),
+				low = (focus ? (R - topup_max) / 2 : R - topup_max) * (1 - 2 * DP_SCHEDULE_LAST_MARGIN);
 	uint32_t	m = d * (d - 1) / 2;
 
 	s->rho_rounds = R;
-	add_fixed(s, DP_RELEASE_ONEWAY, DP_MECH_GAUSSIAN, d, rho * DP_ADAPTIVE_ONEWAY_SHARE);
+	/* the one-way top-up (dp_oneway_topup) takes at most topup_max of R before the rounds */
+	add(s, DP_RELEASE_ONEWAY, DP_MECH_GAUSSIAN, 0, d, rho * DP_ADAPTIVE_ONEWAY_SHARE,
+		rho * DP_ADAPTIVE_ONEWAY_SHARE, rho * DP_ADAPTIVE_ONEWAY_SHARE + topup_max);
 	if (focus)
 		add(s, DP_RELEASE_FOCUS, DP_MECH_GAUSSIAN, 0, m, 0, 0, R / 2);
 	add(s, DP_RELEASE_SELECT, DP_MECH_EXPONENTIAL, 0, 0, R * (1 - DP_SCHEDULE_MEASURE_SHARE),
@@ -221,6 +225,9 @@ dp_spend_matches(const dp_schedule *s, const dp_spend *sp, double rel_tol, const
 		all += sp->rho[k];
 		if (k == DP_RELEASE_FOCUS || k == DP_RELEASE_SELECT || k == DP_RELEASE_MEASURE)
 			pool += sp->rho[k];
+		/* the adaptive one-way top-up is drawn from the pool too (dp_oneway_topup) */
+		if (k == DP_RELEASE_ONEWAY && s->call == DP_CALL_ADAPTIVE && r != NULL && sp->rho[k] > r->rho)
+			pool += sp->rho[k] - r->rho;
 	}
 	if (pool > s->rho_rounds * (1 + rel_tol))
 		*why = "the rounds' pool";
@@ -234,8 +241,14 @@ dp_spend_matches(const dp_schedule *s, const dp_spend *sp, double rel_tol, const
 void
 dp_rounds_begin(dp_rounds *rs, const dp_schedule *s, double T, dp_spend *spend)
 {
+	dp_rounds_begin_after(rs, s, 0, T, spend);
+}
+
+void
+dp_rounds_begin_after(dp_rounds *rs, const dp_schedule *s, double taken, double T, dp_spend *spend)
+{
 	memset(rs, 0, sizeof(*rs));
-	rs->pool = s->rho_rounds;
+	rs->pool = s->rho_rounds - taken;
 	rs->spend = spend;
 	rs->rho_t = DP_SCHEDULE_MEASURE_SHARE * rs->pool / T;
 	rs->eps_t = sqrt(8 * (1 - DP_SCHEDULE_MEASURE_SHARE) * rs->pool / T);
@@ -287,4 +300,31 @@ dp_rounds_anneal(dp_rounds *rs)
 {
 	rs->rho_t *= DP_SCHEDULE_ANNEAL_RHO;
 	rs->eps_t *= DP_SCHEDULE_ANNEAL_EPS;
+}
+
+double
+dp_oneway_topup(const dp_schedule *s, const uint32_t *sizes, double noisy_total)
+{
+	const dp_release *r = dp_schedule_find(s, DP_RELEASE_ONEWAY);
+	double		mean_size = 0,
+				sigma,
+				q,
+				share,
+				topup;
+
+	if (s->call != DP_CALL_ADAPTIVE || r == NULL || s->d == 0 || !(r->rho > 0) || !(s->rho_method > 0) ||
+		!(r->rho_max > r->rho))
+		return 0;
+	for (uint32_t j = 0; j < s->d; j++)
+		mean_size += sizes[j];
+	mean_size /= s->d;
+	sigma = sqrt(1 / (2 * r->rho / s->d));
+	q = sqrt(2 / M_PI) * sigma * mean_size / fmax(isfinite(noisy_total) ? noisy_total : 1, 1);
+	share = fmin(DP_ADAPTIVE_ONEWAY_SHARE_MAX,
+				 r->rho / s->rho_method + DP_ADAPTIVE_TOPUP_SLOPE * fmax(q - DP_ADAPTIVE_TOPUP_FROM, 0));
+	topup = share * s->rho_method - r->rho;
+	if (!(topup >= 1e-3 * r->rho))
+		return 0;
+	/* rounded down below the schedule's bound */
+	return fmin(topup, nextafter(r->rho_max - r->rho, 0));
 }

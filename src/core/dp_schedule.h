@@ -18,7 +18,10 @@
  *     MARGINAL        dp_marginal: one marginal, discrete Gaussian, all of rho_method
  *     ONEWAY          the d one-way marginals, share * rho_method in all (share / d each,
  *                     discrete Gaussian, sensitivity 1): DP_PRIVSYN_ONEWAY_SHARE or
- *                     DP_ADAPTIVE_ONEWAY_SHARE
+ *                     DP_ADAPTIVE_ONEWAY_SHARE; the adaptive method may then release them a
+ *                     second time with a top-up drawn from R before the rounds, decided from the
+ *                     first release's total (dp_oneway_topup): at most
+ *                     DP_ADAPTIVE_ONEWAY_SHARE_MAX of rho_method in all
  *     INDIF           PrivSyn: the m = d(d-1)/2 InDif scores, DP_PRIVSYN_INDIF_SHARE
  *                     (dp_select.h: discrete Gaussian on every score)
  *     PUBLISH         PrivSyn: the selected marginals, DP_PRIVSYN_PUBLISH_SHARE split
@@ -74,6 +77,12 @@
 #define DP_PRIVSYN_INDIF_SHARE	0.1		/* ... its InDif scores */
 #define DP_PRIVSYN_PUBLISH_SHARE 0.8	/* ... its selected marginals */
 #define DP_ADAPTIVE_ONEWAY_SHARE 0.25	/* the adaptive method's one-way marginals; R is the rest */
+#define DP_ADAPTIVE_ONEWAY_SHARE_MAX 0.5	/* ... and at most this with the low-signal top-up drawn
+											 * from R (dp_oneway_topup) */
+#define DP_ADAPTIVE_TOPUP_FROM 0.35	/* the one-ways' noise-to-total ratio above which they get a
+									 * top-up ... */
+#define DP_ADAPTIVE_TOPUP_SLOPE 1.0	/* ... and its share per unit of the ratio above that
+									 * (dp_oneway_topup) */
 #define DP_SCHEDULE_MEASURE_SHARE 0.9	/* AIM: of a round's cost, measuring; the rest selects */
 #define DP_SCHEDULE_ANNEAL_RHO	4.0		/* an anneal multiplies rho_t by this ... */
 #define DP_SCHEDULE_ANNEAL_EPS	2.0		/* ... and eps_t by this (eps_t^2 / 8: by 4 too) */
@@ -210,6 +219,25 @@ typedef struct dp_rounds
 
 /* Starts the pool R of s (the adaptive method's) for T selections: rho_t and eps_t. */
 void		dp_rounds_begin(dp_rounds *rs, const dp_schedule *s, double T, dp_spend *spend);
+
+/* The same after the one-way top-up took `taken` of R (dp_oneway_topup): the pool is R - taken. */
+void		dp_rounds_begin_after(dp_rounds *rs, const dp_schedule *s, double taken, double T, dp_spend *spend);
+
+/*
+ * The adaptive method's one-way top-up: the rho (in all, over the d columns) with which the one-way
+ * marginals are released a second time, drawn from the rounds' pool R before the rounds begin.
+ * From released and public facts only: noisy_total, the first release's total (the mean of its d
+ * columns' sums), the d columns' code counts sizes[] (public: declared or released domains) and
+ * the schedule s.  The ratio q = sqrt(2 / pi) sigma mean(sizes) / max(noisy_total, 1), sigma the
+ * first release's noise per cell, is the expected L1 norm of a column's noise over the table's
+ * rows; the one-way share becomes min(DP_ADAPTIVE_ONEWAY_SHARE_MAX, DP_ADAPTIVE_ONEWAY_SHARE +
+ * DP_ADAPTIVE_TOPUP_SLOPE (q - DP_ADAPTIVE_TOPUP_FROM)), so a table whose one-way counts are
+ * mostly noise (few rows for the budget) spends more of its budget on them and less on pairs the
+ * rounds could not resolve; a table with q at most DP_ADAPTIVE_TOPUP_FROM gets nothing.  0 for
+ * every method but the adaptive one, and when the result would be below 1e-3 of the first
+ * release (not worth a second draw).  Never more than the schedule's ONEWAY rho_max less its rho.
+ */
+double		dp_oneway_topup(const dp_schedule *s, const uint32_t *sizes, double noisy_total);
 
 /*
  * The focus pairs: the rho each of npairs pairs is measured with (rho_t, or just below R /

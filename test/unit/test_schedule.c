@@ -180,8 +180,12 @@ test_values(void)
 			   "focus: nothing without pairs, at most R / 2, over at most the 6 pairs");
 	r = dp_schedule_find(&s, DP_RELEASE_MEASURE);
 	unit_check(r && r->rho == s.rho_rounds * DP_SCHEDULE_MEASURE_SHARE &&
-			   fabs(r->rho_min - s.rho_rounds / 2 * DP_SCHEDULE_MEASURE_SHARE) <= 1e-9 * s.rho_rounds,
-			   "measure: 0.9 of R, at least 0.9 of R / 2 (when focus takes its most)");
+			   fabs(r->rho_min - (s.rho_rounds - rho * (DP_ADAPTIVE_ONEWAY_SHARE_MAX - DP_ADAPTIVE_ONEWAY_SHARE)) / 2 *
+					DP_SCHEDULE_MEASURE_SHARE) <= 1e-9 * s.rho_rounds,
+			   "measure: 0.9 of R, at least 0.9 of half what the one-way top-up leaves of R (when both take their most)");
+	r = dp_schedule_find(&s, DP_RELEASE_ONEWAY);
+	unit_check(r && r->rho_min == r->rho && r->rho_max == r->rho + rho * (DP_ADAPTIVE_ONEWAY_SHARE_MAX - DP_ADAPTIVE_ONEWAY_SHARE),
+			   "one-way: 0.25 rho, at most %g rho with the top-up", DP_ADAPTIVE_ONEWAY_SHARE_MAX);
 	unit_check(dp_schedule_method(DP_CALL_ADAPTIVE, rho, 4, true, &m) == 0 &&
 			   memcmp(&m.rel[0], dp_schedule_find(&s, DP_RELEASE_ONEWAY), sizeof(dp_release)) == 0 &&
 			   m.rho_rounds == s.rho_rounds,
@@ -421,6 +425,113 @@ test_runs(void)
 	dp_codes_free(&t);
 }
 
+/*
+ * The one-way top-up (dp_oneway_topup): none where the one-way counts stand above their noise, the
+ * formula's share in between, at most DP_ADAPTIVE_ONEWAY_SHARE_MAX where they are mostly noise,
+ * none for PrivSyn; a run's spend with a top-up matches the schedule only when the rounds spent
+ * no more than what it left of R.
+ */
+static void
+test_topup(void)
+{
+	enum {D = 10};
+	uint32_t	sizes[D];
+	dp_schedule s,
+				ps;
+	dp_spend	sp;
+	const dp_release *r;
+	double		rho = 0.024356,
+				base,
+				sigma,
+				q,
+				t,
+				total;
+	const char *why = NULL;
+
+	for (uint32_t j = 0; j < D; j++)
+		sizes[j] = 10;
+	dp_schedule_method(DP_CALL_ADAPTIVE, rho, D, false, &s);
+	r = dp_schedule_find(&s, DP_RELEASE_ONEWAY);
+	base = r->rho;
+	sigma = sqrt(1 / (2 * base / D));	/* 40.5 rows */
+	/* q = sqrt(2 / pi) sigma 10 / total: the total that puts q at the dead zone's end, and twice it */
+	total = sqrt(2 / M_PI) * sigma * 10 / DP_ADAPTIVE_TOPUP_FROM;
+	unit_check(dp_oneway_topup(&s, sizes, total * 1.01) == 0 && dp_oneway_topup(&s, sizes, 1e6) == 0,
+			   "no top-up where the one-way noise is at most %g of the total (%.0f rows and more)",
+			   DP_ADAPTIVE_TOPUP_FROM, total);
+	q = DP_ADAPTIVE_TOPUP_FROM + 0.1;
+	t = dp_oneway_topup(&s, sizes, total * DP_ADAPTIVE_TOPUP_FROM / q);
+	unit_check(fabs(t - DP_ADAPTIVE_TOPUP_SLOPE * 0.1 * rho) <= 1e-9 * rho && t > 0,
+			   "at a ratio 0.1 above the dead zone's end: a top-up of %g rho (%.6g)", DP_ADAPTIVE_TOPUP_SLOPE * 0.1, t / rho);
+	t = dp_oneway_topup(&s, sizes, 100);
+	unit_check(t > 0 && t < r->rho_max - r->rho && t >= (r->rho_max - r->rho) * (1 - 1e-12) &&
+			   fabs(base + t - DP_ADAPTIVE_ONEWAY_SHARE_MAX * rho) <= 1e-12 * rho,
+			   "100 rows over 10 columns of 10 codes at epsilon 1: the one-ways take their most, %g rho (%.6g)",
+			   DP_ADAPTIVE_ONEWAY_SHARE_MAX, (base + t) / rho);
+	unit_check(dp_oneway_topup(&s, sizes, -50) == t && dp_oneway_topup(&s, sizes, NAN) == t,
+			   "a released total below 1 (or not a number) counts as 1 row");
+	dp_schedule_method(DP_CALL_PRIVSYN, rho, D, false, &ps);
+	unit_check(dp_oneway_topup(&ps, sizes, 100) == 0, "PrivSyn: no top-up");
+
+	/* a spend with that top-up: the rounds may spend what it leaves of R, not more */
+	memset(&sp, 0, sizeof(sp));
+	dp_spend_record(&sp, DP_RELEASE_ONEWAY, base, D);
+	dp_spend_record(&sp, DP_RELEASE_ONEWAY, t, D);
+	dp_spend_record(&sp, DP_RELEASE_SELECT, (s.rho_rounds - t) * (1 - DP_SCHEDULE_MEASURE_SHARE), 10);
+	dp_spend_record(&sp, DP_RELEASE_MEASURE, (s.rho_rounds - t) * DP_SCHEDULE_MEASURE_SHARE, 10);
+	unit_check(dp_spend_matches(&s, &sp, 1e-12, &why), "a top-up and rounds that spend the rest of R: as planned%s%s",
+			   why ? ": " : "", why ? why : "");
+	dp_spend_record(&sp, DP_RELEASE_MEASURE, t / 2, 1);
+	unit_check(!dp_spend_matches(&s, &sp, 1e-12, &why) && why && strcmp(why, "the rounds' pool") == 0,
+			   "... rounds that spend part of the top-up again are caught (the rounds' pool)");
+	{
+		dp_rounds	rs;
+
+		dp_rounds_begin_after(&rs, &s, t, 20, NULL);
+		unit_check(rs.pool == s.rho_rounds - t && rs.rho_t == DP_SCHEDULE_MEASURE_SHARE * (s.rho_rounds - t) / 20,
+				   "the rounds begin on R less the top-up");
+	}
+}
+
+/*
+ * A run of the adaptive method on a table of few rows for its budget gets the top-up: the one-way
+ * marginals released twice, its spend as the schedule plans it, and the run's counters agree.
+ */
+static void
+test_topup_run(void)
+{
+	enum {D = 6, N = 150};
+	uint32_t	sizes[D];
+	dp_codes	t;
+	dp_prng		rng;
+	dp_privsyn_params p;
+	dp_privsyn_result res;
+	dp_adaptive_stats st;
+	dp_schedule s;
+	const char *why = NULL;
+	int			rc;
+
+	dp_prng_seed(&rng, 27);
+	chain_table(&t, sizes, D, N, &rng);
+	dp_privsyn_default_params(&p);
+	p.rho = 0.005;
+	dp_schedule_method(DP_CALL_ADAPTIVE, p.rho, D, false, &s);
+	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
+	unit_check(rc == 0 && dp_spend_matches(&s, &res.spend, 1e-12, &why) && st.rho_topup > 0 &&
+			   res.spend.n[DP_RELEASE_ONEWAY] == 2 * D &&
+			   fabs(res.spend.rho[DP_RELEASE_ONEWAY] - st.rho_oneway) <= 1e-12 * st.rho_oneway &&
+			   fabs(st.rho_oneway - dp_schedule_rho(&s, DP_RELEASE_ONEWAY) - st.rho_topup) <= 1e-12 * st.rho_oneway &&
+			   res.spend.rho[DP_RELEASE_SELECT] + res.spend.rho[DP_RELEASE_MEASURE] <= (s.rho_rounds - st.rho_topup) * (1 + 1e-12),
+			   "adaptive, %d rows at rho %.3f: the one-ways released twice (top-up %.3g of rho), the spend as planned%s%s",
+			   N, p.rho, st.rho_topup / p.rho, why ? ": " : "", why ? why : "");
+	unit_check(rc == 0 && res.margs[0].nattrs == 1 && fabs(res.margs[0].rho - st.rho_oneway / D) <= 1e-12 * res.margs[0].rho,
+			   "... the one-way marginals carry the rho of both releases (the consistency weight, the split's variance): %.6g against %.6g",
+			   rc == 0 ? res.margs[0].rho : 0, st.rho_oneway / D);
+	if (rc == 0)
+		dp_privsyn_result_free(&res);
+	dp_codes_free(&t);
+}
+
 int
 main(void)
 {
@@ -428,5 +539,7 @@ main(void)
 	test_values();
 	test_rounds();
 	test_runs();
+	test_topup();
+	test_topup_run();
 	return unit_done();
 }
