@@ -57,7 +57,6 @@ dp_threads(void)
 void *
 dp_alloc(size_t n)
 {
-	dp_pool_close();			/* no helper alive while a handler runs (dp_env.h, POOL) */
 	return handlers.alloc(n ? n : 1);
 }
 
@@ -75,7 +74,6 @@ void *
 dp_realloc(void *p, size_t n)
 {
 	/* palloc's repalloc refuses NULL: the core's growth from nothing goes through alloc */
-	dp_pool_close();
 	return p ? handlers.realloc_fn(p, n ? n : 1) : dp_alloc(n);
 }
 
@@ -84,10 +82,7 @@ dp_free(void *p)
 {
 	/* pfree refuses NULL; the core's cleanup paths free what may not have been allocated */
 	if (p)
-	{
-		dp_pool_close();
 		handlers.free_fn(p);
-	}
 }
 
 void
@@ -98,7 +93,6 @@ dp_notice(const char *fmt,...)
 
 	if (!handlers.notice)
 		return;
-	dp_pool_close();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -109,10 +103,7 @@ void
 dp_check_interrupts(void)
 {
 	if (handlers.interrupt)
-	{
-		dp_pool_close();
 		handlers.interrupt();
-	}
 }
 
 void

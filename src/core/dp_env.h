@@ -14,7 +14,7 @@
  * dp_parallel.c, used by GUM and dp_adaptive.c) must never call a handler, nor any dp_* function that
  * allocates or fails: inside PostgreSQL a handler may longjmp (palloc's out-of-memory ERROR, a
  * cancel), which is only safe on the thread that entered the core, and palloc is not thread
- * safe.  Helpers touch memory allocated before their pass starts, and are joined before any handler
+ * safe.  Helpers touch memory allocated before they start, and are joined before any handler
  * runs again.
  *
  * LONGJMP.  alloc and interrupt may not return (PostgreSQL's ERROR): the core keeps no state
@@ -73,18 +73,6 @@ void		dp_check_interrupts(void);
 
 void		dp_set_threads(uint32_t n);
 
-/*
- * The POOL (dp_parallel.c).  dp_pool_open lets dp_run_parallel keep its helper threads alive from
- * one pass to the next (instead of a thread per pass); dp_pool_close joins them.  Whoever opens it
- * closes it before returning.  Every handler call (dp_alloc, dp_realloc, dp_free, dp_notice,
- * dp_check_interrupts) and every progress callback (dp_report) closes it first, so that no helper
- * is alive while code that may longjmp runs; the pool then stays closed until opened again.
- * dp_pool_helpers: the helpers alive (0 when closed).  Called on the calling thread only.
- */
-void		dp_pool_open(void);
-void		dp_pool_close(void);
-uint32_t	dp_pool_helpers(void);
-
 /* The thread count set (1 if dp_set_threads was never called). */
 uint32_t	dp_threads(void);
 
@@ -123,7 +111,6 @@ dp_report(dp_progress_fn progress, void *arg, dp_phase phase, double done, doubl
 
 	if (progress == NULL)
 		return 0;
-	dp_pool_close();			/* no helper alive while the callback runs (it may longjmp) */
 	p.phase = phase;
 	p.done = done;
 	p.total = total;

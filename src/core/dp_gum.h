@@ -154,10 +154,10 @@ void		dp_gum_default_params(dp_gum_params *p);
  *
  * Threads: dp_threads() (dp_env.h), read when the run starts, carry out a visit's pass over the
  * rows and its row moves.  The rows produced do not depend on it.  Helper threads block every
- * signal and touch only memory allocated beforehand; they are the pool's (dp_env.h, POOL), open
- * from the start of a visit, or of the iteration's last recount, to the next progress report, so
- * that none is alive when the progress callback runs (see visit in dp_gum_update.c); a run
- * without a progress callback keeps them from its first pass to its end.
+ * signal, touch only memory allocated beforehand, and live for one pass: they are started and
+ * joined by dp_run_parallel (dp_parallel.c), once for a visit's scan of the rows and once for
+ * every chunk of its moves, so that none runs when the progress callback does (see visit in
+ * dp_gum_update.c).
  */
 int			dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
 					   const uint32_t *sizes, uint64_t n, const dp_gum_params *params,

@@ -26,8 +26,7 @@
  * destination row lies in its part (moves are independent: distinct destinations, and sources in
  * under-full cells, which lose no row).  No counter or row is written by two threads, no
  * randomness is drawn while they run, and the rows are the same whatever the number of threads
- * (unit-tested).  Threads block every signal; they are the pool's (dp_parallel.c), kept from one
- * pass to the next until a progress report closes it (dp_env.h, POOL).
+ * (unit-tested).  Threads live for one pass and block every signal (dp_run_parallel, dp_parallel.c).
  *
  * Why it is shaped so: row changes and the pass over the rows dominate an iteration, both
  * memory-bound.  Rows are changed in batches and then each marginal's counts are moved over the
@@ -806,7 +805,6 @@ visit_run_moves(gum *g, const gmarg *m, uint64_t G)
 		if (upto < (uint32_t) G &&
 			dp_report(g->prm->progress, g->prm->progress_arg, DP_PHASE_GUM, g->iter, g->prm->iterations, -1) != 0)
 			return -1;
-		dp_pool_open();
 	}
 	return 0;
 }
@@ -823,7 +821,6 @@ visit(gum *g, gmarg *m, double alpha, double r)
 	double		lmax;
 	uint64_t	G;
 
-	dp_pool_open();				/* closed by the next progress report (dp_env.h, POOL) */
 	gum_ensure_counts(g, m);
 	total_counts(g, m, g->tot);
 	G = visit_gains(g, m, alpha, &nover, &lmax);
@@ -918,7 +915,6 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
 			return -1;
 	}
 	*mean = 0;
-	dp_pool_open();
 	gum_ensure_counts(g, NULL);
 	for (uint32_t i = 0; i < g->nm; i++)
 	{
@@ -937,22 +933,27 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
  * and given back at the end if later iterations did worse.  Returns 0, -1 (cancelled) or -2 (out
  * of memory).
  */
-static int
-iterate(gum *g, const dp_gum_params *prm, void **snap)
+int
+gum_iterate(gum *g, const dp_gum_params *prm)
 {
 	double		best = INFINITY,
 				snap_err = INFINITY,
 				mean = INFINITY;	/* of the last iteration */
 	uint32_t	best_at = 0;
+	void	  **snap;
 
+	if (!g->iterate)
+		return 0;
 	/* every marginal counted (a grouped component's in one pass over its rows) */
 	for (uint32_t i = 0; i < g->nm; i++)
 		g->m[i].dirty = true;
-	dp_pool_open();
 	gum_ensure_counts(g, NULL);
 	for (uint32_t i = 0; i < g->nm; i++)
 		g->m[i].err = gum_marg_error(g, &g->m[i]);
 
+	snap = gum_calloc(g, g->nblk ? g->nblk : 1, sizeof(void *));
+	if (snap == NULL)
+		return -2;
 	for (uint32_t t = 0; t < prm->iterations; t++)
 	{
 		if (iteration(g, prm, t, &mean) != 0)
@@ -964,7 +965,11 @@ iterate(gum *g, const dp_gum_params *prm, void **snap)
 			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;
 			for (uint32_t b = 0; b < g->nblk; b++)
+			{
+				if (snap[b] == NULL && (snap[b] = gum_alloc(g, g->blksz[b])) == NULL)
+					return -2;
 				memcpy(snap[b], g->blk[b], g->blksz[b]);
+			}
 		}
 		if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 		{
@@ -978,32 +983,7 @@ iterate(gum *g, const dp_gum_params *prm, void **snap)
 	if (snap_err < mean)
 		for (uint32_t b = 0; b < g->nblk; b++)
 			memcpy(g->blk[b], snap[b], g->blksz[b]);
-	return 0;
-}
-
-/*
- * The snapshot's blocks are allocated before the iterations (the first iteration always fills
- * them), so that no allocation runs between two passes and the pool (dp_env.h, POOL) stays open
- * from one pass to the next of a run without progress reports (the rounds' estimates).
- */
-int
-gum_iterate(gum *g, const dp_gum_params *prm)
-{
-	void	  **snap;
-	int			rc = 0;
-
-	if (!g->iterate)
-		return 0;
-	snap = gum_calloc(g, g->nblk ? g->nblk : 1, sizeof(void *));
-	if (snap == NULL)
-		return -2;
-	for (uint32_t b = 0; b < g->nblk && prm->iterations > 0; b++)
-		if ((snap[b] = gum_alloc(g, g->blksz[b])) == NULL)
-			rc = -2;
-	if (rc == 0)
-		rc = iterate(g, prm, snap);
-	dp_pool_close();
 	for (uint32_t b = 0; b < g->nblk; b++)
 		gum_free(g, snap[b]);
-	return rc;
+	return 0;
 }
