@@ -57,7 +57,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <unistd.h>
 
 #include "access/heapam.h"
@@ -91,7 +90,6 @@ typedef struct PendingWrite
 {
 	pthread_t	th;
 	bool		running;		/* a thread to join */
-	atomic_int	taken;			/* 0 until the thread or the backend takes the write */
 	int			fd;
 	char	   *buf;
 	Size		nbytes;
@@ -146,10 +144,11 @@ synth_pagewrite_begin(Relation rel, CommandId cid)
 	return w;
 }
 
-/* The chunk's bytes with pwrite, the errno of a failure kept for the backend. */
-static void
-write_chunk(PendingWrite *pw)
+/* The writer thread: the chunk's bytes with pwrite, the errno of a failure kept for the backend. */
+static void *
+write_chunk(void *arg)
 {
+	PendingWrite *pw = arg;
 	ssize_t		done;
 
 	pw->err = 0;
@@ -163,38 +162,16 @@ write_chunk(PendingWrite *pw)
 			break;
 		}
 	}
-}
-
-/*
- * The writer thread: the write, unless the backend took it first (a thread that starts late,
- * the machine's cores busy, leaves it to the backend rather than make it wait).
- */
-static void *
-writer_main(void *arg)
-{
-	PendingWrite *pw = arg;
-	int			expect = 0;
-
-	if (atomic_compare_exchange_strong(&pw->taken, &expect, 1))
-		write_chunk(pw);
 	return NULL;
 }
 
-/*
- * Joins the writer thread, if any; whether there was one.  With write, a write the thread has not
- * begun is made here (the thread then ends at once); without (an error on the way out), it is
- * dropped.
- */
+/* Joins the writer thread, if any; whether there was one. */
 static bool
-join_writer(SynthPageWriter *w, bool write)
+join_writer(SynthPageWriter *w)
 {
-	int			expect = 0;
-
 	if (!w->pw.running)
 		return false;
 	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
-	if (atomic_compare_exchange_strong(&w->pw.taken, &expect, 2) && write)
-		write_chunk(&w->pw);
 	pthread_join(w->pw.th, NULL);
 	pgstat_report_wait_end();
 	w->pw.running = false;
@@ -215,7 +192,7 @@ finish_chunk(SynthPageWriter *w)
 
 	if (pw->npages == 0)
 		return;
-	join_writer(w, true);
+	join_writer(w);
 	if (pw->err != 0)
 	{
 		errno = pw->err;
@@ -293,8 +270,7 @@ flush_chunk(SynthPageWriter *w)
 	pw->segno = segno;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	atomic_store(&pw->taken, 0);
-	started = pthread_create(&pw->th, NULL, writer_main, pw) == 0;
+	started = pthread_create(&pw->th, NULL, write_chunk, pw) == 0;
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	pw->running = started;
 	if (!started)
@@ -382,7 +358,7 @@ void
 synth_pagewrite_abort(SynthPageWriter *w)
 {
 	if (w)
-		join_writer(w, false);
+		join_writer(w);
 }
 
 #else							/* PostgreSQL 16 and later extend in bulk themselves */
