@@ -22,14 +22,6 @@
  *   checkpointer (RegisterSyncRequest, as md.c's register_dirty_segment does after every write;
  *   when the queue is full, the segment is fsynced here, as md.c does), and only then are the
  *   pages WAL-logged (log_newpages, full images), when the relation needs WAL.
- * - The pwrite runs on a thread of its own while the backend fills the next chunk (two chunk
- *   buffers): the kernel's copy of the pages, a large share of the write on one thread, overlaps
- *   the forming of the rows.  The thread makes the pwrite calls only (no PostgreSQL function,
- *   every signal blocked), on a buffer and a descriptor that stay as they are until it is joined;
- *   the backend joins it before the next chunk's write and at the end, and only then checks the
- *   write and queues the sync request and the WAL record, in the order above.  Any error out of
- *   the write joins it first (synth_pagewrite_abort, from insert_rows' PG_CATCH), so no thread
- *   outlives the statement and none writes from memory that the abort frees.
  *
  * Crash safety: a page's sync request is queued before its WAL record exists.  A checkpoint
  * that fixed its redo point after the record was inserted did so after the request was queued
@@ -55,8 +47,6 @@
  */
 #include "synthesize.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "access/heapam.h"
@@ -79,27 +69,6 @@
 
 #define PW_CHUNK 128			/* pages per write: 1 MB */
 
-/*
- * A chunk being written by the writer thread while the backend fills the next one: the thread
- * makes the pwrite calls and nothing else (no PostgreSQL function, every signal blocked, on a
- * buffer and a file descriptor that stay as they are until it is joined).  The backend joins it
- * before the next chunk's write, at the end, and on any error out of the write (synth_pagewrite_abort
- * from insert_rows' PG_CATCH), and only then queues the chunk's sync request and logs its pages.
- */
-typedef struct PendingWrite
-{
-	pthread_t	th;
-	bool		running;		/* a thread to join */
-	int			fd;
-	char	   *buf;
-	Size		nbytes;
-	off_t		offset;
-	BlockNumber first;			/* the chunk's first block */
-	int			npages;
-	BlockNumber segno;
-	int			err;			/* 0, or the errno of a failed write (ENOSPC: a short one) */
-} PendingWrite;
-
 struct SynthPageWriter
 {
 	Relation	rel;
@@ -107,8 +76,6 @@ struct SynthPageWriter
 	CommandId	cid;
 	bool		use_wal;
 	Size		save_free;		/* the fillfactor's free space */
-	char	   *bufs[2];		/* two chunks: one filled while the other is written */
-	int			cur;			/* pages == bufs[cur] */
 	char	   *pages;			/* PW_CHUNK pages; the last used one is being filled */
 	int			npages;			/* pages in use in the chunk */
 	BlockNumber first;			/* the chunk's first block */
@@ -116,7 +83,6 @@ struct SynthPageWriter
 	char	   *path;			/* the main fork's first segment */
 	int			fd;				/* the open segment, or -1 */
 	BlockNumber fd_segno;
-	PendingWrite pw;
 };
 
 SynthPageWriter *
@@ -136,119 +102,36 @@ synth_pagewrite_begin(Relation rel, CommandId cid)
 	w->cid = cid;
 	w->use_wal = RelationNeedsWAL(rel);
 	w->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
-	w->bufs[0] = palloc((Size) PW_CHUNK * BLCKSZ);
-	w->bufs[1] = palloc((Size) PW_CHUNK * BLCKSZ);
-	w->pages = w->bufs[0];
+	w->pages = palloc((Size) PW_CHUNK * BLCKSZ);
 	w->path = relpathperm(rel->rd_node, MAIN_FORKNUM);
 	w->fd = -1;
 	return w;
 }
 
-/* The writer thread: the chunk's bytes with pwrite, the errno of a failure kept for the backend. */
-static void *
-write_chunk(void *arg)
-{
-	PendingWrite *pw = arg;
-	ssize_t		done;
-
-	pw->err = 0;
-	for (Size off = 0; off < pw->nbytes; off += done)
-	{
-		done = pwrite(pw->fd, pw->buf + off, pw->nbytes - off, pw->offset + off);
-		if (done <= 0)
-		{
-			/* as md.c: a short write with no error is a full disk */
-			pw->err = done == 0 ? ENOSPC : errno;
-			break;
-		}
-	}
-	return NULL;
-}
-
-/* Joins the writer thread, if any; whether there was one. */
-static bool
-join_writer(SynthPageWriter *w)
-{
-	if (!w->pw.running)
-		return false;
-	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
-	pthread_join(w->pw.th, NULL);
-	pgstat_report_wait_end();
-	w->pw.running = false;
-	return true;
-}
-
-/*
- * The chunk written last: its write waited for and checked, its segment's sync queued, then its
- * pages logged (see the top).
- */
-static void
-finish_chunk(SynthPageWriter *w)
-{
-	PendingWrite *pw = &w->pw;
-	BlockNumber blknos[PW_CHUNK];
-	char	   *pages[PW_CHUNK];
-	FileTag		tag;
-
-	if (pw->npages == 0)
-		return;
-	join_writer(w);
-	if (pw->err != 0)
-	{
-		errno = pw->err;
-		pw->npages = 0;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not extend the synthetic table's file \"%s\" (segment %u): %m", w->path, pw->segno),
-				 errhint("Check free disk space.")));
-	}
-	memset(&tag, 0, sizeof(tag));	/* the tag is a hash key: no stray padding */
-	tag.handler = SYNC_HANDLER_MD;
-	tag.forknum = MAIN_FORKNUM;
-	tag.rnode = w->rel->rd_node;
-	tag.segno = pw->segno;
-	if (!RegisterSyncRequest(&tag, SYNC_REQUEST, false) && pg_fsync(pw->fd) != 0)
-		ereport(data_sync_elevel(ERROR),
-				(errcode_for_file_access(), errmsg("could not fsync the synthetic table's file \"%s\" (segment %u): %m", w->path, pw->segno)));
-	if (w->use_wal)
-	{
-		for (int i = 0; i < pw->npages; i++)
-		{
-			pages[i] = pw->buf + (Size) i * BLCKSZ;
-			blknos[i] = pw->first + i;
-		}
-		log_newpages(&w->rel->rd_node, MAIN_FORKNUM, pw->npages, blknos, pages, true);
-	}
-	pw->npages = 0;
-}
-
-/*
- * The chunk's pages stamped and written, on the writer thread while the backend fills the other
- * chunk (the previous chunk finished first: its write, its sync request, its WAL).  When no
- * thread can be started, the write is made here.
- */
+/* Writes the chunk's pages, queues their segment's sync, then logs them (see the top) */
 static void
 flush_chunk(SynthPageWriter *w)
 {
-	PendingWrite *pw = &w->pw;
+	BlockNumber blknos[PW_CHUNK];
+	char	   *pages[PW_CHUNK];
 	BlockNumber segno = w->first / RELSEG_SIZE;
+	off_t		offset = (off_t) BLCKSZ * (w->first % RELSEG_SIZE);
+	Size		nbytes = (Size) BLCKSZ * w->npages;
+	FileTag		tag;
+	ssize_t		done;
 	XLogRecPtr	stamp;
-	sigset_t	all,
-				saved;
-	bool		started;
 
 	if (w->npages == 0)
 		return;
 	/* a chunk never crosses a segment boundary (chunk_full) */
 	Assert((w->first + w->npages - 1) / RELSEG_SIZE == segno);
-	finish_chunk(w);
 	stamp = w->use_wal ? GetXLogInsertRecPtr() : InvalidXLogRecPtr;
 	for (int i = 0; i < w->npages; i++)
 	{
-		Page		page = w->pages + (Size) i * BLCKSZ;
-
-		PageSetLSN(page, stamp);
-		PageSetChecksumInplace(page, w->first + i);
+		pages[i] = w->pages + (Size) i * BLCKSZ;
+		blknos[i] = w->first + i;
+		PageSetLSN(pages[i], stamp);
+		PageSetChecksumInplace(pages[i], blknos[i]);
 	}
 	if (w->fd < 0 || w->fd_segno != segno)
 	{
@@ -261,26 +144,32 @@ flush_chunk(SynthPageWriter *w)
 			ereport(ERROR, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", path)));
 		w->fd_segno = segno;
 	}
-	pw->fd = w->fd;
-	pw->buf = w->pages;
-	pw->nbytes = (Size) BLCKSZ * w->npages;
-	pw->offset = (off_t) BLCKSZ * (w->first % RELSEG_SIZE);
-	pw->first = w->first;
-	pw->npages = w->npages;
-	pw->segno = segno;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	started = pthread_create(&pw->th, NULL, write_chunk, pw) == 0;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	pw->running = started;
-	if (!started)
+	for (Size off = 0; off < nbytes; off += done)
 	{
 		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
-		write_chunk(pw);
+		done = pg_pwrite(w->fd, w->pages + off, nbytes - off, offset + off);
 		pgstat_report_wait_end();
+		if (done <= 0)
+		{
+			/* as md.c: a short write with no error is a full disk */
+			if (done == 0)
+				errno = ENOSPC;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not extend the synthetic table's file \"%s\" (segment %u): %m", w->path, segno),
+					 errhint("Check free disk space.")));
+		}
 	}
-	w->cur ^= 1;
-	w->pages = w->bufs[w->cur];
+	memset(&tag, 0, sizeof(tag));	/* the tag is a hash key: no stray padding */
+	tag.handler = SYNC_HANDLER_MD;
+	tag.forknum = MAIN_FORKNUM;
+	tag.rnode = w->rel->rd_node;
+	tag.segno = segno;
+	if (!RegisterSyncRequest(&tag, SYNC_REQUEST, false) && pg_fsync(w->fd) != 0)
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(), errmsg("could not fsync the synthetic table's file \"%s\" (segment %u): %m", w->path, segno)));
+	if (w->use_wal)
+		log_newpages(&w->rel->rd_node, MAIN_FORKNUM, w->npages, blknos, pages, true);
 	w->first += w->npages;
 	w->npages = 0;
 }
@@ -343,22 +232,12 @@ void
 synth_pagewrite_end(SynthPageWriter *w)
 {
 	flush_chunk(w);
-	finish_chunk(w);
 	if (w->fd >= 0 && CloseTransientFile(w->fd) != 0)
 		ereport(ERROR, (errcode_for_file_access(), errmsg("could not close a segment of \"%s\": %m", w->path)));
 	pgstat_count_heap_insert(w->rel, (PgStat_Counter) w->ntuples);
-	pfree(w->bufs[0]);
-	pfree(w->bufs[1]);
+	pfree(w->pages);
 	pfree(w->path);
 	pfree(w);
-}
-
-/* On an error out of the write: the writer thread joined (nothing else; the abort cleans up). */
-void
-synth_pagewrite_abort(SynthPageWriter *w)
-{
-	if (w)
-		join_writer(w);
 }
 
 #else							/* PostgreSQL 16 and later extend in bulk themselves */
@@ -378,12 +257,6 @@ synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull)
 	(void) values;
 	(void) isnull;
 	elog(ERROR, "synth_pagewrite_row is not used on this version");
-}
-
-void
-synth_pagewrite_abort(SynthPageWriter *w)
-{
-	(void) w;
 }
 
 void

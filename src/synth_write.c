@@ -219,7 +219,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	ExprState  *checks = prepare_checks(tdesc, estate);
 	SynthPageWriter *pages;
-	volatile uint64 dropped = 0;	/* (volatile: set inside PG_TRY) */
+	uint64		dropped = 0;
 	MemoryContext unitcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth unit", ALLOCSET_SMALL_SIZES);
 	Datum	   *kept = palloc0(sizeof(Datum) * Max(nout, 1));
 	bool	   *kept_null = palloc0(sizeof(bool) * Max(nout, 1));
@@ -237,82 +237,72 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	pages = synth_pagewrite_begin(trel, cid);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		slots[b] = table_slot_create(trel, NULL);
-	/* the page writer's thread (a chunk being written) is joined on any error out of the loop */
-	PG_TRY();
+	for (uint64 p = 0; p < plan->npos; p++)
 	{
-		for (uint64 p = 0; p < plan->npos; p++)
-		{
-			MemoryContext old = MemoryContextSwitchTo(batchcxt);
-			TupleTableSlot *slot = slots[nslots++];
-			uint64		r = plan->order ? plan->order[p] : p;
-			bool		starts = plan->order && (p == 0 || plan->unit[p] != plan->unit[p - 1]);
+		MemoryContext old = MemoryContextSwitchTo(batchcxt);
+		TupleTableSlot *slot = slots[nslots++];
+		uint64		r = plan->order ? plan->order[p] : p;
+		bool		starts = plan->order && (p == 0 || plan->unit[p] != plan->unit[p - 1]);
 
-			CHECK_FOR_INTERRUPTS();
-			if (starts)
-				MemoryContextReset(unitcxt);
-			/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
-			/* the target's columns are the model's, in order */
-			for (int i = 0; i < nout; i++)
+		CHECK_FOR_INTERRUPTS();
+		if (starts)
+			MemoryContextReset(unitcxt);
+		/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
+		/* the target's columns are the model's, in order */
+		for (int i = 0; i < nout; i++)
+		{
+			slot->tts_isnull[i] = false;
+			if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
+				slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
+														  starts, &kept[i], &kept_null[i], unitcxt, rng,
+														  &slot->tts_isnull[i]);
+			else if (out[i].kind == OUT_SYNTH)
+				slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
+			else if (out[i].kind == OUT_IDENTIFIER)
+				slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && plan->unit ? plan->unit[p] :
+															 (int64) p + 1, rng, &slot->tts_isnull[i]);
+			else
 			{
-				slot->tts_isnull[i] = false;
-				if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
-					slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
-															  starts, &kept[i], &kept_null[i], unitcxt, rng,
-															  &slot->tts_isnull[i]);
-				else if (out[i].kind == OUT_SYNTH)
-					slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
-				else if (out[i].kind == OUT_IDENTIFIER)
-					slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && plan->unit ? plan->unit[p] :
-																 (int64) p + 1, rng, &slot->tts_isnull[i]);
-				else
-				{
-					slot->tts_values[i] = (Datum) 0;
-					slot->tts_isnull[i] = true;
-				}
-				if (slot->tts_isnull[i] && TupleDescAttr(tdesc, i)->attnotnull)
-					ereport(ERROR,
-							(errcode(ERRCODE_INTERNAL_ERROR),
-							 errmsg("a NULL was decoded for NOT NULL column \"%s\" of the synthetic table",
-									NameStr(TupleDescAttr(tdesc, i)->attname))));
+				slot->tts_values[i] = (Datum) 0;
+				slot->tts_isnull[i] = true;
 			}
-			ExecStoreVirtualTuple(slot);
-			MemoryContextSwitchTo(old);
-			if (checks)
-			{
-				econtext->ecxt_scantuple = slot;
-				if (!ExecCheck(checks, econtext))
-				{
-					ExecClearTuple(slot);
-					nslots--;
-					dropped++;
-				}
-				ResetExprContext(econtext);
-			}
-			if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
-			{
-				if (pages)
-					for (int b = 0; b < nslots; b++)
-						synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
-				else
-					/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
-					table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
-				for (int b = 0; b < nslots; b++)
-					ExecClearTuple(slots[b]);
-				nslots = 0;
-				MemoryContextReset(batchcxt);
-			}
-			if ((p + 1) % (64 * WRITE_BATCH) == 0)
-				synth_report(pr, "writing the synthetic table", (int) (100.0 * p / plan->npos));
+			if (slot->tts_isnull[i] && TupleDescAttr(tdesc, i)->attnotnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("a NULL was decoded for NOT NULL column \"%s\" of the synthetic table",
+								NameStr(TupleDescAttr(tdesc, i)->attname))));
 		}
-		if (pages)
-			synth_pagewrite_end(pages);
+		ExecStoreVirtualTuple(slot);
+		MemoryContextSwitchTo(old);
+		if (checks)
+		{
+			econtext->ecxt_scantuple = slot;
+			if (!ExecCheck(checks, econtext))
+			{
+				ExecClearTuple(slot);
+				nslots--;
+				dropped++;
+			}
+			ResetExprContext(econtext);
+		}
+		if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
+		{
+			if (pages)
+				for (int b = 0; b < nslots; b++)
+					synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
+			else
+				/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
+				table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
+			for (int b = 0; b < nslots; b++)
+				ExecClearTuple(slots[b]);
+			nslots = 0;
+			MemoryContextReset(batchcxt);
+		}
+		if ((p + 1) % (64 * WRITE_BATCH) == 0)
+			synth_report(pr, "writing the synthetic table", (int) (100.0 * p / plan->npos));
 	}
-	PG_CATCH();
-	{
-		synth_pagewrite_abort(pages);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	if (pages)
+		synth_pagewrite_end(pages);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		ExecDropSingleTupleTableSlot(slots[b]);
 	FreeBulkInsertState(bistate);

@@ -204,8 +204,6 @@ typedef struct SynthPageWriter SynthPageWriter;
 extern SynthPageWriter *synth_pagewrite_begin(Relation rel, CommandId cid);
 extern void synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull);
 extern void synth_pagewrite_end(SynthPageWriter *w);
-/* On an error out of the write (insert_rows' PG_CATCH): the writer thread joined; NULL is harmless. */
-extern void synth_pagewrite_abort(SynthPageWriter *w);
 
 /* ---- synthesize.c ---- */
 
