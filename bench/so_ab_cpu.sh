@@ -4,7 +4,9 @@
 # rotated each round, a new session per call; the installed dpsynth.so is replaced by rename, so
 # a running backend keeps its own), and prints per call the load average, the call's wall seconds
 # (clock_timestamp around it), the backend's CPU seconds during the call (utime + stime of its
-# /proc/self/stat, read by pg_read_file: helper threads included) and the phases' seconds
+# /proc/self/stat, read by pg_read_file: helper threads included), the CPU seconds of its own
+# thread alone (/proc/self/task/<pid>/stat: the work that a helper thread does not take off it,
+# the call's length on an idle machine when no helper makes it wait) and the phases' seconds
 # (json).  The builds are only the shared object: for changes with no SQL-visible difference.
 # Usage (PGHOST, PGPORT, PGUSER exported; PG_CONFIG names the installation whose dpsynth.so is
 # replaced, and restored at the end; database DB, default bench):
@@ -38,17 +40,20 @@ for r in $(seq 1 "$ROUNDS"); do
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS s_abcpu;
 LOAD 'dpsynth';
-CREATE TEMP VIEW cpu AS SELECT (split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint) AS ticks
+CREATE TEMP VIEW cpu AS SELECT (split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint) AS ticks,
+	(SELECT split_part(m, ' ', 14)::bigint + split_part(m, ' ', 15)::bigint
+	 FROM pg_read_file('/proc/self/task/' || pg_backend_pid() || '/stat') m) AS main_ticks
 	FROM pg_read_file('/proc/self/stat') s;
-SELECT ticks AS c0, extract(epoch FROM clock_timestamp()) AS t0 FROM cpu \gset
+SELECT ticks AS c0, main_ticks AS m0, extract(epoch FROM clock_timestamp()) AS t0 FROM cpu \gset
 SELECT 'seconds', seconds FROM dp_synthesize(:'t', epsilon => 1, target => 's_abcpu');
-SELECT 'wall', extract(epoch FROM clock_timestamp()) - :t0, 'cpu', ticks - :c0 FROM cpu;
+SELECT 'wall', extract(epoch FROM clock_timestamp()) - :t0, 'cpu', ticks - :c0, 'main', main_ticks - :m0 FROM cpu;
 SQL
 )
 		wall=$(echo "$out" | awk -F'|' '$1 == "wall" {printf "%.2f", $2}')
 		cpu=$(echo "$out" | awk -F'|' -v tick="$TICK" '$1 == "wall" {printf "%.2f", $4 / tick}')
+		main=$(echo "$out" | awk -F'|' -v tick="$TICK" '$1 == "wall" {printf "%.2f", $6 / tick}')
 		sec=$(echo "$out" | awk -F'|' '$1 == "seconds" {print $2}')
-		echo "round $r ${names[$k]} load $load wall $wall cpu $cpu | $sec"
+		echo "round $r ${names[$k]} load $load wall $wall cpu $cpu main $main | $sec"
 	done
 done
 psql -X -q -d "$DB" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS s_abcpu" >/dev/null
