@@ -1071,6 +1071,7 @@ adaptive_rows(Run *r)
 	final_gum.start = NULL;
 	final_gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
 	final_gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+	final_gum.one_way_exact = true;
 	{
 		uint64_t	cells;
 		int			path = dp_privsyn_maxent_path(out, r->d, &final_gum, &cells);

@@ -568,7 +568,8 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	dp_codes	below = {0};
 	uint64_t	m = nrows;
 	uint32_t	last_iters = DP_SAMPLE_LAST_ITERS;
-	bool		one_level = false;
+	bool		one_level = false,
+				exact;
 	int			rc;
 
 	if (gum)
@@ -604,6 +605,9 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	}
 	if (m == nrows)
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
+	/* the exact 1-way counts (dp_gum_params.one_way_exact): the rows of n only, not the levels' */
+	exact = prm.one_way_exact;
+	prm.one_way_exact = false;
 	warm = prm;
 	if (warm.iterations > DP_SAMPLE_WARM_ITERS)
 		warm.iterations = DP_SAMPLE_WARM_ITERS;
@@ -625,6 +629,7 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 			 */
 			if (warm.iterations > last_iters)
 				warm.iterations = last_iters;
+			warm.one_way_exact = exact;
 			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
 			break;
 		}
