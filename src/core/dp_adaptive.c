@@ -617,7 +617,7 @@ adaptive_oneway(Run *r)
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	r->merged_ok = true;		/* dp_codes_free is harmless on what the stage did not initialise */
 	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY), r->out,
-								 r->margs, &r->merged, p->consume, p->extra);
+								 r->margs, &r->merged, p->consume, p->extra, p->extra ? NULL : p->prior);
 	if (rc != 0)
 		return rc;
 	r->nmargs = r->d;

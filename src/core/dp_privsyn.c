@@ -40,6 +40,26 @@ add_noise(dp_marg *m, double rho)
 	return 0;
 }
 
+/*
+ * A one-way marginal's noisy counts y[0 .. n) (variance v1 each) combined with an earlier
+ * release's estimates est[] (variances var[]): the inverse-variance mean, code by code, where the
+ * estimate has a finite positive variance (dp_oneway_prior).  Returns the codes combined.
+ * Post-processing.
+ */
+static uint32_t
+oneway_combine(double *y, uint32_t n, double v1, const double *est, const double *var)
+{
+	uint32_t	done = 0;
+
+	for (uint32_t c = 0; c < n; c++)
+		if (isfinite(var[c]) && var[c] > 0 && isfinite(est[c]) && v1 > 0)
+		{
+			y[c] = (y[c] / v1 + est[c] / var[c]) / (1.0 / v1 + 1.0 / var[c]);
+			done++;
+		}
+	return done;
+}
+
 #define PROGRESS(phase, frac) \
 	do { if (dp_report(p->progress, p->progress_arg, (phase), (frac), 1, -1) != 0) { rc = dp_cancelled(); goto done; } } while (0)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
@@ -171,7 +191,8 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
 						double rho_oneway, dp_privsyn_result *out, dp_marg *margs,
-						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra)
+						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
+						const dp_oneway_prior *prior)
 {
 	uint32_t	d = data->ncols,
 				nmerged;
@@ -208,6 +229,16 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 				dp_nomem("could not allocate the released one-way counts");
 		}
 		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
+		if (prior && prior->est && prior->var && prior->est[j] && prior->var[j])
+		{
+			if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
+			{
+				dp_marg_free(&one);
+				return dp_nomem("could not allocate the one-way marginals' prior counts");
+			}
+			out->oneway_prior[j] = oneway_combine(one.cells, sizes[j], dp_gaussian_sigma2(rho1, 1.0),
+												  prior->est[j], prior->var[j]);
+		}
 		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
 		dp_marg_free(&one);
 	}
@@ -312,7 +343,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), out, margs, &merged,
-								 p->consume, NULL);
+								 p->consume, NULL, p->prior);
 	if (rc != 0)
 		goto done;
 	nmargs = d;
@@ -435,6 +466,7 @@ dp_privsyn_result_free(dp_privsyn_result *r)
 	dp_free(r->code_map);
 	dp_free(r->oneway_noisy);
 	dp_free(r->merged_sizes);
+	dp_free(r->oneway_prior);
 	dp_codes_free(&r->synth);
 	memset(r, 0, sizeof(*r));
 }
