@@ -151,15 +151,7 @@ SELECT count(*) <= 17 AS at_most_16_bins FROM dp_marginal('hours', ARRAY['g'], e
 RESET ROLE;
 SELECT column_name, kind, source, cardinality(edges) - 1 AS bins, 40 = ANY(edges) AND 41 = ANY(edges) AS own_bin_at_40
 FROM dp_domains WHERE table_name = 'hours'::regclass ORDER BY column_name;
--- A synthesis that learns h's bins again combines each bin's one-way count with the count that
--- its discovery released, where the bin is a union of that histogram's cells or refined values
--- (the model says how many: one_way_prior); g's bins, learned before, have none.
-SELECT dp_declare('hours', 'h', lower => 0, upper => 99);
-SELECT model_id AS hours_model FROM dp_synthesize('hours', epsilon => 5, target => 'hours_synth') \gset
-SELECT c->>'name' AS name, (c->>'one_way_prior')::int > 0 AS one_way_prior,
-	   (c->>'one_way_prior')::int <= (c->>'codes')::int AS at_most_its_codes
-FROM jsonb_array_elements(dp_model_json(:hours_model)->'columns') c ORDER BY 1;
-DROP TABLE hours, hours_synth;
+DROP TABLE hours;
 
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
