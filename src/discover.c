@@ -314,6 +314,70 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 }
 
 /*
+ * Each learned bin's count as this release gives it, for a synthesis to combine with its own
+ * one-way marginal (dp_oneway_prior in src/core/dp_privsyn.h): the sum of the released counts of
+ * the atoms in the bin (a refined value's estimate, variance sigma_fine^2; a cell kept whole, its
+ * noisy count as released, before any denoising, variance sigma^2), where every atom that meets
+ * the bin lies wholly inside it; a bin that cuts a cell (a quantile edge inside it) gets none
+ * (variance 0), as its share of the cell would be a guess.  Post-processing of the release.
+ */
+static void
+bin_prior(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, const double *edges,
+		  uint32 nedges)
+{
+	uint32		ncells = dp_loggrid_ncells(&d->grid),
+				nbins = nedges - 1;
+	const DpColumn *col = d->col;
+	double		ql = col->quantile_lower,
+				qu = col->quantile_upper;
+	bool	   *cut = palloc0(sizeof(bool) * Max(nbins, 1));
+
+	if (!d->grid.integral || nedges < 2)
+		return;
+	d->prior_est = palloc0(sizeof(double) * nbins);
+	d->prior_var = palloc0(sizeof(double) * nbins);
+	d->nprior = (int) nbins;
+	for (uint32 c = 0; c < ncells; c++)
+	{
+		int64		lo,
+					hi;
+		uint32		b = 0;
+
+		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+		/* the cell as counted: its values were clamped into the bounds */
+		lo = Max(lo, (int64) ceil(ql));
+		hi = Min(hi, (int64) floor(qu));
+		if (lo > hi)
+			continue;
+		if (ref && ref->refined[c])
+		{
+			for (int64 v = lo; v <= hi; v++)
+			{
+				while (b + 1 < nbins && (double) v >= edges[b + 1])
+					b++;
+				d->prior_est[b] += ref->value[v - (int64) ceil(ql)];
+				d->prior_var[b] += ref->sigma * ref->sigma;
+			}
+			continue;
+		}
+		while (b + 1 < nbins && (double) lo >= edges[b + 1])
+			b++;
+		if ((double) hi >= edges[b + 1])
+		{
+			/* a cut cell: every bin it meets gets no estimate */
+			for (uint32 k = b; k < nbins && (double) lo < edges[k + 1] && (double) hi >= edges[k]; k++)
+				cut[k] = true;
+			continue;
+		}
+		d->prior_est[b] += (double) raw[c];
+		d->prior_var[b] += sigma * sigma;
+	}
+	for (uint32 b = 0; b < nbins; b++)
+		if (cut[b] || !(d->prior_var[b] > 0))
+			d->prior_var[b] = 0;
+}
+
+/*
  * Quantile bins inside declared bounds: the noisy histogram of the clamped values on the public
  * grid, then edges at its noisy quantiles (post-processing).  Declared point masses are added
  * when the domain is loaded.
@@ -648,6 +712,7 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	nedges = dp_discovered_edges(d->grid.integral, edges, nedges, col->quantile_lower, col->quantile_upper);
 	npieces = span_lo <= span_hi ?
 		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sigma, ref, &shape) : 0;
+	bin_prior(d, raw, sigma, ref, edges, nedges);
 	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
 }
 
@@ -935,6 +1000,8 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 				rho_2;
 	bool		two_stage,
 				refine;
+	Discovery  *priors;
+	AttrNumber *prior_att = MemoryContextAllocZero(old, sizeof(AttrNumber) * Max(ncols, 1));
 
 	for (int j = 0; j < ncols; j++)
 	{
@@ -1022,12 +1089,33 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 						   two_stage ? &fine : NULL, ledger_id, standalone, plan->min_bin_mass);
 	}
 	MemoryContextSwitchTo(old);
+	/* the learned bins' released counts (bin_prior), out of the arena before it goes */
+	priors = palloc0(sizeof(Discovery) * Max(nd, 1));
+	for (int k = 0; k < nd; k++)
+		if (ds[k].nprior > 0)
+		{
+			priors[k].nprior = ds[k].nprior;
+			priors[k].prior_est = palloc(sizeof(double) * ds[k].nprior);
+			priors[k].prior_var = palloc(sizeof(double) * ds[k].nprior);
+			memcpy(priors[k].prior_est, ds[k].prior_est, sizeof(double) * ds[k].nprior);
+			memcpy(priors[k].prior_var, ds[k].prior_var, sizeof(double) * ds[k].nprior);
+			prior_att[k] = ds[k].col->attnum;
+		}
 	MemoryContextDelete(cxt);
 
 	/* the columns again, now with the domains just stored */
 	cols = dpsynth_load_columns(relid, names, &ncols);
 	for (int j = 0; j < ncols; j++)
+	{
 		if (cols[j].state != DP_COLUMN_READY)
 			elog(ERROR, "dpsynth: column \"%s\" has no domain after discovery", cols[j].name);
+		for (int k = 0; k < nd; k++)
+			if (priors[k].nprior > 0 && prior_att[k] == cols[j].attnum)
+			{
+				cols[j].prior_est = priors[k].prior_est;
+				cols[j].prior_var = priors[k].prior_var;
+				cols[j].nprior = priors[k].nprior;
+			}
+	}
 	return cols;
 }

@@ -38,6 +38,10 @@ typedef struct Discovery
 	int64	   *cells;
 	int64	   *fine;			/* quantile_fine: the exact count of every value of the bounds */
 	HTAB	   *exact;			/* bounds: exact count of every value, for the second stage */
+	/* quantiles: the released count of each learned bin and its variance (bin_prior), or NULL */
+	double	   *prior_est;
+	double	   *prior_var;
+	int			nprior;
 } Discovery;
 
 /* discover_values.c: the entry of a text value (made with count 0 at its first sight), NULL for a

@@ -135,6 +135,13 @@ typedef struct DpColumn
 	bool		quantile_wide;	/* 'auto', default bins, not refined: as many bins as the
 								 * released mass affords (dp_binning_wide_bins) */
 	dp_domain	domain;
+	/*
+	 * quantile bins learned by this call's discovery (dpsynth_discover): each bin's count as the
+	 * discovery released it and its variance (variance 0: none), nprior bins; else NULL, 0
+	 */
+	double	   *prior_est;
+	double	   *prior_var;
+	int			nprior;
 	int64	   *iedges;			/* storage of numeric domains */
 	double	   *edges;
 	/* enum columns: sorted label OIDs and their codes */

@@ -7,7 +7,9 @@
  *     owner's column policies (treatment, "other" value): public;
  *   - the public domain of every synthesized column (declared, from the type or the schema, or
  *     released by a charged DP discovery and already shown in dp_domains): public;
- *   - one_way_noisy: the noisy one-way counts PrivSyn released (discrete Gaussian, 0.1 rho);
+ *   - one_way_noisy: the noisy one-way counts PrivSyn released (discrete Gaussian, 0.1 rho),
+ *     for a column whose bins this call's discovery learned each combined with that release's
+ *     count of the bin (one_way_prior: how many were; post-processing of both releases);
  *   - merged_code: the rare-value merge, a function of those noisy counts only;
  *   - marginals: the consistent, non-negative marginals, post-processing of the noisy one-way
  *     and selected marginals (their attribute sets are chosen from noisy InDif scores; their rho
@@ -252,6 +254,9 @@ dpsynth_model_json(const DpModel *m)
 			for (uint32 c = 0; c < m->sizes[j]; c++)
 				appendStringInfo(&b, "%s%u", c ? ", " : "", (unsigned) r->code_map[j][c]);
 			appendStringInfo(&b, "], \"merged_codes\": %u", r->merged_sizes[j]);
+			/* bins whose one-way count combined this call's discovery (dp_oneway_prior) */
+			if (r->oneway_prior && (uint32) j < r->n_oneway && r->oneway_prior[j] > 0)
+				appendStringInfo(&b, ", \"one_way_prior\": %u", r->oneway_prior[j]);
 		}
 		appendStringInfoChar(&b, '}');
 	}

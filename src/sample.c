@@ -106,6 +106,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 		gum.iterations = dp_adaptive_final_iters(gum.iterations);
 		gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;	/* a small joint domain: maximum entropy */
 		gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;	/* ... or a small junction tree */
+		gum.one_way_exact = true;	/* GUM's rows keep the one-way counts exactly */
 	}
 	dp_prng_seed(&rng, seed);
 	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)

@@ -133,6 +133,9 @@ typedef struct SynthCall
 	int			ncols;
 	uint32	   *sizes;
 	uint32	   *ordered;		/* per column: its ordered codes (bins), 0 for categories */
+	/* the one-way cells this call's discovery released (discovery_prior), for the method */
+	dp_oneway_prior prior;
+	bool		has_prior;
 	List	   *foreign;		/* partitions on other servers, counted there (foreign.c) */
 	DpColumnSet *sets;			/* ... the marginals counted there: every pair (or the column) */
 	int			nsets;
@@ -520,6 +523,40 @@ charge_call(SynthCall *c)
 													dpsynth_unit_discovery_json(&c->unit, c->discovery_sigma2)) : ""));
 }
 
+/*
+ * The one-way cells that this call's discovery released, for the method to combine with its own
+ * one-way marginals (dp_oneway_prior): each learned bin's released count and its variance, where
+ * the bin is a union of the released histogram's atoms (bin_prior in discover.c), on a table
+ * without a privacy unit or foreign partitions.  The NULL cell, and a bin of a domain whose bins
+ * are not the learned ones (declared points added), have none.  Post-processing of a release
+ * this call charged (units_each a column), independent of the method's noise.
+ */
+static void
+discovery_prior(SynthCall *c)
+{
+	double	  **est = palloc0(sizeof(double *) * c->ncols),
+			  **var = palloc0(sizeof(double *) * c->ncols);
+
+	c->has_prior = false;
+	if (c->unit.on || c->foreign != NIL)
+		return;
+	for (int j = 0; j < c->ncols; j++)
+	{
+		const DpColumn *col = &c->cols[j];
+
+		if (col->nprior <= 0 || (uint32) col->nprior != col->domain.nvalues ||
+			(uint32) col->nprior > c->sizes[j])
+			continue;
+		est[j] = palloc0(sizeof(double) * c->sizes[j]);
+		var[j] = palloc0(sizeof(double) * c->sizes[j]);
+		memcpy(est[j], col->prior_est, sizeof(double) * col->nprior);
+		memcpy(var[j], col->prior_var, sizeof(double) * col->nprior);
+		c->has_prior = true;
+	}
+	c->prior.est = (const double *const *) est;
+	c->prior.var = (const double *const *) var;
+}
+
 /* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
 static void
 read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
@@ -545,6 +582,8 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		/* bins of a number, date or time are ordered (a public fact of the domain) */
 		c->ordered[j] = dom->kind == DP_DOMAIN_CATEGORIES ? 0 : dom->nvalues;
 	}
+	if (c->plan.ndiscover > 0)
+		discovery_prior(c);
 
 	synth_report(pr, "reading the table", 0);
 	if (dp_codes_init(codes, c->ncols, 1024) != 0)
@@ -604,6 +643,7 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	/* the encoded table is dead once recoded and counted: the method takes it over */
 	params.consume = codes;
 	params.extra = c->foreign != NIL ? &c->extra : NULL;
+	params.prior = c->has_prior ? &c->prior : NULL;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)

@@ -618,7 +618,8 @@ adaptive_oneway(Run *r)
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	r->merged_ok = true;		/* dp_codes_free is harmless on what the stage did not initialise */
 	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY),
-								 &r->sched, &r->topup, r->out, r->margs, &r->merged, p->consume, p->extra);
+								 &r->sched, &r->topup, r->out, r->margs, &r->merged, p->consume, p->extra,
+								 p->extra ? NULL : p->prior);
 	if (rc != 0)
 		return rc;
 	r->nmargs = r->d;
@@ -1073,6 +1074,7 @@ adaptive_rows(Run *r)
 	final_gum.start = NULL;
 	final_gum.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
 	final_gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
+	final_gum.one_way_exact = true;
 	{
 		uint64_t	cells;
 		int			path = dp_privsyn_maxent_path(out, r->d, &final_gum, &cells);

@@ -302,7 +302,8 @@ dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t np
 	s->lo = dp_alloc(sizeof(double) * maxparts);
 	s->hi = dp_alloc(sizeof(double) * maxparts);
 	s->cum = dp_alloc(sizeof(double) * maxparts);
-	if (!s->start || !s->lo || !s->hi || !s->cum)
+	s->phase = dp_alloc(sizeof(double) * d->nvalues);
+	if (!s->start || !s->lo || !s->hi || !s->cum || !s->phase)
 	{
 		dp_shape_free(s);
 		return -1;
@@ -325,6 +326,7 @@ dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t np
 		else
 			dp_real_bin_range(d, b, &blo, &bhi);
 		s->start[b] = n;
+		s->phase[b] = -1;
 		/* the first piece that may reach into this bin (bins and pieces both increase) */
 		while (j < npieces && (integral ? pieces[3 * j + 1] < blo : pieces[3 * j + 1] <= blo))
 			j++;
@@ -393,15 +395,20 @@ dp_shape_free(dp_shape *s)
 	dp_free(s->lo);
 	dp_free(s->hi);
 	dp_free(s->cum);
+	dp_free(s->phase);
 	memset(s, 0, sizeof(*s));
 }
 
+/* 1 / phi, the golden ratio's inverse: the step of dp_shape_pick's sequence in a bin */
+#define SHAPE_STEP 0.61803398874989484820
+
 bool
-dp_shape_pick(const dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi)
+dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi)
 {
 	uint32_t	a,
 				b;
-	double		u;
+	double		u,
+				ph;
 
 	if (!s->start || bin >= s->nbins)
 		return false;
@@ -409,7 +416,15 @@ dp_shape_pick(const dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *h
 	b = s->start[bin + 1];
 	if (a == b)
 		return false;
-	u = dp_prng_unit(p) * s->cum[b - 1];
+	/* the bin's next point of frac(u_b + k / phi), u_b drawn at its first pick */
+	ph = s->phase[bin];
+	if (!(ph >= 0 && ph < 1))
+		ph = dp_prng_unit(p);
+	u = ph * s->cum[b - 1];
+	ph += SHAPE_STEP;
+	s->phase[bin] = ph >= 1 ? ph - 1 : ph;
+	if (!(u < s->cum[b - 1]))
+		u = 0;					/* (ph < 1 and a positive total: never) */
 	/* the first part whose cumulative weight exceeds u (u < total, so one does) */
 	while (a + 1 < b)
 	{

@@ -57,9 +57,14 @@ double		dp_decode_real(dp_prng *p, double lo, double hi, bool hi_closed, int sca
  * dp_shape_init clips the pieces to every bin of d (a piece's weight in proportion to the part
  * of it kept: integers counted, reals by length) and keeps each bin's cumulative weights.  It
  * returns 0, or -1 when the pieces are invalid (then nothing is allocated) or memory runs out.
- * dp_shape_pick draws one of bin's parts by weight (one dp_prng_unit) and returns it in
- * [*lo, *hi] (integers: both included; reals: [*lo, *hi), inside the bin), where the caller
- * draws uniformly (dp_decode_int, dp_decode_real).  A bin that no piece of positive weight
+ * dp_shape_pick picks one of bin's parts by weight and returns it in [*lo, *hi] (integers: both
+ * included; reals: [*lo, *hi), inside the bin), where the caller draws uniformly (dp_decode_int,
+ * dp_decode_real).  The picks of one bin are stratified: the k-th pick in bin b reads the point
+ * frac(u_b + k / phi) of the bin's cumulative weight (phi the golden ratio, u_b one dp_prng_unit
+ * drawn at the bin's first pick), a low-discrepancy sequence, so that after k picks every part
+ * holds its share of them up to O(log k) picks, where independent picks would stray by about
+ * sqrt(k).  The bin totals come from the model; the values inside a bin then follow its shape
+ * without a draw's sampling error on top of the shape's noise.  A bin that no piece of positive weight
  * overlaps has no shape: dp_shape_pick returns false and draws nothing, and the caller draws
  * over the whole bin, as without a shape.
  */
@@ -70,6 +75,7 @@ typedef struct dp_shape
 	double	   *lo;
 	double	   *hi;
 	double	   *cum;			/* cumulative weight of the bin's parts, up to and including this one */
+	double	   *phase;			/* nbins: the point of the bin's next pick in [0, 1), < 0 before its first */
 } dp_shape;
 
 int			dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint32_t npieces);
@@ -81,6 +87,6 @@ int			dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint3
  */
 uint32_t	dp_shape_tidy(double *pieces, uint32_t npieces, bool integral);
 void		dp_shape_free(dp_shape *s);
-bool		dp_shape_pick(const dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi);
+bool		dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi);
 
 #endif							/* DP_DECODE_H */

@@ -642,6 +642,80 @@ append_column(gum *g, const dp_marg *t, uint32_t c)
 	}
 }
 
+/*
+ * Stage 6b (dp_gum_params.one_way_exact): every core column's counts set to its 1-way
+ * distribution's largest-remainder counts of n rows, the counts the independent fill starts from.
+ * In each over-full cell the surplus rows are drawn uniformly without replacement; they are
+ * shuffled and handed to the under-full cells, in code order, as many as each lacks; a moved row
+ * changes this column's code only.  GUM's visits match the k-way targets only up to their step
+ * sizes, and a column's 1-way counts drift with them: on a big table with a heaped column of many
+ * codes the drift was the larger part of that column's one-way error at a large budget.  Returns
+ * 0 or -1 (cancelled).
+ */
+static int
+gum_exact_one_way(gum *g)
+{
+	const uint32_t n = g->n;
+	uint32_t   *rows = g->want,
+			   *pool = g->want + n,
+			   *cnt = g->cntbuf,
+			   *tgt = g->codecnt;
+
+	for (uint32_t c = 0; c < g->ncols; c++)
+	{
+		const uint32_t sz = g->sizes[c];
+		uint16_t   *col = g->col[c];
+		uint32_t	np = 0,
+					q = 0;
+
+		if (g->layer[c] != 0)
+			continue;
+		largest_remainder(g->onew[c], sz, n, tgt, g->fi);
+		memset(cnt, 0, sizeof(uint32_t) * (sz + 1));
+		for (uint32_t i = 0; i < n; i++)
+			cnt[col[i] + 1]++;
+		for (uint32_t v = 0; v < sz && np == 0; v++)
+			if (cnt[v + 1] > tgt[v])
+				np = 1;
+		if (np == 0)
+			continue;			/* exact already */
+		np = 0;
+		/* rows grouped by code: cnt[v] ends group v after the placement */
+		for (uint32_t v = 0; v < sz; v++)
+			cnt[v + 1] += cnt[v];
+		for (uint32_t i = 0; i < n; i++)
+			rows[cnt[col[i]]++] = i;
+		for (uint32_t v = 0; v < sz; v++)
+		{
+			uint32_t	beg = v == 0 ? 0 : cnt[v - 1],
+						nv = cnt[v] - beg;
+
+			/* a partial Fisher-Yates shuffle: the first nv - tgt[v] rows, uniformly drawn */
+			for (uint32_t k = 0; nv > tgt[v] && k < nv - tgt[v]; k++)
+			{
+				uint32_t	j = k + (uint32_t) dp_prng_below(g->rng, nv - k),
+							t = rows[beg + j];
+
+				rows[beg + j] = rows[beg + k];
+				rows[beg + k] = t;
+				pool[np++] = t;
+			}
+		}
+		dp_prng_shuffle_u32(g->rng, pool, np);
+		for (uint32_t v = 0; v < sz; v++)
+		{
+			uint32_t	beg = v == 0 ? 0 : cnt[v - 1],
+						nv = cnt[v] - beg;
+
+			for (uint32_t k = nv; k < tgt[v] && q < np; k++)
+				col[pool[q++]] = (uint16_t) v;
+		}
+		if (gum_heartbeat(g) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Stage 7: the peeled columns appended, last peeled layer first.  Returns 0 or -1 (cancelled). */
 static int
 gum_append(gum *g, const dp_marg *targets)
@@ -698,6 +772,8 @@ gum_run(gum *g, const dp_marg *targets, uint32_t ntargets, const dp_gum_params *
 		return rc;
 	gum_free_moves(g);
 	if ((rc = gum_restore_columns(g)) != 0)
+		return rc;
+	if (prm->one_way_exact && (rc = gum_exact_one_way(g)) != 0)
 		return rc;
 	return gum_append(g, targets);
 }

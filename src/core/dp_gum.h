@@ -124,6 +124,15 @@ typedef struct dp_gum_params
 	uint64_t	jtree_cells;
 
 	/*
+	 * When true (default false), after the iterations every core column's 1-way counts are set
+	 * exactly to the largest-remainder counts of its 1-way distribution (the initial fill's), by
+	 * moving surplus rows, drawn at random in each over-full cell, to the under-full cells (only
+	 * that column's code changes; dp_gum.c, gum_exact_one_way).  The adaptive method sets it for
+	 * its final rows (dp_adaptive.h, step 5); sample_gum's coarser levels do not use it.
+	 */
+	bool		one_way_exact;
+
+	/*
 	 * Called (dp_env.h; phase DP_PHASE_GUM) after every iteration (done = iter = 1..iters, total =
 	 * iters, err = mean L1 of the iterated targets; not called so when no target is iterated, e.g.
 	 * a tree of 2-way targets, which is all appended).  A non-zero return cancels: dp_gum_run

@@ -40,6 +40,26 @@ add_noise(dp_marg *m, double rho)
 	return 0;
 }
 
+/*
+ * A one-way marginal's noisy counts y[0 .. n) (variance v1 each) combined with an earlier
+ * release's estimates est[] (variances var[]): the inverse-variance mean, code by code, where the
+ * estimate has a finite positive variance (dp_oneway_prior).  Returns the codes combined.
+ * Post-processing.
+ */
+static uint32_t
+oneway_combine(double *y, uint32_t n, double v1, const double *est, const double *var)
+{
+	uint32_t	done = 0;
+
+	for (uint32_t c = 0; c < n; c++)
+		if (isfinite(var[c]) && var[c] > 0 && isfinite(est[c]) && v1 > 0)
+		{
+			y[c] = (y[c] / v1 + est[c] / var[c]) / (1.0 / v1 + 1.0 / var[c]);
+			done++;
+		}
+	return done;
+}
+
 #define PROGRESS(phase, frac) \
 	do { if (dp_report(p->progress, p->progress_arg, (phase), (frac), 1, -1) != 0) { rc = dp_cancelled(); goto done; } } while (0)
 #define FAIL(call) do { rc = (call); goto done; } while (0)
@@ -172,7 +192,8 @@ int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
 						double rho_oneway, const dp_schedule *topup, double *rho_topup,
 						dp_privsyn_result *out, dp_marg *margs,
-						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra)
+						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
+						const dp_oneway_prior *prior)
 {
 	uint32_t	d = data->ncols,
 				nmerged;
@@ -261,6 +282,20 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 				*rho_topup = t;
 		}
 	}
+
+	/*
+	 * ---- 1c. the counts this call's discovery released for the bins it learned (dp_oneway_prior):
+	 * each combined with the one-way count by inverse variance, that of rho1 (the top-up's
+	 * included); post-processing of two releases with independent noise ----
+	 */
+	for (uint32_t j = 0; prior && prior->est && prior->var && j < d; j++)
+		if (prior->est[j] && prior->var[j])
+		{
+			if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
+				return dp_nomem("could not allocate the one-way marginals' prior counts");
+			out->oneway_prior[j] = oneway_combine(out->oneway_noisy[j], sizes[j], dp_gaussian_sigma2(rho1, 1.0),
+												  prior->est[j], prior->var[j]);
+		}
 
 	/*
 	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
@@ -362,7 +397,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), NULL, NULL, out, margs, &merged,
-								 p->consume, NULL);
+								 p->consume, NULL, p->prior);
 	if (rc != 0)
 		goto done;
 	nmargs = d;
@@ -485,6 +520,7 @@ dp_privsyn_result_free(dp_privsyn_result *r)
 	dp_free(r->code_map);
 	dp_free(r->oneway_noisy);
 	dp_free(r->merged_sizes);
+	dp_free(r->oneway_prior);
 	dp_codes_free(&r->synth);
 	memset(r, 0, sizeof(*r));
 }
@@ -618,7 +654,8 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	dp_codes	below = {0};
 	uint64_t	m = nrows;
 	uint32_t	last_iters = DP_SAMPLE_LAST_ITERS;
-	bool		one_level = false;
+	bool		one_level = false,
+				exact;
 	int			rc;
 
 	if (gum)
@@ -654,6 +691,9 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	}
 	if (m == nrows)
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
+	/* the exact 1-way counts (dp_gum_params.one_way_exact): the rows of n only, not the levels' */
+	exact = prm.one_way_exact;
+	prm.one_way_exact = false;
 	warm = prm;
 	if (warm.iterations > DP_SAMPLE_WARM_ITERS)
 		warm.iterations = DP_SAMPLE_WARM_ITERS;
@@ -675,6 +715,7 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 			 */
 			if (warm.iterations > last_iters)
 				warm.iterations = last_iters;
+			warm.one_way_exact = exact;
 			rc = dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &warm, rng, out);
 			break;
 		}

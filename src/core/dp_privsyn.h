@@ -93,6 +93,22 @@ typedef struct dp_extra_counts
 	const uint64_t *const *pair;
 } dp_extra_counts;
 
+/*
+ * Earlier releases of the one-way marginals' cells (NULL: none): for column j, est[j] (NULL:
+ * none) holds sizes[j] estimates of its codes' counts and var[j] their variances (a code whose
+ * variance is not finite and > 0 has none).  They must be independent of the run's own noise
+ * (another release, e.g. the quantile histogram a discovery in the same call released, summed
+ * over each bin) and released or public.  The run's one-way count of such a code becomes the
+ * inverse-variance mean of its own noisy count and the estimate (post-processing of both
+ * releases); the marginal's recorded rho stays its own measurement's (the consistency weights and
+ * the rare-value threshold are those of the less precise count).
+ */
+typedef struct dp_oneway_prior
+{
+	const double *const *est;
+	const double *const *var;
+} dp_oneway_prior;
+
 typedef struct dp_privsyn_params
 {
 	double		rho;			/* the pipeline's whole budget */
@@ -127,6 +143,8 @@ typedef struct dp_privsyn_params
 	 * dp_privsyn_run refuses them.
 	 */
 	const dp_extra_counts *extra;
+	/* NULL, or earlier releases of the one-way cells to combine with (dp_oneway_prior) */
+	const dp_oneway_prior *prior;
 	/* the adaptive method only: if > 0, the distinct k-way marginals allowed instead of
 	 * dp_adaptive_max_kway's (a public choice; tests) */
 	uint64_t	max_kway;
@@ -151,6 +169,9 @@ typedef struct dp_privsyn_result
 	uint32_t   *merged_sizes;
 	uint16_t  **code_map;
 	double	  **oneway_noisy;
+	/* per column, how many of its codes' one-way counts were combined with an earlier release
+	 * (dp_privsyn_params.prior); NULL when none was given */
+	uint32_t   *oneway_prior;
 	double		seconds[DP_PHASE_COUNT];
 	dp_codes	synth;			/* the synthetic rows, original codes */
 	dp_spend	spend;			/* what the run released, release by release (dp_schedule.h) */
@@ -241,14 +262,17 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * the one-way marginals over merged codes (rho = rho_oneway / d, the consistency weight), and
  * merged (initialised here) with the private table recoded to merged codes: in place when consume
  * is data (merged then takes over data's columns and data is left empty), in a copy otherwise
- * (consume NULL).  Returns 0, or -2
+ * (consume NULL).  prior (NULL: none): earlier releases of the one-way cells, each combined with
+ * the run's noisy count by inverse variance (dp_oneway_prior), after the top-up (the count's
+ * variance then that of rho / d and the top-up's together).  Returns 0, or -2
  * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
 int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
 									double rho_oneway, const dp_schedule *topup, double *rho_topup,
 									dp_privsyn_result *out, dp_marg *margs,
-									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra);
+									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
+									const dp_oneway_prior *prior);
 
 /*
  * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..

@@ -524,6 +524,33 @@ test_shape(void)
 	check_counts(c2, w2, 12, N, "shape: bin [60,100] by the weights of 60..71 (2 each, then 0.5 each)");
 	dp_shape_free(&s);
 
+	/*
+	 * The picks of a bin are stratified: after every k picks in bin 0 its part [18,19] (weight 20
+	 * of 35) holds k * 20 / 35 of them within 4 (the golden-ratio sequence's discrepancy), where
+	 * independent picks stray by about sqrt(k * 0.245), 15 at k = 1000; picks in another bin in
+	 * between do not disturb it
+	 */
+	unit_check(dp_shape_init(&s, &di, ipieces, 5) == 0, "shape: integer pieces accepted again");
+	{
+		long		in_first = 0;
+		double		worst = 0;
+
+		for (long k = 1; k <= 1000; k++)
+		{
+			double		lo,
+						hi;
+
+			if (!dp_shape_pick(&s, &rng, 0, &lo, &hi))
+				break;
+			in_first += hi <= 19;
+			worst = fmax(worst, fabs(in_first - k * 20.0 / 35.0));
+			if (k % 3 == 0)
+				(void) dp_shape_pick(&s, &rng, 2, &lo, &hi);
+		}
+		unit_check(worst <= 4, "shape: a bin's picks follow its weights within %.2f picks at every count (<= 4)", worst);
+	}
+	dp_shape_free(&s);
+
 	unit_check(dp_domain_init_real_edges(&dr, redges, 2, true) == 0, "shape: real domain");
 	unit_check(dp_shape_init(&s, &dr, rpieces, 2) == 0, "shape: real pieces accepted");
 	inside = true;

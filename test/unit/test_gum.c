@@ -7,7 +7,8 @@
  * - attribute appending on a chain (every column peeled, layer by layer) and a leaf on a triangle;
  * - 16-bit codes (a column of 300 codes in a triangle) with 1, 2 and 3 threads, and a degree-0
  *   column of 400 codes beside 8-bit ones;
- * - determinism under a seed.
+ * - determinism under a seed;
+ * - the exact 1-way counts after the iterations (dp_gum_params.one_way_exact).
  *
  * Cancellation, invalid input and allocation failures are test_gum_errors.c's; the real Adult
  * table (the bar, threads, counting modes, the grouped layout) is test_gum_adult.c's.
@@ -343,6 +344,67 @@ test_wide_codes(void)
 	dp_set_threads(1);		/* the default again, for the tests after this one */
 }
 
+/*
+ * dp_gum_params.one_way_exact: after the iterations every core column holds exactly its 1-way
+ * target's counts (here whole numbers: the targets are a table's exact counts of n rows), where
+ * the iterations alone leave them off by the visits' step sizes; the 2-way fit stays, and a seed
+ * still gives the same rows.
+ */
+static void
+test_one_way_exact(void)
+{
+	uint32_t	sizes[3] = {4, 5, 3};
+	uint32_t	pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
+	dp_marg		tg[6];
+	uint32_t	nt = 0;
+	dp_codes	src,
+				out[3];
+	dp_prng		rng;
+	dp_gum_params p;
+	double		off[3] = {0, 0, 0},
+				e2;
+	bool		same = true;
+
+	make_source(&src, 3, sizes, 5000, 13);
+	for (int i = 0; i < 3; i++)
+		exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
+	add_one_ways(tg, &nt, &src, sizes);
+	dp_gum_default_params(&p);
+	p.iterations = 8;
+	p.tolerance = -1;
+	for (int k = 0; k < 3; k++)
+	{
+		p.one_way_exact = k > 0;
+		dp_prng_seed(&rng, 9);
+		dp_codes_init(&out[k], 3, 0);
+		unit_check(dp_gum_run(tg, nt, 3, sizes, 5000, &p, &rng, &out[k]) == 0 && out[k].nrows == 5000,
+				   "one_way_exact %d: runs", k > 0);
+		for (uint32_t c = 0; c < 3; c++)
+		{
+			dp_marg		s;
+
+			exact_marg(&s, &out[k], 1, &c, sizes);
+			for (uint32_t v = 0; v < sizes[c]; v++)
+				off[k] += fabs(s.cells[v] - tg[3 + c].cells[v]);
+			dp_marg_free(&s);
+		}
+	}
+	unit_diag("one_way_exact: 1-way counts off by %.0f rows without, %.0f with", off[0], off[1]);
+	unit_check(off[0] > 0, "one_way_exact: the iterations alone leave the 1-way counts off (%.0f rows)", off[0]);
+	unit_check(off[1] == 0 && off[2] == 0, "one_way_exact: every column's 1-way counts exact (%.0f rows off)", off[1]);
+	e2 = max_l1(tg, 0, 3, &out[1], sizes);
+	unit_check(e2 < max_l1(tg, 0, 3, &out[0], sizes) + 2 * off[0] / 5000,
+			   "one_way_exact: the 2-way fit moves by no more than the rows moved (max L1 %.5f against %.5f)",
+			   e2, max_l1(tg, 0, 3, &out[0], sizes));
+	for (uint32_t j = 0; j < 3; j++)
+		same = same && memcmp(out[1].col[j], out[2].col[j], sizeof(uint16_t) * 5000) == 0;
+	unit_check(same, "one_way_exact: same seed, same rows");
+	for (int k = 0; k < 3; k++)
+		dp_codes_free(&out[k]);
+	dp_codes_free(&src);
+	free_targets(tg, nt);
+}
+
 int
 main(void)
 {
@@ -351,5 +413,6 @@ main(void)
 	test_three_way_and_tail();
 	test_appending();
 	test_wide_codes();
+	test_one_way_exact();
 	return unit_done();
 }

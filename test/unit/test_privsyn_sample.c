@@ -389,6 +389,50 @@ check_run(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng, dp_privsyn_r
 	dp_codes_free(&s1);
 }
 
+/*
+ * 1c. dp_privsyn_params.prior: a one-way count with an earlier release of it becomes their
+ * inverse-variance mean (either method).  With the exact counts as that release and a variance
+ * of 1e-6 (the run's own noise at rho 0.01 is tens of rows), column 0's first two codes come out
+ * within 0.01 of their exact counts; its third (variance 0: no estimate) keeps its own noise.
+ */
+static void
+check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
+{
+	double		exact0[3] = {0, 0, 0},
+				var0[3] = {1e-6, 1e-6, 0};
+	const double *est[NCOLS] = {exact0},
+			   *var[NCOLS] = {var0};
+	dp_oneway_prior prior = {est, var};
+	double		rho = p->rho;
+
+	for (uint64_t i = 0; i < data->nrows; i++)
+		exact0[data->col[0][i]] += 1;
+	p->prior = &prior;
+	p->rho = 0.01;
+	for (int method = 0; method < 2; method++)
+	{
+		dp_privsyn_result r;
+		int			rc;
+		double		near = 0,
+					far2 = 0;
+
+		memset(&r, 0, sizeof(r));
+		rc = method == 0 ? dp_privsyn_run(data, sizes, p, rng, &r) : dp_adaptive_run(data, sizes, p, rng, &r, NULL);
+		unit_check(rc == 0, "prior (%s): runs", method ? "adaptive" : "privsyn");
+		if (rc != 0)
+			continue;
+		near = fmax(fabs(r.oneway_noisy[0][0] - exact0[0]), fabs(r.oneway_noisy[0][1] - exact0[1]));
+		far2 = fabs(r.oneway_noisy[0][2] - exact0[2]);
+		unit_check(near < 0.01, "prior (%s): codes with an estimate of variance 1e-6 within %.4f of it (< 0.01)",
+				   method ? "adaptive" : "privsyn", near);
+		unit_check(far2 >= 0.01, "prior (%s): a code without one keeps its own noise (%.2f off)",
+				   method ? "adaptive" : "privsyn", far2);
+		dp_privsyn_result_free(&r);
+	}
+	p->prior = NULL;
+	p->rho = rho;
+}
+
 static void
 check_consume(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 {
@@ -811,6 +855,7 @@ main(void)
 	dp_prng_seed(&rng, 99);
 	check_run(&data, &p, &rng, &res);
 	check_consume(&data, &p, &rng);
+	check_prior(&data, &p, &rng);
 	check_seeds(&res, &rng, &s1);
 	check_marginals(&res, &s1);
 	check_levels(&res);
