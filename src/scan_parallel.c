@@ -482,6 +482,15 @@ scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
 				row_fn(buf + (Size) k * ncols, arg);
 			continue;
 		}
+
+		/*
+		 * The last worker's queue may have been seen detached in this very pass: then nothing is
+		 * left to wait for, and no wakeup may ever come (the worker's detach, its last message
+		 * and its exit set the latch before this pass, and a wait earlier consumed that), so the
+		 * loop ends here rather than waiting.
+		 */
+		if (nactive == 0)
+			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, DP_WAIT_EVENT_MQ_RECEIVE);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
