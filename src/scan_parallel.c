@@ -29,8 +29,10 @@
  * server, detached when the workers end, like a parallel query's tuple queues.
  * Tests: sql/19_parallel_scan.sql (the same exact counts with 0 and 2 workers, across partitions
  * with differing layouts; the workers launched; none without max_parallel_workers);
- * test/script/06_synthesize_sessions.sh (a cancel while the workers read); scripts/test runs the
- * whole pg_regress suite a second time with every table read by workers.
+ * test/script/06_synthesize_sessions.sh (a cancel while the workers read);
+ * test/script/50_scan_last_detach.sh (the read ends when the workers detached and exited while
+ * the leader slept); scripts/test runs the whole pg_regress suite a second time with every table
+ * read by workers.
  */
 #include "dpsynth.h"
 
