@@ -29,8 +29,10 @@
  * server, detached when the workers end, like a parallel query's tuple queues.
  * Tests: sql/19_parallel_scan.sql (the same exact counts with 0 and 2 workers, across partitions
  * with differing layouts; the workers launched; none without max_parallel_workers);
- * test/script/06_synthesize_sessions.sh (a cancel while the workers read); scripts/test runs the
- * whole pg_regress suite a second time with every table read by workers.
+ * test/script/06_synthesize_sessions.sh (a cancel while the workers read);
+ * test/script/50_scan_last_detach.sh (the read ends when the workers detached and exited while
+ * the leader slept); scripts/test runs the whole pg_regress suite a second time with every table
+ * read by workers.
  */
 #include "dpsynth.h"
 
@@ -482,6 +484,15 @@ scan_codes_parallel(Relation rel, List *leaves, DpColumn *cols, int ncols,
 				row_fn(buf + (Size) k * ncols, arg);
 			continue;
 		}
+
+		/*
+		 * The last worker's queue may have been seen detached in this very pass: then nothing is
+		 * left to wait for, and no wakeup may ever come (the worker's detach, its last message
+		 * and its exit set the latch before this pass, and a wait earlier consumed that), so the
+		 * loop ends here rather than waiting.
+		 */
+		if (nactive == 0)
+			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, DP_WAIT_EVENT_MQ_RECEIVE);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
