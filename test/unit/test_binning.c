@@ -457,7 +457,7 @@ wide_mass_bins(double rows, double sigma, double min_mass, uint32_t seed, double
 		return -1;
 	memset(cells, 0, sizeof(cells));
 	for (int i = 0; i < (int) rows; i++)
-		cells[dp_loggrid_cell_real(&g, 40 + 20.0 * ((i * 7919) % 1000) / 1000.0)]++;
+		cells[dp_loggrid_cell_real(&g, 40 + 20.0 * (int) (((int64_t) i * 7919) % 1000) / 1000.0)]++;
 	rng_state = 0x9e37 + seed;
 	for (uint32_t c = 0; c < nc; c++)
 	{
