@@ -188,6 +188,29 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 	return next;
 }
 
+/*
+ * Column j's one-way marginal of data (plus extra's exact counts, totals under 2^53), released with
+ * rho (discrete Gaussian, sensitivity 1) into one, initialised here and freed on failure.  Returns
+ * 0, or the pipeline's error (dp_nomem, dp_invalid: the noise out of the sampler's range).
+ */
+static int
+release_oneway(const dp_codes *data, const uint32_t *sizes, uint32_t j, const dp_extra_counts *extra,
+			   double rho, dp_marg *one)
+{
+	if (dp_marg_init(one, 1, &j, sizes) != 0)
+		return dp_nomem("could not allocate a one-way marginal");
+	dp_marg_count(one, data);
+	if (extra)
+		for (uint32_t c = 0; c < sizes[j]; c++)
+			one->cells[c] += (double) extra->oneway[j][c];
+	if (add_noise(one, rho) != 0)
+	{
+		dp_marg_free(one);
+		return dp_invalid("the one-way marginals' noise is out of the sampler's range");
+	}
+	return 0;
+}
+
 int
 dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
 						double rho_oneway, const dp_schedule *topup, double *rho_topup,
@@ -216,19 +239,14 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
+		int			rc = release_oneway(data, sizes, j, extra, rho1, &one);
 
-		if (dp_marg_init(&one, 1, &j, sizes) != 0)
-			return dp_nomem("could not allocate a one-way marginal");
-		dp_marg_count(&one, data);
-		if (extra)
-			for (uint32_t c = 0; c < sizes[j]; c++)
-				one.cells[c] += (double) extra->oneway[j][c];	/* exact: totals under 2^53 */
-		out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j]);
-		if (add_noise(&one, rho1) != 0 || !out->oneway_noisy[j])
+		if (rc != 0)
+			return rc;
+		if (!(out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j])))
 		{
 			dp_marg_free(&one);
-			return out->oneway_noisy[j] ? dp_invalid("the one-way marginals' noise is out of the sampler's range") :
-				dp_nomem("could not allocate the released one-way counts");
+			return dp_nomem("could not allocate the released one-way counts");
 		}
 		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
 		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
@@ -257,18 +275,10 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		for (uint32_t j = 0; j < d && rho2 > 0; j++)
 		{
 			dp_marg		one;
+			int			rc = release_oneway(data, sizes, j, extra, rho2, &one);
 
-			if (dp_marg_init(&one, 1, &j, sizes) != 0)
-				return dp_nomem("could not allocate a one-way marginal");
-			dp_marg_count(&one, data);
-			if (extra)
-				for (uint32_t c = 0; c < sizes[j]; c++)
-					one.cells[c] += (double) extra->oneway[j][c];
-			if (add_noise(&one, rho2) != 0)
-			{
-				dp_marg_free(&one);
-				return dp_invalid("the one-way marginals' noise is out of the sampler's range");
-			}
+			if (rc != 0)
+				return rc;
 			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2, 1);
 			for (uint32_t c = 0; c < sizes[j]; c++)
 				out->oneway_noisy[j][c] = (rho1 * out->oneway_noisy[j][c] + rho2 * one.cells[c]) / (rho1 + rho2);
