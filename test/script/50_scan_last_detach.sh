@@ -17,10 +17,13 @@ SELECT dp_declare('adult', :'domain'::jsonb);
 SQL
 PM=$(head -n 1 "$DATADIR/postmaster.pid")
 OUT=$(mktemp)
+TMPD=""
+client=""
 stopped=()
 cleanup() {
 	for p in "${stopped[@]}"; do kill -CONT "$p" 2>/dev/null; done
-	rm -rf "$OUT" "$TMPD"
+	[ -n "$client" ] && kill "$client" 2>/dev/null
+	rm -rf "$OUT" ${TMPD:+"$TMPD"}
 }
 trap cleanup EXIT
 
