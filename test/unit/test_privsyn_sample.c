@@ -429,6 +429,39 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 				   method ? "adaptive" : "privsyn", far2);
 		dp_privsyn_result_free(&r);
 	}
+	/*
+	 * The top-up is decided from the first one-way release alone, the prior combined after it:
+	 * 6,000 rows at rho 0.01 are far above the top-up's threshold, so none is drawn; with a prior
+	 * of 0 rows on every code (variance 1e-6) combined first, the total it reads would be about 0
+	 * and the top-up would take its largest share.
+	 */
+	{
+		double		zero[NCOLS][12] = {{0}},
+					tiny[NCOLS][12];
+		const double *zest[NCOLS],
+				   *zvar[NCOLS];
+		dp_oneway_prior zprior = {zest, zvar};
+		dp_privsyn_result r;
+		dp_adaptive_stats st;
+		int			rc;
+
+		for (uint32_t j = 0; j < NCOLS; j++)
+		{
+			for (uint32_t c = 0; c < 12; c++)
+				tiny[j][c] = 1e-6;
+			zest[j] = zero[j];
+			zvar[j] = tiny[j];
+		}
+		p->prior = &zprior;
+		memset(&r, 0, sizeof(r));
+		memset(&st, 0, sizeof(st));
+		rc = dp_adaptive_run(data, sizes, p, rng, &r, &st);
+		unit_check(rc == 0 && st.rho_topup == 0 && fabs(r.oneway_noisy[0][0]) < 0.01,
+				   "prior (adaptive): the top-up is decided before the prior is combined (top-up %g, "
+				   "code 0 at %.4f, the prior's 0)", st.rho_topup, rc == 0 ? r.oneway_noisy[0][0] : -1.0);
+		if (rc == 0)
+			dp_privsyn_result_free(&r);
+	}
 	p->prior = NULL;
 	p->rho = rho;
 }
