@@ -10,33 +10,19 @@
 # is replaced, and restored at the end):
 #   bench/so_ab_1m.sh ROUNDS NAME=path/to/dpsynth.so NAME=path/to/dpsynth.so ...
 set -euo pipefail
+source "$(dirname "$0")/so_ab_lib.sh"
+DB=${DB:-bench}
+# one call: round $1, build $2
+one_call() {
+	local load sec ev
+	psql -X -q -d "$DB" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS s_ab" >/dev/null
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	sec=$(psql -X -qAt -d "$DB" -c "SELECT seconds FROM dp_synthesize('adult_1m', epsilon => 1, target => 's_ab')")
+	ev=$(psql -X -qAt -d "$DB" -c "SET client_min_messages = warning" -c "SELECT string_agg(metric || '=' || round(value::numeric, 5), ' ' ORDER BY metric)
+		FROM dp_evaluate('adult_1m', 's_ab') WHERE scope = 'table' AND metric IN ('tvd1', 'tvd2', 'tvd3', 'range_error')")
+	echo "round $1 $2 load $load | $ev | $sec"
+}
 ROUNDS=$1
 shift
-DB=${DB:-bench}
-PKGLIB=$("${PG_CONFIG:-pg_config}" --pkglibdir)
-SAVED=$(mktemp)
-cp "$PKGLIB/dpsynth.so" "$SAVED"
-use() {
-	cp "$1" "$PKGLIB/dpsynth.so.ab" && chmod 755 "$PKGLIB/dpsynth.so.ab" && mv "$PKGLIB/dpsynth.so.ab" "$PKGLIB/dpsynth.so"
-}
-trap 'use "$SAVED"; rm -f "$SAVED"' EXIT
-names=()
-paths=()
-for a in "$@"; do
-	names+=("${a%%=*}")
-	paths+=("${a#*=}")
-done
-n=${#names[@]}
-for r in $(seq 1 "$ROUNDS"); do
-	for i in $(seq 0 $((n - 1))); do
-		k=$(((i + r - 1) % n))
-		use "${paths[$k]}"
-		psql -X -q -d "$DB" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS s_ab" >/dev/null
-		load=$(cut -d' ' -f1 /proc/loadavg)
-		sec=$(psql -X -qAt -d "$DB" -c "SELECT seconds FROM dp_synthesize('adult_1m', epsilon => 1, target => 's_ab')")
-		ev=$(psql -X -qAt -d "$DB" -c "SET client_min_messages = warning" -c "SELECT string_agg(metric || '=' || round(value::numeric, 5), ' ' ORDER BY metric)
-			FROM dp_evaluate('adult_1m', 's_ab') WHERE scope = 'table' AND metric IN ('tvd1', 'tvd2', 'tvd3', 'range_error')")
-		echo "round $r ${names[$k]} load $load | $ev | $sec"
-	done
-done
+so_ab_run "$ROUNDS" one_call "$@"
 psql -X -q -d "$DB" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS s_ab" >/dev/null
