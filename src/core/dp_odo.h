@@ -146,9 +146,9 @@ typedef struct dp_odo_outer
 } dp_odo_outer;
 
 static inline void
-dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
+dp_odo_outer_next_n(const dp_odo_runs *r, dp_odo_outer *o, uint32_t n)
 {
-	for (uint32_t j = r->nouter; j-- > 0;)
+	for (uint32_t j = n; j-- > 0;)
 	{
 		o->code[j]++;
 		o->ia += r->step[0][j];
@@ -161,61 +161,99 @@ dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
 	}
 }
 
+static inline void
+dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
+{
+	dp_odo_outer_next_n(r, o, r->nouter);
+}
+
+/*
+ * The walks below go over the innermost outer block in a loop of their own (K blocks of L cells,
+ * strides ka and kb in a and b) and turn the odometer over the others once per K blocks: the same
+ * blocks in the same order as one odometer step per block, with less work per block (blocks are
+ * often a few cells).
+ */
+typedef struct dp_odo_k
+{
+	uint64_t	K,
+				ka,
+				kb;
+	uint32_t	nup;			/* the outer blocks the odometer turns */
+} dp_odo_k;
+
+static inline dp_odo_k
+dp_odo_k_of(const dp_odo_runs *r)
+{
+	dp_odo_k	k = {1, 0, 0, 0};
+
+	if (r->nouter > 0)
+	{
+		k.K = r->sizes[r->nouter - 1];
+		k.ka = r->step[0][r->nouter - 1];
+		k.kb = r->step[1][r->nouter - 1];
+		k.nup = r->nouter - 1;
+	}
+	return k;
+}
+
 /* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
 static inline void
 dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
 {
 	dp_odo_outer o = {{0}, 0, 0};
-	uint64_t	L = r->inner,
-				is = r->istep[0];
+	const dp_odo_k k = dp_odo_k_of(r);
+	const uint64_t L = r->inner,
+				is = r->istep[0],
+				KL = k.K * L;
 
-	if (is == 0)
-	{
-		/* two blocks at a time, as in dp_odo_scale_project: the same sums, chains that overlap */
-		uint64_t	i = 0;
-
-		for (; i + L < r->ncells; i += 2 * L)
-		{
-			const double *p = P + i,
-					   *p2 = P + i + L;
-			double		s = 0,
-						s2 = 0;
-			uint64_t	ia = o.ia;
-
-			dp_odo_outer_next(r, &o);
-			for (uint64_t j = 0; j < L; j++)
-			{
-				s += p[j];
-				s2 += p2[j];
-			}
-			out[ia] += s;
-			out[o.ia] += s2;
-			dp_odo_outer_next(r, &o);
-		}
-		if (i < r->ncells)
-		{
-			double		s = 0;
-
-			for (uint64_t j = 0; j < L; j++)
-				s += P[i + j];
-			out[o.ia] += s;
-		}
-		return;
-	}
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
 		const double *p = P + i;
+		uint64_t	ia = o.ia,
+					b = 0;
 
-		if (is == 1)
+		if (is == 0)
 		{
-			double	   *q = out + o.ia;
+			/*
+			 * Every block sums into one cell of out: two blocks at a time, each with its own sum
+			 * from zero in cell order, added to out in block order (the same bits as one block
+			 * at a time), so that the two chains of additions overlap.
+			 */
+			for (; b + 1 < k.K; b += 2, p += 2 * L, ia += 2 * k.ka)
+			{
+				const double *p2 = p + L;
+				double		s = 0,
+							s2 = 0;
 
-			for (uint64_t j = 0; j < L; j++)
-				q[j] += p[j];
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j];
+					s2 += p2[j];
+				}
+				out[ia] += s;
+				out[ia + k.ka] += s2;
+			}
+			if (b < k.K)
+			{
+				double		s = 0;
+
+				for (uint64_t j = 0; j < L; j++)
+					s += p[j];
+				out[ia] += s;
+			}
 		}
+		else if (is == 1)
+			for (; b < k.K; b++, p += L, ia += k.ka)
+			{
+				double	   *q = out + ia;
+
+				for (uint64_t j = 0; j < L; j++)
+					q[j] += p[j];
+			}
 		else
-			for (uint64_t j = 0; j < L; j++)
-				out[o.ia + j * is] += p[j];
+			for (; b < k.K; b++, p += L, ia += k.ka)
+				for (uint64_t j = 0; j < L; j++)
+					out[ia + j * is] += p[j];
 	}
 }
 
@@ -224,30 +262,36 @@ static inline void
 dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
 {
 	dp_odo_outer o = {{0}, 0, 0};
-	uint64_t	L = r->inner,
-				is = r->istep[0];
+	const dp_odo_k k = dp_odo_k_of(r);
+	const uint64_t L = r->inner,
+				is = r->istep[0],
+				KL = k.K * L;
 
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
 		double	   *p = P + i;
+		uint64_t	ia = o.ia;
 
 		if (is == 0)
-		{
-			double		g = f[o.ia];
+			for (uint64_t b = 0; b < k.K; b++, p += L, ia += k.ka)
+			{
+				double		g = f[ia];
 
-			for (uint64_t j = 0; j < L; j++)
-				p[j] *= g;
-		}
+				for (uint64_t j = 0; j < L; j++)
+					p[j] *= g;
+			}
 		else if (is == 1)
-		{
-			const double *q = f + o.ia;
+			for (uint64_t b = 0; b < k.K; b++, p += L, ia += k.ka)
+			{
+				const double *q = f + ia;
 
-			for (uint64_t j = 0; j < L; j++)
-				p[j] *= q[j];
-		}
+				for (uint64_t j = 0; j < L; j++)
+					p[j] *= q[j];
+			}
 		else
-			for (uint64_t j = 0; j < L; j++)
-				p[j] *= f[o.ia + j * is];
+			for (uint64_t b = 0; b < k.K; b++, p += L, ia += k.ka)
+				for (uint64_t j = 0; j < L; j++)
+					p[j] *= f[ia + j * is];
 	}
 }
 
@@ -259,76 +303,75 @@ static inline void
 dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *out)
 {
 	dp_odo_outer o = {{0}, 0, 0};
-	uint64_t	L = r->inner,
+	const dp_odo_k k = dp_odo_k_of(r);
+	const uint64_t L = r->inner,
 				sa = r->istep[0],
-				sb = r->istep[1];
+				sb = r->istep[1],
+				KL = k.K * L;
 
-	if (sb == 0)
-	{
-		/*
-		 * Every block sums into one cell of out: two blocks at a time, each with its own sum in
-		 * the same order as alone and added to out in block order, so the results are the same
-		 * bits, while the two chains of additions overlap (one chain waits on each addition).
-		 */
-		uint64_t	i = 0;
-
-		for (; i + L < r->ncells; i += 2 * L)
-		{
-			double	   *p = P + i,
-					   *p2 = P + i + L,
-						s = 0,
-						s2 = 0;
-			uint64_t	ia = o.ia,
-						ib = o.ib;
-
-			dp_odo_outer_next(r, &o);
-			if (sa == 0)
-			{
-				double		g = f[ia],
-							g2 = f[o.ia];
-
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j] *= g;
-					s2 += p2[j] *= g2;
-				}
-			}
-			else
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j] *= f[ia + j * sa];
-					s2 += p2[j] *= f[o.ia + j * sa];
-				}
-			out[ib] += s;
-			out[o.ib] += s2;
-			dp_odo_outer_next(r, &o);
-		}
-		if (i < r->ncells)
-		{
-			double	   *p = P + i,
-						s = 0;
-
-			for (uint64_t j = 0; j < L; j++)
-				s += p[j] *= f[o.ia + j * sa];
-			out[o.ib] += s;
-		}
-		return;
-	}
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
 		double	   *p = P + i;
+		uint64_t	ia = o.ia,
+					ib = o.ib,
+					b = 0;
 
-		if (sa == 1 && sb == 1)
+		if (sb == 0)
 		{
-			const double *q = f + o.ia;
-			double	   *u = out + o.ib;
+			/*
+			 * Every block sums into one cell of out: two blocks at a time, each with its own sum
+			 * in the same order as alone and added to out in block order, so the results are the
+			 * same bits, while the two chains of additions overlap (one chain waits on each
+			 * addition).
+			 */
+			for (; b + 1 < k.K; b += 2, p += 2 * L, ia += 2 * k.ka, ib += 2 * k.kb)
+			{
+				double	   *p2 = p + L,
+							s = 0,
+							s2 = 0;
 
-			for (uint64_t j = 0; j < L; j++)
-				u[j] += p[j] *= q[j];
+				if (sa == 0)
+				{
+					double		g = f[ia],
+								g2 = f[ia + k.ka];
+
+					for (uint64_t j = 0; j < L; j++)
+					{
+						s += p[j] *= g;
+						s2 += p2[j] *= g2;
+					}
+				}
+				else
+					for (uint64_t j = 0; j < L; j++)
+					{
+						s += p[j] *= f[ia + j * sa];
+						s2 += p2[j] *= f[ia + k.ka + j * sa];
+					}
+				out[ib] += s;
+				out[ib + k.kb] += s2;
+			}
+			if (b < k.K)
+			{
+				double		s = 0;
+
+				for (uint64_t j = 0; j < L; j++)
+					s += p[j] *= f[ia + j * sa];
+				out[ib] += s;
+			}
 		}
+		else if (sa == 1 && sb == 1)
+			for (; b < k.K; b++, p += L, ia += k.ka, ib += k.kb)
+			{
+				const double *q = f + ia;
+				double	   *u = out + ib;
+
+				for (uint64_t j = 0; j < L; j++)
+					u[j] += p[j] *= q[j];
+			}
 		else
-			for (uint64_t j = 0; j < L; j++)
-				out[o.ib + j * sb] += p[j] *= f[o.ia + j * sa];
+			for (; b < k.K; b++, p += L, ia += k.ka, ib += k.kb)
+				for (uint64_t j = 0; j < L; j++)
+					out[ib + j * sb] += p[j] *= f[ia + j * sa];
 	}
 }
 
