@@ -316,7 +316,52 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 					ib = o.ib,
 					b = 0;
 
-		if (sb == 0)
+		if (sb == 0 && k.kb == 0 && k.K > 1)
+		{
+			/*
+			 * The K blocks all sum into out[ib] (a column a holds and b lacks between them): the
+			 * same additions in the same order, the running cell kept in a register rather than
+			 * stored and loaded again between blocks.
+			 */
+			double		acc = out[ib];
+
+			for (; b + 1 < k.K; b += 2, p += 2 * L, ia += 2 * k.ka)
+			{
+				double	   *p2 = p + L,
+							s = 0,
+							s2 = 0;
+
+				if (sa == 0)
+				{
+					double		g = f[ia],
+								g2 = f[ia + k.ka];
+
+					for (uint64_t j = 0; j < L; j++)
+					{
+						s += p[j] *= g;
+						s2 += p2[j] *= g2;
+					}
+				}
+				else
+					for (uint64_t j = 0; j < L; j++)
+					{
+						s += p[j] *= f[ia + j * sa];
+						s2 += p2[j] *= f[ia + k.ka + j * sa];
+					}
+				acc += s;
+				acc += s2;
+			}
+			if (b < k.K)
+			{
+				double		s = 0;
+
+				for (uint64_t j = 0; j < L; j++)
+					s += p[j] *= f[ia + j * sa];
+				acc += s;
+			}
+			out[ib] = acc;
+		}
+		else if (sb == 0)
 		{
 			/*
 			 * Every block sums into one cell of out: two blocks at a time, each with its own sum
