@@ -196,6 +196,63 @@ dp_odo_k_of(const dp_odo_runs *r)
 	return k;
 }
 
+#define DP_ODO_INLINE static inline __attribute__((always_inline))
+
+/*
+ * Each walk's K blocks of L cells from p (indices ia in a, ib in b), in a function of its own so
+ * that the walk calls it with L = 2 as a constant (the innermost column of two codes, common in
+ * the fits: a tight loop of two cells costs more than its cells) and with any other L.
+ */
+DP_ODO_INLINE void
+dp_odo_project_blocks(const double *p, double *out, uint64_t K, uint64_t L, uint64_t is, uint64_t ka,
+					  uint64_t ia)
+{
+	uint64_t	b = 0;
+
+	if (is == 0)
+	{
+		/*
+		 * Every block sums into one cell of out: two blocks at a time, each with its own sum
+		 * from zero in cell order, added to out in block order (the same bits as one block at a
+		 * time), so that the two chains of additions overlap.
+		 */
+		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka)
+		{
+			const double *p2 = p + L;
+			double		s = 0,
+						s2 = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+			{
+				s += p[j];
+				s2 += p2[j];
+			}
+			out[ia] += s;
+			out[ia + ka] += s2;
+		}
+		if (b < K)
+		{
+			double		s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j];
+			out[ia] += s;
+		}
+	}
+	else if (is == 1)
+		for (; b < K; b++, p += L, ia += ka)
+		{
+			double	   *q = out + ia;
+
+			for (uint64_t j = 0; j < L; j++)
+				q[j] += p[j];
+		}
+	else
+		for (; b < K; b++, p += L, ia += ka)
+			for (uint64_t j = 0; j < L; j++)
+				out[ia + j * is] += p[j];
+}
+
 /* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
 static inline void
 dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
@@ -203,58 +260,40 @@ dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
 	dp_odo_outer o = {{0}, 0, 0};
 	const dp_odo_k k = dp_odo_k_of(r);
 	const uint64_t L = r->inner,
-				is = r->istep[0],
 				KL = k.K * L;
 
 	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
-		const double *p = P + i;
-		uint64_t	ia = o.ia,
-					b = 0;
-
-		if (is == 0)
-		{
-			/*
-			 * Every block sums into one cell of out: two blocks at a time, each with its own sum
-			 * from zero in cell order, added to out in block order (the same bits as one block
-			 * at a time), so that the two chains of additions overlap.
-			 */
-			for (; b + 1 < k.K; b += 2, p += 2 * L, ia += 2 * k.ka)
-			{
-				const double *p2 = p + L;
-				double		s = 0,
-							s2 = 0;
-
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j];
-					s2 += p2[j];
-				}
-				out[ia] += s;
-				out[ia + k.ka] += s2;
-			}
-			if (b < k.K)
-			{
-				double		s = 0;
-
-				for (uint64_t j = 0; j < L; j++)
-					s += p[j];
-				out[ia] += s;
-			}
-		}
-		else if (is == 1)
-			for (; b < k.K; b++, p += L, ia += k.ka)
-			{
-				double	   *q = out + ia;
-
-				for (uint64_t j = 0; j < L; j++)
-					q[j] += p[j];
-			}
+		if (L == 2)
+			dp_odo_project_blocks(P + i, out, k.K, 2, r->istep[0], k.ka, o.ia);
 		else
-			for (; b < k.K; b++, p += L, ia += k.ka)
-				for (uint64_t j = 0; j < L; j++)
-					out[ia + j * is] += p[j];
+			dp_odo_project_blocks(P + i, out, k.K, L, r->istep[0], k.ka, o.ia);
 	}
+}
+
+DP_ODO_INLINE void
+dp_odo_scale_blocks(double *p, const double *f, uint64_t K, uint64_t L, uint64_t is, uint64_t ka, uint64_t ia)
+{
+	if (is == 0)
+		for (uint64_t b = 0; b < K; b++, p += L, ia += ka)
+		{
+			double		g = f[ia];
+
+			for (uint64_t j = 0; j < L; j++)
+				p[j] *= g;
+		}
+	else if (is == 1)
+		for (uint64_t b = 0; b < K; b++, p += L, ia += ka)
+		{
+			const double *q = f + ia;
+
+			for (uint64_t j = 0; j < L; j++)
+				p[j] *= q[j];
+		}
+	else
+		for (uint64_t b = 0; b < K; b++, p += L, ia += ka)
+			for (uint64_t j = 0; j < L; j++)
+				p[j] *= f[ia + j * is];
 }
 
 /* P's cells times f's, f over a */
@@ -264,35 +303,123 @@ dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
 	dp_odo_outer o = {{0}, 0, 0};
 	const dp_odo_k k = dp_odo_k_of(r);
 	const uint64_t L = r->inner,
-				is = r->istep[0],
 				KL = k.K * L;
 
 	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
-		double	   *p = P + i;
-		uint64_t	ia = o.ia;
-
-		if (is == 0)
-			for (uint64_t b = 0; b < k.K; b++, p += L, ia += k.ka)
-			{
-				double		g = f[ia];
-
-				for (uint64_t j = 0; j < L; j++)
-					p[j] *= g;
-			}
-		else if (is == 1)
-			for (uint64_t b = 0; b < k.K; b++, p += L, ia += k.ka)
-			{
-				const double *q = f + ia;
-
-				for (uint64_t j = 0; j < L; j++)
-					p[j] *= q[j];
-			}
+		if (L == 2)
+			dp_odo_scale_blocks(P + i, f, k.K, 2, r->istep[0], k.ka, o.ia);
 		else
-			for (uint64_t b = 0; b < k.K; b++, p += L, ia += k.ka)
-				for (uint64_t j = 0; j < L; j++)
-					p[j] *= f[ia + j * is];
+			dp_odo_scale_blocks(P + i, f, k.K, L, r->istep[0], k.ka, o.ia);
 	}
+}
+
+DP_ODO_INLINE void
+dp_odo_scale_project_blocks(double *p, const double *f, double *out, uint64_t K, uint64_t L, uint64_t sa,
+							uint64_t sb, uint64_t ka, uint64_t kb, uint64_t ia, uint64_t ib)
+{
+	uint64_t	b = 0;
+
+	if (sb == 0 && kb == 0 && K > 1)
+	{
+		/*
+		 * The K blocks all sum into out[ib] (a column a holds and b lacks between them): the
+		 * same additions in the same order, the running cell kept in a register rather than
+		 * stored and loaded again between blocks.
+		 */
+		double		acc = out[ib];
+
+		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka)
+		{
+			double	   *p2 = p + L,
+						s = 0,
+						s2 = 0;
+
+			if (sa == 0)
+			{
+				double		g = f[ia],
+							g2 = f[ia + ka];
+
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= g;
+					s2 += p2[j] *= g2;
+				}
+			}
+			else
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= f[ia + j * sa];
+					s2 += p2[j] *= f[ia + ka + j * sa];
+				}
+			acc += s;
+			acc += s2;
+		}
+		if (b < K)
+		{
+			double		s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j] *= f[ia + j * sa];
+			acc += s;
+		}
+		out[ib] = acc;
+	}
+	else if (sb == 0)
+	{
+		/*
+		 * Every block sums into one cell of out: two blocks at a time, each with its own sum in
+		 * the same order as alone and added to out in block order, so the results are the same
+		 * bits, while the two chains of additions overlap (one chain waits on each addition).
+		 */
+		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka, ib += 2 * kb)
+		{
+			double	   *p2 = p + L,
+						s = 0,
+						s2 = 0;
+
+			if (sa == 0)
+			{
+				double		g = f[ia],
+							g2 = f[ia + ka];
+
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= g;
+					s2 += p2[j] *= g2;
+				}
+			}
+			else
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= f[ia + j * sa];
+					s2 += p2[j] *= f[ia + ka + j * sa];
+				}
+			out[ib] += s;
+			out[ib + kb] += s2;
+		}
+		if (b < K)
+		{
+			double		s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j] *= f[ia + j * sa];
+			out[ib] += s;
+		}
+	}
+	else if (sa == 1 && sb == 1)
+		for (; b < K; b++, p += L, ia += ka, ib += kb)
+		{
+			const double *q = f + ia;
+			double	   *u = out + ib;
+
+			for (uint64_t j = 0; j < L; j++)
+				u[j] += p[j] *= q[j];
+		}
+	else
+		for (; b < K; b++, p += L, ia += ka, ib += kb)
+			for (uint64_t j = 0; j < L; j++)
+				out[ib + j * sb] += p[j] *= f[ia + j * sa];
 }
 
 /*
@@ -305,118 +432,14 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 	dp_odo_outer o = {{0}, 0, 0};
 	const dp_odo_k k = dp_odo_k_of(r);
 	const uint64_t L = r->inner,
-				sa = r->istep[0],
-				sb = r->istep[1],
 				KL = k.K * L;
 
 	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
-		double	   *p = P + i;
-		uint64_t	ia = o.ia,
-					ib = o.ib,
-					b = 0;
-
-		if (sb == 0 && k.kb == 0 && k.K > 1)
-		{
-			/*
-			 * The K blocks all sum into out[ib] (a column a holds and b lacks between them): the
-			 * same additions in the same order, the running cell kept in a register rather than
-			 * stored and loaded again between blocks.
-			 */
-			double		acc = out[ib];
-
-			for (; b + 1 < k.K; b += 2, p += 2 * L, ia += 2 * k.ka)
-			{
-				double	   *p2 = p + L,
-							s = 0,
-							s2 = 0;
-
-				if (sa == 0)
-				{
-					double		g = f[ia],
-								g2 = f[ia + k.ka];
-
-					for (uint64_t j = 0; j < L; j++)
-					{
-						s += p[j] *= g;
-						s2 += p2[j] *= g2;
-					}
-				}
-				else
-					for (uint64_t j = 0; j < L; j++)
-					{
-						s += p[j] *= f[ia + j * sa];
-						s2 += p2[j] *= f[ia + k.ka + j * sa];
-					}
-				acc += s;
-				acc += s2;
-			}
-			if (b < k.K)
-			{
-				double		s = 0;
-
-				for (uint64_t j = 0; j < L; j++)
-					s += p[j] *= f[ia + j * sa];
-				acc += s;
-			}
-			out[ib] = acc;
-		}
-		else if (sb == 0)
-		{
-			/*
-			 * Every block sums into one cell of out: two blocks at a time, each with its own sum
-			 * in the same order as alone and added to out in block order, so the results are the
-			 * same bits, while the two chains of additions overlap (one chain waits on each
-			 * addition).
-			 */
-			for (; b + 1 < k.K; b += 2, p += 2 * L, ia += 2 * k.ka, ib += 2 * k.kb)
-			{
-				double	   *p2 = p + L,
-							s = 0,
-							s2 = 0;
-
-				if (sa == 0)
-				{
-					double		g = f[ia],
-								g2 = f[ia + k.ka];
-
-					for (uint64_t j = 0; j < L; j++)
-					{
-						s += p[j] *= g;
-						s2 += p2[j] *= g2;
-					}
-				}
-				else
-					for (uint64_t j = 0; j < L; j++)
-					{
-						s += p[j] *= f[ia + j * sa];
-						s2 += p2[j] *= f[ia + k.ka + j * sa];
-					}
-				out[ib] += s;
-				out[ib + k.kb] += s2;
-			}
-			if (b < k.K)
-			{
-				double		s = 0;
-
-				for (uint64_t j = 0; j < L; j++)
-					s += p[j] *= f[ia + j * sa];
-				out[ib] += s;
-			}
-		}
-		else if (sa == 1 && sb == 1)
-			for (; b < k.K; b++, p += L, ia += k.ka, ib += k.kb)
-			{
-				const double *q = f + ia;
-				double	   *u = out + ib;
-
-				for (uint64_t j = 0; j < L; j++)
-					u[j] += p[j] *= q[j];
-			}
+		if (L == 2)
+			dp_odo_scale_project_blocks(P + i, f, out, k.K, 2, r->istep[0], r->istep[1], k.ka, k.kb, o.ia, o.ib);
 		else
-			for (; b < k.K; b++, p += L, ia += k.ka, ib += k.kb)
-				for (uint64_t j = 0; j < L; j++)
-					out[ib + j * sb] += p[j] *= f[ia + j * sa];
+			dp_odo_scale_project_blocks(P + i, f, out, k.K, L, r->istep[0], r->istep[1], k.ka, k.kb, o.ia, o.ib);
 	}
 }
 
