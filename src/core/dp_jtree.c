@@ -383,44 +383,111 @@ steps_of(const dp_jtree_clique *c, const uint32_t *pos, uint32_t k, uint64_t *st
 	}
 }
 
-/* The blocks over clique c's cells with the index into the table over its positions pos[0..k) */
-static void
-runs_of(dp_odo_runs *r, const dp_jtree_clique *c, const uint32_t *pos, uint32_t k)
+/*
+ * The fit's passes over a clique.  A clique's scaling is deferred until the clique's next
+ * projection (most often the very next pass: along a path of absorptions, and from an
+ * absorption into the visit of the clique's marginal) so that both run in one pass,
+ * dp_odo_scale_project, where that pass gives the same bits as the two: the scaling is per cell,
+ * and the projection's sums are those of dp_odo_project alone when its innermost block, in the
+ * walk over the clique with both tables, is the one dp_odo_project walks (jt_same_sums).  Else,
+ * and before any other scaling, the deferred one runs alone.
+ */
+typedef struct jt_pass
 {
-	uint64_t	step[DP_ODO_MAX_COLS];
+	dp_jtree_clique *c;			/* the clique whose scaling is deferred, or NULL */
+	uint64_t	step[DP_ODO_MAX_COLS];	/* the factors' strides over c's columns */
+	const double *f;			/* the factors (kept unchanged until the scaling runs) */
+	bool		fuse;			/* false: every scaling runs at once (the unit tests' reference) */
+} jt_pass;
 
-	steps_of(c, pos, k, step);
-	dp_odo_runs_init(r, c->nattrs, c->sizes, step, NULL);
+#ifdef DPSYNTH_TEST_RNG
+static bool jt_test_no_fuse = false;	/* dp_jtree.h's seam */
+
+void
+dp_jtree_test_no_fuse(bool on)
+{
+	jt_test_no_fuse = on;
+}
+#define JT_FUSE (!jt_test_no_fuse)
+#else
+#define JT_FUSE true
+#endif
+
+bool
+dp_jtree_same_sums(const dp_odo_runs *both, const dp_odo_runs *alone)
+{
+	/* a projection that adds cell by cell (a stride) adds in cell order either way; one whose
+	 * innermost block sums into one cell adds the same blocks' sums when the blocks are alike */
+	return alone->istep[0] != 0 || (both->istep[1] == 0 && both->inner == alone->inner);
 }
 
-/* c's sums over its positions pos[0..k) into out (cells of them) */
 static void
-project(const dp_jtree_clique *c, const uint32_t *pos, uint32_t k, double *out, uint64_t cells)
+jt_flush(jt_pass *ps)
 {
-	dp_odo_runs r;
+	if (ps->c)
+	{
+		dp_odo_runs r;
 
+		dp_odo_runs_init(&r, ps->c->nattrs, ps->c->sizes, ps->step, NULL);
+		dp_odo_scale(&r, ps->c->P, ps->f);
+		ps->c = NULL;
+	}
+}
+
+/* c's sums over its positions pos[0..k) into out (cells of them), c's deferred scaling first */
+static void
+jt_project(jt_pass *ps, dp_jtree_clique *c, const uint32_t *pos, uint32_t k, double *out, uint64_t cells)
+{
+	uint64_t	sb[DP_ODO_MAX_COLS];
+	dp_odo_runs alone;
+
+	steps_of(c, pos, k, sb);
+	dp_odo_runs_init(&alone, c->nattrs, c->sizes, sb, NULL);
+	if (ps->c == c && ps->f != out)
+	{
+		dp_odo_runs both;
+
+		dp_odo_runs_init(&both, c->nattrs, c->sizes, ps->step, sb);
+		if (dp_jtree_same_sums(&both, &alone))
+		{
+			memset(out, 0, sizeof(double) * cells);
+			dp_odo_scale_project(&both, c->P, ps->f, out);
+			ps->c = NULL;
+			return;
+		}
+	}
+	if (ps->c == c)
+		jt_flush(ps);			/* before out is zeroed: out may hold the factors */
 	memset(out, 0, sizeof(double) * cells);
-	runs_of(&r, c, pos, k);
-	dp_odo_project(&r, c->P, out);
+	dp_odo_project(&alone, c->P, out);
 }
 
+/* c's cells times f's, f over c's positions pos[0..k): deferred (f must stay unchanged until then) */
 static void
-scale(dp_jtree_clique *c, const uint32_t *pos, uint32_t k, const double *f)
+jt_scale(jt_pass *ps, dp_jtree_clique *c, const uint32_t *pos, uint32_t k, const double *f)
 {
-	dp_odo_runs r;
-
-	runs_of(&r, c, pos, k);
-	dp_odo_scale(&r, c->P, f);
+	jt_flush(ps);
+	ps->c = c;
+	steps_of(c, pos, k, ps->step);
+	ps->f = f;
+	if (!ps->fuse)
+		jt_flush(ps);
 }
 
-/* Clique i and its parent: the parent absorbs i's news (up) or i its parent's; buf: sep_cells */
+/*
+ * Clique i and its parent: the parent absorbs i's news (up) or i its parent's.  The separator's
+ * factors go to bufs[*which] (sep_cells), the other buffer of the last absorption's (whose
+ * factors a deferred scaling may still read).
+ */
 static void
-absorb(dp_jtree *t, uint32_t i, bool up, double *buf)
+absorb(dp_jtree *t, uint32_t i, bool up, jt_pass *ps, double *const *bufs, int *which)
 {
 	dp_jtree_clique *c = &t->cl[i],
 			   *p = &t->cl[c->parent];
+	double	   *buf = bufs[*which];
 
-	project(up ? c : p, up ? c->sep_here : c->sep_there, c->nsep, buf, c->sep_cells);
+	*which = 1 - *which;
+	jt_project(ps, up ? c : p, up ? c->sep_here : c->sep_there, c->nsep, buf, c->sep_cells);
 	for (uint64_t q = 0; q < c->sep_cells; q++)
 	{
 		double		f = c->S[q] > 0 ? buf[q] / c->S[q] : 0;
@@ -428,12 +495,12 @@ absorb(dp_jtree *t, uint32_t i, bool up, double *buf)
 		c->S[q] = buf[q];
 		buf[q] = f;
 	}
-	scale(up ? p : c, up ? c->sep_there : c->sep_here, c->nsep, buf);
+	jt_scale(ps, up ? p : c, up ? c->sep_there : c->sep_here, c->nsep, buf);
 }
 
 /* Brings clique b up to date from a, the one that is (every message flows toward a). */
 static void
-move(dp_jtree *t, uint32_t a, uint32_t b, uint32_t *down, double *buf)
+move(dp_jtree *t, uint32_t a, uint32_t b, uint32_t *down, jt_pass *ps, double *const *bufs, int *which)
 {
 	uint32_t	nd = 0;
 
@@ -441,7 +508,7 @@ move(dp_jtree *t, uint32_t a, uint32_t b, uint32_t *down, double *buf)
 	{
 		if (t->cl[a].depth >= t->cl[b].depth)
 		{
-			absorb(t, a, true, buf);
+			absorb(t, a, true, ps, bufs, which);
 			a = (uint32_t) t->cl[a].parent;
 		}
 		else
@@ -451,7 +518,7 @@ move(dp_jtree *t, uint32_t a, uint32_t b, uint32_t *down, double *buf)
 		}
 	}
 	while (nd > 0)
-		absorb(t, down[--nd], false, buf);
+		absorb(t, down[--nd], false, ps, bufs, which);
 }
 
 /* The positions of m's attributes in clique c's, or false when c does not hold them all. */
@@ -514,7 +581,9 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 			   *pos = NULL;
 	double	   *cur = NULL,
 			   *nxt = NULL,
-			   *buf = NULL;
+			   *bufs[2] = {NULL, NULL};
+	jt_pass		ps = {.c = NULL, .fuse = JT_FUSE};
+	int			which = 0;
 	bool		ahead = false;	/* cur holds the projection of the next visit's marginal */
 	uint64_t	maxm = 1,
 				maxs = 1;
@@ -589,8 +658,9 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 	}
 	cur = dp_alloc(sizeof(double) * maxm);
 	nxt = dp_alloc(sizeof(double) * maxm);
-	buf = dp_alloc(sizeof(double) * maxs);
-	if (!cur || !nxt || !buf)
+	bufs[0] = dp_alloc(sizeof(double) * maxs);
+	bufs[1] = dp_alloc(sizeof(double) * maxs);
+	if (!cur || !nxt || !bufs[0] || !bufs[1])
 	{
 		rc = dp_nomem("could not allocate the junction tree's fit");
 		goto done;
@@ -610,9 +680,9 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 
 			if (!ahead)
 			{
-				move(t, at, home[k], down, buf);
+				move(t, at, home[k], down, &ps, bufs, &which);
 				at = home[k];
-				project(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur, m->ncells);
+				jt_project(&ps, c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur, m->ncells);
 			}
 			for (uint64_t q = 0; q < m->ncells; q++)
 			{
@@ -630,23 +700,22 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 				worst = l1;		/* NaN too */
 			/* the next marginal homed here: its projection in the same pass as this scaling */
 			ahead = v + 1 < nmargs && home[visit[v + 1]] == home[k];
+			if (ahead)
 			{
-				uint32_t	kn = ahead ? visit[v + 1] : k;
+				uint32_t	kn = visit[v + 1];
 				uint64_t	sa[DP_ODO_MAX_COLS],
 							sb[DP_ODO_MAX_COLS];
+				double	   *swap = cur;
 
 				steps_of(c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, sa);
 				steps_of(c, &pos[kn * DP_MARG_MAX_ATTRS], margs[kn].nattrs, sb);
-				dp_odo_scale_next(c->nattrs, c->sizes, sa, ahead ? sb : NULL, c->P, cur, nxt,
-								  margs[kn].ncells);
-			}
-			if (ahead)
-			{
-				double	   *swap = cur;
-
+				jt_flush(&ps);	/* none is deferred here: the visit's projection took it */
+				dp_odo_scale_next(c->nattrs, c->sizes, sa, sb, c->P, cur, nxt, margs[kn].ncells);
 				cur = nxt;
 				nxt = swap;
 			}
+			else				/* with the next pass over c: the move's first, or a visit's */
+				jt_scale(&ps, c, &pos[k * DP_MARG_MAX_ATTRS], m->nattrs, cur);
 			if (dp_report(progress, progress_arg, DP_PHASE_GUM, sweep, max_sweeps, -1) != 0)
 			{
 				rc = -1;
@@ -661,9 +730,10 @@ dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t max_sw
 		prev = worst;
 	}
 	/* every clique up to date: collect to the root, then distribute in preorder */
-	move(t, at, 0, down, buf);
+	move(t, at, 0, down, &ps, bufs, &which);
 	for (uint32_t i = 1; i < t->ncliques; i++)
-		absorb(t, i, false, buf);
+		absorb(t, i, false, &ps, bufs, &which);
+	jt_flush(&ps);
 	{
 		double		mass = 0;
 
@@ -681,7 +751,8 @@ done:
 	dp_free(down);
 	dp_free(cur);
 	dp_free(nxt);
-	dp_free(buf);
+	dp_free(bufs[0]);
+	dp_free(bufs[1]);
 	return rc;
 }
 

@@ -110,6 +110,20 @@ int			dp_jtree_build_greedy(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, 
 								  uint32_t d, const uint32_t *sizes, uint64_t max_cells, dp_marg *kept,
 								  uint32_t *nkept);
 
+/*
+ * Whether dp_odo_scale_project over runs both (a clique's scaling by one table, then its
+ * projection onto another) sums the projection as dp_odo_project over runs alone (that other
+ * table only) does, so that the one pass gives the same bits as the two (dp_jtree_fit fuses the
+ * two passes only then).
+ */
+bool		dp_jtree_same_sums(const dp_odo_runs *both, const dp_odo_runs *alone);
+
+#ifdef DPSYNTH_TEST_RNG
+/* The unit tests' seam (dp_random.h's): true makes dp_jtree_fit run every scaling at once, in a
+ * pass of its own (the reference its fused passes must equal bit for bit). */
+extern void dp_jtree_test_no_fuse(bool on);
+#endif
+
 /* The sweeps of a fit: DP_MAXENT_WORK over a sweep's cost, within dp_maxent's bounds. */
 uint32_t	dp_jtree_sweeps(const dp_jtree *t, const dp_marg *margs, uint32_t nmargs);
 

@@ -146,9 +146,9 @@ typedef struct dp_odo_outer
 } dp_odo_outer;
 
 static inline void
-dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
+dp_odo_outer_next_n(const dp_odo_runs *r, dp_odo_outer *o, uint32_t n)
 {
-	for (uint32_t j = r->nouter; j-- > 0;)
+	for (uint32_t j = n; j-- > 0;)
 	{
 		o->code[j]++;
 		o->ia += r->step[0][j];
@@ -161,62 +161,139 @@ dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
 	}
 }
 
-/* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
 static inline void
-dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
+dp_odo_outer_next(const dp_odo_runs *r, dp_odo_outer *o)
 {
-	dp_odo_outer o = {{0}, 0, 0};
-	uint64_t	L = r->inner,
-				is = r->istep[0];
+	dp_odo_outer_next_n(r, o, r->nouter);
+}
+
+/*
+ * The walks below go over the innermost outer block in a loop of their own (K blocks of L cells,
+ * strides ka and kb in a and b) and turn the odometer over the others once per K blocks: the same
+ * blocks in the same order as one odometer step per block, with less work per block (blocks are
+ * often a few cells).
+ */
+typedef struct dp_odo_k
+{
+	uint64_t	K,
+				ka,
+				kb;
+	uint32_t	nup;			/* the outer blocks the odometer turns */
+} dp_odo_k;
+
+static inline dp_odo_k
+dp_odo_k_of(const dp_odo_runs *r)
+{
+	dp_odo_k	k = {1, 0, 0, 0};
+
+	if (r->nouter > 0)
+	{
+		k.K = r->sizes[r->nouter - 1];
+		k.ka = r->step[0][r->nouter - 1];
+		k.kb = r->step[1][r->nouter - 1];
+		k.nup = r->nouter - 1;
+	}
+	return k;
+}
+
+#define DP_ODO_INLINE static inline __attribute__((always_inline))
+
+/*
+ * Each walk's K blocks of L cells from p (indices ia in a, ib in b), in a function of its own so
+ * that the walk calls it with L = 2 as a constant (the innermost column of two codes, common in
+ * the fits: a tight loop of two cells costs more than its cells) and with any other L.
+ */
+DP_ODO_INLINE void
+dp_odo_project_blocks(const double *p, double *out, uint64_t K, uint64_t L, uint64_t is, uint64_t ka,
+					  uint64_t ia)
+{
+	uint64_t	b = 0;
 
 	if (is == 0)
 	{
-		/* two blocks at a time, as in dp_odo_scale_project: the same sums, chains that overlap */
-		uint64_t	i = 0;
-
-		for (; i + L < r->ncells; i += 2 * L)
+		/*
+		 * Every block sums into one cell of out: two blocks at a time, each with its own sum
+		 * from zero in cell order, added to out in block order (the same bits as one block at a
+		 * time), so that the two chains of additions overlap.
+		 */
+		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka)
 		{
-			const double *p = P + i,
-					   *p2 = P + i + L;
+			const double *p2 = p + L;
 			double		s = 0,
 						s2 = 0;
-			uint64_t	ia = o.ia;
 
-			dp_odo_outer_next(r, &o);
 			for (uint64_t j = 0; j < L; j++)
 			{
 				s += p[j];
 				s2 += p2[j];
 			}
 			out[ia] += s;
-			out[o.ia] += s2;
-			dp_odo_outer_next(r, &o);
+			out[ia + ka] += s2;
 		}
-		if (i < r->ncells)
+		if (b < K)
 		{
 			double		s = 0;
 
 			for (uint64_t j = 0; j < L; j++)
-				s += P[i + j];
-			out[o.ia] += s;
+				s += p[j];
+			out[ia] += s;
 		}
-		return;
 	}
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
-	{
-		const double *p = P + i;
-
-		if (is == 1)
+	else if (is == 1)
+		for (; b < K; b++, p += L, ia += ka)
 		{
-			double	   *q = out + o.ia;
+			double	   *q = out + ia;
 
 			for (uint64_t j = 0; j < L; j++)
 				q[j] += p[j];
 		}
-		else
+	else
+		for (; b < K; b++, p += L, ia += ka)
 			for (uint64_t j = 0; j < L; j++)
-				out[o.ia + j * is] += p[j];
+				out[ia + j * is] += p[j];
+}
+
+/* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
+static inline void
+dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
+{
+	dp_odo_outer o = {{0}, 0, 0};
+	const dp_odo_k k = dp_odo_k_of(r);
+	const uint64_t L = r->inner,
+				KL = k.K * L;
+
+	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
+	{
+		if (L == 2)
+			dp_odo_project_blocks(P + i, out, k.K, 2, r->istep[0], k.ka, o.ia);
+		else
+			dp_odo_project_blocks(P + i, out, k.K, L, r->istep[0], k.ka, o.ia);
 	}
+}
+
+DP_ODO_INLINE void
+dp_odo_scale_blocks(double *p, const double *f, uint64_t K, uint64_t L, uint64_t is, uint64_t ka, uint64_t ia)
+{
+	if (is == 0)
+		for (uint64_t b = 0; b < K; b++, p += L, ia += ka)
+		{
+			double		g = f[ia];
+
+			for (uint64_t j = 0; j < L; j++)
+				p[j] *= g;
+		}
+	else if (is == 1)
+		for (uint64_t b = 0; b < K; b++, p += L, ia += ka)
+		{
+			const double *q = f + ia;
+
+			for (uint64_t j = 0; j < L; j++)
+				p[j] *= q[j];
+		}
+	else
+		for (uint64_t b = 0; b < K; b++, p += L, ia += ka)
+			for (uint64_t j = 0; j < L; j++)
+				p[j] *= f[ia + j * is];
 }
 
 /* P's cells times f's, f over a */
@@ -224,68 +301,44 @@ static inline void
 dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
 {
 	dp_odo_outer o = {{0}, 0, 0};
-	uint64_t	L = r->inner,
-				is = r->istep[0];
+	const dp_odo_k k = dp_odo_k_of(r);
+	const uint64_t L = r->inner,
+				KL = k.K * L;
 
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
-		double	   *p = P + i;
-
-		if (is == 0)
-		{
-			double		g = f[o.ia];
-
-			for (uint64_t j = 0; j < L; j++)
-				p[j] *= g;
-		}
-		else if (is == 1)
-		{
-			const double *q = f + o.ia;
-
-			for (uint64_t j = 0; j < L; j++)
-				p[j] *= q[j];
-		}
+		if (L == 2)
+			dp_odo_scale_blocks(P + i, f, k.K, 2, r->istep[0], k.ka, o.ia);
 		else
-			for (uint64_t j = 0; j < L; j++)
-				p[j] *= f[o.ia + j * is];
+			dp_odo_scale_blocks(P + i, f, k.K, L, r->istep[0], k.ka, o.ia);
 	}
 }
 
-/*
- * dp_odo_scale by f over a, then dp_odo_project onto b into out (zeroed by the caller), in one
- * pass: the same cells as the two calls, with one read and write of P.
- */
-static inline void
-dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *out)
+DP_ODO_INLINE void
+dp_odo_scale_project_blocks(double *p, const double *f, double *out, uint64_t K, uint64_t L, uint64_t sa,
+							uint64_t sb, uint64_t ka, uint64_t kb, uint64_t ia, uint64_t ib)
 {
-	dp_odo_outer o = {{0}, 0, 0};
-	uint64_t	L = r->inner,
-				sa = r->istep[0],
-				sb = r->istep[1];
+	uint64_t	b = 0;
 
-	if (sb == 0)
+	if (sb == 0 && kb == 0 && K > 1)
 	{
 		/*
-		 * Every block sums into one cell of out: two blocks at a time, each with its own sum in
-		 * the same order as alone and added to out in block order, so the results are the same
-		 * bits, while the two chains of additions overlap (one chain waits on each addition).
+		 * The K blocks all sum into out[ib] (a column a holds and b lacks between them): the
+		 * same additions in the same order, the running cell kept in a register rather than
+		 * stored and loaded again between blocks.
 		 */
-		uint64_t	i = 0;
+		double		acc = out[ib];
 
-		for (; i + L < r->ncells; i += 2 * L)
+		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka)
 		{
-			double	   *p = P + i,
-					   *p2 = P + i + L,
+			double	   *p2 = p + L,
 						s = 0,
 						s2 = 0;
-			uint64_t	ia = o.ia,
-						ib = o.ib;
 
-			dp_odo_outer_next(r, &o);
 			if (sa == 0)
 			{
 				double		g = f[ia],
-							g2 = f[o.ia];
+							g2 = f[ia + ka];
 
 				for (uint64_t j = 0; j < L; j++)
 				{
@@ -297,38 +350,96 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 				for (uint64_t j = 0; j < L; j++)
 				{
 					s += p[j] *= f[ia + j * sa];
-					s2 += p2[j] *= f[o.ia + j * sa];
+					s2 += p2[j] *= f[ia + ka + j * sa];
 				}
-			out[ib] += s;
-			out[o.ib] += s2;
-			dp_odo_outer_next(r, &o);
+			acc += s;
+			acc += s2;
 		}
-		if (i < r->ncells)
+		if (b < K)
 		{
-			double	   *p = P + i,
-						s = 0;
+			double		s = 0;
 
 			for (uint64_t j = 0; j < L; j++)
-				s += p[j] *= f[o.ia + j * sa];
-			out[o.ib] += s;
+				s += p[j] *= f[ia + j * sa];
+			acc += s;
 		}
-		return;
+		out[ib] = acc;
 	}
-	for (uint64_t i = 0; i < r->ncells; i += L, dp_odo_outer_next(r, &o))
+	else if (sb == 0)
 	{
-		double	   *p = P + i;
-
-		if (sa == 1 && sb == 1)
+		/*
+		 * Every block sums into one cell of out: two blocks at a time, each with its own sum in
+		 * the same order as alone and added to out in block order, so the results are the same
+		 * bits, while the two chains of additions overlap (one chain waits on each addition).
+		 */
+		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka, ib += 2 * kb)
 		{
-			const double *q = f + o.ia;
-			double	   *u = out + o.ib;
+			double	   *p2 = p + L,
+						s = 0,
+						s2 = 0;
+
+			if (sa == 0)
+			{
+				double		g = f[ia],
+							g2 = f[ia + ka];
+
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= g;
+					s2 += p2[j] *= g2;
+				}
+			}
+			else
+				for (uint64_t j = 0; j < L; j++)
+				{
+					s += p[j] *= f[ia + j * sa];
+					s2 += p2[j] *= f[ia + ka + j * sa];
+				}
+			out[ib] += s;
+			out[ib + kb] += s2;
+		}
+		if (b < K)
+		{
+			double		s = 0;
+
+			for (uint64_t j = 0; j < L; j++)
+				s += p[j] *= f[ia + j * sa];
+			out[ib] += s;
+		}
+	}
+	else if (sa == 1 && sb == 1)
+		for (; b < K; b++, p += L, ia += ka, ib += kb)
+		{
+			const double *q = f + ia;
+			double	   *u = out + ib;
 
 			for (uint64_t j = 0; j < L; j++)
 				u[j] += p[j] *= q[j];
 		}
-		else
+	else
+		for (; b < K; b++, p += L, ia += ka, ib += kb)
 			for (uint64_t j = 0; j < L; j++)
-				out[o.ib + j * sb] += p[j] *= f[o.ia + j * sa];
+				out[ib + j * sb] += p[j] *= f[ia + j * sa];
+}
+
+/*
+ * dp_odo_scale by f over a, then dp_odo_project onto b into out (zeroed by the caller), in one
+ * pass: the same cells as the two calls, with one read and write of P.
+ */
+static inline void
+dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *out)
+{
+	dp_odo_outer o = {{0}, 0, 0};
+	const dp_odo_k k = dp_odo_k_of(r);
+	const uint64_t L = r->inner,
+				KL = k.K * L;
+
+	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
+	{
+		if (L == 2)
+			dp_odo_scale_project_blocks(P + i, f, out, k.K, 2, r->istep[0], r->istep[1], k.ka, k.kb, o.ia, o.ib);
+		else
+			dp_odo_scale_project_blocks(P + i, f, out, k.K, L, r->istep[0], r->istep[1], k.ka, k.kb, o.ia, o.ib);
 	}
 }
 

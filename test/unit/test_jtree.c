@@ -15,6 +15,8 @@
  *  - marginals whose supports leave no cell give no distribution (0);
  *  - errors and cancellation;
  *  - dp_privsyn_draws_maxent: a small tree takes the path, a large one does not;
+ *  - the fit's fused passes give the same bits as its passes apart (the kernel on random shapes,
+ *    whole fits of noisy marginals);
  *  - timing of a fit on a wide table (diagnostic).
  *
  * Fixed-seed dp_prng tables: tests of post-processing, not of privacy.
@@ -633,6 +635,192 @@ test_predicate(void)
 	free_margs(m, model.nmargs);
 }
 
+
+/* strides of a table over the columns of in[0..d) that are set, row-major in column order (0: not held) */
+static void
+subset_steps(uint32_t d, const uint32_t *sizes, const bool *in, uint64_t *step)
+{
+	uint64_t	s = 1;
+
+	for (uint32_t j = d; j-- > 0;)
+	{
+		step[j] = in[j] ? s : 0;
+		if (in[j])
+			s *= sizes[j];
+	}
+}
+
+/*
+ * The fit's fused passes (dp_jtree_fit: a clique's scaling deferred into its next projection)
+ * give the same bits as the passes apart.  (1) The kernel: on random shapes (columns of 1 to 5
+ * codes, random tables a and b), wherever dp_jtree_same_sums allows the fusion, dp_odo_scale_project
+ * writes the same cells and the same sums as dp_odo_scale then dp_odo_project; where it does not,
+ * some sums differ (so the check is needed).  (2) Whole fits of noisy, inconsistent marginals
+ * (random tables plus noise; several sweeps until the fit stalls), fused and apart (the seam
+ * dp_jtree_test_no_fuse), on trees of one clique and of several: every clique's and separator's
+ * potential the same bits, the same sweeps.
+ */
+static void
+test_fused_passes(void)
+{
+	dp_prng		rng;
+	uint32_t	fused = 0,
+				bad = 0,
+				apart_differ = 0,
+				fits = 0,
+				fits_bad = 0;
+
+	dp_prng_seed(&rng, 4242);
+	for (int trial = 0; trial < 4000; trial++)
+	{
+		uint32_t	d = 1 + (uint32_t) dp_prng_below(&rng, 6),
+					sizes[6];
+		bool		ina[6],
+					inb[6];
+		uint64_t	sa[DP_ODO_MAX_COLS] = {0},
+					sb[DP_ODO_MAX_COLS] = {0},
+					n = 1,
+					na = 1,
+					nb = 1;
+		dp_odo_runs both,
+					alone,
+					ra;
+		double	   *P0,
+				   *P1,
+				   *f,
+				   *o0,
+				   *o1;
+		bool		same;
+
+		for (uint32_t j = 0; j < d; j++)
+		{
+			sizes[j] = 1 + (uint32_t) dp_prng_below(&rng, 5);
+			ina[j] = dp_prng_below(&rng, 2) == 1;
+			inb[j] = dp_prng_below(&rng, 2) == 1;
+			n *= sizes[j];
+			na *= ina[j] ? sizes[j] : 1;
+			nb *= inb[j] ? sizes[j] : 1;
+		}
+		subset_steps(d, sizes, ina, sa);
+		subset_steps(d, sizes, inb, sb);
+		P0 = malloc(sizeof(double) * n);
+		P1 = malloc(sizeof(double) * n);
+		f = malloc(sizeof(double) * na);
+		o0 = calloc(nb, sizeof(double));
+		o1 = calloc(nb, sizeof(double));
+		for (uint64_t q = 0; q < n; q++)
+			P0[q] = P1[q] = dp_prng_unit(&rng) * pow(2.0, (double) dp_prng_below(&rng, 40) - 20);
+		for (uint64_t q = 0; q < na; q++)
+			f[q] = 0.5 + dp_prng_unit(&rng);
+		dp_odo_runs_init(&ra, d, sizes, sa, NULL);
+		dp_odo_runs_init(&alone, d, sizes, sb, NULL);
+		dp_odo_runs_init(&both, d, sizes, sa, sb);
+		dp_odo_scale(&ra, P0, f);
+		dp_odo_project(&alone, P0, o0);
+		dp_odo_scale_project(&both, P1, f, o1);
+		same = memcmp(P0, P1, sizeof(double) * n) == 0 && memcmp(o0, o1, sizeof(double) * nb) == 0;
+		if (dp_jtree_same_sums(&both, &alone))
+		{
+			fused++;
+			bad += !same;
+		}
+		else
+			apart_differ += !same;
+		free(P0);
+		free(P1);
+		free(f);
+		free(o0);
+		free(o1);
+	}
+	unit_check(fused > 1000 && bad == 0,
+			   "where the fit fuses a scaling and a projection, the same bits as the two passes (%u shapes, %u differ)",
+			   fused, bad);
+	unit_check(apart_differ > 0, "... and where it does not, the one pass differs on some shapes (%u)", apart_differ);
+
+	for (int seed = 0; seed < 16; seed++)
+	{
+		/* the first four: 3 columns and every pair, one clique (a sweep's last visit and the
+		 * next sweep's first in the same clique, with no move between) */
+		uint32_t	d = seed < 4 ? 3 : 5 + (uint32_t) dp_prng_below(&rng, 4),
+					sizes[8],
+					sets[40][3],
+					nat[40],
+					nm = 0;
+		dp_codes	t;
+		dp_marg		m[40];
+		dp_jtree	jt[2];
+		int			sw[2];
+		bool		same = true;
+
+		for (uint32_t j = 0; j < d; j++)
+		{
+			sizes[j] = (seed < 4 ? 2 : 1) + (uint32_t) dp_prng_below(&rng, 6);
+			sets[nm][0] = j;
+			nat[nm++] = 1;
+		}
+		/* pairs and triples at random, increasing columns */
+		for (uint32_t k = 0; k < 3 * d && seed < 4; k++)
+			if (k < 3)
+			{
+				sets[nm][0] = k == 2 ? 1 : 0;
+				sets[nm][1] = k == 0 ? 1 : 2;
+				nat[nm++] = 2;
+			}
+		for (uint32_t k = 0; k < 3 * d && seed >= 4; k++)
+		{
+			uint32_t	a = (uint32_t) dp_prng_below(&rng, d),
+						b = (uint32_t) dp_prng_below(&rng, d),
+						c = (uint32_t) dp_prng_below(&rng, d);
+
+			if (a == b)
+				continue;
+			if (a > b)
+			{
+				uint32_t	x = a;
+
+				a = b;
+				b = x;
+			}
+			sets[nm][0] = a;
+			sets[nm][1] = b;
+			nat[nm] = 2;
+			if (k % 4 == 3 && c > b)
+			{
+				sets[nm][2] = c;
+				nat[nm] = 3;
+			}
+			nm++;
+		}
+		random_table(&t, d, sizes, 2000, &rng);
+		exact_all(m, &t, nm, (const uint32_t (*)[3]) sets, nat, sizes);
+		/* noise: marginals that admit no joint table */
+		for (uint32_t k = 0; k < nm; k++)
+			for (uint64_t q = 0; q < m[k].ncells; q++)
+				m[k].cells[q] = fmax(0.5, m[k].cells[q] + 40 * (dp_prng_unit(&rng) - 0.5));
+		for (int h = 0; h < 2; h++)
+		{
+			memset(&jt[h], 0, sizeof(jt[h]));
+			if (dp_jtree_build(&jt[h], m, nm, d, sizes, 1 << 20) != 0)
+				same = false;
+			dp_jtree_test_no_fuse(h == 1);
+			sw[h] = same ? dp_jtree_fit(&jt[h], m, nm, 200, 1e-12, NULL, NULL) : -9;
+			dp_jtree_test_no_fuse(false);
+		}
+		same = same && sw[0] == sw[1] && sw[0] >= 1 && jt[0].ncliques == jt[1].ncliques;
+		for (uint32_t i = 0; same && i < jt[0].ncliques; i++)
+			same = memcmp(jt[0].cl[i].P, jt[1].cl[i].P, sizeof(double) * jt[0].cl[i].ncells) == 0 &&
+				memcmp(jt[0].cl[i].S, jt[1].cl[i].S, sizeof(double) * jt[0].cl[i].sep_cells) == 0;
+		fits++;
+		fits_bad += !same;
+		dp_jtree_free(&jt[0]);
+		dp_jtree_free(&jt[1]);
+		free_margs(m, nm);
+		dp_codes_free(&t);
+	}
+	unit_check(fits_bad == 0, "fits of noisy marginals, fused and apart: the same potentials, bit for bit, and sweeps (%u of %u differ)",
+			   fits_bad, fits);
+}
+
 /* A wide table: 40 columns of 6 codes, a chain and every third triple (diagnostic timing). */
 static void
 test_timing(void)
@@ -694,6 +882,7 @@ main(void)
 	test_collapse();
 	test_errors();
 	test_predicate();
+	test_fused_passes();
 	test_timing();
 	return unit_done();
 }
