@@ -6,7 +6,8 @@
 # (clock_timestamp around it), the backend's CPU seconds during the call (utime + stime of its
 # /proc/self/stat, read by pg_read_file: helper threads included), the CPU seconds of its own
 # thread alone (/proc/self/task/<pid>/stat: the work that a helper thread does not take off it,
-# the call's length on an idle machine when no helper makes it wait) and the phases' seconds
+# the call's length on an idle machine when no helper makes it wait), the model's k-way marginals
+# and the phases' seconds
 # (json).  The builds are only the shared object: for changes with no SQL-visible difference.
 # Usage (PGHOST, PGPORT, PGUSER exported; PG_CONFIG names the installation whose dpsynth.so is
 # replaced, and restored at the end; database DB, default bench):
@@ -29,7 +30,7 @@ CREATE TEMP VIEW cpu AS SELECT (split_part(s, ' ', 14)::bigint + split_part(s, '
  FROM pg_read_file('/proc/self/task/' || pg_backend_pid() || '/stat') m) AS main_ticks
 FROM pg_read_file('/proc/self/stat') s;
 SELECT ticks AS c0, main_ticks AS m0, extract(epoch FROM clock_timestamp()) AS t0 FROM cpu \gset
-SELECT 'seconds', seconds FROM dp_synthesize(:'t', epsilon => 1, target => 's_abcpu');
+SELECT 'seconds', k_way_marginals || ' ' || seconds FROM dp_synthesize(:'t', epsilon => 1, target => 's_abcpu');
 SELECT 'wall', extract(epoch FROM clock_timestamp()) - :t0, 'cpu', ticks - :c0, 'main', main_ticks - :m0 FROM cpu;
 SQL
 )

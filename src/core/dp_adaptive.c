@@ -539,7 +539,7 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 
 			for (uint32_t k = 0; k < model->nmargs; k++)
 				kway += model->margs[k].nattrs >= 2;
-			w = dp_adaptive_submodel_iters(kway);
+			w = dp_adaptive_submodel_iters(kway, nrows);
 			prm.start = &start;
 			if (prm.iterations > w)
 				prm.iterations = w;

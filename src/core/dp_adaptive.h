@@ -116,7 +116,9 @@
  *      tree stays within DP_ADAPTIVE_JTREE_CELLS: dp_jtree_build_greedy), draws the rows from it
  *      exactly and runs GUM on all the marginals from those rows, at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
- *      more than 56 k-way marginals): the rows start with the sub-model's structure
+ *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
+ *      where rows x k-way marginals x iterations would pass DP_ADAPTIVE_FINAL_WORK: about half a
+ *      million rows and up): the rows start with the sub-model's structure
  *      and GUM moves them only towards the marginals it left out (every iteration is a pass over
  *      the rows per marginal, at about the same cost; fewer iterations cost 2- and 3-way
  *      fidelity on the same model: bench/final_warm.c).  Otherwise GUM: warm from the last round's estimate, with
@@ -143,6 +145,7 @@
 #ifndef DP_ADAPTIVE_H
 #define DP_ADAPTIVE_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -168,7 +171,15 @@
 #define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 10	/* ... from a sub-model's rows (step 5), at most */
 #define DP_ADAPTIVE_SUBMODEL_WARM_VISITS 560	/* ... as long as k-way marginals x iterations stay within this */
 #define DP_ADAPTIVE_SUBMODEL_MIN_ITERS 5	/* ... but never fewer than this */
+#ifndef DP_ADAPTIVE_GUM_WORK
 #define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
+#endif
+#ifndef DP_ADAPTIVE_FINAL_WORK
+#define DP_ADAPTIVE_FINAL_WORK	((double) (1u << 28))	/* ... x the sub-model's warm iterations (step 5) */
+#endif
+#ifndef DP_ADAPTIVE_FINAL_WORK_MIN_ITERS
+#define DP_ADAPTIVE_FINAL_WORK_MIN_ITERS 3	/* ... but never fewer than this */
+#endif
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
 #define DP_ADAPTIVE_MAXENT_CELLS ((uint64_t) 1 << 20)	/* joint domains drawn by maximum entropy (step 5) */
@@ -219,16 +230,30 @@ dp_adaptive_final_iters(uint32_t iterations)
  * DP_ADAPTIVE_SUBMODEL_WARM_ITERS: the draw's cost stays about that of a model of
  * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_WARM_ITERS marginals up to
  * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_MIN_ITERS of them, and grows with the
- * marginals past that (at DP_ADAPTIVE_SUBMODEL_MIN_ITERS iterations).  A function of the model's
- * size (public) only; bench/final_warm.c measures what the iterations buy on a given model.
+ * marginals past that (at DP_ADAPTIVE_SUBMODEL_MIN_ITERS iterations).  Then, where nrows x kway x
+ * iterations would pass DP_ADAPTIVE_FINAL_WORK, the iterations are cut to what fits, but not below
+ * DP_ADAPTIVE_FINAL_WORK_MIN_ITERS: the rows drawn from the sub-model already hold most of the
+ * model, the first iterations buy most of what GUM adds to them, and each further one costs a pass
+ * over every row per marginal, so on big tables the draw's cost stays about bounded rather than
+ * growing with rows x marginals (tables of up to about half a million rows are untouched).  A
+ * function of the model's size and the rows asked for (public) only; bench/final_warm.c measures
+ * what the iterations buy on a given model.
  */
 static inline uint32_t
-dp_adaptive_submodel_iters(uint32_t kway)
+dp_adaptive_submodel_iters(uint32_t kway, uint64_t nrows)
 {
 	uint32_t	w = kway > 0 ? DP_ADAPTIVE_SUBMODEL_WARM_VISITS / kway : DP_ADAPTIVE_SUBMODEL_WARM_ITERS;
+	double		work = (double) nrows * (kway > 0 ? kway : 1);
 
-	return w > DP_ADAPTIVE_SUBMODEL_WARM_ITERS ? DP_ADAPTIVE_SUBMODEL_WARM_ITERS :
+	w = w > DP_ADAPTIVE_SUBMODEL_WARM_ITERS ? DP_ADAPTIVE_SUBMODEL_WARM_ITERS :
 		w < DP_ADAPTIVE_SUBMODEL_MIN_ITERS ? DP_ADAPTIVE_SUBMODEL_MIN_ITERS : w;
+	if (work * w > DP_ADAPTIVE_FINAL_WORK)
+	{
+		double		fit = floor(DP_ADAPTIVE_FINAL_WORK / work);
+
+		w = fit < DP_ADAPTIVE_FINAL_WORK_MIN_ITERS ? DP_ADAPTIVE_FINAL_WORK_MIN_ITERS : (uint32_t) fit;
+	}
+	return w;
 }
 
 /*

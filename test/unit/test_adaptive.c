@@ -840,12 +840,18 @@ test_selections(void)
 			   dp_adaptive_tree_bound(-5) == DP_ADAPTIVE_TREE_CELLS,
 			   "the rounds' tree bound: 2^20 up to 32,768 rows, 32 cells a row up to 2^22 cells, then none");
 	/* GUM's iterations after a sub-model (step 5): 560 visits of k-way marginals, 5 to 10 iterations */
-	unit_check(dp_adaptive_submodel_iters(0) == 10 && dp_adaptive_submodel_iters(1) == 10 &&
-			   dp_adaptive_submodel_iters(56) == 10 && dp_adaptive_submodel_iters(57) == 9 &&
-			   dp_adaptive_submodel_iters(74) == 7 && dp_adaptive_submodel_iters(92) == 6 &&
-			   dp_adaptive_submodel_iters(112) == 5 && dp_adaptive_submodel_iters(113) == 5 &&
-			   dp_adaptive_submodel_iters(100000) == 5,
+	unit_check(dp_adaptive_submodel_iters(0, 200000) == 10 && dp_adaptive_submodel_iters(1, 200000) == 10 &&
+			   dp_adaptive_submodel_iters(56, 200000) == 10 && dp_adaptive_submodel_iters(57, 200000) == 9 &&
+			   dp_adaptive_submodel_iters(74, 200000) == 7 && dp_adaptive_submodel_iters(92, 200000) == 6 &&
+			   dp_adaptive_submodel_iters(112, 200000) == 5 && dp_adaptive_submodel_iters(113, 200000) == 5 &&
+			   dp_adaptive_submodel_iters(100000, 100) == 5,
 			   "GUM after a sub-model: 10 iterations up to 56 k-way marginals, then 560 visits in all, at least 5");
+	/* ... and on big tables rows x k-way marginals x iterations within 2^28, at least 3 iterations */
+	unit_check(dp_adaptive_submodel_iters(80, 479000) == 7 && dp_adaptive_submodel_iters(80, 480000) == 6 &&
+			   dp_adaptive_submodel_iters(80, 1000000) == 3 && dp_adaptive_submodel_iters(50, 1000000) == 5 &&
+			   dp_adaptive_submodel_iters(60, 3000000) == 3 && dp_adaptive_submodel_iters(60, 7999999) == 3 &&
+			   dp_adaptive_submodel_iters(0, 100000000) == 3 && dp_adaptive_submodel_iters(160, 195366) == 5,
+			   "GUM after a sub-model on big tables: rows x k-way x iterations within 2^28, at least 3 iterations");
 }
 
 

@@ -234,7 +234,7 @@ test_large_n(void)
 			/* GUM after the sub-model's rows: dp_adaptive_submodel_iters at most, asked for 30 */
 			iter_count	c = {0, 0};
 			dp_gum_params gc = g;
-			uint32_t	w = dp_adaptive_submodel_iters(res.n_kway);
+			uint32_t	w = dp_adaptive_submodel_iters(res.n_kway, 50000);
 			dp_privsyn_result wide = res;
 			dp_marg    *twice = malloc(sizeof(dp_marg) * (res.nmargs + res.n_kway));
 
@@ -267,7 +267,7 @@ test_large_n(void)
 				c.calls = c.iters = 0;
 				dp_prng_seed(&rng, 5);
 				rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
-				unit_check(rc == 0 && c.iters == dp_adaptive_submodel_iters(2 * res.n_kway) &&
+				unit_check(rc == 0 && c.iters == dp_adaptive_submodel_iters(2 * res.n_kway, 50000) &&
 						   c.iters < DP_ADAPTIVE_SUBMODEL_WARM_ITERS && c.calls >= 1 && c.calls <= c.iters,
 						   "dp_adaptive_sample, %u k-way marginals: %u GUM iterations of %u (at most %d)",
 						   2 * res.n_kway, c.calls, c.iters, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
