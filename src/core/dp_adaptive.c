@@ -217,7 +217,7 @@ dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double tot
 uint64_t
 dp_adaptive_max_kway(uint32_t d, double total)
 {
-	double		k = DP_ADAPTIVE_GUM_WORK / (total >= 1 ? total : 1);	/* at most 2^27 */
+	double		k = DP_ADAPTIVE_GUM_WORK / (total >= 1 ? total : 1);	/* at most 2^26 */
 	uint64_t	least = (uint64_t) DP_ADAPTIVE_MIN_KWAY_PER_COL * d;
 
 	if (least > DP_ADAPTIVE_MIN_KWAY_MAX)

@@ -172,7 +172,7 @@
 #define DP_ADAPTIVE_SUBMODEL_WARM_VISITS 560	/* ... as long as k-way marginals x iterations stay within this */
 #define DP_ADAPTIVE_SUBMODEL_MIN_ITERS 5	/* ... but never fewer than this */
 #ifndef DP_ADAPTIVE_GUM_WORK
-#define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
+#define DP_ADAPTIVE_GUM_WORK	((double) (1u << 26))	/* rows x distinct k-way marginals (step 3b) */
 #endif
 #ifndef DP_ADAPTIVE_FINAL_WORK
 #define DP_ADAPTIVE_FINAL_WORK	((double) (1u << 28))	/* ... x the sub-model's warm iterations (step 5) */

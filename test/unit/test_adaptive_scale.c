@@ -528,7 +528,7 @@ test_extra(void)
 		dp_privsyn_result_free(&res);
 
 	/*
-	 * The cap on distinct k-way marginals: its rule (dp_adaptive_max_kway: 2^27 / total, at least
+	 * The cap on distinct k-way marginals: its rule (dp_adaptive_max_kway: 2^26 / total, at least
 	 * min(4 d, 128)), then a run of Adult's counts with the cap set to 10 (p.max_kway): the
 	 * budget of 1e6 makes 28-50 selections before anneals spend it, so the cap is reached and the
 	 * selections after it measure again.
@@ -538,9 +538,10 @@ test_extra(void)
 	p.max_kway = 0;
 	unit_check(rc == 0 && st.max_kway == 10 && res.n_kway == 10 && st.remeasured > 0 &&
 			   dp_adaptive_max_kway(ADULT_COLS, 9768300) == 4 * ADULT_COLS &&
-			   dp_adaptive_max_kway(100, 600000) == 223 && dp_adaptive_max_kway(100, 3e6) == 128 &&
-			   dp_adaptive_max_kway(ADULT_COLS, 32561) == 4122 && dp_adaptive_max_kway(ADULT_COLS, 0) == 1u << 27 &&
-			   dp_adaptive_max_kway(ADULT_COLS, NAN) == 1u << 27,
+			   dp_adaptive_max_kway(100, 300000) == 223 && dp_adaptive_max_kway(100, 600000) == 128 &&
+			   dp_adaptive_max_kway(ADULT_COLS, 1e6) == 67 && dp_adaptive_max_kway(100, 3e6) == 128 &&
+			   dp_adaptive_max_kway(ADULT_COLS, 32561) == 2061 && dp_adaptive_max_kway(ADULT_COLS, 0) == 1u << 26 &&
+			   dp_adaptive_max_kway(ADULT_COLS, NAN) == 1u << 26,
 			   "at most %u distinct k-way marginals (set): %u measured, %u selections measured again",
 			   st.max_kway, rc == 0 ? res.n_kway : 0, st.remeasured);
 	if (rc == 0)
