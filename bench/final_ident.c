@@ -43,16 +43,8 @@ main(int argc, char **argv)
 	dp_prng		rng;
 
 	argv0 = argv[0];
-	if (!load_adult(&src, cols, sizes, UINT64_MAX))
-	{
-		fprintf(stderr, "run from the checkout's top: data/adult not found\n");
+	if (!adult_tiled(k, &src, &big, cols, sizes))
 		return 2;
-	}
-	dp_codes_init(&big, ADULT_COLS, (uint64_t) k * src.nrows);
-	for (uint32_t j = 0; j < ADULT_COLS; j++)
-		for (uint64_t i = 0; i < (uint64_t) k * src.nrows; i++)
-			big.col[j][i] = src.col[j][i % src.nrows];
-	big.nrows = (uint64_t) k * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = dp_zcdp_rho(eps, 1e-6);
 	dp_set_threads(threads);

@@ -73,16 +73,8 @@ main(int argc, char **argv)
 	if (argc > 5)
 		for (nw = 0; nw < 16 && 5 + (int) nw < argc; nw++)
 			ws[nw] = (uint32_t) atoi(argv[5 + nw]);
-	if (!load_adult(&src, cols, sizes, UINT64_MAX))
-	{
-		fprintf(stderr, "data/adult not found\n");
+	if (!adult_tiled(k, &src, &big, cols, sizes))
 		return 1;
-	}
-	dp_codes_init(&big, ADULT_COLS, k * src.nrows);
-	for (uint32_t j = 0; j < ADULT_COLS; j++)
-		for (uint64_t i = 0; i < k * src.nrows; i++)
-			big.col[j][i] = src.col[j][i % src.nrows];
-	big.nrows = k * src.nrows;
 	dp_privsyn_default_params(&p);
 	p.rho = dp_zcdp_rho(eps, 1e-6);
 	dp_set_threads(1);

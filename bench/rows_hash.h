@@ -1,7 +1,8 @@
 /*
  * rows_hash.h - what bench/gum_ident.c and bench/final_ident.c print of a draw: an FNV-1a hash of
  * the rows' codes (two draws are the same rows exactly when the hashes agree), and the process's
- * CPU seconds.  A bench header, not part of the extension.
+ * CPU seconds; and the bundled Adult table tiled k times, the input of the benches that run the
+ * adaptive method on it.  A bench header, not part of the extension.
  */
 #ifndef BENCH_ROWS_HASH_H
 #define BENCH_ROWS_HASH_H
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "dp_codes.h"
+#include "../test/unit/adult_data.h"
 
 static inline uint64_t
 fnv_rows(const dp_codes *t)
@@ -34,6 +36,27 @@ cpu_seconds(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*
+ * Adult's codes into src (cols and sizes as load_adult fills them) and its rows repeated k times
+ * into big.  Returns false, with a message, when data/adult is not found (run from the checkout's
+ * top).
+ */
+static inline bool
+adult_tiled(uint64_t k, dp_codes *src, dp_codes *big, acol *cols, uint32_t *sizes)
+{
+	if (!load_adult(src, cols, sizes, UINT64_MAX))
+	{
+		fprintf(stderr, "run from the checkout's top: data/adult not found\n");
+		return false;
+	}
+	dp_codes_init(big, ADULT_COLS, k * src->nrows);
+	for (uint32_t j = 0; j < ADULT_COLS; j++)
+		for (uint64_t i = 0; i < k * src->nrows; i++)
+			big->col[j][i] = src->col[j][i % src->nrows];
+	big->nrows = k * src->nrows;
+	return true;
 }
 
 #endif							/* BENCH_ROWS_HASH_H */

@@ -21,14 +21,7 @@ TICK=$(getconf CLK_TCK)
 one_call() {
 	local load out wall cpu main sec
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	out=$(psql -X -qAt -d "$DB" -v t="$TABLE" <<'SQL'
-SET client_min_messages = warning;
-DROP TABLE IF EXISTS s_abcpu;
-LOAD 'dpsynth';
-CREATE TEMP VIEW cpu AS SELECT (split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint) AS ticks,
-(SELECT split_part(m, ' ', 14)::bigint + split_part(m, ' ', 15)::bigint
- FROM pg_read_file('/proc/self/task/' || pg_backend_pid() || '/stat') m) AS main_ticks
-FROM pg_read_file('/proc/self/stat') s;
+	out=$( { echo "SET client_min_messages = warning; DROP TABLE IF EXISTS s_abcpu;"; so_ab_cpu_view; cat <<'SQL'; } | psql -X -qAt -d "$DB" -v t="$TABLE"
 SELECT ticks AS c0, main_ticks AS m0, extract(epoch FROM clock_timestamp()) AS t0 FROM cpu \gset
 SELECT 'seconds', k_way_marginals || ' ' || seconds FROM dp_synthesize(:'t', epsilon => 1, target => 's_abcpu');
 SELECT 'wall', extract(epoch FROM clock_timestamp()) - :t0, 'cpu', ticks - :c0, 'main', main_ticks - :m0 FROM cpu;

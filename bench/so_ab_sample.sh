@@ -22,14 +22,7 @@ one_call() {
 	local m load out src kway cpu main sec ev
 	for m in $MODELS; do
 		load=$(cut -d' ' -f1 /proc/loadavg)
-		out=$(psql -X -qAt -d "$DB" -v m="$m" -v seed="$SEED" <<'SQL'
-SET client_min_messages = warning;
-DROP TABLE IF EXISTS s_absample;
-LOAD 'dpsynth';
-CREATE TEMP VIEW cpu AS SELECT (split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint) AS ticks,
-(SELECT split_part(t, ' ', 14)::bigint + split_part(t, ' ', 15)::bigint
- FROM pg_read_file('/proc/self/task/' || pg_backend_pid() || '/stat') t) AS main_ticks
-FROM pg_read_file('/proc/self/stat') s;
+		out=$( { echo "SET client_min_messages = warning; DROP TABLE IF EXISTS s_absample;"; so_ab_cpu_view; cat <<'SQL'; } | psql -X -qAt -d "$DB" -v m="$m" -v seed="$SEED"
 SELECT 'model', relname, k_way_marginals FROM dpsynth.models WHERE id = :m;
 SELECT ticks AS c0, main_ticks AS m0 FROM cpu \gset
 SELECT 'seconds', seconds FROM dp_sample(:m, seed => :seed, target => 's_absample');

@@ -296,6 +296,40 @@ dp_odo_scale_blocks(double *p, const double *f, uint64_t K, uint64_t L, uint64_t
 				p[j] *= f[ia + j * is];
 }
 
+/*
+ * Two consecutive blocks of L cells at p (the second at p + L) scaled by f (block one's factors
+ * from f[ia], block two's from f[ia + ka], stride sa; sa == 0: one factor a block) and summed,
+ * each block's sum from zero in cell order into *s and *s2: the two chains of additions overlap.
+ */
+DP_ODO_INLINE void
+dp_odo_scale_sum2(double *p, const double *f, uint64_t L, uint64_t sa, uint64_t ka, uint64_t ia,
+				  double *s_out, double *s2_out)
+{
+	double	   *p2 = p + L,
+				s = 0,
+				s2 = 0;
+
+	if (sa == 0)
+	{
+		double		g = f[ia],
+					g2 = f[ia + ka];
+
+		for (uint64_t j = 0; j < L; j++)
+		{
+			s += p[j] *= g;
+			s2 += p2[j] *= g2;
+		}
+	}
+	else
+		for (uint64_t j = 0; j < L; j++)
+		{
+			s += p[j] *= f[ia + j * sa];
+			s2 += p2[j] *= f[ia + ka + j * sa];
+		}
+	*s_out = s;
+	*s2_out = s2;
+}
+
 /* P's cells times f's, f over a */
 static inline void
 dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
@@ -331,27 +365,10 @@ dp_odo_scale_project_blocks(double *p, const double *f, double *out, uint64_t K,
 
 		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka)
 		{
-			double	   *p2 = p + L,
-						s = 0,
-						s2 = 0;
+			double		s,
+						s2;
 
-			if (sa == 0)
-			{
-				double		g = f[ia],
-							g2 = f[ia + ka];
-
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j] *= g;
-					s2 += p2[j] *= g2;
-				}
-			}
-			else
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j] *= f[ia + j * sa];
-					s2 += p2[j] *= f[ia + ka + j * sa];
-				}
+			dp_odo_scale_sum2(p, f, L, sa, ka, ia, &s, &s2);
 			acc += s;
 			acc += s2;
 		}
@@ -374,27 +391,10 @@ dp_odo_scale_project_blocks(double *p, const double *f, double *out, uint64_t K,
 		 */
 		for (; b + 1 < K; b += 2, p += 2 * L, ia += 2 * ka, ib += 2 * kb)
 		{
-			double	   *p2 = p + L,
-						s = 0,
-						s2 = 0;
+			double		s,
+						s2;
 
-			if (sa == 0)
-			{
-				double		g = f[ia],
-							g2 = f[ia + ka];
-
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j] *= g;
-					s2 += p2[j] *= g2;
-				}
-			}
-			else
-				for (uint64_t j = 0; j < L; j++)
-				{
-					s += p[j] *= f[ia + j * sa];
-					s2 += p2[j] *= f[ia + ka + j * sa];
-				}
+			dp_odo_scale_sum2(p, f, L, sa, ka, ia, &s, &s2);
 			out[ib] += s;
 			out[ib + kb] += s2;
 		}
