@@ -119,6 +119,22 @@ extern int	dp_binning_int(const int64_t *noisy, uint32_t nvalues, int64_t lower,
 						   double min_mass, int64_t *edges, uint32_t *nedges);
 
 /*
+ * The same bins over atoms (post-processing): atom i is width[i] >= 1 consecutive values (the
+ * first atom starts at lower), with estimated mass mass[i] and var[i] >= 0 the variance of that
+ * estimate's noise; a bin's threshold is t = max(1, min_mass, DP_BINNING_Z sqrt(the sum of its
+ * atoms' variances)).  An atom of one value that reaches t gets a bin of its own; the runs of the
+ * other atoms are cut and joined as in dp_binning_int, edges only between atoms.  So the values
+ * of a refined cell and the cells kept whole between refined ones (one atom each, its variance
+ * that of its combined count) are binned as one run: a resolved value gets a bin of its own
+ * whatever lies between it and the next refined cell.  dp_binning_int is this with atoms of one
+ * value and variance sigma^2.  Writes at most natoms + 1 edges and *nedges (>= 2); the sum of
+ * the widths is at most DP_BINNING_MAX_VALUES.  Deterministic.  Returns 0, or -1 on invalid input.
+ */
+extern int	dp_binning_atoms(const double *mass, const double *var, const uint32_t *width,
+							 uint32_t natoms, int64_t lower, double min_mass, int64_t *edges,
+							 uint32_t *nedges);
+
+/*
  * The edges of a column whose cells were refined (post-processing).  Values lower .. lower +
  * nvalues - 1; an edge is the first value of a bin, the last one lower + nvalues.  coarse: the
  * ncoarse quantile edges (strictly increasing, first lower, last lower + nvalues).  nblocks
