@@ -399,6 +399,85 @@ dp_shape_free(dp_shape *s)
 	memset(s, 0, sizeof(*s));
 }
 
+uint32_t
+dp_shape_adjust(dp_shape *s, const double *target, uint32_t ntarget)
+{
+	uint32_t	adjusted = 0;
+
+	if (!s->start || !target)
+		return 0;
+	for (uint32_t bin = 0; bin < s->nbins && bin < ntarget; bin++)
+	{
+		uint32_t	a = s->start[bin],
+					b = s->start[bin + 1],
+					k = b - a,
+					active = k;
+		double		t = target[bin],
+					prev = 0,
+					sum = 0;
+		double	   *w;
+		bool	   *on;
+
+		if (k < 2 || !isfinite(t) || !(t > 0))
+			continue;
+		w = dp_alloc(sizeof(double) * k);
+		on = dp_alloc(sizeof(bool) * k);
+		if (!w || !on)
+		{
+			dp_free(w);
+			dp_free(on);
+			continue;			/* no memory: the bin keeps its shape as released */
+		}
+		for (uint32_t i = 0; i < k; i++)
+		{
+			w[i] = s->cum[a + i] - prev;
+			prev = s->cum[a + i];
+			on[i] = true;
+		}
+		/* the difference shared equally by the parts that stay positive (at most k passes) */
+		for (uint32_t pass = 0; pass < k && active > 0; pass++)
+		{
+			double		d;
+			bool		clipped = false;
+
+			sum = 0;
+			for (uint32_t i = 0; i < k; i++)
+				sum += on[i] ? w[i] : 0;
+			d = (t - sum) / active;
+			for (uint32_t i = 0; i < k; i++)
+				if (on[i])
+				{
+					w[i] += d;
+					if (!(w[i] > 0))
+					{
+						w[i] = 0;
+						on[i] = false;
+						active--;
+						clipped = true;
+					}
+				}
+			if (!clipped)
+				break;
+		}
+		sum = 0;
+		for (uint32_t i = 0; i < k; i++)
+			sum += w[i];
+		if (sum > 0 && isfinite(sum))
+		{
+			prev = 0;
+			for (uint32_t i = 0; i < k; i++)
+			{
+				prev += w[i];
+				s->cum[a + i] = prev;
+			}
+			adjusted++;
+		}
+		dp_free(w);
+		dp_free(on);
+	}
+	return adjusted;
+}
+
 /* 1 / phi, the golden ratio's inverse: the step of dp_shape_pick's sequence in a bin */
 #define SHAPE_STEP 0.61803398874989484820
 
