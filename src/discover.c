@@ -297,7 +297,9 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			bc[k].var = sigma * sigma * part * part;
 			k++;
 		}
-		if (dp_binning_shape_weights(bc, (uint32) k, wt) != 0)
+		/* a refined column's resolved counts are kept as released (dp_binning.h) */
+		if ((ref ? dp_binning_shape_weights_resolved(bc, (uint32) k, wt) :
+			 dp_binning_shape_weights(bc, (uint32) k, wt)) != 0)
 			continue;			/* nothing released here: uniform over the bin */
 		for (int i = 0; i < k; i++)
 		{

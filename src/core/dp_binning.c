@@ -452,3 +452,52 @@ dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
 	}
 	return 0;
 }
+
+int
+dp_binning_shape_weights_resolved(const dp_shape_cell *c, uint32_t k, double *w)
+{
+	double		mass = 0,
+				width = 0,
+				umass = 0,
+				uwidth = 0,
+				q = 0,
+				v = 0,
+				shrink;
+
+	if (c == NULL || w == NULL)
+		return -1;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		mass += c[i].count;
+		width += c[i].width;
+		if (!(c[i].count >= DP_BINNING_Z * sqrt(c[i].var)))
+		{
+			umass += c[i].count;
+			uwidth += c[i].width;
+			v += c[i].var;
+		}
+	}
+	if (k == 0 || !(mass > 0) || !(width > 0))
+		return -1;
+	for (uint32_t i = 0; i < k; i++)
+		if (!(c[i].count >= DP_BINNING_Z * sqrt(c[i].var)))
+		{
+			double		dev = c[i].count - umass * c[i].width / uwidth;
+
+			q += dev * dev;
+		}
+	shrink = q > 0 ? fmax(0.0, 1 - v / q) : 0;
+	for (uint32_t i = 0; i < k; i++)
+	{
+		double		u;
+
+		if (c[i].count >= DP_BINNING_Z * sqrt(c[i].var))
+		{
+			w[i] = c[i].count;	/* resolved: as released */
+			continue;
+		}
+		u = umass * c[i].width / uwidth;
+		w[i] = u + shrink * (c[i].count - u);
+	}
+	return 0;
+}

@@ -208,4 +208,16 @@ typedef struct dp_shape_cell
  */
 extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w);
 
+/*
+ * The weights of a refined column's bin (src/discover.c, shape_pieces): a cell whose count
+ * reaches DP_BINNING_Z standard deviations of its noise (resolved, as a value gets a bin of its
+ * own at that count) keeps its count as released; the others are shrunk toward their own uniform
+ * spread as above, with Q and V over them only.  One factor over all of a bin's cells halved a
+ * real 492 against 294 at sigma 72.5 (two counts' deviation is a poor measure of the spread) and
+ * moved a heap's light neighbours toward the heap's level; counts that stand out of their noise
+ * need no shrink.  Returns 0, or -1 as dp_binning_shape_weights.
+ */
+extern int	dp_binning_shape_weights_resolved(const dp_shape_cell *c, uint32_t k, double *w);
+
+
 #endif							/* DP_BINNING_H */
