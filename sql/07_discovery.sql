@@ -153,22 +153,6 @@ SELECT column_name, kind, source, cardinality(edges) - 1 AS bins, 40 = ANY(edges
 FROM dp_domains WHERE table_name = 'hours'::regclass ORDER BY column_name;
 DROP TABLE hours;
 
--- Refined cells apart: 20 and 24 are heavy, the cell [22, 24) between them is empty and kept
--- whole, and the quantiles all fall in the heap at 40-43.  The span from the first refined cell to
--- the last is binned as one run (dp_binning_atoms), so 20 and 24 are resolved into bins apart.
-CREATE TABLE apart (h integer NOT NULL);
-INSERT INTO apart SELECT 20 FROM generate_series(1, 2000);
-INSERT INTO apart SELECT 24 FROM generate_series(1, 2000);
-INSERT INTO apart SELECT 40 + i % 4 FROM generate_series(1, 100000) i;
-SELECT dp_protect('apart', epsilon => 50);
-SELECT dp_declare('apart', 'h', lower => 0, upper => 99);
-SET ROLE regress_dp_analyst;
-SELECT count(*) > 0 AS released FROM dp_marginal('apart', ARRAY['h'], epsilon => 5);
-RESET ROLE;
-SELECT EXISTS (SELECT 1 FROM unnest(edges) e WHERE e > 20 AND e <= 24) AS apart_bins
-FROM dp_domains WHERE table_name = 'apart'::regclass;
-DROP TABLE apart;
-
 -- Policies: a column (or the whole table) may forbid discovery; refused before reading.
 ALTER TABLE notes ADD COLUMN tag text;
 SELECT dp_column_policy('notes', 'tag', discovery => false);

@@ -297,9 +297,7 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			bc[k].var = sigma * sigma * part * part;
 			k++;
 		}
-		/* a refined column's resolved counts are kept as released (dp_binning.h) */
-		if ((ref ? dp_binning_shape_weights_resolved(bc, (uint32) k, wt) :
-			 dp_binning_shape_weights(bc, (uint32) k, wt)) != 0)
+		if (dp_binning_shape_weights(bc, (uint32) k, wt) != 0)
 			continue;			/* nothing released here: uniform over the bin */
 		for (int i = 0; i < k; i++)
 		{
@@ -470,90 +468,78 @@ release_refined(Oid relid, Discovery *d, const dp_dgauss *stage1, const dp_dgaus
 
 /*
  * The quantile edges coarse[] (integers, each bin's first value, the last past upper) of a
- * refined column with the bins of its refined cells put in: the span from the first refined cell
- * to the last is binned as one run of atoms (dp_binning_atoms: each value of a refined cell, with
- * its estimate and stage 2's variance; each cell kept whole between them, with its combined count
- * and that count's variance, sigma_whole^2) and merged in (dp_binning_merge); post-processing of
- * both stages' estimates.  Returns the number of edges written to *out.
+ * refined column with the bins of its refined cells put in: each run of adjacent refined cells
+ * is binned as one (dp_binning_int) and merged in (dp_binning_merge); post-processing of both
+ * stages' estimates.  Returns the number of edges written to *out.
  */
 static uint32
-refined_edges(const Discovery *d, const Refinement *ref, double sigma_whole, double min_bin_mass,
-			  const int64 *coarse, uint32 ncoarse, double **out)
+refined_edges(const Discovery *d, const Refinement *ref, double min_bin_mass, const int64 *coarse,
+			  uint32 ncoarse, double **out)
 {
 	int64		lower = (int64) d->col->quantile_lower,
 				upper = (int64) d->col->quantile_upper,
-				span_lo = 0,
-				span_hi = -1;	/* the span of the refined cells' values; empty */
+				run_lo = 0,
+				run_hi = -1;	/* the current run of refined cells' values; empty */
 	uint32		nvalues = (uint32) (upper - lower + 1),
 				ncells = dp_loggrid_ncells(&d->grid),
-				natoms = 0,
 				nblocks = 0,
-				ne = 0,
+				off = 0,
 				nedges = 0;
-	double	   *mass = palloc(sizeof(double) * nvalues),
-			   *amass = palloc(sizeof(double) * nvalues),
-			   *avar = palloc(sizeof(double) * nvalues);
-	uint32	   *awidth = palloc(sizeof(uint32) * nvalues);
-	int64	   *block_edges = palloc(sizeof(int64) * (nvalues + 1)),
+	double	   *mass = palloc(sizeof(double) * nvalues);
+	int64	   *vals = palloc(sizeof(int64) * nvalues),
+			   *block_lo = palloc(sizeof(int64) * nvalues),
+			   *block_hi = palloc(sizeof(int64) * nvalues),
+			   *block_edges = palloc(sizeof(int64) * 2 * (nvalues + 1)),
 			   *iedges = palloc(sizeof(int64) * (nvalues + 1));
+	uint32	   *block_nedges = palloc(sizeof(uint32) * nvalues);
 
-	for (uint32 c = 0; c < ncells; c++)
+	for (uint32 c = 0; c <= ncells; c++)
 	{
-		int64		lo,
-					hi;
+		int64		lo = 0,
+					hi = -1;
+		uint32		ne = 0;
 
-		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
-		lo = Max(lo, lower);
-		hi = Min(hi, upper);
-		if (lo > hi)
-			continue;
-		if (ref->refined[c])
+		if (c < ncells)
 		{
-			if (span_lo > span_hi)
-				span_lo = lo;
-			span_hi = hi;
-			for (int64 v = lo; v <= hi; v++)
-				mass[v - lower] = ref->value[v - lower];
-			continue;
-		}
-		/* a cell kept whole: its (denoised) mass spread over its values, as the quantiles read it */
-		for (int64 v = lo; v <= hi; v++)
-			mass[v - lower] = Max(d->cells[c], 0) / (double) (hi - lo + 1);
-	}
-	/* the atoms of the span, in the values' order (the grid's cells are) */
-	for (uint32 c = 0; c < ncells && span_lo <= span_hi; c++)
-	{
-		int64		lo,
-					hi;
-
-		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
-		lo = Max(lo, span_lo);
-		hi = Min(hi, span_hi);
-		if (lo > hi)
-			continue;
-		if (ref->refined[c])
-			for (int64 v = lo; v <= hi; v++)
+			dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+			lo = Max(lo, lower);
+			hi = Min(hi, upper);
+			if (lo > hi)
+				continue;
+			if (ref->refined[c])
 			{
-				amass[natoms] = ref->value[v - lower];
-				avar[natoms] = ref->sigma * ref->sigma;
-				awidth[natoms++] = 1;
+				/* the run goes on: its values' estimates */
+				if (run_lo > run_hi)
+					run_lo = lo;
+				run_hi = hi;
+				for (int64 v = lo; v <= hi; v++)
+					mass[v - lower] = ref->value[v - lower];
+				continue;
 			}
-		else
-		{
-			amass[natoms] = (double) Max(d->cells[c], 0);
-			avar[natoms] = sigma_whole * sigma_whole;
-			awidth[natoms++] = (uint32) (hi - lo + 1);
+			/* a cell kept whole: its (denoised) mass spread over its values, as the quantiles read it */
+			for (int64 v = lo; v <= hi; v++)
+				mass[v - lower] = Max(d->cells[c], 0) / (double) (hi - lo + 1);
 		}
-	}
-	if (natoms > 0)
-	{
-		if (dp_binning_atoms(amass, avar, awidth, natoms, span_lo, min_bin_mass, block_edges, &ne) != 0)
+		if (run_lo > run_hi)
+			continue;
+		/* the run ends here: its bins */
+		for (int64 v = run_lo; v <= run_hi; v++)
+			vals[v - run_lo] = (int64) llround(ref->value[v - lower]);
+		if (dp_binning_int(vals, (uint32) (run_hi - run_lo + 1), run_lo, ref->sigma, min_bin_mass,
+						   block_edges + off, &ne) != 0)
 			elog(ERROR, "dpsynth: invalid binning of column \"%s\"", d->col->name);
 		if (ne >= 3)
-			nblocks = 1;
+		{
+			block_lo[nblocks] = run_lo;
+			block_hi[nblocks] = run_hi;
+			block_nedges[nblocks++] = ne;
+			off += ne;
+		}
+		run_lo = 0;
+		run_hi = -1;
 	}
-	if (dp_binning_merge(coarse, ncoarse, lower, nvalues, nblocks, &span_lo, &span_hi, block_edges,
-						 &ne, mass, min_bin_mass, iedges, &nedges) != 0)
+	if (dp_binning_merge(coarse, ncoarse, lower, nvalues, nblocks, block_lo, block_hi, block_edges,
+						 block_nedges, mass, min_bin_mass, iedges, &nedges) != 0)
 		elog(ERROR, "dpsynth: invalid binning of column \"%s\"", d->col->name);
 	*out = repalloc(*out, sizeof(double) * nedges);
 	for (uint32 i = 0; i < nedges; i++)
@@ -682,7 +668,7 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 			if (col->quantile_wide && min_bin_mass > 0)
 				(void) dp_binning_round_edges(edges, nedges, true, 0);	/* unchanged if not increasing */
 			if (ref)
-				nedges = refined_edges(d, ref, sigma, min_bin_mass, merged, nedges, &edges);
+				nedges = refined_edges(d, ref, min_bin_mass, merged, nedges, &edges);
 		}
 	}
 	else

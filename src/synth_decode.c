@@ -123,19 +123,17 @@ fit_numeric(const OutColumn *oc, Datum num)
 
 /*
  * Bins: the released shape inside them that decoding draws from, if the domain has one
- * (dp_shape_init; pieces it refuses, or none, leave oc->shape empty: uniform inside each bin),
- * each bin's parts moved to the model's released one-way count of the bin (dp_shape_adjust;
- * oneway: one count per bin, or NULL).  Post-processing of the model.
+ * (dp_shape_init; pieces it refuses, or none, leave oc->shape empty: uniform inside each bin).
+ * Post-processing of the model.
  */
 void
-synth_prepare_shape(OutColumn *oc, const double *oneway)
+synth_prepare_shape(OutColumn *oc)
 {
 	const dp_domain *d = oc->domain;
 
 	memset(&oc->shape, 0, sizeof(oc->shape));
-	if (d->kind != DP_DOMAIN_CATEGORIES && d->shape && d->nshape > 0 &&
-		dp_shape_init(&oc->shape, d, d->shape, d->nshape) == 0 && oneway)
-		(void) dp_shape_adjust(&oc->shape, oneway, d->nvalues);
+	if (d->kind != DP_DOMAIN_CATEGORIES && d->shape && d->nshape > 0)
+		(void) dp_shape_init(&oc->shape, d, d->shape, d->nshape);
 }
 
 /*

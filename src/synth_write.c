@@ -400,7 +400,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 		if (out[i].kind == OUT_SYNTH)
 		{
 			synth_prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
-			synth_prepare_shape(&out[i], m->res.oneway_noisy[out[i].synth]);
+			synth_prepare_shape(&out[i]);
 		}
 		else if (out[i].kind == OUT_IDENTIFIER)
 			synth_identifier_format(&out[i], (int64) plan.npos);

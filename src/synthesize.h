@@ -170,7 +170,7 @@ extern void synth_prepare_numeric(OutColumn *oc);
 extern void synth_prepare_other(OutColumn *oc);
 extern void synth_prepare_decoding(OutColumn *oc);
 extern void synth_prepare_fallback(OutColumn *oc, const double *oneway);
-extern void synth_prepare_shape(OutColumn *oc, const double *oneway);
+extern void synth_prepare_shape(OutColumn *oc);
 extern Datum synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull);
 extern void synth_identifier_format(OutColumn *oc, int64 nrows);
 extern Datum synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull);

@@ -187,11 +187,11 @@ dp_binning_combine(double c1, double var1, const double *c2, uint32_t n2, double
 	return 0;
 }
 
-/* The noisy mass a bin must reach, var the variance of its mass's noise (dp_binning.h). */
+/* The noisy mass a bin of w values must reach (dp_binning.h). */
 static double
-bin_threshold(double var, double min_mass)
+bin_threshold(double sigma, double min_mass, uint32_t w)
 {
-	return fmax(1.0, fmax(min_mass, DP_BINNING_Z * sqrt(var)));
+	return fmax(1.0, fmax(min_mass, DP_BINNING_Z * sigma * sqrt((double) w)));
 }
 
 static bool
@@ -201,71 +201,57 @@ valid_range(int64_t lower, uint32_t nvalues)
 }
 
 int
-dp_binning_atoms(const double *mass, const double *var, const uint32_t *width, uint32_t natoms,
-				 int64_t lower, double min_mass, int64_t *edges, uint32_t *nedges)
+dp_binning_int(const int64_t *noisy, uint32_t nvalues, int64_t lower, double sigma,
+			   double min_mass, int64_t *edges, uint32_t *nedges)
 {
-	uint32_t	start[DP_BINNING_MAX_VALUES];	/* each bin's first atom */
-	double		bmass[DP_BINNING_MAX_VALUES];	/* each bin's mass */
-	int64_t		first[DP_BINNING_MAX_VALUES + 1];	/* each atom's first value */
+	uint32_t	start[DP_BINNING_MAX_VALUES];	/* each bin's first value (offset from lower) */
+	double		mass[DP_BINNING_MAX_VALUES];	/* each bin's noisy mass */
 	uint32_t	nb = 0,
-				a = 0,
-				pending = 0,	/* a run joined to the next atom's bin starts here */
-				nvalues = 0;
+				v = 0,
+				pending = 0;	/* a run joined to the next value's bin starts here */
 	double		pending_mass = 0;
 	bool		has_pending = false;
+	double		t1 = bin_threshold(sigma, min_mass, 1);
 
-	if (mass == NULL || var == NULL || width == NULL || edges == NULL || nedges == NULL ||
-		natoms < 1 || natoms > DP_BINNING_MAX_VALUES || !isfinite(min_mass) || min_mass < 0)
+	if (noisy == NULL || !valid_range(lower, nvalues) || !isfinite(sigma) || sigma < 0 ||
+		!isfinite(min_mass) || min_mass < 0 ||
+		edges == NULL || nedges == NULL)
 		return -1;
-	for (uint32_t i = 0; i < natoms; i++)
+	while (v < nvalues)
 	{
-		if (width[i] < 1 || width[i] > DP_BINNING_MAX_VALUES - nvalues || !isfinite(mass[i]) ||
-			!isfinite(var[i]) || var[i] < 0)
-			return -1;
-		nvalues += width[i];
-	}
-	if (!valid_range(lower, nvalues))
-		return -1;
-	for (uint32_t i = 0, off = 0; i <= natoms; off += i < natoms ? width[i] : 0, i++)
-		first[i] = lower + (int64_t) off;
-	while (a < natoms)
-	{
-		uint32_t	r = a,
-					firstbin = nb,
-					bstart = a;
-		double		m = 0,
-					v = 0;
+		uint32_t	r = v,
+					first = nb,
+					bstart = v;
+		double		m = 0;
 
-		if (width[a] == 1 && mass[a] >= bin_threshold(var[a], min_mass))
+		if ((double) noisy[v] >= t1)
 		{
 			/* a resolved value: a bin of its own (with a lighter run before it, if one joined) */
-			start[nb] = has_pending ? pending : a;
-			bmass[nb++] = mass[a] + (has_pending ? pending_mass : 0);
+			start[nb] = has_pending ? pending : v;
+			mass[nb++] = (double) noisy[v] + (has_pending ? pending_mass : 0);
 			has_pending = false;
-			a++;
+			v++;
 			continue;
 		}
-		/* a run [a, r) of unresolved atoms, cut greedily into bins that reach the threshold */
-		while (r < natoms && !(width[r] == 1 && mass[r] >= bin_threshold(var[r], min_mass)))
+		/* a run [v, r) of unresolved values, cut greedily into bins that reach the threshold */
+		while (r < nvalues && (double) noisy[r] < t1)
 			r++;
-		for (uint32_t u = a; u < r; u++)
+		for (uint32_t u = v; u < r; u++)
 		{
-			m += mass[u];
-			v += var[u];
-			if (m >= bin_threshold(v, min_mass))
+			m += (double) noisy[u];
+			if (m >= bin_threshold(sigma, min_mass, u - bstart + 1))
 			{
 				start[nb] = bstart;
-				bmass[nb++] = m;
+				mass[nb++] = m;
 				bstart = u + 1;
 				m = 0;
-				v = 0;
 			}
 		}
 		if (bstart < r)
 		{
-			if (nb > firstbin)
-				bmass[nb - 1] += m;	/* the remainder joins the run's last bin */
-			else if (r < natoms && (nb == 0 || mass[r] < bmass[nb - 1]))
+			if (nb > first)
+				mass[nb - 1] += m;	/* the remainder joins the run's last bin */
+			else if (r < nvalues && (nb == 0 || (double) noisy[r] < mass[nb - 1]))
 			{
 				/* the whole run joins the resolved value after it, the lighter neighbour */
 				has_pending = true;
@@ -273,39 +259,20 @@ dp_binning_atoms(const double *mass, const double *var, const uint32_t *width, u
 				pending_mass = m;
 			}
 			else if (nb > 0)
-				bmass[nb - 1] += m;	/* ... or the bin before it */
+				mass[nb - 1] += m;	/* ... or the bin before it */
 			else
 			{
 				start[nb] = bstart;	/* the whole range: one bin */
-				bmass[nb++] = m;
+				mass[nb++] = m;
 			}
 		}
-		a = r;
+		v = r;
 	}
 	for (uint32_t b = 0; b < nb; b++)
-		edges[b] = first[start[b]];
+		edges[b] = lower + (int64_t) start[b];
 	edges[nb] = lower + (int64_t) nvalues;
 	*nedges = nb + 1;
 	return 0;
-}
-
-int
-dp_binning_int(const int64_t *noisy, uint32_t nvalues, int64_t lower, double sigma,
-			   double min_mass, int64_t *edges, uint32_t *nedges)
-{
-	double		mass[DP_BINNING_MAX_VALUES],
-				var[DP_BINNING_MAX_VALUES];
-	uint32_t	width[DP_BINNING_MAX_VALUES];
-
-	if (noisy == NULL || !valid_range(lower, nvalues) || !isfinite(sigma) || sigma < 0)
-		return -1;
-	for (uint32_t v = 0; v < nvalues; v++)
-	{
-		mass[v] = (double) noisy[v];
-		var[v] = sigma * sigma;
-		width[v] = 1;
-	}
-	return dp_binning_atoms(mass, var, width, nvalues, lower, min_mass, edges, nedges);
 }
 
 static bool
@@ -448,55 +415,6 @@ dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
 	{
 		double		u = mass * c[i].width / width;
 
-		w[i] = u + shrink * (c[i].count - u);
-	}
-	return 0;
-}
-
-int
-dp_binning_shape_weights_resolved(const dp_shape_cell *c, uint32_t k, double *w)
-{
-	double		mass = 0,
-				width = 0,
-				umass = 0,
-				uwidth = 0,
-				q = 0,
-				v = 0,
-				shrink;
-
-	if (c == NULL || w == NULL)
-		return -1;
-	for (uint32_t i = 0; i < k; i++)
-	{
-		mass += c[i].count;
-		width += c[i].width;
-		if (!(c[i].count >= DP_BINNING_Z * sqrt(c[i].var)))
-		{
-			umass += c[i].count;
-			uwidth += c[i].width;
-			v += c[i].var;
-		}
-	}
-	if (k == 0 || !(mass > 0) || !(width > 0))
-		return -1;
-	for (uint32_t i = 0; i < k; i++)
-		if (!(c[i].count >= DP_BINNING_Z * sqrt(c[i].var)))
-		{
-			double		dev = c[i].count - umass * c[i].width / uwidth;
-
-			q += dev * dev;
-		}
-	shrink = q > 0 ? fmax(0.0, 1 - v / q) : 0;
-	for (uint32_t i = 0; i < k; i++)
-	{
-		double		u;
-
-		if (c[i].count >= DP_BINNING_Z * sqrt(c[i].var))
-		{
-			w[i] = c[i].count;	/* resolved: as released */
-			continue;
-		}
-		u = umass * c[i].width / uwidth;
 		w[i] = u + shrink * (c[i].count - u);
 	}
 	return 0;

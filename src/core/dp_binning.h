@@ -119,22 +119,6 @@ extern int	dp_binning_int(const int64_t *noisy, uint32_t nvalues, int64_t lower,
 						   double min_mass, int64_t *edges, uint32_t *nedges);
 
 /*
- * The same bins over atoms (post-processing): atom i is width[i] >= 1 consecutive values (the
- * first atom starts at lower), with estimated mass mass[i] and var[i] >= 0 the variance of that
- * estimate's noise; a bin's threshold is t = max(1, min_mass, DP_BINNING_Z sqrt(the sum of its
- * atoms' variances)).  An atom of one value that reaches t gets a bin of its own; the runs of the
- * other atoms are cut and joined as in dp_binning_int, edges only between atoms.  So the values
- * of a refined cell and the cells kept whole between refined ones (one atom each, its variance
- * that of its combined count) are binned as one run: a resolved value gets a bin of its own
- * whatever lies between it and the next refined cell.  dp_binning_int is this with atoms of one
- * value and variance sigma^2.  Writes at most natoms + 1 edges and *nedges (>= 2); the sum of
- * the widths is at most DP_BINNING_MAX_VALUES.  Deterministic.  Returns 0, or -1 on invalid input.
- */
-extern int	dp_binning_atoms(const double *mass, const double *var, const uint32_t *width,
-							 uint32_t natoms, int64_t lower, double min_mass, int64_t *edges,
-							 uint32_t *nedges);
-
-/*
  * The edges of a column whose cells were refined (post-processing).  Values lower .. lower +
  * nvalues - 1; an edge is the first value of a bin, the last one lower + nvalues.  coarse: the
  * ncoarse quantile edges (strictly increasing, first lower, last lower + nvalues).  nblocks
@@ -207,17 +191,5 @@ typedef struct dp_shape_cell
  * Returns 0, or -1 when the cells hold no positive mass or width (w unset: uniform over the bin).
  */
 extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w);
-
-/*
- * The weights of a refined column's bin (src/discover.c, shape_pieces): a cell whose count
- * reaches DP_BINNING_Z standard deviations of its noise (resolved, as a value gets a bin of its
- * own at that count) keeps its count as released; the others are shrunk toward their own uniform
- * spread as above, with Q and V over them only.  One factor over all of a bin's cells halved a
- * real 492 against 294 at sigma 72.5 (two counts' deviation is a poor measure of the spread) and
- * moved a heap's light neighbours toward the heap's level; counts that stand out of their noise
- * need no shrink.  Returns 0, or -1 as dp_binning_shape_weights.
- */
-extern int	dp_binning_shape_weights_resolved(const dp_shape_cell *c, uint32_t k, double *w);
-
 
 #endif							/* DP_BINNING_H */

@@ -86,17 +86,6 @@ int			dp_shape_init(dp_shape *s, const dp_domain *d, const double *pieces, uint3
  * piece ends beyond 2^53 are rounded doubles that can meet so.  Returns the pieces kept.
  */
 uint32_t	dp_shape_tidy(double *pieces, uint32_t npieces, bool integral);
-/*
- * The parts of each bin moved to a bin total released elsewhere (post-processing of both
- * releases): target[b] (b < ntarget; finite and > 0, else bin b keeps its shape) is the bin's
- * count from a later release (a synthesis's one-way marginal), and the bin's part weights, each
- * one noisy count's share, are moved by equal amounts so that they sum to it, the parts that would
- * fall to 0 or below set to 0 and the rest moved again (least squares under the constraint, for
- * counts of about equal noise; a proportional rescaling, which picking by weight does anyway,
- * would put most of the difference on the heaviest part: a heap took its bin's light values'
- * noise).  Where no part stays positive the bin keeps its shape.  Returns the bins adjusted.
- */
-uint32_t	dp_shape_adjust(dp_shape *s, const double *target, uint32_t ntarget);
 void		dp_shape_free(dp_shape *s);
 bool		dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi);
 

@@ -225,72 +225,6 @@ test_merge_rules(void)
 			   "nothing resolved anywhere: one bin over the range");
 }
 
-/*
- * Bins over atoms (dp_binning_atoms): a cell kept whole between refined ones is one atom, never
- * cut; a value past it still gets a bin of its own; atoms of one value are dp_binning_int.
- */
-static void
-test_atoms(void)
-{
-	/* values 0..11: 0-1 refined, 2-9 one cell kept whole (8 values), 10-11 refined */
-	double		m[5] = {500, 20, 60, 30, 900},
-				v[5] = {100, 100, 64 * 8, 100, 100};
-	uint32_t	w[5] = {1, 1, 8, 1, 1},
-				ne = 0;
-	int64_t		e[13],
-				want[5] = {0, 1, 10, 11, 12};
-	bool		same = true;
-
-	/* sigma 10 a value (t(1) = 30), the whole cell's variance 512: t = max(1, Z sqrt(var)) */
-	unit_check(dp_binning_atoms(m, v, w, 5, 0, 0, e, &ne) == 0 && ne == 5 &&
-			   memcmp(e, want, sizeof(want)) == 0,
-			   "0, 10 and 11 resolved (t(1) = 30); the run {1, cell 2-9} of 80 reaches 3 sqrt(612) = 74.2: "
-			   "bins [0], [1, 10), [10], [11]");
-	m[3] = 10;
-	{
-		int64_t		want2[4] = {0, 1, 11, 12};
-
-		unit_check(dp_binning_atoms(m, v, w, 5, 0, 0, e, &ne) == 0 && ne == 4 &&
-				   memcmp(e, want2, sizeof(want2)) == 0,
-				   "a run {1, cell, 10} of 90 (t = 3 sqrt(712) = 80): one bin [1, 11) between two resolved values");
-	}
-	for (uint32_t i = 0; i + 1 < ne; i++)
-		same &= !(e[i] > 2 && e[i] < 10);
-	unit_check(same, "no edge inside the cell kept whole");
-	/* the width-one case is dp_binning_int, edge for edge, on the heaped pattern at three scales */
-	for (int k = 0; k < 3; k++)
-	{
-		int64_t		c[NV],
-					e1[NV + 1],
-					e2[NV + 1];
-		double		mm[NV],
-					vv[NV],
-					sigma = 20.0 * (k + 1);
-		uint32_t	ww[NV],
-					n1 = 0,
-					n2 = 0;
-
-		noisy_counts(20000.0 * (k + 1), sigma, c);
-		for (int i = 0; i < NV; i++)
-		{
-			mm[i] = (double) c[i];
-			vv[i] = sigma * sigma;
-			ww[i] = 1;
-		}
-		same = dp_binning_int(c, NV, 1, sigma, 150, e1, &n1) == 0 &&
-			dp_binning_atoms(mm, vv, ww, NV, 1, 150, e2, &n2) == 0 && n1 == n2 &&
-			memcmp(e1, e2, sizeof(int64_t) * n1) == 0;
-		unit_check(same, "atoms of one value give dp_binning_int's bins (sigma %.0f, %u edges)", sigma, n1);
-	}
-	w[2] = DP_BINNING_MAX_VALUES;
-	unit_check(dp_binning_atoms(m, v, w, 5, 0, 0, e, &ne) == -1, "widths past the largest range: invalid");
-	w[2] = 0;
-	unit_check(dp_binning_atoms(m, v, w, 5, 0, 0, e, &ne) == -1, "an atom of no value: invalid");
-	w[2] = 8;
-	v[1] = -1;
-	unit_check(dp_binning_atoms(m, v, w, 5, 0, 0, e, &ne) == -1, "a negative variance: invalid");
-}
-
 static void
 test_deterministic_and_invalid(void)
 {
@@ -730,37 +664,6 @@ test_shape_weights(void)
 	unit_check(dp_binning_shape_weights(c, 4, w) == -1, "no positive mass: no shape");
 }
 
-/* A refined column's bin: counts resolved at 3 sigma kept as released, the rest shrunk. */
-static void
-test_shape_weights_resolved(void)
-{
-	double		two[2] = {492, 294},
-				heap[5] = {1464, 12, 108, 60, 84},
-				w[5],
-				js[5];
-	dp_shape_cell c[5];
-	bool		ok;
-
-	/* sigma 72.5: 3 sigma = 217.5; both resolved */
-	value_cells(c, 2, 46, two, 72.5 * 72.5);
-	ok = dp_binning_shape_weights_resolved(c, 2, w) == 0 && w[0] == 492 && w[1] == 294 &&
-		dp_binning_shape_weights(c, 2, js) == 0 && js[0] < 450;
-	unit_check(ok, "492 and 294 at sigma 72.5: kept (one factor over the bin gives %.0f, %.0f)", js[0], js[1]);
-	/* the heap kept; its four light neighbours (mean 66, deviations the noise explains) spread evenly */
-	value_cells(c, 5, 64, heap, 72.5 * 72.5);
-	ok = dp_binning_shape_weights_resolved(c, 5, w) == 0 && w[0] == 1464;
-	for (int i = 1; i < 5; i++)
-		ok &= fabs(w[i] - 66) < 1e-9;
-	unit_check(ok, "a heap of 1464 kept, its light neighbours (12, 108, 60, 84) at their mean 66");
-	value_cells(c, 5, 64, heap, 0);
-	ok = dp_binning_shape_weights_resolved(c, 5, w) == 0;
-	for (int i = 0; i < 5; i++)
-		ok &= fabs(w[i] - heap[i]) < 1e-9;
-	unit_check(ok, "no noise: the counts as released");
-	value_cells(c, 2, 0, (const double[]) {-5, -1}, 1);
-	unit_check(dp_binning_shape_weights_resolved(c, 2, w) == -1, "resolved: no positive mass, no shape");
-}
-
 int
 main(void)
 {
@@ -768,7 +671,6 @@ main(void)
 	test_resolved();
 	test_monotone();
 	test_merge_rules();
-	test_atoms();
 	test_deterministic_and_invalid();
 	test_split();
 	test_refine();
@@ -780,6 +682,5 @@ main(void)
 	test_round_edges();
 	test_round_edges_precision();
 	test_shape_weights();
-	test_shape_weights_resolved();
 	return unit_done();
 }

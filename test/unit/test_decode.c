@@ -651,36 +651,6 @@ test_shape(void)
 	}
 }
 
-/* A bin's parts moved to a released bin total by equal amounts, not in proportion. */
-static void
-test_shape_adjust(void)
-{
-	static const int64_t edges[] = {0, 3, 10, 20};
-	/* bin 0: 0 (1000), 1 (50), 2 (50); bin 1: 3..9 one piece (70); bin 2: 10 (1000), 11 (10), 12 (10) */
-	static const double pieces[] = {0, 0, 1000, 1, 1, 50, 2, 2, 50, 3, 9, 70, 10, 10, 1000, 11, 11, 10, 12, 12, 10};
-	double		target[3] = {1400, 500, 900};
-	dp_domain	d;
-	dp_shape	s;
-
-	unit_check(dp_domain_init_int_edges(&d, edges, 4, false) == 0 && dp_shape_init(&s, &d, pieces, 7) == 0,
-			   "adjust: domain and shape");
-	unit_check(dp_shape_adjust(&s, target, 3) == 2, "adjust: two bins of two parts or more adjusted, one left");
-	unit_check(fabs(s.cum[0] - 1100) < 1e-9 && fabs(s.cum[1] - 1250) < 1e-9 && fabs(s.cum[2] - 1400) < 1e-9,
-			   "adjust: 1000, 50, 50 to a total of 1400: 1100, 150, 150 (not 1273, 64, 64) (got %.1f %.1f %.1f)",
-			   s.cum[0], s.cum[1] - s.cum[0], s.cum[2] - s.cum[1]);
-	unit_check(s.cum[3] == 70, "adjust: a bin of one part keeps its weight (a pick takes it whatever its weight)");
-	unit_check(fabs(s.cum[4] - 900) < 1e-9 && s.cum[5] == s.cum[4] && s.cum[6] == s.cum[4],
-			   "adjust: 1000, 10, 10 to 900: the light parts clipped to 0, the heap 900");
-	dp_shape_free(&s);
-	(void) dp_shape_init(&s, &d, pieces, 7);
-	target[0] = -5;
-	target[2] = NAN;
-	unit_check(dp_shape_adjust(&s, target, 3) == 0 && s.cum[2] == 1100 && s.cum[6] == 1020,
-			   "adjust: a total not finite and > 0 leaves the bin's shape as released");
-	unit_check(dp_shape_adjust(&s, target, 0) == 0 && dp_shape_adjust(&s, NULL, 3) == 0, "adjust: no totals, nothing");
-	dp_shape_free(&s);
-}
-
 int
 main(void)
 {
@@ -691,6 +661,5 @@ main(void)
 	test_fallback();
 	test_fuzz();
 	test_shape();
-	test_shape_adjust();
 	return unit_done();
 }
