@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/heaped_ab.sh - a same-hour A/B of dpsynth.so builds on bench/heaped.sh's table: ROUNDS rounds,
 # in each every build installed in turn (order rotated, bench/so_ab_lib.sh) for one
-# `RUNS=1 EPSILONS=E bench/heaped.sh` call per epsilon; then per build and epsilon the mean (min-max)
+# `RUNS=1 EPSILONS=E bench/heaped.sh` call per epsilon; then per epsilon and build the mean (min-max)
 # of hours1, tvd1, tvd2, tvd3 and range.  Builds: only the shared object (no SQL-visible change).
 # Usage (against a running cluster, as bench/heaped.sh; PG_CONFIG of that installation exported):
 #   ROUNDS=5 EPSILONS="0.3" bench/heaped_ab.sh base=/path/to/dpsynth.so new=/path/to/dpsynth.so
@@ -22,14 +22,5 @@ one_call() {
 }
 echo "build round eps run hours1 tvd1 tvd2 tvd3 range seconds"
 so_ab_run "$ROUNDS" one_call "$@"
-echo "build eps runs hours1 tvd1 tvd2 tvd3 range (mean (min-max))"
-/usr/bin/python3 - "$LOG" <<'PY'
-import sys, collections
-d = collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    f = l.split()
-    d[(f[0], f[2])].append([float(x) for x in f[4:9]])
-for (b, e), rows in sorted(d.items(), key=lambda k: (float(k[0][1]), k[0][0])):
-    cols = list(zip(*rows))
-    print(b, e, len(rows), ' '.join('%.4f (%.4f-%.4f)' % (sum(c) / len(c), min(c), max(c)) for c in cols))
-PY
+echo "eps build runs hours1 tvd1 tvd2 tvd3 range (mean (min-max))"
+"$TOP/bench/ab_summary.py" "$LOG" 2,0 4 5

@@ -37,13 +37,4 @@ one_call() {
 echo "build round table eps tvd1 tvd2 tvd3 range auc"
 so_ab_run "$ROUNDS" one_call "$@"
 echo "table eps build runs tvd1 tvd2 tvd3 range auc (mean (min-max))"
-/usr/bin/python3 - "$OUT/log" <<'PY'
-import sys, collections
-d = collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    f = l.split()
-    d[(f[2], f[3], f[0])].append([float(x) for x in f[4:9]])
-for (t, e, b), rows in sorted(d.items(), key=lambda k: (k[0][0], float(k[0][1]), k[0][2])):
-    cols = list(zip(*rows))
-    print(t, e, b, len(rows), ' '.join('%.4f (%.4f-%.4f)' % (sum(c) / len(c), min(c), max(c)) for c in cols))
-PY
+"$TOP/bench/ab_summary.py" "$OUT/log" 2,3,0 4 5
