@@ -51,9 +51,9 @@
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS_HUGE) from a released total (the first estimate's) of
  *      DP_ADAPTIVE_HUGE_ROWS rows (dp_adaptive_batch): there every round's estimate is a GUM pass
  *      per marginal over DP_ADAPTIVE_SYNTH_ROWS_BIG rows, the rounds are most of the selection's
- *      time, and twice the batch halves them; the signal of so many rows is strong, and the
- *      selections of a round against one estimate overlap little.  B is a function of the
- *      released total and d (post-processing, no cost):
+ *      time, and twice the batch halves them (with the cap of step b, at the 2- and 3-way
+ *      fidelity of the smaller model: bench/RESULTS.md).  B is a function of the released total
+ *      and d (post-processing, no cost):
  *        a. estimate: the measured marginals made consistent (dp_consist, at most
  *           DP_ADAPTIVE_EST_CONSIST_ITERS passes) and GUM draws dp_adaptive_est_rows(first
  *           consistent total) rows from them: min(DP_ADAPTIVE_SYNTH_ROWS, total), or
@@ -81,11 +81,11 @@
  *           either).  The subtracted terms are released values and public facts: the
  *           sensitivity is unchanged.  Once dp_adaptive_max_kway(d, total) distinct k-way
  *           marginals are measured, only candidates measured before are offered (the final GUM's
- *           work, rows x marginals, stays within DP_ADAPTIVE_GUM_WORK, or DP_ADAPTIVE_GUM_WORK_HUGE
- *           from DP_ADAPTIVE_HUGE_ROWS rows, where every marginal also costs the rounds an
- *           estimate's pass: 60 instead of 134 at Adult's 15 columns and 1M rows, at a little 2- and
- *           3-way fidelity (bench/RESULTS.md); total is released, so
- *           which candidates are offered is public), as AIM bounds its model's size.  Then B
+ *           work, rows x marginals, stays within DP_ADAPTIVE_GUM_WORK, or within
+ *           DP_ADAPTIVE_GUM_WORK_HUGE from DP_ADAPTIVE_HUGE_ROWS rows, where every marginal also
+ *           costs every later round's estimate a pass: 60 instead of 134 at 15 columns and 1M
+ *           rows; total is released, so which candidates are offered is public), as AIM bounds
+ *           its model's size.  Then B
  *           candidates are drawn one after the other, each by the exponential mechanism with
  *           eps_t over those not yet drawn in this round (dp_exp_mech: sensitivity 1 with the
  *           rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021), among those that keep
