@@ -217,13 +217,22 @@ dp_adaptive_anneal_bar(const double *z, uint64_t cells, double sigma, double tot
 uint64_t
 dp_adaptive_max_kway(uint32_t d, double total)
 {
-	double		k = DP_ADAPTIVE_GUM_WORK / (total >= 1 ? total : 1);	/* at most 2^26 */
+	double		k = (total >= DP_ADAPTIVE_HUGE_ROWS ? DP_ADAPTIVE_GUM_WORK_HUGE : DP_ADAPTIVE_GUM_WORK) /
+		(total >= 1 ? total : 1);	/* at most 2^27 */
 	uint64_t	least = (uint64_t) DP_ADAPTIVE_MIN_KWAY_PER_COL * d;
 
 	if (least > DP_ADAPTIVE_MIN_KWAY_MAX)
 		least = DP_ADAPTIVE_MIN_KWAY_MAX;
 
 	return k > (double) least ? (uint64_t) k : least;
+}
+
+uint32_t
+dp_adaptive_batch(uint32_t d, double total)
+{
+	uint32_t	cols = total >= DP_ADAPTIVE_HUGE_ROWS ? DP_ADAPTIVE_BATCH_COLS_HUGE : DP_ADAPTIVE_BATCH_COLS;
+
+	return (d + cols - 1) / cols;
 }
 
 /*
@@ -806,7 +815,7 @@ adaptive_rounds_setup(Run *r)
 		if (dpa_bits_alloc(&r->bits, d, r->out->merged_sizes, r->synth.nrows) != 0)
 			return dp_nomem("could not allocate the estimate's bit sets");
 	}
-	r->batch = (d + DP_ADAPTIVE_BATCH_COLS - 1) / DP_ADAPTIVE_BATCH_COLS;
+	r->batch = dp_adaptive_batch(d, r->total);
 	if (r->batch > r->ncand)
 		r->batch = r->ncand;
 	r->picked = dp_zalloc(sizeof(uint32_t) * r->batch);

@@ -47,7 +47,13 @@
  *      few precise ones when the signal is weak, AIM's many when it is strong.  T is a function
  *      of released values and public sizes.  A round selects and measures a batch of
  *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS) candidates against one estimate (AIM: B = 1; a batch
- *      keeps wide tables' rounds affordable, and a larger one starved tables of few columns):
+ *      keeps wide tables' rounds affordable, and a larger one starved tables of few columns), or
+ *      B = ceil(d / DP_ADAPTIVE_BATCH_COLS_HUGE) from a released total (the first estimate's) of
+ *      DP_ADAPTIVE_HUGE_ROWS rows (dp_adaptive_batch): there every round's estimate is a GUM pass
+ *      per marginal over DP_ADAPTIVE_SYNTH_ROWS_BIG rows, the rounds are most of the selection's
+ *      time, and twice the batch halves them (with the cap of step b, at the 2- and 3-way
+ *      fidelity of the smaller model: bench/RESULTS.md).  B is a function of the released total
+ *      and d (post-processing, no cost):
  *        a. estimate: the measured marginals made consistent (dp_consist, at most
  *           DP_ADAPTIVE_EST_CONSIST_ITERS passes) and GUM draws dp_adaptive_est_rows(first
  *           consistent total) rows from them: min(DP_ADAPTIVE_SYNTH_ROWS, total), or
@@ -75,8 +81,11 @@
  *           either).  The subtracted terms are released values and public facts: the
  *           sensitivity is unchanged.  Once dp_adaptive_max_kway(d, total) distinct k-way
  *           marginals are measured, only candidates measured before are offered (the final GUM's
- *           work, rows x marginals, stays within DP_ADAPTIVE_GUM_WORK; total is released, so
- *           which candidates are offered is public), as AIM bounds its model's size.  Then B
+ *           work, rows x marginals, stays within DP_ADAPTIVE_GUM_WORK, or within
+ *           DP_ADAPTIVE_GUM_WORK_HUGE from DP_ADAPTIVE_HUGE_ROWS rows, where every marginal also
+ *           costs every later round's estimate a pass: 60 instead of 134 at 15 columns and 1M
+ *           rows; total is released, so which candidates are offered is public), as AIM bounds
+ *           its model's size.  Then B
  *           candidates are drawn one after the other, each by the exponential mechanism with
  *           eps_t over those not yet drawn in this round (dp_exp_mech: sensitivity 1 with the
  *           rounding accounted, eps_t^2 / 8-zCDP, Cesar & Rogers 2021), among those that keep
@@ -162,6 +171,12 @@
 #define DP_ADAPTIVE_TRIPLES_PER_COL 8		/* triple candidates (step 2c): at most 8 d */
 #define DP_ADAPTIVE_TRIPLE_CELLS 4096		/* ... of at most this many cells each */
 #define DP_ADAPTIVE_BATCH_COLS	8			/* a round selects ceil(d / 8) marginals */
+#ifndef DP_ADAPTIVE_BATCH_COLS_HUGE
+#define DP_ADAPTIVE_BATCH_COLS_HUGE 4		/* ... or ceil(d / 4) from DP_ADAPTIVE_HUGE_ROWS rows */
+#endif
+#ifndef DP_ADAPTIVE_HUGE_ROWS
+#define DP_ADAPTIVE_HUGE_ROWS	524288.0	/* released total from which the rounds are cut (step 3) */
+#endif
 #define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
 #define DP_ADAPTIVE_WARM_ITERS_BIG 3		/* ... when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows */
@@ -172,7 +187,10 @@
 #define DP_ADAPTIVE_SUBMODEL_WARM_VISITS 560	/* ... as long as k-way marginals x iterations stay within this */
 #define DP_ADAPTIVE_SUBMODEL_MIN_ITERS 5	/* ... but never fewer than this */
 #ifndef DP_ADAPTIVE_GUM_WORK
-#define DP_ADAPTIVE_GUM_WORK	((double) (1u << 26))	/* rows x distinct k-way marginals (step 3b) */
+#define DP_ADAPTIVE_GUM_WORK	((double) (1u << 27))	/* rows x distinct k-way marginals (step 3b) */
+#endif
+#ifndef DP_ADAPTIVE_GUM_WORK_HUGE
+#define DP_ADAPTIVE_GUM_WORK_HUGE ((double) (1u << 25))	/* ... from DP_ADAPTIVE_HUGE_ROWS rows */
 #endif
 #ifndef DP_ADAPTIVE_FINAL_WORK
 #define DP_ADAPTIVE_FINAL_WORK	((double) (1u << 28))	/* ... x the sub-model's warm iterations (step 5) */
@@ -319,6 +337,13 @@ double		dp_adaptive_remeasure_floor(const double *z, double rho_z, const double 
  * DP_ADAPTIVE_MIN_KWAY_MAX).  p->max_kway > 0 replaces it.
  */
 uint64_t	dp_adaptive_max_kway(uint32_t d, double total);
+
+/*
+ * The rounds' batch (step 3): ceil(d / DP_ADAPTIVE_BATCH_COLS) selections per round, or
+ * ceil(d / DP_ADAPTIVE_BATCH_COLS_HUGE) when the released total is at least
+ * DP_ADAPTIVE_HUGE_ROWS.
+ */
+uint32_t	dp_adaptive_batch(uint32_t d, double total);
 
 /* Counters a run leaves for reports and tests. */
 typedef struct dp_adaptive_stats

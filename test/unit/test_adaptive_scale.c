@@ -165,6 +165,47 @@ test_est_rows(void)
 }
 
 /*
+ * The rounds cut on huge tables (step 3): from a released total of DP_ADAPTIVE_HUGE_ROWS rows
+ * (2^19), a round selects ceil(d / 4) marginals instead of ceil(d / 8), and the cap on distinct
+ * k-way marginals is 2^25 / total instead of 2^27 / total (at least min(4 d, 128) either way).  Below it both rules are the earlier
+ * ones: pinned at the sizes of ../shared/datasets (at most 36k rows), of bench/heaped.sh's table
+ * (195,366 rows, 10 columns: its at most 16 d = 160 selections stay under either cap) and just
+ * under the threshold; above it at Adult's 1M-row copy (15 columns: a batch of 4, 60 marginals, the floor 4 d).
+ */
+static void
+test_huge_rules(void)
+{
+	static const struct
+	{
+		uint32_t	d;
+		double		total;
+		uint32_t	batch;
+		uint64_t	kmax;
+	}			cases[] = {
+		{15, 32561, 2, 4122}, {10, 195366, 2, 687}, {15, 195366, 2, 687}, {100, 195366, 13, 687},
+		{15, 524287, 2, 256}, {15, 524288, 4, 64}, {15, 1e6, 4, 60}, {10, 1e6, 3, 40},
+		{100, 1e6, 25, 128}, {15, 9768300, 4, 60}, {1, 1e6, 1, 33}, {8, 32561, 1, 4122},
+		{30, 600000, 8, 120},
+	};
+	bool		ok = true;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (dp_adaptive_batch(cases[i].d, cases[i].total) != cases[i].batch ||
+			dp_adaptive_max_kway(cases[i].d, cases[i].total) != cases[i].kmax)
+		{
+			ok = false;
+			unit_diag("d %u, total %.0f: batch %u (expected %u), at most %llu k-way marginals (expected %llu)",
+					  cases[i].d, cases[i].total, dp_adaptive_batch(cases[i].d, cases[i].total), cases[i].batch,
+					  (unsigned long long) dp_adaptive_max_kway(cases[i].d, cases[i].total),
+					  (unsigned long long) cases[i].kmax);
+		}
+	unit_check(ok, "the rounds' batch and k-way cap: ceil(d / 8) and 2^27 / total below %.0f released rows, "
+			   "ceil(d / 4) and 2^25 / total from there", DP_ADAPTIVE_HUGE_ROWS);
+	unit_check(DP_ADAPTIVE_HUGE_ROWS > 195366 && (double) DP_ADAPTIVE_SELECTIONS_MAX * 10 < DP_ADAPTIVE_GUM_WORK / 195366,
+			   "the heaped table (195,366 rows, 10 columns) is under the threshold and its cap cannot bind");
+}
+
+/*
  * Adult repeated 8 times: s = 16, since the estimates hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows over
  * 131,072 (dp_adaptive_est_rows).  The estimate's resolution enters the rounds' bar, so the rounds
  * anneal and end near Adult's own count instead of running to T / B with none; the bars below ask
@@ -528,8 +569,8 @@ test_extra(void)
 		dp_privsyn_result_free(&res);
 
 	/*
-	 * The cap on distinct k-way marginals: its rule (dp_adaptive_max_kway: 2^26 / total, at least
-	 * min(4 d, 128)), then a run of Adult's counts with the cap set to 10 (p.max_kway): the
+	 * The cap on distinct k-way marginals: its rule (dp_adaptive_max_kway: 2^27 / total, or
+	 * 2^25 / total from 2^19 rows, at least min(4 d, 128)), then a run of Adult's counts with the cap set to 10 (p.max_kway): the
 	 * budget of 1e6 makes 28-50 selections before anneals spend it, so the cap is reached and the
 	 * selections after it measure again.
 	 */
@@ -538,10 +579,10 @@ test_extra(void)
 	p.max_kway = 0;
 	unit_check(rc == 0 && st.max_kway == 10 && res.n_kway == 10 && st.remeasured > 0 &&
 			   dp_adaptive_max_kway(ADULT_COLS, 9768300) == 4 * ADULT_COLS &&
-			   dp_adaptive_max_kway(100, 300000) == 223 && dp_adaptive_max_kway(100, 600000) == 128 &&
-			   dp_adaptive_max_kway(ADULT_COLS, 1e6) == 67 && dp_adaptive_max_kway(100, 3e6) == 128 &&
-			   dp_adaptive_max_kway(ADULT_COLS, 32561) == 2061 && dp_adaptive_max_kway(ADULT_COLS, 0) == 1u << 26 &&
-			   dp_adaptive_max_kway(ADULT_COLS, NAN) == 1u << 26,
+			   dp_adaptive_max_kway(100, 600000) == 128 && dp_adaptive_max_kway(100, 500000) == 268 &&
+			   dp_adaptive_max_kway(100, 3e6) == 128 &&
+			   dp_adaptive_max_kway(ADULT_COLS, 32561) == 4122 && dp_adaptive_max_kway(ADULT_COLS, 0) == 1u << 27 &&
+			   dp_adaptive_max_kway(ADULT_COLS, NAN) == 1u << 27,
 			   "at most %u distinct k-way marginals (set): %u measured, %u selections measured again",
 			   st.max_kway, rc == 0 ? res.n_kway : 0, st.remeasured);
 	if (rc == 0)
@@ -658,6 +699,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	test_est_rows();
+	test_huge_rules();
 	test_threads();
 	test_small_n();
 	test_large_n();
