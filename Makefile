@@ -30,7 +30,7 @@ PG_INCLUDE_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 # PostgreSQL's own headers are treated as system headers so that -Wextra speaks about our code only.
 PG_CPPFLAGS = -isystem $(PG_INCLUDE_SERVER) -Isrc -Isrc/core
 # warnings only: the optimisation level is PostgreSQL's (pg_config --cflags) or the user's CFLAGS
-PG_CFLAGS = -std=gnu11 -Wall -Wextra
+PG_CFLAGS = -std=gnu11 -Wall -Wextra -ffp-contract=off
 PG_CPPFLAGS += -DDPSYNTH_VERSION='"$(EXTVERSION)"'
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -82,7 +82,7 @@ $(1)/libcore.a: $$(patsubst src/core/%.c,$(1)/core/%.o,$$(CORE_SRCS))
 endef
 
 # ---- pure C unit tests (no server) ----
-UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/core
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffp-contract=off -Isrc/core
 UNIT_TESTS = $(patsubst test/unit/%.c,test/unit/bin/%,$(wildcard test/unit/test_*.c))
 UNIT_LIB = test/unit/bin/libcore.a
 $(eval $(call core_lib,test/unit/bin,$(CC),$(UNIT_CFLAGS) -DDPSYNTH_TEST_RNG))
@@ -99,7 +99,7 @@ unit: unit-build
 	@rc=0; for t in $(UNIT_TESTS); do echo "# $$t"; ./$$t || rc=1; done; exit $$rc
 
 # the same tests built with AddressSanitizer and UndefinedBehaviorSanitizer (any report fails)
-UNIT_SAN_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc/core
+UNIT_SAN_CFLAGS = -std=gnu11 -O1 -g -ffp-contract=off -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -Isrc/core
 UNIT_SAN_TESTS = $(patsubst test/unit/%.c,test/unit/bin-san/%,$(wildcard test/unit/test_*.c))
 UNIT_SAN_LIB = test/unit/bin-san/libcore.a
 $(eval $(call core_lib,test/unit/bin-san,$(CC),$(UNIT_SAN_CFLAGS) -DDPSYNTH_TEST_RNG))

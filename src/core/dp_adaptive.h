@@ -126,8 +126,8 @@
  *      exactly and runs GUM on all the marginals from those rows, at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
  *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
- *      where rows x k-way marginals x iterations would pass DP_ADAPTIVE_FINAL_WORK: about half a
- *      million rows and up): the rows start with the sub-model's structure
+ *      from DP_ADAPTIVE_HUGE_ROWS rows where rows x k-way marginals x iterations would pass
+ *      DP_ADAPTIVE_FINAL_WORK): the rows start with the sub-model's structure
  *      and GUM moves them only towards the marginals it left out (every iteration is a pass over
  *      the rows per marginal, at about the same cost; fewer iterations cost 2- and 3-way
  *      fidelity on the same model: bench/final_warm.c).  Otherwise GUM: warm from the last round's estimate, with
@@ -248,12 +248,13 @@ dp_adaptive_final_iters(uint32_t iterations)
  * DP_ADAPTIVE_SUBMODEL_WARM_ITERS: the draw's cost stays about that of a model of
  * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_WARM_ITERS marginals up to
  * DP_ADAPTIVE_SUBMODEL_WARM_VISITS / DP_ADAPTIVE_SUBMODEL_MIN_ITERS of them, and grows with the
- * marginals past that (at DP_ADAPTIVE_SUBMODEL_MIN_ITERS iterations).  Then, where nrows x kway x
- * iterations would pass DP_ADAPTIVE_FINAL_WORK, the iterations are cut to what fits, but not below
+ * marginals past that (at DP_ADAPTIVE_SUBMODEL_MIN_ITERS iterations).  Then, from
+ * DP_ADAPTIVE_HUGE_ROWS rows asked for, where nrows x kway x iterations would pass
+ * DP_ADAPTIVE_FINAL_WORK, the iterations are cut to what fits, but not below
  * DP_ADAPTIVE_FINAL_WORK_MIN_ITERS: the rows drawn from the sub-model already hold most of the
  * model, the first iterations buy most of what GUM adds to them, and each further one costs a pass
  * over every row per marginal, so on big tables the draw's cost stays about bounded rather than
- * growing with rows x marginals (tables of up to about half a million rows are untouched).  A
+ * growing with rows x marginals (fewer rows are drawn exactly as before, whatever the model).  A
  * function of the model's size and the rows asked for (public) only; bench/final_warm.c measures
  * what the iterations buy on a given model.
  */
@@ -265,7 +266,7 @@ dp_adaptive_submodel_iters(uint32_t kway, uint64_t nrows)
 
 	w = w > DP_ADAPTIVE_SUBMODEL_WARM_ITERS ? DP_ADAPTIVE_SUBMODEL_WARM_ITERS :
 		w < DP_ADAPTIVE_SUBMODEL_MIN_ITERS ? DP_ADAPTIVE_SUBMODEL_MIN_ITERS : w;
-	if (work * w > DP_ADAPTIVE_FINAL_WORK)
+	if ((double) nrows >= DP_ADAPTIVE_HUGE_ROWS && work * w > DP_ADAPTIVE_FINAL_WORK)
 	{
 		double		fit = floor(DP_ADAPTIVE_FINAL_WORK / work);
 
@@ -420,5 +421,11 @@ bool		dp_adaptive_draws_submodel(const dp_privsyn_result *model, uint32_t d, uin
  * compared (so -2: none qualified, or the CPU has no popcount instruction).  -1: out of memory.
  */
 int64_t		dp_adaptive_bits_check(const dp_codes *t, const uint32_t *sizes);
+
+#ifdef DPSYNTH_TEST_RNG
+/* The unit tests' seam (dp_random.h's): true makes the bit sets' counts take the path of a processor
+ * without VPOPCNTQ (64-bit popcounts, the 128-cell limit), so that both paths are tested on one. */
+extern void dp_adaptive_test_no_vpopcnt(bool on);
+#endif
 
 #endif

@@ -143,11 +143,24 @@ and_popcount_vpopcnt(const uint64_t *p, const uint64_t *q, uint64_t W)
 	return c;
 }
 
+#ifdef DPSYNTH_TEST_RNG
+static bool test_no_vpopcnt = false;	/* dp_adaptive.h's seam */
+
+void
+dp_adaptive_test_no_vpopcnt(bool on)
+{
+	test_no_vpopcnt = on;
+}
+#define VPOPCNT_ALLOWED (!test_no_vpopcnt)
+#else
+#define VPOPCNT_ALLOWED true
+#endif
+
 static bool
 have_vpopcnt(void)
 {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+	return VPOPCNT_ALLOWED && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
 }
 #else
 #define POPCNT_TARGET

@@ -456,7 +456,7 @@ jt_project(jt_pass *ps, dp_jtree_clique *c, const uint32_t *pos, uint32_t k, dou
 			return;
 		}
 	}
-	if (ps->c == c)
+	if (ps->c != NULL && (ps->c == c || ps->f == out))
 		jt_flush(ps);			/* before out is zeroed: out may hold the factors */
 	memset(out, 0, sizeof(double) * cells);
 	dp_odo_project(&alone, c->P, out);

@@ -846,12 +846,14 @@ test_selections(void)
 			   dp_adaptive_submodel_iters(112, 200000) == 5 && dp_adaptive_submodel_iters(113, 200000) == 5 &&
 			   dp_adaptive_submodel_iters(100000, 100) == 5,
 			   "GUM after a sub-model: 10 iterations up to 56 k-way marginals, then 560 visits in all, at least 5");
-	/* ... and on big tables rows x k-way marginals x iterations within 2^28, at least 3 iterations */
-	unit_check(dp_adaptive_submodel_iters(80, 479000) == 7 && dp_adaptive_submodel_iters(80, 480000) == 6 &&
+	/* ... and from 2^19 rows, rows x k-way marginals x iterations within 2^28, at least 3 iterations */
+	unit_check(dp_adaptive_submodel_iters(80, 524287) == 7 && dp_adaptive_submodel_iters(80, 524288) == 6 &&
+			   dp_adaptive_submodel_iters(128, 524287) == 5 && dp_adaptive_submodel_iters(128, 524288) == 4 &&
+			   dp_adaptive_submodel_iters(400, 300000) == 5 && dp_adaptive_submodel_iters(64, 524288) == 8 &&
 			   dp_adaptive_submodel_iters(80, 1000000) == 3 && dp_adaptive_submodel_iters(50, 1000000) == 5 &&
 			   dp_adaptive_submodel_iters(60, 3000000) == 3 && dp_adaptive_submodel_iters(60, 7999999) == 3 &&
 			   dp_adaptive_submodel_iters(0, 100000000) == 3 && dp_adaptive_submodel_iters(160, 195366) == 5,
-			   "GUM after a sub-model on big tables: rows x k-way x iterations within 2^28, at least 3 iterations");
+			   "GUM after a sub-model from 2^19 rows: rows x k-way x iterations within 2^28, at least 3 iterations");
 }
 
 
