@@ -314,6 +314,25 @@ test_large_n(void)
 						   2 * res.n_kway, c.calls, c.iters, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
 				if (rc == 0)
 					dp_codes_free(&a);
+
+				/*
+				 * the same model asked for 2^19 rows: the rows asked for reach the work bound, so
+				 * fewer iterations again (the rows' number is the caller's, not the model's)
+				 */
+				{
+					uint32_t	was = c.iters,
+								big = dp_adaptive_submodel_iters(2 * res.n_kway, (uint64_t) DP_ADAPTIVE_HUGE_ROWS);
+
+					c.calls = c.iters = 0;
+					dp_prng_seed(&rng, 5);
+					rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, (uint64_t) DP_ADAPTIVE_HUGE_ROWS, &gc, &rng, &a, &how);
+					unit_check(rc == 0 && c.iters == big && big < was && c.calls >= 1 && c.calls <= c.iters &&
+							   a.nrows == (uint64_t) DP_ADAPTIVE_HUGE_ROWS,
+							   "dp_adaptive_sample of %.0f rows, %u k-way marginals: %u GUM iterations of %u (%u at 50,000 rows)",
+							   DP_ADAPTIVE_HUGE_ROWS, 2 * res.n_kway, c.calls, c.iters, was);
+					if (rc == 0)
+						dp_codes_free(&a);
+				}
 				free(twice);
 			}
 		}
