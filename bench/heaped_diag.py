@@ -58,26 +58,24 @@ for r in range(runs):
     for i in range(0, len(shape), 3):
         for x in range(int(shape[i]), int(shape[i + 1]) + 1):
             sh[x] += shape[i + 2] / (shape[i + 1] - shape[i] + 1)
-    wb = collections.Counter()
-    for b in range(nb):
-        vals = list(range(edges[b], edges[b + 1]))
-        w = [sh.get(x, 0.0) for x in vals]
-        if sum(w) <= 0: w = [1.0] * len(vals)
-        for x, wx in zip(vals, w): wb[str(x)] += rb[b] * wx / sum(w)
-    wb['N'] = real.get('N', 0)
+    def spread(bins, n):
+        # bin totals spread over each bin's values by the shape (uniform where it has none)
+        out = collections.Counter()
+        for b in range(nb):
+            vals = list(range(edges[b], edges[b + 1]))
+            w = [sh.get(x, 0.0) for x in vals]
+            if sum(w) <= 0: w = [1.0] * len(vals)
+            for x, wx in zip(vals, w): out[str(x)] += bins[b] * wx / sum(w)
+        out['N'] = n
+        return out
+    wb = spread(rb, real.get('N', 0))
     # marginals holding hours: count x sigma
     mrg = q(f"select columns::text, cells, sigma from dp_model_marginals({mid}) where 'hours_per_week' = any(columns)").strip().split('\n')
     print(f"eps {eps} model {mid} bins {nb} codes {len(cells)} hours1 {tvd(real, synth):.4f} "
           f"bin(real,synth) {tvd(rb, sb):.4f} merged(real,synth) {tvd(rm, sm):.4f} merged(real,model) {tvd(rm, mm):.4f} "
           f"merged(model,synth) {tvd(mm, sm):.4f} within(real bins by shape) {tvd(real, wb):.4f}")
     print("   marginals with hours:", '; '.join(mrg))
-    sw = collections.Counter()
-    for b in range(nb):
-        vals = list(range(edges[b], edges[b + 1]))
-        w = [sh.get(x, 0.0) for x in vals]
-        if sum(w) <= 0: w = [1.0] * len(vals)
-        for x, wx in zip(vals, w): sw[str(x)] += sb[b] * wx / sum(w)
-    sw['N'] = synth.get('N', 0)
+    sw = spread(sb, synth.get('N', 0))
     print("   draw within bins: tvd(synth, synth bins by shape) %.4f; tvd(real, synth bins by shape) %.4f" % (tvd(synth, sw), tvd(real, sw)))
     per = []
     for b in range(nb):

@@ -46,6 +46,7 @@
 # (every cell gets its first run before any gets its second), so a cut-short run summarizes evenly.
 set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$TOP/bench/units_lib.sh"
 SHARED=${SHARED:-$TOP/../shared}
 RUNS=${RUNS:-5}
 EPSILONS=${EPSILONS:-"0.3 1 3"}
@@ -206,27 +207,10 @@ drop = set(c for c in '$2'.split(',') if c)
 print(json.dumps({k: v for k, v in d.items() if k not in drop and not k.startswith('_')}))"
 }
 
-# Creates table $2 from DATASET_raw ($1) without the columns in $3 (comma-separated), keeping at most
-# $4 rows per person chosen at random (seed from run $5), and NOT NULL as on DATASET_raw.
+# make_table DATASET TABLE DROP K RUN: bench/units_lib.sh's units_make_table with this script's
+# database and the dataset's unit column
 make_table() {
-	local d=$1 t=$2 drop=$3 k=$4 run=$5 cols
-	cols=$(psql -X -qAt -d "$DB" -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-		WHERE attrelid = '${d}_raw'::regclass AND attnum > 0 AND NOT attisdropped
-		AND attname <> ALL (string_to_array('$drop', ','))")
-	psql -X -q -d "$DB" -v ON_ERROR_STOP=1 >/dev/null <<SQL
-DROP TABLE IF EXISTS $t;
-CREATE TABLE $t AS SELECT $cols FROM ${d}_raw WITH NO DATA;
-DO \$\$ DECLARE c name; BEGIN
-	FOR c IN SELECT attname FROM pg_attribute WHERE attrelid = '${d}_raw'::regclass AND attnotnull
-			AND attnum > 0 AND NOT attisdropped AND attname <> ALL (string_to_array('$drop', ',')) LOOP
-		EXECUTE format('ALTER TABLE $t ALTER COLUMN %I SET NOT NULL', c);
-	END LOOP;
-END \$\$;
-SELECT setseed($run / 1000.0);
-INSERT INTO $t SELECT $cols FROM (SELECT *, row_number() OVER (PARTITION BY ${UNIT[$d]} ORDER BY random()) AS rn_
-	FROM ${d}_raw) s WHERE rn_ <= $k;
-VACUUM ANALYZE $t;
-SQL
+	units_make_table "$DB" "$1" "$2" "$3" "$4" "$5" "${UNIT[$1]}"
 }
 
 evaluate() {	# $1 dataset, $2 synthetic CSV, $3 JSON to merge in, $4 output file; runs in the background

@@ -9,20 +9,8 @@ declare -A IDS=([covid_testing]=fake_first_name,fake_last_name [males]=)
 u=${UNIT[$d]}; drop="$u${IDS[$d]:+,${IDS[$d]}}"
 q() { psql -X -qAt -d $DB -v ON_ERROR_STOP=1 "$@"; }
 t=t_${d}_$$
-cols=$(q -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = '${d}_raw'::regclass AND attnum > 0 AND NOT attisdropped AND attname <> ALL (string_to_array('$drop', ','))")
-q >/dev/null <<SQL
-DROP TABLE IF EXISTS $t CASCADE;
-CREATE TABLE $t AS SELECT $cols FROM ${d}_raw WITH NO DATA;
-DO \$\$ DECLARE c name; BEGIN
-	FOR c IN SELECT attname FROM pg_attribute WHERE attrelid = '${d}_raw'::regclass AND attnotnull
-			AND attnum > 0 AND NOT attisdropped AND attname <> ALL (string_to_array('$drop', ',')) LOOP
-		EXECUTE format('ALTER TABLE $t ALTER COLUMN %I SET NOT NULL', c);
-	END LOOP;
-END \$\$;
-SELECT setseed($run / 1000.0);
-INSERT INTO $t SELECT $cols FROM (SELECT *, row_number() OVER (PARTITION BY $u ORDER BY random()) AS rn_ FROM ${d}_raw) s WHERE rn_ <= $k;
-VACUUM ANALYZE $t;
-SQL
+source "$TOP/bench/units_lib.sh"
+units_make_table "$DB" "$d" "$t" "$drop" "$k" "$run" "$u"
 q -c "SELECT dp_protect('$t', epsilon => 999999${DISC:+, discovery => $DISC})" >/dev/null
 dom=$(/usr/bin/python3 -c "
 import json; d=json.load(open('$SH/domain.json')); drop=set('$drop'.split(','))

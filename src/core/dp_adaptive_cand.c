@@ -213,6 +213,9 @@ dpa_bits_alloc(Bits *bits, uint32_t d, const uint32_t *sizes, uint64_t m)
 	bits->rows = m;
 	bits->words = W;
 	bits->nw = nw;
+#ifdef DPA_VPOPCNT
+	bits->vpopcnt = have_vpopcnt();
+#endif
 	if (nw == 0)
 		return 0;
 	bits->w = dp_zalloc(sizeof(uint64_t) * nw);
@@ -220,61 +223,43 @@ dpa_bits_alloc(Bits *bits, uint32_t d, const uint32_t *sizes, uint64_t m)
 }
 
 
-/* The cells up to which bit sets count a candidate faster than cand_count */
-static uint64_t
-bit_cells(void)
-{
-#ifdef DPA_VPOPCNT
-	if (have_vpopcnt())
-		return BIT_CELLS_VPOPCNT;
-#endif
-	return BIT_CELLS;
-}
-
 static bool
 bits_usable(const Bits *bits, const Cand *cd)
 {
-	return bits && bits->w && cd->nattrs <= 2 && cd->cells <= bit_cells() && bits->off[cd->attrs[0]] != UINT64_MAX &&
+	/* up to these cells bit sets count a candidate faster than cand_count */
+	uint64_t	cells = bits && bits->vpopcnt ? BIT_CELLS_VPOPCNT : BIT_CELLS;
+
+	return bits && bits->w && cd->nattrs <= 2 && cd->cells <= cells && bits->off[cd->attrs[0]] != UINT64_MAX &&
 		(cd->nattrs == 1 || bits->off[cd->attrs[1]] != UINT64_MAX);
 }
 
-POPCNT_TARGET static void
+/* The population count of p AND q over W words, a word at a time. */
+POPCNT_TARGET static uint64_t
+and_popcount(const uint64_t *p, const uint64_t *q, uint64_t W)
+{
+	uint64_t	c = 0;
+
+	for (uint64_t k = 0; k < W; k++)
+		c += (uint64_t) __builtin_popcountll(p[k] & q[k]);
+	return c;
+}
+
+/* cd's exact counts from the bit sets into x (a column's code u: its set AND itself) */
+static void
 bits_count(const Bits *bits, const Cand *cd, const uint32_t *sizes, uint32_t *x)
 {
 	uint64_t	W = bits->words;
 	const uint64_t *A = bits->w + bits->off[cd->attrs[0]];
+	uint64_t	(*count) (const uint64_t *, const uint64_t *, uint64_t) = and_popcount;
 
 #ifdef DPA_VPOPCNT
-	if (have_vpopcnt())
-	{
-		if (cd->nattrs == 1)
-			for (uint64_t u = 0; u < cd->cells; u++)
-				x[u] = (uint32_t) and_popcount_vpopcnt(A + u * W, A + u * W, W);
-		else
-		{
-			const uint64_t *B = bits->w + bits->off[cd->attrs[1]];
-			uint32_t	sa = sizes[cd->attrs[0]],
-						sb = sizes[cd->attrs[1]];
-
-			for (uint32_t u = 0; u < sa; u++)
-				for (uint32_t v = 0; v < sb; v++)
-					x[(uint64_t) u * sb + v] = (uint32_t) and_popcount_vpopcnt(A + (uint64_t) u * W, B + (uint64_t) v * W, W);
-		}
-		return;
-	}
+	if (bits->vpopcnt)
+		count = and_popcount_vpopcnt;
 #endif
 	if (cd->nattrs == 1)
-	{
 		for (uint64_t u = 0; u < cd->cells; u++)
-		{
-			uint64_t	c = 0;
-
-			for (uint64_t k = 0; k < W; k++)
-				c += (uint64_t) __builtin_popcountll(A[u * W + k]);
-			x[u] = (uint32_t) c;
-		}
-		return;
-	}
+			x[u] = (uint32_t) count(A + u * W, A + u * W, W);
+	else
 	{
 		const uint64_t *B = bits->w + bits->off[cd->attrs[1]];
 		uint32_t	sa = sizes[cd->attrs[0]],
@@ -282,15 +267,7 @@ bits_count(const Bits *bits, const Cand *cd, const uint32_t *sizes, uint32_t *x)
 
 		for (uint32_t u = 0; u < sa; u++)
 			for (uint32_t v = 0; v < sb; v++)
-			{
-				const uint64_t *p = A + (uint64_t) u * W,
-						   *q = B + (uint64_t) v * W;
-				uint64_t	c = 0;
-
-				for (uint64_t k = 0; k < W; k++)
-					c += (uint64_t) __builtin_popcountll(p[k] & q[k]);
-				x[(uint64_t) u * sb + v] = (uint32_t) c;
-			}
+				x[(uint64_t) u * sb + v] = (uint32_t) count(A + (uint64_t) u * W, B + (uint64_t) v * W, W);
 	}
 }
 

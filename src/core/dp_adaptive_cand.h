@@ -39,6 +39,7 @@ typedef struct Bits
 	uint64_t   *off;			/* per column: its code 0's first word, or UINT64_MAX (none) */
 	uint64_t   *w;				/* the bits */
 	uint64_t	nw;				/* words allocated */
+	bool		vpopcnt;		/* counted eight words an instruction (decided once, at allocation) */
 } Bits;
 
 /* The triple candidates (dp_adaptive.h, step 2c; dpa_add_triples). */

@@ -32,11 +32,7 @@ dp_adaptive_selections(double R, uint32_t d, double total, uint64_t cells)
 double
 dp_adaptive_rare_threshold(double rho, uint32_t d)
 {
-	dp_schedule s;
-
-	if (dp_schedule_method(DP_CALL_ADAPTIVE, rho, d, false, &s) != 0)
-		return 0;
-	return dp_rare_threshold(dp_schedule_rho(&s, DP_RELEASE_ONEWAY), d);
+	return dp_method_rare_threshold(DP_CALL_ADAPTIVE, rho, d);
 }
 
 /*

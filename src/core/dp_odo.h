@@ -253,24 +253,6 @@ dp_odo_project_blocks(const double *p, double *out, uint64_t K, uint64_t L, uint
 				out[ia + j * is] += p[j];
 }
 
-/* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
-static inline void
-dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
-{
-	dp_odo_outer o = {{0}, 0, 0};
-	const dp_odo_k k = dp_odo_k_of(r);
-	const uint64_t L = r->inner,
-				KL = k.K * L;
-
-	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
-	{
-		if (L == 2)
-			dp_odo_project_blocks(P + i, out, k.K, 2, r->istep[0], k.ka, o.ia);
-		else
-			dp_odo_project_blocks(P + i, out, k.K, L, r->istep[0], k.ka, o.ia);
-	}
-}
-
 DP_ODO_INLINE void
 dp_odo_scale_blocks(double *p, const double *f, uint64_t K, uint64_t L, uint64_t is, uint64_t ka, uint64_t ia)
 {
@@ -328,24 +310,6 @@ dp_odo_scale_sum2(double *p, const double *f, uint64_t L, uint64_t sa, uint64_t 
 		}
 	*s_out = s;
 	*s2_out = s2;
-}
-
-/* P's cells times f's, f over a */
-static inline void
-dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
-{
-	dp_odo_outer o = {{0}, 0, 0};
-	const dp_odo_k k = dp_odo_k_of(r);
-	const uint64_t L = r->inner,
-				KL = k.K * L;
-
-	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
-	{
-		if (L == 2)
-			dp_odo_scale_blocks(P + i, f, k.K, 2, r->istep[0], k.ka, o.ia);
-		else
-			dp_odo_scale_blocks(P + i, f, k.K, L, r->istep[0], k.ka, o.ia);
-	}
 }
 
 DP_ODO_INLINE void
@@ -422,12 +386,37 @@ dp_odo_scale_project_blocks(double *p, const double *f, double *out, uint64_t K,
 				out[ib + j * sb] += p[j] *= f[ia + j * sa];
 }
 
-/*
- * dp_odo_scale by f over a, then dp_odo_project onto b into out (zeroed by the caller), in one
- * pass: the same cells as the two calls, with one read and write of P.
- */
-static inline void
-dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *out)
+/* The three passes of the fits, walked alike (dp_odo_walk). */
+typedef enum dp_odo_op
+{
+	DP_ODO_PROJECT,				/* out += P projected onto a */
+	DP_ODO_SCALE,				/* P times f, f over a */
+	DP_ODO_SCALE_PROJECT		/* both, projected onto b */
+} dp_odo_op;
+
+/* One walk's K blocks of L cells from p for pass op (see the *_blocks functions). */
+DP_ODO_INLINE void
+dp_odo_blocks(dp_odo_op op, const dp_odo_runs *r, const dp_odo_k *k, const dp_odo_outer *o, double *p,
+			  const double *f, double *out, uint64_t L)
+{
+	switch (op)
+	{
+		case DP_ODO_PROJECT:
+			dp_odo_project_blocks(p, out, k->K, L, r->istep[0], k->ka, o->ia);
+			break;
+		case DP_ODO_SCALE:
+			dp_odo_scale_blocks(p, f, k->K, L, r->istep[0], k->ka, o->ia);
+			break;
+		case DP_ODO_SCALE_PROJECT:
+			dp_odo_scale_project_blocks(p, f, out, k->K, L, r->istep[0], r->istep[1], k->ka, k->kb, o->ia, o->ib);
+			break;
+	}
+}
+
+/* One pass op over P's cells, with L == 2 as a constant where the innermost run is 2 (every
+ * caller passes op as a constant: the switch folds away). */
+DP_ODO_INLINE void
+dp_odo_walk(const dp_odo_runs *r, dp_odo_op op, double *P, const double *f, double *out)
 {
 	dp_odo_outer o = {{0}, 0, 0};
 	const dp_odo_k k = dp_odo_k_of(r);
@@ -437,10 +426,34 @@ dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *o
 	for (uint64_t i = 0; i < r->ncells; i += KL, dp_odo_outer_next_n(r, &o, k.nup))
 	{
 		if (L == 2)
-			dp_odo_scale_project_blocks(P + i, f, out, k.K, 2, r->istep[0], r->istep[1], k.ka, k.kb, o.ia, o.ib);
+			dp_odo_blocks(op, r, &k, &o, P + i, f, out, 2);
 		else
-			dp_odo_scale_project_blocks(P + i, f, out, k.K, L, r->istep[0], r->istep[1], k.ka, k.kb, o.ia, o.ib);
+			dp_odo_blocks(op, r, &k, &o, P + i, f, out, L);
 	}
+}
+
+/* out[0..) += P projected onto a: a's sums of P's cells (out zeroed by the caller) */
+static inline void
+dp_odo_project(const dp_odo_runs *r, const double *P, double *out)
+{
+	dp_odo_walk(r, DP_ODO_PROJECT, (double *) P, NULL, out);
+}
+
+/* P's cells times f's, f over a */
+static inline void
+dp_odo_scale(const dp_odo_runs *r, double *P, const double *f)
+{
+	dp_odo_walk(r, DP_ODO_SCALE, P, f, NULL);
+}
+
+/*
+ * dp_odo_scale by f over a, then dp_odo_project onto b into out (zeroed by the caller), in one
+ * pass: the same cells as the two calls, with one read and write of P.
+ */
+static inline void
+dp_odo_scale_project(const dp_odo_runs *r, double *P, const double *f, double *out)
+{
+	dp_odo_walk(r, DP_ODO_SCALE_PROJECT, P, f, out);
 }
 
 /*

@@ -75,13 +75,19 @@ dp_rare_threshold(double rho_oneway, uint32_t d)
 }
 
 double
-dp_privsyn_rare_threshold(double rho, uint32_t d)
+dp_method_rare_threshold(dp_plan_call call, double rho, uint32_t d)
 {
 	dp_schedule s;
 
-	if (dp_schedule_method(DP_CALL_PRIVSYN, rho, d, false, &s) != 0)
+	if (dp_schedule_method(call, rho, d, false, &s) != 0)
 		return 0;
 	return dp_rare_threshold(dp_schedule_rho(&s, DP_RELEASE_ONEWAY), d);
+}
+
+double
+dp_privsyn_rare_threshold(double rho, uint32_t d)
+{
+	return dp_method_rare_threshold(DP_CALL_PRIVSYN, rho, d);
 }
 
 uint32_t

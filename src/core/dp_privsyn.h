@@ -190,6 +190,9 @@ double		dp_privsyn_rare_threshold(double rho, uint32_t d);
 /* The same for one-way marginals that take rho_oneway in all (any method). */
 double		dp_rare_threshold(double rho_oneway, uint32_t d);
 
+/* The same for a run of method call (its schedule's one-way rho): 0 where the schedule fails. */
+double		dp_method_rare_threshold(dp_plan_call call, double rho, uint32_t d);
+
 /*
  * Runs the pipeline.  Noise comes from dp_sampler (libsodium); rng drives post-processing only
  * (GUM, splitting merged codes).  Memory comes from the installed handlers (dp_env.h).  Returns 0
