@@ -465,8 +465,8 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * u->released_hist gets the released histogram of the units' rows folded at k, its cells of
  * noise alone dropped at 3 sd (dp_unit_fold_hist; post-processing: min(rows, k) is a function of
  * min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at k and release nothing more
- * about the units' rows (u->learned).  Where no cell of the release stands above DP_UNIT_LEARN_Z sd
- * and the release offers a second one (u->learn_topup_noise: dp_synthesize, from the method's
+ * about the units' rows (u->learned).  Where no cell of the release stands above
+ * DP_UNIT_LEARN_TOPUP_Z sd and the release offers a second one (u->learn_topup_noise: dp_synthesize, from the method's
  * units), the same counts are released again with it, and k and the fold read the
  * precision-weighted mean of the two (u->learn_topped_up; docs/PRIVACY.md).
  */
@@ -480,12 +480,12 @@ learn_k(DpUnit *u, int64 *learned)
 	memcpy(exact, learned, sizeof(exact));
 	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
 		dpsynth_noise_refused();
-	/* no cell above DP_UNIT_LEARN_Z sd (the release alone, public numbers, decide it): a second
-	 * release of the same counts with the top-up's noise, and the precision-weighted mean of the
-	 * two with its smaller sd (post-processing) */
+	/* no cell above DP_UNIT_LEARN_TOPUP_Z sd (the release alone, public numbers, decide it): a
+	 * second release of the same counts with the top-up's noise, and the precision-weighted mean
+	 * of the two with its smaller sd (post-processing) */
 	u->learn_topped_up = false;
 	if (u->learn_topup_noise != NULL &&
-		!dp_unit_hist_any_above(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_Z * sqrt(sigma2)))
+		!dp_unit_hist_any_above(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_TOPUP_Z * sqrt(sigma2)))
 	{
 		if (dp_noise_counts(u->learn_topup_noise, exact + 1, exact + 1, DP_UNIT_LEARN_MAX) != 0)
 			dpsynth_noise_refused();

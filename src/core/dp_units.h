@@ -46,6 +46,15 @@
 #define DP_UNIT_LEARN_Z 3.0
 
 /*
+ * Where k is learned by dp_synthesize and no cell of the release stands above this many sds of
+ * its noise, the histogram is released a second time (DP_SCHEDULE_UNIT_SHAPE_TOPUP, units.c): a
+ * cell between DP_UNIT_LEARN_Z and this counts for an excess of at most 3 sd, no more than a cell
+ * of noise alone that passes the shrink, so the release cannot tell the units' cell from noise
+ * (males at epsilon 0.3: 363 units in cell 8 with sd 99, 3.7 sd; k fell to a noise cell or to 1).
+ */
+#define DP_UNIT_LEARN_TOPUP_Z 6.0
+
+/*
  * Post-processing of a released histogram hist[1..kmax] of units by bounded row count (hist[0]
  * ignored): with every cell counted as max(hist[j] - shrink, 0) (shrink a public number:
  * DP_UNIT_LEARN_Z times the noise's sd, or 0), the smallest k with hist[1] + ... + hist[k] >= q

@@ -1017,6 +1017,11 @@ test_hist_topup(void)
 		a[j] = (j % 2 ? -151 : 121);
 	a[8] = 250;
 	unit_check(!dp_unit_hist_any_above(a, 32, 3 * 99.0), "no cell above 3 sd (297)");
+	a[8] = 363;
+	unit_check(dp_unit_hist_any_above(a, 32, DP_UNIT_LEARN_Z * 99.0) &&
+			   !dp_unit_hist_any_above(a, 32, DP_UNIT_LEARN_TOPUP_Z * 99.0),
+			   "males' 363 units released as they are: above 3 sd, not above 6 sd (a second release is drawn)");
+	a[8] = 250;
 	unit_check(dp_unit_pick_k(a, 32, 0.99, 3 * 99.0) == 1, "... where k falls to 1");
 	unit_check(dp_unit_hist_any_above(a, 32, 249.0) && !dp_unit_hist_any_above(a, 32, 250.0),
 			   "a cell above the shrink counts, one at it does not (as dp_unit_pick_k counts it)");
