@@ -268,6 +268,11 @@ typedef struct DpUnit
 	/* the noise of the released rows-per-unit histogram that learns k (set by the release before
 	 * its first scan, discovery's where it discovers); NULL: nothing to learn */
 	const struct dp_dgauss *learn_noise;
+	/* ... and the noise of its second release, drawn where no cell of the first stands above
+	 * DP_UNIT_LEARN_Z sd (learn_topped_up then; NULL: no second release, as for dp_marginal
+	 * and dp_discover) */
+	const struct dp_dgauss *learn_topup_noise;
+	bool		learn_topped_up;
 	/* ... and the expected L1 norm of the release's noise at sensitivity 1, against which k
 	 * weighs the rows it drops (dp_unit_pick_k_weighed; public; 0: the quantile alone) */
 	double		learn_noise_l1;

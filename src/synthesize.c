@@ -156,6 +156,7 @@ typedef struct SynthCall
 	int64		units_shape;	/* rho units of the rows-per-unit histogram (the schedule's) */
 	double		discovery_sigma2;	/* noise of its discoveries' histograms of rows, sensitivity k */
 	dp_dgauss	shape_noise;
+	dp_dgauss	topup_noise;	/* k learned: the histogram's second release (DP_SCHEDULE_UNIT_SHAPE_TOPUP) */
 	double	   *unit_hist;		/* released: noisy numbers of units keeping 1..k rows ([0] unused) */
 	double		t_start;
 	double		t_scan;
@@ -374,6 +375,9 @@ plan_schedule(SynthCall *c)
 	in.unit_sens2 = dpsynth_unit_sensitivity2(&c->unit, false);
 	/* k learned with discovery: the histogram is released first, by discovery's scan */
 	in.unit_rows_first = c->unit.learn_k && c->plan.ndiscover > 0;
+	/* ... and released a second time, from the method's units, where the first had no cell above
+	 * its shrink (units.c's learn_k) */
+	in.unit_rows_topup = c->unit.learn_k && c->unit.learn_topped_up;
 	if (dp_schedule_make(&in, &c->sched) != 0)
 		return false;
 	if (c->sched.units_charged != c->plan.units_charged)
@@ -434,6 +438,12 @@ plan_unit(SynthCall *c)
 	if (c->unit.learn_k)
 	{
 		c->unit.learn_noise = &c->shape_noise;
+		/* the second release, where the first has no cell above its shrink: the schedule's units
+		 * for it (0 where the method could not spare them), at a noise the sampler can draw */
+		c->unit.learn_topup_noise = NULL;
+		if (c->sched.units_topup > 0 &&
+			dp_dgauss_init(&c->topup_noise, 1.0 / (2.0 * dpsynth_units_rho(c->sched.units_topup))) == 0)
+			c->unit.learn_topup_noise = &c->topup_noise;
 		c->unit.learn_noise_l1 = oneway_noise_l1(c);
 		/* ... at sensitivity k: the method's noise ignores the cell bound (dpsynth_unit_sensitivity2
 		 * per row, not per cell) */
@@ -605,6 +615,9 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		/* its cells: the ceiling's where k is learned */
 		dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->units_shape),
 						(uint32) (c->unit.learn_k ? DP_UNIT_LEARN_MAX : k));
+		if (c->unit.learn_topped_up)
+			dp_spend_record(&c->spend, DP_RELEASE_ROWS_PER_UNIT, dpsynth_units_rho(c->sched.units_topup),
+							(uint32) DP_UNIT_LEARN_MAX);
 		k = c->unit.max_rows;
 		/* k learned from the released histogram (post-processing): the schedule's units are the
 		 * ones charged, and the method's rho is theirs per group of the learned k rows */

@@ -325,6 +325,8 @@ dpsynth_unit_learn_share(DpUnit *u, Oid relid, int64 units, double epsilon, dp_d
 						float8out_internal(epsilon), get_rel_name(relid)),
 				 errdetail("The rows-per-unit histogram's share of it is beyond the sampler's range. Nothing was charged.")));
 	u->learn_noise = noise;
+	u->learn_topup_noise = NULL;
+	u->learn_topped_up = false;
 	u->learn_noise_l1 = 0;
 	u->learn_cell = 0;
 	return share;
@@ -463,23 +465,45 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * u->released_hist gets the released histogram of the units' rows folded at k, its cells of
  * noise alone dropped at 3 sd (dp_unit_fold_hist; post-processing: min(rows, k) is a function of
  * min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at k and release nothing more
- * about the units' rows (u->learned).
+ * about the units' rows (u->learned).  Where no cell of the release stands above
+ * DP_UNIT_LEARN_TOPUP_Z sd and the release offers a second one (u->learn_topup_noise: dp_synthesize, from the method's
+ * units), the same counts are released again with it, and k and the fold read the
+ * precision-weighted mean of the two (u->learn_topped_up; docs/PRIVACY.md).
  */
 static void
 learn_k(DpUnit *u, int64 *learned)
 {
 	int32		k;
+	int64		exact[DP_UNIT_LEARN_MAX + 1];
+	double		sigma2 = dp_dgauss_sigma2(u->learn_noise);
 
+	memcpy(exact, learned, sizeof(exact));
 	if (dp_noise_counts(u->learn_noise, learned + 1, learned + 1, DP_UNIT_LEARN_MAX) != 0)
 		dpsynth_noise_refused();
+	/* no cell above DP_UNIT_LEARN_TOPUP_Z sd (the release alone, public numbers, decide it): a
+	 * second release of the same counts with the top-up's noise, and the precision-weighted mean
+	 * of the two with its smaller sd (post-processing) */
+	u->learn_topped_up = false;
+	if (u->learn_topup_noise != NULL &&
+		!dp_unit_hist_any_above(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_TOPUP_Z * sqrt(sigma2)))
+	{
+		if (dp_noise_counts(u->learn_topup_noise, exact + 1, exact + 1, DP_UNIT_LEARN_MAX) != 0)
+			dpsynth_noise_refused();
+		sigma2 = dp_unit_hist_combine(learned, sigma2, exact, dp_dgauss_sigma2(u->learn_topup_noise),
+									  DP_UNIT_LEARN_MAX, learned);
+		if (!(sigma2 > 0))
+			elog(ERROR, "the rows-per-unit histogram's two releases cannot be combined");
+		u->learn_topped_up = true;
+	}
+	memset(exact, 0, sizeof(exact));
 	/* each cell less DP_UNIT_LEARN_Z sd of the noise, at least 0 (dp_units.h): the sd is public */
 	k = (int32) dp_unit_pick_k_weighed(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
-									   DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)),
+									   DP_UNIT_LEARN_Z * sqrt(sigma2),
 									   u->learn_noise_l1, (uint32) Max(u->learn_cell, 0));
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));
-	dp_unit_fold_hist(learned, DP_UNIT_LEARN_MAX, (uint32) k, DP_UNIT_LEARN_Z * sqrt(dp_dgauss_sigma2(u->learn_noise)),
+	dp_unit_fold_hist(learned, DP_UNIT_LEARN_MAX, (uint32) k, DP_UNIT_LEARN_Z * sqrt(sigma2),
 					  u->released_hist);
 	u->learned = true;
 }

@@ -16,7 +16,10 @@
 # The parts: rowk.sh DATASET EPS RUN [K], full.sh DATASET EPS RUN (TAG from the environment);
 # cols.py TRAIN OUT/TAG...: each column's one-way TVD, synthetic and the cut real rows; sumtab.py
 # TRAIN EXCL GLOB...: tvd1 / tvd2 and per column, per glob; replay.py DATASET:EPS:N...: the one-way
-# stage replayed on the real counts (noise, dp_rare_merge, four ways to split a merged code).
+# stage replayed on the real counts (noise, dp_rare_merge, four ways to split a merged code);
+# rowcount.sh DATASET EPS RUN CAP [K]: the prototype of K rows a person plus the person's row count
+# as a column, the synthetic rows weighted by it (issue 39 item 5; database units, as bench/units.sh
+# leaves it; one JSON line of evaluate.py's figures).
 # Outputs in OUT (default TOP/tmp_diag).
 set -e
 TOP=$(cd "$(dirname "$0")/../.." && pwd); SHARED=${SHARED:-$TOP/../shared}; OUT=${OUT:-$TOP/tmp_diag}; mkdir -p "$OUT"

@@ -91,11 +91,22 @@ dp_schedule_method(dp_plan_call call, double rho, uint32_t d, bool focus, dp_sch
 	return -1;
 }
 
+/* the rows-per-unit histogram: its release, and its second one where it was taken (one entry) */
+static void
+add_shape(dp_schedule *s, const dp_schedule_input *in, int64_t units_shape, int64_t units_topup)
+{
+	int64_t		units = units_shape + (in->unit_rows_topup ? units_topup : 0);
+
+	add(s, DP_RELEASE_ROWS_PER_UNIT, DP_MECH_GAUSSIAN, units, in->unit_rows,
+		dp_units_rho(units), dp_units_rho(units), dp_units_rho(units));
+}
+
 int
 dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 {
 	const dp_plan *plan = in ? in->plan : NULL;
 	int64_t		units_shape = 0,
+				units_topup = 0,
 				units_method;
 	dp_schedule method;
 
@@ -111,6 +122,13 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 		units_method -= units_shape;
 		if (units_method < 1)
 			return -1;
+		/* the second release of the histogram, where it fits */
+		if (units_method - DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_shape >= 1)
+			units_topup = DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_shape;
+		else if (in->unit_rows_topup)
+			return -1;
+		if (in->unit_rows_topup)
+			units_method -= units_topup;
 	}
 	memset(&method, 0, sizeof(method));
 	if (plan->units_release > 0 &&
@@ -121,8 +139,7 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 	s->d = in->d;
 	s->unit_sens2 = in->unit_sens2;
 	if (units_shape > 0 && in->unit_rows_first)
-		add(s, DP_RELEASE_ROWS_PER_UNIT, DP_MECH_GAUSSIAN, units_shape, in->unit_rows,
-			dp_units_rho(units_shape), dp_units_rho(units_shape), dp_units_rho(units_shape));
+		add_shape(s, in, units_shape, units_topup);
 	if (plan->ndiscover > 0)
 	{
 		/* each column is calibrated to dp_units_rho(units_each) (dp_discovery.h) */
@@ -132,15 +149,16 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 			(uint32_t) plan->ndiscover, rho, rho, rho);
 	}
 	if (units_shape > 0 && !in->unit_rows_first)
-		add(s, DP_RELEASE_ROWS_PER_UNIT, DP_MECH_GAUSSIAN, units_shape, in->unit_rows,
-			dp_units_rho(units_shape), dp_units_rho(units_shape), dp_units_rho(units_shape));
+		add_shape(s, in, units_shape, units_topup);
 	for (int k = 0; k < method.nrel; k++)
 		s->rel[s->nrel++] = method.rel[k];
 	s->units_method = plan->units_release > 0 ? units_method : 0;
 	s->rho_method = method.rho_method;
 	s->rho_rounds = method.rho_rounds;
 	s->rho_unspent = method.rho_unspent;
-	s->units_charged = plan->units_each * plan->ndiscover + units_shape + s->units_method;
+	s->units_topup = units_topup;
+	s->units_charged = plan->units_each * plan->ndiscover + units_shape +
+		(in->unit_rows_topup ? units_topup : 0) + s->units_method;
 	return 0;
 }
 

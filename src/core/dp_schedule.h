@@ -12,7 +12,10 @@
  *                   domain is learned (dp_discovery.h: partition selection or a noisy histogram)
  *   ROWS_PER_UNIT   a table with a privacy unit: units_shape = max(units_release /
  *                   DP_SCHEDULE_UNIT_SHAPE_PARTS, 1) units for the rows-per-unit histogram (k
- *                   cells, discrete Gaussian, sensitivity 1: one unit is in one cell)
+ *                   cells, discrete Gaussian, sensitivity 1: one unit is in one cell); where k
+ *                   is learned and no cell of that release stands above its shrink, a second
+ *                   release of DP_SCHEDULE_UNIT_SHAPE_TOPUP units_shape units taken from the
+ *                   method's (unit_rows_topup: decided from the first release alone)
  *   the method      the remaining units_method units, as rho_method = dp_units_rho(units_method)
  *                   / unit_sens2 (a unit changes at most k rows: group privacy, src/units.c):
  *     MARGINAL        dp_marginal: one marginal, discrete Gaussian, all of rho_method
@@ -88,6 +91,10 @@
 #define DP_SCHEDULE_ANNEAL_EPS	2.0		/* ... and eps_t by this (eps_t^2 / 8: by 4 too) */
 #define DP_SCHEDULE_LAST_MARGIN 1e-9	/* the last round leaves this much of the remainder */
 #define DP_SCHEDULE_UNIT_SHAPE_PARTS 50 /* the rows-per-unit histogram: 1 / this of units_release */
+/* where k is learned and no cell of the rows-per-unit histogram's release stands above its shrink
+ * (dp_unit_hist_any_above), the histogram is released a second time with this many times its
+ * units, taken from the method's (the precision-weighted mean of the two has half the sd) */
+#define DP_SCHEDULE_UNIT_SHAPE_TOPUP 3
 
 typedef enum dp_release_kind
 {
@@ -138,7 +145,11 @@ typedef struct dp_schedule
 	dp_plan_call call;
 	uint32_t	d;				/* columns the method releases */
 	int64_t		units_charged;	/* the ledger's charge: the units entries' sum */
-	int64_t		units_method;	/* the method's units (units_release less units_shape) */
+	int64_t		units_method;	/* the method's units (units_release less units_shape, less
+								 * units_topup where it is taken) */
+	int64_t		units_topup;	/* the rows-per-unit histogram's second release: taken (unit_rows_topup),
+								 * or the units it would take, DP_SCHEDULE_UNIT_SHAPE_TOPUP units_shape;
+								 * 0 where the method would be left no unit or there is no unit */
 	int64_t		unit_sens2;		/* 1, or the group sensitivity^2 of a table with a unit */
 	double		rho_method;		/* dp_units_rho(units_method) / unit_sens2 */
 	double		rho_rounds;		/* the adaptive method's pool R: rho_method - ONEWAY */
@@ -159,6 +170,9 @@ typedef struct dp_schedule_input
 	int64_t		unit_sens2;		/* ... and the method's squared sensitivity then (>= 1) */
 	bool		unit_rows_first;	/* the rows-per-unit histogram is released before discovery
 									 * (k learned from it, discovery bounded at that k) */
+	bool		unit_rows_topup;	/* k learned: the histogram was released a second time with
+									 * units_topup units from the method's (decided from the first
+									 * release alone: none of its cells above the shrink) */
 } dp_schedule_input;
 
 /*

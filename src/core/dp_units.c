@@ -508,6 +508,31 @@ dp_unit_pick_k(const int64_t *hist, uint32_t kmax, double q, double shrink)
 	return kmax;
 }
 
+bool
+dp_unit_hist_any_above(const int64_t *hist, uint32_t kmax, double shrink)
+{
+	for (uint32_t j = 1; j <= kmax; j++)
+		if (counted(hist[j], shrink) > 0)
+			return true;
+	return false;
+}
+
+double
+dp_unit_hist_combine(const int64_t *a, double va, const int64_t *b, double vb, uint32_t kmax, int64_t *out)
+{
+	double		wa,
+				wb;
+
+	if (!(va > 0) || !(vb > 0) || !isfinite(va) || !isfinite(vb))
+		return -1;
+	wa = 1.0 / va;
+	wb = 1.0 / vb;
+	out[0] = 0;
+	for (uint32_t j = 1; j <= kmax; j++)
+		out[j] = (int64_t) llround(((double) a[j] * wa + (double) b[j] * wb) / (wa + wb));
+	return 1.0 / (wa + wb);
+}
+
 /* the L2 sensitivity of a count vector under bounds (k, min(cell, k)); cell 0: none */
 static double
 bound_sensitivity(uint32_t k, uint32_t cell)

@@ -94,7 +94,7 @@ test_shapes(void)
 						uint32_t	d = ds[di];
 						dp_plan		plan;
 						dp_schedule s;
-						dp_schedule_input in = {c, &plan, d, focus != 0, unit ? 3 : 0, unit ? 9 : 1, false};
+						dp_schedule_input in = {c, &plan, d, focus != 0, unit ? 3 : 0, unit ? 9 : 1, false, false};
 						int64_t		units = 0;
 						long double msum;
 						dp_release_kind want[DP_SCHEDULE_MAX_RELEASES];
@@ -158,7 +158,7 @@ test_values(void)
 	dp_plan		plan;
 	dp_schedule s,
 				m;
-	dp_schedule_input in = {DP_CALL_ADAPTIVE, &plan, 4, true, 0, 1, false};
+	dp_schedule_input in = {DP_CALL_ADAPTIVE, &plan, 4, true, 0, 1, false, false};
 	const dp_release *r;
 	double		rho;
 
@@ -221,6 +221,30 @@ test_values(void)
 			   s.rel[0].count == DP_UNIT_LEARN_MAX && s.rel[1].kind == DP_RELEASE_DISCOVERY &&
 			   s.units_charged == plan.units_charged,
 			   "k learned with discovery: the rows-per-unit histogram (the ceiling's cells) first, the same charge");
+	{
+		dp_schedule first;
+		int64_t		shape = plan.units_release / DP_SCHEDULE_UNIT_SHAPE_PARTS;
+
+		in.unit_rows_topup = false;
+		unit_check(dp_schedule_make(&in, &first) == 0 && first.units_topup == DP_SCHEDULE_UNIT_SHAPE_TOPUP * shape &&
+				   dp_schedule_find(&first, DP_RELEASE_ROWS_PER_UNIT)->units == shape,
+				   "k learned: the histogram's second release would take %d times its units, not taken yet",
+				   DP_SCHEDULE_UNIT_SHAPE_TOPUP);
+		in.unit_rows_topup = true;
+		unit_check(dp_schedule_make(&in, &s) == 0 && s.units_charged == plan.units_charged &&
+				   s.units_method == first.units_method - first.units_topup &&
+				   (r = dp_schedule_find(&s, DP_RELEASE_ROWS_PER_UNIT)) != NULL &&
+				   r->units == shape + first.units_topup && r->count == DP_UNIT_LEARN_MAX &&
+				   s.rho_method == dp_units_rho(s.units_method) / 9 && s.rho_method < first.rho_method,
+				   "the second release taken: its units from the method's, the same charge");
+		plan.units_release = 4;	/* the histogram 1 unit, the method 3: a top-up of 3 would leave none */
+		in.unit_rows_topup = false;
+		unit_check(dp_schedule_make(&in, &first) == 0 && first.units_topup == 0,
+				   "a second release that would leave the method no unit is not offered");
+		in.unit_rows_topup = true;
+		unit_check(dp_schedule_make(&in, &s) == -1, "... and refused if asked");
+		in.unit_rows_topup = false;
+	}
 	in.unit_rows_first = false;
 	in.unit_rows = 10;
 	in.unit_sens2 = 100;

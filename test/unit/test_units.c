@@ -1000,6 +1000,49 @@ test_assign_grouped_memory(void)
 	free(g1);
 }
 
+/*
+ * dp_unit_hist_any_above and dp_unit_hist_combine: whether a release of the rows-per-unit
+ * histogram has a cell to weigh (males at epsilon 0.3: 363 units of 8 rows, sd 99, released at
+ * 250: none above 3 sd), and the precision-weighted mean of two releases, with its variance.
+ */
+static void
+test_hist_topup(void)
+{
+	int64_t		a[33] = {0},
+				b[33] = {0},
+				out[33];
+	double		v;
+
+	for (int j = 1; j <= 32; j++)
+		a[j] = (j % 2 ? -151 : 121);
+	a[8] = 250;
+	unit_check(!dp_unit_hist_any_above(a, 32, 3 * 99.0), "no cell above 3 sd (297)");
+	a[8] = 363;
+	unit_check(dp_unit_hist_any_above(a, 32, DP_UNIT_LEARN_Z * 99.0) &&
+			   !dp_unit_hist_any_above(a, 32, DP_UNIT_LEARN_TOPUP_Z * 99.0),
+			   "males' 363 units released as they are: above 3 sd, not above 6 sd (a second release is drawn)");
+	a[8] = 250;
+	unit_check(dp_unit_pick_k(a, 32, 0.99, 3 * 99.0) == 1, "... where k falls to 1");
+	unit_check(dp_unit_hist_any_above(a, 32, 249.0) && !dp_unit_hist_any_above(a, 32, 250.0),
+			   "a cell above the shrink counts, one at it does not (as dp_unit_pick_k counts it)");
+	unit_check(!dp_unit_hist_any_above(a, 7, 249.0), "cells beyond kmax are not read");
+	/* the second release at 3 times the rho: variance 99^2 / 3 */
+	for (int j = 1; j <= 32; j++)
+		b[j] = (j % 2 ? 41 : -31);
+	b[8] = 350;
+	v = dp_unit_hist_combine(a, 99.0 * 99.0, b, 99.0 * 99.0 / 3, 32, out);
+	unit_check(fabs(v - 99.0 * 99.0 / 4) < 1e-9, "the mean's variance: sd halved (got %g)", v);
+	unit_check(out[0] == 0 && out[8] == 325 && out[1] == -7 && out[2] == 7,
+			   "cells weighted 1 : 3 (got %lld %lld %lld)", (long long) out[8], (long long) out[1],
+			   (long long) out[2]);
+	unit_check(dp_unit_hist_any_above(out, 32, 3 * 99.0 / 2) && dp_unit_pick_k(out, 32, 0.99, 3 * 99.0 / 2) == 8,
+			   "combined: cell 8 above 3 sd of the mean, k = 8");
+	v = dp_unit_hist_combine(a, 99.0 * 99.0, b, 99.0 * 99.0, 32, a);
+	unit_check(v == 99.0 * 99.0 / 2 && a[8] == 300 && a[1] == -55 && a[2] == 45, "equal variances: the plain mean, in place");
+	unit_check(dp_unit_hist_combine(a, 0, b, 1, 32, out) == -1 && dp_unit_hist_combine(a, 1, b, INFINITY, 32, out) == -1 &&
+			   dp_unit_hist_combine(a, NAN, b, 1, 32, out) == -1, "a variance not positive and finite: -1");
+}
+
 int
 main(void)
 {
@@ -1020,6 +1063,7 @@ main(void)
 	test_pick_k_weighed();
 	test_pick_k_covid();
 	test_fold_hist();
+	test_hist_topup();
 	test_noise_drawable();
 	return unit_done();
 }
