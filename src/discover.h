@@ -42,6 +42,13 @@ typedef struct Discovery
 	double	   *prior_est;
 	double	   *prior_var;
 	int			nprior;
+	/* refined quantiles: the atoms cut by the bins (DpColumn.fine_edges), or NULL */
+	int64	   *fine_edges;
+	double	   *fine_est;
+	double	   *fine_var;
+	int			nfine;
+	int64		fine_span_lo;
+	int64		fine_span_hi;
 } Discovery;
 
 /* discover_values.c: the entry of a text value (made with count 0 at its first sight), NULL for a

@@ -217,13 +217,14 @@ release_oneway(const dp_codes *data, const uint32_t *sizes, uint32_t j, const dp
 	return 0;
 }
 
-int
-dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-						double rho_oneway, const dp_schedule *topup, double *rho_topup,
-						dp_privsyn_result *out, dp_marg *margs,
-						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-						const dp_oneway_prior *prior)
+static int
+oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
+			 double rho_oneway, const dp_schedule *topup, double *rho_topup,
+			 dp_privsyn_result *out, dp_marg *margs,
+			 dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
+			 const dp_oneway_prior *prior, uint32_t **fsizes_out, double *fine_rho)
 {
+	uint32_t   *fsizes = NULL;	/* with fine cells (dp_oneway_prior.nfine): each column's cells */
 	uint32_t	d = data->ncols,
 				nmerged;
 	double		rho1 = rho_oneway / d;
@@ -241,21 +242,45 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 	if (!out->merged_sizes || !out->code_map || !out->oneway_noisy)
 		return dp_nomem("could not allocate the rare-value merge's maps");
 	out->n_oneway = d;			/* what dp_privsyn_result_free releases, should a step below fail */
+	if (prior && prior->nfine)
+	{
+		/* the columns measured on fine cells (dp_oneway_prior): their sizes are the fine ones */
+		if (extra)
+			return dp_invalid("a one-way marginal on fine cells takes no counts from elsewhere");
+		if (!(fsizes = *fsizes_out = dp_alloc(sizeof(uint32_t) * d)) ||
+			!(out->fine_est = dp_zalloc(sizeof(double *) * d)) ||
+			!(out->fine_var = dp_zalloc(sizeof(double *) * d)))
+			return dp_nomem("could not allocate the one-way marginals' fine cells");
+		for (uint32_t j = 0; j < d; j++)
+		{
+			fsizes[j] = sizes[j];
+			if (prior->nfine[j] == 0)
+				continue;
+			for (uint32_t f = 0; f < prior->nfine[j]; f++)
+				if (!prior->fine_map || !prior->fine_map[j] || prior->fine_map[j][f] >= sizes[j])
+					return dp_invalid("a fine cell of a one-way marginal lies in no code of its column");
+			fsizes[j] = prior->nfine[j];
+		}
+	}
 	/* ---- 1. one-way marginals: rho_oneway over the d columns ---- */
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
-		int			rc = release_oneway(data, sizes, j, extra, rho1, &one);
+		uint32_t	n = fsizes ? fsizes[j] : sizes[j];
+		bool		fine = fsizes && prior->nfine[j] > 0;
+		int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho1, &one);
 
 		if (rc != 0)
 			return rc;
-		if (!(out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j])))
+		if (!(out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j])) ||
+			(fine && (!(out->fine_est[j] = dp_zalloc(sizeof(double) * n)) ||
+					  !(out->fine_var[j] = dp_zalloc(sizeof(double) * n)))))
 		{
 			dp_marg_free(&one);
 			return dp_nomem("could not allocate the released one-way counts");
 		}
 		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
-		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
+		memcpy(fine ? out->fine_est[j] : out->oneway_noisy[j], one.cells, sizeof(double) * n);
 		dp_marg_free(&one);
 	}
 
@@ -274,20 +299,27 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 					t;
 
 		for (uint32_t j = 0; j < d; j++)
-			for (uint32_t c = 0; c < sizes[j]; c++)
-				total += out->oneway_noisy[j][c];
+		{
+			bool		fine = fsizes && prior->nfine[j] > 0;
+
+			for (uint32_t c = 0; c < (fine ? fsizes[j] : sizes[j]); c++)
+				total += fine ? out->fine_est[j][c] : out->oneway_noisy[j][c];
+		}
+		/* the rule reads the codes' sizes (public), whatever cells a column is measured on */
 		t = dp_oneway_topup(topup, sizes, total / d);
 		rho2 = t / d;
 		for (uint32_t j = 0; j < d && rho2 > 0; j++)
 		{
 			dp_marg		one;
-			int			rc = release_oneway(data, sizes, j, extra, rho2, &one);
+			bool		fine = fsizes && prior->nfine[j] > 0;
+			double	   *y = fine ? out->fine_est[j] : out->oneway_noisy[j];
+			int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho2, &one);
 
 			if (rc != 0)
 				return rc;
 			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2, 1);
-			for (uint32_t c = 0; c < sizes[j]; c++)
-				out->oneway_noisy[j][c] = (rho1 * out->oneway_noisy[j][c] + rho2 * one.cells[c]) / (rho1 + rho2);
+			for (uint32_t c = 0; c < (fine ? fsizes[j] : sizes[j]); c++)
+				y[c] = (rho1 * y[c] + rho2 * one.cells[c]) / (rho1 + rho2);
 			dp_marg_free(&one);
 		}
 		if (rho2 > 0)
@@ -305,13 +337,64 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 	 * included); post-processing of two releases with independent noise ----
 	 */
 	for (uint32_t j = 0; prior && prior->est && prior->var && j < d; j++)
-		if (prior->est[j] && prior->var[j])
+		if (prior->est[j] && prior->var[j] && !(fsizes && prior->nfine[j] > 0))
 		{
 			if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
 				return dp_nomem("could not allocate the one-way marginals' prior counts");
 			out->oneway_prior[j] = oneway_combine(out->oneway_noisy[j], sizes[j], dp_gaussian_sigma2(rho1, 1.0),
 												  prior->est[j], prior->var[j]);
 		}
+
+	/*
+	 * ---- 1d. the columns measured on fine cells (dp_oneway_prior.nfine): each fine count
+	 * combined with its earlier estimate by inverse variance, then a code's count the sum of its
+	 * fine cells' and its variance the sum of theirs (post-processing) ----
+	 */
+	for (uint32_t j = 0; fsizes && j < d; j++)
+	{
+		double		v1 = dp_gaussian_sigma2(rho1, 1.0),
+					maxvar = 0;
+		double	   *vb;
+		uint32_t	nf = prior->nfine[j];
+
+		if (nf == 0)
+			continue;
+		if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
+			return dp_nomem("could not allocate the one-way marginals' prior counts");
+		if (!(vb = dp_zalloc(sizeof(double) * sizes[j])))
+			return dp_nomem("could not allocate the one-way marginals' fine cells");
+		for (uint32_t f = 0; f < nf; f++)
+			out->fine_var[j][f] = v1;
+		if (prior->fine_est && prior->fine_var && prior->fine_est[j] && prior->fine_var[j])
+		{
+			oneway_combine(out->fine_est[j], nf, v1, prior->fine_est[j], prior->fine_var[j]);
+			for (uint32_t f = 0; f < nf; f++)
+			{
+				double		vp = prior->fine_var[j][f];
+
+				if (isfinite(vp) && vp > 0 && isfinite(prior->fine_est[j][f]))
+					out->fine_var[j][f] = 1.0 / (1.0 / v1 + 1.0 / vp);
+			}
+		}
+		for (uint32_t f = 0; f < nf; f++)
+		{
+			uint32_t	c = prior->fine_map[j][f];
+
+			out->oneway_noisy[j][c] += out->fine_est[j][f];
+			vb[c] += out->fine_var[j][f];
+		}
+		for (uint32_t c = 0; c < sizes[j]; c++)
+		{
+			if (vb[c] > maxvar)
+				maxvar = vb[c];
+			if (vb[c] > 0 && vb[c] < v1)
+				out->oneway_prior[j]++;
+		}
+		dp_free(vb);
+		/* the consistency weight: the least precise code's variance, where that exceeds rho1's */
+		if (maxvar > v1)
+			fine_rho[j] = 1.0 / (2.0 * maxvar);
+	}
 
 	/*
 	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
@@ -333,8 +416,12 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 	{
 		/* recoded in place: the caller's table becomes merged (no second copy of n x d codes) */
 		for (uint32_t j = 0; j < d; j++)
-			for (uint64_t i = 0; i < consume->nrows; i++)
-				consume->col[j][i] = out->code_map[j][consume->col[j][i]];
+			if (fsizes && prior->nfine[j] > 0)
+				for (uint64_t i = 0; i < consume->nrows; i++)
+					consume->col[j][i] = out->code_map[j][prior->fine_map[j][consume->col[j][i]]];
+			else
+				for (uint64_t i = 0; i < consume->nrows; i++)
+					consume->col[j][i] = out->code_map[j][consume->col[j][i]];
 		*merged = *consume;
 		memset(consume, 0, sizeof(*consume));
 	}
@@ -343,8 +430,12 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		if (dp_codes_init(merged, d, data->nrows) != 0)
 			return dp_nomem("could not allocate the table recoded to merged codes");
 		for (uint32_t j = 0; j < d; j++)
-			for (uint64_t i = 0; i < data->nrows; i++)
-				merged->col[j][i] = out->code_map[j][data->col[j][i]];
+			if (fsizes && prior->nfine[j] > 0)
+				for (uint64_t i = 0; i < data->nrows; i++)
+					merged->col[j][i] = out->code_map[j][prior->fine_map[j][data->col[j][i]]];
+			else
+				for (uint64_t i = 0; i < data->nrows; i++)
+					merged->col[j][i] = out->code_map[j][data->col[j][i]];
 		merged->nrows = data->nrows;
 	}
 	for (uint32_t j = 0; j < d; j++)
@@ -362,10 +453,30 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		 * rho is only the consistency step's weight here (post-processing): a merged cell sums
 		 * several released cells and is noisier than this weight says, which costs accuracy only.
 		 */
-		one->rho = rho1;
+		one->rho = fine_rho[j] > 0 ? fine_rho[j] : rho1;
 	}
 	out->n_oneway = d;
 	return 0;
+}
+
+int
+dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
+						double rho_oneway, const dp_schedule *topup, double *rho_topup,
+						dp_privsyn_result *out, dp_marg *margs,
+						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
+						const dp_oneway_prior *prior)
+{
+	uint32_t   *fsizes = NULL;
+	double	   *fine_rho = dp_zalloc(sizeof(double) * (data->ncols > 0 ? data->ncols : 1));
+	int			rc;
+
+	if (!fine_rho)
+		return dp_nomem("could not allocate the one-way marginals' weights");
+	rc = oneway_stage(data, sizes, ordered, rho_oneway, topup, rho_topup, out, margs, merged, consume,
+					  extra, prior, &fsizes, fine_rho);
+	dp_free(fsizes);
+	dp_free(fine_rho);
+	return rc;
 }
 
 int
@@ -537,6 +648,15 @@ dp_privsyn_result_free(dp_privsyn_result *r)
 	dp_free(r->oneway_noisy);
 	dp_free(r->merged_sizes);
 	dp_free(r->oneway_prior);
+	for (uint32_t j = 0; j < r->n_oneway; j++)
+	{
+		if (r->fine_est)
+			dp_free(r->fine_est[j]);
+		if (r->fine_var)
+			dp_free(r->fine_var[j]);
+	}
+	dp_free(r->fine_est);
+	dp_free(r->fine_var);
 	dp_codes_free(&r->synth);
 	memset(r, 0, sizeof(*r));
 }

@@ -107,6 +107,23 @@ typedef struct dp_oneway_prior
 {
 	const double *const *est;
 	const double *const *var;
+	/*
+	 * Per column (NULL: none anywhere), a finer partition of its codes to measure the one-way
+	 * marginal on: nfine[j] = 0 for none, else the data's column j holds fine codes 0 ..
+	 * nfine[j] (not its codes), fine_map[j][f] is the code of fine code f (every fine code lies
+	 * in one code), and fine_est[j] / fine_var[j] (NULL: none) an earlier release's estimate of
+	 * each fine cell with its variance (variance not finite and > 0: none).  The partition must
+	 * be a function of released values and public facts (e.g. the atoms of the quantile
+	 * histogram this call's discovery released: a refined value, or a grid cell's part in a
+	 * bin).  Such a column's one-way marginal (and its top-up) is released on the fine cells,
+	 * sensitivity 1 and the same rho as any column's; each fine count is combined with its
+	 * estimate by inverse variance, and a code's count is the sum of its fine cells' (est[j]
+	 * and var[j] are not read for it).  Post-processing of two releases with independent noise.
+	 */
+	const uint32_t *nfine;
+	const uint32_t *const *fine_map;
+	const double *const *fine_est;
+	const double *const *fine_var;
 } dp_oneway_prior;
 
 typedef struct dp_privsyn_params
@@ -172,6 +189,10 @@ typedef struct dp_privsyn_result
 	/* per column, how many of its codes' one-way counts were combined with an earlier release
 	 * (dp_privsyn_params.prior); NULL when none was given */
 	uint32_t   *oneway_prior;
+	/* per column measured on fine cells (dp_oneway_prior.nfine; NULL: none): each fine cell's
+	 * count after the combination, and its variance; NULL for the other columns */
+	double	  **fine_est;
+	double	  **fine_var;
 	double		seconds[DP_PHASE_COUNT];
 	dp_codes	synth;			/* the synthetic rows, original codes */
 	dp_spend	spend;			/* what the run released, release by release (dp_schedule.h) */

@@ -402,7 +402,7 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 				var0[3] = {1e-6, 1e-6, 0};
 	const double *est[NCOLS] = {exact0},
 			   *var[NCOLS] = {var0};
-	dp_oneway_prior prior = {est, var};
+	dp_oneway_prior prior = {est, var, NULL, NULL, NULL, NULL};
 	double		rho = p->rho;
 
 	for (uint64_t i = 0; i < data->nrows; i++)
@@ -440,7 +440,7 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 					tiny[NCOLS][12];
 		const double *zest[NCOLS],
 				   *zvar[NCOLS];
-		dp_oneway_prior zprior = {zest, zvar};
+		dp_oneway_prior zprior = {zest, zvar, NULL, NULL, NULL, NULL};
 		dp_privsyn_result r;
 		dp_adaptive_stats st;
 		int			rc;
@@ -464,6 +464,111 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 	}
 	p->prior = NULL;
 	p->rho = rho;
+}
+
+/*
+ * 1d. dp_oneway_prior.nfine: column 0 measured on 4 fine cells (its code 0 split in two by row
+ * parity, codes 1 and 2 one fine cell each), fine cells 0 and 1 with an earlier estimate (the
+ * exact counts, variance 1e-6), 2 and 3 without.  The fine counts with an estimate come out
+ * within 0.01 of it and with its variance, code 0's count is their sum, the others keep the
+ * run's own noise at its variance, and the rows are recoded to column 0's codes, with or
+ * without consume.
+ */
+static void
+check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
+{
+	dp_codes	fine;
+	double		exact[4] = {0, 0, 0, 0},
+				fvar[4] = {1e-6, 1e-6, 0, 0};
+	uint32_t	nfine[NCOLS] = {4, 0, 0, 0},
+				map0[4] = {0, 0, 1, 2};
+	const uint32_t *maps[NCOLS] = {map0};
+	const double *fest[NCOLS] = {exact},
+			   *fvars[NCOLS] = {fvar};
+	dp_oneway_prior prior = {NULL, NULL, nfine, maps, fest, fvars};
+	double		rho = p->rho;
+
+	dp_codes_init(&fine, NCOLS, data->nrows);
+	for (uint64_t i = 0; i < data->nrows; i++)
+	{
+		uint16_t	row[NCOLS];
+
+		for (uint32_t j = 0; j < NCOLS; j++)
+			row[j] = data->col[j][i];
+		row[0] = data->col[0][i] == 0 ? (uint16_t) (i % 2) : (uint16_t) (data->col[0][i] + 1);
+		exact[row[0]] += 1;
+		dp_codes_append(&fine, row);
+	}
+	p->prior = &prior;
+	p->rho = 0.01;
+	for (int consume = 0; consume < 2; consume++)
+	{
+		dp_privsyn_result r;
+		dp_codes	copy;
+		int			rc;
+		double		v1 = dp_gaussian_sigma2(DP_ADAPTIVE_ONEWAY_SHARE * 0.01 / NCOLS, 1.0),
+					near = 0,
+					far = 0;
+		bool		recoded = true;
+
+		dp_codes_init(&copy, NCOLS, fine.nrows);
+		for (uint64_t i = 0; i < fine.nrows; i++)
+		{
+			uint16_t	row[NCOLS];
+
+			for (uint32_t j = 0; j < NCOLS; j++)
+				row[j] = fine.col[j][i];
+			dp_codes_append(&copy, row);
+		}
+		p->consume = consume ? &copy : NULL;
+		memset(&r, 0, sizeof(r));
+		rc = dp_adaptive_run(consume ? &copy : &fine, sizes, p, rng, &r, NULL);
+		unit_check(rc == 0 && r.fine_est && r.fine_est[0] && !r.fine_est[1],
+				   "fine (consume %d): runs, column 0 measured on its fine cells only", consume);
+		if (rc != 0 || !r.fine_est || !r.fine_est[0])
+		{
+			dp_codes_free(&copy);
+			continue;
+		}
+		near = fmax(fabs(r.fine_est[0][0] - exact[0]), fabs(r.fine_est[0][1] - exact[1]));
+		far = fmin(fabs(r.fine_est[0][2] - exact[2]), fabs(r.fine_est[0][3] - exact[3]));
+		unit_check(near < 0.01 && r.fine_var[0][0] < 2e-6 && r.fine_var[0][1] < 2e-6,
+				   "fine (consume %d): fine cells with an estimate of variance 1e-6 within %.4f of it, their variance %.2g",
+				   consume, near, r.fine_var[0][0]);
+		unit_check(far >= 0.01 && fabs(r.fine_var[0][2] - v1) < 1e-6 * v1,
+				   "fine (consume %d): fine cells without one keep the run's noise (%.2f off, variance %.1f of %.1f)",
+				   consume, far, r.fine_var[0][2], v1);
+		unit_check(fabs(r.oneway_noisy[0][0] - (r.fine_est[0][0] + r.fine_est[0][1])) < 1e-9 &&
+				   fabs(r.oneway_noisy[0][1] - r.fine_est[0][2]) < 1e-9 &&
+				   fabs(r.oneway_noisy[0][2] - r.fine_est[0][3]) < 1e-9,
+				   "fine (consume %d): a code's one-way count is the sum of its fine cells'", consume);
+		for (uint64_t i = 0; i < r.synth.nrows; i++)
+			if (r.synth.col[0][i] >= sizes[0])
+				recoded = false;
+		unit_check(recoded && r.synth.nrows > 0 && r.merged_sizes[0] <= sizes[0],
+				   "fine (consume %d): the rows hold column 0's codes (%u merged codes of %u)",
+				   consume, r.merged_sizes[0], sizes[0]);
+		dp_privsyn_result_free(&r);
+		dp_codes_free(&copy);
+	}
+	/* a fine cell that maps to no code is refused */
+	{
+		uint32_t	bad[4] = {0, 0, 1, 3};
+		const uint32_t *bmaps[NCOLS] = {bad};
+		dp_oneway_prior bprior = {NULL, NULL, nfine, bmaps, fest, fvars};
+		dp_privsyn_result r;
+
+		p->prior = &bprior;
+		p->consume = NULL;
+		memset(&r, 0, sizeof(r));
+		unit_check(dp_adaptive_run(&fine, sizes, p, rng, &r, NULL) != 0,
+				   "fine: a fine cell mapped past its column's codes is refused");
+		dp_privsyn_result_free(&r);
+	}
+	p->prior = NULL;
+	p->consume = NULL;
+	p->rho = rho;
+	dp_codes_free(&fine);
 }
 
 static void
@@ -889,6 +994,7 @@ main(void)
 	check_run(&data, &p, &rng, &res);
 	check_consume(&data, &p, &rng);
 	check_prior(&data, &p, &rng);
+	check_fine(&data, &p, &rng);
 	check_seeds(&res, &rng, &s1);
 	check_marginals(&res, &s1);
 	check_levels(&res);
