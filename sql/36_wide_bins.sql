@@ -54,7 +54,9 @@ DROP TABLE small, small_synth;
 -- A synthesis that learns an integer column's bins combines each bin's one-way count with the
 -- count its discovery released, where the bin is a union of that histogram's cells or refined
 -- values (the model says how many: one_way_prior); g's bins, learned before by a marginal, have
--- none.  (Here, after the tests that count the calls of dp_synthesize.)
+-- none.  h's one-way marginal is measured on its 100 values, grouped as the discovery's histogram
+-- released them (one_way_cells), and its bins' counts are the sums of theirs.  (Here, after the
+-- tests that count the calls of dp_synthesize.)
 CREATE TABLE hours (h integer NOT NULL, g integer NOT NULL);
 INSERT INTO hours SELECT i % 100, i % 100 FROM generate_series(1, 20000) i;
 INSERT INTO hours SELECT 40, 40 FROM generate_series(1, 10000);
@@ -64,6 +66,7 @@ SELECT dp_declare('hours', 'g', lower => 0, upper => 99);
 SELECT count(*) > 0 AS g_learned FROM dp_marginal('hours', ARRAY['g'], epsilon => 5);
 SELECT model_id AS hours_model FROM dp_synthesize('hours', epsilon => 5, target => 'hours_synth') \gset
 SELECT c->>'name' AS name, (c->>'one_way_prior')::int > 0 AS one_way_prior,
-	   (c->>'one_way_prior')::int <= (c->>'codes')::int AS at_most_its_codes
+	   (c->>'one_way_prior')::int <= (c->>'codes')::int AS at_most_its_codes,
+	   (c->>'one_way_cells')::int AS one_way_cells
 FROM jsonb_array_elements(dp_model_json(:hours_model)->'columns') c ORDER BY 1;
 DROP TABLE hours, hours_synth;

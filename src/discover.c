@@ -43,6 +43,7 @@
 #include "dp_counts.h"
 #include "dp_decode.h"
 #include "dp_discovery.h"
+#include "dp_privsyn.h"
 #include "dp_sampler.h"
 #include "release_guard.h"
 
@@ -378,13 +379,13 @@ bin_prior(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, c
 }
 
 /*
- * The atoms of a refined column's histogram cut by its learned bins, for a synthesis to measure
- * its one-way marginal on (dp_oneway_prior.nfine in src/core/dp_privsyn.h): a refined value is an
- * atom with its stage-2 estimate (variance sigma_fine^2); a cell kept whole that lies in one bin
- * is an atom with its noisy count as released (variance sigma^2); a cell that a bin's edge cuts
- * gives one atom per bin it meets, with no estimate (variance 0).  The atoms are a function of
- * the release and the public bounds only.  Nothing is set when they would be the bins
- * themselves or do not tile the bounds.  Post-processing of the release.
+ * A refined column's values as fine cells for a synthesis to measure its one-way marginal on
+ * (dp_oneway_prior.nfine in src/core/dp_privsyn.h), grouped as the histogram released them: a
+ * refined value alone, with its stage-2 estimate (variance sigma_fine^2); the values of a cell
+ * kept whole that lies in one bin together, with the cell's noisy count as released (variance
+ * sigma^2); the values of a cell that a bin's edge cuts in no group.  A function of the release
+ * and the public bounds only.  Nothing is set when the cells do not tile the bounds.
+ * Post-processing of the release.
  */
 static void
 fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, const double *edges,
@@ -392,8 +393,8 @@ fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, 
 {
 	uint32		ncells = dp_loggrid_ncells(&d->grid),
 				nbins = nedges - 1,
-				n = 0,
-				cap;
+				nv,
+				ng = 0;
 	const DpColumn *col = d->col;
 	int64		ql = (int64) ceil(col->quantile_lower),
 				qu = (int64) floor(col->quantile_upper),
@@ -401,20 +402,25 @@ fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, 
 				slo = 0,
 				shi = 0;
 	int64	   *fe;
+	uint32	   *grp;
 	double	   *est,
 			   *var;
 	bool		span = false;
 
-	if (!ref || !d->grid.integral || nedges < 2 || qu < ql || qu - ql + 1 > DP_MAX_CODES)
+	if (!ref || !d->grid.integral || nedges < 2 || qu < ql || qu - ql + 1 >= DP_MAX_CODES)
 		return;
-	cap = (uint32) (qu - ql + 1);
-	fe = palloc(sizeof(int64) * (cap + 1));
-	est = palloc0(sizeof(double) * cap);
-	var = palloc0(sizeof(double) * cap);
+	nv = (uint32) (qu - ql + 1);
+	fe = palloc(sizeof(int64) * (nv + 1));
+	grp = palloc(sizeof(uint32) * nv);
+	est = palloc0(sizeof(double) * nv);
+	var = palloc0(sizeof(double) * nv);
+	for (uint32 v = 0; v <= nv; v++)
+		fe[v] = ql + (int64) v;
 	for (uint32 c = 0; c < ncells; c++)
 	{
 		int64		lo,
 					hi;
+		bool		cut = false;
 
 		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
 		lo = Max(lo, ql);
@@ -433,49 +439,36 @@ fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, 
 		}
 		if (ref->refined[c])
 		{
-			for (int64 v = lo; v <= hi && n < cap; v++)
+			for (int64 v = lo; v <= hi; v++)
 			{
-				fe[n] = v;
-				est[n] = ref->value[v - ql];
-				var[n] = ref->sigma * ref->sigma;
-				n++;
+				grp[v - ql] = ng;
+				est[ng] = ref->value[v - ql];
+				var[ng] = ref->sigma * ref->sigma;
+				ng++;
 			}
 			continue;
 		}
+		/* a bin's first value inside the cell past its first value: the cell is cut */
+		for (uint32 b = 1; b < nbins; b++)
+			if ((int64) edges[b] > lo && (int64) edges[b] <= hi)
+				cut = true;
+		for (int64 v = lo; v <= hi; v++)
+			grp[v - ql] = cut ? DP_ONEWAY_NO_GROUP : ng;
+		if (!cut)
 		{
-			uint32		first = n;
-
-			/* the cell's parts in the bins it meets (edges: each bin's first value) */
-			for (uint32 b = 0; b < nbins && n < cap; b++)
-			{
-				int64		blo = (int64) edges[b],
-							bhi = (int64) edges[b + 1] - 1;
-
-				if (b == 0)
-					blo = Min(blo, ql);
-				if (b + 1 == nbins)
-					bhi = Max(bhi, qu);
-				if (bhi < lo || blo > hi)
-					continue;
-				fe[n] = Max(lo, blo);
-				est[n] = 0;
-				var[n] = 0;
-				n++;
-			}
-			if (n == first + 1)
-			{
-				est[first] = (double) raw[c];
-				var[first] = sigma * sigma;
-			}
+			est[ng] = (double) raw[c];
+			var[ng] = sigma * sigma;
+			ng++;
 		}
 	}
-	if (next != qu + 1 || n <= nbins || n >= DP_MAX_CODES)
-		return;					/* no finer than the bins, or too many */
-	fe[n] = qu + 1;
+	if (next != qu + 1)
+		return;
 	d->fine_edges = fe;
-	d->fine_est = est;
-	d->fine_var = var;
-	d->nfine = (int) n;
+	d->fine_group = grp;
+	d->group_est = est;
+	d->group_var = var;
+	d->nfine = (int) nv;
+	d->ngroups = (int) ng;
 	d->fine_span_lo = span ? slo : 0;
 	d->fine_span_hi = span ? shi : 0;
 }
@@ -1262,12 +1255,15 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			if (ds[k].nfine > 0)
 			{
 				priors[k].nfine = ds[k].nfine;
+				priors[k].ngroups = ds[k].ngroups;
 				priors[k].fine_edges = palloc(sizeof(int64) * (ds[k].nfine + 1));
-				priors[k].fine_est = palloc(sizeof(double) * ds[k].nfine);
-				priors[k].fine_var = palloc(sizeof(double) * ds[k].nfine);
+				priors[k].fine_group = palloc(sizeof(uint32) * ds[k].nfine);
+				priors[k].group_est = palloc(sizeof(double) * Max(ds[k].ngroups, 1));
+				priors[k].group_var = palloc(sizeof(double) * Max(ds[k].ngroups, 1));
 				memcpy(priors[k].fine_edges, ds[k].fine_edges, sizeof(int64) * (ds[k].nfine + 1));
-				memcpy(priors[k].fine_est, ds[k].fine_est, sizeof(double) * ds[k].nfine);
-				memcpy(priors[k].fine_var, ds[k].fine_var, sizeof(double) * ds[k].nfine);
+				memcpy(priors[k].fine_group, ds[k].fine_group, sizeof(uint32) * ds[k].nfine);
+				memcpy(priors[k].group_est, ds[k].group_est, sizeof(double) * ds[k].ngroups);
+				memcpy(priors[k].group_var, ds[k].group_var, sizeof(double) * ds[k].ngroups);
 				priors[k].fine_span_lo = ds[k].fine_span_lo;
 				priors[k].fine_span_hi = ds[k].fine_span_hi;
 			}
@@ -1287,9 +1283,11 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 				cols[j].prior_var = priors[k].prior_var;
 				cols[j].nprior = priors[k].nprior;
 				cols[j].fine_edges = priors[k].fine_edges;
-				cols[j].fine_est = priors[k].fine_est;
-				cols[j].fine_var = priors[k].fine_var;
+				cols[j].fine_group = priors[k].fine_group;
+				cols[j].group_est = priors[k].group_est;
+				cols[j].group_var = priors[k].group_var;
 				cols[j].nfine = priors[k].nfine;
+				cols[j].ngroups = priors[k].ngroups;
 				cols[j].fine_span_lo = priors[k].fine_span_lo;
 				cols[j].fine_span_hi = priors[k].fine_span_hi;
 			}

@@ -44,9 +44,11 @@ typedef struct Discovery
 	int			nprior;
 	/* refined quantiles: the atoms cut by the bins (DpColumn.fine_edges), or NULL */
 	int64	   *fine_edges;
-	double	   *fine_est;
-	double	   *fine_var;
+	uint32	   *fine_group;
+	double	   *group_est;
+	double	   *group_var;
 	int			nfine;
+	int			ngroups;
 	int64		fine_span_lo;
 	int64		fine_span_hi;
 } Discovery;

@@ -534,17 +534,18 @@ charge_call(SynthCall *c)
  * are not the learned ones (declared points added), have none.  Post-processing of a release
  * this call charged (units_each a column), independent of the method's noise.
  */
-static bool fine_column(SynthCall *c, int j, uint32 **map, double **est, double **var);
+static bool fine_column(SynthCall *c, int j, uint32 **map, uint32 **group);
 
 static void
 discovery_prior(SynthCall *c)
 {
 	double	  **est = palloc0(sizeof(double *) * c->ncols),
 			  **var = palloc0(sizeof(double *) * c->ncols);
-
-	uint32	  **fmap = palloc0(sizeof(uint32 *) * c->ncols);
-	double	  **fest = palloc0(sizeof(double *) * c->ncols),
-			  **fvar = palloc0(sizeof(double *) * c->ncols);
+	uint32	  **fmap = palloc0(sizeof(uint32 *) * c->ncols),
+			  **fgrp = palloc0(sizeof(uint32 *) * c->ncols),
+			   *ngrp = palloc0(sizeof(uint32) * c->ncols);
+	double	  **gest = palloc0(sizeof(double *) * c->ncols),
+			  **gvar = palloc0(sizeof(double *) * c->ncols);
 	bool		any_fine = false;
 
 	c->has_prior = false;
@@ -559,7 +560,7 @@ discovery_prior(SynthCall *c)
 		if (col->nprior <= 0 || (uint32) col->nprior != col->domain.nvalues ||
 			(uint32) col->nprior > c->sizes[j])
 			continue;
-		if (c->adaptive && fine_column(c, j, &fmap[j], &fest[j], &fvar[j]))
+		if (c->adaptive && fine_column(c, j, &fmap[j], &fgrp[j]))
 		{
 			any_fine = true;
 			c->has_prior = true;
@@ -576,23 +577,33 @@ discovery_prior(SynthCall *c)
 	if (any_fine)
 	{
 		c->prior.nfine = c->nfine;
+		for (int j = 0; j < c->ncols; j++)
+			if (c->nfine[j] > 0)
+			{
+				ngrp[j] = (uint32) c->cols[j].ngroups;
+				gest[j] = c->cols[j].group_est;
+				gvar[j] = c->cols[j].group_var;
+			}
 		c->prior.fine_map = (const uint32 *const *) fmap;
-		c->prior.fine_est = (const double *const *) fest;
-		c->prior.fine_var = (const double *const *) fvar;
+		c->prior.fine_group = (const uint32 *const *) fgrp;
+		c->prior.ngroups = ngrp;
+		c->prior.group_est = (const double *const *) gest;
+		c->prior.group_var = (const double *const *) gvar;
 	}
 }
 
 /*
- * A column whose learned bins the discovery's atoms refine (DpColumn.fine_edges): the method
- * measures its one-way marginal on the atoms (dp_oneway_prior.nfine), which the scan then encodes
- * instead of the bins (c->scan_cols: the column's domain is one bin per atom, its NULL cell
- * kept).  Sets the atom -> bin map and the atoms' released counts; false (nothing set) when the
- * atoms do not lie each in one bin of the column's domain.  The atoms are a function of the
- * discovery's release and the public bounds (post-processing), so the measurement on them is a
- * release like the one-way marginal on the bins: sensitivity 1, the same rho.
+ * A column with fine cells (DpColumn.fine_edges: one per value of a refined integer column whose
+ * bins this call's discovery learned): the method measures its one-way marginal on them
+ * (dp_oneway_prior.nfine), which the scan then encodes instead of the bins (c->scan_cols: the
+ * column's domain one bin per value, its NULL cell kept, alone in no group).  Sets the fine cell
+ * -> bin map and the groups; false (nothing set) when a group or a cell is not inside one bin
+ * of the column's domain.  The cells and groups are a function of the discovery's release and
+ * the public bounds (post-processing), so the measurement on them is a release like the one-way
+ * marginal on the bins: sensitivity 1, the same rho.
  */
 static bool
-fine_column(SynthCall *c, int j, uint32 **map, double **est, double **var)
+fine_column(SynthCall *c, int j, uint32 **map, uint32 **group)
 {
 	const DpColumn *col = &c->cols[j];
 	const dp_domain *dom = &col->domain;
@@ -621,10 +632,34 @@ fine_column(SynthCall *c, int j, uint32 **map, double **est, double **var)
 	}
 	if (dom->has_null_cell)
 		(*map)[nf] = dp_domain_null_code(dom);
-	*est = palloc0(sizeof(double) * nfc);
-	*var = palloc0(sizeof(double) * nfc);
-	memcpy(*est, col->fine_est, sizeof(double) * nf);
-	memcpy(*var, col->fine_var, sizeof(double) * nf);
+	*group = palloc(sizeof(uint32) * nfc);
+	memcpy(*group, col->fine_group, sizeof(uint32) * nf);
+	if (dom->has_null_cell)
+		(*group)[nf] = DP_ONEWAY_NO_GROUP;
+	{
+		/* every group inside one bin (the method refuses one across two) */
+		uint32	   *gbin = palloc(sizeof(uint32) * Max(col->ngroups, 1));
+
+		for (int g = 0; g < col->ngroups; g++)
+			gbin[g] = DP_ONEWAY_NO_GROUP;
+		for (int f = 0; f < nf; f++)
+		{
+			uint32		g = col->fine_group[f];
+
+			if (g == DP_ONEWAY_NO_GROUP)
+				continue;
+			if (g >= (uint32) col->ngroups || (gbin[g] != DP_ONEWAY_NO_GROUP && gbin[g] != (*map)[f]))
+			{
+				pfree(gbin);
+				pfree(*map);
+				pfree(*group);
+				*map = *group = NULL;
+				return false;
+			}
+			gbin[g] = (*map)[f];
+		}
+		pfree(gbin);
+	}
 	if (c->scan_cols == c->cols)
 	{
 		c->scan_cols = palloc(sizeof(DpColumn) * c->ncols);
@@ -635,10 +670,9 @@ fine_column(SynthCall *c, int j, uint32 **map, double **est, double **var)
 	{
 		sc->domain = *dom;
 		pfree(*map);
-		pfree(*est);
-		pfree(*var);
+		pfree(*group);
 		*map = NULL;
-		*est = *var = NULL;
+		*group = NULL;
 		return false;
 	}
 	c->nfine[j] = nfc;

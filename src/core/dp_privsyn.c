@@ -249,7 +249,8 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 			return dp_invalid("a one-way marginal on fine cells takes no counts from elsewhere");
 		if (!(fsizes = *fsizes_out = dp_alloc(sizeof(uint32_t) * d)) ||
 			!(out->fine_est = dp_zalloc(sizeof(double *) * d)) ||
-			!(out->fine_var = dp_zalloc(sizeof(double *) * d)))
+			!(out->fine_var = dp_zalloc(sizeof(double *) * d)) ||
+			!(out->fine_cells = dp_zalloc(sizeof(uint32_t) * d)))
 			return dp_nomem("could not allocate the one-way marginals' fine cells");
 		for (uint32_t j = 0; j < d; j++)
 		{
@@ -272,6 +273,8 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 
 		if (rc != 0)
 			return rc;
+		if (fine)
+			out->fine_cells[j] = n;
 		if (!(out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j])) ||
 			(fine && (!(out->fine_est[j] = dp_zalloc(sizeof(double) * n)) ||
 					  !(out->fine_var[j] = dp_zalloc(sizeof(double) * n)))))
@@ -364,32 +367,90 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		if (!(vb = dp_zalloc(sizeof(double) * sizes[j])))
 			return dp_nomem("could not allocate the one-way marginals' fine cells");
 		for (uint32_t f = 0; f < nf; f++)
-			out->fine_var[j][f] = v1;
-		if (prior->fine_est && prior->fine_var && prior->fine_est[j] && prior->fine_var[j])
 		{
-			oneway_combine(out->fine_est[j], nf, v1, prior->fine_est[j], prior->fine_var[j]);
+			out->fine_var[j][f] = v1;
+			vb[prior->fine_map[j][f]] += v1;
+		}
+		if (prior->fine_group && prior->fine_group[j] && prior->ngroups && prior->group_est &&
+			prior->group_var && prior->group_est[j] && prior->group_var[j])
+		{
+			uint32_t	ng = prior->ngroups[j];
+			double	   *sum = dp_zalloc(sizeof(double) * (ng > 0 ? ng : 1));
+			uint32_t   *members = dp_zalloc(sizeof(uint32_t) * (ng > 0 ? ng : 1)),
+					   *gcode = dp_alloc(sizeof(uint32_t) * (ng > 0 ? ng : 1));
+			bool	   *combined = dp_zalloc(sizeof(bool) * sizes[j]);
+			bool		split = false;
+
+			if (!sum || !members || !gcode || !combined)
+			{
+				dp_free(sum);
+				dp_free(members);
+				dp_free(gcode);
+				dp_free(combined);
+				dp_free(vb);
+				return dp_nomem("could not allocate the one-way marginals' fine cells");
+			}
 			for (uint32_t f = 0; f < nf; f++)
 			{
-				double		vp = prior->fine_var[j][f];
+				uint32_t	g = prior->fine_group[j][f];
 
-				if (isfinite(vp) && vp > 0 && isfinite(prior->fine_est[j][f]))
-					out->fine_var[j][f] = 1.0 / (1.0 / v1 + 1.0 / vp);
+				if (g < ng)
+				{
+					if (members[g] > 0 && gcode[g] != prior->fine_map[j][f])
+						split = true;
+					gcode[g] = prior->fine_map[j][f];
+					sum[g] += out->fine_est[j][f];
+					members[g]++;
+				}
 			}
+			if (split)
+			{
+				dp_free(sum);
+				dp_free(members);
+				dp_free(gcode);
+				dp_free(combined);
+				dp_free(vb);
+				return dp_invalid("a group of fine cells of a one-way marginal spans two codes");
+			}
+			for (uint32_t f = 0; f < nf; f++)
+			{
+				uint32_t	g = prior->fine_group[j][f];
+				double		vg,
+							k;
+
+				if (g >= ng)
+					continue;
+				vg = prior->group_var[j][g];
+				if (!(isfinite(vg) && vg > 0 && isfinite(prior->group_est[j][g])))
+					continue;
+				k = v1 / (members[g] * v1 + vg);
+				out->fine_est[j][f] += k * (prior->group_est[j][g] - sum[g]);
+				out->fine_var[j][f] = v1 - k * v1;
+			}
+			/* a code's variance: its groups' sums as updated (1 / (1 / (n v1) + 1 / var)), the
+			 * other fine cells v1 each */
+			for (uint32_t g = 0; g < ng; g++)
+			{
+				double		vg = prior->group_var[j][g];
+
+				if (!(isfinite(vg) && vg > 0 && isfinite(prior->group_est[j][g])) || members[g] == 0)
+					continue;
+				vb[gcode[g]] += 1.0 / (1.0 / (members[g] * v1) + 1.0 / vg) - members[g] * v1;
+				combined[gcode[g]] = true;
+			}
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				if (combined[c])
+					out->oneway_prior[j]++;
+			dp_free(sum);
+			dp_free(members);
+			dp_free(gcode);
+			dp_free(combined);
 		}
 		for (uint32_t f = 0; f < nf; f++)
-		{
-			uint32_t	c = prior->fine_map[j][f];
-
-			out->oneway_noisy[j][c] += out->fine_est[j][f];
-			vb[c] += out->fine_var[j][f];
-		}
+			out->oneway_noisy[j][prior->fine_map[j][f]] += out->fine_est[j][f];
 		for (uint32_t c = 0; c < sizes[j]; c++)
-		{
 			if (vb[c] > maxvar)
 				maxvar = vb[c];
-			if (vb[c] > 0 && vb[c] < v1)
-				out->oneway_prior[j]++;
-		}
 		dp_free(vb);
 		/* the consistency weight: the least precise code's variance, where that exceeds rho1's */
 		if (maxvar > v1)
@@ -657,6 +718,7 @@ dp_privsyn_result_free(dp_privsyn_result *r)
 	}
 	dp_free(r->fine_est);
 	dp_free(r->fine_var);
+	dp_free(r->fine_cells);
 	dp_codes_free(&r->synth);
 	memset(r, 0, sizeof(*r));
 }

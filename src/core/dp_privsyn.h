@@ -103,6 +103,8 @@ typedef struct dp_extra_counts
  * releases); the marginal's recorded rho stays its own measurement's (the consistency weights and
  * the rare-value threshold are those of the less precise count).
  */
+#define DP_ONEWAY_NO_GROUP UINT32_MAX
+
 typedef struct dp_oneway_prior
 {
 	const double *const *est;
@@ -110,20 +112,27 @@ typedef struct dp_oneway_prior
 	/*
 	 * Per column (NULL: none anywhere), a finer partition of its codes to measure the one-way
 	 * marginal on: nfine[j] = 0 for none, else the data's column j holds fine codes 0 ..
-	 * nfine[j] (not its codes), fine_map[j][f] is the code of fine code f (every fine code lies
-	 * in one code), and fine_est[j] / fine_var[j] (NULL: none) an earlier release's estimate of
-	 * each fine cell with its variance (variance not finite and > 0: none).  The partition must
-	 * be a function of released values and public facts (e.g. the atoms of the quantile
-	 * histogram this call's discovery released: a refined value, or a grid cell's part in a
-	 * bin).  Such a column's one-way marginal (and its top-up) is released on the fine cells,
-	 * sensitivity 1 and the same rho as any column's; each fine count is combined with its
-	 * estimate by inverse variance, and a code's count is the sum of its fine cells' (est[j]
-	 * and var[j] are not read for it).  Post-processing of two releases with independent noise.
+	 * nfine[j] (not its codes) and fine_map[j][f] is the code of fine code f (every fine code
+	 * lies in one code).  Earlier releases about the fine cells come in groups: fine_group[j][f]
+	 * (NULL: no groups) is fine cell f's group, or DP_ONEWAY_NO_GROUP, and group_est[j][g] /
+	 * group_var[j][g] an estimate of the sum of group g's fine cells with its variance (not finite
+	 * and > 0: none); a group lies inside one code.  The partition and the groups must be
+	 * functions of released values and public facts (e.g. one fine cell per value of a refined
+	 * integer column, grouped as the quantile histogram this call's discovery released them: a
+	 * refined value alone, a grid cell kept whole).  Such a column's one-way marginal (and its
+	 * top-up) is released on the fine cells, sensitivity 1 and the same rho as any column's;
+	 * then in each group with an estimate the fine counts move by the best linear unbiased
+	 * update, each by v1 / (n v1 + var) of the difference between the estimate and their sum
+	 * (n members, v1 each: for one member, the inverse-variance mean), and a code's count is the
+	 * sum of its fine cells' (est[j] and var[j] are not read for it).  Post-processing of two
+	 * releases with independent noise.
 	 */
 	const uint32_t *nfine;
 	const uint32_t *const *fine_map;
-	const double *const *fine_est;
-	const double *const *fine_var;
+	const uint32_t *const *fine_group;
+	const uint32_t *ngroups;
+	const double *const *group_est;
+	const double *const *group_var;
 } dp_oneway_prior;
 
 typedef struct dp_privsyn_params
@@ -190,9 +199,10 @@ typedef struct dp_privsyn_result
 	 * (dp_privsyn_params.prior); NULL when none was given */
 	uint32_t   *oneway_prior;
 	/* per column measured on fine cells (dp_oneway_prior.nfine; NULL: none): each fine cell's
-	 * count after the combination, and its variance; NULL for the other columns */
+	 * count after the groups' update, and its variance; NULL for the other columns */
 	double	  **fine_est;
 	double	  **fine_var;
+	uint32_t   *fine_cells;		/* per column, its fine cells (0: none); NULL when none */
 	double		seconds[DP_PHASE_COUNT];
 	dp_codes	synth;			/* the synthetic rows, original codes */
 	dp_spend	spend;			/* what the run released, release by release (dp_schedule.h) */

@@ -402,7 +402,7 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 				var0[3] = {1e-6, 1e-6, 0};
 	const double *est[NCOLS] = {exact0},
 			   *var[NCOLS] = {var0};
-	dp_oneway_prior prior = {est, var, NULL, NULL, NULL, NULL};
+	dp_oneway_prior prior = {est, var, NULL, NULL, NULL, NULL, NULL, NULL};
 	double		rho = p->rho;
 
 	for (uint64_t i = 0; i < data->nrows; i++)
@@ -440,7 +440,7 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 					tiny[NCOLS][12];
 		const double *zest[NCOLS],
 				   *zvar[NCOLS];
-		dp_oneway_prior zprior = {zest, zvar, NULL, NULL, NULL, NULL};
+		dp_oneway_prior zprior = {zest, zvar, NULL, NULL, NULL, NULL, NULL, NULL};
 		dp_privsyn_result r;
 		dp_adaptive_stats st;
 		int			rc;
@@ -468,24 +468,30 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 
 /*
  * 1d. dp_oneway_prior.nfine: column 0 measured on 4 fine cells (its code 0 split in two by row
- * parity, codes 1 and 2 one fine cell each), fine cells 0 and 1 with an earlier estimate (the
- * exact counts, variance 1e-6), 2 and 3 without.  The fine counts with an estimate come out
- * within 0.01 of it and with its variance, code 0's count is their sum, the others keep the
- * run's own noise at its variance, and the rows are recoded to column 0's codes, with or
- * without consume.
+ * parity, codes 1 and 2 one fine cell each); group 0 = fine cells 0 and 1 with their exact sum,
+ * group 1 = fine cell 2 with its exact count (variance 1e-6 each), fine cell 3 in no group.  The
+ * sum of group 0 and fine cell 2 come out within 0.01 of their estimates, fine cell 2 with about
+ * their variance, fine cells 0 and 1 with half the run's (v1 - v1 / 2: the update of a group of
+ * two), fine cell 3 with the run's own noise and variance; a code's count is the sum of its fine
+ * cells'; the rows are recoded to column 0's codes, with or without consume; and a group across
+ * two codes, or a fine cell past the codes, is refused.
  */
 static void
 check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 {
 	dp_codes	fine;
 	double		exact[4] = {0, 0, 0, 0},
-				fvar[4] = {1e-6, 1e-6, 0, 0};
+				gest[2],
+				gvar[2] = {1e-6, 1e-6};
 	uint32_t	nfine[NCOLS] = {4, 0, 0, 0},
-				map0[4] = {0, 0, 1, 2};
-	const uint32_t *maps[NCOLS] = {map0};
-	const double *fest[NCOLS] = {exact},
-			   *fvars[NCOLS] = {fvar};
-	dp_oneway_prior prior = {NULL, NULL, nfine, maps, fest, fvars};
+				ngroups[NCOLS] = {2, 0, 0, 0},
+				map0[4] = {0, 0, 1, 2},
+				group0[4] = {0, 0, 1, DP_ONEWAY_NO_GROUP};
+	const uint32_t *maps[NCOLS] = {map0},
+			   *groups[NCOLS] = {group0};
+	const double *gests[NCOLS] = {gest},
+			   *gvars[NCOLS] = {gvar};
+	dp_oneway_prior prior = {NULL, NULL, nfine, maps, groups, ngroups, gests, gvars};
 	double		rho = p->rho;
 
 	dp_codes_init(&fine, NCOLS, data->nrows);
@@ -499,6 +505,8 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 		exact[row[0]] += 1;
 		dp_codes_append(&fine, row);
 	}
+	gest[0] = exact[0] + exact[1];
+	gest[1] = exact[2];
 	p->prior = &prior;
 	p->rho = 0.01;
 	for (int consume = 0; consume < 2; consume++)
@@ -530,14 +538,17 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 			dp_codes_free(&copy);
 			continue;
 		}
-		near = fmax(fabs(r.fine_est[0][0] - exact[0]), fabs(r.fine_est[0][1] - exact[1]));
-		far = fmin(fabs(r.fine_est[0][2] - exact[2]), fabs(r.fine_est[0][3] - exact[3]));
-		unit_check(near < 0.01 && r.fine_var[0][0] < 2e-6 && r.fine_var[0][1] < 2e-6,
-				   "fine (consume %d): fine cells with an estimate of variance 1e-6 within %.4f of it, their variance %.2g",
-				   consume, near, r.fine_var[0][0]);
-		unit_check(far >= 0.01 && fabs(r.fine_var[0][2] - v1) < 1e-6 * v1,
-				   "fine (consume %d): fine cells without one keep the run's noise (%.2f off, variance %.1f of %.1f)",
-				   consume, far, r.fine_var[0][2], v1);
+		near = fmax(fabs(r.fine_est[0][0] + r.fine_est[0][1] - gest[0]), fabs(r.fine_est[0][2] - gest[1]));
+		far = fabs(r.fine_est[0][3] - exact[3]);
+		unit_check(near < 0.01 && r.fine_var[0][2] < 2e-6,
+				   "fine (consume %d): a group's sum within %.4f of its estimate of variance 1e-6, a group of one with its variance (%.2g)",
+				   consume, near, r.fine_var[0][2]);
+		unit_check(fabs(r.fine_var[0][0] - v1 / 2) < 1e-3 * v1 && fabs(r.fine_var[0][1] - v1 / 2) < 1e-3 * v1,
+				   "fine (consume %d): the members of a group of two have half the run's variance (%.1f of %.1f)",
+				   consume, r.fine_var[0][0], v1);
+		unit_check(far >= 0.01 && fabs(r.fine_var[0][3] - v1) < 1e-6 * v1,
+				   "fine (consume %d): a fine cell in no group keeps the run's noise (%.2f off, variance %.1f of %.1f)",
+				   consume, far, r.fine_var[0][3], v1);
 		unit_check(fabs(r.oneway_noisy[0][0] - (r.fine_est[0][0] + r.fine_est[0][1])) < 1e-9 &&
 				   fabs(r.oneway_noisy[0][1] - r.fine_est[0][2]) < 1e-9 &&
 				   fabs(r.oneway_noisy[0][2] - r.fine_est[0][3]) < 1e-9,
@@ -551,18 +562,22 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 		dp_privsyn_result_free(&r);
 		dp_codes_free(&copy);
 	}
-	/* a fine cell that maps to no code is refused */
+	/* a fine cell that maps to no code, or a group across two codes, is refused */
+	for (int bad = 0; bad < 2; bad++)
 	{
-		uint32_t	bad[4] = {0, 0, 1, 3};
-		const uint32_t *bmaps[NCOLS] = {bad};
-		dp_oneway_prior bprior = {NULL, NULL, nfine, bmaps, fest, fvars};
+		uint32_t	badmap[4] = {0, 0, 1, 3},
+					badgroup[4] = {0, 1, 1, DP_ONEWAY_NO_GROUP};
+		const uint32_t *bmaps[NCOLS] = {bad == 0 ? badmap : map0},
+				   *bgroups[NCOLS] = {bad == 0 ? group0 : badgroup};
+		dp_oneway_prior bprior = {NULL, NULL, nfine, bmaps, bgroups, ngroups, gests, gvars};
 		dp_privsyn_result r;
 
 		p->prior = &bprior;
 		p->consume = NULL;
 		memset(&r, 0, sizeof(r));
 		unit_check(dp_adaptive_run(&fine, sizes, p, rng, &r, NULL) != 0,
-				   "fine: a fine cell mapped past its column's codes is refused");
+				   "fine: %s is refused", bad == 0 ? "a fine cell mapped past its column's codes" :
+				   "a group across two codes");
 		dp_privsyn_result_free(&r);
 	}
 	p->prior = NULL;
