@@ -54,9 +54,7 @@ DROP TABLE small, small_synth;
 -- A synthesis that learns an integer column's bins combines each bin's one-way count with the
 -- count its discovery released, where the bin is a union of that histogram's cells or refined
 -- values (the model says how many: one_way_prior); g's bins, learned before by a marginal, have
--- none.  h's one-way marginal is measured on its 100 values, grouped as the discovery's histogram
--- released them (one_way_cells), and its bins' counts are the sums of theirs.  (Here, after the
--- tests that count the calls of dp_synthesize.)
+-- none.  (Here, after the tests that count the calls of dp_synthesize.)
 CREATE TABLE hours (h integer NOT NULL, g integer NOT NULL);
 INSERT INTO hours SELECT i % 100, i % 100 FROM generate_series(1, 20000) i;
 INSERT INTO hours SELECT 40, 40 FROM generate_series(1, 10000);
@@ -66,7 +64,23 @@ SELECT dp_declare('hours', 'g', lower => 0, upper => 99);
 SELECT count(*) > 0 AS g_learned FROM dp_marginal('hours', ARRAY['g'], epsilon => 5);
 SELECT model_id AS hours_model FROM dp_synthesize('hours', epsilon => 5, target => 'hours_synth') \gset
 SELECT c->>'name' AS name, (c->>'one_way_prior')::int > 0 AS one_way_prior,
-	   (c->>'one_way_prior')::int <= (c->>'codes')::int AS at_most_its_codes,
-	   (c->>'one_way_cells')::int AS one_way_cells
+	   (c->>'one_way_prior')::int <= (c->>'codes')::int AS at_most_its_codes
 FROM jsonb_array_elements(dp_model_json(:hours_model)->'columns') c ORDER BY 1;
 DROP TABLE hours, hours_synth;
+
+-- A refined column whose bins are coarser than its discovery's atoms (refined values, cells kept
+-- whole) has its one-way marginal in a synthesis measured on the atoms, each combined with the
+-- count the discovery released for it, and its bins' counts the sums of theirs (the model says
+-- on how many cells: one_way_cells).  3,000 rows spread over 100 values and 3,000 at 40, at
+-- epsilon 1: about 20 bins over about 90 atoms.
+CREATE TABLE hours2 (h integer NOT NULL, k integer NOT NULL);
+INSERT INTO hours2 SELECT i % 100, i % 3 FROM generate_series(1, 3000) i;
+INSERT INTO hours2 SELECT 40, 0 FROM generate_series(1, 3000);
+SELECT dp_protect('hours2', epsilon => 50);
+SELECT dp_declare('hours2', 'h', lower => 0, upper => 99);
+SELECT dp_declare('hours2', 'k', categories => ARRAY['0', '1', '2']);
+SELECT model_id AS hours2_model FROM dp_synthesize('hours2', epsilon => 1, target => 'hours2_synth') \gset
+SELECT c->>'name' AS name, (c->>'one_way_cells')::int > (c->>'codes')::int AS on_finer_cells,
+	   (c->>'one_way_cells')::int <= 100 AS at_most_one_a_value
+FROM jsonb_array_elements(dp_model_json(:hours2_model)->'columns') c ORDER BY 1;
+DROP TABLE hours2, hours2_synth;

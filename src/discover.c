@@ -379,13 +379,13 @@ bin_prior(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, c
 }
 
 /*
- * A refined column's values as fine cells for a synthesis to measure its one-way marginal on
- * (dp_oneway_prior.nfine in src/core/dp_privsyn.h), grouped as the histogram released them: a
- * refined value alone, with its stage-2 estimate (variance sigma_fine^2); the values of a cell
- * kept whole that lies in one bin together, with the cell's noisy count as released (variance
- * sigma^2); the values of a cell that a bin's edge cuts in no group.  A function of the release
- * and the public bounds only.  Nothing is set when the cells do not tile the bounds.
- * Post-processing of the release.
+ * The atoms of a refined column's histogram cut by its learned bins, as fine cells for a synthesis
+ * to measure its one-way marginal on (dp_oneway_prior.nfine in src/core/dp_privsyn.h): a refined
+ * value is an atom, a group of its own with its stage-2 estimate (variance sigma_fine^2); a cell
+ * kept whole that lies in one bin is an atom, a group of its own with its noisy count as released
+ * (variance sigma^2); a cell that a bin's edge cuts gives one atom per bin it meets, in no group.
+ * A function of the release and the public bounds only.  Nothing is set when the atoms would be
+ * the bins themselves or do not tile the bounds.  Post-processing of the release.
  */
 static void
 fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, const double *edges,
@@ -393,8 +393,9 @@ fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, 
 {
 	uint32		ncells = dp_loggrid_ncells(&d->grid),
 				nbins = nedges - 1,
-				nv,
-				ng = 0;
+				n = 0,
+				ng = 0,
+				cap;
 	const DpColumn *col = d->col;
 	int64		ql = (int64) ceil(col->quantile_lower),
 				qu = (int64) floor(col->quantile_upper),
@@ -409,18 +410,16 @@ fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, 
 
 	if (!ref || !d->grid.integral || nedges < 2 || qu < ql || qu - ql + 1 >= DP_MAX_CODES)
 		return;
-	nv = (uint32) (qu - ql + 1);
-	fe = palloc(sizeof(int64) * (nv + 1));
-	grp = palloc(sizeof(uint32) * nv);
-	est = palloc0(sizeof(double) * nv);
-	var = palloc0(sizeof(double) * nv);
-	for (uint32 v = 0; v <= nv; v++)
-		fe[v] = ql + (int64) v;
+	cap = (uint32) (qu - ql + 1);
+	fe = palloc(sizeof(int64) * (cap + 1));
+	grp = palloc(sizeof(uint32) * cap);
+	est = palloc0(sizeof(double) * cap);
+	var = palloc0(sizeof(double) * cap);
 	for (uint32 c = 0; c < ncells; c++)
 	{
 		int64		lo,
 					hi;
-		bool		cut = false;
+		uint32		first = n;
 
 		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
 		lo = Max(lo, ql);
@@ -439,35 +438,45 @@ fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, 
 		}
 		if (ref->refined[c])
 		{
-			for (int64 v = lo; v <= hi; v++)
+			for (int64 v = lo; v <= hi && n < cap; v++)
 			{
-				grp[v - ql] = ng;
+				fe[n] = v;
+				grp[n] = ng;
 				est[ng] = ref->value[v - ql];
 				var[ng] = ref->sigma * ref->sigma;
+				n++;
 				ng++;
 			}
 			continue;
 		}
-		/* a bin's first value inside the cell past its first value: the cell is cut */
-		for (uint32 b = 1; b < nbins; b++)
-			if ((int64) edges[b] > lo && (int64) edges[b] <= hi)
-				cut = true;
-		for (int64 v = lo; v <= hi; v++)
-			grp[v - ql] = cut ? DP_ONEWAY_NO_GROUP : ng;
-		if (!cut)
+		/* the cell's parts in the bins it meets (edges: each bin's first value) */
+		for (uint32 b = 0; b < nbins && n < cap; b++)
 		{
+			int64		blo = b == 0 ? ql : (int64) edges[b],
+						bhi = b + 1 == nbins ? qu : (int64) edges[b + 1] - 1;
+
+			if (bhi < lo || blo > hi)
+				continue;
+			fe[n] = Max(lo, blo);
+			grp[n] = DP_ONEWAY_NO_GROUP;
+			n++;
+		}
+		if (n == first + 1)
+		{
+			grp[first] = ng;
 			est[ng] = (double) raw[c];
 			var[ng] = sigma * sigma;
 			ng++;
 		}
 	}
-	if (next != qu + 1)
-		return;
+	if (next != qu + 1 || n <= nbins || n >= DP_MAX_CODES)
+		return;					/* no finer than the bins, or too many */
+	fe[n] = qu + 1;
 	d->fine_edges = fe;
 	d->fine_group = grp;
 	d->group_est = est;
 	d->group_var = var;
-	d->nfine = (int) nv;
+	d->nfine = (int) n;
 	d->ngroups = (int) ng;
 	d->fine_span_lo = span ? slo : 0;
 	d->fine_span_hi = span ? shi : 0;
