@@ -222,7 +222,8 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 			 double rho_oneway, const dp_schedule *topup, double *rho_topup,
 			 dp_privsyn_result *out, dp_marg *margs,
 			 dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-			 const dp_oneway_prior *prior, uint32_t **fsizes_out, double *fine_rho)
+			 const dp_oneway_prior *prior, bool by_cells, uint32_t **fsizes_out, double *fine_rho,
+			 double *w)
 {
 	uint32_t   *fsizes = NULL;	/* with fine cells (dp_oneway_prior.nfine): each column's cells */
 	uint32_t	d = data->ncols,
@@ -263,13 +264,21 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 			fsizes[j] = prior->nfine[j];
 		}
 	}
+	/*
+	 * Each column's share of rho_oneway (w[j] / d: dp_oneway_weights over the cells it is
+	 * measured on, public or released; equal shares without by_cells)
+	 */
+	for (uint32_t j = 0; j < d; j++)
+		w[j] = 1;
+	if (by_cells)
+		dp_oneway_weights(fsizes ? fsizes : sizes, d, w);
 	/* ---- 1. one-way marginals: rho_oneway over the d columns ---- */
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
 		uint32_t	n = fsizes ? fsizes[j] : sizes[j];
 		bool		fine = fsizes && prior->nfine[j] > 0;
-		int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho1, &one);
+		int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho1 * w[j], &one);
 
 		if (rc != 0)
 			return rc;
@@ -282,7 +291,7 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 			dp_marg_free(&one);
 			return dp_nomem("could not allocate the released one-way counts");
 		}
-		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
+		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1 * w[j], 1);
 		memcpy(fine ? out->fine_est[j] : out->oneway_noisy[j], one.cells, sizeof(double) * n);
 		dp_marg_free(&one);
 	}
@@ -316,11 +325,11 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 			dp_marg		one;
 			bool		fine = fsizes && prior->nfine[j] > 0;
 			double	   *y = fine ? out->fine_est[j] : out->oneway_noisy[j];
-			int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho2, &one);
+			int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho2 * w[j], &one);
 
 			if (rc != 0)
 				return rc;
-			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2, 1);
+			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2 * w[j], 1);
 			for (uint32_t c = 0; c < (fine ? fsizes[j] : sizes[j]); c++)
 				y[c] = (rho1 * y[c] + rho2 * one.cells[c]) / (rho1 + rho2);
 			dp_marg_free(&one);
@@ -344,7 +353,7 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		{
 			if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
 				return dp_nomem("could not allocate the one-way marginals' prior counts");
-			out->oneway_prior[j] = oneway_combine(out->oneway_noisy[j], sizes[j], dp_gaussian_sigma2(rho1, 1.0),
+			out->oneway_prior[j] = oneway_combine(out->oneway_noisy[j], sizes[j], dp_gaussian_sigma2(rho1 * w[j], 1.0),
 												  prior->est[j], prior->var[j]);
 		}
 
@@ -355,7 +364,7 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 	 */
 	for (uint32_t j = 0; fsizes && j < d; j++)
 	{
-		double		v1 = dp_gaussian_sigma2(rho1, 1.0),
+		double		v1 = dp_gaussian_sigma2(rho1 * w[j], 1.0),
 					maxvar = 0;
 		double	   *vb;
 		uint32_t	nf = prior->nfine[j];
@@ -466,6 +475,10 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		out->code_map[j] = dp_zalloc(sizeof(uint16_t) * sizes[j]);
 		if (!out->code_map[j])
 			return dp_nomem("could not allocate the rare-value merge's maps");
+		/*
+		 * the threshold is 3 sigma of the equal share's noise whatever the column's share (a
+		 * column with a smaller share does not lose its values to a higher threshold)
+		 */
 		out->merged_sizes[j] = dp_rare_merge(out->oneway_noisy[j], sizes[j],
 											 ordered ? ordered[j] : 0, rare_below,
 											 out->code_map[j], &nmerged);
@@ -514,7 +527,7 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		 * rho is only the consistency step's weight here (post-processing): a merged cell sums
 		 * several released cells and is noisier than this weight says, which costs accuracy only.
 		 */
-		one->rho = fine_rho[j] > 0 ? fine_rho[j] : rho1;
+		one->rho = fine_rho[j] > 0 ? fine_rho[j] : rho1 * w[j];
 	}
 	out->n_oneway = d;
 	return 0;
@@ -525,19 +538,36 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 						double rho_oneway, const dp_schedule *topup, double *rho_topup,
 						dp_privsyn_result *out, dp_marg *margs,
 						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-						const dp_oneway_prior *prior)
+						const dp_oneway_prior *prior, bool by_cells)
 {
 	uint32_t   *fsizes = NULL;
-	double	   *fine_rho = dp_zalloc(sizeof(double) * (data->ncols > 0 ? data->ncols : 1));
+	double	   *fine_rho = dp_zalloc(sizeof(double) * (data->ncols > 0 ? data->ncols : 1)),
+			   *w = dp_zalloc(sizeof(double) * (data->ncols > 0 ? data->ncols : 1));
 	int			rc;
 
-	if (!fine_rho)
+	if (!fine_rho || !w)
+	{
+		dp_free(fine_rho);
+		dp_free(w);
 		return dp_nomem("could not allocate the one-way marginals' weights");
+	}
 	rc = oneway_stage(data, sizes, ordered, rho_oneway, topup, rho_topup, out, margs, merged, consume,
-					  extra, prior, &fsizes, fine_rho);
+					  extra, prior, by_cells, &fsizes, fine_rho, w);
 	dp_free(fsizes);
 	dp_free(fine_rho);
+	dp_free(w);
 	return rc;
+}
+
+void
+dp_oneway_weights(const uint32_t *cells, uint32_t d, double *w)
+{
+	double		sum = 0;
+
+	for (uint32_t j = 0; j < d; j++)
+		sum += (w[j] = pow((double) (cells[j] > 0 ? cells[j] : 1), 2.0 / 3.0));
+	for (uint32_t j = 0; j < d; j++)
+		w[j] = sum > 0 ? w[j] * d / sum : 1;
 }
 
 int
@@ -585,7 +615,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), NULL, NULL, out, margs, &merged,
-								 p->consume, NULL, p->prior);
+								 p->consume, NULL, p->prior, false);
 	if (rc != 0)
 		goto done;
 	nmargs = d;

@@ -298,7 +298,11 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * is data (merged then takes over data's columns and data is left empty), in a copy otherwise
  * (consume NULL).  prior (NULL: none): earlier releases of the one-way cells, each combined with
  * the run's noisy count by inverse variance (dp_oneway_prior), after the top-up (the count's
- * variance then that of rho / d and the top-up's together).  Returns 0, or -2
+ * variance then that of rho / d and the top-up's together).  by_cells (the adaptive method):
+ * column j takes rho_oneway w[j] / d (and its top-up t w[j] / d) instead of rho_oneway / d,
+ * w from dp_oneway_weights over the cells it is measured on (fine cells where prior has them),
+ * its merge threshold and its margs' rho those of its share; the shares add up to rho_oneway, so
+ * the release's total is unchanged.  Returns 0, or -2
  * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
@@ -306,7 +310,17 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
 									double rho_oneway, const dp_schedule *topup, double *rho_topup,
 									dp_privsyn_result *out, dp_marg *margs,
 									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-									const dp_oneway_prior *prior);
+									const dp_oneway_prior *prior, bool by_cells);
+
+/*
+ * The one-way marginals' shares by their cells (by_cells above): w[j] = d c_j^(2/3) / sum_k
+ * c_k^(2/3), c_j column j's cells as measured (its codes, or its fine cells; public or released
+ * before the release), so that the shares w[j] / d add up to 1.  Column j then gets rho_oneway
+ * w[j] / d: the split that minimizes the sum over the columns of their cells times their noise's
+ * scale (the L1 error of the one-way marginals) for the same rho_oneway, as PrivSyn's publication
+ * splits by cells^(2/3).  A column of 0 cells counts as 1.
+ */
+void		dp_oneway_weights(const uint32_t *cells, uint32_t d, double *w);
 
 /*
  * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..

@@ -514,11 +514,16 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 		dp_privsyn_result r;
 		dp_codes	copy;
 		int			rc;
-		double		v1 = dp_gaussian_sigma2(DP_ADAPTIVE_ONEWAY_SHARE * 0.01 / NCOLS, 1.0),
+		uint32_t	cells[NCOLS] = {4, sizes[1], sizes[2], sizes[3]};
+		double		w[NCOLS],
+					v1,
 					near = 0,
 					far = 0;
 		bool		recoded = true;
 
+		/* column 0's share of the one-way rho, by the cells it is measured on (dp_oneway_weights) */
+		dp_oneway_weights(cells, NCOLS, w);
+		v1 = dp_gaussian_sigma2(DP_ADAPTIVE_ONEWAY_SHARE * 0.01 * w[0] / NCOLS, 1.0);
 		dp_codes_init(&copy, NCOLS, fine.nrows);
 		for (uint64_t i = 0; i < fine.nrows; i++)
 		{
@@ -584,6 +589,68 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 	p->consume = NULL;
 	p->rho = rho;
 	dp_codes_free(&fine);
+}
+
+/*
+ * 1e. The one-way shares (dp_oneway_weights): d c^(2/3) / sum c^(2/3), adding up to d, equal for
+ * equal cells; the one-way stage with by_cells (the adaptive method's) gives each column
+ * rho_oneway w[j] / d (its one-way marginal's rho), adding up to rho_oneway as the spend records
+ * it; without, equal shares.
+ */
+static void
+check_oneway_shares(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
+{
+	uint32_t	eq[3] = {7, 7, 7},
+				one[2] = {1, 8};
+	double		w[NCOLS],
+				sum = 0;
+
+	dp_oneway_weights(sizes, NCOLS, w);
+	for (uint32_t j = 0; j < NCOLS; j++)
+		sum += w[j];
+	unit_check(fabs(sum - NCOLS) < 1e-12 && w[2] > w[1] && w[1] > w[3] && w[3] > w[0] &&
+			   fabs(w[2] / w[0] - pow(12.0 / 3.0, 2.0 / 3.0)) < 1e-12,
+			   "shares: add up to d (%.15g), ordered as the cells, w(12) / w(3) = 4^(2/3) (%.6f)", sum, w[2] / w[0]);
+	dp_oneway_weights(eq, 3, w);
+	unit_check(w[0] == 1 && w[1] == 1 && w[2] == 1, "shares: equal cells, equal shares");
+	dp_oneway_weights(one, 2, w);
+	unit_check(fabs(w[0] + w[1] - 2) < 1e-12 && fabs(w[1] / w[0] - 4) < 1e-12,
+			   "shares: 1 and 8 cells, 1 to 4 (%.6f)", w[1] / w[0]);
+	for (int by_cells = 0; by_cells < 2; by_cells++)
+	{
+		dp_privsyn_result r;
+		dp_marg		margs[NCOLS];
+		dp_codes	merged;
+		int			rc;
+		double		total = 0,
+					worst = 0;
+
+		memset(&r, 0, sizeof(r));
+		memset(margs, 0, sizeof(margs));
+		memset(&merged, 0, sizeof(merged));
+		rc = dp_privsyn_oneway_stage(data, sizes, NULL, 0.25, NULL, NULL, &r, margs, &merged, NULL, NULL, NULL,
+									 by_cells != 0);
+		unit_check(rc == 0, "shares (by_cells %d): the one-way stage runs", by_cells);
+		if (rc != 0)
+			continue;
+		dp_oneway_weights(sizes, NCOLS, w);
+		for (uint32_t j = 0; j < NCOLS; j++)
+		{
+			double		want = 0.25 * (by_cells ? w[j] : 1) / NCOLS;
+
+			total += margs[j].rho;
+			worst = fmax(worst, fabs(margs[j].rho / want - 1));
+		}
+		unit_check(worst < 1e-12 && fabs(total / 0.25 - 1) < 1e-12 && fabs(r.spend.rho[DP_RELEASE_ONEWAY] / 0.25 - 1) < 1e-12,
+				   "shares (by_cells %d): each column's one-way rho is %s (off by %.2g), adding up to rho_oneway, as recorded",
+				   by_cells, by_cells ? "rho_oneway w[j] / d" : "rho_oneway / d", worst);
+		for (uint32_t j = 0; j < NCOLS; j++)
+			dp_marg_free(&margs[j]);
+		dp_codes_free(&merged);
+		dp_privsyn_result_free(&r);
+	}
+	(void) p;
+	(void) rng;
 }
 
 static void
@@ -1010,6 +1077,7 @@ main(void)
 	check_consume(&data, &p, &rng);
 	check_prior(&data, &p, &rng);
 	check_fine(&data, &p, &rng);
+	check_oneway_shares(&data, &p, &rng);
 	check_seeds(&res, &rng, &s1);
 	check_marginals(&res, &s1);
 	check_levels(&res);
