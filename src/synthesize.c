@@ -790,6 +790,9 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.consume = codes;
 	params.extra = c->foreign != NIL ? &c->extra : NULL;
 	params.prior = c->has_prior ? &c->prior : NULL;
+	/* per unit, the one-way marginals keep equal shares (the shares by cells are for row-level
+	 * releases, whose columns' noise is that of one row) */
+	params.oneway_equal = c->unit.on;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)

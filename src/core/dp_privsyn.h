@@ -171,6 +171,11 @@ typedef struct dp_privsyn_params
 	const dp_extra_counts *extra;
 	/* NULL, or earlier releases of the one-way cells to combine with (dp_oneway_prior) */
 	const dp_oneway_prior *prior;
+	/*
+	 * The adaptive method only: true for equal one-way shares (rho_oneway / d each) instead of
+	 * the shares by cells (dp_oneway_weights), the default (a public choice of the caller)
+	 */
+	bool		oneway_equal;
 	/* the adaptive method only: if > 0, the distinct k-way marginals allowed instead of
 	 * dp_adaptive_max_kway's (a public choice; tests) */
 	uint64_t	max_kway;
