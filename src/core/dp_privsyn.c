@@ -271,7 +271,7 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 	for (uint32_t j = 0; j < d; j++)
 		w[j] = 1;
 	if (by_cells)
-		dp_oneway_weights(fsizes ? fsizes : sizes, d, w);
+		dp_oneway_weights(fsizes ? fsizes : sizes, sizes, d, w);
 	/* ---- 1. one-way marginals: rho_oneway over the d columns ---- */
 	for (uint32_t j = 0; j < d; j++)
 	{
@@ -560,12 +560,13 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 }
 
 void
-dp_oneway_weights(const uint32_t *cells, uint32_t d, double *w)
+dp_oneway_weights(const uint32_t *cells, const uint32_t *codes, uint32_t d, double *w)
 {
 	double		sum = 0;
 
 	for (uint32_t j = 0; j < d; j++)
-		sum += (w[j] = pow((double) (cells[j] > 0 ? cells[j] : 1), 2.0 / 3.0));
+		sum += (w[j] = pow((double) (cells[j] > 0 ? cells[j] : 1) / (double) (codes[j] > 0 ? codes[j] : 1),
+						   2.0 / 3.0));
 	for (uint32_t j = 0; j < d; j++)
 		w[j] = sum > 0 ? w[j] * d / sum : 1;
 }

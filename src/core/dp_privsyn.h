@@ -305,7 +305,8 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * the run's noisy count by inverse variance (dp_oneway_prior), after the top-up (the count's
  * variance then that of rho / d and the top-up's together).  by_cells (the adaptive method):
  * column j takes rho_oneway w[j] / d (and its top-up t w[j] / d) instead of rho_oneway / d,
- * w from dp_oneway_weights over the cells it is measured on (fine cells where prior has them),
+ * w from dp_oneway_weights over the cells it is measured on (fine cells where prior has them)
+ * per code,
  * its merge threshold and its margs' rho those of its share; the shares add up to rho_oneway, so
  * the release's total is unchanged.  Returns 0, or -2
  * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
@@ -318,14 +319,16 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
 									const dp_oneway_prior *prior, bool by_cells);
 
 /*
- * The one-way marginals' shares by their cells (by_cells above): w[j] = d c_j^(2/3) / sum_k
- * c_k^(2/3), c_j column j's cells as measured (its codes, or its fine cells; public or released
- * before the release), so that the shares w[j] / d add up to 1.  Column j then gets rho_oneway
- * w[j] / d: the split that minimizes the sum over the columns of their cells times their noise's
- * scale (the L1 error of the one-way marginals) for the same rho_oneway, as PrivSyn's publication
- * splits by cells^(2/3).  A column of 0 cells counts as 1.
+ * The one-way marginals' shares by their cells (by_cells above): w[j] = d r_j^(2/3) / sum_k
+ * r_k^(2/3), r_j = cells_j / codes_j the cells column j is measured on (a refined column's atoms,
+ * released before the release) per code of its domain (public), 1 for a column measured on its
+ * codes, so that the shares w[j] / d add up to 1 and columns measured on their codes keep equal
+ * shares among themselves.  A column measured on finer cells than its codes gets more of
+ * rho_oneway, as the split of PrivSyn's publication by cells^(2/3) (which minimizes the sum of the
+ * cells' noise scales for the same rho) gives a marginal with more cells, relative to the equal
+ * split over the codes.  A count of 0 counts as 1.
  */
-void		dp_oneway_weights(const uint32_t *cells, uint32_t d, double *w);
+void		dp_oneway_weights(const uint32_t *cells, const uint32_t *codes, uint32_t d, double *w);
 
 /*
  * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..

@@ -522,7 +522,7 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 		bool		recoded = true;
 
 		/* column 0's share of the one-way rho, by the cells it is measured on (dp_oneway_weights) */
-		dp_oneway_weights(cells, NCOLS, w);
+		dp_oneway_weights(cells, sizes, NCOLS, w);
 		v1 = dp_gaussian_sigma2(DP_ADAPTIVE_ONEWAY_SHARE * 0.01 * w[0] / NCOLS, 1.0);
 		dp_codes_init(&copy, NCOLS, fine.nrows);
 		for (uint64_t i = 0; i < fine.nrows; i++)
@@ -592,30 +592,52 @@ check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 }
 
 /*
- * 1e. The one-way shares (dp_oneway_weights): d c^(2/3) / sum c^(2/3), adding up to d, equal for
- * equal cells; the one-way stage with by_cells (the adaptive method's) gives each column
- * rho_oneway w[j] / d (its one-way marginal's rho), adding up to rho_oneway as the spend records
- * it; without, equal shares.
+ * 1e. The one-way shares (dp_oneway_weights): d r^(2/3) / sum r^(2/3), r = cells / codes,
+ * adding up to d, equal where every column is measured on its codes, a column on 4 times its
+ * codes 4^(2/3) times the others; the one-way stage with by_cells (the adaptive method's) gives
+ * each column rho_oneway w[j] / d (its one-way marginal's rho), adding up to rho_oneway as the
+ * spend records it; without, equal shares.
  */
 static void
 check_oneway_shares(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 {
-	uint32_t	eq[3] = {7, 7, 7},
-				one[2] = {1, 8};
+	uint32_t	fine[NCOLS] = {12, sizes[1], sizes[2], sizes[3]},
+				one[2] = {1, 8},
+				codes1[2] = {1, 1};
 	double		w[NCOLS],
 				sum = 0;
 
-	dp_oneway_weights(sizes, NCOLS, w);
+	dp_oneway_weights(fine, sizes, NCOLS, w);
 	for (uint32_t j = 0; j < NCOLS; j++)
 		sum += w[j];
-	unit_check(fabs(sum - NCOLS) < 1e-12 && w[2] > w[1] && w[1] > w[3] && w[3] > w[0] &&
-			   fabs(w[2] / w[0] - pow(12.0 / 3.0, 2.0 / 3.0)) < 1e-12,
-			   "shares: add up to d (%.15g), ordered as the cells, w(12) / w(3) = 4^(2/3) (%.6f)", sum, w[2] / w[0]);
-	dp_oneway_weights(eq, 3, w);
-	unit_check(w[0] == 1 && w[1] == 1 && w[2] == 1, "shares: equal cells, equal shares");
-	dp_oneway_weights(one, 2, w);
+	unit_check(fabs(sum - NCOLS) < 1e-12 && w[1] == w[2] && w[2] == w[3] &&
+			   fabs(w[0] / w[1] - pow(4.0, 2.0 / 3.0)) < 1e-12,
+			   "shares: add up to d (%.15g), a column on 4 times its codes 4^(2/3) times the others (%.6f)",
+			   sum, w[0] / w[1]);
+	dp_oneway_weights(sizes, sizes, NCOLS, w);
+	unit_check(w[0] == 1 && w[1] == 1 && w[2] == 1 && w[3] == 1, "shares: every column on its codes, equal shares");
+	dp_oneway_weights(one, codes1, 2, w);
 	unit_check(fabs(w[0] + w[1] - 2) < 1e-12 && fabs(w[1] / w[0] - 4) < 1e-12,
-			   "shares: 1 and 8 cells, 1 to 4 (%.6f)", w[1] / w[0]);
+			   "shares: 1 and 8 cells of one code, 1 to 4 (%.6f)", w[1] / w[0]);
+	/* column 0 measured on 12 fine cells, 4 a code (row i's fine cell 4 c + i % 4), no groups */
+	dp_codes	fdata;
+	uint32_t	nfine[NCOLS] = {12, 0, 0, 0},
+				map0[12];
+	const uint32_t *maps[NCOLS] = {map0};
+	dp_oneway_prior prior = {NULL, NULL, nfine, maps, NULL, NULL, NULL, NULL};
+
+	for (uint32_t f = 0; f < 12; f++)
+		map0[f] = f / 4;
+	dp_codes_init(&fdata, NCOLS, data->nrows);
+	for (uint64_t i = 0; i < data->nrows; i++)
+	{
+		uint16_t	row[NCOLS];
+
+		for (uint32_t j = 0; j < NCOLS; j++)
+			row[j] = data->col[j][i];
+		row[0] = (uint16_t) (4 * data->col[0][i] + i % 4);
+		dp_codes_append(&fdata, row);
+	}
 	for (int by_cells = 0; by_cells < 2; by_cells++)
 	{
 		dp_privsyn_result r;
@@ -628,17 +650,18 @@ check_oneway_shares(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 		memset(&r, 0, sizeof(r));
 		memset(margs, 0, sizeof(margs));
 		memset(&merged, 0, sizeof(merged));
-		rc = dp_privsyn_oneway_stage(data, sizes, NULL, 0.25, NULL, NULL, &r, margs, &merged, NULL, NULL, NULL,
+		rc = dp_privsyn_oneway_stage(&fdata, sizes, NULL, 0.25, NULL, NULL, &r, margs, &merged, NULL, NULL, &prior,
 									 by_cells != 0);
 		unit_check(rc == 0, "shares (by_cells %d): the one-way stage runs", by_cells);
 		if (rc != 0)
 			continue;
-		dp_oneway_weights(sizes, NCOLS, w);
+		dp_oneway_weights(fine, sizes, NCOLS, w);
 		for (uint32_t j = 0; j < NCOLS; j++)
 		{
-			double		want = 0.25 * (by_cells ? w[j] : 1) / NCOLS;
+			/* column 0's codes sum 4 fine cells each: its weight is that variance's, 4 times less */
+			double		want = 0.25 * (by_cells ? w[j] : 1) / NCOLS / (j == 0 ? 4 : 1);
 
-			total += margs[j].rho;
+			total += j == 0 ? 4 * margs[j].rho : margs[j].rho;
 			worst = fmax(worst, fabs(margs[j].rho / want - 1));
 		}
 		unit_check(worst < 1e-12 && fabs(total / 0.25 - 1) < 1e-12 && fabs(r.spend.rho[DP_RELEASE_ONEWAY] / 0.25 - 1) < 1e-12,
@@ -649,6 +672,7 @@ check_oneway_shares(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 		dp_codes_free(&merged);
 		dp_privsyn_result_free(&r);
 	}
+	dp_codes_free(&fdata);
 	(void) p;
 	(void) rng;
 }
