@@ -67,20 +67,3 @@ SELECT c->>'name' AS name, (c->>'one_way_prior')::int > 0 AS one_way_prior,
 	   (c->>'one_way_prior')::int <= (c->>'codes')::int AS at_most_its_codes
 FROM jsonb_array_elements(dp_model_json(:hours_model)->'columns') c ORDER BY 1;
 DROP TABLE hours, hours_synth;
-
--- A refined column whose bins are coarser than its discovery's atoms (refined values, cells kept
--- whole) has its one-way marginal in a synthesis measured on the atoms, each combined with the
--- count the discovery released for it, and its bins' counts the sums of theirs (the model says
--- on how many cells: one_way_cells).  3,000 rows spread over 100 values and 3,000 at 40, at
--- epsilon 1: about 20 bins over about 90 atoms.
-CREATE TABLE hours2 (h integer NOT NULL, k integer NOT NULL);
-INSERT INTO hours2 SELECT i % 100, i % 3 FROM generate_series(1, 3000) i;
-INSERT INTO hours2 SELECT 40, 0 FROM generate_series(1, 3000);
-SELECT dp_protect('hours2', epsilon => 50);
-SELECT dp_declare('hours2', 'h', lower => 0, upper => 99);
-SELECT dp_declare('hours2', 'k', categories => ARRAY['0', '1', '2']);
-SELECT model_id AS hours2_model FROM dp_synthesize('hours2', epsilon => 1, target => 'hours2_synth') \gset
-SELECT c->>'name' AS name, (c->>'one_way_cells')::int > (c->>'codes')::int AS on_finer_cells,
-	   (c->>'one_way_cells')::int <= 100 AS at_most_one_a_value
-FROM jsonb_array_elements(dp_model_json(:hours2_model)->'columns') c ORDER BY 1;
-DROP TABLE hours2, hours2_synth;

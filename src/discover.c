@@ -43,7 +43,6 @@
 #include "dp_counts.h"
 #include "dp_decode.h"
 #include "dp_discovery.h"
-#include "dp_privsyn.h"
 #include "dp_sampler.h"
 #include "release_guard.h"
 
@@ -376,164 +375,6 @@ bin_prior(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, c
 	for (uint32 b = 0; b < nbins; b++)
 		if (cut[b] || !(d->prior_var[b] > 0))
 			d->prior_var[b] = 0;
-}
-
-/*
- * The atoms of a refined column's histogram cut by its learned bins, as fine cells for a synthesis
- * to measure its one-way marginal on (dp_oneway_prior.nfine in src/core/dp_privsyn.h): a refined
- * value is an atom, a group of its own with its stage-2 estimate (variance sigma_fine^2); a cell
- * kept whole that lies in one bin is an atom, a group of its own with its noisy count as released
- * (variance sigma^2); a cell that a bin's edge cuts gives one atom per bin it meets, in no group.
- * A function of the release and the public bounds only.  Nothing is set when the atoms would be
- * the bins themselves or do not tile the bounds.  Post-processing of the release.
- */
-static void
-fine_atoms(Discovery *d, const int64 *raw, double sigma, const Refinement *ref, const double *edges,
-		   uint32 nedges, uint32 span_lo, uint32 span_hi)
-{
-	uint32		ncells = dp_loggrid_ncells(&d->grid),
-				nbins = nedges - 1,
-				n = 0,
-				ng = 0,
-				cap;
-	const DpColumn *col = d->col;
-	int64		ql = (int64) ceil(col->quantile_lower),
-				qu = (int64) floor(col->quantile_upper),
-				next = ql,
-				slo = 0,
-				shi = 0;
-	int64	   *fe;
-	uint32	   *grp;
-	double	   *est,
-			   *var;
-	bool		span = false;
-
-	if (!ref || !d->grid.integral || nedges < 2 || qu < ql || qu - ql + 1 >= DP_MAX_CODES)
-		return;
-	cap = (uint32) (qu - ql + 1);
-	fe = palloc(sizeof(int64) * (cap + 1));
-	grp = palloc(sizeof(uint32) * cap);
-	est = palloc0(sizeof(double) * cap);
-	var = palloc0(sizeof(double) * cap);
-	for (uint32 c = 0; c < ncells; c++)
-	{
-		int64		lo,
-					hi;
-		uint32		first = n;
-
-		dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
-		lo = Max(lo, ql);
-		hi = Min(hi, qu);
-		if (lo > hi)
-			continue;
-		if (lo != next)
-			return;				/* the cells do not tile the bounds: none */
-		next = hi + 1;
-		if (c >= span_lo && c <= span_hi)
-		{
-			if (!span)
-				slo = lo;
-			span = true;
-			shi = hi + 1;
-		}
-		if (ref->refined[c])
-		{
-			for (int64 v = lo; v <= hi && n < cap; v++)
-			{
-				fe[n] = v;
-				grp[n] = ng;
-				est[ng] = ref->value[v - ql];
-				var[ng] = ref->sigma * ref->sigma;
-				n++;
-				ng++;
-			}
-			continue;
-		}
-		/* the cell's parts in the bins it meets (edges: each bin's first value) */
-		for (uint32 b = 0; b < nbins && n < cap; b++)
-		{
-			int64		blo = b == 0 ? ql : (int64) edges[b],
-						bhi = b + 1 == nbins ? qu : (int64) edges[b + 1] - 1;
-
-			if (bhi < lo || blo > hi)
-				continue;
-			fe[n] = Max(lo, blo);
-			grp[n] = DP_ONEWAY_NO_GROUP;
-			n++;
-		}
-		if (n == first + 1)
-		{
-			grp[first] = ng;
-			est[ng] = (double) raw[c];
-			var[ng] = sigma * sigma;
-			ng++;
-		}
-	}
-	if (next != qu + 1 || n <= nbins || n >= DP_MAX_CODES)
-		return;					/* no finer than the bins, or too many */
-	fe[n] = qu + 1;
-	d->fine_edges = fe;
-	d->fine_group = grp;
-	d->group_est = est;
-	d->group_var = var;
-	d->nfine = (int) n;
-	d->ngroups = (int) ng;
-	d->fine_span_lo = span ? slo : 0;
-	d->fine_span_hi = span ? shi : 0;
-}
-
-double *
-dpsynth_fine_shape(const DpColumn *col, const double *est, const double *var, int *npieces)
-{
-	const dp_domain *dom = &col->domain;
-	int			nf = col->nfine;
-	double	   *p;
-	dp_shape_cell *bc;
-	double	   *wt;
-	int			n = 0,
-				f = 0;
-
-	*npieces = 0;
-	if (nf <= 0 || dom->kind != DP_DOMAIN_INT_BINS || !dom->iedges)
-		return NULL;
-	p = palloc(sizeof(double) * 3 * nf);
-	bc = palloc(sizeof(dp_shape_cell) * nf);
-	wt = palloc(sizeof(double) * nf);
-	for (uint32 b = 0; b < dom->nvalues; b++)
-	{
-		int			k = 0;
-
-		for (; f < nf && col->fine_edges[f] < dom->iedges[b + 1]; f++)
-		{
-			int64		lo = Max(col->fine_edges[f], col->fine_span_lo),
-						hi = Min(col->fine_edges[f + 1], col->fine_span_hi);
-
-			if (lo >= hi)
-				continue;		/* outside the significant span: no mass there */
-			bc[k].lo = (double) lo;
-			bc[k].hi = (double) hi;
-			bc[k].width = (double) (hi - lo);
-			/* an atom cut by the span keeps its share of the count, as the discovery's shape */
-			bc[k].count = est[f] * (double) (hi - lo) / (double) (col->fine_edges[f + 1] - col->fine_edges[f]);
-			bc[k].var = var[f];
-			k++;
-		}
-		if (k == 0 || dp_binning_shape_weights(bc, (uint32) k, wt) != 0)
-			continue;			/* uniform over the bin */
-		for (int i = 0; i < k; i++)
-		{
-			if (!(wt[i] > 0) || !isfinite(wt[i]))
-				continue;
-			p[3 * n] = bc[i].lo;
-			p[3 * n + 1] = bc[i].hi - 1;
-			p[3 * n + 2] = wt[i];
-			n++;
-		}
-	}
-	pfree(bc);
-	pfree(wt);
-	*npieces = (int) dp_shape_tidy(p, (uint32) n, true);
-	return p;
 }
 
 /*
@@ -872,8 +713,6 @@ edges_from_histogram(Oid relid, Discovery *d, double sigma, double min_bin_mass,
 	npieces = span_lo <= span_hi ?
 		shape_pieces(d, raw, span_lo, span_hi, edges, nedges, sigma, ref, &shape) : 0;
 	bin_prior(d, raw, sigma, ref, edges, nedges);
-	if (span_lo <= span_hi)
-		fine_atoms(d, raw, sigma, ref, edges, nedges, span_lo, span_hi);
 	dpsynth_store_learned_edges(relid, col->attnum, ledger_id, edges, (int) nedges, shape, npieces);
 }
 
@@ -1261,21 +1100,6 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			memcpy(priors[k].prior_est, ds[k].prior_est, sizeof(double) * ds[k].nprior);
 			memcpy(priors[k].prior_var, ds[k].prior_var, sizeof(double) * ds[k].nprior);
 			prior_att[k] = ds[k].col->attnum;
-			if (ds[k].nfine > 0)
-			{
-				priors[k].nfine = ds[k].nfine;
-				priors[k].ngroups = ds[k].ngroups;
-				priors[k].fine_edges = palloc(sizeof(int64) * (ds[k].nfine + 1));
-				priors[k].fine_group = palloc(sizeof(uint32) * ds[k].nfine);
-				priors[k].group_est = palloc(sizeof(double) * Max(ds[k].ngroups, 1));
-				priors[k].group_var = palloc(sizeof(double) * Max(ds[k].ngroups, 1));
-				memcpy(priors[k].fine_edges, ds[k].fine_edges, sizeof(int64) * (ds[k].nfine + 1));
-				memcpy(priors[k].fine_group, ds[k].fine_group, sizeof(uint32) * ds[k].nfine);
-				memcpy(priors[k].group_est, ds[k].group_est, sizeof(double) * ds[k].ngroups);
-				memcpy(priors[k].group_var, ds[k].group_var, sizeof(double) * ds[k].ngroups);
-				priors[k].fine_span_lo = ds[k].fine_span_lo;
-				priors[k].fine_span_hi = ds[k].fine_span_hi;
-			}
 		}
 	MemoryContextDelete(cxt);
 
@@ -1291,14 +1115,6 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 				cols[j].prior_est = priors[k].prior_est;
 				cols[j].prior_var = priors[k].prior_var;
 				cols[j].nprior = priors[k].nprior;
-				cols[j].fine_edges = priors[k].fine_edges;
-				cols[j].fine_group = priors[k].fine_group;
-				cols[j].group_est = priors[k].group_est;
-				cols[j].group_var = priors[k].group_var;
-				cols[j].nfine = priors[k].nfine;
-				cols[j].ngroups = priors[k].ngroups;
-				cols[j].fine_span_lo = priors[k].fine_span_lo;
-				cols[j].fine_span_hi = priors[k].fine_span_hi;
 			}
 	}
 	return cols;

@@ -42,15 +42,6 @@ typedef struct Discovery
 	double	   *prior_est;
 	double	   *prior_var;
 	int			nprior;
-	/* refined quantiles: the atoms cut by the bins (DpColumn.fine_edges), or NULL */
-	int64	   *fine_edges;
-	uint32	   *fine_group;
-	double	   *group_est;
-	double	   *group_var;
-	int			nfine;
-	int			ngroups;
-	int64		fine_span_lo;
-	int64		fine_span_hi;
 } Discovery;
 
 /* discover_values.c: the entry of a text value (made with count 0 at its first sight), NULL for a

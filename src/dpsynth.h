@@ -142,23 +142,6 @@ typedef struct DpColumn
 	double	   *prior_est;
 	double	   *prior_var;
 	int			nprior;
-	/*
-	 * refined integer bins learned by this call's discovery: the atoms of its histogram cut by
-	 * the bins (a refined value, or a grid cell's part in one bin), nfine of them, fine_edges[f]
-	 * the first value of atom f (nfine + 1 edges, the last one past the upper bound), each
-	 * atom's group (fine_group[f]: an atom the release counted alone is a group of its own, a
-	 * cut cell's parts are in none, DP_ONEWAY_NO_GROUP), each group's released count and its
-	 * variance, and [fine_span_lo, fine_span_hi) the values of the histogram's significant span
-	 * (the shape's); else NULL, 0 (dpsynth_fine_shape)
-	 */
-	int64	   *fine_edges;
-	uint32	   *fine_group;
-	double	   *group_est;
-	double	   *group_var;
-	int			nfine;
-	int			ngroups;
-	int64		fine_span_lo;
-	int64		fine_span_hi;
 	int64	   *iedges;			/* storage of numeric domains */
 	double	   *edges;
 	/* enum columns: sorted label OIDs and their codes */
@@ -259,14 +242,6 @@ pg_noreturn extern void dpsynth_noise_refused(void);
  * histogram; inside a release they keep equal widths.
  */
 struct DpUnit;
-/*
- * The shape inside the bins of a column with fine atoms (DpColumn.fine_edges) from new estimates
- * of their counts est[0 .. nfine) and their variances var[] (the synthesis's one-way marginal
- * measured on them): per bin, the atoms inside the significant span shrunk as the discovery's
- * shape is (dp_binning_shape_weights).  Pieces of 3 doubles for dp_domain.shape, their
- * number in *npieces (0: none, NULL returned).  Post-processing.
- */
-extern double *dpsynth_fine_shape(const DpColumn *col, const double *est, const double *var, int *npieces);
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
 								  const dp_plan *plan, int64 ledger_id, bool standalone,
 								  struct DpUnit *unit);

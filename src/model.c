@@ -257,9 +257,6 @@ dpsynth_model_json(const DpModel *m)
 			/* bins whose one-way count combined this call's discovery (dp_oneway_prior) */
 			if (r->oneway_prior && (uint32) j < r->n_oneway && r->oneway_prior[j] > 0)
 				appendStringInfo(&b, ", \"one_way_prior\": %u", r->oneway_prior[j]);
-			/* the one-way marginal measured on fine cells, one per value (dp_oneway_prior.nfine) */
-			if (r->fine_cells && (uint32) j < r->n_oneway && r->fine_cells[j] > 0)
-				appendStringInfo(&b, ", \"one_way_cells\": %u", r->fine_cells[j]);
 		}
 		appendStringInfoChar(&b, '}');
 	}

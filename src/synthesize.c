@@ -136,9 +136,6 @@ typedef struct SynthCall
 	/* the one-way cells this call's discovery released (discovery_prior), for the method */
 	dp_oneway_prior prior;
 	bool		has_prior;
-	/* the columns as the scan encodes them: a column with fine atoms by its atoms (discovery_prior) */
-	DpColumn   *scan_cols;
-	uint32	   *nfine;			/* per column: its atoms measured by the method, 0 for none */
 	List	   *foreign;		/* partitions on other servers, counted there (foreign.c) */
 	DpColumnSet *sets;			/* ... the marginals counted there: every pair (or the column) */
 	int			nsets;
@@ -534,25 +531,15 @@ charge_call(SynthCall *c)
  * are not the learned ones (declared points added), have none.  Post-processing of a release
  * this call charged (units_each a column), independent of the method's noise.
  */
-static bool fine_column(SynthCall *c, int j, uint32 **map, uint32 **group);
-
 static void
 discovery_prior(SynthCall *c)
 {
 	double	  **est = palloc0(sizeof(double *) * c->ncols),
 			  **var = palloc0(sizeof(double *) * c->ncols);
-	uint32	  **fmap = palloc0(sizeof(uint32 *) * c->ncols),
-			  **fgrp = palloc0(sizeof(uint32 *) * c->ncols),
-			   *ngrp = palloc0(sizeof(uint32) * c->ncols);
-	double	  **gest = palloc0(sizeof(double *) * c->ncols),
-			  **gvar = palloc0(sizeof(double *) * c->ncols);
-	bool		any_fine = false;
 
 	c->has_prior = false;
-	c->scan_cols = c->cols;
 	if (c->unit.on || c->foreign != NIL)
 		return;
-	c->nfine = palloc0(sizeof(uint32) * c->ncols);
 	for (int j = 0; j < c->ncols; j++)
 	{
 		const DpColumn *col = &c->cols[j];
@@ -560,12 +547,6 @@ discovery_prior(SynthCall *c)
 		if (col->nprior <= 0 || (uint32) col->nprior != col->domain.nvalues ||
 			(uint32) col->nprior > c->sizes[j])
 			continue;
-		if (c->adaptive && fine_column(c, j, &fmap[j], &fgrp[j]))
-		{
-			any_fine = true;
-			c->has_prior = true;
-			continue;
-		}
 		est[j] = palloc0(sizeof(double) * c->sizes[j]);
 		var[j] = palloc0(sizeof(double) * c->sizes[j]);
 		memcpy(est[j], col->prior_est, sizeof(double) * col->nprior);
@@ -574,133 +555,6 @@ discovery_prior(SynthCall *c)
 	}
 	c->prior.est = (const double *const *) est;
 	c->prior.var = (const double *const *) var;
-	if (any_fine)
-	{
-		c->prior.nfine = c->nfine;
-		for (int j = 0; j < c->ncols; j++)
-			if (c->nfine[j] > 0)
-			{
-				ngrp[j] = (uint32) c->cols[j].ngroups;
-				gest[j] = c->cols[j].group_est;
-				gvar[j] = c->cols[j].group_var;
-			}
-		c->prior.fine_map = (const uint32 *const *) fmap;
-		c->prior.fine_group = (const uint32 *const *) fgrp;
-		c->prior.ngroups = ngrp;
-		c->prior.group_est = (const double *const *) gest;
-		c->prior.group_var = (const double *const *) gvar;
-	}
-}
-
-/*
- * A column with fine cells (DpColumn.fine_edges: one per value of a refined integer column whose
- * bins this call's discovery learned): the method measures its one-way marginal on them
- * (dp_oneway_prior.nfine), which the scan then encodes instead of the bins (c->scan_cols: the
- * column's domain one bin per value, its NULL cell kept, alone in no group).  Sets the fine cell
- * -> bin map and the groups; false (nothing set) when a group or a cell is not inside one bin
- * of the column's domain.  The cells and groups are a function of the discovery's release and
- * the public bounds (post-processing), so the measurement on them is a release like the one-way
- * marginal on the bins: sensitivity 1, the same rho.
- */
-static bool
-fine_column(SynthCall *c, int j, uint32 **map, uint32 **group)
-{
-	const DpColumn *col = &c->cols[j];
-	const dp_domain *dom = &col->domain;
-	int			nf = col->nfine;
-	uint32		nfc,
-				b = 0;
-	DpColumn   *sc;
-
-	if (nf <= 0 || dom->kind != DP_DOMAIN_INT_BINS || !dom->iedges ||
-		nf + (dom->has_null_cell ? 1 : 0) >= DP_MAX_CODES ||
-		col->fine_edges[0] != dom->iedges[0] || col->fine_edges[nf] != dom->iedges[dom->nvalues])
-		return false;
-	nfc = (uint32) nf + (dom->has_null_cell ? 1 : 0);
-	*map = palloc0(sizeof(uint32) * nfc);
-	for (int f = 0; f < nf; f++)
-	{
-		while (b + 1 < dom->nvalues && col->fine_edges[f] >= dom->iedges[b + 1])
-			b++;
-		if (col->fine_edges[f + 1] > dom->iedges[b + 1])
-		{
-			pfree(*map);
-			*map = NULL;
-			return false;		/* an atom across a bin's edge */
-		}
-		(*map)[f] = b;
-	}
-	if (dom->has_null_cell)
-		(*map)[nf] = dp_domain_null_code(dom);
-	*group = palloc(sizeof(uint32) * nfc);
-	memcpy(*group, col->fine_group, sizeof(uint32) * nf);
-	if (dom->has_null_cell)
-		(*group)[nf] = DP_ONEWAY_NO_GROUP;
-	{
-		/* every group inside one bin (the method refuses one across two) */
-		uint32	   *gbin = palloc(sizeof(uint32) * Max(col->ngroups, 1));
-
-		for (int g = 0; g < col->ngroups; g++)
-			gbin[g] = DP_ONEWAY_NO_GROUP;
-		for (int f = 0; f < nf; f++)
-		{
-			uint32		g = col->fine_group[f];
-
-			if (g == DP_ONEWAY_NO_GROUP)
-				continue;
-			if (g >= (uint32) col->ngroups || (gbin[g] != DP_ONEWAY_NO_GROUP && gbin[g] != (*map)[f]))
-			{
-				pfree(gbin);
-				pfree(*map);
-				pfree(*group);
-				*map = *group = NULL;
-				return false;
-			}
-			gbin[g] = (*map)[f];
-		}
-		pfree(gbin);
-	}
-	if (c->scan_cols == c->cols)
-	{
-		c->scan_cols = palloc(sizeof(DpColumn) * c->ncols);
-		memcpy(c->scan_cols, c->cols, sizeof(DpColumn) * c->ncols);
-	}
-	sc = &c->scan_cols[j];
-	if (dp_domain_init_int_edges(&sc->domain, col->fine_edges, (uint32) nf, dom->has_null_cell) != 0)
-	{
-		sc->domain = *dom;
-		pfree(*map);
-		pfree(*group);
-		*map = NULL;
-		*group = NULL;
-		return false;
-	}
-	c->nfine[j] = nfc;
-	return true;
-}
-
-/*
- * After the method: a column measured on its atoms gets the shape inside its bins from the
- * atoms' counts as the method combined them (dpsynth_fine_shape), for the rows and the model.
- * Post-processing.
- */
-static void
-fine_shapes(SynthCall *c)
-{
-	for (int j = 0; c->nfine && j < c->ncols; j++)
-	{
-		int			n = 0;
-		double	   *shape;
-
-		if (c->nfine[j] == 0 || !c->res.fine_est || !c->res.fine_est[j])
-			continue;
-		shape = dpsynth_fine_shape(&c->cols[j], c->res.fine_est[j], c->res.fine_var[j], &n);
-		if (shape && n > 0)
-		{
-			c->cols[j].domain.shape = shape;
-			c->cols[j].domain.nshape = (uint32) n;
-		}
-	}
 }
 
 /* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
@@ -762,7 +616,7 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 		pfree(hist);
 	}
 	else
-		dpsynth_scan_codes(c->rel, c->scan_cols ? c->scan_cols : c->cols, c->ncols, append_row, codes);
+		dpsynth_scan_codes(c->rel, c->cols, c->ncols, append_row, codes);
 	if (c->foreign != NIL)
 		count_foreign(c, pr);
 	c->t_scan = synth_now();
@@ -790,9 +644,6 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.consume = codes;
 	params.extra = c->foreign != NIL ? &c->extra : NULL;
 	params.prior = c->has_prior ? &c->prior : NULL;
-	/* per unit, the one-way marginals keep equal shares (the shares by cells are for row-level
-	 * releases, whose columns' noise is that of one row) */
-	params.oneway_equal = c->unit.on;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
 	if (c->adaptive)
@@ -953,7 +804,6 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	synth_progress_init(&pr, c.label, c.verbose);
 	read_table(&c, &pr, &codes);
 	run_method(&c, &codes, &rng, &pr);
-	fine_shapes(&c);
 	dp_codes_free(&codes);
 	model_of(&c, &model);
 	written = write_copy(&c, &model, &rng, &pr, &target_relid);

@@ -496,7 +496,7 @@ adaptive_oneway(Run *r)
 	r->merged_ok = true;		/* dp_codes_free is harmless on what the stage did not initialise */
 	rc = dp_privsyn_oneway_stage(r->data, r->sizes, p->ordered, dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY),
 								 &r->sched, &r->topup, r->out, r->margs, &r->merged, p->consume, p->extra,
-								 p->extra ? NULL : p->prior, !p->oneway_equal);
+								 p->extra ? NULL : p->prior);
 	if (rc != 0)
 		return rc;
 	r->nmargs = r->d;

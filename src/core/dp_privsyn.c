@@ -217,15 +217,13 @@ release_oneway(const dp_codes *data, const uint32_t *sizes, uint32_t j, const dp
 	return 0;
 }
 
-static int
-oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-			 double rho_oneway, const dp_schedule *topup, double *rho_topup,
-			 dp_privsyn_result *out, dp_marg *margs,
-			 dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-			 const dp_oneway_prior *prior, bool by_cells, uint32_t **fsizes_out, double *fine_rho,
-			 double *w)
+int
+dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
+						double rho_oneway, const dp_schedule *topup, double *rho_topup,
+						dp_privsyn_result *out, dp_marg *margs,
+						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
+						const dp_oneway_prior *prior)
 {
-	uint32_t   *fsizes = NULL;	/* with fine cells (dp_oneway_prior.nfine): each column's cells */
 	uint32_t	d = data->ncols,
 				nmerged;
 	double		rho1 = rho_oneway / d;
@@ -243,56 +241,21 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 	if (!out->merged_sizes || !out->code_map || !out->oneway_noisy)
 		return dp_nomem("could not allocate the rare-value merge's maps");
 	out->n_oneway = d;			/* what dp_privsyn_result_free releases, should a step below fail */
-	if (prior && prior->nfine)
-	{
-		/* the columns measured on fine cells (dp_oneway_prior): their sizes are the fine ones */
-		if (extra)
-			return dp_invalid("a one-way marginal on fine cells takes no counts from elsewhere");
-		if (!(fsizes = *fsizes_out = dp_alloc(sizeof(uint32_t) * d)) ||
-			!(out->fine_est = dp_zalloc(sizeof(double *) * d)) ||
-			!(out->fine_var = dp_zalloc(sizeof(double *) * d)) ||
-			!(out->fine_cells = dp_zalloc(sizeof(uint32_t) * d)))
-			return dp_nomem("could not allocate the one-way marginals' fine cells");
-		for (uint32_t j = 0; j < d; j++)
-		{
-			fsizes[j] = sizes[j];
-			if (prior->nfine[j] == 0)
-				continue;
-			for (uint32_t f = 0; f < prior->nfine[j]; f++)
-				if (!prior->fine_map || !prior->fine_map[j] || prior->fine_map[j][f] >= sizes[j])
-					return dp_invalid("a fine cell of a one-way marginal lies in no code of its column");
-			fsizes[j] = prior->nfine[j];
-		}
-	}
-	/*
-	 * Each column's share of rho_oneway (w[j] / d: dp_oneway_weights over the cells it is
-	 * measured on, public or released; equal shares without by_cells)
-	 */
-	for (uint32_t j = 0; j < d; j++)
-		w[j] = 1;
-	if (by_cells)
-		dp_oneway_weights(fsizes ? fsizes : sizes, sizes, d, w);
 	/* ---- 1. one-way marginals: rho_oneway over the d columns ---- */
 	for (uint32_t j = 0; j < d; j++)
 	{
 		dp_marg		one;
-		uint32_t	n = fsizes ? fsizes[j] : sizes[j];
-		bool		fine = fsizes && prior->nfine[j] > 0;
-		int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho1 * w[j], &one);
+		int			rc = release_oneway(data, sizes, j, extra, rho1, &one);
 
 		if (rc != 0)
 			return rc;
-		if (fine)
-			out->fine_cells[j] = n;
-		if (!(out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j])) ||
-			(fine && (!(out->fine_est[j] = dp_zalloc(sizeof(double) * n)) ||
-					  !(out->fine_var[j] = dp_zalloc(sizeof(double) * n)))))
+		if (!(out->oneway_noisy[j] = dp_zalloc(sizeof(double) * sizes[j])))
 		{
 			dp_marg_free(&one);
 			return dp_nomem("could not allocate the released one-way counts");
 		}
-		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1 * w[j], 1);
-		memcpy(fine ? out->fine_est[j] : out->oneway_noisy[j], one.cells, sizeof(double) * n);
+		dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho1, 1);
+		memcpy(out->oneway_noisy[j], one.cells, sizeof(double) * sizes[j]);
 		dp_marg_free(&one);
 	}
 
@@ -311,27 +274,20 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 					t;
 
 		for (uint32_t j = 0; j < d; j++)
-		{
-			bool		fine = fsizes && prior->nfine[j] > 0;
-
-			for (uint32_t c = 0; c < (fine ? fsizes[j] : sizes[j]); c++)
-				total += fine ? out->fine_est[j][c] : out->oneway_noisy[j][c];
-		}
-		/* the rule reads the codes' sizes (public), whatever cells a column is measured on */
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				total += out->oneway_noisy[j][c];
 		t = dp_oneway_topup(topup, sizes, total / d);
 		rho2 = t / d;
 		for (uint32_t j = 0; j < d && rho2 > 0; j++)
 		{
 			dp_marg		one;
-			bool		fine = fsizes && prior->nfine[j] > 0;
-			double	   *y = fine ? out->fine_est[j] : out->oneway_noisy[j];
-			int			rc = release_oneway(data, fsizes ? fsizes : sizes, j, extra, rho2 * w[j], &one);
+			int			rc = release_oneway(data, sizes, j, extra, rho2, &one);
 
 			if (rc != 0)
 				return rc;
-			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2 * w[j], 1);
-			for (uint32_t c = 0; c < (fine ? fsizes[j] : sizes[j]); c++)
-				y[c] = (rho1 * y[c] + rho2 * one.cells[c]) / (rho1 + rho2);
+			dp_spend_record(&out->spend, DP_RELEASE_ONEWAY, rho2, 1);
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				out->oneway_noisy[j][c] = (rho1 * out->oneway_noisy[j][c] + rho2 * one.cells[c]) / (rho1 + rho2);
 			dp_marg_free(&one);
 		}
 		if (rho2 > 0)
@@ -349,122 +305,13 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 	 * included); post-processing of two releases with independent noise ----
 	 */
 	for (uint32_t j = 0; prior && prior->est && prior->var && j < d; j++)
-		if (prior->est[j] && prior->var[j] && !(fsizes && prior->nfine[j] > 0))
+		if (prior->est[j] && prior->var[j])
 		{
 			if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
 				return dp_nomem("could not allocate the one-way marginals' prior counts");
-			out->oneway_prior[j] = oneway_combine(out->oneway_noisy[j], sizes[j], dp_gaussian_sigma2(rho1 * w[j], 1.0),
+			out->oneway_prior[j] = oneway_combine(out->oneway_noisy[j], sizes[j], dp_gaussian_sigma2(rho1, 1.0),
 												  prior->est[j], prior->var[j]);
 		}
-
-	/*
-	 * ---- 1d. the columns measured on fine cells (dp_oneway_prior.nfine): each fine count
-	 * combined with its earlier estimate by inverse variance, then a code's count the sum of its
-	 * fine cells' and its variance the sum of theirs (post-processing) ----
-	 */
-	for (uint32_t j = 0; fsizes && j < d; j++)
-	{
-		double		v1 = dp_gaussian_sigma2(rho1 * w[j], 1.0),
-					maxvar = 0;
-		double	   *vb;
-		uint32_t	nf = prior->nfine[j];
-
-		if (nf == 0)
-			continue;
-		if (!out->oneway_prior && !(out->oneway_prior = dp_zalloc(sizeof(uint32_t) * d)))
-			return dp_nomem("could not allocate the one-way marginals' prior counts");
-		if (!(vb = dp_zalloc(sizeof(double) * sizes[j])))
-			return dp_nomem("could not allocate the one-way marginals' fine cells");
-		for (uint32_t f = 0; f < nf; f++)
-		{
-			out->fine_var[j][f] = v1;
-			vb[prior->fine_map[j][f]] += v1;
-		}
-		if (prior->fine_group && prior->fine_group[j] && prior->ngroups && prior->group_est &&
-			prior->group_var && prior->group_est[j] && prior->group_var[j])
-		{
-			uint32_t	ng = prior->ngroups[j];
-			double	   *sum = dp_zalloc(sizeof(double) * (ng > 0 ? ng : 1));
-			uint32_t   *members = dp_zalloc(sizeof(uint32_t) * (ng > 0 ? ng : 1)),
-					   *gcode = dp_alloc(sizeof(uint32_t) * (ng > 0 ? ng : 1));
-			bool	   *combined = dp_zalloc(sizeof(bool) * sizes[j]);
-			bool		split = false;
-
-			if (!sum || !members || !gcode || !combined)
-			{
-				dp_free(sum);
-				dp_free(members);
-				dp_free(gcode);
-				dp_free(combined);
-				dp_free(vb);
-				return dp_nomem("could not allocate the one-way marginals' fine cells");
-			}
-			for (uint32_t f = 0; f < nf; f++)
-			{
-				uint32_t	g = prior->fine_group[j][f];
-
-				if (g < ng)
-				{
-					if (members[g] > 0 && gcode[g] != prior->fine_map[j][f])
-						split = true;
-					gcode[g] = prior->fine_map[j][f];
-					sum[g] += out->fine_est[j][f];
-					members[g]++;
-				}
-			}
-			if (split)
-			{
-				dp_free(sum);
-				dp_free(members);
-				dp_free(gcode);
-				dp_free(combined);
-				dp_free(vb);
-				return dp_invalid("a group of fine cells of a one-way marginal spans two codes");
-			}
-			for (uint32_t f = 0; f < nf; f++)
-			{
-				uint32_t	g = prior->fine_group[j][f];
-				double		vg,
-							k;
-
-				if (g >= ng)
-					continue;
-				vg = prior->group_var[j][g];
-				if (!(isfinite(vg) && vg > 0 && isfinite(prior->group_est[j][g])))
-					continue;
-				k = v1 / (members[g] * v1 + vg);
-				out->fine_est[j][f] += k * (prior->group_est[j][g] - sum[g]);
-				out->fine_var[j][f] = v1 - k * v1;
-			}
-			/* a code's variance: its groups' sums as updated (1 / (1 / (n v1) + 1 / var)), the
-			 * other fine cells v1 each */
-			for (uint32_t g = 0; g < ng; g++)
-			{
-				double		vg = prior->group_var[j][g];
-
-				if (!(isfinite(vg) && vg > 0 && isfinite(prior->group_est[j][g])) || members[g] == 0)
-					continue;
-				vb[gcode[g]] += 1.0 / (1.0 / (members[g] * v1) + 1.0 / vg) - members[g] * v1;
-				combined[gcode[g]] = true;
-			}
-			for (uint32_t c = 0; c < sizes[j]; c++)
-				if (combined[c])
-					out->oneway_prior[j]++;
-			dp_free(sum);
-			dp_free(members);
-			dp_free(gcode);
-			dp_free(combined);
-		}
-		for (uint32_t f = 0; f < nf; f++)
-			out->oneway_noisy[j][prior->fine_map[j][f]] += out->fine_est[j][f];
-		for (uint32_t c = 0; c < sizes[j]; c++)
-			if (vb[c] > maxvar)
-				maxvar = vb[c];
-		dp_free(vb);
-		/* the consistency weight: the least precise code's variance, where that exceeds rho1's */
-		if (maxvar > v1)
-			fine_rho[j] = 1.0 / (2.0 * maxvar);
-	}
 
 	/*
 	 * ---- 2. rare values (post-processing): per column, the codes whose released count is
@@ -475,10 +322,6 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		out->code_map[j] = dp_zalloc(sizeof(uint16_t) * sizes[j]);
 		if (!out->code_map[j])
 			return dp_nomem("could not allocate the rare-value merge's maps");
-		/*
-		 * the threshold is 3 sigma of the equal share's noise whatever the column's share (a
-		 * column with a smaller share does not lose its values to a higher threshold)
-		 */
 		out->merged_sizes[j] = dp_rare_merge(out->oneway_noisy[j], sizes[j],
 											 ordered ? ordered[j] : 0, rare_below,
 											 out->code_map[j], &nmerged);
@@ -490,12 +333,8 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 	{
 		/* recoded in place: the caller's table becomes merged (no second copy of n x d codes) */
 		for (uint32_t j = 0; j < d; j++)
-			if (fsizes && prior->nfine[j] > 0)
-				for (uint64_t i = 0; i < consume->nrows; i++)
-					consume->col[j][i] = out->code_map[j][prior->fine_map[j][consume->col[j][i]]];
-			else
-				for (uint64_t i = 0; i < consume->nrows; i++)
-					consume->col[j][i] = out->code_map[j][consume->col[j][i]];
+			for (uint64_t i = 0; i < consume->nrows; i++)
+				consume->col[j][i] = out->code_map[j][consume->col[j][i]];
 		*merged = *consume;
 		memset(consume, 0, sizeof(*consume));
 	}
@@ -504,12 +343,8 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		if (dp_codes_init(merged, d, data->nrows) != 0)
 			return dp_nomem("could not allocate the table recoded to merged codes");
 		for (uint32_t j = 0; j < d; j++)
-			if (fsizes && prior->nfine[j] > 0)
-				for (uint64_t i = 0; i < data->nrows; i++)
-					merged->col[j][i] = out->code_map[j][prior->fine_map[j][data->col[j][i]]];
-			else
-				for (uint64_t i = 0; i < data->nrows; i++)
-					merged->col[j][i] = out->code_map[j][data->col[j][i]];
+			for (uint64_t i = 0; i < data->nrows; i++)
+				merged->col[j][i] = out->code_map[j][data->col[j][i]];
 		merged->nrows = data->nrows;
 	}
 	for (uint32_t j = 0; j < d; j++)
@@ -527,48 +362,10 @@ oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordere
 		 * rho is only the consistency step's weight here (post-processing): a merged cell sums
 		 * several released cells and is noisier than this weight says, which costs accuracy only.
 		 */
-		one->rho = fine_rho[j] > 0 ? fine_rho[j] : rho1 * w[j];
+		one->rho = rho1;
 	}
 	out->n_oneway = d;
 	return 0;
-}
-
-int
-dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint32_t *ordered,
-						double rho_oneway, const dp_schedule *topup, double *rho_topup,
-						dp_privsyn_result *out, dp_marg *margs,
-						dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-						const dp_oneway_prior *prior, bool by_cells)
-{
-	uint32_t   *fsizes = NULL;
-	double	   *fine_rho = dp_zalloc(sizeof(double) * (data->ncols > 0 ? data->ncols : 1)),
-			   *w = dp_zalloc(sizeof(double) * (data->ncols > 0 ? data->ncols : 1));
-	int			rc;
-
-	if (!fine_rho || !w)
-	{
-		dp_free(fine_rho);
-		dp_free(w);
-		return dp_nomem("could not allocate the one-way marginals' weights");
-	}
-	rc = oneway_stage(data, sizes, ordered, rho_oneway, topup, rho_topup, out, margs, merged, consume,
-					  extra, prior, by_cells, &fsizes, fine_rho, w);
-	dp_free(fsizes);
-	dp_free(fine_rho);
-	dp_free(w);
-	return rc;
-}
-
-void
-dp_oneway_weights(const uint32_t *cells, const uint32_t *codes, uint32_t d, double *w)
-{
-	double		sum = 0;
-
-	for (uint32_t j = 0; j < d; j++)
-		sum += (w[j] = pow((double) (cells[j] > 0 ? cells[j] : 1) / (double) (codes[j] > 0 ? codes[j] : 1),
-						   2.0 / 3.0));
-	for (uint32_t j = 0; j < d; j++)
-		w[j] = sum > 0 ? w[j] * d / sum : 1;
 }
 
 int
@@ -616,7 +413,7 @@ dp_privsyn_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_par
 	t0 = dp_now();
 	PROGRESS(DP_PHASE_ONEWAY, 0);
 	rc = dp_privsyn_oneway_stage(data, sizes, NULL, dp_schedule_rho(&sched, DP_RELEASE_ONEWAY), NULL, NULL, out, margs, &merged,
-								 p->consume, NULL, p->prior, false);
+								 p->consume, NULL, p->prior);
 	if (rc != 0)
 		goto done;
 	nmargs = d;
@@ -740,16 +537,6 @@ dp_privsyn_result_free(dp_privsyn_result *r)
 	dp_free(r->oneway_noisy);
 	dp_free(r->merged_sizes);
 	dp_free(r->oneway_prior);
-	for (uint32_t j = 0; j < r->n_oneway; j++)
-	{
-		if (r->fine_est)
-			dp_free(r->fine_est[j]);
-		if (r->fine_var)
-			dp_free(r->fine_var[j]);
-	}
-	dp_free(r->fine_est);
-	dp_free(r->fine_var);
-	dp_free(r->fine_cells);
 	dp_codes_free(&r->synth);
 	memset(r, 0, sizeof(*r));
 }

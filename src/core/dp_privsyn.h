@@ -103,36 +103,10 @@ typedef struct dp_extra_counts
  * releases); the marginal's recorded rho stays its own measurement's (the consistency weights and
  * the rare-value threshold are those of the less precise count).
  */
-#define DP_ONEWAY_NO_GROUP UINT32_MAX
-
 typedef struct dp_oneway_prior
 {
 	const double *const *est;
 	const double *const *var;
-	/*
-	 * Per column (NULL: none anywhere), a finer partition of its codes to measure the one-way
-	 * marginal on: nfine[j] = 0 for none, else the data's column j holds fine codes 0 ..
-	 * nfine[j] (not its codes) and fine_map[j][f] is the code of fine code f (every fine code
-	 * lies in one code).  Earlier releases about the fine cells come in groups: fine_group[j][f]
-	 * (NULL: no groups) is fine cell f's group, or DP_ONEWAY_NO_GROUP, and group_est[j][g] /
-	 * group_var[j][g] an estimate of the sum of group g's fine cells with its variance (not finite
-	 * and > 0: none); a group lies inside one code.  The partition and the groups must be
-	 * functions of released values and public facts (e.g. one fine cell per value of a refined
-	 * integer column, grouped as the quantile histogram this call's discovery released them: a
-	 * refined value alone, a grid cell kept whole).  Such a column's one-way marginal (and its
-	 * top-up) is released on the fine cells, sensitivity 1 and the same rho as any column's;
-	 * then in each group with an estimate the fine counts move by the best linear unbiased
-	 * update, each by v1 / (n v1 + var) of the difference between the estimate and their sum
-	 * (n members, v1 each: for one member, the inverse-variance mean), and a code's count is the
-	 * sum of its fine cells' (est[j] and var[j] are not read for it).  Post-processing of two
-	 * releases with independent noise.
-	 */
-	const uint32_t *nfine;
-	const uint32_t *const *fine_map;
-	const uint32_t *const *fine_group;
-	const uint32_t *ngroups;
-	const double *const *group_est;
-	const double *const *group_var;
 } dp_oneway_prior;
 
 typedef struct dp_privsyn_params
@@ -171,11 +145,6 @@ typedef struct dp_privsyn_params
 	const dp_extra_counts *extra;
 	/* NULL, or earlier releases of the one-way cells to combine with (dp_oneway_prior) */
 	const dp_oneway_prior *prior;
-	/*
-	 * The adaptive method only: true for equal one-way shares (rho_oneway / d each) instead of
-	 * the shares by cells (dp_oneway_weights), the default (a public choice of the caller)
-	 */
-	bool		oneway_equal;
 	/* the adaptive method only: if > 0, the distinct k-way marginals allowed instead of
 	 * dp_adaptive_max_kway's (a public choice; tests) */
 	uint64_t	max_kway;
@@ -203,11 +172,6 @@ typedef struct dp_privsyn_result
 	/* per column, how many of its codes' one-way counts were combined with an earlier release
 	 * (dp_privsyn_params.prior); NULL when none was given */
 	uint32_t   *oneway_prior;
-	/* per column measured on fine cells (dp_oneway_prior.nfine; NULL: none): each fine cell's
-	 * count after the groups' update, and its variance; NULL for the other columns */
-	double	  **fine_est;
-	double	  **fine_var;
-	uint32_t   *fine_cells;		/* per column, its fine cells (0: none); NULL when none */
 	double		seconds[DP_PHASE_COUNT];
 	dp_codes	synth;			/* the synthetic rows, original codes */
 	dp_spend	spend;			/* what the run released, release by release (dp_schedule.h) */
@@ -303,12 +267,7 @@ int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32
  * is data (merged then takes over data's columns and data is left empty), in a copy otherwise
  * (consume NULL).  prior (NULL: none): earlier releases of the one-way cells, each combined with
  * the run's noisy count by inverse variance (dp_oneway_prior), after the top-up (the count's
- * variance then that of rho / d and the top-up's together).  by_cells (the adaptive method):
- * column j takes rho_oneway w[j] / d (and its top-up t w[j] / d) instead of rho_oneway / d,
- * w from dp_oneway_weights over the cells it is measured on (fine cells where prior has them)
- * per code,
- * its merge threshold and its margs' rho those of its share; the shares add up to rho_oneway, so
- * the release's total is unchanged.  Returns 0, or -2
+ * variance then that of rho / d and the top-up's together).  Returns 0, or -2
  * with dp_last_error() saying what failed (what it allocated is then for the caller to release:
  * dp_privsyn_result_free, dp_marg_free of margs[0..d), dp_codes_free of merged).
  */
@@ -316,19 +275,7 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
 									double rho_oneway, const dp_schedule *topup, double *rho_topup,
 									dp_privsyn_result *out, dp_marg *margs,
 									dp_codes *merged, dp_codes *consume, const dp_extra_counts *extra,
-									const dp_oneway_prior *prior, bool by_cells);
-
-/*
- * The one-way marginals' shares by their cells (by_cells above): w[j] = d r_j^(2/3) / sum_k
- * r_k^(2/3), r_j = cells_j / codes_j the cells column j is measured on (a refined column's atoms,
- * released before the release) per code of its domain (public), 1 for a column measured on its
- * codes, so that the shares w[j] / d add up to 1 and columns measured on their codes keep equal
- * shares among themselves.  A column measured on finer cells than its codes gets more of
- * rho_oneway, as the split of PrivSyn's publication by cells^(2/3) (which minimizes the sum of the
- * cells' noise scales for the same rho) gives a marginal with more cells, relative to the equal
- * split over the codes.  A count of 0 counts as 1.
- */
-void		dp_oneway_weights(const uint32_t *cells, const uint32_t *codes, uint32_t d, double *w);
+									const dp_oneway_prior *prior);
 
 /*
  * The rare-value merge of one column (post-processing of its released one-way counts noisy[0 ..

@@ -402,7 +402,7 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 				var0[3] = {1e-6, 1e-6, 0};
 	const double *est[NCOLS] = {exact0},
 			   *var[NCOLS] = {var0};
-	dp_oneway_prior prior = {est, var, NULL, NULL, NULL, NULL, NULL, NULL};
+	dp_oneway_prior prior = {est, var};
 	double		rho = p->rho;
 
 	for (uint64_t i = 0; i < data->nrows; i++)
@@ -440,7 +440,7 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 					tiny[NCOLS][12];
 		const double *zest[NCOLS],
 				   *zvar[NCOLS];
-		dp_oneway_prior zprior = {zest, zvar, NULL, NULL, NULL, NULL, NULL, NULL};
+		dp_oneway_prior zprior = {zest, zvar};
 		dp_privsyn_result r;
 		dp_adaptive_stats st;
 		int			rc;
@@ -464,217 +464,6 @@ check_prior(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
 	}
 	p->prior = NULL;
 	p->rho = rho;
-}
-
-/*
- * 1d. dp_oneway_prior.nfine: column 0 measured on 4 fine cells (its code 0 split in two by row
- * parity, codes 1 and 2 one fine cell each); group 0 = fine cells 0 and 1 with their exact sum,
- * group 1 = fine cell 2 with its exact count (variance 1e-6 each), fine cell 3 in no group.  The
- * sum of group 0 and fine cell 2 come out within 0.01 of their estimates, fine cell 2 with about
- * their variance, fine cells 0 and 1 with half the run's (v1 - v1 / 2: the update of a group of
- * two), fine cell 3 with the run's own noise and variance; a code's count is the sum of its fine
- * cells'; the rows are recoded to column 0's codes, with or without consume; and a group across
- * two codes, or a fine cell past the codes, is refused.
- */
-static void
-check_fine(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
-{
-	dp_codes	fine;
-	double		exact[4] = {0, 0, 0, 0},
-				gest[2],
-				gvar[2] = {1e-6, 1e-6};
-	uint32_t	nfine[NCOLS] = {4, 0, 0, 0},
-				ngroups[NCOLS] = {2, 0, 0, 0},
-				map0[4] = {0, 0, 1, 2},
-				group0[4] = {0, 0, 1, DP_ONEWAY_NO_GROUP};
-	const uint32_t *maps[NCOLS] = {map0},
-			   *groups[NCOLS] = {group0};
-	const double *gests[NCOLS] = {gest},
-			   *gvars[NCOLS] = {gvar};
-	dp_oneway_prior prior = {NULL, NULL, nfine, maps, groups, ngroups, gests, gvars};
-	double		rho = p->rho;
-
-	dp_codes_init(&fine, NCOLS, data->nrows);
-	for (uint64_t i = 0; i < data->nrows; i++)
-	{
-		uint16_t	row[NCOLS];
-
-		for (uint32_t j = 0; j < NCOLS; j++)
-			row[j] = data->col[j][i];
-		row[0] = data->col[0][i] == 0 ? (uint16_t) (i % 2) : (uint16_t) (data->col[0][i] + 1);
-		exact[row[0]] += 1;
-		dp_codes_append(&fine, row);
-	}
-	gest[0] = exact[0] + exact[1];
-	gest[1] = exact[2];
-	p->prior = &prior;
-	p->rho = 0.01;
-	for (int consume = 0; consume < 2; consume++)
-	{
-		dp_privsyn_result r;
-		dp_codes	copy;
-		int			rc;
-		uint32_t	cells[NCOLS] = {4, sizes[1], sizes[2], sizes[3]};
-		double		w[NCOLS],
-					v1,
-					near = 0,
-					far = 0;
-		bool		recoded = true;
-
-		/* column 0's share of the one-way rho, by the cells it is measured on (dp_oneway_weights) */
-		dp_oneway_weights(cells, sizes, NCOLS, w);
-		v1 = dp_gaussian_sigma2(DP_ADAPTIVE_ONEWAY_SHARE * 0.01 * w[0] / NCOLS, 1.0);
-		dp_codes_init(&copy, NCOLS, fine.nrows);
-		for (uint64_t i = 0; i < fine.nrows; i++)
-		{
-			uint16_t	row[NCOLS];
-
-			for (uint32_t j = 0; j < NCOLS; j++)
-				row[j] = fine.col[j][i];
-			dp_codes_append(&copy, row);
-		}
-		p->consume = consume ? &copy : NULL;
-		memset(&r, 0, sizeof(r));
-		rc = dp_adaptive_run(consume ? &copy : &fine, sizes, p, rng, &r, NULL);
-		unit_check(rc == 0 && r.fine_est && r.fine_est[0] && !r.fine_est[1],
-				   "fine (consume %d): runs, column 0 measured on its fine cells only", consume);
-		if (rc != 0 || !r.fine_est || !r.fine_est[0])
-		{
-			dp_codes_free(&copy);
-			continue;
-		}
-		near = fmax(fabs(r.fine_est[0][0] + r.fine_est[0][1] - gest[0]), fabs(r.fine_est[0][2] - gest[1]));
-		far = fabs(r.fine_est[0][3] - exact[3]);
-		unit_check(near < 0.01 && r.fine_var[0][2] < 2e-6,
-				   "fine (consume %d): a group's sum within %.4f of its estimate of variance 1e-6, a group of one with its variance (%.2g)",
-				   consume, near, r.fine_var[0][2]);
-		unit_check(fabs(r.fine_var[0][0] - v1 / 2) < 1e-3 * v1 && fabs(r.fine_var[0][1] - v1 / 2) < 1e-3 * v1,
-				   "fine (consume %d): the members of a group of two have half the run's variance (%.1f of %.1f)",
-				   consume, r.fine_var[0][0], v1);
-		unit_check(far >= 0.01 && fabs(r.fine_var[0][3] - v1) < 1e-6 * v1,
-				   "fine (consume %d): a fine cell in no group keeps the run's noise (%.2f off, variance %.1f of %.1f)",
-				   consume, far, r.fine_var[0][3], v1);
-		unit_check(fabs(r.oneway_noisy[0][0] - (r.fine_est[0][0] + r.fine_est[0][1])) < 1e-9 &&
-				   fabs(r.oneway_noisy[0][1] - r.fine_est[0][2]) < 1e-9 &&
-				   fabs(r.oneway_noisy[0][2] - r.fine_est[0][3]) < 1e-9,
-				   "fine (consume %d): a code's one-way count is the sum of its fine cells'", consume);
-		for (uint64_t i = 0; i < r.synth.nrows; i++)
-			if (r.synth.col[0][i] >= sizes[0])
-				recoded = false;
-		unit_check(recoded && r.synth.nrows > 0 && r.merged_sizes[0] <= sizes[0],
-				   "fine (consume %d): the rows hold column 0's codes (%u merged codes of %u)",
-				   consume, r.merged_sizes[0], sizes[0]);
-		dp_privsyn_result_free(&r);
-		dp_codes_free(&copy);
-	}
-	/* a fine cell that maps to no code, or a group across two codes, is refused */
-	for (int bad = 0; bad < 2; bad++)
-	{
-		uint32_t	badmap[4] = {0, 0, 1, 3},
-					badgroup[4] = {0, 1, 1, DP_ONEWAY_NO_GROUP};
-		const uint32_t *bmaps[NCOLS] = {bad == 0 ? badmap : map0},
-				   *bgroups[NCOLS] = {bad == 0 ? group0 : badgroup};
-		dp_oneway_prior bprior = {NULL, NULL, nfine, bmaps, bgroups, ngroups, gests, gvars};
-		dp_privsyn_result r;
-
-		p->prior = &bprior;
-		p->consume = NULL;
-		memset(&r, 0, sizeof(r));
-		unit_check(dp_adaptive_run(&fine, sizes, p, rng, &r, NULL) != 0,
-				   "fine: %s is refused", bad == 0 ? "a fine cell mapped past its column's codes" :
-				   "a group across two codes");
-		dp_privsyn_result_free(&r);
-	}
-	p->prior = NULL;
-	p->consume = NULL;
-	p->rho = rho;
-	dp_codes_free(&fine);
-}
-
-/*
- * 1e. The one-way shares (dp_oneway_weights): d r^(2/3) / sum r^(2/3), r = cells / codes,
- * adding up to d, equal where every column is measured on its codes, a column on 4 times its
- * codes 4^(2/3) times the others; the one-way stage with by_cells (the adaptive method's) gives
- * each column rho_oneway w[j] / d (its one-way marginal's rho), adding up to rho_oneway as the
- * spend records it; without, equal shares.
- */
-static void
-check_oneway_shares(const dp_codes *data, dp_privsyn_params *p, dp_prng *rng)
-{
-	uint32_t	fine[NCOLS] = {12, sizes[1], sizes[2], sizes[3]},
-				one[2] = {1, 8},
-				codes1[2] = {1, 1};
-	double		w[NCOLS],
-				sum = 0;
-
-	dp_oneway_weights(fine, sizes, NCOLS, w);
-	for (uint32_t j = 0; j < NCOLS; j++)
-		sum += w[j];
-	unit_check(fabs(sum - NCOLS) < 1e-12 && w[1] == w[2] && w[2] == w[3] &&
-			   fabs(w[0] / w[1] - pow(4.0, 2.0 / 3.0)) < 1e-12,
-			   "shares: add up to d (%.15g), a column on 4 times its codes 4^(2/3) times the others (%.6f)",
-			   sum, w[0] / w[1]);
-	dp_oneway_weights(sizes, sizes, NCOLS, w);
-	unit_check(w[0] == 1 && w[1] == 1 && w[2] == 1 && w[3] == 1, "shares: every column on its codes, equal shares");
-	dp_oneway_weights(one, codes1, 2, w);
-	unit_check(fabs(w[0] + w[1] - 2) < 1e-12 && fabs(w[1] / w[0] - 4) < 1e-12,
-			   "shares: 1 and 8 cells of one code, 1 to 4 (%.6f)", w[1] / w[0]);
-	/* column 0 measured on 12 fine cells, 4 a code (row i's fine cell 4 c + i % 4), no groups */
-	dp_codes	fdata;
-	uint32_t	nfine[NCOLS] = {12, 0, 0, 0},
-				map0[12];
-	const uint32_t *maps[NCOLS] = {map0};
-	dp_oneway_prior prior = {NULL, NULL, nfine, maps, NULL, NULL, NULL, NULL};
-
-	for (uint32_t f = 0; f < 12; f++)
-		map0[f] = f / 4;
-	dp_codes_init(&fdata, NCOLS, data->nrows);
-	for (uint64_t i = 0; i < data->nrows; i++)
-	{
-		uint16_t	row[NCOLS];
-
-		for (uint32_t j = 0; j < NCOLS; j++)
-			row[j] = data->col[j][i];
-		row[0] = (uint16_t) (4 * data->col[0][i] + i % 4);
-		dp_codes_append(&fdata, row);
-	}
-	for (int by_cells = 0; by_cells < 2; by_cells++)
-	{
-		dp_privsyn_result r;
-		dp_marg		margs[NCOLS];
-		dp_codes	merged;
-		int			rc;
-		double		total = 0,
-					worst = 0;
-
-		memset(&r, 0, sizeof(r));
-		memset(margs, 0, sizeof(margs));
-		memset(&merged, 0, sizeof(merged));
-		rc = dp_privsyn_oneway_stage(&fdata, sizes, NULL, 0.25, NULL, NULL, &r, margs, &merged, NULL, NULL, &prior,
-									 by_cells != 0);
-		unit_check(rc == 0, "shares (by_cells %d): the one-way stage runs", by_cells);
-		if (rc != 0)
-			continue;
-		dp_oneway_weights(fine, sizes, NCOLS, w);
-		for (uint32_t j = 0; j < NCOLS; j++)
-		{
-			/* column 0's codes sum 4 fine cells each: its weight is that variance's, 4 times less */
-			double		want = 0.25 * (by_cells ? w[j] : 1) / NCOLS / (j == 0 ? 4 : 1);
-
-			total += j == 0 ? 4 * margs[j].rho : margs[j].rho;
-			worst = fmax(worst, fabs(margs[j].rho / want - 1));
-		}
-		unit_check(worst < 1e-12 && fabs(total / 0.25 - 1) < 1e-12 && fabs(r.spend.rho[DP_RELEASE_ONEWAY] / 0.25 - 1) < 1e-12,
-				   "shares (by_cells %d): each column's one-way rho is %s (off by %.2g), adding up to rho_oneway, as recorded",
-				   by_cells, by_cells ? "rho_oneway w[j] / d" : "rho_oneway / d", worst);
-		for (uint32_t j = 0; j < NCOLS; j++)
-			dp_marg_free(&margs[j]);
-		dp_codes_free(&merged);
-		dp_privsyn_result_free(&r);
-	}
-	dp_codes_free(&fdata);
-	(void) p;
-	(void) rng;
 }
 
 static void
@@ -1100,8 +889,6 @@ main(void)
 	check_run(&data, &p, &rng, &res);
 	check_consume(&data, &p, &rng);
 	check_prior(&data, &p, &rng);
-	check_fine(&data, &p, &rng);
-	check_oneway_shares(&data, &p, &rng);
 	check_seeds(&res, &rng, &s1);
 	check_marginals(&res, &s1);
 	check_levels(&res);
