@@ -364,11 +364,13 @@ submodel_rows(const dp_privsyn_result *model, uint32_t d, uint64_t n, const dp_g
 	{
 		how->sub_margs = nkept;
 		how->sub_cells = t.cells;
-		rc = dp_jtree_fit(&t, kept, nkept, dp_jtree_sweeps(&t, kept, nkept), DP_MAXENT_TOL,
+		rc = dp_jtree_fit(&t, kept, nkept, dp_adaptive_submodel_sweeps(dp_jtree_sweeps(&t, kept, nkept), n),
+						  DP_MAXENT_TOL,
 						  gum->progress, gum->progress_arg);
 		if (rc > 0)
 			rc = dp_codes_init(out, d, n) != 0 ? -2 :
-				dp_jtree_draw(&t, n, rng, out, gum->progress, gum->progress_arg);
+				dp_jtree_draw_chunked(&t, n, dp_adaptive_draw_chunk(n), rng, out, gum->progress,
+									  gum->progress_arg);
 		else if (rc == 0)
 			rc = 1;
 		dp_jtree_free(&t);

@@ -198,6 +198,12 @@
 #ifndef DP_ADAPTIVE_FINAL_WORK_MIN_ITERS
 #define DP_ADAPTIVE_FINAL_WORK_MIN_ITERS 3	/* ... but never fewer than this */
 #endif
+#ifndef DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE
+#define DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE 3	/* the sub-model's fit, at most, from DP_ADAPTIVE_HUGE_ROWS rows (step 5) */
+#endif
+#ifndef DP_ADAPTIVE_DRAW_CHUNK
+#define DP_ADAPTIVE_DRAW_CHUNK	((uint64_t) 1 << 19)	/* rows of a chunk of the sub-model's draw, at most (step 5) */
+#endif
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
 #define DP_ADAPTIVE_MAXENT_CELLS ((uint64_t) 1 << 20)	/* joint domains drawn by maximum entropy (step 5) */
@@ -273,6 +279,43 @@ dp_adaptive_submodel_iters(uint32_t kway, uint64_t nrows)
 		w = fit < DP_ADAPTIVE_FINAL_WORK_MIN_ITERS ? DP_ADAPTIVE_FINAL_WORK_MIN_ITERS : (uint32_t) fit;
 	}
 	return w;
+}
+
+/*
+ * The chunk of the sub-model's draw (step 5; dp_jtree_draw_chunked) for n rows asked for: from
+ * DP_ADAPTIVE_HUGE_ROWS rows, the rows cut into an even number of chunks of at most
+ * DP_ADAPTIVE_DRAW_CHUNK rows each, as few as can be, all of one size but the last (ceil of n over
+ * their number): 2 chunks up to twice DP_ADAPTIVE_DRAW_CHUNK rows, so that two threads draw about
+ * the same rows, and each chunk's own walks over the cliques' cells (a cost that does not shrink
+ * with its rows) come as few times as they can; drawn on the call's threads (the rows depend on
+ * the chunk, not on the threads).  Below, 0: one draw of all the rows, as before (fewer rows are
+ * drawn exactly as before).  A function of the rows asked for only.
+ */
+static inline uint64_t
+dp_adaptive_draw_chunk(uint64_t nrows)
+{
+	uint64_t	pairs;
+
+	if ((double) nrows < DP_ADAPTIVE_HUGE_ROWS)
+		return 0;
+	pairs = (nrows + 2 * DP_ADAPTIVE_DRAW_CHUNK - 1) / (2 * DP_ADAPTIVE_DRAW_CHUNK);
+	return (nrows + 2 * pairs - 1) / (2 * pairs);
+}
+
+/*
+ * The sweeps of the sub-model's fit (step 5; dp_jtree_fit) for n rows asked for, given the fit's
+ * own bound (dp_jtree_sweeps): from DP_ADAPTIVE_HUGE_ROWS rows, at most
+ * DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE.  The fit's cost does not shrink with the rows, and there the
+ * rows it draws go on to GUM's iterations over every marginal, which correct what further sweeps
+ * would have (the 2- and 3-way fidelity after the iterations is the same with 3 sweeps as with
+ * the fit's own stopping rule, bench/final_warm.c), so its later sweeps only cost time; below,
+ * the fit's own bound, as before.  A function of the rows asked for and public sizes only.
+ */
+static inline uint32_t
+dp_adaptive_submodel_sweeps(uint32_t sweeps, uint64_t nrows)
+{
+	return (double) nrows >= DP_ADAPTIVE_HUGE_ROWS && sweeps > DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE ?
+		DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE : sweeps;
 }
 
 /*
