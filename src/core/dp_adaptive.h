@@ -123,7 +123,10 @@
  *      rows), dp_adaptive_sample fits the maximum-entropy distribution of a sub-model (the
  *      one-way marginals, then the k-way ones in the order they were measured while its junction
  *      tree stays within DP_ADAPTIVE_JTREE_CELLS: dp_jtree_build_greedy), draws the rows from it
- *      exactly and runs GUM on all the marginals from those rows, at most
+ *      exactly (from DP_ADAPTIVE_HUGE_ROWS rows, a fit of at most DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE
+ *      sweeps, dp_adaptive_submodel_sweeps, and the rows drawn in chunks on the call's threads,
+ *      dp_adaptive_draw_chunk: the rows depend on the chunks, which depend on the rows asked for,
+ *      not on the threads) and runs GUM on all the marginals from those rows, at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
  *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
  *      from DP_ADAPTIVE_HUGE_ROWS rows where rows x k-way marginals x iterations would pass
