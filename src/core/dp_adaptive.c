@@ -422,6 +422,7 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 			prm.start = &start;
 			if (prm.iterations > w)
 				prm.iterations = w;
+			prm.counting = dp_adaptive_submodel_counting(prm.counting, nrows);
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
 		}

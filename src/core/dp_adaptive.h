@@ -322,6 +322,23 @@ dp_adaptive_submodel_sweeps(uint32_t sweeps, uint64_t nrows)
 }
 
 /*
+ * GUM's counting mode after a sub-model's rows (step 5; dp_gum_params.counting) for n rows asked
+ * for and the caller's mode: from DP_ADAPTIVE_HUGE_ROWS rows, LAZY in place of AUTO; otherwise
+ * the caller's.  The rows do not depend on the mode (both keep exact counts).  Why: there every
+ * marginal sits in one wide component, each iteration moves about as many rows as the table
+ * holds, and a duplicate's move touches every marginal's counts; AUTO's estimate of lazy counting
+ * (two recounts of every marginal an iteration, taken only past 1.5 times that) keeps it
+ * incremental, while lazy counting measured cheaper there, on the call's own thread and in all
+ * (bench/RESULTS.md).  Fewer rows keep the caller's mode.  A function of the rows asked for only.
+ */
+static inline int
+dp_adaptive_submodel_counting(int counting, uint64_t nrows)
+{
+	return (double) nrows >= DP_ADAPTIVE_HUGE_ROWS && counting == DP_GUM_COUNT_AUTO ?
+		DP_GUM_COUNT_LAZY : counting;
+}
+
+/*
  * The exponential mechanism, exact: returns r in [0, k) with probability proportional to
  * exp(eps * (score[r] - max score) / (2 * sens)), scores on an integer grid (units), sens the
  * scores' sensitivity in the same units (>= 1).  eps is rounded down to a multiple of 2^-40 *
