@@ -310,6 +310,7 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 	}
 	else
 	{
+		prm.counting = dp_adaptive_huge_counting(prm.counting, *total);
 		rc = dp_gum_run(work, nmargs, d, sizes, ns, &prm, rng, &next);
 		if (rc == -1)
 			rc = dp_cancelled();
@@ -422,7 +423,7 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 			prm.start = &start;
 			if (prm.iterations > w)
 				prm.iterations = w;
-			prm.counting = dp_adaptive_submodel_counting(prm.counting, nrows);
+			prm.counting = dp_adaptive_huge_counting(prm.counting, (double) nrows);
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
 		}

@@ -127,7 +127,7 @@
  *      sweeps, dp_adaptive_submodel_sweeps, and the rows drawn in chunks on the call's threads,
  *      dp_adaptive_draw_chunk: the rows depend on the chunks, which depend on the rows asked for,
  *      not on the threads) and runs GUM on all the marginals from those rows (from
- *      DP_ADAPTIVE_HUGE_ROWS rows with lazy counting, dp_adaptive_submodel_counting), at most
+ *      DP_ADAPTIVE_HUGE_ROWS rows with lazy counting, dp_adaptive_huge_counting), at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
  *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
  *      from DP_ADAPTIVE_HUGE_ROWS rows where rows x k-way marginals x iterations would pass
@@ -323,20 +323,20 @@ dp_adaptive_submodel_sweeps(uint32_t sweeps, uint64_t nrows)
 }
 
 /*
- * GUM's counting mode after a sub-model's rows (step 5; dp_gum_params.counting) for n rows asked
- * for and the caller's mode: from DP_ADAPTIVE_HUGE_ROWS rows, LAZY in place of AUTO; otherwise
- * the caller's.  The rows do not depend on the mode (both keep exact counts).  Why: there every
- * marginal sits in one wide component, each iteration moves about as many rows as the table
- * holds, and a duplicate's move touches every marginal's counts; AUTO's estimate of lazy counting
- * (two recounts of every marginal an iteration, taken only past 1.5 times that) keeps it
- * incremental, while lazy counting measured cheaper there, on the call's own thread and in all
- * (bench/RESULTS.md).  Fewer rows keep the caller's mode.  A function of the rows asked for only.
+ * GUM's counting mode (dp_gum_params.counting) on a table of `rows` rows (the rows asked for, for
+ * the final rows after a sub-model, step 5; the released total, for the rounds' estimates, step
+ * 3a) given the caller's mode: from DP_ADAPTIVE_HUGE_ROWS rows, LAZY in place of AUTO; otherwise
+ * the caller's.  The rows do not depend on the mode (both keep exact counts).  Why: there the
+ * model's marginals (60 or so k-way ones) sit in one wide component and a duplicate's move
+ * touches every one's counts; AUTO's estimate of lazy counting (two recounts of every marginal an
+ * iteration, taken only past 1.5 times that) keeps it incremental, while lazy counting measured
+ * cheaper there, on the call's own thread and in all (bench/RESULTS.md).  Smaller tables keep the
+ * caller's mode.  A function of the rows (public, or released) only.
  */
 static inline int
-dp_adaptive_submodel_counting(int counting, uint64_t nrows)
+dp_adaptive_huge_counting(int counting, double rows)
 {
-	return (double) nrows >= DP_ADAPTIVE_HUGE_ROWS && counting == DP_GUM_COUNT_AUTO ?
-		DP_GUM_COUNT_LAZY : counting;
+	return rows >= DP_ADAPTIVE_HUGE_ROWS && counting == DP_GUM_COUNT_AUTO ? DP_GUM_COUNT_LAZY : counting;
 }
 
 /*

@@ -865,13 +865,13 @@ test_selections(void)
 			   dp_adaptive_submodel_sweeps(2, 1000000) == 2 && dp_adaptive_submodel_sweeps(3, 1000000) == 3 &&
 			   dp_adaptive_submodel_sweeps(50, 195366) == 50,
 			   "the sub-model's fit: its own sweeps below 2^19 rows, at most 3 from there");
-	/* ... and GUM after it counts lazily from 2^19 rows, unless the caller chose a mode */
-	unit_check(dp_adaptive_submodel_counting(DP_GUM_COUNT_AUTO, 524287) == DP_GUM_COUNT_AUTO &&
-			   dp_adaptive_submodel_counting(DP_GUM_COUNT_AUTO, 524288) == DP_GUM_COUNT_LAZY &&
-			   dp_adaptive_submodel_counting(DP_GUM_COUNT_AUTO, 10000000) == DP_GUM_COUNT_LAZY &&
-			   dp_adaptive_submodel_counting(DP_GUM_COUNT_INCREMENTAL, 1000000) == DP_GUM_COUNT_INCREMENTAL &&
-			   dp_adaptive_submodel_counting(DP_GUM_COUNT_LAZY, 100) == DP_GUM_COUNT_LAZY,
-			   "GUM after the sub-model: lazy counting from 2^19 rows in place of AUTO, the caller's mode otherwise");
+	/* ... and GUM after it (and the rounds' estimates) count lazily from 2^19 rows, unless the caller chose a mode */
+	unit_check(dp_adaptive_huge_counting(DP_GUM_COUNT_AUTO, 524287.9) == DP_GUM_COUNT_AUTO &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_AUTO, 524288) == DP_GUM_COUNT_LAZY &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_AUTO, 10000000) == DP_GUM_COUNT_LAZY &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_INCREMENTAL, 1000000) == DP_GUM_COUNT_INCREMENTAL &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_LAZY, 100) == DP_GUM_COUNT_LAZY,
+			   "GUM on a huge table: lazy counting from 2^19 rows in place of AUTO, the caller's mode otherwise");
 }
 
 
