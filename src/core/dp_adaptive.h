@@ -65,7 +65,8 @@
  *           noise is large against its counts, and a closer fit buys nothing), or
  *           DP_ADAPTIVE_WARM_ITERS_BIG when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows (every
  *           iteration is a pass over the rows per marginal: fewer of them keep the larger
- *           estimates' rounds affordable);
+ *           estimates' rounds affordable), with lazy counting on a table of DP_ADAPTIVE_HUGE_ROWS
+ *           rows or more (dp_adaptive_huge_counting: the same rows, less work);
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent total,
