@@ -80,7 +80,7 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("dpsynth.synthesis_threads",
-							"Threads one dp_synthesize or dp_sample call uses for counting, scoring and GUM synthesis.",
+							"Threads one dp_synthesize or dp_sample call uses for counting, scoring and synthesis (GUM, and the sub-model draw of big tables).",
 							"A superuser setting, as max_parallel_workers is: it bounds the cores one call takes. "
 							"The synthetic rows do not depend on it (a seeded dp_sample gives the same rows); "
 							"small tables use one thread.  Helper threads only compute, with "

@@ -310,6 +310,7 @@ estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *size
 	}
 	else
 	{
+		prm.counting = dp_adaptive_huge_counting(prm.counting, *total);
 		rc = dp_gum_run(work, nmargs, d, sizes, ns, &prm, rng, &next);
 		if (rc == -1)
 			rc = dp_cancelled();
@@ -364,11 +365,13 @@ submodel_rows(const dp_privsyn_result *model, uint32_t d, uint64_t n, const dp_g
 	{
 		how->sub_margs = nkept;
 		how->sub_cells = t.cells;
-		rc = dp_jtree_fit(&t, kept, nkept, dp_jtree_sweeps(&t, kept, nkept), DP_MAXENT_TOL,
+		rc = dp_jtree_fit(&t, kept, nkept, dp_adaptive_submodel_sweeps(dp_jtree_sweeps(&t, kept, nkept), n),
+						  DP_MAXENT_TOL,
 						  gum->progress, gum->progress_arg);
 		if (rc > 0)
 			rc = dp_codes_init(out, d, n) != 0 ? -2 :
-				dp_jtree_draw(&t, n, rng, out, gum->progress, gum->progress_arg);
+				dp_jtree_draw_chunked(&t, n, dp_adaptive_draw_chunk(n), rng, out, gum->progress,
+									  gum->progress_arg);
 		else if (rc == 0)
 			rc = 1;
 		dp_jtree_free(&t);
@@ -420,6 +423,7 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 			prm.start = &start;
 			if (prm.iterations > w)
 				prm.iterations = w;
+			prm.counting = dp_adaptive_huge_counting(prm.counting, (double) nrows);
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
 		}

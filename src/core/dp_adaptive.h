@@ -65,7 +65,8 @@
  *           noise is large against its counts, and a closer fit buys nothing), or
  *           DP_ADAPTIVE_WARM_ITERS_BIG when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows (every
  *           iteration is a pass over the rows per marginal: fewer of them keep the larger
- *           estimates' rounds affordable);
+ *           estimates' rounds affordable), with lazy counting on a table of DP_ADAPTIVE_HUGE_ROWS
+ *           rows or more (dp_adaptive_huge_counting: the same rows, less work);
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent total,
@@ -123,7 +124,11 @@
  *      rows), dp_adaptive_sample fits the maximum-entropy distribution of a sub-model (the
  *      one-way marginals, then the k-way ones in the order they were measured while its junction
  *      tree stays within DP_ADAPTIVE_JTREE_CELLS: dp_jtree_build_greedy), draws the rows from it
- *      exactly and runs GUM on all the marginals from those rows, at most
+ *      exactly (from DP_ADAPTIVE_HUGE_ROWS rows, a fit of at most DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE
+ *      sweeps, dp_adaptive_submodel_sweeps, and the rows drawn in chunks on the call's threads,
+ *      dp_adaptive_draw_chunk: the rows depend on the chunks, which depend on the rows asked for,
+ *      not on the threads) and runs GUM on all the marginals from those rows (from
+ *      DP_ADAPTIVE_HUGE_ROWS rows with lazy counting, dp_adaptive_huge_counting), at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
  *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
  *      from DP_ADAPTIVE_HUGE_ROWS rows where rows x k-way marginals x iterations would pass
@@ -197,6 +202,12 @@
 #endif
 #ifndef DP_ADAPTIVE_FINAL_WORK_MIN_ITERS
 #define DP_ADAPTIVE_FINAL_WORK_MIN_ITERS 3	/* ... but never fewer than this */
+#endif
+#ifndef DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE
+#define DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE 3	/* the sub-model's fit, at most, from DP_ADAPTIVE_HUGE_ROWS rows (step 5) */
+#endif
+#ifndef DP_ADAPTIVE_DRAW_CHUNK
+#define DP_ADAPTIVE_DRAW_CHUNK	((uint64_t) 1 << 19)	/* rows of a chunk of the sub-model's draw, at most (step 5) */
 #endif
 #define DP_ADAPTIVE_MIN_KWAY_PER_COL 4		/* ... but at least 4 d of them */
 #define DP_ADAPTIVE_MIN_KWAY_MAX 128		/* ... or 128 if fewer (DP_SAMPLE_WIDE_MARGS) */
@@ -273,6 +284,60 @@ dp_adaptive_submodel_iters(uint32_t kway, uint64_t nrows)
 		w = fit < DP_ADAPTIVE_FINAL_WORK_MIN_ITERS ? DP_ADAPTIVE_FINAL_WORK_MIN_ITERS : (uint32_t) fit;
 	}
 	return w;
+}
+
+/*
+ * The chunk of the sub-model's draw (step 5; dp_jtree_draw_chunked) for n rows asked for: from
+ * DP_ADAPTIVE_HUGE_ROWS rows, the rows cut into an even number of chunks of at most
+ * DP_ADAPTIVE_DRAW_CHUNK rows each, as few as can be, all of one size but the last (ceil of n over
+ * their number): 2 chunks up to twice DP_ADAPTIVE_DRAW_CHUNK rows, so that two threads draw about
+ * the same rows, and each chunk's own walks over the cliques' cells (a cost that does not shrink
+ * with its rows) come as few times as they can; drawn on the call's threads (the rows depend on
+ * the chunk, not on the threads).  Below, 0: one draw of all the rows, as before (fewer rows are
+ * drawn exactly as before).  A function of the rows asked for only.
+ */
+static inline uint64_t
+dp_adaptive_draw_chunk(uint64_t nrows)
+{
+	uint64_t	pairs;
+
+	if ((double) nrows < DP_ADAPTIVE_HUGE_ROWS)
+		return 0;
+	pairs = (nrows + 2 * DP_ADAPTIVE_DRAW_CHUNK - 1) / (2 * DP_ADAPTIVE_DRAW_CHUNK);
+	return (nrows + 2 * pairs - 1) / (2 * pairs);
+}
+
+/*
+ * The sweeps of the sub-model's fit (step 5; dp_jtree_fit) for n rows asked for, given the fit's
+ * own bound (dp_jtree_sweeps): from DP_ADAPTIVE_HUGE_ROWS rows, at most
+ * DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE.  The fit's cost does not shrink with the rows, and there the
+ * rows it draws go on to GUM's iterations over every marginal, which correct what further sweeps
+ * would have (the 2- and 3-way fidelity after the iterations is the same with 3 sweeps as with
+ * the fit's own stopping rule, bench/final_warm.c), so its later sweeps only cost time; below,
+ * the fit's own bound, as before.  A function of the rows asked for and public sizes only.
+ */
+static inline uint32_t
+dp_adaptive_submodel_sweeps(uint32_t sweeps, uint64_t nrows)
+{
+	return (double) nrows >= DP_ADAPTIVE_HUGE_ROWS && sweeps > DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE ?
+		DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE : sweeps;
+}
+
+/*
+ * GUM's counting mode (dp_gum_params.counting) on a table of `rows` rows (the rows asked for, for
+ * the final rows after a sub-model, step 5; the released total, for the rounds' estimates, step
+ * 3a) given the caller's mode: from DP_ADAPTIVE_HUGE_ROWS rows, LAZY in place of AUTO; otherwise
+ * the caller's.  The rows do not depend on the mode (both keep exact counts).  Why: there the
+ * model's marginals (60 or so k-way ones) sit in one wide component and a duplicate's move
+ * touches every one's counts; AUTO's estimate of lazy counting (two recounts of every marginal an
+ * iteration, taken only past 1.5 times that) keeps it incremental, while lazy counting measured
+ * cheaper there, on the call's own thread and in all (bench/RESULTS.md).  Smaller tables keep the
+ * caller's mode.  A function of the rows (public, or released) only.
+ */
+static inline int
+dp_adaptive_huge_counting(int counting, double rows)
+{
+	return rows >= DP_ADAPTIVE_HUGE_ROWS && counting == DP_GUM_COUNT_AUTO ? DP_GUM_COUNT_LAZY : counting;
 }
 
 /*

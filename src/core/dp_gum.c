@@ -569,13 +569,23 @@ gum_fill(gum *g, const dp_gum_params *prm, bool warm)
 			/* a warm start: the caller's rows, in the order start_rows drew (codes checked,
 			 * out of range read as 0) */
 			const uint16_t *src = prm->start->col[c];
+			const uint16_t size_c = (uint16_t) (sizes[c] - 1);
 
-			for (uint32_t i = 0; i < n; i++)
-			{
-				uint16_t	v = src[g->want[i]];
+			if (prm->start->nrows == n)
+				/* every row once, in order (start_rows: want[i] == i): a loop that vectorises */
+				for (uint32_t i = 0; i < n; i++)
+				{
+					uint16_t	v = src[i];
 
-				col[i] = v < sizes[c] ? v : 0;
-			}
+					col[i] = v <= size_c ? v : 0;
+				}
+			else
+				for (uint32_t i = 0; i < n; i++)
+				{
+					uint16_t	v = src[g->want[i]];
+
+					col[i] = v < sizes[c] ? v : 0;
+				}
 			if (gum_heartbeat(g) != 0)
 				return -1;
 			continue;

@@ -756,60 +756,19 @@ done:
 	return rc;
 }
 
-int
-dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
-			  dp_progress_fn progress, void *progress_arg)
+/*
+ * Draws rows [base, base + n) of out (present, zeroed) from the fitted tree, clique by clique in
+ * preorder (dp_jtree_draw's rule); key and order have room for n values, start for the largest
+ * separator's cells + 1.  *placed counts the rows placed (the heartbeat's clock).  Returns 0, or
+ * -1 if progress asked to stop.
+ */
+static int
+draw_rows(const dp_jtree *t, uint64_t n, uint64_t base, dp_prng *rng, dp_codes *out, uint32_t *key,
+		  uint32_t *order, uint32_t *start, uint64_t *placed_io, dp_progress_fn progress,
+		  void *progress_arg)
 {
-	uint64_t	base = out->nrows,
-				placed = 0,
-				maxs = 1;
-	uint32_t   *key = NULL,
-			   *order = NULL,
-			   *start = NULL;
-	uint16_t   *row = NULL;
-	int			rc = 0;
+	uint64_t	placed = *placed_io;
 
-	if (!t->cl || t->ncliques == 0 || n >= ((uint64_t) 1 << 32) || out->ncols != t->d)
-		return dp_invalid("junction tree: a draw of too many rows, or from a tree it cannot hold");
-	if (!t->fitted)
-		return dp_invalid("junction tree: a draw from a tree not fitted, or with no distribution");
-	for (uint32_t i = 0; i < t->ncliques; i++)
-	{
-		/* the rows' separator cells are kept as uint32 */
-		if (t->cl[i].sep_cells >= ((uint64_t) 1 << 32))
-			return dp_invalid("junction tree: a separator of 2^32 cells or more");
-		for (uint32_t a = 0; a < t->cl[i].nattrs; a++)
-			if (t->cl[i].sizes[a] > 65536)
-				return dp_invalid("junction tree: a column of more than 65,536 codes");
-		if (t->cl[i].sep_cells > maxs)
-			maxs = t->cl[i].sep_cells;
-	}
-	if (n == 0)
-		return 0;
-	row = dp_alloc(sizeof(uint16_t) * t->d);
-	key = dp_alloc(sizeof(uint32_t) * n);
-	order = dp_alloc(sizeof(uint32_t) * n);
-	start = dp_alloc(sizeof(uint32_t) * (maxs + 1));
-	if (!row || !key || !order || !start)
-	{
-		rc = dp_nomem("could not allocate the junction tree's draw");
-		goto done;
-	}
-	memset(row, 0, sizeof(uint16_t) * t->d);
-	if (out->cap - out->nrows >= n)
-	{
-		/* room already (the usual case: out made for n rows): the new rows zeroed in place */
-		for (uint32_t j = 0; j < t->d; j++)
-			memset(out->col[j] + base, 0, sizeof(uint16_t) * (size_t) n);
-		out->nrows += n;
-	}
-	else
-		for (uint64_t r = 0; r < n; r++)
-			if (dp_codes_append(out, row) != 0)
-			{
-				rc = -2;		/* dp_codes_append said why */
-				goto done;
-			}
 	for (uint32_t i = 0; i < t->ncliques; i++)
 	{
 		const dp_jtree_clique *c = &t->cl[i];
@@ -916,8 +875,8 @@ dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 						out->col[c->attrs[newpos[a]]][base + r] = (uint16_t) o.code[a];
 					if ((placed & 0xFFFF) == 0xFFFF && dp_report(progress, progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
 					{
-						rc = -1;
-						goto done;
+						*placed_io = placed;
+						return -1;
 					}
 				}
 				if (now > prev)
@@ -925,7 +884,154 @@ dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 			}
 		}
 	}
+	*placed_io = placed;
+	return 0;
+}
+
+/* one chunk of dp_jtree_draw_chunked, on a thread of its own (no handler, no callback) */
+typedef struct chunk_job
+{
+	const dp_jtree *t;
+	dp_codes   *out;
+	uint64_t	base,
+				n,
+				seed;
+	uint32_t   *key,
+			   *order,
+			   *start;
+} chunk_job;
+
+static void *
+chunk_worker(void *arg)
+{
+	chunk_job  *j = arg;
+	dp_prng		r;
+	uint64_t	placed = 0;
+
+	if (j->n > 0)
+	{
+		dp_prng_seed(&r, j->seed);
+		(void) draw_rows(j->t, j->n, j->base, &r, j->out, j->key, j->order, j->start, &placed, NULL, NULL);
+	}
+	return NULL;
+}
+
+int
+dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
+			  dp_progress_fn progress, void *progress_arg)
+{
+	return dp_jtree_draw_chunked(t, n, 0, rng, out, progress, progress_arg);
+}
+
+int
+dp_jtree_draw_chunked(const dp_jtree *t, uint64_t n, uint64_t chunk, dp_prng *rng, dp_codes *out,
+					  dp_progress_fn progress, void *progress_arg)
+{
+	chunk_job	jobs[DP_MAX_THREADS];
+	uint64_t   *seeds = NULL,
+				nchunks = 1,
+				rows = n;
+	uint32_t	T = 1;
+	uint64_t	base = out->nrows,
+				placed = 0,
+				maxs = 1;
+	uint32_t   *key = NULL,
+			   *order = NULL,
+			   *start = NULL;
+	uint16_t   *row = NULL;
+	int			rc = 0;
+
+	if (!t->cl || t->ncliques == 0 || n >= ((uint64_t) 1 << 32) || out->ncols != t->d)
+		return dp_invalid("junction tree: a draw of too many rows, or from a tree it cannot hold");
+	if (!t->fitted)
+		return dp_invalid("junction tree: a draw from a tree not fitted, or with no distribution");
+	for (uint32_t i = 0; i < t->ncliques; i++)
+	{
+		/* the rows' separator cells are kept as uint32 */
+		if (t->cl[i].sep_cells >= ((uint64_t) 1 << 32))
+			return dp_invalid("junction tree: a separator of 2^32 cells or more");
+		for (uint32_t a = 0; a < t->cl[i].nattrs; a++)
+			if (t->cl[i].sizes[a] > 65536)
+				return dp_invalid("junction tree: a column of more than 65,536 codes");
+		if (t->cl[i].sep_cells > maxs)
+			maxs = t->cl[i].sep_cells;
+	}
+	if (n == 0)
+		return 0;
+	if (chunk > 0 && chunk < n)
+	{
+		nchunks = (n + chunk - 1) / chunk;
+		rows = chunk;
+		T = dp_threads();
+		if (T > nchunks)
+			T = (uint32_t) nchunks;
+		if (T > DP_MAX_THREADS)
+			T = DP_MAX_THREADS;
+	}
+	memset(jobs, 0, sizeof(jobs));
+	row = dp_alloc(sizeof(uint16_t) * t->d);
+	key = dp_alloc(sizeof(uint32_t) * rows * T);
+	order = dp_alloc(sizeof(uint32_t) * rows * T);
+	start = dp_alloc(sizeof(uint32_t) * (maxs + 1) * T);
+	seeds = nchunks > 1 ? dp_alloc(sizeof(uint64_t) * nchunks) : NULL;
+	if (!row || !key || !order || !start || (nchunks > 1 && !seeds))
+	{
+		rc = dp_nomem("could not allocate the junction tree's draw");
+		goto done;
+	}
+	memset(row, 0, sizeof(uint16_t) * t->d);
+	if (out->cap - out->nrows >= n)
+	{
+		/* room already (the usual case: out made for n rows): the new rows zeroed in place */
+		for (uint32_t j = 0; j < t->d; j++)
+			memset(out->col[j] + base, 0, sizeof(uint16_t) * (size_t) n);
+		out->nrows += n;
+	}
+	else
+		for (uint64_t r = 0; r < n; r++)
+			if (dp_codes_append(out, row) != 0)
+			{
+				rc = -2;		/* dp_codes_append said why */
+				goto done;
+			}
+	if (nchunks == 1)
+		rc = draw_rows(t, n, base, rng, out, key, order, start, &placed, progress, progress_arg);
+	else
+	{
+		/*
+		 * Each chunk of `chunk` consecutive rows is drawn alone, from a generator seeded by one
+		 * output of rng (taken in chunk order before any is drawn): the rows depend on the
+		 * chunk size, not on the threads.  T chunks at a time, a heartbeat between.
+		 */
+		for (uint64_t i = 0; i < nchunks; i++)
+			seeds[i] = dp_prng_next(rng);
+		for (uint32_t w = 0; w < T; w++)
+		{
+			jobs[w].t = t;
+			jobs[w].out = out;
+			jobs[w].key = key + (size_t) w * rows;
+			jobs[w].order = order + (size_t) w * rows;
+			jobs[w].start = start + (size_t) w * (maxs + 1);
+		}
+		for (uint64_t i0 = 0; i0 < nchunks && rc == 0; i0 += T)
+		{
+			uint32_t	nj = nchunks - i0 < T ? (uint32_t) (nchunks - i0) : T;
+
+			for (uint32_t w = 0; w < nj; w++)
+			{
+				uint64_t	lo = (i0 + w) * chunk;
+
+				jobs[w].base = base + lo;
+				jobs[w].n = n - lo < chunk ? n - lo : chunk;
+				jobs[w].seed = seeds[i0 + w];
+			}
+			dp_run_parallel(chunk_worker, jobs, sizeof(chunk_job), nj);
+			if (dp_report(progress, progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
+				rc = -1;
+		}
+	}
 done:
+	dp_free(seeds);
 	dp_free(row);
 	dp_free(key);
 	dp_free(order);

@@ -146,4 +146,17 @@ int			dp_jtree_fit(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t 
 int			dp_jtree_draw(const dp_jtree *t, uint64_t n, dp_prng *rng, dp_codes *out,
 						  dp_progress_fn progress, void *progress_arg);
 
+/*
+ * dp_jtree_draw in chunks: with 0 < chunk < n, the rows are cut into chunks of `chunk`
+ * consecutive rows (the last one shorter), and each chunk is drawn as dp_jtree_draw draws rows (a
+ * stratified draw of its own rows) from a generator seeded by one output of rng, all the seeds
+ * taken in chunk order before any chunk is drawn; the chunks run on dp_threads() threads, a
+ * heartbeat of progress between every round of them.  The rows are a function of the tree, n,
+ * chunk and rng only, not of the threads.  Each chunk is stratified on its own, so a joint cell's
+ * count is off its expected n P by up to one per chunk rather than one in all.  chunk 0, or n or
+ * more: dp_jtree_draw itself, the same rows.  Returns as dp_jtree_draw.
+ */
+int			dp_jtree_draw_chunked(const dp_jtree *t, uint64_t n, uint64_t chunk, dp_prng *rng,
+								  dp_codes *out, dp_progress_fn progress, void *progress_arg);
+
 #endif							/* DP_JTREE_H */

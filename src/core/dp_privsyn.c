@@ -926,6 +926,21 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 			}
 		}
 		dp_free(z);
+		/* no merge in this column (every merged code its own one member, the same code): the
+		 * rows stay as they are, and no draw is made for them (none is for a one-member code) */
+		{
+			bool		same = ms == sizes[j];
+
+			for (uint32_t g = 0; g < ms && same; g++)
+				same = first[g + 1] - first[g] == 1 && members[first[g]] == g;
+			if (same)
+			{
+				dp_free(first);
+				dp_free(members);
+				dp_free(cum);
+				continue;
+			}
+		}
 		for (uint64_t i = 0; i < nrows; i++)
 		{
 			uint32_t	g = synth->col[j][i];

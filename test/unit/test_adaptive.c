@@ -854,6 +854,24 @@ test_selections(void)
 			   dp_adaptive_submodel_iters(60, 3000000) == 3 && dp_adaptive_submodel_iters(60, 7999999) == 3 &&
 			   dp_adaptive_submodel_iters(0, 100000000) == 3 && dp_adaptive_submodel_iters(160, 195366) == 5,
 			   "GUM after a sub-model from 2^19 rows: rows x k-way x iterations within 2^28, at least 3 iterations");
+	/* the sub-model's draw from 2^19 rows: an even number of chunks of at most 2^19 rows */
+	unit_check(dp_adaptive_draw_chunk(0) == 0 && dp_adaptive_draw_chunk(524287) == 0 &&
+			   dp_adaptive_draw_chunk(524288) == 262144 && dp_adaptive_draw_chunk(1009391) == 504696 &&
+			   dp_adaptive_draw_chunk(1048576) == 524288 && dp_adaptive_draw_chunk(1048577) == 262145 &&
+			   dp_adaptive_draw_chunk(3000000) == 500000 && dp_adaptive_draw_chunk(10000000) == 500000,
+			   "the sub-model's draw: one below 2^19 rows, then an even number of chunks of at most 2^19 rows");
+	/* ... and its fit: at most 3 sweeps from 2^19 rows, the fit's own bound below */
+	unit_check(dp_adaptive_submodel_sweeps(9, 524287) == 9 && dp_adaptive_submodel_sweeps(9, 524288) == 3 &&
+			   dp_adaptive_submodel_sweeps(2, 1000000) == 2 && dp_adaptive_submodel_sweeps(3, 1000000) == 3 &&
+			   dp_adaptive_submodel_sweeps(50, 195366) == 50,
+			   "the sub-model's fit: its own sweeps below 2^19 rows, at most 3 from there");
+	/* ... and GUM after it (and the rounds' estimates) count lazily from 2^19 rows, unless the caller chose a mode */
+	unit_check(dp_adaptive_huge_counting(DP_GUM_COUNT_AUTO, 524287.9) == DP_GUM_COUNT_AUTO &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_AUTO, 524288) == DP_GUM_COUNT_LAZY &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_AUTO, 10000000) == DP_GUM_COUNT_LAZY &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_INCREMENTAL, 1000000) == DP_GUM_COUNT_INCREMENTAL &&
+			   dp_adaptive_huge_counting(DP_GUM_COUNT_LAZY, 100) == DP_GUM_COUNT_LAZY,
+			   "GUM on a huge table: lazy counting from 2^19 rows in place of AUTO, the caller's mode otherwise");
 }
 
 

@@ -461,6 +461,126 @@ test_draw(void)
 	dp_codes_free(&t);
 }
 
+static int	cancel_at(void *arg, const dp_progress *pr);
+
+/* rows [lo, lo + n) of t as a table of their own (the same columns' memory, no copy) */
+static dp_codes
+rows_view(const dp_codes *t, uint64_t lo, uint64_t n)
+{
+	dp_codes	v = *t;
+
+	v.col = malloc(sizeof(uint16_t *) * t->ncols);
+	for (uint32_t j = 0; j < t->ncols; j++)
+		v.col[j] = t->col[j] + lo;
+	v.nrows = n;
+	v.cap = n;
+	return v;
+}
+
+/*
+ * dp_jtree_draw_chunked: chunk 0 or n and more is dp_jtree_draw (the same rows from the same
+ * generator); smaller chunks give the same rows on 1 and 2 threads (and leave the caller's
+ * generator where the same number of outputs leaves it), each chunk a stratified draw of its own
+ * rows (every clique's cell floor or ceil of m P(cell | separator) within the chunk), the last
+ * chunk shorter; its heartbeat cancels.
+ */
+static void
+test_draw_chunked(void)
+{
+	uint32_t	sizes[4] = {3, 4, 5, 6};
+	const uint32_t sets[3][3] = {{0, 1}, {1, 2}, {2, 3}};
+	const uint32_t nat[3] = {2, 2, 2};
+	const uint64_t n = 10007,
+				chunk = 2500;
+	dp_prng		rng,
+				a,
+				b;
+	dp_codes	t,
+				whole,
+				ref,
+				one,
+				two;
+	dp_marg		m[3];
+	dp_jtree	jt;
+	bool		same = true,
+				each = true,
+				differ = false;
+	uint32_t	saved = dp_threads();
+	int			left;
+
+	dp_prng_seed(&rng, 41);
+	random_table(&t, 4, sizes, 4000, &rng);
+	exact_all(m, &t, 3, sets, nat, sizes);
+	if (dp_jtree_build(&jt, m, 3, 4, sizes, 1000) != 0 || dp_jtree_fit(&jt, m, 3, 100, 1e-12, NULL, NULL) < 1)
+	{
+		unit_check(false, "a chain of 4: built and fitted");
+		return;
+	}
+	/* chunk 0 and chunk >= n: dp_jtree_draw's rows */
+	dp_prng_seed(&a, 5);
+	dp_codes_init(&ref, 4, n);
+	dp_jtree_draw(&jt, n, &a, &ref, NULL, NULL);
+	for (uint64_t c = 0; c <= n; c += n)
+	{
+		dp_prng_seed(&b, 5);
+		dp_codes_init(&whole, 4, n);
+		unit_check(dp_jtree_draw_chunked(&jt, n, c, &b, &whole, NULL, NULL) == 0 && whole.nrows == n,
+				   "chunk %llu of %llu rows: drawn", (unsigned long long) c, (unsigned long long) n);
+		for (uint32_t j = 0; j < 4 && same; j++)
+			same = memcmp(whole.col[j], ref.col[j], sizeof(uint16_t) * n) == 0;
+		same = same && dp_prng_next(&a) == dp_prng_next(&b);
+		dp_codes_free(&whole);
+		dp_prng_seed(&a, 5);
+		dp_codes_free(&ref);
+		dp_codes_init(&ref, 4, n);
+		dp_jtree_draw(&jt, n, &a, &ref, NULL, NULL);
+	}
+	unit_check(same, "chunk 0 and chunk n: the rows of dp_jtree_draw, the generator left where it leaves it");
+	/* smaller chunks: the same rows on 1 and 2 threads */
+	dp_set_threads(1);
+	dp_prng_seed(&a, 6);
+	dp_codes_init(&one, 4, n);
+	unit_check(dp_jtree_draw_chunked(&jt, n, chunk, &a, &one, NULL, NULL) == 0 && one.nrows == n,
+			   "chunks of 2,500 of 10,007 rows on one thread: drawn");
+	dp_set_threads(2);
+	dp_prng_seed(&b, 6);
+	dp_codes_init(&two, 4, n);
+	unit_check(dp_jtree_draw_chunked(&jt, n, chunk, &b, &two, NULL, NULL) == 0 && two.nrows == n,
+			   "... and on two");
+	same = dp_prng_next(&a) == dp_prng_next(&b);
+	for (uint32_t j = 0; j < 4 && same; j++)
+		same = memcmp(one.col[j], two.col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "chunks: the same rows on 1 and 2 threads, the generator left at the same place");
+	for (uint64_t lo = 0; lo < n; lo += chunk)
+	{
+		uint64_t	len = n - lo < chunk ? n - lo : chunk;
+		dp_codes	v = rows_view(&one, lo, len);
+
+		each = each && draw_ok(&jt, &v, len);
+		free(v.col);
+	}
+	unit_check(each, "every chunk (4 of 2,500 rows and one of 7): each clique's cells floor or ceil of m P within it");
+	dp_prng_seed(&a, 6);
+	dp_codes_init(&whole, 4, n);
+	dp_jtree_draw(&jt, n, &a, &whole, NULL, NULL);
+	for (uint32_t j = 0; j < 4 && !differ; j++)
+		differ = memcmp(whole.col[j], one.col[j], sizeof(uint16_t) * n) != 0;
+	unit_check(differ, "chunks draw other rows than one draw of them all from the same generator");
+	dp_codes_free(&whole);
+	dp_codes_init(&whole, 4, 200000);
+	left = 2;
+	unit_check(dp_jtree_draw_chunked(&jt, 200000, 20000, &a, &whole, cancel_at, &left) == -1,
+			   "a chunked draw of 200,000 rows cancelled by its heartbeat between chunks: -1");
+	dp_set_threads(saved);
+	dp_codes_free(&whole);
+	dp_codes_free(&one);
+	dp_codes_free(&two);
+	dp_codes_free(&ref);
+	dp_jtree_free(&jt);
+	free_margs(m, 3);
+	dp_codes_free(&t);
+}
+
 /*
  * Noisy marginals of a triangle (0,1), (1,2), (0,2) that admit no joint table: the fit stops when
  * a sweep no longer cuts the worst misfit (DP_JTREE_STALL), long before 2,000 sweeps, with every
@@ -878,6 +998,7 @@ main(void)
 	test_greedy();
 	test_fit_matches_full();
 	test_draw();
+	test_draw_chunked();
 	test_stall();
 	test_collapse();
 	test_errors();
