@@ -269,8 +269,8 @@ typedef struct DpUnit
 	 * its first scan, discovery's where it discovers); NULL: nothing to learn */
 	const struct dp_dgauss *learn_noise;
 	/* ... and the noise of its second release, drawn where no cell of the first stands above
-	 * DP_UNIT_LEARN_Z sd (learn_topped_up then; NULL: no second release, as for dp_marginal
-	 * and dp_discover) */
+	 * DP_UNIT_LEARN_TOPUP_Z sd (learn_topped_up then; NULL: no second release, as for
+	 * dp_discover and where the release could not spare the units) */
 	const struct dp_dgauss *learn_topup_noise;
 	bool		learn_topped_up;
 	/* ... and the expected L1 norm of the release's noise at sensitivity 1, against which k
