@@ -1,8 +1,9 @@
--- Learning the rows-per-unit bound in dp_marginal (issue 39): where no cell of the released
--- rows-per-unit histogram stands above 6 sd of its noise (DP_UNIT_LEARN_TOPUP_Z), dp_marginal
--- releases the histogram a second time with 3 times its rho, taken from the marginal's
--- (dp_schedule_unit_topup), and learns k from the precision-weighted mean of the two
--- (docs/PRIVACY.md, "Learning the rows-per-unit bound").  The charge is unchanged.
+-- Learning the rows-per-unit bound in dp_marginal and dp_discover (issue 39): where no cell of
+-- the released rows-per-unit histogram stands above 6 sd of its noise (DP_UNIT_LEARN_TOPUP_Z),
+-- the histogram is released a second time with 3 times its rho, taken from the marginal's
+-- (dp_schedule_unit_topup) or from the discovered columns' (dpsynth_unit_discover_topup), and k
+-- is learned from the precision-weighted mean of the two (docs/PRIVACY.md, "Learning the
+-- rows-per-unit bound").  The charge is unchanged.
 SET client_min_messages = warning;
 -- 100 persons of 4 rows at epsilon 1: the histogram's sd is about 32, so cell 4 stands about
 -- 3.1 sd high in the first release and passes the 3 sd shrink in about 55% of the calls (k 1
@@ -80,3 +81,35 @@ SELECT dp_privacy_unit('topup_mdecl', 'person', max_rows_per_unit => 2);
 SELECT count(*) AS cells FROM dp_marginal('topup_mdecl', ARRAY['g'], epsilon => 1);
 SELECT details ? 'rho_units_rows_per_unit' AS has_share, details ? 'rho_units_rows_per_unit_topup' AS has_topup
 FROM dpsynth.ledger WHERE relid = 'topup_mdecl'::regclass;
+
+-- dp_discover: 100 persons of 4 rows, each with the values a, b, c and d, at epsilon 1 (the
+-- histogram as dp_marginal's above); the values count the units holding them among their kept
+-- rows: 100 each at k = 4, about 25 at k = 1, where the selection's threshold (about 32) keeps
+-- few of them.  A table of its own for each call (the values found are kept)
+DO $$ BEGIN
+	FOR i IN 1..40 LOOP
+		EXECUTE format('CREATE TABLE topup_dd_%s (person int4 NOT NULL, v text NOT NULL)', i);
+		EXECUTE format('INSERT INTO topup_dd_%s SELECT i, chr(96 + j) FROM generate_series(1, 100) i, generate_series(1, 4) j', i);
+		PERFORM dp_protect(format('topup_dd_%s', i)::regclass, epsilon => 10, selection_delta => 1e-6);
+		PERFORM dp_privacy_unit(format('topup_dd_%s', i)::regclass, 'person', max_rows_per_unit => NULL);
+	END LOOP;
+END $$;
+CREATE TEMP TABLE topup_found (i int, cells int);
+DO $$ BEGIN
+	FOR i IN 1..40 LOOP
+		INSERT INTO topup_found SELECT i, d.cells FROM dp_discover(format('topup_dd_%s', i)::regclass, 1) d;
+	END LOOP;
+END $$;
+-- the four values (and the cell of the others: 5 cells) in at least 30 of 40 calls: k of 4 but
+-- where a cell of noise alone passes the shrink (about 4% of the calls: k then jumps to it, and
+-- the threshold above 100); with the first release alone, in about half of them (25 and 18 of
+-- 40 in two runs of 0.14.0's main; 30 or more with probability below 1%)
+SELECT count(*) AS calls, count(*) FILTER (WHERE cells = 5) >= 30 AS four_values_nearly_always FROM topup_found;
+-- the ledger: the second release's share, 3 times the first (one column: no rounding), from the
+-- column's units, the charge unchanged (the histogram's first release and the column's units)
+SELECT count(*) AS calls,
+	   bool_and((details->>'rho_units_rows_per_unit_topup')::int8 = 3 * (details->>'rho_units_rows_per_unit')::int8) AS topup_is_3_times,
+	   bool_and((details->>'rho_units_per_discovery_topped_up')::int8
+				= (details->>'rho_units_per_discovery')::int8 - (details->>'rho_units_rows_per_unit_topup')::int8) AS from_the_column,
+	   bool_and(abs((details->>'rho_units_per_discovery')::int8 + (details->>'rho_units_rows_per_unit')::int8 - rho * 1e12) < 2) AS charge_unchanged
+FROM dpsynth.ledger WHERE relid::regclass::text ~ '^topup_dd_[0-9]+$';
