@@ -82,14 +82,6 @@ double_key(double x)
 	return k;
 }
 
-int64
-dpsynth_discover_number_key(const Discovery *d, Datum value)
-{
-	if (dpsynth_value_is_integral(d->col->typid))
-		return dpsynth_value_int(d->col->typid, value);
-	return double_key(dpsynth_value_real(d->col->typid, value));
-}
-
 /* Counts one value n times (n rows hold it). */
 static void
 count_value(Discovery *d, Datum value, int64 n, MemoryContext arena)
@@ -746,37 +738,8 @@ fine_bounds(Discovery *d, double span_lo, double span_hi, const dp_dgauss *fine,
 		: dp_lingrid_init_real(&lg, span_lo, span_hi) != 0)
 		return -1;
 	cells = palloc0(sizeof(int64) * lg.ncells);
-	if (d->exact == NULL)
-	{
-		/* per unit: each cell counts the units with a kept row in it, once a unit */
-		uint64	   *last = palloc0(sizeof(uint64) * lg.ncells);
-
-		for (int64 i = 0; i < d->nunit_values; i++)
-		{
-			const DiscoverUnitValue *v = &d->unit_values[i];
-			uint32		cell;
-			double		x;
-
-			if ((i & 0xFFFF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (d->grid.integral)
-				cell = dp_lingrid_cell_int(&lg, v->key);
-			else
-			{
-				memcpy(&x, &v->key, sizeof(x));
-				cell = dp_lingrid_cell_real(&lg, x);
-			}
-			if (last[cell] != v->unit)
-			{
-				last[cell] = v->unit;
-				cells[cell]++;
-			}
-		}
-		pfree(last);
-	}
-	else
-		hash_seq_init(&seq, d->exact);
-	while (d->exact != NULL && (e = hash_seq_search(&seq)) != NULL)
+	hash_seq_init(&seq, d->exact);
+	while ((e = hash_seq_search(&seq)) != NULL)
 	{
 		double		x;
 
@@ -1061,8 +1024,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			d->cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
 			if (d->quantiles && cols[j].quantile_fine)
 				d->fine = palloc0(sizeof(int64) * (int64) (cols[j].quantile_upper - cols[j].quantile_lower + 1));
-			/* the second stage's exact counts (per unit: the units' values, discover_unit.c) */
-			if (!d->quantiles && !per_unit)
+			if (!d->quantiles)
 				d->exact = blob_hash("dpsynth discovered numbers", sizeof(int64), sizeof(NumberEntry), cxt);
 		}
 		maxatt = Max(maxatt, cols[j].attnum);
@@ -1071,8 +1033,9 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/*
 	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
-	 * unit every noise (the bounds' stages, the histograms', the selections', the refined bins'
-	 * stages) is set after the scan, at the k bounded
+	 * unit the bounds' fine stage is not run (it reads exact values), and every other noise (the
+	 * histograms', the selections', the refined bins' stages) is set after the scan, at the k
+	 * bounded
 	 */
 	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
 		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
@@ -1102,11 +1065,6 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, &left)) != 0)
 			elog(ERROR, "discovery noise out of range");
 		delta_each = dpsynth_unit_selection_delta(unit, &left);
-		/* bounds in two stages where both noises for the bounded unit (each stage counts units,
-		 * sqrt(k)) can be drawn at this k (public): split as the row-level path splits them */
-		two_stage = dp_bounds_split(dpsynth_units_rho(left.units_each), &rho_coarse, &rho_fine) == 0 &&
-			dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0) * (double) unit->max_rows) == 0 &&
-			dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0) * (double) unit->max_rows) == 0;
 		/* refined bins where both stages' noise for the bounded unit can be drawn at this k (public) */
 		refine = dp_binning_split(dpsynth_units_rho(left.units_each), &rho_1, &rho_2) == 0 &&
 			dp_dgauss_init(&stage1, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_1, 1.0), false)) == 0 &&
@@ -1133,7 +1091,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		else if (ds[k].quantiles)
 			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
 		else
-			release_bounds(relid, &ds[k], two_stage ? &coarse : per_unit ? &selection : &noise,
+			release_bounds(relid, &ds[k], per_unit ? &selection : two_stage ? &coarse : &noise,
 						   two_stage ? &fine : NULL, ledger_id, standalone, plan->min_bin_mass);
 	}
 	MemoryContextSwitchTo(old);

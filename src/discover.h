@@ -28,14 +28,6 @@ typedef struct ValueEntry
 	uint64		last_unit;		/* per unit: the last unit counted (1, 2, ...; 0 none) */
 } ValueEntry;
 
-/* A unit's value of a bounds column: the unit's ordinal in the scan (1, 2, ...) and the value's
- * key (the integer, or the bits of the double, -0 as 0: dpsynth_discover_number_key) */
-typedef struct DiscoverUnitValue
-{
-	uint64		unit;
-	int64		key;
-} DiscoverUnitValue;
-
 typedef struct Discovery
 {
 	DpColumn   *col;
@@ -46,11 +38,6 @@ typedef struct Discovery
 	int64	   *cells;
 	int64	   *fine;			/* quantile_fine: the exact count of every value of the bounds */
 	HTAB	   *exact;			/* bounds: exact count of every value, for the second stage */
-	/* bounds per unit (discover_unit.c): each unit's distinct values among its kept rows, as
-	 * (unit, value key) in unit order, for the second stage to count units per cell */
-	struct DiscoverUnitValue *unit_values;
-	int64		nunit_values;
-	int64		capunit_values;
 	/* quantiles: the released count of each learned bin and its variance (bin_prior), or NULL */
 	double	   *prior_est;
 	double	   *prior_var;
@@ -62,10 +49,6 @@ typedef struct Discovery
 extern ValueEntry *dpsynth_discover_entry(Discovery *d, Datum value, MemoryContext arena);
 /* ... and the grid cell of a number (clamped into the bounds of a quantile column), false for a NaN */
 extern bool dpsynth_discover_cell(const Discovery *d, Datum value, uint32 *cell);
-
-/* discover.c: the key a number of a bounds column is counted under (an integer as itself, a
- * double as its bits, -0 as 0) */
-extern int64 dpsynth_discover_number_key(const Discovery *d, Datum value);
 
 /*
  * discover_unit.c: the counts of a discovery per unit, from one scan of the rows each unit keeps

@@ -15,17 +15,11 @@
  *                                      sensitivity sqrt(k), and brings at most k values absent
  *                                      without it (the threshold, discover.c);
  *   bounds (numbers without a domain)  each cell of the log grid counts the units with a kept row
- *                                      in it, once a unit: L2 sensitivity sqrt(k); and each unit's
- *                                      distinct values among its kept rows are kept, (unit, value)
- *                                      in unit order (16 bytes each, at most one per kept row), from
- *                                      which the bounds' second stage counts the units with a kept
- *                                      row in each cell of its linear grid (discover.c, fine_bounds:
- *                                      once a unit a cell, L2 sensitivity sqrt(k) too).
+ *                                      in it, once a unit: L2 sensitivity sqrt(k).
  * A text value's code is its index among the values seen (two codes: up to 2^32 values); a
  * number's is its cell (the grids have fewer than 2^16 cells), then, where refined, its value's
- * index in the bounds (at most DP_BINNING_MAX_VALUES), or for a bounds column its value's key in
- * four codes (dpsynth_discover_number_key); a NULL, a NaN or a label too long is the column's
- * "none" code and counts nowhere.  No count of a unit's rows is read here.
+ * index in the bounds (at most DP_BINNING_MAX_VALUES); a NULL, a NaN or a label too long is the
+ * column's "none" code and counts nowhere.  No count of a unit's rows is read here.
  */
 #include "discover.h"
 
@@ -34,7 +28,6 @@
 #include "utils/memutils.h"
 
 #define NONE_ID		PG_UINT32_MAX	/* a category column's code pair for no value */
-#define BOUNDS_KEY_CODES 4			/* a bounds column's value key: 64 bits in 16-bit codes */
 
 typedef struct UnitCounts
 {
@@ -101,14 +94,7 @@ encode_row(TupleTableSlot *slot, dp_code *codes, void *arg)
 			bool		some = !slot->tts_isnull[a] && dpsynth_discover_cell(d, slot->tts_values[a], &cell);
 
 			c[0] = some ? (dp_code) cell : (dp_code) dp_loggrid_ncells(&d->grid);
-			if (!d->quantiles)	/* bounds: the value's key, for the second stage */
-			{
-				uint64		key = some ? (uint64) dpsynth_discover_number_key(d, slot->tts_values[a]) : 0;
-
-				for (int w = 0; w < BOUNDS_KEY_CODES; w++)
-					c[1 + w] = (dp_code) (key >> (16 * w));
-			}
-			else if (d->fine)		/* an integer clamped into the bounds: its index there */
+			if (d->fine)		/* an integer clamped into the bounds: its index there */
 				c[1] = some ? (dp_code) (Min(Max(dpsynth_value_int(d->col->typid, slot->tts_values[a]),
 												 (int64) d->col->quantile_lower),
 											 (int64) d->col->quantile_upper) - (int64) d->col->quantile_lower) : 0;
@@ -116,32 +102,6 @@ encode_row(TupleTableSlot *slot, dp_code *codes, void *arg)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(uc->rowcxt);
-}
-
-/*
- * A bounds column's value of the current unit's kept row, kept once a unit (the unit's entries are
- * the last ones, at most k of them, searched back): at most one entry per kept row.
- */
-static void
-keep_unit_value(UnitCounts *uc, Discovery *d, const dp_code *c)
-{
-	uint64		key = 0;
-
-	for (int w = 0; w < BOUNDS_KEY_CODES; w++)
-		key |= (uint64) c[w] << (16 * w);
-	for (int64 i = d->nunit_values - 1; i >= 0 && d->unit_values[i].unit == uc->unit; i--)
-		if (d->unit_values[i].key == (int64) key)
-			return;
-	if (d->nunit_values == d->capunit_values)
-	{
-		d->capunit_values = Max(d->capunit_values + d->capunit_values / 2, 1024);
-		d->unit_values = d->unit_values == NULL ?
-			MemoryContextAllocHuge(uc->arena, sizeof(DiscoverUnitValue) * (Size) d->capunit_values) :
-			repalloc_huge(d->unit_values, sizeof(DiscoverUnitValue) * (Size) d->capunit_values);
-	}
-	d->unit_values[d->nunit_values].unit = uc->unit;
-	d->unit_values[d->nunit_values].key = (int64) key;
-	d->nunit_values++;
 }
 
 /* A kept row: its quantile cells counted; its values and bounds cells once per unit. */
@@ -179,14 +139,10 @@ count_row(const dp_code *codes, bool first, void *arg)
 				if (d->fine)
 					d->fine[c[1]]++;
 			}
-			else
+			else if (uc->cell_unit[k][c[0]] != uc->unit)
 			{
-				if (uc->cell_unit[k][c[0]] != uc->unit)
-				{
-					uc->cell_unit[k][c[0]] = uc->unit;
-					d->cells[c[0]]++;
-				}
-				keep_unit_value(uc, d, c + 1);
+				uc->cell_unit[k][c[0]] = uc->unit;
+				d->cells[c[0]]++;
 			}
 		}
 	}
@@ -209,7 +165,7 @@ dpsynth_discover_unit_counts(Relation rel, DpUnit *u, Discovery *ds, int nd, Mem
 	for (int k = 0; k < nd; k++)
 	{
 		uc.at[k] = uc.ncodes;
-		uc.ncodes += ds[k].categories || ds[k].fine ? 2 : !ds[k].quantiles ? 1 + BOUNDS_KEY_CODES : 1;
+		uc.ncodes += ds[k].categories || ds[k].fine ? 2 : 1;
 		uc.maxatt = Max(uc.maxatt, ds[k].col->attnum);
 		if (ds[k].categories)
 			continue;
