@@ -36,7 +36,8 @@
 #   RUNS=5 EPSILONS="0.3 1 3" bench/units.sh [--record]
 #   bench/units.sh --summarize DIR... [--record]   (one table of the runs already in the DIRs, e.g.
 #                                                   an interrupted run's bench/out/units.PID)
-# Other settings: DATASETS ("covid_testing males"), METHODS, KS_covid_testing ("1 2 4"),
+# Other settings: UNDECLARED_DATASET (e.g. UNDECLARED_males="year,school,exper,wage": for unit and
+# unitconst, columns left without a domain, whose bounds the call discovers by DP), DATASETS ("covid_testing males"), METHODS, KS_covid_testing ("1 2 4"),
 # KS_males ("1 2 4 8") (ANCHORS.md's k; KS_METHOD_DATASET, e.g. KS_unit_covid_testing="learned 1",
 # overrides them for one method), UNITS_DB (units), EVAL_JOBS (2: evaluations run beside the
 # next synthesis, each on one thread; at most one synthesis at a time), FOCUS (empty; 1: every
@@ -229,7 +230,7 @@ wait_slot() {	# at most EVAL_JOBS evaluations at a time
 }
 
 run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
-	local m=$1 d=$2 k=$3 eps=$4 run=$5 t csv rho_person eps_call out info disc const=null
+	local m=$1 d=$2 k=$3 eps=$4 run=$5 t csv rho_person eps_call out info disc const=null undeclared
 	t="${d}_${m}"
 	csv="$OUT/synth-$m-$d-$k-$eps-$run.csv"
 	rho_person=$(psql -X -qAt -d "$DB" -c "SELECT dp_rho($eps, $DELTA)")
@@ -248,8 +249,9 @@ run_once() {	# $1 method, $2 dataset, $3 k, $4 epsilon, $5 run
 		make_table "$d" "$t" "${IDS[$d]}" 1000000 "$run" || return 1
 		psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "SELECT dp_protect('$t', epsilon => 999999, discovery => ${UNIT_DISCOVERY:-true})" \
 			-c "SELECT dp_privacy_unit('$t', '${UNIT[$d]}', max_rows_per_unit => $([ "$k" = learned ] && echo NULL || echo "$k"))" >/dev/null || return 1
+		undeclared=UNDECLARED_$d
 		echo "SELECT dp_declare('$t', :'dom'::jsonb);" | psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
-			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}")" >/dev/null || return 1
+			-v dom="$(domain_without "$d" "${UNIT[$d]},${IDS[$d]}${!undeclared:+,${!undeclared}}")" >/dev/null || return 1
 		eps_call=$eps
 		if [ "$m" = unitconst ]; then
 			psql -X -q -d "$DB" -v ON_ERROR_STOP=1 \
@@ -289,7 +291,7 @@ done
 # the command that reproduces the table: every setting that changes a synthesis, the k of each
 # method and dataset included (KS_*: learned or declared), as this run had them
 ks=""
-for v in $(compgen -v | grep '^KS_' | sort); do ks="$ks $v=\"${!v}\""; done
+for v in $(compgen -v | grep '^KS_\|^UNDECLARED_' | sort); do ks="$ks $v=\"${!v}\""; done
 cmd="RUNS=$RUNS EPSILONS=\"$EPSILONS\" DATASETS=\"$DATASETS\" METHODS=\"${methods# }\"$ks${FOCUS:+ FOCUS=$FOCUS}${UNIT_DISCOVERY:+ UNIT_DISCOVERY=$UNIT_DISCOVERY} bench/units.sh"
 /usr/bin/python3 - "$OUT/meta.json" <<PY
 import json, sys

@@ -1054,13 +1054,19 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		 * charge): the quantile grids count rows (sensitivity k), categories and bounds count
 		 * units (sqrt(k)), the threshold meets delta_each / k (discover_unit.c, units.c).
 		 */
+		dp_plan		left = *plan;
+
 		dpsynth_discover_unit_counts(rel, unit, ds, nd, cxt);
-		if (dp_dgauss_init(&noise, dpsynth_unit_rows_sigma2(unit, plan)) != 0 ||
-			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, plan)) != 0)
+		/* dp_discover: the histogram's second release, where drawn, took learn_topup_each of each
+		 * column's units (dpsynth_unit_discover_topup checked the noise at what is left) */
+		if (unit->learn_topped_up)
+			left.units_each -= unit->learn_topup_each;
+		if (dp_dgauss_init(&noise, dpsynth_unit_rows_sigma2(unit, &left)) != 0 ||
+			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, &left)) != 0)
 			elog(ERROR, "discovery noise out of range");
-		delta_each = dpsynth_unit_selection_delta(unit, plan);
+		delta_each = dpsynth_unit_selection_delta(unit, &left);
 		/* refined bins where both stages' noise for the bounded unit can be drawn at this k (public) */
-		refine = dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
+		refine = dp_binning_split(dpsynth_units_rho(left.units_each), &rho_1, &rho_2) == 0 &&
 			dp_dgauss_init(&stage1, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_1, 1.0), false)) == 0 &&
 			dp_dgauss_init(&stage2, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_2, 1.0), false)) == 0;
 	}

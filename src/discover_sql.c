@@ -92,6 +92,8 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	double		discovery_sigma2;
 	int64		units_learn;
 	dp_dgauss	learn_noise;
+	dp_dgauss	topup_noise;
+	int64		topup_each;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -146,6 +148,9 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	if (citus)
 		dpsynth_citus_check_discovery(rel, relid, todo, ntodo);
 	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, todo, ntodo, &plan, epsilon);
+	/* ... and its second release, where the first has no cell above its shrink, from the
+	 * discovered columns' units where they can spare them (units.c) */
+	topup_each = dpsynth_unit_discover_topup(&unit, &plan, units_learn, &topup_noise);
 
 	ledger_id = dpsynth_charge(relid, "dp_discover", OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(names)),
 							   epsilon, delta, plan.units_charged + units_learn, plan.delta_charged,
@@ -153,7 +158,13 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 										", \"delta_per_selection\": %.17g%s%s%s}",
 										plan.ndiscover, plan.units_each, plan.delta_each,
 										dpsynth_unit_json(&unit, false),
-										units_learn > 0 ? psprintf(", \"rho_units_rows_per_unit\": " INT64_FORMAT, units_learn) : "",
+										units_learn > 0 ?
+										psprintf(", \"rho_units_rows_per_unit\": " INT64_FORMAT
+												 ", \"rho_units_rows_per_unit_topup\": " INT64_FORMAT "%s",
+												 units_learn, topup_each * plan.ndiscover,
+												 topup_each > 0 ?
+												 psprintf(", \"rho_units_per_discovery_topped_up\": " INT64_FORMAT,
+														  plan.units_each - topup_each) : "") : "",
 										dpsynth_unit_discovery_json(&unit, discovery_sigma2)));
 
 	/* ---- from here on, nothing may fail or speak depending on the data ---- */

@@ -269,10 +269,13 @@ typedef struct DpUnit
 	 * its first scan, discovery's where it discovers); NULL: nothing to learn */
 	const struct dp_dgauss *learn_noise;
 	/* ... and the noise of its second release, drawn where no cell of the first stands above
-	 * DP_UNIT_LEARN_Z sd (learn_topped_up then; NULL: no second release, as for dp_marginal
-	 * and dp_discover) */
+	 * DP_UNIT_LEARN_TOPUP_Z sd (learn_topped_up then; NULL: no second release, where the
+	 * release could not spare the units) */
 	const struct dp_dgauss *learn_topup_noise;
 	bool		learn_topped_up;
+	/* ... and the rho units each discovered column gives to it where it is drawn (dp_discover,
+	 * whose units are all discovery's; 0: it comes from the method's or the marginal's) */
+	int64		learn_topup_each;
 	/* ... and the expected L1 norm of the release's noise at sensitivity 1, against which k
 	 * weighs the rows it drops (dp_unit_pick_k_weighed; public; 0: the quantile alone) */
 	double		learn_noise_l1;
@@ -319,6 +322,8 @@ extern double dpsynth_unit_discovery_sigma2(DpUnit *u, Oid relid, const DpColumn
 extern double dpsynth_unit_rows_sigma2(const DpUnit *u, const dp_plan *plan);
 /* A release whose k is learned: its rho units for the rows-per-unit histogram, u->learn_noise set
  * (0 for a declared k); 22023 before the charge where they cannot buy a drawable noise. */
+extern int64 dpsynth_unit_discover_topup(DpUnit *u, const dp_plan *plan, int64 units_learn,
+										 struct dp_dgauss *noise);
 extern int64 dpsynth_unit_learn_share(DpUnit *u, Oid relid, int64 units, double epsilon,
 									  struct dp_dgauss *noise);
 /* ... for its selections of values and cells, which count units (sensitivity sqrt(k)) */

@@ -16,8 +16,9 @@
  * Where k is learned (max_rows_per_unit NULL), the release's first scan (discovery's, where
  * quantile bins are learned, so that they are counted at the learned k; else the marginal's)
  * learns it first from a released histogram of the units' row counts (1 / DPSYNTH_UNIT_LEARN_PARTS
- * of the rho), and the noise is set for the bounds learned (docs/PRIVACY.md, "Learning the
- * rows-per-unit bound").
+ * of the rho; where none of its cells stands above DP_UNIT_LEARN_TOPUP_Z sd, a second release
+ * with DP_SCHEDULE_UNIT_SHAPE_TOPUP times that, from the marginal's share), and the noise is set
+ * for the bounds learned (docs/PRIVACY.md, "Learning the rows-per-unit bound").
  */
 #include "dpsynth.h"
 
@@ -39,6 +40,7 @@
 #include "dp_counts.h"
 #include "dp_discovery.h"
 #include "dp_sampler.h"
+#include "dp_schedule.h"
 #include "release_guard.h"
 
 typedef struct CellCounter
@@ -126,8 +128,11 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	DpUnit		unit;
 	double		discovery_sigma2;
 	dp_dgauss	learn_noise;
+	dp_dgauss	topup_noise;
 	int64		units_learn = 0;
+	int64		units_topup = 0;
 	double		unit_sigma2;
+	volatile double topup_sigma2 = 0;	/* read after the guard's setjmp (release_guard.h) */
 
 	/* ---- validate arguments ---- */
 	if (PG_ARGISNULL(0))
@@ -176,6 +181,24 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 			unit.learn_noise_l1 *= dpsynth_unit_column_cells(&cols[j]);
 		/* ... at the marginal's sensitivity, which the cell bound lowers */
 		unit.learn_cell = unit.declared_cell;
+
+		/*
+		 * The histogram's second release, where its first has no cell above its shrink (units.c's
+		 * learn_k): DP_SCHEDULE_UNIT_SHAPE_TOPUP times its units, from the marginal's
+		 * (dp_schedule_unit_topup), offered only where the marginal keeps a unit after it and both
+		 * noises are drawable at the ceiling (public numbers), so taking it cannot fail after the
+		 * charge.  The weighing above reads the marginal's noise without it, as dp_synthesize's.
+		 */
+		units_topup = dp_schedule_unit_topup(plan.units_release - units_learn, units_learn);
+		if (units_topup > 0)
+		{
+			topup_sigma2 = dp_gaussian_sigma2(dpsynth_units_rho(plan.units_release - units_learn - units_topup), 1.0);
+			if (dp_dgauss_init(&topup_noise, 1.0 / (2.0 * dpsynth_units_rho(units_topup))) == 0 &&
+				dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, topup_sigma2, true)) == 0)
+				unit.learn_topup_noise = &topup_noise;
+			else
+				units_topup = 0;
+		}
 	}
 	if (dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, unit_sigma2, true)) != 0)
 	{
@@ -202,8 +225,11 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 							   psprintf("{\"sigma2\": %s, \"discovered_columns\": %d, "
 										"\"rho_units_per_discovery\": " INT64_FORMAT ", \"delta_per_selection\": %.17g%s}",
 										unit.learn_k ?
-										psprintf("null, \"sigma2_per_sensitivity2\": %.17g, \"rho_units_rows_per_unit\": " INT64_FORMAT,
-												 unit_sigma2, units_learn) :
+										psprintf("null, \"sigma2_per_sensitivity2\": %.17g, \"rho_units_rows_per_unit\": " INT64_FORMAT
+												 ", \"rho_units_rows_per_unit_topup\": " INT64_FORMAT "%s",
+												 unit_sigma2, units_learn, units_topup,
+												 units_topup > 0 ?
+												 psprintf(", \"sigma2_per_sensitivity2_topped_up\": %.17g", topup_sigma2) : "") :
 										psprintf("%.17g", dp_dgauss_sigma2(&noise)), plan.ndiscover, plan.units_each, plan.delta_each,
 										foreign != NIL ? psprintf(", \"foreign_partitions\": %d", list_length(foreign)) :
 										psprintf("%s%s", dpsynth_unit_json(&unit, true),
@@ -247,7 +273,10 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 			palloc(sizeof(int64) * unit.max_rows), palloc(sizeof(int) * unit.max_rows)};
 
 		dpsynth_scan_unit_codes(rel, cols, ncols, &unit, count_unit_row, &uc, NULL);
-		/* k learned by the scan: the noise for its bounds, in range (checked before the charge) */
+		/* k learned by the scan: the noise for its bounds, from what the histogram's second
+		 * release left where it was drawn, in range (both checked before the charge) */
+		if (unit.learn_k && unit.learn_topped_up)
+			unit_sigma2 = topup_sigma2;
 		if (unit.learn_k && dp_dgauss_init(&noise, dpsynth_unit_sigma2(&unit, unit_sigma2, true)) != 0)
 			dpsynth_noise_refused();
 	}

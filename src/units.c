@@ -50,6 +50,7 @@
 #include "dp_env.h"
 #include "dp_random.h"
 #include "dp_sampler.h"
+#include "dp_schedule.h"
 #include "dp_units.h"
 
 /* The columns constant within a unit: column 5 of dpsynth_unit_load's row, a text[], into u. */
@@ -327,9 +328,45 @@ dpsynth_unit_learn_share(DpUnit *u, Oid relid, int64 units, double epsilon, dp_d
 	u->learn_noise = noise;
 	u->learn_topup_noise = NULL;
 	u->learn_topped_up = false;
+	u->learn_topup_each = 0;
 	u->learn_noise_l1 = 0;
 	u->learn_cell = 0;
 	return share;
+}
+
+/*
+ * dp_discover, whose units are all discovery's (plan, after units_learn for the histogram that
+ * learns k): the histogram's second release, drawn where no cell of its first stands above
+ * DP_UNIT_LEARN_TOPUP_Z sd (learn_k), from the discovered columns' units: each gives t =
+ * ceil(DP_SCHEDULE_UNIT_SHAPE_TOPUP units_learn / ndiscover), and the release gets the
+ * ndiscover t units they give.  Offered (u->learn_topup_noise set with noise, u->learn_topup_each
+ * t, t returned) only where each column keeps a unit after it and every noise discovery then
+ * draws is drawable at every k up to the ceiling, as dpsynth_unit_discovery_sigma2 checks for the
+ * whole units_each, and the second release's noise is too (public numbers: the plan's); 0 (none
+ * offered) otherwise, or without a unit, a learned k or a discovery.
+ */
+int64
+dpsynth_unit_discover_topup(DpUnit *u, const dp_plan *plan, int64 units_learn, dp_dgauss *noise)
+{
+	int64		t;
+	double		sigma2_1;
+	dp_dgauss	g;
+
+	if (!u->on || !u->learn_k || u->learned || plan->ndiscover < 1 || units_learn < 1 ||
+		units_learn > INT64_MAX / (2 * DP_SCHEDULE_UNIT_SHAPE_TOPUP))
+		return 0;
+	t = (DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_learn + plan->ndiscover - 1) / plan->ndiscover;
+	if (plan->units_each - t < 1)
+		return 0;
+	sigma2_1 = dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each - t), 1.0);
+	if (dp_dgauss_init(noise, 1.0 / (2.0 * dpsynth_units_rho(t * plan->ndiscover))) != 0 ||
+		dp_unit_noise_drawable(sigma2_1, DP_UNIT_LEARN_MAX) != 0 ||
+		(plan->ntext > 0 && (dp_dgauss_init(&g, sigma2_1 * DP_UNIT_LEARN_MAX) != 0 ||
+							 dp_partition_threshold(&g, plan->delta_each / DP_UNIT_LEARN_MAX) <= 0)))
+		return 0;
+	u->learn_topup_noise = noise;
+	u->learn_topup_each = t;
+	return t;
 }
 
 /*
@@ -466,7 +503,7 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * noise alone dropped at 3 sd (dp_unit_fold_hist; post-processing: min(rows, k) is a function of
  * min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at k and release nothing more
  * about the units' rows (u->learned).  Where no cell of the release stands above
- * DP_UNIT_LEARN_TOPUP_Z sd and the release offers a second one (u->learn_topup_noise: dp_synthesize, from the method's
+ * DP_UNIT_LEARN_TOPUP_Z sd and the release offers a second one (u->learn_topup_noise: dp_synthesize and dp_marginal, from the method's or the marginal's
  * units), the same counts are released again with it, and k and the fold read the
  * precision-weighted mean of the two (u->learn_topped_up; docs/PRIVACY.md).
  */

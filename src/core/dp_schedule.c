@@ -101,6 +101,15 @@ add_shape(dp_schedule *s, const dp_schedule_input *in, int64_t units_shape, int6
 		dp_units_rho(units), dp_units_rho(units), dp_units_rho(units));
 }
 
+int64_t
+dp_schedule_unit_topup(int64_t units_rest, int64_t units_shape)
+{
+	if (units_shape < 1 || units_shape > (INT64_MAX - 1) / DP_SCHEDULE_UNIT_SHAPE_TOPUP)
+		return 0;
+	return units_rest - DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_shape >= 1 ?
+		DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_shape : 0;
+}
+
 int
 dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 {
@@ -123,9 +132,8 @@ dp_schedule_make(const dp_schedule_input *in, dp_schedule *s)
 		if (units_method < 1)
 			return -1;
 		/* the second release of the histogram, where it fits */
-		if (units_method - DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_shape >= 1)
-			units_topup = DP_SCHEDULE_UNIT_SHAPE_TOPUP * units_shape;
-		else if (in->unit_rows_topup)
+		units_topup = dp_schedule_unit_topup(units_method, units_shape);
+		if (units_topup == 0 && in->unit_rows_topup)
 			return -1;
 		if (in->unit_rows_topup)
 			units_method -= units_topup;

@@ -184,6 +184,15 @@ typedef struct dp_schedule_input
 int			dp_schedule_make(const dp_schedule_input *in, dp_schedule *s);
 
 /*
+ * The units of the rows-per-unit histogram's second release (where k is learned and no cell of
+ * the first stands above DP_UNIT_LEARN_TOPUP_Z sd): DP_SCHEDULE_UNIT_SHAPE_TOPUP units_shape,
+ * taken from units_rest, the units the release's method (dp_synthesize's) or marginal
+ * (dp_marginal's) has after the first; 0 where that would leave it no unit (or units_shape < 1).
+ * dp_schedule_make and dp_marginal (src/marginal.c) both offer it through this rule.
+ */
+int64_t		dp_schedule_unit_topup(int64_t units_rest, int64_t units_shape);
+
+/*
  * The method's part alone, from the rho it is given (what dp_privsyn_run and dp_adaptive_run
  * call): s->units_* are 0; 0, or -1 if rho is not positive and finite, d == 0, or call is not
  * a synthesis method.

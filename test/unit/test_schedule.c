@@ -244,6 +244,15 @@ test_values(void)
 		in.unit_rows_topup = true;
 		unit_check(dp_schedule_make(&in, &s) == -1, "... and refused if asked");
 		in.unit_rows_topup = false;
+		/* the rule dp_marginal offers it by (src/marginal.c): the same as the schedule's */
+		unit_check(dp_schedule_unit_topup(49, 1) == DP_SCHEDULE_UNIT_SHAPE_TOPUP &&
+				   dp_schedule_unit_topup(DP_SCHEDULE_UNIT_SHAPE_TOPUP + 1, 1) == DP_SCHEDULE_UNIT_SHAPE_TOPUP &&
+				   dp_schedule_unit_topup(DP_SCHEDULE_UNIT_SHAPE_TOPUP, 1) == 0 &&
+				   dp_schedule_unit_topup(1000, 0) == 0 && dp_schedule_unit_topup(1000, -1) == 0 &&
+				   dp_schedule_unit_topup(INT64_MAX, INT64_MAX / 2) == 0 &&
+				   dp_schedule_unit_topup(INT64_MAX, 1000) == DP_SCHEDULE_UNIT_SHAPE_TOPUP * 1000,
+				   "dp_schedule_unit_topup: %d times the histogram's units where the rest keeps one, else none",
+				   DP_SCHEDULE_UNIT_SHAPE_TOPUP);
 	}
 	in.unit_rows_first = false;
 	in.unit_rows = 10;
