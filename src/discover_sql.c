@@ -148,7 +148,7 @@ dpsynth_discover_sql(PG_FUNCTION_ARGS)
 	if (citus)
 		dpsynth_citus_check_discovery(rel, relid, todo, ntodo);
 	discovery_sigma2 = dpsynth_unit_discovery_sigma2(&unit, relid, todo, ntodo, &plan, epsilon);
-	/* ... and its second release, where the first has no cell above its shrink, from the
+	/* ... and its second release, where the first has no cell above DP_UNIT_LEARN_TOPUP_Z sd, from the
 	 * discovered columns' units where they can spare them (units.c) */
 	topup_each = dpsynth_unit_discover_topup(&unit, &plan, units_learn, &topup_noise);
 

@@ -102,6 +102,36 @@ count_unit_row(const dp_code *codes, bool first, void *arg)
 	}
 }
 
+/* The released cells as rows (labels, noisy count): labels[j][c] is column j's label of code c. */
+static void
+put_cells(ReturnSetInfo *rsinfo, const DpColumn *cols, int ncols, const int64 *strides, int64 ncells,
+		  const Datum *const *labels, const bool *const *label_nulls, const int64 *counts)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * ncols);
+	bool	   *enulls = palloc(sizeof(bool) * ncols);
+	int			dims[1] = {ncols};
+	int			lbs[1] = {1};
+
+	for (int64 i = 0; i < ncells; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < ncols; j++)
+		{
+			dp_code		c = (dp_code) ((i / strides[j]) % dp_domain_ncodes(&cols[j].domain));
+
+			elems[j] = labels[j][c];
+			enulls[j] = label_nulls[j][c];
+		}
+		values[0] = PointerGetDatum(construct_md_array(elems, enulls, 1, dims, lbs,
+													   TEXTOID, -1, false, TYPALIGN_INT));
+		values[1] = Int64GetDatum(counts[i]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
 PG_FUNCTION_INFO_V1(dpsynth_marginal);
 Datum
 dpsynth_marginal(PG_FUNCTION_ARGS)
@@ -183,8 +213,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 		unit.learn_cell = unit.declared_cell;
 
 		/*
-		 * The histogram's second release, where its first has no cell above its shrink (units.c's
-		 * learn_k): DP_SCHEDULE_UNIT_SHAPE_TOPUP times its units, from the marginal's
+		 * The histogram's second release, where its first has no cell above DP_UNIT_LEARN_TOPUP_Z sd
+		 * (units.c's learn_k): DP_SCHEDULE_UNIT_SHAPE_TOPUP times its units, from the marginal's
 		 * (dp_schedule_unit_topup), offered only where the marginal keeps a unit after it and both
 		 * noises are drawable at the ceiling (public numbers), so taking it cannot fail after the
 		 * charge.  The weighing above reads the marginal's noise without it, as dp_synthesize's.
@@ -290,31 +320,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	if (dp_noise_counts(&noise, counts, counts, ncells) != 0)
 		dpsynth_noise_refused();
 
-	{
-		Datum	   *elems = palloc(sizeof(Datum) * ncols);
-		bool	   *enulls = palloc(sizeof(bool) * ncols);
-		int			dims[1] = {ncols};
-		int			lbs[1] = {1};
-
-		for (int64 i = 0; i < ncells; i++)
-		{
-			Datum		values[2];
-			bool		nulls[2] = {false, false};
-
-			CHECK_FOR_INTERRUPTS();
-			for (int j = 0; j < ncols; j++)
-			{
-				dp_code		c = (dp_code) ((i / strides[j]) % dp_domain_ncodes(&cols[j].domain));
-
-				elems[j] = labels[j][c];
-				enulls[j] = label_nulls[j][c];
-			}
-			values[0] = PointerGetDatum(construct_md_array(elems, enulls, 1, dims, lbs,
-														   TEXTOID, -1, false, TYPALIGN_INT));
-			values[1] = Int64GetDatum(counts[i]);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-	}
+	put_cells(rsinfo, cols, ncols, strides, ncells, (const Datum *const *) labels,
+			  (const bool *const *) label_nulls, counts);
 
 	table_close(rel, NoLock);	/* keep the lock until the end of the transaction */
 	dpsynth_complete(ledger_id);

@@ -376,7 +376,7 @@ plan_schedule(SynthCall *c)
 	/* k learned with discovery: the histogram is released first, by discovery's scan */
 	in.unit_rows_first = c->unit.learn_k && c->plan.ndiscover > 0;
 	/* ... and released a second time, from the method's units, where the first had no cell above
-	 * its shrink (units.c's learn_k) */
+	 * DP_UNIT_LEARN_TOPUP_Z sd (units.c's learn_k) */
 	in.unit_rows_topup = c->unit.learn_k && c->unit.learn_topped_up;
 	if (dp_schedule_make(&in, &c->sched) != 0)
 		return false;
@@ -438,7 +438,7 @@ plan_unit(SynthCall *c)
 	if (c->unit.learn_k)
 	{
 		c->unit.learn_noise = &c->shape_noise;
-		/* the second release, where the first has no cell above its shrink: the schedule's units
+		/* the second release, where the first has no cell above DP_UNIT_LEARN_TOPUP_Z sd: the schedule's units
 		 * for it (0 where the method could not spare them), at a noise the sampler can draw */
 		c->unit.learn_topup_noise = NULL;
 		if (c->sched.units_topup > 0 &&

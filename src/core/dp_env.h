@@ -57,7 +57,9 @@ void		dp_free(void *p);
 /* A message for the user, formatted as printf. */
 void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
-/* Lets a cancel in (a long loop calls this at least every few milliseconds). */
+/* Lets a cancel in (a long loop calls this at least every few milliseconds; a draw of a big
+ * table's rows in chunks on threads, dp_jtree_draw_chunked, between its rounds of chunks: about
+ * 0.1 s apart at 2^19 rows a chunk). */
 void		dp_check_interrupts(void);
 
 /*
@@ -65,7 +67,8 @@ void		dp_check_interrupts(void);
  * may run at once: the calling thread and helpers started by dp_run_parallel (dp_parallel.c).
  * Read when a computation starts by its users: GUM (dp_gum_run: the parts its rows are cut into;
  * a small table is one part whatever the setting) and the adaptive method (dp_adaptive_run: its
- * candidates' exact counts and its rounds' scores; small jobs run on one thread).  The rows
+ * candidates' exact counts and its rounds' scores; small jobs run on one thread), and the rows of
+ * a big table's sub-model (dp_jtree_draw_chunked: its chunks, from 2^19 rows).  The rows
  * produced do not depend on it.  The embedder sets it whenever its own setting changes (not while
  * the core runs); a value outside 1..DP_MAX_THREADS is clamped into it.
  */

@@ -1,7 +1,7 @@
 /*
  * dp_parallel.c - the core's thread pool for one pass: dp_run_parallel (declared in
- * dp_internal.h), used by GUM's visits (dp_gum_update.c) and the adaptive method's exact counts and
- * scores (dp_adaptive.c).
+ * dp_internal.h), used by GUM's visits (dp_gum_update.c), the adaptive method's exact counts and
+ * scores (dp_adaptive.c) and the chunks of a big table's sub-model draw (dp_jtree_draw_chunked).
  */
 #include <pthread.h>
 #include <signal.h>

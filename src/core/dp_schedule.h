@@ -13,9 +13,10 @@
  *   ROWS_PER_UNIT   a table with a privacy unit: units_shape = max(units_release /
  *                   DP_SCHEDULE_UNIT_SHAPE_PARTS, 1) units for the rows-per-unit histogram (k
  *                   cells, discrete Gaussian, sensitivity 1: one unit is in one cell); where k
- *                   is learned and no cell of that release stands above its shrink, a second
- *                   release of DP_SCHEDULE_UNIT_SHAPE_TOPUP units_shape units taken from the
- *                   method's (unit_rows_topup: decided from the first release alone)
+ *                   is learned and no cell of that release stands above DP_UNIT_LEARN_TOPUP_Z
+ *                   sd, a second release of DP_SCHEDULE_UNIT_SHAPE_TOPUP units_shape units
+ *                   taken from the method's (unit_rows_topup: decided from the first release
+ *                   alone)
  *   the method      the remaining units_method units, as rho_method = dp_units_rho(units_method)
  *                   / unit_sens2 (a unit changes at most k rows: group privacy, src/units.c):
  *     MARGINAL        dp_marginal: one marginal, discrete Gaussian, all of rho_method
@@ -91,9 +92,10 @@
 #define DP_SCHEDULE_ANNEAL_EPS	2.0		/* ... and eps_t by this (eps_t^2 / 8: by 4 too) */
 #define DP_SCHEDULE_LAST_MARGIN 1e-9	/* the last round leaves this much of the remainder */
 #define DP_SCHEDULE_UNIT_SHAPE_PARTS 50 /* the rows-per-unit histogram: 1 / this of units_release */
-/* where k is learned and no cell of the rows-per-unit histogram's release stands above its shrink
- * (dp_unit_hist_any_above), the histogram is released a second time with this many times its
- * units, taken from the method's (the precision-weighted mean of the two has half the sd) */
+/* where k is learned and no cell of the rows-per-unit histogram's release stands above
+ * DP_UNIT_LEARN_TOPUP_Z sd (dp_unit_hist_any_above), the histogram is released a second time with
+ * this many times its units, taken from the method's (the precision-weighted mean of the two has
+ * half the sd) */
 #define DP_SCHEDULE_UNIT_SHAPE_TOPUP 3
 
 typedef enum dp_release_kind
@@ -172,7 +174,7 @@ typedef struct dp_schedule_input
 									 * (k learned from it, discovery bounded at that k) */
 	bool		unit_rows_topup;	/* k learned: the histogram was released a second time with
 									 * units_topup units from the method's (decided from the first
-									 * release alone: none of its cells above the shrink) */
+									 * release alone: none of its cells above DP_UNIT_LEARN_TOPUP_Z sd) */
 } dp_schedule_input;
 
 /*

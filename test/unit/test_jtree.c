@@ -551,6 +551,20 @@ test_draw_chunked(void)
 	for (uint32_t j = 0; j < 4 && same; j++)
 		same = memcmp(one.col[j], two.col[j], sizeof(uint16_t) * n) == 0;
 	unit_check(same, "chunks: the same rows on 1 and 2 threads, the generator left at the same place");
+	/* 3 and 4 threads: 5 chunks, a multiple of neither */
+	for (uint32_t th = 3; th <= 4; th++)
+	{
+		dp_codes	more;
+
+		dp_set_threads(th);
+		dp_prng_seed(&b, 6);
+		dp_codes_init(&more, 4, n);
+		same = dp_jtree_draw_chunked(&jt, n, chunk, &b, &more, NULL, NULL) == 0 && more.nrows == n;
+		for (uint32_t j = 0; j < 4 && same; j++)
+			same = memcmp(one.col[j], more.col[j], sizeof(uint16_t) * n) == 0;
+		unit_check(same, "chunks: the same rows on %u threads as on one", th);
+		dp_codes_free(&more);
+	}
 	for (uint64_t lo = 0; lo < n; lo += chunk)
 	{
 		uint64_t	len = n - lo < chunk ? n - lo : chunk;
