@@ -503,8 +503,9 @@ dpsynth_unit_column_cells(const DpColumn *col)
  * noise alone dropped at 3 sd (dp_unit_fold_hist; post-processing: min(rows, k) is a function of
  * min(rows, DP_UNIT_LEARN_MAX)); the release's later scans bound at k and release nothing more
  * about the units' rows (u->learned).  Where no cell of the release stands above
- * DP_UNIT_LEARN_TOPUP_Z sd and the release offers a second one (u->learn_topup_noise: dp_synthesize and dp_marginal, from the method's or the marginal's
- * units), the same counts are released again with it, and k and the fold read the
+ * DP_UNIT_LEARN_TOPUP_Z sd and the release offers a second one (u->learn_topup_noise:
+ * dp_synthesize, dp_marginal and dp_discover, from the method's, the marginal's or the
+ * discovered columns' units), the same counts are released again with it, and k and the fold read the
  * precision-weighted mean of the two (u->learn_topped_up; docs/PRIVACY.md).
  */
 static void

@@ -233,15 +233,12 @@ bits_usable(const Bits *bits, const Cand *cd)
 		(cd->nattrs == 1 || bits->off[cd->attrs[1]] != UINT64_MAX);
 }
 
-/* The population count of p AND q over W words, a word at a time. */
+/* The population count of p AND q over W words, a word at a time (dp_popcount_and, inlined here
+ * with the popcnt instruction where the build can ask for it). */
 POPCNT_TARGET static uint64_t
 and_popcount(const uint64_t *p, const uint64_t *q, uint64_t W)
 {
-	uint64_t	c = 0;
-
-	for (uint64_t k = 0; k < W; k++)
-		c += (uint64_t) __builtin_popcountll(p[k] & q[k]);
-	return c;
+	return dp_popcount_and(p, q, W);
 }
 
 /* cd's exact counts from the bit sets into x (a column's code u: its set AND itself) */

@@ -57,4 +57,16 @@ dp_now(void)
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
 
+/* The population count of a AND b over w 64-bit words (bit sets: dp_jtree.c's cliques, the
+ * adaptive method's candidates). */
+static inline uint64_t
+dp_popcount_and(const uint64_t *a, const uint64_t *b, uint64_t w)
+{
+	uint64_t	n = 0;
+
+	for (uint64_t i = 0; i < w; i++)
+		n += (uint64_t) __builtin_popcountll(a[i] & b[i]);
+	return n;
+}
+
 #endif

@@ -24,16 +24,6 @@ bit_set(uint64_t *s, uint32_t j)
 	s[j / 64] |= (uint64_t) 1 << (j % 64);
 }
 
-static uint32_t
-bit_count_and(const uint64_t *a, const uint64_t *b, uint32_t w)
-{
-	uint32_t	n = 0;
-
-	for (uint32_t i = 0; i < w; i++)
-		n += (uint32_t) __builtin_popcountll(a[i] & b[i]);
-	return n;
-}
-
 static bool
 bit_subset(const uint64_t *a, const uint64_t *b, uint32_t w)
 {
@@ -223,7 +213,7 @@ dp_jtree_build(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32_t d, c
 			for (uint32_t c = 0; c < nc; c++)
 				if (!in[c])
 				{
-					int64_t		s = bit_count_and(&K[(uint64_t) pick * w], &K[(uint64_t) c * w], w);
+					int64_t		s = (int64_t) dp_popcount_and(&K[(uint64_t) pick * w], &K[(uint64_t) c * w], w);
 
 					if (s > best[c])
 					{
