@@ -14,12 +14,15 @@ its other defaults (max_model_size 80). Columns are coded from a dpsynth-style d
 categorical columns by their declared values, plus one code for a missing cell when any cell is
 missing ('', '?', 'NA': evaluate.py's missing values, written back as ''); integer columns either
 in at most --bins equal-width bins over [lower, upper] (decoded to a value drawn uniformly in the
-bin), or with --per-value one code per integer of [lower, upper] (decoded exactly). Values outside
-the bounds are clamped. Synthetic rows: AIM's own count (its estimate of the total).
+bin), or with --per-value one code per integer of [lower, upper] (decoded exactly); numeric (real)
+columns always in --bins equal-width bins over [lower, upper] (decoded to a real drawn uniformly in
+the bin). Values outside the bounds are clamped. Synthetic rows: AIM's own count (its estimate of
+the total), or --rows N. --rho R replaces AIM's zCDP budget cdp_rho(epsilon, delta) by R (group
+privacy for k rows per person: R = cdp_rho(epsilon, delta) / k^2; bench/aim_units.py).
 
 Usage: OPENBLAS_NUM_THREADS=1 PYTHONHASHSEED=0 bench/aim_baseline.py TRAIN.csv DOMAIN.json OUT.csv
          --epsilon 1 [--delta 1e-6] [--max-iters 100] [--bins 32 | --per-value] [--seed S]
-         [--columns a,b,c] [--pgm /work/tmp/pgm]
+         [--columns a,b,c] [--rho R] [--rows N] [--pgm /work/tmp/pgm]
 """
 import argparse, itertools, json, os, sys, time
 import numpy as np
@@ -40,6 +43,8 @@ def main():
     ap.add_argument("--per-value", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--columns", default=None)
+    ap.add_argument("--rho", type=float, default=None)
+    ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--pgm", default="/work/tmp/pgm")
     a = ap.parse_args()
 
@@ -67,6 +72,13 @@ def main():
                 sys.exit("%s: values outside the declared domain: %s" % (c, sorted(bad)[:5]))
             code = s.map(idx)
             labels = vals
+        elif d["type"] == "numeric":
+            lo, hi = float(d["lower"]), float(d["upper"])
+            v = pd.to_numeric(s.where(~miss), errors="coerce").clip(lo, hi)
+            nb = a.bins
+            width = (hi - lo) / nb
+            code = np.floor((v - lo) / width).clip(0, nb - 1)
+            labels = [("real", lo + i * width, lo + (i + 1) * width) for i in range(nb)]
         else:
             lo, hi = int(d["lower"]), int(d["upper"])
             v = pd.to_numeric(s.where(~miss), errors="coerce").clip(lo, hi)
@@ -90,7 +102,9 @@ def main():
     workload = [(cl, 1.0) for cl in itertools.combinations(cols, 2)]
     np.random.seed(a.seed)
     mech = AIM(a.epsilon, a.delta, max_iters=a.max_iters)
-    model, synth = mech.run(data, workload)
+    if a.rho is not None:
+        mech.rho = a.rho
+    model, synth = mech.run(data, workload, num_synth_rows=a.rows)
 
     rng = np.random.default_rng(a.seed + 1)
     out = {}
@@ -104,6 +118,8 @@ def main():
                 sel = x == i
                 if l is None:
                     col[sel] = ""
+                elif l[0] == "real":
+                    col[sel] = rng.uniform(l[1], l[2], sel.sum())
                 else:
                     lo, hi = int(np.ceil(l[0])), int(np.ceil(l[1])) - 1
                     col[sel] = rng.integers(lo, max(lo, hi) + 1, sel.sum())
