@@ -279,7 +279,6 @@ typedef struct DpUnit
 	/* ... and the expected L1 norm of the release's noise at sensitivity 1, against which k
 	 * weighs the rows it drops (dp_unit_pick_k_weighed; public; 0: the quantile alone) */
 	double		learn_noise_l1;
-	double		learn_cells;	/* a column's mean cells (public); > 0: dp_unit_pick_k_variance */
 	/* ... and the cell bound that release's noise is calibrated to, weighing each k at the
 	 * sensitivity the release uses: declared_cell for dp_marginal, 0 (none: sensitivity k) for
 	 * dp_synthesize, whose noise ignores the cell bound */

@@ -445,9 +445,6 @@ plan_unit(SynthCall *c)
 			dp_dgauss_init(&c->topup_noise, 1.0 / (2.0 * dpsynth_units_rho(c->sched.units_topup))) == 0)
 			c->unit.learn_topup_noise = &c->topup_noise;
 		c->unit.learn_noise_l1 = oneway_noise_l1(c);
-		c->unit.learn_cells = 0;
-		for (int j = 0; j < c->ncols; j++)
-			c->unit.learn_cells += dpsynth_unit_column_cells(&c->cols[j]) / c->ncols;
 		/* ... at sensitivity k: the method's noise ignores the cell bound (dpsynth_unit_sensitivity2
 		 * per row, not per cell) */
 		c->unit.learn_cell = 0;

@@ -330,7 +330,6 @@ dpsynth_unit_learn_share(DpUnit *u, Oid relid, int64 units, double epsilon, dp_d
 	u->learn_topped_up = false;
 	u->learn_topup_each = 0;
 	u->learn_noise_l1 = 0;
-	u->learn_cells = 0;
 	u->learn_cell = 0;
 	return share;
 }
@@ -536,13 +535,9 @@ learn_k(DpUnit *u, int64 *learned)
 	}
 	memset(exact, 0, sizeof(exact));
 	/* each cell less DP_UNIT_LEARN_Z sd of the noise, at least 0 (dp_units.h): the sd is public */
-	if (u->learn_cells > 0)
-		k = (int32) dp_unit_pick_k_variance(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
-											DP_UNIT_LEARN_Z * sqrt(sigma2), u->learn_noise_l1, u->learn_cells);
-	else
-		k = (int32) dp_unit_pick_k_weighed(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
-										   DP_UNIT_LEARN_Z * sqrt(sigma2),
-										   u->learn_noise_l1, (uint32) Max(u->learn_cell, 0));
+	k = (int32) dp_unit_pick_k_weighed(learned, DP_UNIT_LEARN_MAX, DP_UNIT_LEARN_QUANTILE,
+									   DP_UNIT_LEARN_Z * sqrt(sigma2),
+									   u->learn_noise_l1, (uint32) Max(u->learn_cell, 0));
 	u->max_rows = k;
 	u->max_cell = u->declared_cell > 0 ? Min(u->declared_cell, k) : k;
 	memset(u->released_hist, 0, sizeof(u->released_hist));

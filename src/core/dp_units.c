@@ -577,47 +577,6 @@ dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, double shri
 	return best;
 }
 
-uint32_t
-dp_unit_pick_k_variance(const int64_t *hist, uint32_t kmax, double q, double shrink,
-						double noise_l1, double cells)
-{
-	uint32_t	kcap = dp_unit_pick_k(hist, kmax, q, shrink),
-				best = kcap;
-	double		rows = 0,
-				best_err = INFINITY;
-
-	if (!(noise_l1 > 0) || !isfinite(noise_l1) || !(cells > 0) || !isfinite(cells))
-		return kcap;
-	for (uint32_t j = 1; j <= kmax; j++)
-		rows += (double) j * counted(hist[j], shrink);
-	if (!(rows > 0))
-		return 1;
-	for (uint32_t k = 1; k <= kcap; k++)
-	{
-		double		var = 0,
-					kept = 0,
-					err;
-
-		for (uint32_t j = 1; j <= kmax; j++)
-		{
-			double		c = counted(hist[j], shrink),
-						n = (double) (j < k ? j : k);
-
-			var += c * (double) j * ((double) j / n - 1);
-			kept += c * n;
-		}
-		if (!(kept > 0))
-			continue;
-		err = sqrt(2.0 / M_PI) * sqrt(cells * var) / (2 * rows) + 0.5 * noise_l1 * (double) k / kept;
-		if (err < best_err)
-		{
-			best = k;
-			best_err = err;
-		}
-	}
-	return best;
-}
-
 void
 dp_unit_fold_hist(const int64_t *hist, uint32_t kmax, uint32_t k, double shrink, int64_t *out)
 {

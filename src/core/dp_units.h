@@ -84,14 +84,6 @@ uint32_t	dp_unit_pick_k_weighed(const int64_t *hist, uint32_t kmax, double q, do
 								   double noise_l1, uint32_t cell);
 
 /*
- * Post-processing of the same histogram for an estimator without the drop's bias: the k in
- * 1..kcap of least sqrt(2 / pi) sqrt(cells (V(k) - N)) / (2 N) + noise_l1 k / (2 N_k), with
- * V(k) = sum c_j j^2 / min(j, k), N_k = sum c_j min(j, k) (cells counted as dp_unit_pick_k_weighed).
- */
-uint32_t	dp_unit_pick_k_variance(const int64_t *hist, uint32_t kmax, double q, double shrink,
-									double noise_l1, double cells);
-
-/*
  * Whether any cell of a released histogram hist[1..kmax] (hist[0] ignored) is above shrink: where
  * none is, dp_unit_pick_k and dp_unit_pick_k_weighed have nothing to weigh and return 1, and
  * dp_unit_fold_hist folds every cell as released.  Post-processing (reads no data).
