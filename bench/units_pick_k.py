@@ -17,12 +17,16 @@ one-way noise at sensitivity 1, a public number the ledger records per call
 printed for the pairs it names, twice: as before 0.11.0 (cap the 0.95-quantile, the noise term
 W k / (N - D(k))) and as since (cap the 0.99-quantile, the noise term half of that: the total
 variation of the noise, as D(k) / N is the total variation of the drop); WEIGH_RULES="Q:F ..."
-replaces those two by others (Q the cap's quantile, F the noise term's factor).  Prints the share
-of draws that picked each k (the four most frequent).
-Usage: [WEIGHTS=...] [WEIGH_RULES=...] bench/units_pick_k.py [SHARED_DATASETS_DIR] [N]
+replaces those two by others (Q the cap's quantile, F the noise term's factor).  VARIANCE="M ..."
+adds, for the same pairs, the variance rule (the count-weighted estimator's, a814a53, not kept for
+today's truncation): the k up to the 0.99-quantile cap of least sqrt(2 / pi) sqrt(M (V(k) - N)) /
+(2 N) + W k / (2 N_k), V(k) = sum c_j j^2 / min(j, k), N_k = sum c_j min(j, k), M a column's mean
+cells.  Prints the share of draws that picked each k (the four most frequent).
+Usage: [WEIGHTS=...] [WEIGH_RULES=...] [VARIANCE=...] bench/units_pick_k.py [SHARED_DATASETS_DIR] [N]
 """
 import collections
 import csv
+import math
 import os
 import random
 import sys
@@ -64,10 +68,28 @@ def pick_weighed(h, floor, w, q=Q, f=1.0):
     return best
 
 
+def pick_variance(h, floor, w, m, q=0.99):
+    kcap = pick(h, floor, True, q)
+    c = [x - floor if x > floor else 0 for x in h]
+    rows = sum(j * c[j] for j in range(1, K + 1))
+    if not rows > 0:
+        return 1
+    best, best_err = kcap, float("inf")
+    for k in range(1, kcap + 1):
+        var = sum(c[j] * j * (j / min(j, k) - 1) for j in range(1, K + 1))
+        kept = sum(c[j] * min(j, k) for j in range(1, K + 1))
+        if kept > 0:
+            err = (2 / math.pi) ** 0.5 * (m * var) ** 0.5 / (2 * rows) + w * k / (2 * kept)
+            if err < best_err:
+                best, best_err = k, err
+    return best
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "..", "shared", "datasets")
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
     weights = {tuple(x.split(":")[:2]): float(x.split(":")[2]) for x in os.environ.get("WEIGHTS", "").split()}
+    variance = [float(x) for x in os.environ.get("VARIANCE", "").split()]
     weigh_rules = [tuple(float(v) for v in x.split(":")) for x in os.environ.get("WEIGH_RULES", "0.95:1 0.99:0.5").split()]
     rng = random.Random(39)
     print("| dataset | epsilon | noise sd | rule | k picked (share of %d draws) |" % n)
@@ -84,11 +106,15 @@ def main():
             for q, f in weigh_rules if (d, eps) in weights else ():
                 rules.append(("weigh (W %.0f, cap %g, noise x %g)" % (weights[(d, eps)], q, f), Z * sd,
                               (weights[(d, eps)], q, f)))
+            for m in variance if (d, eps) in weights else ():
+                rules.append(("variance (W %.0f, cells %g)" % (weights[(d, eps)], m), Z * sd, (weights[(d, eps)], m)))
             for rule, floor, shrink in rules:
                 ks = collections.Counter()
                 for _ in range(n):
                     noisy = [0] + [h[j] + round(rng.gauss(0, sd)) for j in range(1, K + 1)]
-                    if rule.startswith("weigh"):
+                    if rule.startswith("variance"):
+                        ks[pick_variance(noisy, floor, *shrink)] += 1
+                    elif rule.startswith("weigh"):
                         ks[pick_weighed(noisy, floor, *shrink)] += 1
                     else:
                         ks[pick(noisy, floor, shrink)] += 1
