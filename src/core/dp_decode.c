@@ -262,6 +262,7 @@ dp_decode_real(dp_prng *p, double lo, double hi, bool hi_closed, int scale,
 /* ---- shapes inside bins (dp_decode.h) ---- */
 
 #include "dp_env.h"
+#include "dp_internal.h"
 
 static bool
 shape_valid(bool integral, const double *pieces, uint32_t npieces)
@@ -438,4 +439,186 @@ dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi)
 	*lo = s->lo[a];
 	*hi = s->hi[a];
 	return true;
+}
+
+/* ---------- rows: a chunk of a table's synthetic rows ---------- */
+
+/* one value of a bin column: its code's bin (or NULL, or the fallback bin), the part of it the
+ * shape picks, a uniform draw there; the same draws as the row-by-row decoding */
+static void
+rowcol_value(dp_rowcol *c, dp_prng *rng, uint64_t row, uint64_t *val, bool *isnull)
+{
+	const dp_domain *d = c->d;
+	dp_code		code = c->codes[row];
+	double		plo,
+				phi;
+
+	*isnull = false;
+	if (code >= d->nvalues)
+	{
+		if (!c->notnull)
+		{
+			*isnull = true;
+			*val = 0;
+			return;
+		}
+		code = c->fallback_code;
+	}
+	if (c->kind == DP_ROWCOL_INT)
+	{
+		int64_t		lo,
+					hi,
+					v;
+
+		dp_int_bin_range(d, code, &lo, &hi);
+		if (dp_shape_pick(c->shape, rng, code, &plo, &phi))
+		{
+			lo = (int64_t) plo;
+			hi = (int64_t) phi;
+		}
+		v = dp_decode_int(rng, lo, hi);
+		memcpy(val, &v, sizeof(v));
+	}
+	else
+	{
+		double		lo,
+					hi,
+					v;
+		bool		closed = (uint32_t) code + 1 == d->nvalues;
+
+		dp_real_bin_range(d, code, &lo, &hi);
+		if (dp_shape_pick(c->shape, rng, code, &plo, &phi))
+		{
+			closed = closed && phi == hi;
+			lo = plo;
+			hi = phi;
+		}
+		v = dp_decode_real(rng, lo, hi, closed, c->scale, d->edges[0], d->edges[d->nvalues]);
+		memcpy(val, &v, sizeof(v));
+	}
+}
+
+static void
+rowdec_chunk(dp_rowdec *r, uint64_t p0, int buf)
+{
+	uint64_t	p1 = p0 + r->chunk < r->npos ? p0 + r->chunk : r->npos;
+
+	for (uint64_t p = p0; p < p1; p++)
+	{
+		uint64_t	i = p - p0;
+		uint64_t	row = r->order ? r->order[p] : p;
+		bool		starts = r->order && (p == 0 || r->unit[p] != r->unit[p - 1]);
+
+		for (uint32_t j = 0; j < r->ncols; j++)
+		{
+			dp_rowcol  *c = &r->cols[j];
+			bool		isnull = false;
+
+			if (c->kind == DP_ROWCOL_RANDOM128)
+			{
+				c->val[buf][2 * i] = dp_prng_next(r->rng);
+				c->val[buf][2 * i + 1] = dp_prng_next(r->rng);
+			}
+			else if (c->unit_constant && r->order)
+			{
+				if (starts)
+				{
+					rowcol_value(c, r->rng, row, &c->kept[0], &isnull);
+					c->kept_null = isnull;
+				}
+				c->val[buf][i] = c->kept[0];
+				isnull = c->kept_null;
+			}
+			else
+				rowcol_value(c, r->rng, row, &c->val[buf][i], &isnull);
+			c->isnull[buf][i] = isnull;
+		}
+	}
+}
+
+static void *
+rowdec_run(void *arg)
+{
+	dp_rowdec  *r = arg;
+
+	rowdec_chunk(r, r->p0, r->buf);
+	return NULL;
+}
+
+int
+dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *order, const int64_t *unit,
+			   uint64_t npos, uint64_t chunk, dp_prng *rng)
+{
+	memset(r, 0, sizeof(*r));
+	r->cols = cols;
+	r->ncols = ncols;
+	r->order = order;
+	r->unit = unit;
+	r->npos = npos;
+	r->chunk = chunk < 1 ? 1 : chunk;
+	r->rng = rng;
+	for (uint32_t j = 0; j < ncols; j++)
+		for (int b = 0; b < 2; b++)
+		{
+			cols[j].val[b] = NULL;
+			cols[j].isnull[b] = NULL;
+		}
+	r->task = dp_zalloc(sizeof(dp_task));
+	if (!r->task)
+		return -1;
+	for (uint32_t j = 0; j < ncols; j++)
+	{
+		size_t		words = cols[j].kind == DP_ROWCOL_RANDOM128 ? 2 : 1;
+
+		cols[j].kept_null = false;
+		cols[j].kept[0] = cols[j].kept[1] = 0;
+		for (int b = 0; b < 2; b++)
+		{
+			cols[j].val[b] = dp_alloc(sizeof(uint64_t) * words * r->chunk);
+			cols[j].isnull[b] = dp_alloc(r->chunk);
+			if (!cols[j].val[b] || !cols[j].isnull[b])
+			{
+				dp_rowdec_free(r);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+void
+dp_rowdec_start(dp_rowdec *r, uint64_t p0, int buf, bool thread)
+{
+	r->p0 = p0;
+	r->buf = buf;
+	dp_task_start(r->task, rowdec_run, r, thread);
+}
+
+void
+dp_rowdec_wait(dp_rowdec *r)
+{
+	dp_task_wait(r->task);
+}
+
+void
+dp_rowdec_abandon(dp_rowdec *r)
+{
+	if (r->task)
+		dp_task_abandon(r->task);
+}
+
+void
+dp_rowdec_free(dp_rowdec *r)
+{
+	dp_rowdec_abandon(r);
+	for (uint32_t j = 0; j < r->ncols; j++)
+		for (int b = 0; b < 2; b++)
+		{
+			dp_free(r->cols[j].val[b]);
+			dp_free(r->cols[j].isnull[b]);
+			r->cols[j].val[b] = NULL;
+			r->cols[j].isnull[b] = NULL;
+		}
+	dp_free(r->task);
+	r->task = NULL;
 }

@@ -89,4 +89,80 @@ uint32_t	dp_shape_tidy(double *pieces, uint32_t npieces, bool integral);
 void		dp_shape_free(dp_shape *s);
 bool		dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi);
 
+/*
+ * Rows: the values of a table's synthetic rows that take random draws, decoded a chunk at a time
+ * into plain buffers, possibly on a helper thread while the caller turns the chunk before into
+ * rows of its own (inside PostgreSQL: Datums, tuples, pages, which stay on the backend's thread).
+ *
+ * The caller lists the columns whose decoding draws from the generator, in the order in which its
+ * row-by-row decoding visits them (a column that draws nothing, such as a category, needs no
+ * entry: it changes no draw): bins (DP_ROWCOL_INT: an int64 per row; DP_ROWCOL_REAL: a double)
+ * and random 128-bit identifiers (DP_ROWCOL_RANDOM128: two dp_prng_next words per row).  Position
+ * p of npos is synthetic row order[p] (p if order is NULL); with order, unit[p] is its unit (a
+ * unit's positions consecutive) and a unit_constant column is decoded at a unit's first position
+ * only, its other positions getting the same value.  Bins: a code at or past the domain's values
+ * is NULL if the column allows it (nothing drawn), else fallback_code's bin; inside a bin, the
+ * part its shape picks (dp_shape_pick), then dp_decode_int / dp_decode_real (scale, the
+ * domain's outer edges as the column's bounds, the last bin closed).
+ *
+ * The draws are those of decoding the positions in order, row by row and in each row the columns
+ * in the order given, on the one generator: which thread decodes a chunk, and the chunk size,
+ * change no value.  A chunk of positions [p0, p0 + chunk) goes into buffer buf (0 or 1):
+ * cols[j].val[buf][i] (i = p - p0; RANDOM128: val[buf][2 i] and [2 i + 1]) and
+ * cols[j].isnull[buf][i].
+ *
+ * dp_rowdec_init allocates both buffers (returns -1 when memory runs out: then nothing is kept);
+ * dp_rowdec_start decodes the chunk at p0 into buf on a helper thread (thread true and the
+ * thread starts) or leaves it to dp_rowdec_wait, which decodes it here or joins the thread: one
+ * chunk in flight at a time, and chunks must be started in order of p0 (the generator's and the
+ * shapes' state goes from one to the next).  While a chunk is in flight the caller must not use
+ * the generator, the shapes, nor the buffer it is decoded into.  dp_rowdec_abandon (an error
+ * path) joins a running thread and decodes nothing.
+ */
+typedef enum dp_rowcol_kind
+{
+	DP_ROWCOL_INT,
+	DP_ROWCOL_REAL,
+	DP_ROWCOL_RANDOM128
+} dp_rowcol_kind;
+
+typedef struct dp_rowcol
+{
+	dp_rowcol_kind kind;
+	const dp_domain *d;			/* INT, REAL */
+	const dp_code *codes;		/* INT, REAL: the column's code per synthetic row */
+	dp_shape   *shape;			/* INT, REAL: the shape inside the bins (may be empty) */
+	bool		notnull;
+	dp_code		fallback_code;
+	int			scale;			/* REAL: dp_decode_real's scale */
+	bool		unit_constant;
+	uint64_t   *val[2];			/* the buffers (dp_rowdec_init) */
+	uint8_t    *isnull[2];
+	uint64_t	kept[2];		/* a unit_constant column's value in the current unit */
+	bool		kept_null;
+} dp_rowcol;
+
+struct dp_task;
+
+typedef struct dp_rowdec
+{
+	dp_rowcol  *cols;
+	uint32_t	ncols;
+	const uint64_t *order;
+	const int64_t *unit;
+	uint64_t	npos;
+	uint64_t	chunk;
+	dp_prng    *rng;
+	struct dp_task *task;
+	uint64_t	p0;				/* the chunk in flight */
+	int			buf;
+} dp_rowdec;
+
+int			dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *order,
+						   const int64_t *unit, uint64_t npos, uint64_t chunk, dp_prng *rng);
+void		dp_rowdec_start(dp_rowdec *r, uint64_t p0, int buf, bool thread);
+void		dp_rowdec_wait(dp_rowdec *r);
+void		dp_rowdec_abandon(dp_rowdec *r);
+void		dp_rowdec_free(dp_rowdec *r);
+
 #endif							/* DP_DECODE_H */

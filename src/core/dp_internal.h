@@ -5,6 +5,8 @@
 #ifndef DP_INTERNAL_H
 #define DP_INTERNAL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -56,6 +58,27 @@ dp_now(void)
  * Defined in dp_parallel.c.
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
+
+/*
+ * One job on a helper thread while the calling thread does other work: dp_task_start runs fn(arg)
+ * on a thread that blocks every signal (or, if thread is false or no thread can be started,
+ * leaves it to dp_task_wait, which then runs it here); dp_task_wait joins it.  The same rules as
+ * dp_run_parallel's for fn.  dp_task_abandon, for a caller unwinding from an error, joins a
+ * thread that runs and never runs a job that did not start, so that nothing touches the job's
+ * memory once it returns.  A task is reusable after dp_task_wait or dp_task_abandon.
+ * Defined in dp_parallel.c.
+ */
+typedef struct dp_task
+{
+	int			state;			/* 0 idle, 1 on a thread, 2 left to dp_task_wait */
+	void	   *(*fn) (void *);
+	void	   *arg;
+	pthread_t	th;
+} dp_task;
+
+void		dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread);
+void		dp_task_wait(dp_task *t);
+void		dp_task_abandon(dp_task *t);
 
 /* The population count of a AND b over w 64-bit words (bit sets: dp_jtree.c's cliques, the
  * adaptive method's candidates). */

@@ -1,7 +1,9 @@
 /*
  * dp_parallel.c - the core's thread pool for one pass: dp_run_parallel (declared in
  * dp_internal.h), used by GUM's visits (dp_gum_update.c), the adaptive method's exact counts and
- * scores (dp_adaptive.c) and the chunks of a big table's sub-model draw (dp_jtree_draw_chunked).
+ * scores (dp_adaptive.c) and the chunks of a big table's sub-model draw (dp_jtree_draw_chunked);
+ * and dp_task, one job on a helper thread beside the caller's own work (the decoding of the next
+ * chunk of synthetic rows while the caller writes the current one: dp_rowdec in dp_decode.c).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -44,4 +46,41 @@ dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
 		else
 			fn((char *) arg + t * argsize);
 	}
+}
+
+void
+dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread)
+{
+	t->fn = fn;
+	t->arg = arg;
+	t->state = 2;
+	if (thread)
+	{
+		sigset_t	all,
+					saved;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &saved);
+		if (pthread_create(&t->th, NULL, fn, arg) == 0)
+			t->state = 1;
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	}
+}
+
+void
+dp_task_wait(dp_task *t)
+{
+	if (t->state == 1)
+		pthread_join(t->th, NULL);
+	else if (t->state == 2)
+		t->fn(t->arg);
+	t->state = 0;
+}
+
+void
+dp_task_abandon(dp_task *t)
+{
+	if (t->state == 1)
+		pthread_join(t->th, NULL);
+	t->state = 0;
 }
