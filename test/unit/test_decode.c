@@ -651,6 +651,272 @@ test_shape(void)
 	}
 }
 
+/*
+ * Rows in chunks (dp_rowdec): the values of a chunked decode, on a helper thread or not and at
+ * any chunk size, equal a plain row-by-row decode of the same positions with the same generator
+ * (row by row, and in each row the columns in order: bins through dp_shape_pick and
+ * dp_decode_int / dp_decode_real, NULL or the fallback bin for the NULL code, two words for a
+ * random identifier, a unit-constant column drawn at its unit's first position only), and leave
+ * the generator in the same state.
+ */
+#define ROWS_N 20000
+#define ROWS_COLS 5
+
+typedef struct rows_fixture
+{
+	dp_domain	di,
+				dr;
+	dp_shape	si,
+				sr,
+				none;			/* no shape */
+	dp_code    *ci,
+			   *cr,
+			   *cu;
+	uint64_t   *order;
+	int64_t    *unit;
+} rows_fixture;
+
+static void
+rows_columns(rows_fixture *f, dp_rowcol *c)
+{
+	static const int64_t iedges[] = {0, 23, 60, 101};
+	static const double ipieces[] = {18, 19, 20, 20, 23, 20, 60, 63, 8, 64, 71, 4};
+	static const double redges[] = {0, 1, 2};
+	static const double rpieces[] = {0.5, 1.5, 1, 1.75, 2.0, 3};
+
+	dp_domain_init_int_edges(&f->di, iedges, 3, false);
+	dp_domain_init_real_edges(&f->dr, redges, 2, true);
+	dp_shape_init(&f->si, &f->di, ipieces, 4);
+	dp_shape_init(&f->sr, &f->dr, rpieces, 2);
+	memset(&f->none, 0, sizeof(f->none));
+	memset(c, 0, sizeof(dp_rowcol) * ROWS_COLS);
+	/* bins with a shape, the NULL code NULL */
+	c[0] = (dp_rowcol) {.kind = DP_ROWCOL_INT, .d = &f->di, .codes = f->ci, .shape = &f->si};
+	/* real bins with a shape and a scale, the NULL code to bin 1 */
+	c[1] = (dp_rowcol) {.kind = DP_ROWCOL_REAL, .d = &f->dr, .codes = f->cr, .shape = &f->sr,
+	.notnull = true, .fallback_code = 1, .scale = 2};
+	c[2] = (dp_rowcol) {.kind = DP_ROWCOL_RANDOM128};
+	/* constant within a unit, no shape, the NULL code to bin 0 */
+	c[3] = (dp_rowcol) {.kind = DP_ROWCOL_INT, .d = &f->di, .codes = f->cu, .shape = &f->none,
+	.notnull = true, .unit_constant = true};
+	/* real bins with no shape, unconstrained */
+	c[4] = (dp_rowcol) {.kind = DP_ROWCOL_REAL, .d = &f->dr, .codes = f->cr, .shape = &f->none, .scale = -1};
+}
+
+/* the reference: one value of a bin column, as the row-by-row decoding draws it */
+static uint64_t
+rows_ref_value(const dp_rowcol *c, dp_prng *p, dp_code code, bool *isnull)
+{
+	double		plo,
+				phi;
+	uint64_t	out;
+
+	*isnull = false;
+	if (code >= c->d->nvalues)
+	{
+		if (!c->notnull)
+		{
+			*isnull = true;
+			return 0;
+		}
+		code = c->fallback_code;
+	}
+	if (c->kind == DP_ROWCOL_INT)
+	{
+		int64_t		lo = c->d->iedges[code],
+					hi = c->d->iedges[code + 1] - 1,
+					v;
+
+		if (dp_shape_pick(c->shape, p, code, &plo, &phi))
+		{
+			lo = (int64_t) plo;
+			hi = (int64_t) phi;
+		}
+		v = dp_decode_int(p, lo, hi);
+		memcpy(&out, &v, 8);
+	}
+	else
+	{
+		double		lo = c->d->edges[code],
+					hi = c->d->edges[code + 1],
+					v;
+		bool		closed = (uint32_t) code + 1 == c->d->nvalues;
+
+		if (dp_shape_pick(c->shape, p, code, &plo, &phi))
+		{
+			closed = closed && phi == hi;
+			lo = plo;
+			hi = phi;
+		}
+		v = dp_decode_real(p, lo, hi, closed, c->scale, c->d->edges[0], c->d->edges[c->d->nvalues]);
+		memcpy(&out, &v, 8);
+	}
+	return out;
+}
+
+/* the reference decode of every position: val[p * ROWS_COLS * 2 + 2 j (+ 1)], nul[p * ROWS_COLS + j] */
+static void
+rows_reference(rows_fixture *f, bool ordered, uint64_t seed, uint64_t *val, uint8_t *nul, uint64_t *after)
+{
+	dp_rowcol	c[ROWS_COLS];
+	dp_prng		p;
+	uint64_t	kept = 0;
+	bool		kept_null = false;
+
+	rows_columns(f, c);
+	dp_prng_seed(&p, seed);
+	for (uint64_t pos = 0; pos < ROWS_N; pos++)
+	{
+		uint64_t	row = ordered ? f->order[pos] : pos;
+		bool		starts = ordered && (pos == 0 || f->unit[pos] != f->unit[pos - 1]);
+
+		for (int j = 0; j < ROWS_COLS; j++)
+		{
+			uint64_t   *v = &val[(pos * ROWS_COLS + j) * 2];
+			bool		isnull = false;
+
+			v[0] = v[1] = 0;
+			if (c[j].kind == DP_ROWCOL_RANDOM128)
+			{
+				v[0] = dp_prng_next(&p);
+				v[1] = dp_prng_next(&p);
+			}
+			else if (c[j].unit_constant && ordered)
+			{
+				if (starts)
+				{
+					kept = rows_ref_value(&c[j], &p, c[j].codes[row], &isnull);
+					kept_null = isnull;
+				}
+				v[0] = kept;
+				isnull = kept_null;
+			}
+			else
+				v[0] = rows_ref_value(&c[j], &p, c[j].codes[row], &isnull);
+			nul[pos * ROWS_COLS + j] = isnull;
+		}
+	}
+	*after = dp_prng_next(&p);
+	dp_shape_free(&f->si);
+	dp_shape_free(&f->sr);
+}
+
+/* the chunked decode of every position, compared with the reference; returns the mismatches */
+static long
+rows_chunked(rows_fixture *f, bool ordered, uint64_t seed, uint64_t chunk, bool thread, const uint64_t *val,
+			 const uint8_t *nul, uint64_t after)
+{
+	dp_rowcol	c[ROWS_COLS];
+	dp_rowdec	r;
+	dp_prng		p;
+	long		bad = 0;
+	int			buf = 0;
+
+	rows_columns(f, c);
+	dp_prng_seed(&p, seed);
+	if (dp_rowdec_init(&r, c, ROWS_COLS, ordered ? f->order : NULL, ordered ? f->unit : NULL, ROWS_N, chunk, &p) < 0)
+		return -1;
+	/* as the writer does: the first chunk here, then one chunk ahead while this one is read */
+	dp_rowdec_start(&r, 0, 0, false);
+	dp_rowdec_wait(&r);
+	if (chunk < ROWS_N)
+		dp_rowdec_start(&r, chunk, 1, thread);
+	for (uint64_t pos = 0; pos < ROWS_N; pos++)
+	{
+		uint64_t	i = pos % chunk;
+
+		if (pos > 0 && i == 0)
+		{
+			dp_rowdec_wait(&r);
+			buf ^= 1;
+			if (pos + chunk < ROWS_N)
+				dp_rowdec_start(&r, pos + chunk, buf ^ 1, thread);
+		}
+		for (int j = 0; j < ROWS_COLS; j++)
+		{
+			const uint64_t *v = &val[(pos * ROWS_COLS + j) * 2];
+			bool		isnull = c[j].isnull[buf][i] != 0;
+
+			if (isnull != (nul[pos * ROWS_COLS + j] != 0))
+				bad++;
+			else if (c[j].kind == DP_ROWCOL_RANDOM128)
+				bad += c[j].val[buf][2 * i] != v[0] || c[j].val[buf][2 * i + 1] != v[1];
+			else if (!isnull)
+				bad += c[j].val[buf][i] != v[0];
+		}
+	}
+	dp_rowdec_free(&r);
+	bad += dp_prng_next(&p) != after;
+	dp_shape_free(&f->si);
+	dp_shape_free(&f->sr);
+	return bad;
+}
+
+static void
+test_rows(void)
+{
+	rows_fixture f;
+	uint64_t   *val = malloc(sizeof(uint64_t) * ROWS_N * ROWS_COLS * 2);
+	uint8_t    *nul = malloc(ROWS_N * ROWS_COLS);
+	static const uint64_t chunks[] = {1, 7, 4096, ROWS_N, ROWS_N + 5};
+	int64_t		u = 0;
+
+	f.ci = malloc(sizeof(dp_code) * ROWS_N);
+	f.cr = malloc(sizeof(dp_code) * ROWS_N);
+	f.cu = malloc(sizeof(dp_code) * ROWS_N);
+	f.order = malloc(sizeof(uint64_t) * ROWS_N);
+	f.unit = malloc(sizeof(int64_t) * ROWS_N);
+	/* codes 0..nvalues (the last the NULL code); a random order; units of 1-5 positions */
+	for (uint64_t i = 0; i < ROWS_N; i++)
+	{
+		f.ci[i] = (dp_code) dp_prng_below(&rng, 4);
+		f.cr[i] = (dp_code) dp_prng_below(&rng, 3);
+		f.cu[i] = (dp_code) dp_prng_below(&rng, 4);
+		f.order[i] = i;
+	}
+	for (uint64_t i = ROWS_N - 1; i > 0; i--)
+	{
+		uint64_t	k = dp_prng_below(&rng, i + 1),
+					t = f.order[i];
+
+		f.order[i] = f.order[k];
+		f.order[k] = t;
+	}
+	for (uint64_t i = 0; i < ROWS_N;)
+	{
+		uint64_t	n = 1 + dp_prng_below(&rng, 5);
+
+		for (; n > 0 && i < ROWS_N; n--)
+			f.unit[i++] = u;
+		u++;
+	}
+	for (int ordered = 0; ordered < 2; ordered++)
+	{
+		uint64_t	after;
+		long		nulls = 0;
+
+		rows_reference(&f, ordered, 77 + ordered, val, nul, &after);
+		for (long i = 0; i < ROWS_N * ROWS_COLS; i++)
+			nulls += nul[i];
+		unit_check(nulls > 0 && nulls < ROWS_N, "rows%s: the reference has some NULLs (%ld)", ordered ? " in units" : "", nulls);
+		for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++)
+			for (int thread = 0; thread < 2; thread++)
+			{
+				long		bad = rows_chunked(&f, ordered, 77 + ordered, chunks[k], thread, val, nul, after);
+
+				unit_check(bad == 0, "rows%s: chunks of %" PRIu64 "%s equal the row-by-row decode (%ld differ)",
+						   ordered ? " in units" : "", chunks[k], thread ? " on a helper thread" : "", bad);
+			}
+	}
+	free(val);
+	free(nul);
+	free(f.ci);
+	free(f.cr);
+	free(f.cu);
+	free(f.order);
+	free(f.unit);
+}
+
 int
 main(void)
 {
@@ -661,5 +927,6 @@ main(void)
 	test_fallback();
 	test_fuzz();
 	test_shape();
+	test_rows();
 	return unit_done();
 }
