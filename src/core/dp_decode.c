@@ -563,7 +563,8 @@ dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *or
 			cols[j].val[b] = NULL;
 			cols[j].isnull[b] = NULL;
 		}
-	r->task = dp_zalloc(sizeof(dp_task));
+	r->ntasks = npos > r->chunk ? (npos + r->chunk - 1) / r->chunk : 1;
+	r->task = dp_zalloc(sizeof(dp_task) * r->ntasks);
 	if (!r->task)
 		return -1;
 	for (uint32_t j = 0; j < ncols; j++)
@@ -589,22 +590,23 @@ dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *or
 void
 dp_rowdec_start(dp_rowdec *r, uint64_t p0, int buf, bool thread)
 {
+	r->inflight = p0 / r->chunk;
 	r->p0 = p0;
 	r->buf = buf;
-	dp_task_start(r->task, rowdec_run, r, thread);
+	dp_task_start(&r->task[r->inflight], rowdec_run, r, thread);
 }
 
 void
 dp_rowdec_wait(dp_rowdec *r)
 {
-	dp_task_wait(r->task);
+	dp_task_wait(&r->task[r->inflight]);
 }
 
 void
 dp_rowdec_abandon(dp_rowdec *r)
 {
-	if (r->task)
-		dp_task_abandon(r->task);
+	for (uint64_t c = 0; r->task && c < r->ntasks; c++)
+		dp_task_abandon(&r->task[c]);
 }
 
 void

@@ -113,11 +113,13 @@ bool		dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *h
  *
  * dp_rowdec_init allocates both buffers (returns -1 when memory runs out: then nothing is kept);
  * dp_rowdec_start decodes the chunk at p0 into buf on a helper thread (thread true and the
- * thread starts) or leaves it to dp_rowdec_wait, which decodes it here or joins the thread: one
- * chunk in flight at a time, and chunks must be started in order of p0 (the generator's and the
- * shapes' state goes from one to the next).  While a chunk is in flight the caller must not use
- * the generator, the shapes, nor the buffer it is decoded into.  dp_rowdec_abandon (an error
- * path) joins a running thread and decodes nothing.
+ * thread starts) or leaves it to dp_rowdec_wait, which returns once the chunk is decoded: by
+ * the thread, or here when the thread has not begun it (dp_task in dp_internal.h: a helper that
+ * a busy machine schedules late never holds the caller up).  One chunk in flight at a time, and
+ * chunks are started in order of p0 (the generator's and the shapes' state goes from one to the
+ * next).  While a chunk is in flight the caller must not use the generator, the shapes, nor the
+ * buffer it is decoded into.  dp_rowdec_abandon (an error path) decodes nothing more and joins
+ * every thread; dp_rowdec_free does that and frees the buffers.
  */
 typedef enum dp_rowcol_kind
 {
@@ -153,8 +155,10 @@ typedef struct dp_rowdec
 	uint64_t	npos;
 	uint64_t	chunk;
 	dp_prng    *rng;
-	struct dp_task *task;
-	uint64_t	p0;				/* the chunk in flight */
+	struct dp_task *task;		/* one per chunk (a task is started once) */
+	uint64_t	ntasks;
+	uint64_t	inflight;		/* the chunk in flight: its task, start and buffer */
+	uint64_t	p0;
 	int			buf;
 } dp_rowdec;
 

@@ -60,24 +60,30 @@ dp_now(void)
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
 
 /*
- * One job on a helper thread while the calling thread does other work: dp_task_start runs fn(arg)
- * on a thread that blocks every signal (or, if thread is false or no thread can be started,
- * leaves it to dp_task_wait, which then runs it here); dp_task_wait joins it.  The same rules as
- * dp_run_parallel's for fn.  dp_task_abandon, for a caller unwinding from an error, joins a
- * thread that runs and never runs a job that did not start, so that nothing touches the job's
- * memory once it returns.  A task is reusable after dp_task_wait or dp_task_abandon.
- * Defined in dp_parallel.c.
+ * One job on a helper thread while the calling thread does other work, which the caller takes
+ * back if the thread has not begun it when the caller needs it done (a thread that a busy
+ * machine has not scheduled yet never makes the caller wait).  dp_task_start starts fn(arg) on a
+ * thread that blocks every signal (thread false, or a thread that cannot start: the job is left
+ * to dp_task_wait).  dp_task_wait returns once the job is done: it claims a job no thread has
+ * begun and runs it here, else joins the thread that runs it.  A thread that lost the claim
+ * touches nothing but its task and ends; dp_task_reap joins it (and any thread not yet joined).
+ * dp_task_abandon, for a caller unwinding from an error: claims the job if no thread has begun it
+ * (then it never runs), and joins the thread.  After dp_task_reap or dp_task_abandon no thread
+ * touches the task or the job's memory.  One start per task: a task is not reused.  The same rules
+ * as dp_run_parallel's for fn.  Defined in dp_parallel.c.
  */
 typedef struct dp_task
 {
-	int			state;			/* 0 idle, 1 on a thread, 2 left to dp_task_wait */
+	int			claim;			/* 0 unclaimed, 1 the thread's, 2 the caller's (atomic) */
+	bool		started;		/* a thread was started and is not joined yet */
+	pthread_t	th;
 	void	   *(*fn) (void *);
 	void	   *arg;
-	pthread_t	th;
 } dp_task;
 
 void		dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread);
 void		dp_task_wait(dp_task *t);
+void		dp_task_reap(dp_task *t);
 void		dp_task_abandon(dp_task *t);
 
 /* The population count of a AND b over w 64-bit words (bit sets: dp_jtree.c's cliques, the

@@ -48,12 +48,25 @@ dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T)
 	}
 }
 
+/* a task's thread: runs the job unless the caller claimed it first */
+static void *
+task_thread(void *arg)
+{
+	dp_task    *t = arg;
+	int			unclaimed = 0;
+
+	if (__atomic_compare_exchange_n(&t->claim, &unclaimed, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		t->fn(t->arg);
+	return NULL;
+}
+
 void
 dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread)
 {
 	t->fn = fn;
 	t->arg = arg;
-	t->state = 2;
+	t->claim = 0;
+	t->started = false;
 	if (thread)
 	{
 		sigset_t	all,
@@ -61,8 +74,7 @@ dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread)
 
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &saved);
-		if (pthread_create(&t->th, NULL, fn, arg) == 0)
-			t->state = 1;
+		t->started = pthread_create(&t->th, NULL, task_thread, t) == 0;
 		pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	}
 }
@@ -70,17 +82,27 @@ dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread)
 void
 dp_task_wait(dp_task *t)
 {
-	if (t->state == 1)
+	int			unclaimed = 0;
+
+	if (__atomic_compare_exchange_n(&t->claim, &unclaimed, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		t->fn(t->arg);			/* no thread began it: here (a started thread ends at once) */
+	else
+		dp_task_reap(t);		/* the thread runs it: its end is the job's */
+}
+
+void
+dp_task_reap(dp_task *t)
+{
+	if (t->started)
 		pthread_join(t->th, NULL);
-	else if (t->state == 2)
-		t->fn(t->arg);
-	t->state = 0;
+	t->started = false;
 }
 
 void
 dp_task_abandon(dp_task *t)
 {
-	if (t->state == 1)
-		pthread_join(t->th, NULL);
-	t->state = 0;
+	int			unclaimed = 0;
+
+	(void) __atomic_compare_exchange_n(&t->claim, &unclaimed, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	dp_task_reap(t);
 }

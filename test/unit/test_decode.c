@@ -801,9 +801,19 @@ rows_reference(rows_fixture *f, bool ordered, uint64_t seed, uint64_t *val, uint
 	dp_shape_free(&f->sr);
 }
 
+/* thread 0: no helper; 1: a helper, waited for when the chunk is needed (it has mostly begun
+ * by then); 2: a helper, waited for at once (mostly not begun: the caller claims the chunk) */
+static void
+rows_start(dp_rowdec *r, uint64_t p0, int buf, int thread)
+{
+	dp_rowdec_start(r, p0, buf, thread > 0);
+	if (thread == 2)
+		dp_rowdec_wait(r);
+}
+
 /* the chunked decode of every position, compared with the reference; returns the mismatches */
 static long
-rows_chunked(rows_fixture *f, bool ordered, uint64_t seed, uint64_t chunk, bool thread, const uint64_t *val,
+rows_chunked(rows_fixture *f, bool ordered, uint64_t seed, uint64_t chunk, int thread, const uint64_t *val,
 			 const uint8_t *nul, uint64_t after)
 {
 	dp_rowcol	c[ROWS_COLS];
@@ -820,17 +830,18 @@ rows_chunked(rows_fixture *f, bool ordered, uint64_t seed, uint64_t chunk, bool 
 	dp_rowdec_start(&r, 0, 0, false);
 	dp_rowdec_wait(&r);
 	if (chunk < ROWS_N)
-		dp_rowdec_start(&r, chunk, 1, thread);
+		rows_start(&r, chunk, 1, thread);
 	for (uint64_t pos = 0; pos < ROWS_N; pos++)
 	{
 		uint64_t	i = pos % chunk;
 
 		if (pos > 0 && i == 0)
 		{
-			dp_rowdec_wait(&r);
+			if (thread != 2)
+				dp_rowdec_wait(&r);
 			buf ^= 1;
 			if (pos + chunk < ROWS_N)
-				dp_rowdec_start(&r, pos + chunk, buf ^ 1, thread);
+				rows_start(&r, pos + chunk, buf ^ 1, thread);
 		}
 		for (int j = 0; j < ROWS_COLS; j++)
 		{
@@ -858,7 +869,7 @@ test_rows(void)
 	rows_fixture f;
 	uint64_t   *val = malloc(sizeof(uint64_t) * ROWS_N * ROWS_COLS * 2);
 	uint8_t    *nul = malloc(ROWS_N * ROWS_COLS);
-	static const uint64_t chunks[] = {1, 7, 4096, ROWS_N, ROWS_N + 5};
+	static const uint64_t chunks[] = {1, 7, 61, 4096, ROWS_N, ROWS_N + 5};
 	int64_t		u = 0;
 
 	f.ci = malloc(sizeof(dp_code) * ROWS_N);
@@ -900,12 +911,13 @@ test_rows(void)
 			nulls += nul[i];
 		unit_check(nulls > 0 && nulls < ROWS_N, "rows%s: the reference has some NULLs (%ld)", ordered ? " in units" : "", nulls);
 		for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++)
-			for (int thread = 0; thread < 2; thread++)
+			for (int thread = 0; thread < (chunks[k] < 61 ? 1 : 3); thread++)	/* (a thread per chunk) */
 			{
 				long		bad = rows_chunked(&f, ordered, 77 + ordered, chunks[k], thread, val, nul, after);
 
 				unit_check(bad == 0, "rows%s: chunks of %" PRIu64 "%s equal the row-by-row decode (%ld differ)",
-						   ordered ? " in units" : "", chunks[k], thread ? " on a helper thread" : "", bad);
+						   ordered ? " in units" : "", chunks[k],
+						   thread == 2 ? " on a helper thread, waited for at once" : thread ? " on a helper thread" : "", bad);
 			}
 	}
 	free(val);
