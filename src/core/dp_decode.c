@@ -600,6 +600,10 @@ void
 dp_rowdec_wait(dp_rowdec *r)
 {
 	dp_task_wait(&r->task[r->inflight]);
+	/* the threads of the chunks before, ended by now as a rule: joined without waiting */
+	for (uint64_t c = r->reaped; c < r->inflight; c++)
+		if (dp_task_try_reap(&r->task[c]) && c == r->reaped)
+			r->reaped++;
 }
 
 void

@@ -157,6 +157,7 @@ typedef struct dp_rowdec
 	dp_prng    *rng;
 	struct dp_task *task;		/* one per chunk (a task is started once) */
 	uint64_t	ntasks;
+	uint64_t	reaped;			/* the tasks before it have no thread left */
 	uint64_t	inflight;		/* the chunk in flight: its task, start and buffer */
 	uint64_t	p0;
 	int			buf;

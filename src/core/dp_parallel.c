@@ -5,7 +5,11 @@
  * and dp_task, one job on a helper thread beside the caller's own work (the decoding of the next
  * chunk of synthetic rows while the caller writes the current one: dp_rowdec in dp_decode.c).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE			/* pthread_tryjoin_np */
+#endif
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -56,7 +60,10 @@ task_thread(void *arg)
 	int			unclaimed = 0;
 
 	if (__atomic_compare_exchange_n(&t->claim, &unclaimed, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	{
 		t->fn(t->arg);
+		__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	}
 	return NULL;
 }
 
@@ -66,6 +73,7 @@ dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread)
 	t->fn = fn;
 	t->arg = arg;
 	t->claim = 0;
+	t->done = 0;
 	t->started = false;
 	if (thread)
 	{
@@ -87,7 +95,15 @@ dp_task_wait(dp_task *t)
 	if (__atomic_compare_exchange_n(&t->claim, &unclaimed, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		t->fn(t->arg);			/* no thread began it: here (a started thread ends at once) */
 	else
-		dp_task_reap(t);		/* the thread runs it: its end is the job's */
+	{
+		/*
+		 * The thread runs it: wait for its end runnable (yielding), not asleep in a join, so that
+		 * on a busy machine the caller goes on as soon as the job is done rather than after its
+		 * own wait for a core; the thread is joined by dp_task_reap.
+		 */
+		while (!__atomic_load_n(&t->done, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
 }
 
 void
@@ -96,6 +112,14 @@ dp_task_reap(dp_task *t)
 	if (t->started)
 		pthread_join(t->th, NULL);
 	t->started = false;
+}
+
+bool
+dp_task_try_reap(dp_task *t)
+{
+	if (t->started && pthread_tryjoin_np(t->th, NULL) == 0)
+		t->started = false;
+	return !t->started;
 }
 
 void

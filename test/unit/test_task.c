@@ -3,9 +3,10 @@
  * work, which the caller runs itself when no thread has begun it.  Whichever side runs it, the
  * job runs exactly once and is done when dp_task_wait returns; a job left to dp_task_wait
  * (no thread) runs on the caller's thread; dp_task_abandon never lets a job start after it
- * returns; a thread that lost the claim is joined by dp_task_reap.
+ * returns; dp_task_try_reap joins ended threads without waiting, dp_task_reap the rest.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,20 @@ main(void)
 		dp_task_wait(&tasks[i]);
 		finished &= jobs[i].done == 1;
 		here += pthread_equal(jobs[i].ran_on, pthread_self()) != 0;
+	}
+	{
+		int			left = ROUNDS;
+
+		/* dp_task_try_reap joins the threads as they end, and never waits */
+		for (int tries = 0; tries < 10000 && left > 0; tries++)
+		{
+			left = 0;
+			for (int i = 0; i < ROUNDS; i++)
+				left += !dp_task_try_reap(&tasks[i]);
+			if (left > 0)
+				sched_yield();
+		}
+		unit_check(left == 0, "task: dp_task_try_reap joined every thread (%d left)", left);
 	}
 	for (int i = 0; i < ROUNDS; i++)
 	{
