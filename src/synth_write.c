@@ -207,8 +207,9 @@ unit_constant_value(OutColumn *oc, Form_pg_attribute att, dp_code code, bool sta
 /*
  * The values that take random draws (bins, random uuids) are decoded DECODE_CHUNK positions at a
  * time into plain buffers (dp_rowdec, src/core/dp_decode.c), the next chunk on a helper thread
- * while this one forms and writes the current one; the draws are the row-by-row decoding's, in
- * the same order, so a seed gives the same rows on any thread count.
+ * while this one forms and writes the current one (or here, when the helper has not finished it
+ * by then); the draws are the row-by-row decoding's, in the same order, so a seed gives the same
+ * rows on any thread count.
  */
 #define DECODE_CHUNK 8192
 
@@ -250,26 +251,26 @@ decoding_columns(OutColumn *out, int nout, const dp_codes *synth, dp_rowcol *col
 	return n;
 }
 
-/* Column out[i]'s value at position i of the current chunk (buffer buf) of dec's columns. */
+/* Column out[i]'s value at position i of dec's current chunk, from its decoding column j. */
 static Datum
-decoded_value(OutColumn *oc, const dp_rowcol *c, int buf, uint64 i, bool *isnull)
+decoded_value(OutColumn *oc, const dp_rowdec *dec, int j, uint64 i, bool *isnull)
 {
 	int64		iv;
 	double		dv;
 
-	*isnull = c->isnull[buf][i] != 0;
+	*isnull = dec->isnull[j][i] != 0;
 	if (*isnull)
 		return (Datum) 0;
-	switch (c->kind)
+	switch (dec->cols[j].kind)
 	{
 		case DP_ROWCOL_INT:
-			memcpy(&iv, &c->val[buf][i], sizeof(iv));
+			memcpy(&iv, &dec->val[j][i], sizeof(iv));
 			return synth_int_datum(oc, iv);
 		case DP_ROWCOL_REAL:
-			memcpy(&dv, &c->val[buf][i], sizeof(dv));
+			memcpy(&dv, &dec->val[j][i], sizeof(dv));
 			return synth_real_datum(oc, dv);
 		default:
-			return synth_random_uuid(&c->val[buf][2 * i]);
+			return synth_random_uuid(&dec->val[j][2 * i]);
 	}
 }
 
@@ -296,8 +297,6 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	int		   *dcol = palloc(sizeof(int) * Max(nout, 1));
 	uint32		ndcols = decoding_columns(out, nout, synth, dcols, dcol);
 	dp_rowdec	dec;
-	bool		threaded = dp_threads() > 1 && plan->npos > DECODE_CHUNK;
-	int			buf = 0;
 
 	if (tdesc->natts != nout)
 		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
@@ -312,13 +311,9 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	pages = synth_pagewrite_begin(trel, cid);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		slots[b] = table_slot_create(trel, NULL);
-	if (dp_rowdec_init(&dec, dcols, ndcols, plan->order, plan->unit, plan->npos, DECODE_CHUNK, rng) < 0)
+	if (dp_rowdec_init(&dec, dcols, ndcols, plan->order, plan->unit, plan->npos, DECODE_CHUNK, rng,
+					   dp_threads() > 1) < 0)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	/* the first chunk here, the next one on the helper */
-	dp_rowdec_start(&dec, 0, 0, false);
-	dp_rowdec_wait(&dec);
-	if (plan->npos > DECODE_CHUNK)
-		dp_rowdec_start(&dec, DECODE_CHUNK, 1, threaded);
 	PG_TRY();
 	{
 		for (uint64 p = 0; p < plan->npos; p++)
@@ -330,14 +325,8 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 			uint64		ci = p % DECODE_CHUNK;
 
 			CHECK_FOR_INTERRUPTS();
-			if (p > 0 && ci == 0)
-			{
-				/* the next chunk is ready: start the one after it into the buffer just read */
-				dp_rowdec_wait(&dec);
-				buf ^= 1;
-				if (p + DECODE_CHUNK < plan->npos)
-					dp_rowdec_start(&dec, p + DECODE_CHUNK, buf ^ 1, threaded);
-			}
+			if (ci == 0)
+				dp_rowdec_next(&dec);	/* this chunk's values; the next one's on a helper */
 			old = MemoryContextSwitchTo(batchcxt);
 			if (starts)
 				MemoryContextReset(unitcxt);
@@ -347,7 +336,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 			{
 				slot->tts_isnull[i] = false;
 				if (dcol[i] >= 0)
-					slot->tts_values[i] = decoded_value(&out[i], &dcols[dcol[i]], buf, ci, &slot->tts_isnull[i]);
+					slot->tts_values[i] = decoded_value(&out[i], &dec, dcol[i], ci, &slot->tts_isnull[i]);
 				else if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
 					slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
 															  starts, &kept[i], &kept_null[i], unitcxt, rng,

@@ -443,10 +443,31 @@ dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi)
 
 /* ---------- rows: a chunk of a table's synthetic rows ---------- */
 
+/* The most helper buffers at once: a helper whose chunk the caller took may still be writing its
+ * own; past this many such, the next chunk is decoded on the caller's thread. */
+#define ROWDEC_MAX_POOL 8
+
+/* A chunk's values, and the state its decoding starts from and ends with (a helper's copy) */
+typedef struct dp_rowbuf
+{
+	uint64_t  **val;
+	uint8_t   **isnull;
+	dp_prng		rng;
+	dp_shape   *shape;			/* per column: the shape, with phase[] of its own */
+	dp_shape  **shapep;			/* per column: the shape decoding uses (own: the caller's) */
+	double	  **phase;
+	uint64_t   *kept;
+	bool	   *kept_null;
+	int			writing;		/* a helper may still write it (atomic) */
+	int			outcome;		/* 0 running, 1 done by the helper, 2 taken by the caller (atomic) */
+	uint64_t	p0;
+	dp_rowdec  *r;
+} dp_rowbuf;
+
 /* one value of a bin column: its code's bin (or NULL, or the fallback bin), the part of it the
  * shape picks, a uniform draw there; the same draws as the row-by-row decoding */
 static void
-rowcol_value(dp_rowcol *c, dp_prng *rng, uint64_t row, uint64_t *val, bool *isnull)
+rowcol_value(const dp_rowcol *c, dp_shape *shape, dp_prng *rng, uint64_t row, uint64_t *val, bool *isnull)
 {
 	const dp_domain *d = c->d;
 	dp_code		code = c->codes[row];
@@ -471,7 +492,7 @@ rowcol_value(dp_rowcol *c, dp_prng *rng, uint64_t row, uint64_t *val, bool *isnu
 					v;
 
 		dp_int_bin_range(d, code, &lo, &hi);
-		if (dp_shape_pick(c->shape, rng, code, &plo, &phi))
+		if (dp_shape_pick(shape, rng, code, &plo, &phi))
 		{
 			lo = (int64_t) plo;
 			hi = (int64_t) phi;
@@ -487,7 +508,7 @@ rowcol_value(dp_rowcol *c, dp_prng *rng, uint64_t row, uint64_t *val, bool *isnu
 		bool		closed = (uint32_t) code + 1 == d->nvalues;
 
 		dp_real_bin_range(d, code, &lo, &hi);
-		if (dp_shape_pick(c->shape, rng, code, &plo, &phi))
+		if (dp_shape_pick(shape, rng, code, &plo, &phi))
 		{
 			closed = closed && phi == hi;
 			lo = plo;
@@ -498,8 +519,10 @@ rowcol_value(dp_rowcol *c, dp_prng *rng, uint64_t row, uint64_t *val, bool *isnu
 	}
 }
 
+/* positions [p0, p0 + chunk) into val / isnull, from and onto the state given */
 static void
-rowdec_chunk(dp_rowdec *r, uint64_t p0, int buf)
+rowdec_chunk(const dp_rowdec *r, uint64_t p0, uint64_t **val, uint8_t **isnull, dp_prng *rng,
+			 dp_shape *const *shape, uint64_t *kept, bool *kept_null)
 {
 	uint64_t	p1 = p0 + r->chunk < r->npos ? p0 + r->chunk : r->npos;
 
@@ -511,44 +534,124 @@ rowdec_chunk(dp_rowdec *r, uint64_t p0, int buf)
 
 		for (uint32_t j = 0; j < r->ncols; j++)
 		{
-			dp_rowcol  *c = &r->cols[j];
-			bool		isnull = false;
+			const dp_rowcol *c = &r->cols[j];
+			bool		nul = false;
 
 			if (c->kind == DP_ROWCOL_RANDOM128)
 			{
-				c->val[buf][2 * i] = dp_prng_next(r->rng);
-				c->val[buf][2 * i + 1] = dp_prng_next(r->rng);
+				val[j][2 * i] = dp_prng_next(rng);
+				val[j][2 * i + 1] = dp_prng_next(rng);
 			}
 			else if (c->unit_constant && r->order)
 			{
 				if (starts)
 				{
-					rowcol_value(c, r->rng, row, &c->kept[0], &isnull);
-					c->kept_null = isnull;
+					rowcol_value(c, shape[j], rng, row, &kept[j], &nul);
+					kept_null[j] = nul;
 				}
-				c->val[buf][i] = c->kept[0];
-				isnull = c->kept_null;
+				val[j][i] = kept[j];
+				nul = kept_null[j];
 			}
 			else
-				rowcol_value(c, r->rng, row, &c->val[buf][i], &isnull);
-			c->isnull[buf][i] = isnull;
+				rowcol_value(c, shape[j], rng, row, &val[j][i], &nul);
+			isnull[j][i] = nul;
 		}
 	}
 }
 
+/* a helper: the chunk from its buffer's copy of the state; published unless the caller took it */
 static void *
-rowdec_run(void *arg)
+rowdec_helper(void *arg)
 {
-	dp_rowdec  *r = arg;
+	dp_rowbuf  *b = arg;
+	int			running = 0;
 
-	rowdec_chunk(r, r->p0, r->buf);
+	rowdec_chunk(b->r, b->p0, b->val, b->isnull, &b->rng, b->shapep, b->kept, b->kept_null);
+	(void) __atomic_compare_exchange_n(&b->outcome, &running, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&b->writing, 0, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-int
-dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *order, const int64_t *unit,
-			   uint64_t npos, uint64_t chunk, dp_prng *rng)
+static void
+rowbuf_free(dp_rowbuf *b, uint32_t ncols)
 {
+	if (!b)
+		return;
+	for (uint32_t j = 0; j < ncols; j++)
+	{
+		if (b->val)
+			dp_free(b->val[j]);
+		if (b->isnull)
+			dp_free(b->isnull[j]);
+		if (b->phase)
+			dp_free(b->phase[j]);
+	}
+	dp_free(b->val);
+	dp_free(b->isnull);
+	dp_free(b->phase);
+	dp_free(b->shape);
+	dp_free(b->shapep);
+	dp_free(b->kept);
+	dp_free(b->kept_null);
+	dp_free(b);
+}
+
+/* a buffer for a chunk, and (helper) room for a copy of the state; NULL when memory runs out */
+static dp_rowbuf *
+rowbuf_new(const dp_rowdec *r, bool helper)
+{
+	dp_rowbuf  *b = dp_zalloc(sizeof(dp_rowbuf));
+	uint32_t	n = r->ncols > 0 ? r->ncols : 1;
+
+	if (!b)
+		return NULL;
+	b->r = (dp_rowdec *) r;
+	b->val = dp_zalloc(sizeof(uint64_t *) * n);
+	b->isnull = dp_zalloc(sizeof(uint8_t *) * n);
+	b->shapep = dp_zalloc(sizeof(dp_shape *) * n);
+	if (helper)
+	{
+		b->phase = dp_zalloc(sizeof(double *) * n);
+		b->shape = dp_zalloc(sizeof(dp_shape) * n);
+		b->kept = dp_zalloc(sizeof(uint64_t) * n);
+		b->kept_null = dp_zalloc(sizeof(bool) * n);
+	}
+	if (!b->val || !b->isnull || !b->shapep || (helper && (!b->phase || !b->shape || !b->kept || !b->kept_null)))
+	{
+		rowbuf_free(b, 0);
+		return NULL;
+	}
+	for (uint32_t j = 0; j < r->ncols; j++)
+	{
+		const dp_rowcol *c = &r->cols[j];
+
+		b->shapep[j] = helper ? &b->shape[j] : c->shape;
+		b->val[j] = dp_alloc(sizeof(uint64_t) * (c->kind == DP_ROWCOL_RANDOM128 ? 2 : 1) * r->chunk);
+		b->isnull[j] = dp_alloc(r->chunk);
+		if (!b->val[j] || !b->isnull[j])
+		{
+			rowbuf_free(b, r->ncols);
+			return NULL;
+		}
+		if (helper && c->kind != DP_ROWCOL_RANDOM128 && c->shape->phase)
+		{
+			b->phase[j] = dp_alloc(sizeof(double) * c->shape->nbins);
+			if (!b->phase[j])
+			{
+				rowbuf_free(b, r->ncols);
+				return NULL;
+			}
+		}
+	}
+	return b;
+}
+
+int
+dp_rowdec_init(dp_rowdec *r, const dp_rowcol *cols, uint32_t ncols, const uint64_t *order, const int64_t *unit,
+			   uint64_t npos, uint64_t chunk, dp_prng *rng, bool threads)
+{
+	uint32_t	n = ncols > 0 ? ncols : 1;
+
 	memset(r, 0, sizeof(*r));
 	r->cols = cols;
 	r->ncols = ncols;
@@ -557,53 +660,102 @@ dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *or
 	r->npos = npos;
 	r->chunk = chunk < 1 ? 1 : chunk;
 	r->rng = rng;
-	for (uint32_t j = 0; j < ncols; j++)
-		for (int b = 0; b < 2; b++)
-		{
-			cols[j].val[b] = NULL;
-			cols[j].isnull[b] = NULL;
-		}
+	r->threads = threads && npos > r->chunk;
 	r->ntasks = npos > r->chunk ? (npos + r->chunk - 1) / r->chunk : 1;
+	r->kept = dp_zalloc(sizeof(uint64_t) * n);
+	r->kept_null = dp_zalloc(sizeof(bool) * n);
+	r->pool = dp_zalloc(sizeof(dp_rowbuf *) * ROWDEC_MAX_POOL);
 	r->task = dp_zalloc(sizeof(dp_task) * r->ntasks);
-	if (!r->task)
-		return -1;
-	for (uint32_t j = 0; j < ncols; j++)
+	r->own = rowbuf_new(r, false);
+	if (!r->kept || !r->kept_null || !r->pool || !r->task || !r->own)
 	{
-		size_t		words = cols[j].kind == DP_ROWCOL_RANDOM128 ? 2 : 1;
-
-		cols[j].kept_null = false;
-		cols[j].kept[0] = cols[j].kept[1] = 0;
-		for (int b = 0; b < 2; b++)
-		{
-			cols[j].val[b] = dp_alloc(sizeof(uint64_t) * words * r->chunk);
-			cols[j].isnull[b] = dp_alloc(r->chunk);
-			if (!cols[j].val[b] || !cols[j].isnull[b])
-			{
-				dp_rowdec_free(r);
-				return -1;
-			}
-		}
+		dp_rowdec_free(r);
+		return -1;
 	}
 	return 0;
 }
 
-void
-dp_rowdec_start(dp_rowdec *r, uint64_t p0, int buf, bool thread)
+/* the chunk at next_p0 decoded here, from the caller's state, into its own buffer */
+static void
+rowdec_here(dp_rowdec *r)
 {
-	r->inflight = p0 / r->chunk;
-	r->p0 = p0;
-	r->buf = buf;
-	dp_task_start(&r->task[r->inflight], rowdec_run, r, thread);
+	rowdec_chunk(r, r->next_p0, r->own->val, r->own->isnull, r->rng, r->own->shapep, r->kept, r->kept_null);
+	r->current = r->own;
+}
+
+/* a helper on the chunk at next_p0, from a copy of the caller's state (none when no buffer is
+ * free and none can be had) */
+static void
+rowdec_ahead(dp_rowdec *r)
+{
+	dp_rowbuf  *b = NULL;
+	uint64_t	c = r->next_p0 / r->chunk;
+
+	for (uint32_t k = 0; k < r->npool && !b; k++)
+		if (r->pool[k] != r->current && !__atomic_load_n(&r->pool[k]->writing, __ATOMIC_ACQUIRE))
+			b = r->pool[k];
+	if (!b && r->npool < ROWDEC_MAX_POOL && (b = rowbuf_new(r, true)) != NULL)
+		r->pool[r->npool++] = b;
+	if (!b)
+		return;
+	b->p0 = r->next_p0;
+	b->rng = *r->rng;
+	for (uint32_t j = 0; j < r->ncols; j++)
+	{
+		const dp_rowcol *col = &r->cols[j];
+
+		b->kept[j] = r->kept[j];
+		b->kept_null[j] = r->kept_null[j];
+		if (col->kind == DP_ROWCOL_RANDOM128)
+			continue;
+		b->shape[j] = *col->shape;
+		if (col->shape->phase)
+		{
+			memcpy(b->phase[j], col->shape->phase, sizeof(double) * col->shape->nbins);
+			b->shape[j].phase = b->phase[j];
+		}
+	}
+	b->outcome = 0;
+	b->writing = 1;
+	r->ahead = b;
+	dp_task_start(&r->task[c], rowdec_helper, b, true);
 }
 
 void
-dp_rowdec_wait(dp_rowdec *r)
+dp_rowdec_next(dp_rowdec *r)
 {
-	dp_task_wait(&r->task[r->inflight]);
+	dp_rowbuf  *b = r->ahead;
+	int			running = 0;
+
+	r->ahead = NULL;
+	if (b && !__atomic_compare_exchange_n(&b->outcome, &running, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	{
+		/* the helper finished: its values, and its state after the chunk */
+		*r->rng = b->rng;
+		for (uint32_t j = 0; j < r->ncols; j++)
+		{
+			const dp_rowcol *col = &r->cols[j];
+
+			r->kept[j] = b->kept[j];
+			r->kept_null[j] = b->kept_null[j];
+			if (col->kind != DP_ROWCOL_RANDOM128 && col->shape->phase)
+				memcpy(col->shape->phase, b->phase[j], sizeof(double) * col->shape->nbins);
+		}
+		r->current = b;
+		r->helped++;
+	}
+	else
+		rowdec_here(r);			/* no helper, or one not done: here (its work is dropped) */
+	r->p0 = r->next_p0;
+	r->val = r->current->val;
+	r->isnull = r->current->isnull;
+	r->next_p0 += r->chunk;
 	/* the threads of the chunks before, ended by now as a rule: joined without waiting */
-	for (uint64_t c = r->reaped; c < r->inflight; c++)
+	for (uint64_t c = r->reaped; c < r->p0 / r->chunk; c++)
 		if (dp_task_try_reap(&r->task[c]) && c == r->reaped)
 			r->reaped++;
+	if (r->threads && r->next_p0 < r->npos)
+		rowdec_ahead(r);
 }
 
 void
@@ -611,20 +763,19 @@ dp_rowdec_abandon(dp_rowdec *r)
 {
 	for (uint64_t c = 0; r->task && c < r->ntasks; c++)
 		dp_task_abandon(&r->task[c]);
+	r->ahead = NULL;
 }
 
 void
 dp_rowdec_free(dp_rowdec *r)
 {
 	dp_rowdec_abandon(r);
-	for (uint32_t j = 0; j < r->ncols; j++)
-		for (int b = 0; b < 2; b++)
-		{
-			dp_free(r->cols[j].val[b]);
-			dp_free(r->cols[j].isnull[b]);
-			r->cols[j].val[b] = NULL;
-			r->cols[j].isnull[b] = NULL;
-		}
+	for (uint32_t k = 0; r->pool && k < r->npool; k++)
+		rowbuf_free(r->pool[k], r->ncols);
+	rowbuf_free(r->own, r->ncols);
+	dp_free(r->pool);
 	dp_free(r->task);
-	r->task = NULL;
+	dp_free(r->kept);
+	dp_free(r->kept_null);
+	memset(r, 0, sizeof(*r));
 }

@@ -107,19 +107,20 @@ bool		dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *h
  *
  * The draws are those of decoding the positions in order, row by row and in each row the columns
  * in the order given, on the one generator: which thread decodes a chunk, and the chunk size,
- * change no value.  A chunk of positions [p0, p0 + chunk) goes into buffer buf (0 or 1):
- * cols[j].val[buf][i] (i = p - p0; RANDOM128: val[buf][2 i] and [2 i + 1]) and
- * cols[j].isnull[buf][i].
+ * change no value.
  *
- * dp_rowdec_init allocates both buffers (returns -1 when memory runs out: then nothing is kept);
- * dp_rowdec_start decodes the chunk at p0 into buf on a helper thread (thread true and the
- * thread starts) or leaves it to dp_rowdec_wait, which returns once the chunk is decoded: by
- * the thread, or here when the thread has not begun it (dp_task in dp_internal.h: a helper that
- * a busy machine schedules late never holds the caller up).  One chunk in flight at a time, and
- * chunks are started in order of p0 (the generator's and the shapes' state goes from one to the
- * next).  While a chunk is in flight the caller must not use the generator, the shapes, nor the
- * buffer it is decoded into.  dp_rowdec_abandon (an error path) decodes nothing more and joins
- * every thread; dp_rowdec_free does that and frees the buffers.
+ * dp_rowdec_init prepares (returns -1 when memory runs out: then nothing is kept; threads false:
+ * every chunk decoded on the caller's thread).  dp_rowdec_next makes the next chunk of chunk
+ * positions current: r->val[j][i] and r->isnull[j][i] for column j at position p0 + i
+ * (RANDOM128: val[j][2 i] and [2 i + 1]), valid until the next call; and starts decoding the one
+ * after it on a helper thread, from a copy of the generator's, the shapes' and the unit
+ * columns' state, into a buffer of its own.  When the caller needs that chunk, it takes the
+ * helper's values and state if the helper has finished, else decodes the chunk itself from the
+ * state it kept (the helper's work is then dropped): the caller never waits for a helper that
+ * a busy machine has not scheduled, and either way the values and the state after the chunk are
+ * the same.  The helper touches only its own buffer and state and read-only data (the codes, the
+ * domains, the shapes' parts, order and unit).  dp_rowdec_abandon (an error path) lets no helper
+ * begin and joins every thread; dp_rowdec_free does that and frees the buffers.
  */
 typedef enum dp_rowcol_kind
 {
@@ -138,35 +139,42 @@ typedef struct dp_rowcol
 	dp_code		fallback_code;
 	int			scale;			/* REAL: dp_decode_real's scale */
 	bool		unit_constant;
-	uint64_t   *val[2];			/* the buffers (dp_rowdec_init) */
-	uint8_t    *isnull[2];
-	uint64_t	kept[2];		/* a unit_constant column's value in the current unit */
-	bool		kept_null;
 } dp_rowcol;
 
-struct dp_task;
+struct dp_rowbuf;
 
 typedef struct dp_rowdec
 {
-	dp_rowcol  *cols;
+	const dp_rowcol *cols;
 	uint32_t	ncols;
 	const uint64_t *order;
 	const int64_t *unit;
 	uint64_t	npos;
 	uint64_t	chunk;
 	dp_prng    *rng;
-	struct dp_task *task;		/* one per chunk (a task is started once) */
+	bool		threads;
+	/* the current chunk (dp_rowdec_next) */
+	uint64_t	p0;
+	uint64_t  **val;
+	uint8_t   **isnull;
+	uint64_t	helped;			/* chunks so far whose helper had finished them */
+	/* internal */
+	uint64_t	next_p0;		/* the next chunk's first position */
+	uint64_t   *kept;			/* per column: a unit_constant column's value in the current unit */
+	bool	   *kept_null;
+	struct dp_rowbuf *own;		/* the caller's buffer */
+	struct dp_rowbuf **pool;	/* helpers' buffers */
+	uint32_t	npool;
+	struct dp_rowbuf *current;	/* the current chunk's buffer */
+	struct dp_rowbuf *ahead;	/* the chunk a helper decodes (NULL: none) */
+	struct dp_task *task;		/* one per chunk */
 	uint64_t	ntasks;
 	uint64_t	reaped;			/* the tasks before it have no thread left */
-	uint64_t	inflight;		/* the chunk in flight: its task, start and buffer */
-	uint64_t	p0;
-	int			buf;
 } dp_rowdec;
 
-int			dp_rowdec_init(dp_rowdec *r, dp_rowcol *cols, uint32_t ncols, const uint64_t *order,
-						   const int64_t *unit, uint64_t npos, uint64_t chunk, dp_prng *rng);
-void		dp_rowdec_start(dp_rowdec *r, uint64_t p0, int buf, bool thread);
-void		dp_rowdec_wait(dp_rowdec *r);
+int			dp_rowdec_init(dp_rowdec *r, const dp_rowcol *cols, uint32_t ncols, const uint64_t *order,
+						   const int64_t *unit, uint64_t npos, uint64_t chunk, dp_prng *rng, bool threads);
+void		dp_rowdec_next(dp_rowdec *r);
 void		dp_rowdec_abandon(dp_rowdec *r);
 void		dp_rowdec_free(dp_rowdec *r);
 

@@ -801,61 +801,55 @@ rows_reference(rows_fixture *f, bool ordered, uint64_t seed, uint64_t *val, uint
 	dp_shape_free(&f->sr);
 }
 
-/* thread 0: no helper; 1: a helper, waited for when the chunk is needed (it has mostly begun
- * by then); 2: a helper, waited for at once (mostly not begun: the caller claims the chunk) */
-static void
-rows_start(dp_rowdec *r, uint64_t p0, int buf, int thread)
-{
-	dp_rowdec_start(r, p0, buf, thread > 0);
-	if (thread == 2)
-		dp_rowdec_wait(r);
-}
-
-/* the chunked decode of every position, compared with the reference; returns the mismatches */
+/*
+ * The chunked decode of every position, compared with the reference; returns the mismatches, and
+ * in *helped the chunks a helper had finished.  mode 0: no helper; 1: helpers, each chunk read
+ * slowly (a helper has mostly finished the next one by then); 2: helpers, each chunk asked for at
+ * once (a helper mostly has not: the caller decodes it, and drops the helper's work).
+ */
 static long
-rows_chunked(rows_fixture *f, bool ordered, uint64_t seed, uint64_t chunk, int thread, const uint64_t *val,
-			 const uint8_t *nul, uint64_t after)
+rows_chunked(rows_fixture *f, bool ordered, uint64_t seed, uint64_t chunk, int mode, const uint64_t *val,
+			 const uint8_t *nul, uint64_t after, uint64_t *helped)
 {
 	dp_rowcol	c[ROWS_COLS];
 	dp_rowdec	r;
 	dp_prng		p;
 	long		bad = 0;
-	int			buf = 0;
 
 	rows_columns(f, c);
 	dp_prng_seed(&p, seed);
-	if (dp_rowdec_init(&r, c, ROWS_COLS, ordered ? f->order : NULL, ordered ? f->unit : NULL, ROWS_N, chunk, &p) < 0)
+	if (dp_rowdec_init(&r, c, ROWS_COLS, ordered ? f->order : NULL, ordered ? f->unit : NULL, ROWS_N, chunk, &p,
+					   mode > 0) < 0)
 		return -1;
-	/* as the writer does: the first chunk here, then one chunk ahead while this one is read */
-	dp_rowdec_start(&r, 0, 0, false);
-	dp_rowdec_wait(&r);
-	if (chunk < ROWS_N)
-		rows_start(&r, chunk, 1, thread);
 	for (uint64_t pos = 0; pos < ROWS_N; pos++)
 	{
 		uint64_t	i = pos % chunk;
 
-		if (pos > 0 && i == 0)
+		if (i == 0)
 		{
-			if (thread != 2)
-				dp_rowdec_wait(&r);
-			buf ^= 1;
-			if (pos + chunk < ROWS_N)
-				rows_start(&r, pos + chunk, buf ^ 1, thread);
+			dp_rowdec_next(&r);
+			if (mode == 1)
+			{
+				volatile double x = 0;
+
+				for (int k = 0; k < 200000; k++)
+					x += k;
+			}
 		}
 		for (int j = 0; j < ROWS_COLS; j++)
 		{
 			const uint64_t *v = &val[(pos * ROWS_COLS + j) * 2];
-			bool		isnull = c[j].isnull[buf][i] != 0;
+			bool		isnull = r.isnull[j][i] != 0;
 
 			if (isnull != (nul[pos * ROWS_COLS + j] != 0))
 				bad++;
 			else if (c[j].kind == DP_ROWCOL_RANDOM128)
-				bad += c[j].val[buf][2 * i] != v[0] || c[j].val[buf][2 * i + 1] != v[1];
+				bad += r.val[j][2 * i] != v[0] || r.val[j][2 * i + 1] != v[1];
 			else if (!isnull)
-				bad += c[j].val[buf][i] != v[0];
+				bad += r.val[j][i] != v[0];
 		}
 	}
+	*helped = r.helped;
 	dp_rowdec_free(&r);
 	bad += dp_prng_next(&p) != after;
 	dp_shape_free(&f->si);
@@ -901,6 +895,9 @@ test_rows(void)
 			f.unit[i++] = u;
 		u++;
 	}
+	uint64_t	helped_total = 0,
+				taken_total = 0;
+
 	for (int ordered = 0; ordered < 2; ordered++)
 	{
 		uint64_t	after;
@@ -911,15 +908,23 @@ test_rows(void)
 			nulls += nul[i];
 		unit_check(nulls > 0 && nulls < ROWS_N, "rows%s: the reference has some NULLs (%ld)", ordered ? " in units" : "", nulls);
 		for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++)
-			for (int thread = 0; thread < (chunks[k] < 61 ? 1 : 3); thread++)	/* (a thread per chunk) */
+			for (int mode = 0; mode < (chunks[k] < 61 ? 1 : 3); mode++)	/* (a thread per chunk) */
 			{
-				long		bad = rows_chunked(&f, ordered, 77 + ordered, chunks[k], thread, val, nul, after);
+				uint64_t	helped = 0;
+				long		bad = rows_chunked(&f, ordered, 77 + ordered, chunks[k], mode, val, nul, after, &helped);
 
-				unit_check(bad == 0, "rows%s: chunks of %" PRIu64 "%s equal the row-by-row decode (%ld differ)",
+				unit_check(bad == 0, "rows%s: chunks of %" PRIu64 "%s equal the row-by-row decode (%ld differ; %" PRIu64 " chunks from helpers)",
 						   ordered ? " in units" : "", chunks[k],
-						   thread == 2 ? " on a helper thread, waited for at once" : thread ? " on a helper thread" : "", bad);
+						   mode == 2 ? ", each asked for at once" : mode ? ", helpers ahead" : "", bad, helped);
+				if (mode == 1)
+					helped_total += helped;
+				else if (mode == 2)
+					taken_total += (ROWS_N + chunks[k] - 1) / chunks[k] - 1 - helped;
 			}
 	}
+	/* both ways a chunk can come were taken (a scheduler could in principle deny either) */
+	unit_check(helped_total > 0, "rows: chunks came from helpers (%" PRIu64 ")", helped_total);
+	unit_check(taken_total > 0, "rows: chunks the caller decoded while a helper had them (%" PRIu64 ")", taken_total);
 	free(val);
 	free(nul);
 	free(f.ci);
