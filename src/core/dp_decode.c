@@ -446,6 +446,10 @@ dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *hi)
 /* The most helper buffers at once: a helper whose chunk the caller took may still be writing its
  * own; past this many such, the next chunk is decoded on the caller's thread. */
 #define ROWDEC_MAX_POOL 8
+/* After a chunk whose helper had not finished, the next 1, 2, 4, ... chunks (at most this many)
+ * are decoded here with no helper: on a machine with no core to spare, a helper's dropped work
+ * only takes time from the caller's own thread. */
+#define ROWDEC_MAX_BACKOFF 32
 
 /* A chunk's values, and the state its decoding starts from and ends with (a helper's copy) */
 typedef struct dp_rowbuf
@@ -743,9 +747,18 @@ dp_rowdec_next(dp_rowdec *r)
 		}
 		r->current = b;
 		r->helped++;
+		r->backoff = 0;
 	}
 	else
+	{
 		rowdec_here(r);			/* no helper, or one not done: here (its work is dropped) */
+		if (b)
+		{
+			/* a late helper (a busy machine): the next few chunks here, more after each miss */
+			r->backoff = r->backoff == 0 ? 1 : r->backoff < ROWDEC_MAX_BACKOFF ? 2 * r->backoff : r->backoff;
+			r->skip = r->backoff;
+		}
+	}
 	r->p0 = r->next_p0;
 	r->val = r->current->val;
 	r->isnull = r->current->isnull;
@@ -755,7 +768,12 @@ dp_rowdec_next(dp_rowdec *r)
 		if (dp_task_try_reap(&r->task[c]) && c == r->reaped)
 			r->reaped++;
 	if (r->threads && r->next_p0 < r->npos)
-		rowdec_ahead(r);
+	{
+		if (r->skip > 0)
+			r->skip--;
+		else
+			rowdec_ahead(r);
+	}
 }
 
 void

@@ -118,7 +118,9 @@ bool		dp_shape_pick(dp_shape *s, dp_prng *p, uint32_t bin, double *lo, double *h
  * helper's values and state if the helper has finished, else decodes the chunk itself from the
  * state it kept (the helper's work is then dropped): the caller never waits for a helper that
  * a busy machine has not scheduled, and either way the values and the state after the chunk are
- * the same.  The helper touches only its own buffer and state and read-only data (the codes, the
+ * the same.  After a late helper the next chunks (1, 2, 4, ... up to 32 after consecutive misses)
+ * are decoded by the caller with no helper: where no core is spare, a helper only takes time
+ * from the caller's thread.  The helper touches only its own buffer and state and read-only data (the codes, the
  * domains, the shapes' parts, order and unit).  dp_rowdec_abandon (an error path) lets no helper
  * begin and joins every thread; dp_rowdec_free does that and frees the buffers.
  */
@@ -170,6 +172,8 @@ typedef struct dp_rowdec
 	struct dp_task *task;		/* one per chunk */
 	uint64_t	ntasks;
 	uint64_t	reaped;			/* the tasks before it have no thread left */
+	uint32_t	backoff;		/* chunks decoded here after the last late helper */
+	uint32_t	skip;			/* chunks still to decode here before the next helper */
 } dp_rowdec;
 
 int			dp_rowdec_init(dp_rowdec *r, const dp_rowcol *cols, uint32_t ncols, const uint64_t *order,
