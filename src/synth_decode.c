@@ -157,47 +157,6 @@ synth_prepare_fallback(OutColumn *oc, const double *oneway)
 		oc->fallback = oc->category[oc->fallback_code];
 }
 
-/* The value of an integral bin's draw v in the column's type (clamped into it). */
-Datum
-synth_int_datum(OutColumn *oc, int64 v)
-{
-	switch (oc->basetype)
-	{
-		case INT2OID:
-			return Int16GetDatum((int16) Max(Min(v, PG_INT16_MAX), PG_INT16_MIN));
-		case INT4OID:
-			return Int32GetDatum((int32) Max(Min(v, PG_INT32_MAX), PG_INT32_MIN));
-		case DATEOID:
-			return DateADTGetDatum((DateADT) Max(Min(v, PG_INT32_MAX - 1), PG_INT32_MIN + 1));
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case INT8OID:
-			return Int64GetDatum(v);
-		case FLOAT4OID:
-			return Float4GetDatum((float4) v);
-		case FLOAT8OID:
-			return Float8GetDatum((float8) v);
-		default:
-			/* numeric column declared with integral bins */
-			return fit_numeric(oc, DirectFunctionCall1(int8_numeric, Int64GetDatum(v)));
-	}
-}
-
-/* The value of a real bin's draw v in the column's type. */
-Datum
-synth_real_datum(OutColumn *oc, double v)
-{
-	switch (oc->basetype)
-	{
-		case FLOAT4OID:
-			return Float4GetDatum((float4) v);
-		case FLOAT8OID:
-			return Float8GetDatum(v);
-		default:
-			return fit_numeric(oc, DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
-	}
-}
-
 /* The value of a code, or NULL.  Never fails on released data: categories were converted
  * before any work, bins decode inside their range. */
 Datum
@@ -237,7 +196,26 @@ synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 			hi = (int64) phi;
 		}
 		v = dp_decode_int(rng, lo, hi);
-		return synth_int_datum(oc, v);
+		switch (oc->basetype)
+		{
+			case INT2OID:
+				return Int16GetDatum((int16) Max(Min(v, PG_INT16_MAX), PG_INT16_MIN));
+			case INT4OID:
+				return Int32GetDatum((int32) Max(Min(v, PG_INT32_MAX), PG_INT32_MIN));
+			case DATEOID:
+				return DateADTGetDatum((DateADT) Max(Min(v, PG_INT32_MAX - 1), PG_INT32_MIN + 1));
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+			case INT8OID:
+				return Int64GetDatum(v);
+			case FLOAT4OID:
+				return Float4GetDatum((float4) v);
+			case FLOAT8OID:
+				return Float8GetDatum((float8) v);
+			default:
+				/* numeric column declared with integral bins */
+				return fit_numeric(oc, DirectFunctionCall1(int8_numeric, Int64GetDatum(v)));
+		}
 	}
 	{
 		double		lo,
@@ -256,22 +234,16 @@ synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 			hi = phi;
 		}
 		v = dp_decode_real(rng, lo, hi, closed, oc->scale, d->edges[0], d->edges[d->nvalues]);
-		return synth_real_datum(oc, v);
+		switch (oc->basetype)
+		{
+			case FLOAT4OID:
+				return Float4GetDatum((float4) v);
+			case FLOAT8OID:
+				return Float8GetDatum(v);
+			default:
+				return fit_numeric(oc, DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
+		}
 	}
-}
-
-/* A random (version 4) uuid from two generator words, w[0]'s bytes first, each low byte first. */
-Datum
-synth_random_uuid(const uint64 *w)
-{
-	pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
-
-	for (int k = 0; k < UUID_LEN; k += 8)
-		for (int b = 0; b < 8; b++)
-			u->data[k + b] = (unsigned char) (w[k / 8] >> (8 * b));
-	u->data[6] = (u->data[6] & 0x0f) | 0x40;	/* version 4 */
-	u->data[8] = (u->data[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
-	return UUIDPGetDatum(u);
 }
 
 /* A fresh identifier for row i (1-based); uuids are random (version 4) from the post-processing
@@ -310,11 +282,18 @@ synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull)
 			}
 			else
 			{
-				uint64		w[2];
+				pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
 
-				w[0] = dp_prng_next(rng);
-				w[1] = dp_prng_next(rng);
-				return synth_random_uuid(w);
+				for (int k = 0; k < UUID_LEN; k += 8)
+				{
+					uint64		w = dp_prng_next(rng);
+
+					for (int b = 0; b < 8; b++)
+						u->data[k + b] = (unsigned char) (w >> (8 * b));
+				}
+				u->data[6] = (u->data[6] & 0x0f) | 0x40;	/* version 4 */
+				u->data[8] = (u->data[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
+				return UUIDPGetDatum(u);
 			}
 		case TEXTOID:
 		case VARCHAROID:

@@ -204,76 +204,6 @@ unit_constant_value(OutColumn *oc, Form_pg_attribute att, dp_code code, bool sta
 	return *isnull ? (Datum) 0 : datumCopy(*kept, att->attbyval, att->attlen);
 }
 
-/*
- * The values that take random draws (bins, random uuids) are decoded DECODE_CHUNK positions at a
- * time into plain buffers (dp_rowdec, src/core/dp_decode.c), the next chunk on a helper thread
- * while this one forms and writes the current one (or here, when the helper has not finished it
- * by then); the draws are the row-by-row decoding's, in the same order, so a seed gives the same
- * rows on any thread count.
- */
-#define DECODE_CHUNK 8192
-
-/* Which of out's columns take random draws in decoding: cols[j] for out[i] where dcol[i] = j (-1
- * for a column that draws nothing); returns how many. */
-static uint32
-decoding_columns(OutColumn *out, int nout, const dp_codes *synth, dp_rowcol *cols, int *dcol)
-{
-	uint32		n = 0;
-
-	for (int i = 0; i < nout; i++)
-	{
-		OutColumn  *oc = &out[i];
-
-		dcol[i] = -1;
-		if (oc->kind == OUT_SYNTH && oc->domain->kind != DP_DOMAIN_CATEGORIES)
-		{
-			dp_rowcol  *c = &cols[n];
-
-			memset(c, 0, sizeof(*c));
-			c->kind = oc->domain->kind == DP_DOMAIN_INT_BINS ? DP_ROWCOL_INT : DP_ROWCOL_REAL;
-			c->d = oc->domain;
-			c->codes = synth->col[oc->synth];
-			c->shape = &oc->shape;
-			c->notnull = oc->notnull;
-			c->fallback_code = oc->fallback_code;
-			c->scale = oc->scale;
-			c->unit_constant = oc->unit_constant;
-			dcol[i] = (int) n++;
-		}
-		else if (oc->kind == OUT_IDENTIFIER && oc->basetype == UUIDOID && !oc->unit)
-		{
-			/* (a random uuid for every row: a uuid column holds every row number) */
-			memset(&cols[n], 0, sizeof(cols[n]));
-			cols[n].kind = DP_ROWCOL_RANDOM128;
-			dcol[i] = (int) n++;
-		}
-	}
-	return n;
-}
-
-/* Column out[i]'s value at position i of dec's current chunk, from its decoding column j. */
-static Datum
-decoded_value(OutColumn *oc, const dp_rowdec *dec, int j, uint64 i, bool *isnull)
-{
-	int64		iv;
-	double		dv;
-
-	*isnull = dec->isnull[j][i] != 0;
-	if (*isnull)
-		return (Datum) 0;
-	switch (dec->cols[j].kind)
-	{
-		case DP_ROWCOL_INT:
-			memcpy(&iv, &dec->val[j][i], sizeof(iv));
-			return synth_int_datum(oc, iv);
-		case DP_ROWCOL_REAL:
-			memcpy(&dv, &dec->val[j][i], sizeof(dv));
-			return synth_real_datum(oc, dv);
-		default:
-			return synth_random_uuid(&dec->val[j][2 * i]);
-	}
-}
-
 static uint64
 insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, const RowPlan *plan,
 			dp_prng *rng, SynthProgress *pr)
@@ -293,10 +223,6 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	MemoryContext unitcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth unit", ALLOCSET_SMALL_SIZES);
 	Datum	   *kept = palloc0(sizeof(Datum) * Max(nout, 1));
 	bool	   *kept_null = palloc0(sizeof(bool) * Max(nout, 1));
-	dp_rowcol  *dcols = palloc0(sizeof(dp_rowcol) * Max(nout, 1));
-	int		   *dcol = palloc(sizeof(int) * Max(nout, 1));
-	uint32		ndcols = decoding_columns(out, nout, synth, dcols, dcol);
-	dp_rowdec	dec;
 
 	if (tdesc->natts != nout)
 		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
@@ -311,90 +237,70 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 	pages = synth_pagewrite_begin(trel, cid);
 	for (int b = 0; b < WRITE_BATCH; b++)
 		slots[b] = table_slot_create(trel, NULL);
-	if (dp_rowdec_init(&dec, dcols, ndcols, plan->order, plan->unit, plan->npos, DECODE_CHUNK, rng,
-					   dp_threads() > 1) < 0)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	PG_TRY();
+	for (uint64 p = 0; p < plan->npos; p++)
 	{
-		for (uint64 p = 0; p < plan->npos; p++)
-		{
-			MemoryContext old;
-			TupleTableSlot *slot = slots[nslots++];
-			uint64		r = plan->order ? plan->order[p] : p;
-			bool		starts = plan->order && (p == 0 || plan->unit[p] != plan->unit[p - 1]);
-			uint64		ci = p % DECODE_CHUNK;
+		MemoryContext old = MemoryContextSwitchTo(batchcxt);
+		TupleTableSlot *slot = slots[nslots++];
+		uint64		r = plan->order ? plan->order[p] : p;
+		bool		starts = plan->order && (p == 0 || plan->unit[p] != plan->unit[p - 1]);
 
-			CHECK_FOR_INTERRUPTS();
-			if (ci == 0)
-				dp_rowdec_next(&dec);	/* this chunk's values; the next one's on a helper */
-			old = MemoryContextSwitchTo(batchcxt);
-			if (starts)
-				MemoryContextReset(unitcxt);
-			/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
-			/* the target's columns are the model's, in order */
-			for (int i = 0; i < nout; i++)
+		CHECK_FOR_INTERRUPTS();
+		if (starts)
+			MemoryContextReset(unitcxt);
+		/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
+		/* the target's columns are the model's, in order */
+		for (int i = 0; i < nout; i++)
+		{
+			slot->tts_isnull[i] = false;
+			if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
+				slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
+														  starts, &kept[i], &kept_null[i], unitcxt, rng,
+														  &slot->tts_isnull[i]);
+			else if (out[i].kind == OUT_SYNTH)
+				slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
+			else if (out[i].kind == OUT_IDENTIFIER)
+				slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && plan->unit ? plan->unit[p] :
+															 (int64) p + 1, rng, &slot->tts_isnull[i]);
+			else
 			{
-				slot->tts_isnull[i] = false;
-				if (dcol[i] >= 0)
-					slot->tts_values[i] = decoded_value(&out[i], &dec, dcol[i], ci, &slot->tts_isnull[i]);
-				else if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
-					slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
-															  starts, &kept[i], &kept_null[i], unitcxt, rng,
-															  &slot->tts_isnull[i]);
-				else if (out[i].kind == OUT_SYNTH)
-					slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
-				else if (out[i].kind == OUT_IDENTIFIER)
-					slot->tts_values[i] = synth_identifier_value(&out[i], out[i].unit && plan->unit ? plan->unit[p] :
-																 (int64) p + 1, rng, &slot->tts_isnull[i]);
-				else
-				{
-					slot->tts_values[i] = (Datum) 0;
-					slot->tts_isnull[i] = true;
-				}
-				if (slot->tts_isnull[i] && TupleDescAttr(tdesc, i)->attnotnull)
-					ereport(ERROR,
-							(errcode(ERRCODE_INTERNAL_ERROR),
-							 errmsg("a NULL was decoded for NOT NULL column \"%s\" of the synthetic table",
-									NameStr(TupleDescAttr(tdesc, i)->attname))));
+				slot->tts_values[i] = (Datum) 0;
+				slot->tts_isnull[i] = true;
 			}
-			ExecStoreVirtualTuple(slot);
-			MemoryContextSwitchTo(old);
-			if (checks)
-			{
-				econtext->ecxt_scantuple = slot;
-				if (!ExecCheck(checks, econtext))
-				{
-					ExecClearTuple(slot);
-					nslots--;
-					dropped++;
-				}
-				ResetExprContext(econtext);
-			}
-			if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
-			{
-				if (pages)
-					for (int b = 0; b < nslots; b++)
-						synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
-				else
-					/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
-					table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
-				for (int b = 0; b < nslots; b++)
-					ExecClearTuple(slots[b]);
-				nslots = 0;
-				MemoryContextReset(batchcxt);
-			}
-			if ((p + 1) % (64 * WRITE_BATCH) == 0)
-				synth_report(pr, "writing the synthetic table", (int) (100.0 * p / plan->npos));
+			if (slot->tts_isnull[i] && TupleDescAttr(tdesc, i)->attnotnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("a NULL was decoded for NOT NULL column \"%s\" of the synthetic table",
+								NameStr(TupleDescAttr(tdesc, i)->attname))));
 		}
+		ExecStoreVirtualTuple(slot);
+		MemoryContextSwitchTo(old);
+		if (checks)
+		{
+			econtext->ecxt_scantuple = slot;
+			if (!ExecCheck(checks, econtext))
+			{
+				ExecClearTuple(slot);
+				nslots--;
+				dropped++;
+			}
+			ResetExprContext(econtext);
+		}
+		if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
+		{
+			if (pages)
+				for (int b = 0; b < nslots; b++)
+					synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
+			else
+				/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
+				table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
+			for (int b = 0; b < nslots; b++)
+				ExecClearTuple(slots[b]);
+			nslots = 0;
+			MemoryContextReset(batchcxt);
+		}
+		if ((p + 1) % (64 * WRITE_BATCH) == 0)
+			synth_report(pr, "writing the synthetic table", (int) (100.0 * p / plan->npos));
 	}
-	PG_CATCH();
-	{
-		/* no helper may outlive this: it writes into memory the error's cleanup frees */
-		dp_rowdec_abandon(&dec);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	dp_rowdec_free(&dec);
 	if (pages)
 		synth_pagewrite_end(pages);
 	for (int b = 0; b < WRITE_BATCH; b++)

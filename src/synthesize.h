@@ -172,9 +172,6 @@ extern void synth_prepare_decoding(OutColumn *oc);
 extern void synth_prepare_fallback(OutColumn *oc, const double *oneway);
 extern void synth_prepare_shape(OutColumn *oc);
 extern Datum synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull);
-extern Datum synth_int_datum(OutColumn *oc, int64 v);
-extern Datum synth_real_datum(OutColumn *oc, double v);
-extern Datum synth_random_uuid(const uint64 *w);
 extern void synth_identifier_format(OutColumn *oc, int64 nrows);
 extern Datum synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull);
 

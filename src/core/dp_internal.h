@@ -5,8 +5,6 @@
 #ifndef DP_INTERNAL_H
 #define DP_INTERNAL_H
 
-#include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -58,37 +56,6 @@ dp_now(void)
  * Defined in dp_parallel.c.
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
-
-/*
- * One job on a helper thread while the calling thread does other work, which the caller takes
- * back if the thread has not begun it when the caller needs it done (a thread that a busy
- * machine has not scheduled yet never makes the caller wait).  dp_task_start starts fn(arg) on a
- * thread that blocks every signal (thread false, or a thread that cannot start: the job is left
- * to dp_task_wait).  dp_task_wait returns once the job is done: it claims a job no thread has
- * begun and runs it here, else waits (runnable, yielding) for the thread to finish it.  A thread
- * that lost the claim touches nothing but its task and ends; dp_task_reap joins the task's
- * thread, whichever ran the job.
- * dp_task_abandon, for a caller unwinding from an error: claims the job if no thread has begun it
- * (then it never runs), and joins the thread.  After dp_task_reap or dp_task_abandon no thread
- * touches the task or the job's memory.  One start per task: a task is not reused.  The same rules
- * as dp_run_parallel's for fn.  Defined in dp_parallel.c.
- */
-typedef struct dp_task
-{
-	int			claim;			/* 0 unclaimed, 1 the thread's, 2 the caller's (atomic) */
-	int			done;			/* the thread has run the job (atomic) */
-	bool		started;		/* a thread was started and is not joined yet */
-	pthread_t	th;
-	void	   *(*fn) (void *);
-	void	   *arg;
-} dp_task;
-
-void		dp_task_start(dp_task *t, void *(*fn) (void *), void *arg, bool thread);
-void		dp_task_wait(dp_task *t);
-void		dp_task_reap(dp_task *t);
-/* dp_task_reap if the task's thread has ended, without waiting; true when no thread is left. */
-bool		dp_task_try_reap(dp_task *t);
-void		dp_task_abandon(dp_task *t);
 
 /* The population count of a AND b over w 64-bit words (bit sets: dp_jtree.c's cliques, the
  * adaptive method's candidates). */
