@@ -12,6 +12,8 @@
 # Usage (PGHOST, PGPORT, PGUSER exported; PG_CONFIG names the installation whose dpsynth.so is
 # replaced, and restored at the end; database DB, default bench):
 #   MODELS="2 13" SEED=1 bench/so_ab_sample.sh ROUNDS NAME=path/to/dpsynth.so ...
+# EVAL=0: no dp_evaluate; the rows' count and the md5 of their text in the order written instead
+# (for builds that must write the same rows: a change of speed only).
 set -euo pipefail
 source "$(dirname "$0")/so_ab_lib.sh"
 DB=${DB:-bench}
@@ -34,7 +36,8 @@ SQL
 		cpu=$(echo "$out" | awk -F'|' -v tick="$TICK" '$1 == "cpu" {printf "%.2f", $2 / tick}')
 		main=$(echo "$out" | awk -F'|' -v tick="$TICK" '$1 == "cpu" {printf "%.2f", $3 / tick}')
 		sec=$(echo "$out" | awk -F'|' '$1 == "seconds" {print $2}')
-		ev=$(psql -X -qAt -d "$DB" -c "SET client_min_messages = warning" -c "SELECT string_agg(metric || '=' || round(value::numeric, 5), ' ' ORDER BY metric)
+		ev="rows $(psql -X -qAt -d "$DB" -c "SELECT count(*) || ' md5 ' || md5(string_agg(t::text, E'\n' ORDER BY ctid)) FROM s_absample t")"
+		[ "${EVAL:-1}" = 0 ] || ev=$(psql -X -qAt -d "$DB" -c "SET client_min_messages = warning" -c "SELECT string_agg(metric || '=' || round(value::numeric, 5), ' ' ORDER BY metric)
 			FROM dp_evaluate('$src', 's_absample') WHERE scope = 'table' AND metric IN ('tvd1', 'tvd2', 'tvd3', 'range_error')")
 		echo "round $1 model $m kway $kway $2 load $load | $ev | cpu $cpu main $main | $sec"
 	done
