@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""bench/units_compare.py DIR... - does dpsynth per unit lose to a naive group-privacy baseline?
+"""bench/units_compare.py [--aim FILE.jsonl[,FILE...]] DIR... - does dpsynth per unit lose to a naive group-privacy baseline?
 
 Reads the runs bench/units.sh left in DIR... (its *.jsonl lines) and prints, per dataset, epsilon
 and metric, per unit (method unit, each k it ran at) against the best baseline cell: dpsynth's
 row-level method on the table truncated to k rows per person (method rowk, the k with the best
-mean on that metric) and, at epsilon 1, AIM's and MST's rows of ../shared/datasets/ANCHORS.md
-(2 runs each there, means only).  A verdict per metric:
+mean on that metric), AIM's group-privacy baseline per k and epsilon, and MST's rows of
+../shared/datasets/ANCHORS.md at epsilon 1.  AIM's cells come from the runs of --aim (the JSON
+lines bench/aim_units.py writes; failed runs skipped), one cell per (dataset, k, epsilon) with
+its runs' range, at every epsilon they were run at; where no run of AIM exists for a dataset, k
+and epsilon 1, ANCHORS.md's AIM row stands in (2 runs there, the mean only), as MST's rows always
+do.  AIM and MST enter the metrics ANCHORS.md has (tvd1, tvd2, tvd3, range, tstr_auc).
+A verdict per metric:
   loses   per unit's mean is worse and its runs' range does not overlap the baseline cell's range
           (for ANCHORS.md's rows, which have no range: every per-unit run is worse)
   behind  worse mean, the ranges overlap (within the run spread)
   level / ahead  as the words say ("level": the means differ by under a tenth of the spread)
 with Welch's t of the two means where both cells have 2 runs or more.  Lower is better for every
 metric but tstr_acc and tstr_auc.  unit_rows_tvd is compared too (the baseline's rows have one
-row per person).
+row per person).  The baseline column names its source: "AIM k=1 (aim_units), 40 runs" for
+AIM's runs, "(ANCHORS.md)" for a fallback row.
 
 bench/units_compare.py --ab BEFORE AFTER: per unit against per unit, two builds or rules (each a
 comma-separated list of DIRs): for each dataset, epsilon and k of AFTER's unit cells, AFTER's
@@ -37,6 +43,18 @@ def load(dirs):
             for line in open(f):
                 r = json.loads(line)
                 runs[(r["dataset"], r["method"], r["k"], r["epsilon"])].append(r)
+    return runs
+
+
+def load_aim(files):
+    """AIM's runs from bench/aim_units.py's JSON lines: {(dataset, k, epsilon as float): [run, ...]}"""
+    runs = collections.defaultdict(list)
+    for f in files:
+        for line in open(f):
+            if line.strip():
+                r = json.loads(line)
+                if not r.get("failed"):
+                    runs[(r["dataset"], int(r["k"]), float(r["epsilon"]))].append(r)
     return runs
 
 
@@ -110,7 +128,14 @@ def main():
         return
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     shared = os.environ.get("SHARED", os.path.join(top, "..", "shared"))
-    runs = load(sys.argv[1:])
+    args = sys.argv[1:]
+    aim_files = []
+    while "--aim" in args:
+        i = args.index("--aim")
+        aim_files += args[i + 1].split(",")
+        args = args[:i] + args[i + 2:]
+    aim = load_aim(aim_files)
+    runs = load(args)
     datasets = sorted({k[0] for k in runs})
     print("| dataset | epsilon | metric | per unit (k) mean (min-max) | best baseline mean (min-max) | Welch t | verdict |")
     print("|---|---|---|---|---|---|---|")
@@ -125,10 +150,16 @@ def main():
                     v = [r[metric] for r in runs[k] if r.get(metric) is not None]
                     if v:
                         cands.append((f"dpsynth row-level k={k[2]}", v))
-                if float(eps) == 1 and metric in ANCHOR_COLS:
-                    for a in anchors(shared, d):
+                if metric in ANCHOR_COLS:
+                    aim_ks = set()
+                    for (ad, ak, ae), rs in sorted(aim.items()):
+                        v = [r[metric] for r in rs if r.get(metric) is not None]
+                        if ad == d and ae == float(eps) and v:
+                            cands.append((f"AIM k={ak} (aim_units)", v))
+                            aim_ks.add(ak)
+                    for a in anchors(shared, d) if float(eps) == 1 else []:
                         cell = a[ANCHOR_COLS[metric]].strip()
-                        if cell:
+                        if cell and not (a[0] == "AIM" and a[1].split()[0] in {str(x) for x in aim_ks}):
                             cands.append((f"{a[0]} k={a[1]} (ANCHORS.md)", [float(cell)]))
                 if not cands:
                     continue
