@@ -915,7 +915,8 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 		{
 			uint16_t   *lut = dp_zalloc(sizeof(uint16_t) * ms);
 			uint8_t    *draw = dp_zalloc(ms);
-			bool		any = false;
+			bool		any = false,
+						ident;
 
 			if (!lut || !draw)
 			{
@@ -944,11 +945,28 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 				lut[g] = (uint16_t) members[hi - lo > 1 ? pos : lo];
 				any |= draw[g];
 			}
-			for (uint64_t i = 0; i < nrows; i++)
+			/* every merged code its one member, the same code (no member of positive weight
+			 * merged in, no draw): the rows stay as they are */
+			ident = !any;
+			for (uint32_t g = 0; g < ms && ident; g++)
+				ident = lut[g] == g;
+			for (uint64_t b = 0; !ident && b < nrows; b += 65536)
 			{
-				uint32_t	g = synth->col[j][i];
+				uint64_t	e = nrows - b < 65536 ? nrows : b + 65536;
+				uint16_t   *col = synth->col[j];
 
-				if ((i & 0xFFFF) == 0xFFFF)
+				if (any)
+					for (uint64_t i = b; i < e; i++)
+					{
+						uint32_t	g = col[i];
+
+						col[i] = draw[g] ? (uint16_t) members[split_pick(cum, first[g], first[g + 1], rng)] : lut[g];
+					}
+				else
+					for (uint64_t i = b; i < e; i++)
+						col[i] = lut[col[i]];
+				/* a heartbeat every 64k rows: cancel and statement_timeout get in */
+				if ((e & 0xFFFF) == 0)
 				{
 					dp_check_interrupts();
 					if (gum && dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations,
@@ -959,13 +977,9 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 						dp_free(first);
 						dp_free(members);
 						dp_free(cum);
-								return dp_cancelled();
+						return dp_cancelled();
 					}
 				}
-				if (any && draw[g])
-					synth->col[j][i] = (uint16_t) members[split_pick(cum, first[g], first[g + 1], rng)];
-				else
-					synth->col[j][i] = lut[g];
 			}
 			dp_free(lut);
 			dp_free(draw);
