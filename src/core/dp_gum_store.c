@@ -466,3 +466,44 @@ gum_restore_columns(gum *g)
 	}
 	return 0;
 }
+
+/* gum_copy_blocks: part p copies bytes [sz p / P, sz (p + 1) / P) of every block */
+typedef struct blocks_part
+{
+	const gum  *g;
+	uint32_t	part;
+	void	   *const *dst;
+	void	   *const *src;
+} blocks_part;
+
+static void *
+blocks_worker(void *arg)
+{
+	const blocks_part *w = arg;
+	const uint32_t P = w->g->nparts;
+
+	for (uint32_t b = 0; b < w->g->nblk; b++)
+	{
+		size_t		sz = w->g->blksz[b],
+					lo = sz / P * w->part,
+					hi = w->part + 1 == P ? sz : sz / P * (w->part + 1);
+
+		memcpy((uint8_t *) w->dst[b] + lo, (const uint8_t *) w->src[b] + lo, hi - lo);
+	}
+	return NULL;
+}
+
+void
+gum_copy_blocks(const gum *g, void *const *dst, void *const *src)
+{
+	blocks_part w[DP_MAX_THREADS];
+
+	for (uint32_t p = 0; p < g->nparts; p++)
+	{
+		w[p].g = g;
+		w[p].part = p;
+		w[p].dst = dst;
+		w[p].src = src;
+	}
+	dp_run_parallel(blocks_worker, w, sizeof(blocks_part), g->nparts);
+}

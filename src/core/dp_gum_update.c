@@ -995,11 +995,9 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;
 			for (uint32_t b = 0; b < g->nblk; b++)
-			{
 				if (snap[b] == NULL && (snap[b] = gum_alloc(g, g->blksz[b])) == NULL)
 					return -2;
-				memcpy(snap[b], g->blk[b], g->blksz[b]);
-			}
+			gum_copy_blocks(g, snap, g->blk);
 		}
 		if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 		{
@@ -1011,8 +1009,7 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 	}
 	/* mean: the error of the table as it stands (INFINITY when no iteration ran) */
 	if (snap_err < mean)
-		for (uint32_t b = 0; b < g->nblk; b++)
-			memcpy(g->blk[b], snap[b], g->blksz[b]);
+		gum_copy_blocks(g, g->blk, snap);
 	for (uint32_t b = 0; b < g->nblk; b++)
 		gum_free(g, snap[b]);
 	return 0;

@@ -900,6 +900,10 @@ chunk_worker(void *arg)
 
 	if (j->n > 0)
 	{
+		/* the chunk's rows zeroed here, not before the chunks: each thread touches its own
+		 * rows' fresh pages first */
+		for (uint32_t c = 0; c < j->t->d; c++)
+			memset(j->out->col[c] + j->base, 0, sizeof(uint16_t) * (size_t) j->n);
 		dp_prng_seed(&r, j->seed);
 		(void) draw_rows(j->t, j->n, j->base, &r, j->out, j->key, j->order, j->start, &placed, NULL, NULL);
 	}
@@ -972,9 +976,11 @@ dp_jtree_draw_chunked(const dp_jtree *t, uint64_t n, uint64_t chunk, dp_prng *rn
 	memset(row, 0, sizeof(uint16_t) * t->d);
 	if (out->cap - out->nrows >= n)
 	{
-		/* room already (the usual case: out made for n rows): the new rows zeroed in place */
-		for (uint32_t j = 0; j < t->d; j++)
-			memset(out->col[j] + base, 0, sizeof(uint16_t) * (size_t) n);
+		/* room already (the usual case: out made for n rows): the new rows zeroed in place,
+		 * by each chunk's thread when drawn in chunks (chunk_worker) */
+		if (nchunks == 1)
+			for (uint32_t j = 0; j < t->d; j++)
+				memset(out->col[j] + base, 0, sizeof(uint16_t) * (size_t) n);
 		out->nrows += n;
 	}
 	else
