@@ -424,7 +424,6 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 			if (prm.iterations > w)
 				prm.iterations = w;
 			prm.counting = dp_adaptive_huge_counting(prm.counting, (double) nrows);
-			prm.last_table = (double) nrows >= DP_ADAPTIVE_HUGE_ROWS;
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
 		}

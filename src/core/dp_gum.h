@@ -35,8 +35,7 @@
  *      early stop did not buy fidelity on the development tables (train-on-synthetic AUC and the
  *      distances), and a patience of 10 spends half the iterations of 20 proving it.
  *      The table GUM hands on is the best one it reached (lowest mean L1 at the end of an
- *      iteration), not the last: GUM's error oscillates, and the last table is often worse (unless
- *      last_table, below, asks for the last).  A copy of the iterated marginals' columns is kept for it (n bytes
+ *      iteration), not the last: GUM's error oscillates, and the last table is often worse.  A copy of the iterated marginals' columns is kept for it (n bytes
  *      per column with 8-bit codes, 2 * n with 16-bit).
  *   4. The peeled columns are appended, last peeled layer first, each from its 2-way target
  *      conditioned on its (already synthesized) neighbour: for each neighbour value v, the rows
@@ -132,17 +131,6 @@ typedef struct dp_gum_params
 	 * its final rows (dp_adaptive.h, step 5); sample_gum's coarser levels do not use it.
 	 */
 	bool		one_way_exact;
-
-	/*
-	 * When true (default false), the table handed on is the last iteration's, and no copy of the
-	 * best is kept (step 3's snapshot); the last iteration's end then needs no recount of every
-	 * marginal (lazy counting's pass over the rows per component), and the error it reports is
-	 * the mean of those its visits began with.  The iterations before it, their order and their
-	 * rows are unchanged: the rows differ from the default's only where it would have handed on
-	 * an earlier iteration's table.  The adaptive method sets it for GUM after its sub-model from
-	 * DP_ADAPTIVE_HUGE_ROWS rows (dp_adaptive.h, step 5), whose few iterations each lower the error.
-	 */
-	bool		last_table;
 
 	/*
 	 * Called (dp_env.h; phase DP_PHASE_GUM) after every iteration (done = iter = 1..iters, total =

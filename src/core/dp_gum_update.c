@@ -853,15 +853,6 @@ visit(gum *g, gmarg *m, double alpha, double r)
 
 	gum_ensure_counts(g, m);
 	total_counts(g, m, g->tot);
-	if (g->prm->last_table)
-	{
-		/* the error m has as its visit begins: the last iteration's mean (prm->last_table) */
-		double		s = 0;
-
-		for (uint32_t k = 0; k < m->ncells; k++)
-			s += fabs((double) g->tot[k] - m->tgt[k]);
-		m->err = s / (double) g->n;
-	}
 	G = visit_gains(g, m, alpha, &nover, &lmax);
 	if (G == 0)
 		return 0;
@@ -933,8 +924,7 @@ choose_counting(gum *g, const dp_gum_params *prm, uint32_t t, double alpha)
 
 /*
  * One iteration t: every iterated marginal visited once, in the order of their errors, then
- * every count brought up to date and the errors recomputed (not after the last iteration with
- * prm->last_table: its errors are those its visits began with).  *mean receives the mean error.
+ * every count brought up to date and the errors recomputed.  *mean receives the mean error.
  * Returns 0, or -1 when cancelled.
  */
 static int
@@ -955,14 +945,12 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
 			return -1;
 	}
 	*mean = 0;
-	if (!prm->last_table || t + 1 < prm->iterations)
-	{
-		gum_ensure_counts(g, NULL);
-		for (uint32_t i = 0; i < g->nm; i++)
-			g->m[i].err = gum_marg_error(g, &g->m[i]);
-	}
+	gum_ensure_counts(g, NULL);
 	for (uint32_t i = 0; i < g->nm; i++)
+	{
+		g->m[i].err = gum_marg_error(g, &g->m[i]);
 		*mean += g->m[i].err;
+	}
 	*mean /= g->nm;
 	g->iter = t + 1;
 	return 0;
@@ -972,8 +960,7 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
  * The GUM iterations (dp_gum.h, step 3) on the working table, when g->iterate: every marginal
  * counted, then iterations until prm->iterations or the early stop.  The best table reached (the
  * lowest mean error at the end of an iteration) is kept in copies of the working table's blocks
- * and given back at the end if later iterations did worse (with prm->last_table, the last table
- * is handed on and no copy kept).  Returns 0, -1 (cancelled) or -2 (out
+ * and given back at the end if later iterations did worse.  Returns 0, -1 (cancelled) or -2 (out
  * of memory).
  */
 int
@@ -1003,7 +990,7 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 			return -1;
 		if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, t + 1, prm->iterations, mean) != 0)
 			return -1;
-		if (mean < snap_err && !prm->last_table)
+		if (mean < snap_err)
 		{
 			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;

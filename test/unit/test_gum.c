@@ -8,8 +8,7 @@
  * - 16-bit codes (a column of 300 codes in a triangle) with 1, 2 and 3 threads, and a degree-0
  *   column of 400 codes beside 8-bit ones;
  * - determinism under a seed;
- * - the exact 1-way counts after the iterations (dp_gum_params.one_way_exact);
- * - the last iteration's table handed on (dp_gum_params.last_table).
+ * - the exact 1-way counts after the iterations (dp_gum_params.one_way_exact).
  *
  * Cancellation, invalid input and allocation failures are test_gum_errors.c's; the real Adult
  * table (the bar, threads, counting modes, the grouped layout) is test_gum_adult.c's.
@@ -406,112 +405,6 @@ test_one_way_exact(void)
 	free_targets(tg, nt);
 }
 
-/* the means reported at each iteration's end (err >= 0), by iteration */
-typedef struct means_seen
-{
-	double		mean[64];
-	uint32_t	n;
-} means_seen;
-
-static int
-record_means(void *arg, const dp_progress *pr)
-{
-	means_seen *ms = arg;
-
-	if (pr->err >= 0 && pr->done >= 1 && pr->done <= 64)
-	{
-		ms->mean[(uint32_t) pr->done - 1] = pr->err;
-		if ((uint32_t) pr->done > ms->n)
-			ms->n = (uint32_t) pr->done;
-	}
-	return 0;
-}
-
-/*
- * dp_gum_params.last_table: the rows are the last iteration's.  With T iterations and the same
- * seed, the iterations before the last are the default's (the means they report agree), and the
- * rows are the default's exactly when the default would not give back an earlier table (its
- * last mean no higher than every earlier one); where it would, they differ.  Inconsistent
- * targets (the 2-way cells scaled apart) make GUM's error oscillate, so some T gives an earlier
- * table back by default.
- */
-static void
-test_last_table(void)
-{
-	uint32_t	sizes[3] = {4, 5, 3};
-	uint32_t	pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
-	dp_marg		tg[6];
-	uint32_t	nt = 0,
-				restored = 0,
-				kept = 0;
-	dp_codes	src;
-	bool		means_ok = true,
-				rows_ok = true;
-
-	make_source(&src, 3, sizes, 3000, 17);
-	for (int i = 0; i < 3; i++)
-	{
-		exact_marg(&tg[nt], &src, 2, pairs[i], sizes);
-		for (uint32_t k = 0; k < tg[nt].ncells; k++)
-			tg[nt].cells[k] *= 0.4 + (double) (hash64(((uint64_t) i << 32) + k) % 1000) / 800.0;
-		nt++;
-	}
-	add_one_ways(tg, &nt, &src, sizes);
-
-	for (uint32_t T = 1; T <= 24; T++)
-	{
-		dp_codes	out[2];
-		means_seen	ms[2];
-		bool		same = true,
-					gives_back = false;
-
-		for (int v = 0; v < 2; v++)
-		{
-			dp_gum_params p;
-			dp_prng		rng;
-
-			dp_gum_default_params(&p);
-			p.iterations = T;
-			p.tolerance = -1;
-			p.last_table = v == 1;
-			p.progress = record_means;
-			p.progress_arg = &ms[v];
-			memset(&ms[v], 0, sizeof(ms[v]));
-			dp_prng_seed(&rng, 9);
-			dp_codes_init(&out[v], 3, 0);
-			if (dp_gum_run(tg, nt, 3, sizes, 3000, &p, &rng, &out[v]) != 0 || out[v].nrows != 3000)
-				rows_ok = false;
-		}
-		means_ok &= ms[0].n == T && ms[1].n == T;
-		for (uint32_t t = 0; t + 1 < T && t < 64; t++)
-		{
-			means_ok &= ms[0].mean[t] == ms[1].mean[t];
-			gives_back |= ms[0].mean[t] < ms[0].mean[T - 1];
-		}
-		for (uint32_t j = 0; j < 3 && out[0].nrows == out[1].nrows; j++)
-			same &= memcmp(out[0].col[j], out[1].col[j], sizeof(uint16_t) * out[0].nrows) == 0;
-		if (gives_back)
-			restored++;
-		else
-			kept++;
-		if (same == gives_back)
-		{
-			rows_ok = false;
-			unit_diag("last_table: %u iterations, default gives back an earlier table: %d, same rows: %d",
-					  T, gives_back, same);
-		}
-		dp_codes_free(&out[0]);
-		dp_codes_free(&out[1]);
-	}
-	unit_diag("last_table: 24 runs, %u where the default gives back an earlier table", restored);
-	unit_check(means_ok, "last_table: the iterations before the last report the default's means");
-	unit_check(restored > 0 && kept > 0, "last_table: some runs give back an earlier table by default (%u), some not (%u)",
-			   restored, kept);
-	unit_check(rows_ok, "last_table: the default's rows exactly where it keeps the last table, others where it gives one back");
-	dp_codes_free(&src);
-	free_targets(tg, nt);
-}
-
 int
 main(void)
 {
@@ -521,6 +414,5 @@ main(void)
 	test_appending();
 	test_wide_codes();
 	test_one_way_exact();
-	test_last_table();
 	return unit_done();
 }
