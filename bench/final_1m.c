@@ -34,6 +34,7 @@
 #include "dp_random.h"
 #include "../test/unit/adult_data.h"
 #include "rows_hash.h"
+#include "final_rows.h"
 
 #define NC ADULT_COLS
 #define MAXTOK 160
@@ -176,74 +177,6 @@ load_encoded(const dcol *dc, uint64_t rows, dp_codes *src, dp_codes *big)
 	return true;
 }
 
-static double
-tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_t *c, int k)
-{
-	uint64_t	cells = 1;
-	double	   *pa,
-			   *pb,
-				s = 0;
-
-	for (int i = 0; i < k; i++)
-		cells *= sizes[c[i]];
-	pa = calloc(cells, sizeof(double));
-	pb = calloc(cells, sizeof(double));
-	for (uint64_t i = 0; i < a->nrows; i++)
-	{
-		uint64_t	x = 0;
-
-		for (int t = 0; t < k; t++)
-			x = x * sizes[c[t]] + a->col[c[t]][i];
-		pa[x] += 1.0 / a->nrows;
-	}
-	for (uint64_t i = 0; i < b->nrows; i++)
-	{
-		uint64_t	x = 0;
-
-		for (int t = 0; t < k; t++)
-			x = x * sizes[c[t]] + b->col[c[t]][i];
-		pb[x] += 1.0 / b->nrows;
-	}
-	for (uint64_t x = 0; x < cells; x++)
-		s += fabs(pa[x] - pb[x]);
-	free(pa);
-	free(pb);
-	return s / 2;
-}
-
-static void
-tvds(const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double *t2, double *t3)
-{
-	int			n2 = 0;
-	uint64_t	s = 12345;
-
-	*t2 = *t3 = 0;
-	for (uint32_t a = 0; a < NC; a++)
-		for (uint32_t b = a + 1; b < NC; b++)
-		{
-			uint32_t	c[2] = {a, b};
-
-			*t2 += tvd_k(real, syn, sizes, c, 2);
-			n2++;
-		}
-	for (int i = 0; i < 80; i++)
-	{
-		uint32_t	c[3];
-
-		do
-		{
-			for (int t = 0; t < 3; t++)
-			{
-				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-				c[t] = (uint32_t) ((s >> 33) % NC);
-			}
-		} while (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]);
-		*t3 += tvd_k(real, syn, sizes, c, 3);
-	}
-	*t2 /= n2;
-	*t3 /= 80;
-}
-
 /* the calling thread's CPU seconds at each GUM iteration's end (progress callback) */
 static double iter_cpu[64],
 			iter_err[64];
@@ -336,7 +269,7 @@ main(int argc, char **argv)
 			   (unsigned long long) fnv_rows(&syn), how.sub_margs);
 		if (with_tvd)
 		{
-			tvds(&big, &syn, sizes, &t2, &t3);
+			final_tvds(&big, &syn, sizes, &t2, &t3);
 			printf("  tvd2 %.4f  tvd3 %.4f", t2, t3);
 		}
 		printf("\n    main cpu at each iteration's end:");

@@ -102,6 +102,21 @@ cum_round(const double *x, uint32_t m, uint64_t total, const uint32_t *cap, uint
 /* Largest number of values that sort_u32 sorts by buckets (its stack holds their counts). */
 #define GUM_SORT_BUCKETS_MAX 2048
 
+/* a[0..m) = src[0..m) sorted, by insertion (src may be a itself: then in place). */
+static inline void
+insert_sorted(uint32_t *a, const uint32_t *src, uint32_t m)
+{
+	for (uint32_t i = 0; i < m; i++)
+	{
+		uint32_t	v = src[i],
+					j = i;
+
+		for (; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
 /*
  * Sorts a[0..m) ascending, every value below n: insertion sort for a few values; up to
  * GUM_SORT_BUCKETS_MAX values, m buckets of equal width over [0, n) (a counting pass and a
@@ -120,15 +135,7 @@ sort_u32(uint32_t *a, uint32_t m, uint32_t n, uint32_t *tmp)
 
 	if (m < 32)
 	{
-		for (uint32_t i = 1; i < m; i++)
-		{
-			uint32_t	v = a[i],
-						j = i;
-
-			for (; j > 0 && a[j - 1] > v; j--)
-				a[j] = a[j - 1];
-			a[j] = v;
-		}
+		insert_sorted(a, a, m);
 		return;
 	}
 	if (m <= GUM_SORT_BUCKETS_MAX && n > 0)
@@ -144,15 +151,7 @@ sort_u32(uint32_t *a, uint32_t m, uint32_t n, uint32_t *tmp)
 			start[b + 1] += start[b];
 		for (uint32_t i = 0; i < m; i++)
 			tmp[start[(uint32_t) (((uint64_t) a[i] * scale) >> 32)]++] = a[i];
-		for (uint32_t i = 0; i < m; i++)
-		{
-			uint32_t	v = tmp[i],
-						j = i;
-
-			for (; j > 0 && a[j - 1] > v; j--)
-				a[j] = a[j - 1];
-			a[j] = v;
-		}
+		insert_sorted(a, tmp, m);
 		return;
 	}
 	for (uint32_t i = 0; i < m; i++)
