@@ -1,7 +1,7 @@
 /*
- * final_rows.h - what bench/final_draw.c and bench/final_warm.c measure of a draw of Adult's
- * tiled rows: the mean 2-way TVD over every pair and the mean 3-way TVD over 80 fixed triples
- * against the real rows (over the codes); the CPU seconds are rows_hash.h's.  Included by both; a
+ * final_rows.h - what bench/final_draw.c, bench/final_warm.c and bench/final_1m.c measure of a
+ * draw of Adult's tiled rows: the mean 2-way TVD over every pair and the mean 3-way TVD over 80
+ * fixed triples against the real rows (over the codes); the CPU seconds are rows_hash.h's.  A
  * bench header, not part of the extension.
  */
 #ifndef BENCH_FINAL_ROWS_H
@@ -16,7 +16,7 @@
 #include "../test/unit/adult_data.h"
 #include "rows_hash.h"
 
-static double
+static inline double
 tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_t *c, int k)
 {
 	uint64_t	cells = 1;
@@ -51,20 +51,20 @@ tvd_k(const dp_codes *a, const dp_codes *b, const uint32_t *sizes, const uint32_
 	return s / 2;
 }
 
-static void
-report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double secs)
+/* The mean 2-way TVD over every pair of columns and the mean 3-way TVD over 80 fixed triples. */
+static inline void
+final_tvds(const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double *t2, double *t3)
 {
-	double		t2 = 0,
-				t3 = 0;
 	int			n2 = 0;
 	uint64_t	s = 12345;
 
+	*t2 = *t3 = 0;
 	for (uint32_t a = 0; a < ADULT_COLS; a++)
 		for (uint32_t b = a + 1; b < ADULT_COLS; b++)
 		{
 			uint32_t	c[2] = {a, b};
 
-			t2 += tvd_k(real, syn, sizes, c, 2);
+			*t2 += tvd_k(real, syn, sizes, c, 2);
 			n2++;
 		}
 	for (int i = 0; i < 80; i++)
@@ -79,9 +79,20 @@ report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32
 				c[t] = (uint32_t) ((s >> 33) % ADULT_COLS);
 			}
 		} while (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]);
-		t3 += tvd_k(real, syn, sizes, c, 3);
+		*t3 += tvd_k(real, syn, sizes, c, 3);
 	}
-	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2 / n2, t3 / 80, secs);
+	*t2 /= n2;
+	*t3 /= 80;
+}
+
+static inline void
+report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32_t *sizes, double secs)
+{
+	double		t2,
+				t3;
+
+	final_tvds(real, syn, sizes, &t2, &t3);
+	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2, t3, secs);
 	fflush(stdout);
 }
 

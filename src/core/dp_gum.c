@@ -652,6 +652,38 @@ append_column(gum *g, const dp_marg *t, uint32_t c)
 	}
 }
 
+/* gum_exact_one_way's passes over one part of a column's rows, on the part's thread */
+typedef struct onew_part
+{
+	gum		   *g;
+	uint32_t	part;
+	uint32_t	c;				/* the column */
+	uint32_t   *cnt;			/* this part's count of each code, or where its next row goes */
+	bool		place;			/* false: count the part's codes; true: place its rows */
+} onew_part;
+
+static void *
+onew_worker(void *arg)
+{
+	onew_part  *o = arg;
+	const uint16_t *col = o->g->col[o->c];
+	const uint32_t lo = o->g->pb[o->part],
+				hi = o->g->pb[o->part + 1];
+	uint32_t   *cnt = o->cnt,
+			   *rows = o->g->want;
+
+	if (!o->place)
+	{
+		memset(cnt, 0, sizeof(uint32_t) * o->g->sizes[o->c]);
+		for (uint32_t i = lo; i < hi; i++)
+			cnt[col[i]]++;
+	}
+	else
+		for (uint32_t i = lo; i < hi; i++)
+			rows[cnt[col[i]]++] = i;
+	return NULL;
+}
+
 /*
  * Stage 6b (dp_gum_params.one_way_exact): every core column's counts set to its 1-way
  * distribution's largest-remainder counts of n rows, the counts the independent fill starts from.
@@ -659,18 +691,26 @@ append_column(gum *g, const dp_marg *t, uint32_t c)
  * shuffled and handed to the under-full cells, in code order, as many as each lacks; a moved row
  * changes this column's code only.  GUM's visits match the k-way targets only up to their step
  * sizes, and a column's 1-way counts drift with them: on a big table with a heaped column of many
- * codes the drift was the larger part of that column's one-way error at a large budget.  Returns
- * 0 or -1 (cancelled).
+ * codes the drift was the larger part of that column's one-way error at a large budget.  The
+ * column's codes are counted, and its rows grouped by code (in row order within a code), each
+ * part of the rows on its own thread: each part's rows of a code go after the parts' before it,
+ * so the groups are the same whatever the parts, and so are the draws.  Returns 0, -1
+ * (cancelled) or -2 (out of memory).
  */
 static int
 gum_exact_one_way(gum *g)
 {
-	const uint32_t n = g->n;
+	const uint32_t n = g->n,
+				P = g->nparts;
 	uint32_t   *rows = g->want,
 			   *pool = g->want + n,
 			   *cnt = g->cntbuf,
-			   *tgt = g->codecnt;
+			   *tgt = g->codecnt,
+			   *pc = gum_alloc(g, sizeof(uint32_t) * (size_t) P * g->maxsize);
+	onew_part	w[DP_MAX_THREADS];
 
+	if (pc == NULL)
+		return -2;
 	for (uint32_t c = 0; c < g->ncols; c++)
 	{
 		const uint32_t sz = g->sizes[c];
@@ -681,20 +721,45 @@ gum_exact_one_way(gum *g)
 		if (g->layer[c] != 0)
 			continue;
 		largest_remainder(g->onew[c], sz, n, tgt, g->fi);
+		for (uint32_t p = 0; p < P; p++)
+		{
+			w[p].g = g;
+			w[p].part = p;
+			w[p].c = c;
+			w[p].cnt = pc + (size_t) p * g->maxsize;
+			w[p].place = false;
+		}
+		dp_run_parallel(onew_worker, w, sizeof(onew_part), P);
 		memset(cnt, 0, sizeof(uint32_t) * (sz + 1));
-		for (uint32_t i = 0; i < n; i++)
-			cnt[col[i] + 1]++;
+		for (uint32_t p = 0; p < P; p++)
+			for (uint32_t v = 0; v < sz; v++)
+				cnt[v + 1] += w[p].cnt[v];
 		for (uint32_t v = 0; v < sz && np == 0; v++)
 			if (cnt[v + 1] > tgt[v])
 				np = 1;
 		if (np == 0)
 			continue;			/* exact already */
 		np = 0;
-		/* rows grouped by code: cnt[v] ends group v after the placement */
+		/* cnt[v]: where group v starts; each part's rows of v after the parts' before it */
 		for (uint32_t v = 0; v < sz; v++)
+		{
+			uint32_t	at = cnt[v];
+
 			cnt[v + 1] += cnt[v];
-		for (uint32_t i = 0; i < n; i++)
-			rows[cnt[col[i]]++] = i;
+			for (uint32_t p = 0; p < P; p++)
+			{
+				uint32_t	k = w[p].cnt[v];
+
+				w[p].cnt[v] = at;
+				at += k;
+			}
+		}
+		for (uint32_t p = 0; p < P; p++)
+			w[p].place = true;
+		dp_run_parallel(onew_worker, w, sizeof(onew_part), P);
+		/* cnt[v] ends group v */
+		for (uint32_t v = 0; v < sz; v++)
+			cnt[v] = cnt[v + 1];
 		for (uint32_t v = 0; v < sz; v++)
 		{
 			uint32_t	beg = v == 0 ? 0 : cnt[v - 1],

@@ -227,5 +227,8 @@ extern int	gum_iterate(gum *g, const dp_gum_params *prm);
 extern int	gum_working_table(gum *g, const dp_gum_params *prm);
 extern void gum_free_moves(gum *g);
 extern int	gum_restore_columns(gum *g);
+/* every working block b copied from src[b] to dst[b] (blksz[b] bytes), each part's share of each
+ * block on its own thread */
+extern void gum_copy_blocks(const gum *g, void *const *dst, void *const *src);
 
 #endif							/* DP_GUM_INTERNAL_H */

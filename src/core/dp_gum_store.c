@@ -236,6 +236,60 @@ copy_grouped(gum *g, uint32_t comp)
 	return 0;
 }
 
+/* one part's rows of a column copied between 16 and 8 bits, on the part's thread */
+typedef struct narrow_part
+{
+	const gum  *g;
+	uint32_t	part;
+	const void *src;
+	void	   *dst;
+	bool		widen;			/* 8 bits to 16; else 16 to 8 */
+} narrow_part;
+
+static void *
+narrow_worker(void *arg)
+{
+	const narrow_part *w = arg;
+	const uint32_t lo = w->g->pb[w->part],
+				hi = w->g->pb[w->part + 1];
+
+	if (w->widen)
+	{
+		const uint8_t *src = w->src;
+		uint16_t   *dst = w->dst;
+
+		for (uint32_t r = lo; r < hi; r++)
+			dst[r] = src[r];
+	}
+	else
+	{
+		const uint16_t *src = w->src;
+		uint8_t    *dst = w->dst;
+
+		for (uint32_t r = lo; r < hi; r++)
+			dst[r] = (uint8_t) src[r];
+	}
+	return NULL;
+}
+
+/* A column's n codes copied between 16 and 8 bits, each part's rows on its own thread (a fresh
+ * column's first touch, its page faults, included). */
+static void
+narrow_copy(const gum *g, const void *src, void *dst, bool widen)
+{
+	narrow_part w[DP_MAX_THREADS];
+
+	for (uint32_t p = 0; p < g->nparts; p++)
+	{
+		w[p].g = g;
+		w[p].part = p;
+		w[p].src = src;
+		w[p].dst = dst;
+		w[p].widen = widen;
+	}
+	dp_run_parallel(narrow_worker, w, sizeof(narrow_part), g->nparts);
+}
+
 /* A column-major component's columns copied to 8 bits, each 16-bit column freed once copied. */
 static int
 copy_narrow(gum *g, uint32_t comp)
@@ -250,8 +304,7 @@ copy_narrow(gum *g, uint32_t comp)
 
 		if ((w8 = gum_alloc(g, g->n)) == NULL)
 			return -2;
-		for (uint32_t r = 0; r < g->n; r++)
-			w8[r] = (uint8_t) g->col[c][r];
+		narrow_copy(g, g->col[c], w8, false);
 		g->wcol[c] = w8;
 		/* the 16-bit column is dead until the end: 2n bytes less at the peak (10M rows: 20 MB a column) */
 		dp_free(g->col[c]);
@@ -362,21 +415,24 @@ restore_block(gum *g, uint32_t comp, uint32_t q)
 		}
 		g->col[cc[j]] = c16;
 	}
-	for (uint32_t r0 = 0; r0 < n; r0 += GUM_BLOCK)
-	{
-		uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
-
-		for (uint32_t j = jlo; j < jhi; j++)
+	if (S == 1)
+		narrow_copy(g, gq, g->col[cc[q]], true);
+	else
+		for (uint32_t r0 = 0; r0 < n; r0 += GUM_BLOCK)
 		{
-			const uint8_t *src = g->wcol[cc[j]];
-			uint16_t   *dst = g->col[cc[j]];
+			uint32_t	r1 = n - r0 < GUM_BLOCK ? n : r0 + GUM_BLOCK;
 
-			if (!IN_GROUP(j))
-				continue;
-			for (uint32_t r = r0; r < r1; r++)
-				dst[r] = src[(size_t) r * S];
+			for (uint32_t j = jlo; j < jhi; j++)
+			{
+				const uint8_t *src = g->wcol[cc[j]];
+				uint16_t   *dst = g->col[cc[j]];
+
+				if (!IN_GROUP(j))
+					continue;
+				for (uint32_t r = r0; r < r1; r++)
+					dst[r] = src[(size_t) r * S];
+			}
 		}
-	}
 	for (uint32_t j = jlo; j < jhi; j++)
 		if (IN_GROUP(j))
 			g->wcol[cc[j]] = NULL;
@@ -409,4 +465,45 @@ gum_restore_columns(gum *g)
 		}
 	}
 	return 0;
+}
+
+/* gum_copy_blocks: part p copies bytes [sz p / P, sz (p + 1) / P) of every block */
+typedef struct blocks_part
+{
+	const gum  *g;
+	uint32_t	part;
+	void	   *const *dst;
+	void	   *const *src;
+} blocks_part;
+
+static void *
+blocks_worker(void *arg)
+{
+	const blocks_part *w = arg;
+	const uint32_t P = w->g->nparts;
+
+	for (uint32_t b = 0; b < w->g->nblk; b++)
+	{
+		size_t		sz = w->g->blksz[b],
+					lo = sz / P * w->part,
+					hi = w->part + 1 == P ? sz : sz / P * (w->part + 1);
+
+		memcpy((uint8_t *) w->dst[b] + lo, (const uint8_t *) w->src[b] + lo, hi - lo);
+	}
+	return NULL;
+}
+
+void
+gum_copy_blocks(const gum *g, void *const *dst, void *const *src)
+{
+	blocks_part w[DP_MAX_THREADS];
+
+	for (uint32_t p = 0; p < g->nparts; p++)
+	{
+		w[p].g = g;
+		w[p].part = p;
+		w[p].dst = dst;
+		w[p].src = src;
+	}
+	dp_run_parallel(blocks_worker, w, sizeof(blocks_part), g->nparts);
 }

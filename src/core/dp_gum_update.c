@@ -99,13 +99,34 @@ cum_round(const double *x, uint32_t m, uint64_t total, const uint32_t *cap, uint
 	return total - excess;
 }
 
+/* Largest number of values that sort_u32 sorts by buckets (its stack holds their counts). */
+#define GUM_SORT_BUCKETS_MAX 2048
+
+/* a[0..m) = src[0..m) sorted, by insertion (src may be a itself: then in place). */
+static inline void
+insert_sorted(uint32_t *a, const uint32_t *src, uint32_t m)
+{
+	for (uint32_t i = 0; i < m; i++)
+	{
+		uint32_t	v = src[i],
+					j = i;
+
+		for (; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
 /*
- * Sorts a[0..m) ascending: insertion sort for a few values, else an LSD radix sort on bytes (as
- * many passes as the largest value needs: two for cells of up to 65,536 rows) through tmp (room
- * for m values).
+ * Sorts a[0..m) ascending, every value below n: insertion sort for a few values; up to
+ * GUM_SORT_BUCKETS_MAX values, m buckets of equal width over [0, n) (a counting pass and a
+ * placement through tmp, then an insertion sort that only reorders values within a bucket:
+ * the values here are uniform draws, about one a bucket); else an LSD radix sort on bytes (as many
+ * passes as the largest value needs: two for cells of up to 65,536 rows) through tmp (room for m
+ * values).  The result is the sorted values whatever the way.
  */
 static void
-sort_u32(uint32_t *a, uint32_t m, uint32_t *tmp)
+sort_u32(uint32_t *a, uint32_t m, uint32_t n, uint32_t *tmp)
 {
 	uint32_t	maxv = 0,
 				count[256];
@@ -114,15 +135,23 @@ sort_u32(uint32_t *a, uint32_t m, uint32_t *tmp)
 
 	if (m < 32)
 	{
-		for (uint32_t i = 1; i < m; i++)
-		{
-			uint32_t	v = a[i],
-						j = i;
+		insert_sorted(a, a, m);
+		return;
+	}
+	if (m <= GUM_SORT_BUCKETS_MAX && n > 0)
+	{
+		uint32_t	start[GUM_SORT_BUCKETS_MAX + 1];
+		/* bucket of v: floor(v * scale / 2^32) <= v * m / n < m, nondecreasing in v */
+		uint64_t	scale = ((uint64_t) m << 32) / n;
 
-			for (; j > 0 && a[j - 1] > v; j--)
-				a[j] = a[j - 1];
-			a[j] = v;
-		}
+		memset(start, 0, sizeof(uint32_t) * (m + 1));
+		for (uint32_t i = 0; i < m; i++)
+			start[(uint32_t) (((uint64_t) a[i] * scale) >> 32) + 1]++;
+		for (uint32_t b = 0; b < m; b++)
+			start[b + 1] += start[b];
+		for (uint32_t i = 0; i < m; i++)
+			tmp[start[(uint32_t) (((uint64_t) a[i] * scale) >> 32)]++] = a[i];
+		insert_sorted(a, tmp, m);
 		return;
 	}
 	for (uint32_t i = 0; i < m; i++)
@@ -175,7 +204,7 @@ sample_distinct_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint
 		uint32_t	j = 0;
 
 		dp_prng_below_fill_u32(rng, n, dst + have, m - have);
-		sort_u32(dst, m, tmp);
+		sort_u32(dst, m, n, tmp);
 		for (uint32_t i = 0; i < m; i++)
 			if (j == 0 || dst[i] != dst[j - 1])
 				dst[j++] = dst[i];
@@ -188,7 +217,7 @@ static void
 sample_sorted(dp_prng *rng, uint32_t n, uint32_t m, uint32_t *dst, uint32_t *tmp)
 {
 	dp_prng_below_fill_u32(rng, n, dst, m);
-	sort_u32(dst, m, tmp);
+	sort_u32(dst, m, n, tmp);
 }
 
 /* tot[k] = the count of cell k over all parts */
@@ -965,11 +994,9 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;
 			for (uint32_t b = 0; b < g->nblk; b++)
-			{
 				if (snap[b] == NULL && (snap[b] = gum_alloc(g, g->blksz[b])) == NULL)
 					return -2;
-				memcpy(snap[b], g->blk[b], g->blksz[b]);
-			}
+			gum_copy_blocks(g, snap, g->blk);
 		}
 		if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 		{
@@ -981,8 +1008,7 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 	}
 	/* mean: the error of the table as it stands (INFINITY when no iteration ran) */
 	if (snap_err < mean)
-		for (uint32_t b = 0; b < g->nblk; b++)
-			memcpy(g->blk[b], snap[b], g->blksz[b]);
+		gum_copy_blocks(g, g->blk, snap);
 	for (uint32_t b = 0; b < g->nblk; b++)
 		gum_free(g, snap[b]);
 	return 0;

@@ -802,6 +802,221 @@ split_weights(const double *z, uint32_t k, double sigma2, double *w)
 		w[i] = fmax(mean + shrink * (z[i] - mean), 0);
 }
 
+/*
+ * A member of the merged code whose members' cumulative weights are cum[lo .. hi) (hi - lo > 1),
+ * drawn in proportion to the weights (uniformly when they are all zero): one draw from rng.
+ */
+static inline uint32_t
+split_pick(const double *cum, uint32_t lo, uint32_t hi, dp_prng *rng)
+{
+	double		total = cum[hi - 1];
+
+	if (total > 0)
+	{
+		double		u = dp_prng_unit(rng) * total;
+		uint32_t	a = lo,
+					b = hi - 1;
+
+		/* the first member whose cumulative weight exceeds u (the last if none): binary
+		 * search, O(log members) per row */
+		while (a < b)
+		{
+			uint32_t	mid = a + (b - a) / 2;
+
+			if (cum[mid] <= u)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		return a;
+	}
+	return lo + (uint32_t) dp_prng_below(rng, hi - lo);
+}
+
+/*
+ * dp_privsyn.h: the split of merged codes, in place (a row's merged code is read before its own
+ * code is written: no second n x d table).
+ */
+int
+dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
+				 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth)
+{
+	for (uint32_t j = 0; j < d; j++)
+	{
+		/* per merged code: its members and their cumulative weights */
+		uint32_t	ms = model->merged_sizes[j];
+		const uint16_t *map = model->code_map[j];
+		uint32_t   *first = dp_zalloc(sizeof(uint32_t) * (ms + 1));
+		uint32_t   *members = dp_zalloc(sizeof(uint32_t) * sizes[j]);
+		double	   *cum = dp_zalloc(sizeof(double) * sizes[j]);
+		uint32_t   *fill = dp_zalloc(sizeof(uint32_t) * ms);
+		double	   *z = dp_zalloc(sizeof(double) * sizes[j]);
+		double		sigma2 = oneway_sigma2(model, j);
+
+		if (!first || !members || !cum || !fill || !z)
+		{
+			dp_free(first);
+			dp_free(members);
+			dp_free(cum);
+			dp_free(fill);
+			dp_free(z);
+			return dp_nomem("could not allocate the split of merged codes back to their members");
+		}
+		for (uint32_t k = 0; k < sizes[j]; k++)
+			first[map[k] + 1]++;
+		for (uint32_t g = 0; g < ms; g++)
+			first[g + 1] += first[g];
+		for (uint32_t k = 0; k < sizes[j]; k++)
+		{
+			uint32_t	g = map[k];
+
+			members[first[g] + fill[g]++] = k;
+		}
+		dp_free(fill);
+		for (uint32_t g = 0; g < ms; g++)
+		{
+			double		acc = 0;
+			uint32_t	k = first[g + 1] - first[g];
+
+			for (uint32_t i = 0; i < k; i++)
+				z[i] = model->oneway_noisy[j][members[first[g] + i]];
+			split_weights(z, k, sigma2, cum + first[g]);
+			for (uint32_t i = first[g]; i < first[g + 1]; i++)
+			{
+				acc += cum[i];
+				cum[i] = acc;
+			}
+		}
+		dp_free(z);
+		/* no merge in this column (every merged code its own one member, the same code): the
+		 * rows stay as they are, and no draw is made for them (none is for a one-member code) */
+		{
+			bool		same = ms == sizes[j];
+
+			for (uint32_t g = 0; g < ms && same; g++)
+				same = first[g + 1] - first[g] == 1 && members[first[g]] == g;
+			if (same)
+			{
+				dp_free(first);
+				dp_free(members);
+				dp_free(cum);
+				continue;
+			}
+		}
+		/*
+		 * From DP_SPLIT_NODRAW_ROWS rows, a merged code with one member of positive weight
+		 * (the others' weights zero: rare members whose released counts fell to zero or below)
+		 * gives its rows that member without a draw: the draw below picks it with probability 1,
+		 * so the rows' distribution is the same; only the draws left out change which of the
+		 * generator's outputs the other codes' rows take.  Smaller tables keep a draw for every
+		 * row of a merged code of several members (their rows as before for a seed).
+		 */
+		if (nrows >= DP_SPLIT_NODRAW_ROWS)
+		{
+			uint16_t   *lut = dp_zalloc(sizeof(uint16_t) * ms);
+			uint8_t    *draw = dp_zalloc(ms);
+			bool		any = false,
+						ident;
+
+			if (!lut || !draw)
+			{
+				dp_free(lut);
+				dp_free(draw);
+				dp_free(first);
+				dp_free(members);
+				dp_free(cum);
+				return dp_nomem("could not allocate the split of merged codes back to their members");
+			}
+			for (uint32_t g = 0; g < ms; g++)
+			{
+				uint32_t	lo = first[g],
+							hi = first[g + 1],
+							npos = 0,
+							pos = lo;
+
+				for (uint32_t i = lo; i < hi; i++)
+					if (cum[i] > (i == lo ? 0 : cum[i - 1]))
+					{
+						npos++;
+						pos = i;
+					}
+				/* several members of positive weight: a draw; none: uniform, a draw as well */
+				draw[g] = hi - lo > 1 && npos != 1;
+				lut[g] = (uint16_t) members[hi - lo > 1 ? pos : lo];
+				any |= draw[g];
+			}
+			/* every merged code its one member, the same code (no member of positive weight
+			 * merged in, no draw): the rows stay as they are */
+			ident = !any;
+			for (uint32_t g = 0; g < ms && ident; g++)
+				ident = lut[g] == g;
+			for (uint64_t b = 0; !ident && b < nrows; b += 65536)
+			{
+				uint64_t	e = nrows - b < 65536 ? nrows : b + 65536;
+				uint16_t   *col = synth->col[j];
+
+				if (any)
+					for (uint64_t i = b; i < e; i++)
+					{
+						uint32_t	g = col[i];
+
+						col[i] = draw[g] ? (uint16_t) members[split_pick(cum, first[g], first[g + 1], rng)] : lut[g];
+					}
+				else
+					for (uint64_t i = b; i < e; i++)
+						col[i] = lut[col[i]];
+				/* a heartbeat every 64k rows: cancel and statement_timeout get in */
+				if ((e & 0xFFFF) == 0)
+				{
+					dp_check_interrupts();
+					if (gum && dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations,
+										 gum->iterations, -1) != 0)
+					{
+						dp_free(lut);
+						dp_free(draw);
+						dp_free(first);
+						dp_free(members);
+						dp_free(cum);
+						return dp_cancelled();
+					}
+				}
+			}
+			dp_free(lut);
+			dp_free(draw);
+			dp_free(first);
+			dp_free(members);
+			dp_free(cum);
+			continue;
+		}
+		for (uint64_t i = 0; i < nrows; i++)
+		{
+			uint32_t	g = synth->col[j][i];
+			uint32_t	lo = first[g],
+						hi = first[g + 1];
+			uint32_t	pick = lo;
+
+			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
+			if ((i & 0xFFFF) == 0xFFFF)
+				dp_check_interrupts();
+			if ((i & 0xFFFF) == 0xFFFF && gum &&
+				dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations, gum->iterations, -1) != 0)
+			{
+				dp_free(first);
+				dp_free(members);
+				dp_free(cum);
+				return dp_cancelled();
+			}
+			if (hi - lo > 1)
+				pick = split_pick(cum, lo, hi, rng);
+			synth->col[j][i] = (uint16_t) members[pick];
+		}
+		dp_free(first);
+		dp_free(members);
+		dp_free(cum);
+	}
+	return 0;
+}
+
 int
 dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, uint64_t nrows,
 				  const dp_gum_params *gum, dp_prng *rng, dp_codes *synth)
@@ -878,119 +1093,14 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 	 * second n x d table.
 	 */
 	*synth = synth_merged;
-	for (uint32_t j = 0; j < d; j++)
 	{
-		/* per merged code: its members and their cumulative weights */
-		uint32_t	ms = model->merged_sizes[j];
-		const uint16_t *map = model->code_map[j];
-		uint32_t   *first = dp_zalloc(sizeof(uint32_t) * (ms + 1));
-		uint32_t   *members = dp_zalloc(sizeof(uint32_t) * sizes[j]);
-		double	   *cum = dp_zalloc(sizeof(double) * sizes[j]);
-		uint32_t   *fill = dp_zalloc(sizeof(uint32_t) * ms);
-		double	   *z = dp_zalloc(sizeof(double) * sizes[j]);
-		double		sigma2 = oneway_sigma2(model, j);
+		int			rc = dp_privsyn_split(model, d, sizes, nrows, gum, rng, synth);
 
-		if (!first || !members || !cum || !fill || !z)
+		if (rc != 0)
 		{
-			dp_free(first);
-			dp_free(members);
-			dp_free(cum);
-			dp_free(fill);
-			dp_free(z);
 			dp_codes_free(synth);
-			return dp_nomem("could not allocate the split of merged codes back to their members");
+			return rc;
 		}
-		for (uint32_t k = 0; k < sizes[j]; k++)
-			first[map[k] + 1]++;
-		for (uint32_t g = 0; g < ms; g++)
-			first[g + 1] += first[g];
-		for (uint32_t k = 0; k < sizes[j]; k++)
-		{
-			uint32_t	g = map[k];
-
-			members[first[g] + fill[g]++] = k;
-		}
-		dp_free(fill);
-		for (uint32_t g = 0; g < ms; g++)
-		{
-			double		acc = 0;
-			uint32_t	k = first[g + 1] - first[g];
-
-			for (uint32_t i = 0; i < k; i++)
-				z[i] = model->oneway_noisy[j][members[first[g] + i]];
-			split_weights(z, k, sigma2, cum + first[g]);
-			for (uint32_t i = first[g]; i < first[g + 1]; i++)
-			{
-				acc += cum[i];
-				cum[i] = acc;
-			}
-		}
-		dp_free(z);
-		/* no merge in this column (every merged code its own one member, the same code): the
-		 * rows stay as they are, and no draw is made for them (none is for a one-member code) */
-		{
-			bool		same = ms == sizes[j];
-
-			for (uint32_t g = 0; g < ms && same; g++)
-				same = first[g + 1] - first[g] == 1 && members[first[g]] == g;
-			if (same)
-			{
-				dp_free(first);
-				dp_free(members);
-				dp_free(cum);
-				continue;
-			}
-		}
-		for (uint64_t i = 0; i < nrows; i++)
-		{
-			uint32_t	g = synth->col[j][i];
-			uint32_t	lo = first[g],
-						hi = first[g + 1];
-			uint32_t	pick = lo;
-
-			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
-			if ((i & 0xFFFF) == 0xFFFF)
-				dp_check_interrupts();
-			if ((i & 0xFFFF) == 0xFFFF && gum &&
-				dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations, gum->iterations, -1) != 0)
-			{
-				dp_free(first);
-				dp_free(members);
-				dp_free(cum);
-				dp_codes_free(synth);
-				return dp_cancelled();
-			}
-			if (hi - lo > 1)
-			{
-				double		total = cum[hi - 1];
-
-				if (total > 0)
-				{
-					double		u = dp_prng_unit(rng) * total;
-					uint32_t	a = lo,
-								b = hi - 1;
-
-					/* the first member whose cumulative weight exceeds u (the last if none):
-					 * binary search, O(log members) per row */
-					while (a < b)
-					{
-						uint32_t	mid = a + (b - a) / 2;
-
-						if (cum[mid] <= u)
-							a = mid + 1;
-						else
-							b = mid;
-					}
-					pick = a;
-				}
-				else
-					pick = lo + (uint32_t) dp_prng_below(rng, hi - lo);
-			}
-			synth->col[j][i] = (uint16_t) members[pick];
-		}
-		dp_free(first);
-		dp_free(members);
-		dp_free(cum);
 	}
 	synth->nrows = nrows;
 	return 0;

@@ -74,6 +74,16 @@
 #define DP_SAMPLE_WIDE_FACTOR	4
 #define DP_SAMPLE_WIDE_MIN_COARSE 65536
 
+/*
+ * From this many rows asked for, dp_privsyn_sample's split of merged codes draws nothing for a
+ * merged code with a single member of positive weight (it is that member's with probability 1):
+ * the same distribution of rows, fewer draws (on adult_1m most rows of 7 of its 15 columns sit in
+ * such a code: a common value that absorbed a rare one released at zero or below).  Below it, a
+ * draw for every row of a merged code of several members, as before, so that a seed gives the
+ * same rows as before on every smaller table.
+ */
+#define DP_SPLIT_NODRAW_ROWS	(1u << 19)
+
 /* The phases of a synthesis are dp_env.h's dp_phase (DP_PHASE_ONEWAY .. DP_PHASE_GUM). */
 
 /*
@@ -239,7 +249,8 @@ int			dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const d
  * proportion to their released (non-negative) one-way counts, for 4 members or more those counts
  * shrunk toward their mean by the positive-part James-Stein factor with the one-way noise's
  * variance (from the rho of the column's one-way marginal in the model; none: no shrinkage),
- * uniformly if the weights are all zero.
+ * uniformly if the weights are all zero (from DP_SPLIT_NODRAW_ROWS rows, a merged code with one
+ * member of positive weight is that member's without a draw).
  * d columns with sizes[j] original codes each.  Pure post-processing: it reads no private data,
  * its randomness is rng only, and the same model, nrows and rng state give the same rows.
  * dp_privsyn_run calls it for its own synthetic rows, so a stored PrivSyn model sampled again is
@@ -251,6 +262,16 @@ int			dp_privsyn_maxent_path(const dp_privsyn_result *model, uint32_t d, const d
  */
 int			dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
 							  uint64_t nrows, const dp_gum_params *gum, dp_prng *rng, dp_codes *synth);
+
+/*
+ * dp_privsyn_sample's last step, on its own: every merged code of the first nrows rows of synth
+ * (codes over model's merged codes, d columns) split back, in place, among its members as
+ * dp_privsyn_sample says (the same draws from rng).  gum (may be NULL): its progress callback
+ * gets the split's heartbeat.  Returns 0, -1 if cancelled, -2 on allocation failure; synth is
+ * then partly split and stays the caller's to free.
+ */
+int			dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes,
+							 uint64_t nrows, const dp_gum_params *gum, dp_prng *rng, dp_codes *synth);
 
 /*
  * Steps 1-2 of the pipeline, shared by every method (dp_privsyn_run and dp_adaptive_run): the d

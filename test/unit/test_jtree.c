@@ -17,6 +17,7 @@
  *  - dp_privsyn_draws_maxent: a small tree takes the path, a large one does not;
  *  - the fit's fused passes give the same bits as its passes apart (the kernel on random shapes,
  *    whole fits of noisy marginals);
+ *  - the fit on 2 and 3 threads (a big clique walked in ranges) gives the same bits as on one;
  *  - timing of a fit on a wide table (diagnostic).
  *
  * Fixed-seed dp_prng tables: tests of post-processing, not of privacy.
@@ -1004,6 +1005,73 @@ test_timing(void)
 	dp_codes_free(&t);
 }
 
+/*
+ * The fit on 1, 2 and 3 threads: a clique of 2^16 cells (16^4: marginals {0,1,2}, {1,2,3} and
+ * {0,3} close a cycle) walked in ranges of an outer block's codes on each thread gives the same
+ * potentials, bit for bit, as one thread (noisy marginals: several sweeps of scalings and
+ * projections, onto tables that hold the outer blocks and onto tables that do not).
+ */
+static void
+test_fit_threads(void)
+{
+	uint32_t	sizes[6] = {16, 16, 16, 16, 8, 4};
+	const uint32_t sets[8][3] = {{0}, {3}, {0, 1, 2}, {1, 2, 3}, {0, 3}, {3, 4}, {4, 5}, {2, 5}};
+	const uint32_t nat[8] = {1, 1, 3, 3, 2, 2, 2, 2};
+	uint32_t	saved = dp_threads();
+	dp_prng		rng;
+	dp_codes	t;
+	dp_marg		m[8];
+	double	   *ref[16] = {NULL};
+	uint32_t	nref = 0;
+	uint64_t	biggest = 0;
+	bool		same[4] = {true, true, true, true};
+	int			sweeps[4] = {0, 0, 0, 0};
+
+	dp_prng_seed(&rng, 4242);
+	random_table(&t, 6, sizes, 40000, &rng);
+	exact_all(m, &t, 8, sets, nat, sizes);
+	for (uint32_t k = 0; k < 8; k++)
+		for (uint64_t q = 0; q < m[k].ncells; q++)
+			m[k].cells[q] = fmax(0.5, m[k].cells[q] + 6 * (dp_prng_unit(&rng) - 0.5));
+	for (uint32_t th = 1; th <= 3; th++)
+	{
+		dp_jtree	jt;
+
+		dp_set_threads(th);
+		if (dp_jtree_build(&jt, m, 8, 6, sizes, (uint64_t) 1 << 22) != 0)
+		{
+			unit_check(false, "a tree for the threads' fit");
+			break;
+		}
+		sweeps[th] = dp_jtree_fit(&jt, m, 8, 12, 0, NULL, NULL);
+		for (uint32_t i = 0; i < jt.ncliques && i < 16; i++)
+		{
+			size_t		sz = sizeof(double) * jt.cl[i].ncells;
+
+			if (th == 1)
+			{
+				ref[i] = malloc(sz);
+				memcpy(ref[i], jt.cl[i].P, sz);
+				nref = jt.ncliques;
+				if (jt.cl[i].ncells > biggest)
+					biggest = jt.cl[i].ncells;
+			}
+			else
+				same[th] = same[th] && jt.ncliques == nref && memcmp(ref[i], jt.cl[i].P, sz) == 0;
+		}
+		dp_jtree_free(&jt);
+	}
+	dp_set_threads(saved);
+	unit_check(biggest >= ((uint64_t) 1 << 16) && sweeps[1] >= 2 && sweeps[1] == sweeps[2] && sweeps[1] == sweeps[3],
+			   "the threads' fit: a clique of %llu cells, %d sweeps on each thread count",
+			   (unsigned long long) biggest, sweeps[1]);
+	unit_check(same[2] && same[3], "the fit's potentials on 2 and 3 threads are those of 1 thread, bit for bit");
+	for (uint32_t i = 0; i < 16; i++)
+		free(ref[i]);
+	free_margs(m, 8);
+	dp_codes_free(&t);
+}
+
 int
 main(void)
 {
@@ -1018,6 +1086,7 @@ main(void)
 	test_errors();
 	test_predicate();
 	test_fused_passes();
+	test_fit_threads();
 	test_timing();
 	return unit_done();
 }

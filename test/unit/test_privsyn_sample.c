@@ -15,7 +15,10 @@
  * - with params.consume, both methods take the table over (recoded in place to merged codes,
  *   left empty) and their rows still follow its one-way shares;
  * - 20,000 members of one merged code come back in proportion (binary search over cumulative
- *   weights), with a heartbeat every 65,536 rows that can cancel the split.
+ *   weights), with a heartbeat every 65,536 rows that can cancel the split;
+ * - from 2^19 rows (DP_SPLIT_NODRAW_ROWS) a merged code with one member of positive weight is
+ *   split without a draw, one with several still draws in proportion; below, every row of a
+ *   merged code of several members takes a draw, as before (the generator's state says which).
  * The table: 6,000 rows of 4 dependent columns, one with rare values; a large rho (noise is
  * small) so that the bars below test sampling, not noise.  The noise itself is libsodium's and
  * unseeded, so these checks hold for any noise draw (the rare values are far below 3 sigma).
@@ -867,6 +870,117 @@ check_zero_total(dp_privsyn_result *res, dp_prng *rng)
 		dp_codes_free(&s1);
 }
 
+static bool
+same_state(const dp_prng *a, const dp_prng *b)
+{
+	return memcmp(a->s, b->s, sizeof(a->s)) == 0;
+}
+
+static void
+check_split_nodraw(void)
+{
+	/*
+	 * 8. the split without draws (dp_privsyn_split, DP_SPLIT_NODRAW_ROWS): column 0's one merged
+	 * code has members 0 (released 900), 1 (released -5: weight 0) and 2 (released 100); column
+	 * 1's has members 0 (released 700) and 1 (released -3).  From 2^19 rows, column 1's rows all
+	 * become member 0 with no draw (the generator's state untouched when column 0 draws
+	 * nothing either); below 2^19, a draw for each row of both columns, as before; column 0 draws
+	 * either way, members 0 and 2 in proportion 9 : 1, never 1.
+	 */
+	uint32_t	nsizes[2] = {3, 2};
+	uint32_t	nmerged[2] = {1, 1};
+	uint16_t	map0[3] = {0, 0, 0},
+				map1[2] = {0, 0};
+	double		w0[3] = {900, -5, 100},
+				w1[2] = {700, -3};
+	uint16_t   *maps[2] = {map0, map1};
+	double	   *ws[2] = {w0, w1};
+	dp_privsyn_result m;
+	const uint64_t big = DP_SPLIT_NODRAW_ROWS;
+
+	memset(&m, 0, sizeof(m));
+	m.merged_sizes = nmerged;
+	m.code_map = maps;
+	m.oneway_noisy = ws;
+	for (int pass = 0; pass < 3; pass++)
+	{
+		/* pass 0: 2^19 rows, column 1 only split (column 0 all member 0 already: no merge to
+		 * split there, map0 one member); pass 1: 2^19 rows, both; pass 2: 2^19 - 1 rows, both */
+		uint64_t	n = pass < 2 ? big : big - 1;
+		uint16_t	map0_one[3] = {0, 1, 2};
+		uint32_t	one_sizes[2] = {3, 1};
+		dp_codes	rows;
+		dp_prng		rng,
+					before;
+		uint64_t	c0[3] = {0, 0, 0},
+					c1[2] = {0, 0};
+		int			rc;
+
+		if (pass == 0)
+		{
+			/* column 0 not merged: three merged codes, each its own member */
+			maps[0] = map0_one;
+			one_sizes[0] = 3;
+			m.merged_sizes = one_sizes;
+			m.merged_sizes[1] = 1;
+		}
+		else
+		{
+			maps[0] = map0;
+			m.merged_sizes = nmerged;
+		}
+		dp_codes_init(&rows, 2, n);
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint16_t	r[2] = {0, 0};
+
+			dp_codes_append(&rows, r);
+		}
+		dp_prng_seed(&rng, 17);
+		before = rng;
+		rc = dp_privsyn_split(&m, 2, nsizes, n, NULL, &rng, &rows);
+		for (uint64_t i = 0; i < n; i++)
+		{
+			c0[rows.col[0][i]]++;
+			c1[rows.col[1][i]]++;
+		}
+		if (pass == 0)
+			unit_check(rc == 0 && c0[0] == n && c1[0] == n && same_state(&before, &rng),
+					   "from 2^19 rows a merged code with one member of positive weight is split without a draw (rc %d, column 1: %llu of %llu member 0)",
+					   rc, (unsigned long long) c1[0], (unsigned long long) n);
+		else
+		{
+			double		share = (double) c0[2] / (double) n;
+
+			unit_check(rc == 0 && c1[0] == n && c0[1] == 0 && fabs(share - 0.1) < 5 * sqrt(0.09 / n),
+					   "%s rows: merged members drawn in proportion, never the one of weight 0 (rc %d, member 2's share %.4f of 0.1, member 1 %llu rows)",
+					   pass == 1 ? "2^19" : "2^19 - 1", rc, share, (unsigned long long) c0[1]);
+			if (pass == 2)
+			{
+				/* below 2^19 column 1's rows draw too: one draw a row in each column */
+				dp_prng		alone = before;
+
+				for (uint64_t i = 0; i < 2 * n; i++)
+					(void) dp_prng_unit(&alone);
+				unit_check(same_state(&alone, &rng),
+						   "below 2^19 rows every row of a merged code of several members takes a draw, as before");
+			}
+			else
+			{
+				dp_prng		alone = before;
+
+				for (uint64_t i = 0; i < n; i++)
+					(void) dp_prng_unit(&alone);
+				unit_check(same_state(&alone, &rng),
+						   "from 2^19 rows only the merged code of several positive members draws (one draw a row)");
+			}
+		}
+		dp_codes_free(&rows);
+	}
+	m.merged_sizes = nmerged;
+	maps[0] = map0;
+}
+
 int
 main(void)
 {
@@ -897,6 +1011,7 @@ main(void)
 	check_row_counts(&res, &rng);
 	check_hand_model(&rng);
 	check_split_back(&rng);
+	check_split_nodraw();
 	check_invalid(&res, &rng);
 	check_zero_total(&res, &rng);
 	dp_codes_free(&data);
