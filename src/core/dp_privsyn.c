@@ -908,8 +908,8 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 		 * (the others' weights zero: rare members whose released counts fell to zero or below)
 		 * gives its rows that member without a draw: the draw below picks it with probability 1,
 		 * so the rows' distribution is the same; only the draws left out change which of the
-		 * generator's outputs the other codes' rows take.  Smaller tables keep a draw for every
-		 * row of a merged code of several members (their rows as before for a seed).
+		 * generator's outputs the other codes' rows take.  Below that, every row of a merged
+		 * code of several members takes a draw.
 		 */
 		if (nrows >= DP_SPLIT_NODRAW_ROWS)
 		{
@@ -942,7 +942,8 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 					}
 				/* several members of positive weight: a draw; none: uniform, a draw as well */
 				draw[g] = hi - lo > 1 && npos != 1;
-				lut[g] = (uint16_t) members[hi - lo > 1 ? pos : lo];
+				/* a merged code has at least one member (the code map covers every code) */
+				lut[g] = hi > lo ? (uint16_t) members[hi - lo > 1 ? pos : lo] : 0;
 				any |= draw[g];
 			}
 			/* every merged code its one member, the same code (no member of positive weight

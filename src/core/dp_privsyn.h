@@ -78,9 +78,9 @@
  * From this many rows asked for, dp_privsyn_sample's split of merged codes draws nothing for a
  * merged code with a single member of positive weight (it is that member's with probability 1):
  * the same distribution of rows, fewer draws (on adult_1m most rows of 7 of its 15 columns sit in
- * such a code: a common value that absorbed a rare one released at zero or below).  Below it, a
- * draw for every row of a merged code of several members, as before, so that a seed gives the
- * same rows as before on every smaller table.
+ * such a code: a common value that absorbed a rare one released at zero or below).  Below it,
+ * every row of a merged code of several members takes a draw, so that a seed's rows on a smaller
+ * table do not depend on this rule.
  */
 #define DP_SPLIT_NODRAW_ROWS	(1u << 19)
 

@@ -405,6 +405,58 @@ test_one_way_exact(void)
 	free_targets(tg, nt);
 }
 
+/*
+ * GUM with one_way_exact over 150,000 rows (several parts: the exact one-way counts and groups are
+ * made on the call's threads, each part's rows of a code after the parts' before it), on 1 to 4
+ * threads: the same rows, with 8-bit (size0 30) and 16-bit (300) working columns.
+ */
+static void
+one_way_exact_threads(uint32_t size0, const char *label)
+{
+	const uint64_t n = 150000;
+	uint32_t	sizes[4] = {size0, 7, 12, 40};
+	uint32_t	pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
+	dp_marg		tg[7];
+	uint32_t	nt = 0;
+	dp_codes	src, out[4];
+	dp_prng		nz;
+	bool		same = true;
+
+	make_source(&src, 4, sizes, n, 41);
+	for (int i = 0; i < 3; i++)
+		exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
+	add_one_ways(tg, &nt, &src, sizes);
+	/* noisy targets: the one-way counts then differ from what the iterations reach */
+	dp_prng_seed(&nz, 5);
+	for (uint32_t k = 0; k < nt; k++)
+		for (uint64_t q = 0; q < tg[k].ncells; q++)
+			tg[k].cells[q] = fmax(0, tg[k].cells[q] + 40 * (dp_prng_unit(&nz) - 0.5));
+	for (uint32_t t = 0; t < 4; t++)
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+		int			rc;
+
+		dp_gum_default_params(&p);
+		p.one_way_exact = true;
+		p.iterations = 12;
+		dp_set_threads(t + 1);
+		dp_prng_seed(&rng, 13);
+		dp_codes_init(&out[t], 4, 0);
+		rc = dp_gum_run(tg, nt, 4, sizes, n, &p, &rng, &out[t]);
+		unit_check(rc == 0 && out[t].nrows == n, "%s: %u threads run (rc %d)", label, t + 1, rc);
+	}
+	for (uint32_t t = 1; t < 4; t++)
+		for (uint32_t j = 0; j < 4; j++)
+			same = same && memcmp(out[0].col[j], out[t].col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "%s: one_way_exact rows the same on 1..4 threads", label);
+	for (uint32_t t = 0; t < 4; t++)
+		dp_codes_free(&out[t]);
+	dp_codes_free(&src);
+	free_targets(tg, nt);
+	dp_set_threads(1);
+}
+
 int
 main(void)
 {
@@ -414,5 +466,7 @@ main(void)
 	test_appending();
 	test_wide_codes();
 	test_one_way_exact();
+	one_way_exact_threads(30, "one_way_exact, 8-bit");
+	one_way_exact_threads(300, "one_way_exact, 16-bit");
 	return unit_done();
 }
