@@ -40,7 +40,12 @@ FROM cs;
 SELECT dpsynth._state_vector(dpsynth._shard_pairs(ARRAY[b], '{8}'), '{8}')
 	   = (SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[b], '{8}'), '{8}') FROM cs) AS one_column
 FROM cs;
-RESET max_parallel_workers_per_gather;
+-- serial again (RESET would give the default, 2, and with the costs at 0 an error below could be
+-- raised in a worker, its message then carrying "CONTEXT: parallel worker" or not by chance)
+SET max_parallel_workers_per_gather = 0;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 -- no row: a NULL state, zeros of the planned shape
 SELECT dpsynth._state_vector(dpsynth._shard_counts(ARRAY[a, b], '{5,8}'), '{5,8}') = array_fill(0::int8, ARRAY[40]) AS no_row
 FROM cs WHERE false;
