@@ -52,7 +52,9 @@ def pick(h, floor, shrink, q=Q):
     return K
 
 
-def pick_weighed(h, floor, w, q=Q, f=1.0):
+def pick_least(h, floor, q, err):
+    """The k in 1..the q-quantile cap (pick) of least err(k, c, rows), c the cells less floor and
+    rows their rows; err None for a k it cannot score; 1 where no row is counted."""
     kcap = pick(h, floor, True, q)
     c = [x - floor if x > floor else 0 for x in h]
     rows = sum(j * c[j] for j in range(1, K + 1))
@@ -60,29 +62,25 @@ def pick_weighed(h, floor, w, q=Q, f=1.0):
         return 1
     best, best_err = kcap, float("inf")
     for k in range(1, kcap + 1):
-        dropped = sum((j - k) * c[j] for j in range(k + 1, K + 1))
-        if rows - dropped > 0:
-            err = dropped / rows + f * w * k / (rows - dropped)
-            if err < best_err:
-                best, best_err = k, err
+        e = err(k, c, rows)
+        if e is not None and e < best_err:
+            best, best_err = k, e
     return best
+
+
+def pick_weighed(h, floor, w, q=Q, f=1.0):
+    def err(k, c, rows):
+        dropped = sum((j - k) * c[j] for j in range(k + 1, K + 1))
+        return dropped / rows + f * w * k / (rows - dropped) if rows - dropped > 0 else None
+    return pick_least(h, floor, q, err)
 
 
 def pick_variance(h, floor, w, m, q=0.99):
-    kcap = pick(h, floor, True, q)
-    c = [x - floor if x > floor else 0 for x in h]
-    rows = sum(j * c[j] for j in range(1, K + 1))
-    if not rows > 0:
-        return 1
-    best, best_err = kcap, float("inf")
-    for k in range(1, kcap + 1):
+    def err(k, c, rows):
         var = sum(c[j] * j * (j / min(j, k) - 1) for j in range(1, K + 1))
         kept = sum(c[j] * min(j, k) for j in range(1, K + 1))
-        if kept > 0:
-            err = (2 / math.pi) ** 0.5 * (m * var) ** 0.5 / (2 * rows) + w * k / (2 * kept)
-            if err < best_err:
-                best, best_err = k, err
-    return best
+        return (2 / math.pi) ** 0.5 * (m * var) ** 0.5 / (2 * rows) + w * k / (2 * kept) if kept > 0 else None
+    return pick_least(h, floor, q, err)
 
 
 def main():
