@@ -222,17 +222,8 @@ main(int argc, char **argv)
 		return 2;
 	for (uint32_t j = 0; j < NC; j++)
 		sizes[j] = dc[j].codes;
-	dp_privsyn_default_params(&p);
-	p.rho = dp_zcdp_rho(1, 1e-6);
-	dp_set_threads(threads);
-	dp_random_test_seed(seed);
-	dp_prng_seed(&rng, seed);
-	c0 = cpu_seconds();
-	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
-	{
-		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
+	if (bench_model(&big, sizes, 1, threads, seed, &p, &rng, &res, &st, &c0) != 0)
 		return 1;
-	}
 	for (uint32_t k = res.n_oneway; k < res.nmargs; k++)
 		kcells += res.margs[k].ncells;
 	printf("adult_1m's domains, %llu rows, %u threads, epsilon 1, noise seed %llu: %u k-way marginals of %llu cells (merged codes), run: rows %016llx, cpu %.2f s, gum %.3f s (sub-model %u marginals)\n",

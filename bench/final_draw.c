@@ -50,16 +50,8 @@ main(int argc, char **argv)
 	argv0 = argv[0];
 	if (!adult_tiled(k, &src, &big, cols, sizes))
 		return 1;
-	dp_privsyn_default_params(&p);
-	p.rho = dp_zcdp_rho(eps, 1e-6);
-	dp_set_threads(1);
-	dp_random_test_seed((uint64_t) seed);
-	dp_prng_seed(&rng, (uint64_t) seed);
-	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
-	{
-		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
+	if (bench_model(&big, sizes, eps, 1, (uint64_t) seed, &p, &rng, &res, &st, &c0) != 0)
 		return 1;
-	}
 	printf("Adult x%u (%llu rows), epsilon %g, seed %d: %u k-way marginals\n", k,
 		   (unsigned long long) big.nrows, eps, seed, res.n_kway);
 	dp_gum_default_params(&g);

@@ -45,17 +45,8 @@ main(int argc, char **argv)
 	argv0 = argv[0];
 	if (!adult_tiled(k, &src, &big, cols, sizes))
 		return 2;
-	dp_privsyn_default_params(&p);
-	p.rho = dp_zcdp_rho(eps, 1e-6);
-	dp_set_threads(threads);
-	dp_random_test_seed(seed);
-	dp_prng_seed(&rng, seed);
-	c0 = cpu_seconds();
-	if (dp_adaptive_run(&big, sizes, &p, &rng, &res, &st) != 0)
-	{
-		fprintf(stderr, "dp_adaptive_run: %s\n", dp_last_error());
+	if (bench_model(&big, sizes, eps, threads, seed, &p, &rng, &res, &st, &c0) != 0)
 		return 1;
-	}
 	printf("Adult x%u (%llu rows), %u threads, epsilon %g, noise seed %llu: %u k-way marginals, rows %016llx (%llu), cpu %.2f s; seconds:",
 		   k, (unsigned long long) big.nrows, threads, eps, (unsigned long long) seed, res.n_kway,
 		   (unsigned long long) fnv_rows(&res.synth), (unsigned long long) res.synth.nrows,
