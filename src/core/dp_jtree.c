@@ -373,6 +373,21 @@ dp_jtree_build_greedy(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, uint32
  */
 #define JT_PAR_CELLS ((uint64_t) 1 << 16)
 
+#ifdef DPSYNTH_TEST_RNG
+static uint64_t jt_test_cuts[2];	/* dp_jtree.h's seam: threaded walks, K loop cut and outer cut */
+
+void
+dp_jtree_test_cuts(uint64_t *kloop, uint64_t *outer)
+{
+	*kloop = jt_test_cuts[0];
+	*outer = jt_test_cuts[1];
+	jt_test_cuts[0] = jt_test_cuts[1] = 0;
+}
+#define JT_COUNT_CUT(r, cut) (jt_test_cuts[(cut) + 1 == (r)->nouter ? 0 : 1]++)
+#else
+#define JT_COUNT_CUT(r, cut) ((void) 0)
+#endif
+
 typedef struct jt_walk_job
 {
 	const dp_odo_runs *r;
@@ -501,6 +516,7 @@ jt_walk(const dp_odo_runs *r, dp_odo_op op, double *P, const double *f, double *
 	{
 		jt_walk_job jobs[DP_MAX_THREADS];
 
+		JT_COUNT_CUT(r, cut);
 		for (uint32_t t = 0; t < T; t++)
 		{
 			jobs[t].r = r;

@@ -122,6 +122,10 @@ bool		dp_jtree_same_sums(const dp_odo_runs *both, const dp_odo_runs *alone);
 /* The unit tests' seam (dp_random.h's): true makes dp_jtree_fit run every scaling at once, in a
  * pass of its own (the reference its fused passes must equal bit for bit). */
 extern void dp_jtree_test_no_fuse(bool on);
+
+/* ... and the fit's passes walked on threads since the last call, by the block cut: the walk's K
+ * loop (a range of each of its runs) or an outer block turned by the odometer; both reset to 0. */
+extern void dp_jtree_test_cuts(uint64_t *kloop, uint64_t *outer);
 #endif
 
 /* The sweeps of a fit: DP_MAXENT_WORK over a sweep's cost, within dp_maxent's bounds. */
