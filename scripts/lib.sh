@@ -178,34 +178,53 @@ SELECT dp_declare(:'t', :'domain'::jsonb);
 SQL
 }
 
+# Sets DP_RSS_KB to a process's private memory in kB (RssAnon of /proc/PID/status), or to nothing
+# once it has exited; bash's read only, no process started.
+dp_rss_anon_kb() {
+	local k v _
+	DP_RSS_KB=
+	{ while read -r k v _; do [ "$k" = RssAnon: ] && { DP_RSS_KB=$v; break; }; done; } 2>/dev/null < "/proc/$1/status" || true
+}
+
 # Runs one SQL statement ($1) in a session of its own in database $3 (default bench) and samples
 # that backend's private memory (RssAnon: shared buffers excluded) every 20 ms while it runs.
 # The statement's output (psql -qAt) goes to file $2.  Sets BENCH_BASE_KB (before the call),
 # BENCH_PEAK_KB and BENCH_WALL (seconds); returns psql's status.  Used by the bench/ scripts.
+# The sampling loop starts no process (bash's read and kill, a timed read for the pause): a
+# loop that forked awk and sleep 50 times a second took about a tenth of a core, which a call
+# using both cores of a 2-core machine lost to it (bench/RESULTS.md, "The speed bench's
+# sampler").
 dp_call_with_peak() {
-	local sql=$1 out=$2 db=${3:-bench} fifo client pid="" v start end
+	local sql=$1 out=$2 db=${3:-bench} fifo client pid="" v start end pause
 	fifo=$(mktemp -u); mkfifo "$fifo"
 	# one session: report its pid, wait for the go, run the statement
 	# (psql's status goes through a file: bash 5.2 once answered `wait` with "not a child of
 	# this shell" for a finished pipeline here, and the bench script stopped)
-	rm -f "$out.rc"
+	rm -f "$out.rc" "$out.raw"
 	( ( echo "SELECT pg_backend_pid();"; read -r _ < "$fifo"; echo "$sql" ) |
 		psql -X -qAt -d "$db" > "$out.raw" 2>&1; echo $? > "$out.rc" ) &
 	client=$!
-	for _ in $(seq 1 100); do pid=$(head -n1 "$out.raw" 2>/dev/null); [ -n "$pid" ] && break; sleep 0.1; done
+	for _ in $(seq 1 100); do pid=$(head -n1 "$out.raw" 2>/dev/null || true); [ -n "$pid" ] && break; sleep 0.1; done
 	if [ -z "$pid" ]; then echo go > "$fifo"; rm -f "$fifo"; cat "$out.raw" > "$out"; return 1; fi
-	BENCH_BASE_KB=$(awk '/RssAnon/{print $2}' "/proc/$pid/status")
+	dp_rss_anon_kb "$pid"
+	BENCH_BASE_KB=$DP_RSS_KB
 	BENCH_PEAK_KB=$BENCH_BASE_KB
+	# the pause: a read with a timeout on a pipe nobody writes to (opened read-write: no block)
+	mkfifo "$fifo.pause"
+	exec {pause}<>"$fifo.pause"
+	rm -f "$fifo.pause"
 	start=$(date +%s.%N)
 	echo go > "$fifo"
 	while kill -0 $client 2>/dev/null; do
 		# the backend may exit before its client does: no status file then, and set -e must not
 		# end the caller for it
-		v=$(awk '/RssAnon/{print $2}' "/proc/$pid/status" 2>/dev/null || true)
+		dp_rss_anon_kb "$pid"
+		v=$DP_RSS_KB
 		[ -n "$v" ] && [ "$v" -gt "$BENCH_PEAK_KB" ] && BENCH_PEAK_KB=$v
-		sleep 0.02
+		read -r -t 0.02 -u "$pause" _ || true
 	done
 	end=$(date +%s.%N)
+	exec {pause}<&-
 	rm -f "$fifo"
 	BENCH_WALL=$(echo "$end - $start" | bc)
 	sed 1d "$out.raw" > "$out"
