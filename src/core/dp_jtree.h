@@ -118,6 +118,14 @@ int			dp_jtree_build_greedy(dp_jtree *t, const dp_marg *margs, uint32_t nmargs, 
  */
 bool		dp_jtree_same_sums(const dp_odo_runs *both, const dp_odo_runs *alone);
 
+/*
+ * One pass of op over a clique's table P (dp_odo_project, dp_odo_scale or dp_odo_scale_project
+ * over runs r), on the call's threads where that gives the same bits as one thread: a clique of
+ * 2^16 cells or more, cut by the codes of an outer block that the projected table holds
+ * (dp_jtree_walk.c).
+ */
+void		dp_jtree_walk(const dp_odo_runs *r, dp_odo_op op, double *P, const double *f, double *out);
+
 #ifdef DPSYNTH_TEST_RNG
 /* The unit tests' seam (dp_random.h's): true makes dp_jtree_fit run every scaling at once, in a
  * pass of its own (the reference its fused passes must equal bit for bit). */

@@ -1,6 +1,7 @@
 /*
- * unit_jtree.h - helpers shared by the maximum-entropy tests (test_maxent.c, test_jtree.c) and
- * fuzz_maxent.c: a random table with dependent columns, and the junction tree's invariants.
+ * unit_jtree.h - helpers shared by the maximum-entropy tests (test_maxent.c, test_jtree.c,
+ * test_jtree_threads.c) and fuzz_maxent.c: marginals of a table, a random table with dependent
+ * columns, and the junction tree's invariants.
  */
 #ifndef DPSYNTH_UNIT_JTREE_H
 #define DPSYNTH_UNIT_JTREE_H
@@ -12,6 +13,37 @@
 #include "dp_jtree.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
+
+/* Exact marginals of t: sets[k][0..nat[k]) (increasing) */
+static void __attribute__((unused))
+exact_all(dp_marg *m, const dp_codes *t, uint32_t nm, const uint32_t (*sets)[3], const uint32_t *nat,
+		  const uint32_t *sizes)
+{
+	for (uint32_t k = 0; k < nm; k++)
+	{
+		dp_marg_init(&m[k], nat[k], sets[k], sizes);
+		dp_marg_count(&m[k], t);
+	}
+}
+
+/* Marginals with no cells counted, for shapes only */
+static void __attribute__((unused))
+shape_margs(dp_marg *m, uint32_t nm, const uint32_t (*sets)[3], const uint32_t *nat, const uint32_t *sizes)
+{
+	for (uint32_t k = 0; k < nm; k++)
+	{
+		dp_marg_init(&m[k], nat[k], sets[k], sizes);
+		for (uint64_t q = 0; q < m[k].ncells; q++)
+			m[k].cells[q] = 1;
+	}
+}
+
+static void __attribute__((unused))
+free_margs(dp_marg *m, uint32_t nm)
+{
+	for (uint32_t k = 0; k < nm; k++)
+		dp_marg_free(&m[k]);
+}
 
 /* A random table of n rows over sizes[0..d), each column depending on the one before. */
 static void __attribute__((unused))
