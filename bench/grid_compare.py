@@ -11,6 +11,8 @@ better; tstr_auc: higher is better), it prints both sides' mean (min-max, runs),
 test's two-sided p, and a verdict of B against A:
   better / worse: the means differ in that direction with p < --alpha (default 0.05);
   level: otherwise (the difference is within the runs' spread).
+A side with a single run gets no test: its value inside the other side's range is level, outside
+it better or worse, marked "(ranges, 1 run)".
 It also says whether the two sides' ranges overlap, and lists the cells where B is worse, marking
 those that stay worse under a Bonferroni bar over the whole grid (p < alpha / cells).
 
@@ -91,19 +93,22 @@ def main():
                 continue
             mx, my = sum(x) / len(x), sum(y) / len(y)
             p = welch_p(x, y)
-            if p == p and p < o.alpha:
-                v = "better" if sign * (my - mx) < 0 else "worse"
+            overlap = "yes" if max(min(x), min(y)) <= min(max(x), max(y)) else "no"
+            if len(x) < 2 or len(y) < 2:
+                # no test on one run: the ranges decide (a side's single run outside the other's range)
+                v = "level" if overlap == "yes" else ("better" if sign * (my - mx) < 0 else "worse")
+                tag = " (ranges, 1 run)"
             else:
-                v = "level"
+                v = ("better" if sign * (my - mx) < 0 else "worse") if p < o.alpha else "level"
+                tag = ""
             counts[v] += 1
             if v == "worse":
                 worse.append((p, "%s eps %s %s (%s %s, %s %s, p %.3f)" % (t, e, m, o.a_name, fmt % mx, o.b_name, fmt % my, p)))
-            overlap = "yes" if max(min(x), min(y)) <= min(max(x), max(y)) else "no"
             cell = lambda v_, xs: "%s (%s-%s) %d" % (fmt % v_, fmt % min(xs), fmt % max(xs), len(xs))
             diff = (("%+" + fmt[1:]) % (my - mx))
             print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 t, e, m, cell(mx, x), cell(my, y), diff, "%.3f" % p if p == p else "", overlap,
-                "**worse**" if v == "worse" else v))
+                ("**worse**" if v == "worse" else v) + tag))
     print()
     print("%s against %s, %d cells: %d better, %d level, %d worse (Welch t, two-sided p < %g)."
           % (o.b_name, o.a_name, sum(counts.values()), counts["better"], counts["level"], counts["worse"], o.alpha))
