@@ -13,7 +13,9 @@ Usage (one AIM process at a time; nice it on a shared machine):
   OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 nice -n 10 bench/aim_spread.py adult 0.3 5 \\
       --out bench/out/aim_spread.jsonl [--seed-base 100] [--no-start-after HH:MM (UTC)] [--pgm /work/tmp/pgm]
 """
-import argparse, datetime, json, os, resource, subprocess, sys, tempfile, time
+import argparse, datetime, json, os, sys, tempfile
+
+from aim_run import run_and_evaluate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.environ.get("SHARED") or next(
@@ -54,25 +56,10 @@ def main():
         spath = os.path.join(work, "%s_e%g_s%d_synth.csv" % (a.dataset, a.epsilon, seed))
         rec = {"dataset": a.dataset, "epsilon": a.epsilon, "delta": a.delta, "run": run, "seed": seed,
                "start_utc": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M:%S")}
-        t0, c0 = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.run([sys.executable, os.path.join(HERE, "aim_baseline.py"), train, domain, spath,
-                            "--epsilon", repr(a.epsilon), "--delta", repr(a.delta), "--seed", str(seed),
-                            "--pgm", a.pgm], env=env, capture_output=True, text=True)
-        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        rec["seconds"] = round(time.time() - t0, 1)
-        rec["cpu_seconds"] = round(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime, 1)
-        log = p.stdout + p.stderr
-        rec["sigma_halvings"] = log.count("Reducing sigma")
-        if p.returncode != 0:
-            rec["failed"] = "aim_baseline.py exit %d: %s" % (p.returncode, log[-500:])
-        else:
-            e = subprocess.run(["/usr/bin/python3", os.path.join(a.shared, "tools", "evaluate.py"), train, spath,
-                                "--test", test, "--target", TARGETS[a.dataset], "--json"],
-                               env=env, capture_output=True, text=True)
-            if e.returncode != 0:
-                rec["failed"] = "evaluate.py exit %d: %s" % (e.returncode, e.stderr[-500:])
-            else:
-                rec.update(json.loads(e.stdout.strip().splitlines()[-1]))
+        run_and_evaluate(rec, [train, domain, spath, "--epsilon", repr(a.epsilon), "--delta", repr(a.delta),
+                               "--seed", str(seed), "--pgm", a.pgm],
+                         [os.path.join(a.shared, "tools", "evaluate.py"), train, spath, "--test", test,
+                          "--target", TARGETS[a.dataset], "--json"], env)
         with open(a.out, "a") as f:
             f.write(json.dumps(rec) + "\n")
         print("aim_spread: " + json.dumps({x: rec.get(x) for x in ["dataset", "epsilon", "run", "seed", "seconds",

@@ -20,9 +20,11 @@ Usage (one AIM process at a time; nice it on a shared machine):
       (per cell: mean, sd, min-max of each metric; with --auc-bar, how many runs and 2-run means of
       tstr_auc reach the bar)
 """
-import argparse, datetime, json, os, resource, subprocess, sys, tempfile, time
+import argparse, datetime, json, os, sys, tempfile
 import numpy as np
 import pandas as pd
+
+from aim_run import run_and_evaluate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.environ.get("SHARED") or next(
@@ -129,26 +131,11 @@ def main():
         rec = {"dataset": a.dataset, "k": a.k, "epsilon": a.epsilon, "delta": a.delta, "rho": rho,
                "run": run, "seed": seed, "rows": int(len(trunc)),
                "start_utc": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M:%S")}
-        t0, c0 = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.run([sys.executable, os.path.join(HERE, "aim_baseline.py"), tpath, domain, spath,
-                            "--epsilon", repr(a.epsilon), "--delta", repr(a.delta), "--rho", repr(rho),
-                            "--rows", str(len(trunc)), "--seed", str(seed), "--columns", ",".join(cols),
-                            "--pgm", a.pgm], env=env, capture_output=True, text=True)
-        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        rec["seconds"] = round(time.time() - t0, 1)
-        rec["cpu_seconds"] = round(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime, 1)
-        log = p.stdout + p.stderr
-        rec["sigma_halvings"] = log.count("Reducing sigma")
-        if p.returncode != 0:
-            rec["failed"] = "aim_baseline.py exit %d: %s" % (p.returncode, log[-500:])
-        else:
-            e = subprocess.run(["/usr/bin/python3", os.path.join(a.shared, "tools", "evaluate.py"), train, spath,
-                                "--test", test, "--target", target, "--exclude", exclude, "--json"],
-                               env=env, capture_output=True, text=True)
-            if e.returncode != 0:
-                rec["failed"] = "evaluate.py exit %d: %s" % (e.returncode, e.stderr[-500:])
-            else:
-                rec.update(json.loads(e.stdout.strip().splitlines()[-1]))
+        run_and_evaluate(rec, [tpath, domain, spath, "--epsilon", repr(a.epsilon), "--delta", repr(a.delta),
+                               "--rho", repr(rho), "--rows", str(len(trunc)), "--seed", str(seed),
+                               "--columns", ",".join(cols), "--pgm", a.pgm],
+                         [os.path.join(a.shared, "tools", "evaluate.py"), train, spath, "--test", test,
+                          "--target", target, "--exclude", exclude, "--json"], env)
         with open(a.out, "a") as f:
             f.write(json.dumps(rec) + "\n")
         print("aim_units: " + json.dumps({x: rec.get(x) for x in ["run", "seed", "rows", "seconds", "tvd1", "tvd2",
