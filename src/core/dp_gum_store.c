@@ -236,20 +236,41 @@ copy_grouped(gum *g, uint32_t comp)
 	return 0;
 }
 
-/* one part's rows of a column copied between 16 and 8 bits, on the part's thread */
-typedef struct narrow_part
+/*
+ * One part of a copy on the part's thread (narrow_worker, blocks_worker): src and dst are what the
+ * worker copies (a column, or arrays of the blocks), widen narrow_worker's direction.
+ */
+typedef struct copy_part
 {
 	const gum  *g;
 	uint32_t	part;
 	const void *src;
 	void	   *dst;
-	bool		widen;			/* 8 bits to 16; else 16 to 8 */
-} narrow_part;
+	bool		widen;			/* narrow_worker: 8 bits to 16; else 16 to 8 */
+} copy_part;
 
+/* worker over every part of g, each on its own thread */
+static void
+run_copy_parts(const gum *g, void *(*worker) (void *), const void *src, void *dst, bool widen)
+{
+	copy_part	w[DP_MAX_THREADS];
+
+	for (uint32_t p = 0; p < g->nparts; p++)
+	{
+		w[p].g = g;
+		w[p].part = p;
+		w[p].src = src;
+		w[p].dst = dst;
+		w[p].widen = widen;
+	}
+	dp_run_parallel(worker, w, sizeof(copy_part), g->nparts);
+}
+
+/* one part's rows of a column copied between 16 and 8 bits */
 static void *
 narrow_worker(void *arg)
 {
-	const narrow_part *w = arg;
+	const copy_part *w = arg;
 	const uint32_t lo = w->g->pb[w->part],
 				hi = w->g->pb[w->part + 1];
 
@@ -277,17 +298,7 @@ narrow_worker(void *arg)
 static void
 narrow_copy(const gum *g, const void *src, void *dst, bool widen)
 {
-	narrow_part w[DP_MAX_THREADS];
-
-	for (uint32_t p = 0; p < g->nparts; p++)
-	{
-		w[p].g = g;
-		w[p].part = p;
-		w[p].src = src;
-		w[p].dst = dst;
-		w[p].widen = widen;
-	}
-	dp_run_parallel(narrow_worker, w, sizeof(narrow_part), g->nparts);
+	run_copy_parts(g, narrow_worker, src, dst, widen);
 }
 
 /* A column-major component's columns copied to 8 bits, each 16-bit column freed once copied. */
@@ -467,19 +478,14 @@ gum_restore_columns(gum *g)
 	return 0;
 }
 
-/* gum_copy_blocks: part p copies bytes [sz p / P, sz (p + 1) / P) of every block */
-typedef struct blocks_part
-{
-	const gum  *g;
-	uint32_t	part;
-	void	   *const *dst;
-	void	   *const *src;
-} blocks_part;
-
+/* gum_copy_blocks: part p copies bytes [sz p / P, sz (p + 1) / P) of every block (src and dst:
+ * arrays of the blocks) */
 static void *
 blocks_worker(void *arg)
 {
-	const blocks_part *w = arg;
+	const copy_part *w = arg;
+	void	   *const *dstb = w->dst;
+	void	   *const *srcb = w->src;
 	const uint32_t P = w->g->nparts;
 
 	for (uint32_t b = 0; b < w->g->nblk; b++)
@@ -488,7 +494,7 @@ blocks_worker(void *arg)
 					lo = sz / P * w->part,
 					hi = w->part + 1 == P ? sz : sz / P * (w->part + 1);
 
-		memcpy((uint8_t *) w->dst[b] + lo, (const uint8_t *) w->src[b] + lo, hi - lo);
+		memcpy((uint8_t *) dstb[b] + lo, (const uint8_t *) srcb[b] + lo, hi - lo);
 	}
 	return NULL;
 }
@@ -496,14 +502,5 @@ blocks_worker(void *arg)
 void
 gum_copy_blocks(const gum *g, void *const *dst, void *const *src)
 {
-	blocks_part w[DP_MAX_THREADS];
-
-	for (uint32_t p = 0; p < g->nparts; p++)
-	{
-		w[p].g = g;
-		w[p].part = p;
-		w[p].dst = dst;
-		w[p].src = src;
-	}
-	dp_run_parallel(blocks_worker, w, sizeof(blocks_part), g->nparts);
+	run_copy_parts(g, blocks_worker, src, (void *) dst, false);
 }
