@@ -177,23 +177,6 @@ load_encoded(const dcol *dc, uint64_t rows, dp_codes *src, dp_codes *big)
 	return true;
 }
 
-/* the calling thread's CPU seconds at each GUM iteration's end (progress callback) */
-static double iter_cpu[64],
-			iter_err[64];
-static uint32_t iter_n;
-
-static int
-on_progress(void *arg, const dp_progress *p)
-{
-	(void) arg;
-	if (p->phase == DP_PHASE_GUM && p->err >= 0 && iter_n < 64)
-	{
-		iter_err[iter_n] = p->err;
-		iter_cpu[iter_n++] = thread_cpu();
-	}
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -213,6 +196,7 @@ main(int argc, char **argv)
 	dp_adaptive_stats st;
 	dp_privsyn_result res;
 	dp_prng		rng;
+	iter_log	iters = {.clock = thread_cpu, .gum_only = true};
 	double		c0,
 				t2,
 				t3;
@@ -244,8 +228,9 @@ main(int argc, char **argv)
 		g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
 		g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
 		g.one_way_exact = true;
-		g.progress = on_progress;
-		iter_n = 0;
+		g.progress = iter_log_progress;
+		g.progress_arg = &iters;
+		iters.n = 0;
 		dp_prng_seed(&rng, 1000 + (uint64_t) rep);
 		c0 = cpu_seconds();
 		m0 = thread_cpu();
@@ -264,11 +249,11 @@ main(int argc, char **argv)
 			printf("  tvd2 %.4f  tvd3 %.4f", t2, t3);
 		}
 		printf("\n    main cpu at each iteration's end:");
-		for (uint32_t i = 0; i < iter_n; i++)
-			printf(" %.3f", iter_cpu[i] - m0);
+		for (uint32_t i = 0; i < iters.n; i++)
+			printf(" %.3f", iters.cpu[i] - m0);
 		printf("  (mean L1 error:");
-		for (uint32_t i = 0; i < iter_n; i++)
-			printf(" %.4f", iter_err[i]);
+		for (uint32_t i = 0; i < iters.n; i++)
+			printf(" %.4f", iters.err[i]);
 		printf(")\n");
 		fflush(stdout);
 		dp_codes_free(&syn);

@@ -8,6 +8,7 @@
 #define BENCH_FINAL_ROWS_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -94,6 +95,34 @@ report(const char *what, const dp_codes *real, const dp_codes *syn, const uint32
 	final_tvds(real, syn, sizes, &t2, &t3);
 	printf("  %-44s tvd2 %.4f  tvd3 %.4f  cpu %.2f s\n", what, t2, t3, secs);
 	fflush(stdout);
+}
+
+/*
+ * A draw's GUM iterations as its progress callback sees them: clock() and the mean L1 error at
+ * each iteration's end (dp_gum_params.progress = iter_log_progress, progress_arg = the log; set
+ * n to 0 before each draw).  gum_only: only the final GUM's iterations (DP_PHASE_GUM), not those of
+ * other phases' progress.
+ */
+typedef struct iter_log
+{
+	double		(*clock) (void);
+	bool		gum_only;
+	uint32_t	n;
+	double		cpu[64],
+				err[64];
+} iter_log;
+
+static int __attribute__((unused))
+iter_log_progress(void *arg, const dp_progress *p)
+{
+	iter_log   *l = arg;
+
+	if ((!l->gum_only || p->phase == DP_PHASE_GUM) && p->err >= 0 && l->n < 64)
+	{
+		l->err[l->n] = p->err;
+		l->cpu[l->n++] = l->clock();
+	}
+	return 0;
 }
 
 #endif

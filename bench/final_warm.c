@@ -29,23 +29,6 @@
 
 #include "final_rows.h"
 
-/* the CPU seconds at each iteration's end (progress callback), printed after a draw */
-static double iter_cpu[64],
-			iter_err[64];
-static uint32_t iter_n;
-
-static int
-on_progress(void *arg, const dp_progress *p)
-{
-	(void) arg;
-	if (p->err >= 0 && iter_n < 64)
-	{
-		iter_err[iter_n] = p->err;
-		iter_cpu[iter_n++] = cpu_seconds();
-	}
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -67,6 +50,7 @@ main(int argc, char **argv)
 	dp_prng		rng;
 	dp_gum_params g;
 	dp_adaptive_draw how;
+	iter_log	iters = {.clock = cpu_seconds, .gum_only = false};
 	char		what[128];
 
 	argv0 = argv[0];
@@ -86,19 +70,20 @@ main(int argc, char **argv)
 			g.iterations = ws[w];
 			g.maxent_cells = DP_ADAPTIVE_MAXENT_CELLS;
 			g.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;
-			g.progress = on_progress;
-			iter_n = 0;
+			g.progress = iter_log_progress;
+			g.progress_arg = &iters;
+			iters.n = 0;
 			c0 = cpu_seconds();
 			if (dp_adaptive_sample(&res, ADULT_COLS, sizes, big.nrows, &g, &rng, &syn, &how) != 0)
 				return 1;
 			snprintf(what, sizeof(what), "W %u, draw %d (sub-model %u marginals)", ws[w], rep + 1, how.sub_margs);
 			report(what, &big, &syn, sizes, cpu_seconds() - c0);
 			printf("    cpu at the end of each iteration:");
-			for (uint32_t i = 0; i < iter_n; i++)
-				printf(" %.2f", iter_cpu[i] - c0);
+			for (uint32_t i = 0; i < iters.n; i++)
+				printf(" %.2f", iters.cpu[i] - c0);
 			printf("\n    mean L1 error of the iterated marginals at each iteration's end:");
-			for (uint32_t i = 0; i < iter_n; i++)
-				printf(" %.4f", iter_err[i]);
+			for (uint32_t i = 0; i < iters.n; i++)
+				printf(" %.4f", iters.err[i]);
 			printf("\n");
 			dp_codes_free(&syn);
 		}
