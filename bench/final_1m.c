@@ -137,12 +137,18 @@ encode_value(const dcol *c, const char *v)
 	}
 }
 
+/* encode_value as csv_append_rows calls it: column j of the dcol array cols */
+static uint16_t
+encode_dcol(const void *cols, uint32_t j, const char *v)
+{
+	return encode_value(&((const dcol *) cols)[j], v);
+}
+
 /* Adult's rows encoded with dc into src, repeated to rows rows into big. */
 static bool
 load_encoded(const dcol *dc, uint64_t rows, dp_codes *src, dp_codes *big)
 {
 	char	   *csv = find_data("adult_train.csv"),
-			   *line,
 			   *save = NULL;
 
 	if (csv == NULL)
@@ -150,24 +156,9 @@ load_encoded(const dcol *dc, uint64_t rows, dp_codes *src, dp_codes *big)
 		fprintf(stderr, "run from the checkout's top: data/adult not found\n");
 		return false;
 	}
-	line = strtok_r(csv, "\n", &save);	/* header: the columns in domain.json's order */
+	(void) strtok_r(csv, "\n", &save);	/* header: the columns in domain.json's order */
 	dp_codes_init(src, NC, 40000);
-	while ((line = strtok_r(NULL, "\n", &save)) != NULL)
-	{
-		uint16_t	row[NC];
-		char	   *p = line;
-
-		for (uint32_t j = 0; j < NC; j++)
-		{
-			char	   *comma = strchr(p, ',');
-
-			if (comma)
-				*comma = 0;
-			row[j] = encode_value(&dc[j], p);
-			p = comma ? comma + 1 : p + strlen(p);
-		}
-		dp_codes_append(src, row);
-	}
+	csv_append_rows(src, &save, UINT64_MAX, encode_dcol, dc);
 	free(csv);
 	dp_codes_init(big, NC, rows);
 	for (uint32_t j = 0; j < NC; j++)

@@ -158,6 +158,41 @@ encode(const acol *c, const char *v)
 	}
 }
 
+/* encode() as csv_append_rows calls it: column j of the acol array cols */
+static uint16_t __attribute__((unused))
+encode_acol(const void *cols, uint32_t j, const char *v)
+{
+	return encode(&((const acol *) cols)[j], v);
+}
+
+/*
+ * The CSV lines left in strtok_r's state *save (the header read), each split at its commas into
+ * t->ncols fields, encoded by enc(cols, j, field) and appended to t, until maxrows rows.
+ */
+static void __attribute__((unused))
+csv_append_rows(dp_codes *t, char **save, uint64_t maxrows,
+				uint16_t (*enc) (const void *cols, uint32_t j, const char *v), const void *cols)
+{
+	char	   *line;
+
+	while (t->nrows < maxrows && (line = strtok_r(NULL, "\n", save)) != NULL)
+	{
+		uint16_t	row[64];	/* ncols <= 64 */
+		char	   *p = line;
+
+		for (uint32_t j = 0; j < t->ncols; j++)
+		{
+			char	   *comma = strchr(p, ',');
+
+			if (comma)
+				*comma = 0;
+			row[j] = enc(cols, j, p);
+			p = comma ? comma + 1 : p + strlen(p);
+		}
+		dp_codes_append(t, row);
+	}
+}
+
 /* loads Adult into t (at most maxrows rows); returns false if the files are missing */
 static bool
 load_adult(dp_codes *t, acol *cols, uint32_t *sizes, uint64_t maxrows)
@@ -192,22 +227,8 @@ load_adult(dp_codes *t, acol *cols, uint32_t *sizes, uint64_t maxrows)
 	}
 	ok &= nc == ADULT_COLS;
 	dp_codes_init(t, ADULT_COLS, 40000);
-	while (ok && (line = strtok_r(NULL, "\n", &save)) != NULL && t->nrows < maxrows)
-	{
-		uint16_t	row[ADULT_COLS];
-		char	   *p = line;
-
-		for (uint32_t j = 0; j < ADULT_COLS; j++)
-		{
-			char	   *comma = strchr(p, ',');
-
-			if (comma)
-				*comma = 0;
-			row[j] = encode(&cols[j], p);
-			p = comma ? comma + 1 : p + strlen(p);
-		}
-		dp_codes_append(t, row);
-	}
+	if (ok)
+		csv_append_rows(t, &save, maxrows, encode_acol, cols);
 	free(csv);
 	free(json);
 	return ok;
