@@ -5,6 +5,26 @@ figures go into the run's record (failed: why, when either exits non-zero)."""
 import json, os, resource, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.environ.get("SHARED") or next(
+    (p for p in (os.path.join(HERE, "..", "..", "shared"), os.path.join(HERE, "..", "..", "..", "shared"))
+     if os.path.isdir(os.path.join(p, "datasets"))), "/work/shared")
+
+
+def add_run_args(ap, seed_base):
+    """The options every AIM driver takes (after its own positional arguments)."""
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed-base", type=int, default=seed_base)
+    ap.add_argument("--delta", type=float, default=1e-6)
+    ap.add_argument("--no-start-after", default=None, help="HH:MM UTC: start no run after it")
+    ap.add_argument("--pgm", default="/work/tmp/pgm")
+    ap.add_argument("--shared", default=SHARED)
+
+
+def dataset_files(shared, dataset):
+    """A shared dataset's train CSV, test CSV and domain.json."""
+    d = os.path.join(shared, "datasets", dataset)
+    return (os.path.join(d, dataset + "_train.csv"), os.path.join(d, dataset + "_test.csv"),
+            os.path.join(d, "domain.json"))
 
 
 def run_and_evaluate(rec, aim_args, evaluate_args, env):

@@ -15,12 +15,8 @@ Usage (one AIM process at a time; nice it on a shared machine):
 """
 import argparse, datetime, json, os, sys, tempfile
 
-from aim_run import run_and_evaluate
+from aim_run import add_run_args, dataset_files, run_and_evaluate
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.environ.get("SHARED") or next(
-    (p for p in (os.path.join(HERE, "..", "..", "shared"), os.path.join(HERE, "..", "..", "..", "shared"))
-     if os.path.isdir(os.path.join(p, "datasets"))), "/work/shared")
 # bench/quality_all.sh's targets
 TARGETS = {"adult": "income", "diamonds": "cut", "arrests": "released", "smokeban": "smoker", "star": "star1"}
 
@@ -30,17 +26,10 @@ def main():
     ap.add_argument("dataset")
     ap.add_argument("epsilon", type=float)
     ap.add_argument("runs", type=int)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seed-base", type=int, default=100)
-    ap.add_argument("--delta", type=float, default=1e-6)
-    ap.add_argument("--no-start-after", default=None, help="HH:MM UTC: start no run after it")
-    ap.add_argument("--pgm", default="/work/tmp/pgm")
-    ap.add_argument("--shared", default=SHARED)
+    add_run_args(ap, seed_base=100)
     a = ap.parse_args()
 
-    d = os.path.join(a.shared, "datasets", a.dataset)
-    train, test = os.path.join(d, a.dataset + "_train.csv"), os.path.join(d, a.dataset + "_test.csv")
-    domain = os.path.join(d, "domain.json")
+    train, test, domain = dataset_files(a.shared, a.dataset)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
     work = tempfile.mkdtemp(prefix="aim_spread.")
     stop = None

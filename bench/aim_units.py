@@ -24,12 +24,8 @@ import argparse, datetime, json, os, sys, tempfile
 import numpy as np
 import pandas as pd
 
-from aim_run import run_and_evaluate
+from aim_run import add_run_args, dataset_files, run_and_evaluate
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.environ.get("SHARED") or next(
-    (p for p in (os.path.join(HERE, "..", "..", "shared"), os.path.join(HERE, "..", "..", "..", "shared"))
-     if os.path.isdir(os.path.join(p, "datasets"))), "/work/shared")
 TARGETS = {"males": "union", "covid_testing": "result"}
 IDS = {"covid_testing": "fake_first_name,fake_last_name"}
 METRICS = ["tvd1", "tvd2", "tvd3", "range", "tstr_auc", "tstr_acc"]
@@ -76,20 +72,13 @@ def main():
     ap.add_argument("k", type=int)
     ap.add_argument("epsilon", type=float)
     ap.add_argument("runs", type=int)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seed-base", type=int, default=1000)
+    add_run_args(ap, seed_base=1000)
     ap.add_argument("--target", default=None)
     ap.add_argument("--ids", default=None)
-    ap.add_argument("--delta", type=float, default=1e-6)
-    ap.add_argument("--no-start-after", default=None, help="HH:MM UTC: start no run after it")
     ap.add_argument("--keep", default=None, help="directory to keep each run's truncated and synthetic CSV")
-    ap.add_argument("--pgm", default="/work/tmp/pgm")
-    ap.add_argument("--shared", default=SHARED)
     a = ap.parse_args()
 
-    d = os.path.join(a.shared, "datasets", a.dataset)
-    train, test = os.path.join(d, a.dataset + "_train.csv"), os.path.join(d, a.dataset + "_test.csv")
-    domain = os.path.join(d, "domain.json")
+    train, test, domain = dataset_files(a.shared, a.dataset)
     dom = {c: v for c, v in json.load(open(domain)).items() if not c.startswith("_")}
     unit = [c for c, v in dom.items() if v.get("privacy_unit")]
     if len(unit) != 1:
