@@ -10,7 +10,9 @@
 # Usage: bench/speed.sh [--record]   (RUNS=3 calls per table, TABLES="adult star adult_1m"; each
 #        table's mean and largest total seconds and its calls over 1 s close the table;
 #        SIZES="100000 1000000 3000000 10000000", SIZE_RUNS=2; SIZES="" skips the series;
-#        SKIP_BUILD=1 uses the installed build instead of building and installing first)
+#        SKIP_BUILD=1 uses the installed build instead of building and installing first;
+#        SETTLE=1: the size series runs `sync` before each timed statement, outside its timing, so
+#        that neither statement starts while the kernel still writes back the other's pages)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_speed}
 export DPSYNTH_PORT=${DPSYNTH_PORT:-54331}
@@ -29,6 +31,8 @@ RUNS=${RUNS:-3}
 SIZES=${SIZES-"100000 1000000 3000000 10000000"}
 SIZE_RUNS=${SIZE_RUNS:-2}
 TABLES=${TABLES:-"adult star adult_1m"}
+SETTLE=${SETTLE:-0}
+settle() { [ "$SETTLE" = 1 ] && sync; return 0; }
 dp_protect_adult bench 999
 case " $TABLES " in *" adult_1m "*) dp_make_adult_1m bench 999 ;; esac
 # star: 47 columns, 7,732 rows (the wide-table case of the tracker), loaded as its owner would
@@ -64,9 +68,11 @@ for n in $SIZES; do
 		# both timed alike: one psql with the statement alone, the last run's table dropped before
 		psql -X -q -d bench -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ctas" \
 			-c "DROP TABLE IF EXISTS s_big" >/dev/null
+		settle
 		start=$(date +%s.%N)
 		psql -X -q -d bench -c "CREATE TABLE ctas AS SELECT * FROM big_$n" >/dev/null
 		ctas=$(echo "$(date +%s.%N) - $start" | bc)
+		settle
 		start=$(date +%s.%N)
 		psql -X -qAt -d bench -c "SELECT seconds, rows_written FROM dp_synthesize('big_$n', epsilon => 1, target => 's_big')" \
 			> "$TOP/bench/out/speed.big_$n.$run"
@@ -91,7 +97,7 @@ report=$(
 	printf -- '- %s\n' "${sums[@]}"
 	if [ ${#series[@]} -gt 0 ]; then
 		echo
-		echo "Size series (Adult's rows repeated, domain.json declared, epsilon 1): CREATE TABLE AS of the table and dp_synthesize of it back to back, each the wall seconds of one psql running it alone; ratio = dp_synthesize / CREATE TABLE AS."
+		echo "Size series (Adult's rows repeated, domain.json declared, epsilon 1): CREATE TABLE AS of the table and dp_synthesize of it back to back, each the wall seconds of one psql running it alone$([ "$SETTLE" = 1 ] && echo ", after a sync outside the timing (SETTLE=1)"); ratio = dp_synthesize / CREATE TABLE AS."
 		echo
 		echo "| rows | run | CREATE TABLE AS s | dp_synthesize s | ratio | seconds per phase |"
 		echo "|---|---|---|---|---|---|"
