@@ -199,8 +199,11 @@ extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *
  * spread over its width, and a classifier trained on them meets the real rows, all at the round
  * value, at the edge of what it learned.  A bin whose released count per unit width is positive and
  * at least DP_BINNING_HEAP_RATIO times both neighbours' (a lone heap between bins that hold next to
- * nothing: a ratio that a smooth column's quantile bins, of about equal mass, do not reach) draws its values at the roundest value inside it instead (dp_binning_roundest), where it
- * has one; every other bin is drawn as before.
+ * nothing: a ratio that a smooth column's quantile bins, of about equal mass, do not reach) draws
+ * its values at the roundest value inside it instead (dp_binning_roundest), where it has one;
+ * every other bin is drawn as before.  8, not less: at 3 the busiest bin of diamonds' carat
+ * ([0.7, 0.75), 7 times its neighbours, values 0.70-0.74) moved too and the range error rose
+ * (bench/RESULTS.md, "Issue 37's TSTR AUC cells behind 8ffdb2a on diamonds").
  */
 #define DP_BINNING_HEAP_RATIO 8.0
 
