@@ -201,9 +201,9 @@ extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *
  * at least DP_BINNING_HEAP_RATIO times both neighbours' (a lone heap between bins that hold next to
  * nothing: a ratio that a smooth column's quantile bins, of about equal mass, do not reach) draws
  * its values at the roundest value inside it instead (dp_binning_roundest), where it has one;
- * every other bin is drawn as before.  8, not less: at 3 the busiest bin of diamonds' carat
- * ([0.7, 0.75), 7 times its neighbours, values 0.70-0.74) moved too and the range error rose
- * (bench/RESULTS.md, "Issue 37's TSTR AUC cells behind 8ffdb2a on diamonds").
+ * every other bin is drawn as before.  The ratio is high so that a busy bin holding many values
+ * (a column recorded to a hundredth, several values in the bin) keeps its spread; bench/RESULTS.md
+ * has the ratios tried.
  */
 #define DP_BINNING_HEAP_RATIO 8.0
 
