@@ -1,8 +1,9 @@
 /*
  * synth_decode.c - codes to values: how a synthetic code becomes a value of its column's type
  * (categories through the type's input function, checked before the charge; bins by a uniform
- * draw inside the bin, or inside the part of it its released shape picks, src/core/dp_decode.c;
- * the NULL/"other" cell), and fresh identifiers.
+ * draw inside the bin, or inside the part of it its released shape picks, src/core/dp_decode.c,
+ * or, for a lone heap in a learned real bin, at the bin's roundest value, dp_binning.h; the
+ * NULL/"other" cell), and fresh identifiers.
  * Post-processing of released data only: nothing here reads a private row, and nothing fails
  * on released values.
  */
@@ -13,6 +14,7 @@
 #include "utils/lsyscache.h"
 #include "utils/uuid.h"
 
+#include "dp_binning.h"
 #include "dp_decode.h"
 
 /* the scale of a numeric typmod (PostgreSQL 15: 11 bits, signed) */
@@ -137,6 +139,28 @@ synth_prepare_shape(OutColumn *oc)
 }
 
 /*
+ * Lone heaps in learned real bins (dp_binning.h): the value a bin's rows take where its released
+ * one-way count stands out of both neighbours' (dp_binning_heap_points).  Bins learned from a
+ * release only (the domain has a released shape): declared bins are drawn as declared.
+ * Post-processing of the model's released one-way counts and edges.
+ */
+void
+synth_prepare_heaps(OutColumn *oc, const double *oneway)
+{
+	const dp_domain *d = oc->domain;
+	double	   *point;
+
+	oc->heap_point = NULL;
+	if (d->kind != DP_DOMAIN_REAL_BINS || !d->shape || d->nshape == 0 || d->nvalues < 1 || !oneway)
+		return;
+	point = palloc(sizeof(double) * d->nvalues);
+	if (dp_binning_heap_points(d->edges, d->nvalues, oneway, point) > 0)
+		oc->heap_point = point;
+	else
+		pfree(point);
+}
+
+/*
  * A NOT NULL column's NULL/"other" cell: the owner's placeholder for categories, else the value
  * (or bin) with the largest released one-way count.  Post-processing of the model.
  */
@@ -227,13 +251,18 @@ synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 		bool		closed = (uint32) code + 1 == d->nvalues;
 
 		dp_real_bin_range(d, code, &lo, &hi);
-		if (dp_shape_pick(&oc->shape, rng, code, &plo, &phi))
+		if (oc->heap_point && isfinite(oc->heap_point[code]))
+			v = oc->heap_point[code];	/* a lone heap: its round value (synth_prepare_heaps) */
+		else
 		{
-			closed = closed && phi == hi;
-			lo = plo;
-			hi = phi;
+			if (dp_shape_pick(&oc->shape, rng, code, &plo, &phi))
+			{
+				closed = closed && phi == hi;
+				lo = plo;
+				hi = phi;
+			}
+			v = dp_decode_real(rng, lo, hi, closed, oc->scale, d->edges[0], d->edges[d->nvalues]);
 		}
-		v = dp_decode_real(rng, lo, hi, closed, oc->scale, d->edges[0], d->edges[d->nvalues]);
 		switch (oc->basetype)
 		{
 			case FLOAT4OID:

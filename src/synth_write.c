@@ -401,6 +401,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 		{
 			synth_prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
 			synth_prepare_shape(&out[i]);
+			synth_prepare_heaps(&out[i], m->res.oneway_noisy[out[i].synth]);
 		}
 		else if (out[i].kind == OUT_IDENTIFIER)
 			synth_identifier_format(&out[i], (int64) plan.npos);

@@ -70,6 +70,10 @@ typedef struct OutColumn
 	/* bins with a released shape inside them (domain->shape): where values are drawn; empty
 	 * (no shape: uniform inside each bin) otherwise (synth_prepare_shape) */
 	dp_shape	shape;
+	/* per bin of a real column with learned bins: the value its rows take where the released
+	 * one-way counts show a lone heap in it (dp_binning_heap_points), NaN elsewhere; NULL when
+	 * no bin has one (synth_prepare_heaps) */
+	double	   *heap_point;
 	int			scale;			/* numeric scale, -1 if none */
 	Datum		numeric_max;	/* numeric(p,s): the largest value it holds (a numeric), else 0 */
 	Datum		numeric_min;	/* and its negation */
@@ -171,6 +175,7 @@ extern void synth_prepare_other(OutColumn *oc);
 extern void synth_prepare_decoding(OutColumn *oc);
 extern void synth_prepare_fallback(OutColumn *oc, const double *oneway);
 extern void synth_prepare_shape(OutColumn *oc);
+extern void synth_prepare_heaps(OutColumn *oc, const double *oneway);
 extern Datum synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull);
 extern void synth_identifier_format(OutColumn *oc, int64 nrows);
 extern Datum synth_identifier_value(OutColumn *oc, int64 i, dp_prng *rng, bool *isnull);

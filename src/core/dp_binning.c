@@ -419,3 +419,68 @@ dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
 	}
 	return 0;
 }
+
+bool
+dp_binning_roundest(double lo, double hi, double *x)
+{
+	static const int steps[3] = {5, 2, 1};
+	int			k;
+
+	if (x == NULL || !isfinite(lo) || !isfinite(hi) || !(hi > lo))
+		return false;
+	/* from the first power of ten above both ends down: the first step with a multiple inside */
+	k = (int) floor(log10(fmax(fmax(fabs(lo), fabs(hi)), 1e-300))) + 1;
+	for (int kk = k; kk > k - DP_BINNING_ROUNDEST_DIGITS; kk--)
+		for (int j = 0; j < 3; j++)
+		{
+			double		s = steps[j] * pow(10.0, kk),
+						first = ceil(lo / s),
+						last = ceil(hi / s) - 1;	/* multiples first .. last in [lo, hi) */
+
+			/* the quotients may round: only multiples that lie in [lo, hi) as doubles count */
+			if (first * s < lo)
+				first += 1;
+			if (last * s >= hi)
+				last -= 1;
+			if ((last + 1) * s < hi)
+				last += 1;
+			if (last < first)
+				continue;
+			if (last > first)
+				return false;	/* two equally round values: no one of them */
+			*x = round_to_step(first * s, steps[j], kk);
+			return *x >= lo && *x < hi;
+		}
+	return false;
+}
+
+uint32_t
+dp_binning_heap_points(const double *edges, uint32_t nbins, const double *counts, double *point)
+{
+	uint32_t	n = 0;
+
+	if (edges == NULL || counts == NULL || point == NULL)
+		return 0;
+	for (uint32_t j = 0; j < nbins; j++)
+	{
+		double		w = edges[j + 1] - edges[j],
+					d = counts[j] / w,
+					nb = 0;
+
+		point[j] = NAN;
+		if (!isfinite(d) || !(counts[j] > 0) || !(w > 0))
+			continue;
+		/* the neighbours' densities (a negative count: no mass there) */
+		if (j > 0 && edges[j] > edges[j - 1])
+			nb = fmax(nb, counts[j - 1] / (edges[j] - edges[j - 1]));
+		if (j + 1 < nbins && edges[j + 2] > edges[j + 1])
+			nb = fmax(nb, counts[j + 1] / (edges[j + 2] - edges[j + 1]));
+		if (!(d >= DP_BINNING_HEAP_RATIO * nb))
+			continue;
+		if (dp_binning_roundest(edges[j], edges[j + 1], &point[j]))
+			n++;
+		else
+			point[j] = NAN;
+	}
+	return n;
+}

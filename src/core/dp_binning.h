@@ -192,4 +192,38 @@ typedef struct dp_shape_cell
  */
 extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w);
 
+/*
+ * Heaps inside learned bins (decoding; post-processing of a column's released one-way counts and
+ * its released edges).  Values recorded to a unit or a tenth heap at round numbers, and the round
+ * edges above make such a heap start a bin; drawn uniformly across the bin, the heap's rows are
+ * spread over its width, and a classifier trained on them meets the real rows, all at the round
+ * value, at the edge of what it learned.  A bin whose released count per unit width is positive and
+ * at least DP_BINNING_HEAP_RATIO times both neighbours' (a lone heap between bins that hold next to
+ * nothing: a ratio that a smooth column's quantile bins, of about equal mass, do not reach) draws
+ * its values at the roundest value inside it instead (dp_binning_roundest), where it has one;
+ * every other bin is drawn as before.  The ratio is high so that a busy bin holding many values
+ * (a column recorded to a hundredth, several values in the bin) keeps its spread; bench/RESULTS.md
+ * has the ratios tried.
+ */
+#define DP_BINNING_HEAP_RATIO 8.0
+
+/* how many powers of ten dp_binning_roundest looks down from the ends' magnitude */
+#define DP_BINNING_ROUNDEST_DIGITS 17
+
+/*
+ * The roundest value in [lo, hi): the multiple of the coarsest step s = {5, 2, 1} x 10^k (k from the
+ * first power of ten above |lo| and |hi| down) that has a multiple in [lo, hi), if that step has
+ * exactly one there.  Returns true and sets *x, or false (two multiples of that step inside, no step
+ * reached, invalid or empty interval).  Deterministic.
+ */
+extern bool dp_binning_roundest(double lo, double hi, double *x);
+
+/*
+ * The heap points of nbins bins (edges[0 .. nbins], increasing; counts[0 .. nbins - 1] the released
+ * one-way counts): point[j] the roundest value in bin j where bin j holds a lone heap (above), NaN
+ * elsewhere.  Returns the number of points set.
+ */
+extern uint32_t dp_binning_heap_points(const double *edges, uint32_t nbins, const double *counts,
+									   double *point);
+
 #endif							/* DP_BINNING_H */

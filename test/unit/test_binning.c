@@ -664,6 +664,62 @@ test_shape_weights(void)
 	unit_check(dp_binning_shape_weights(c, 4, w) == -1, "no positive mass: no shape");
 }
 
+/* The roundest value in an interval: the coarsest step {5, 2, 1} x 10^k with a single multiple. */
+static void
+test_roundest(void)
+{
+	double		x = -1;
+
+	unit_check(dp_binning_roundest(57, 57.5, &x) && x == 57, "[57, 57.5): 57");
+	unit_check(dp_binning_roundest(59.8, 60.2, &x) && x == 60, "[59.8, 60.2): 60, not the edge");
+	unit_check(dp_binning_roundest(53, 55, &x) && x == 54, "[53, 55): 54 (55 is out, 54 the one even)");
+	unit_check(dp_binning_roundest(0.7, 0.72, &x) && x == 0.7, "[0.7, 0.72): 0.7");
+	unit_check(dp_binning_roundest(-0.3, 0.2, &x) && x == 0, "[-0.3, 0.2): 0");
+	unit_check(dp_binning_roundest(61.5, 62, &x) && x == 61.5, "[61.5, 62): 61.5 (62 is out)");
+	unit_check(!dp_binning_roundest(1, 5, &x), "[1, 5): 2 and 4 equally round: none");
+	unit_check(!dp_binning_roundest(5, 5, &x) && !dp_binning_roundest(6, 5, &x) &&
+			   !dp_binning_roundest(NAN, 5, &x) && !dp_binning_roundest(0, 1, NULL), "empty or invalid: none");
+}
+
+/* Lone heaps: a bin at least DP_BINNING_HEAP_RATIO (8) times as dense as both neighbours. */
+static void
+test_heap_points(void)
+{
+	/* diamonds' table at epsilon 1 (released counts of main's bins) */
+	const double edges[] = {40, 54, 55, 56, 56.5, 56.8, 57, 57.5, 58, 58.5, 58.8, 59, 59.5, 60, 61, 62, 100},
+				counts[] = {480, 1861, 4278, 6619, 17, 26, 6520, 53, 5576, -33, 58, 4360, -22, 2903, 1570, 1674};
+	/* a smooth column (depth): quantile bins of even mass, no bin stands out */
+	const double dedges[] = {40, 58, 60, 60.5, 60.8, 61, 61.2, 61.5, 62, 62.2, 62.5, 62.8, 63, 63.4, 63.6, 64, 80},
+				dcounts[] = {368, 3110, 1884, 1560, 1302, 1576, 3067, 6625, 2862, 3860, 2918, 1558, 2043, 742, 1100, 1421};
+	double		p[16];
+	uint32_t	n;
+	bool		ok;
+
+	n = dp_binning_heap_points(edges, 16, counts, p);
+	ok = n == 3 && p[6] == 57 && p[8] == 58 && p[11] == 59;
+	for (int j = 0; j < 16; j++)
+		if (j != 6 && j != 8 && j != 11)
+			ok &= isnan(p[j]);
+	unit_check(ok, "table: heaps at 57, 58, 59 (each between bins of next to nothing); 56 (3.1 times [55, 56)'s "
+			   "density), 55 and 60 not lone");
+	n = dp_binning_heap_points(dedges, 16, dcounts, p);
+	ok = n == 0;
+	for (int j = 0; j < 16; j++)
+		ok &= isnan(p[j]);
+	unit_check(ok, "depth: no heap");
+	{
+		const double e2[] = {0, 10, 20, 30},
+					c2[] = {100, 799, 100},
+					c3[] = {100, 800, 100},
+					c4[] = {-5, 300, -7};
+
+		unit_check(dp_binning_heap_points(e2, 3, c2, p) == 0, "just under the ratio: none");
+		unit_check(dp_binning_heap_points(e2, 3, c3, p) == 1 && p[1] == 10 && isnan(p[0]) && isnan(p[2]),
+				   "at the ratio: the roundest value of [10, 20), 10");
+		unit_check(dp_binning_heap_points(e2, 3, c4, p) == 1 && p[1] == 10, "negative neighbours: no mass");
+	}
+}
+
 int
 main(void)
 {
@@ -682,5 +738,7 @@ main(void)
 	test_round_edges();
 	test_round_edges_precision();
 	test_shape_weights();
+	test_roundest();
+	test_heap_points();
 	return unit_done();
 }
