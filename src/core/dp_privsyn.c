@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "dp_accounting.h"
+#include "dp_binning.h"
+#include "dp_plan.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
 #include "dp_counts.h"
@@ -194,6 +196,62 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 	return next;
 }
 
+uint32_t
+dp_ordered_coarsen(const double *noisy, uint32_t size, uint32_t ordered, uint32_t groups,
+				   uint16_t *code_map)
+{
+	uint32_t	m = 0,
+				ms = 0,
+				next = 0;
+	double		total = 0,
+				cum = 0;
+	double	   *mass;
+	uint32_t   *run;
+
+	if (ordered > size)
+		ordered = size;
+	for (uint32_t k = 0; k < size; k++)
+		if ((uint32_t) code_map[k] + 1 > ms)
+			ms = code_map[k] + 1u;
+	if (ordered > 0)
+		m = code_map[ordered - 1] + 1u;
+	if (groups < 1 || m <= groups)
+		return ms;
+	mass = dp_zalloc(sizeof(double) * m);
+	run = dp_zalloc(sizeof(uint32_t) * ms);
+	if (!mass || !run)
+	{
+		dp_free(mass);
+		dp_free(run);
+		return 0;
+	}
+	for (uint32_t k = 0; k < size; k++)
+		if (code_map[k] < m && noisy[k] > 0)
+			mass[code_map[k]] += noisy[k];
+	for (uint32_t c = 0; c < m; c++)
+		total += mass[c];
+	for (uint32_t c = 0, prev = UINT32_MAX; c < m; c++)
+	{
+		/* the run of the code's midpoint in cumulative mass: runs of total / groups each */
+		uint32_t	q = total > 0 ? (uint32_t) ((cum + mass[c] / 2) / total * groups) : c * groups / m;
+
+		if (q >= groups)
+			q = groups - 1;
+		if (q != prev)
+			next++;
+		prev = q;
+		run[c] = next - 1;
+		cum += mass[c];
+	}
+	for (uint32_t c = m; c < ms; c++)
+		run[c] = next++;
+	for (uint32_t k = 0; k < size; k++)
+		code_map[k] = (uint16_t) run[code_map[k]];
+	dp_free(mass);
+	dp_free(run);
+	return next;
+}
+
 /*
  * Column j's one-way marginal of data (plus extra's exact counts, totals under 2^53), released with
  * rho (discrete Gaussian, sensitivity 1) into one, initialised here and freed on failure.  Returns
@@ -328,6 +386,19 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		if (out->merged_sizes[j] == 0)
 			return dp_nomem("could not allocate the rare-value merge's maps");
 		out->merged_codes += nmerged;
+		if (ordered && ordered[j] > 0)
+		{
+			double		total = 0;
+
+			for (uint32_t c = 0; c < sizes[j]; c++)
+				total += out->oneway_noisy[j][c];
+			out->merged_sizes[j] = dp_ordered_coarsen(out->oneway_noisy[j], sizes[j], ordered[j],
+													  dp_binning_wide_bins(total, DP_PLAN_AUTO_BIN_MARGIN * rare_below,
+																		   DP_COARSE_BASE_GROUPS),
+													  out->code_map[j]);
+			if (out->merged_sizes[j] == 0)
+				return dp_nomem("could not allocate the ordered columns' runs");
+		}
 	}
 	if (consume == data)
 	{
