@@ -393,8 +393,9 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 			for (uint32_t c = 0; c < sizes[j]; c++)
 				total += out->oneway_noisy[j][c];
 			out->merged_sizes[j] = dp_ordered_coarsen(out->oneway_noisy[j], sizes[j], ordered[j],
+													  DP_COARSE_PAIR_FACTOR *
 													  dp_binning_wide_bins(total, DP_PLAN_AUTO_BIN_MARGIN * rare_below,
-																		   DP_COARSE_BASE_GROUPS),
+																		   DP_COARSE_BASE_GROUPS / DP_COARSE_PAIR_FACTOR),
 													  out->code_map[j]);
 			if (out->merged_sizes[j] == 0)
 				return dp_nomem("could not allocate the ordered columns' runs");

@@ -89,6 +89,7 @@
  * Above it, dp_binning_wide_bins's pair rule on the column's released mass.
  */
 #define DP_COARSE_BASE_GROUPS	16
+#define DP_COARSE_PAIR_FACTOR	2
 
 /* The phases of a synthesis are dp_env.h's dp_phase (DP_PHASE_ONEWAY .. DP_PHASE_GUM). */
 
