@@ -84,9 +84,13 @@
  */
 #define DP_SPLIT_NODRAW_ROWS	(1u << 19)
 /*
- * The fewest runs an ordered column's codes are joined into for the model (dp_ordered_coarsen):
- * the bins a column declared with bounds only gets by default (DPSYNTH_AUTO_BINS in the glue).
- * Above it, dp_binning_wide_bins's pair rule on the column's released mass.
+ * The runs an ordered column's codes are joined into for the model (dp_ordered_coarsen, in the
+ * adaptive method's one-way stage): at most DP_COARSE_PAIR_FACTOR times dp_binning_wide_bins's
+ * pair count on the column's released mass (the bins a wide column gets, so that a pair of two
+ * such columns holds the minimum mass a cell), and at least DP_COARSE_BASE_GROUPS, the bins a
+ * column declared with bounds only gets by default (DPSYNTH_AUTO_BINS in the glue).  The factor
+ * leaves a big table the resolution of the pairs the rounds measure there anyway (with the pair
+ * count itself, Adult's one- and two-way distances rose at epsilon 1: bench/RESULTS.md).
  */
 #define DP_COARSE_BASE_GROUPS	16
 #define DP_COARSE_PAIR_FACTOR	2
@@ -328,9 +332,9 @@ uint32_t	dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, dou
  * the run its cumulative mass's midpoint falls in; a code heavier than a run stays one run), and
  * code_map is rewritten to them, the other merged codes following.  Returns the new number of
  * merged codes (m's own count when nothing is joined).  The one-way counts keep every code
- * (dp_privsyn_split draws a row's code inside its run from them); the marginals the rounds
- * measure see the runs, so that a pair with a column refined to one bin per value holds about
- * the mass a cell that dp_binning_wide_bins gives a pair of wide columns.
+ * (dp_privsyn_split gives a run's rows its codes in the numbers they weigh); the marginals the
+ * rounds measure see the runs: a column refined to one bin per value (age over 0-100 on a small
+ * table) otherwise makes every pair holding it so large that the rounds seldom measure them.
  */
 uint32_t	dp_ordered_coarsen(const double *noisy, uint32_t size, uint32_t ordered, uint32_t groups,
 							   uint16_t *code_map);
