@@ -9,8 +9,6 @@
 #include <string.h>
 
 #include "dp_accounting.h"
-#include "dp_binning.h"
-#include "dp_plan.h"
 #include "dp_internal.h"
 #include "dp_consist.h"
 #include "dp_counts.h"
@@ -196,62 +194,6 @@ dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_
 	return next;
 }
 
-uint32_t
-dp_ordered_coarsen(const double *noisy, uint32_t size, uint32_t ordered, uint32_t groups,
-				   uint16_t *code_map)
-{
-	uint32_t	m = 0,
-				ms = 0,
-				next = 0;
-	double		total = 0,
-				cum = 0;
-	double	   *mass;
-	uint32_t   *run;
-
-	if (ordered > size)
-		ordered = size;
-	for (uint32_t k = 0; k < size; k++)
-		if ((uint32_t) code_map[k] + 1 > ms)
-			ms = code_map[k] + 1u;
-	if (ordered > 0)
-		m = code_map[ordered - 1] + 1u;
-	if (groups < 1 || m <= groups)
-		return ms;
-	mass = dp_zalloc(sizeof(double) * m);
-	run = dp_zalloc(sizeof(uint32_t) * ms);
-	if (!mass || !run)
-	{
-		dp_free(mass);
-		dp_free(run);
-		return 0;
-	}
-	for (uint32_t k = 0; k < size; k++)
-		if (code_map[k] < m && noisy[k] > 0)
-			mass[code_map[k]] += noisy[k];
-	for (uint32_t c = 0; c < m; c++)
-		total += mass[c];
-	for (uint32_t c = 0, prev = UINT32_MAX; c < m; c++)
-	{
-		/* the run of the code's midpoint in cumulative mass: runs of total / groups each */
-		uint32_t	q = total > 0 ? (uint32_t) ((cum + mass[c] / 2) / total * groups) : c * groups / m;
-
-		if (q >= groups)
-			q = groups - 1;
-		if (q != prev)
-			next++;
-		prev = q;
-		run[c] = next - 1;
-		cum += mass[c];
-	}
-	for (uint32_t c = m; c < ms; c++)
-		run[c] = next++;
-	for (uint32_t k = 0; k < size; k++)
-		code_map[k] = (uint16_t) run[code_map[k]];
-	dp_free(mass);
-	dp_free(run);
-	return next;
-}
-
 /*
  * Column j's one-way marginal of data (plus extra's exact counts, totals under 2^53), released with
  * rho (discrete Gaussian, sensitivity 1) into one, initialised here and freed on failure.  Returns
@@ -386,20 +328,6 @@ dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const uint3
 		if (out->merged_sizes[j] == 0)
 			return dp_nomem("could not allocate the rare-value merge's maps");
 		out->merged_codes += nmerged;
-		if (ordered && ordered[j] > 0)
-		{
-			double		total = 0;
-
-			for (uint32_t c = 0; c < sizes[j]; c++)
-				total += out->oneway_noisy[j][c];
-			out->merged_sizes[j] = dp_ordered_coarsen(out->oneway_noisy[j], sizes[j], ordered[j],
-													  DP_COARSE_PAIR_FACTOR *
-													  dp_binning_wide_bins(total, DP_PLAN_AUTO_BIN_MARGIN * rare_below,
-																		   DP_COARSE_BASE_GROUPS / DP_COARSE_PAIR_FACTOR),
-													  out->code_map[j]);
-			if (out->merged_sizes[j] == 0)
-				return dp_nomem("could not allocate the ordered columns' runs");
-		}
 	}
 	if (consume == data)
 	{
@@ -906,115 +834,6 @@ split_pick(const double *cum, uint32_t lo, uint32_t hi, dp_prng *rng)
 }
 
 /*
- * The split of the rows of col[0 .. nrows) (merged codes) back to their members, in place: the
- * N_g rows of a merged code g of several members get its members in exact numbers, N_g's
- * apportionment by the members' weights (cumulative in cum[first[g] .. first[g + 1])) with one
- * systematic draw (member i gets floor(N_g C_i / W + u) - floor(N_g C_{i-1} / W + u) rows, u
- * uniform: floor or ceiling of its expected number, exactly N_g in all; equal shares when the
- * weights are all zero), laid out and shuffled (Fisher-Yates), then handed to the code's rows in
- * their order.  Each row's member has the same expectation as an independent draw by the
- * weights, without the draws' multinomial scatter of the members' totals.  Returns 0, or
- * nonzero on allocation failure or cancellation (dp_cancelled).
- */
-static int
-split_apportioned(uint16_t *col, uint64_t nrows, uint32_t ms, const uint32_t *first,
-				  const uint32_t *members, const double *cum, const dp_gum_params *gum, dp_prng *rng)
-{
-	uint64_t   *start = dp_zalloc(sizeof(uint64_t) * ((size_t) ms + 1));
-	uint64_t   *used = dp_zalloc(sizeof(uint64_t) * ((size_t) ms + 1));
-	uint16_t   *pool = NULL;
-	uint64_t	npool = 0,
-				tick = 0;
-
-	if (!start || !used)
-		goto nomem;
-	for (uint64_t i = 0; i < nrows; i++)
-		start[col[i] + 1]++;
-	for (uint32_t g = 0; g < ms; g++)
-	{
-		uint64_t	n = start[g + 1];
-
-		start[g + 1] = first[g + 1] - first[g] > 1 ? n : 0;
-		npool += start[g + 1];
-	}
-	for (uint32_t g = 0; g < ms; g++)
-		start[g + 1] += start[g];
-	if (npool == 0)
-	{
-		/* one member a code: the rows take it */
-		for (uint64_t i = 0; i < nrows; i++)
-			col[i] = (uint16_t) members[first[col[i]]];
-		dp_free(start);
-		dp_free(used);
-		return 0;
-	}
-	if (!(pool = dp_alloc(sizeof(uint16_t) * npool)))
-		goto nomem;
-	for (uint32_t g = 0; g < ms; g++)
-	{
-		uint32_t	lo = first[g],
-					hi = first[g + 1];
-		uint64_t	n = start[g + 1] - start[g],
-					at = start[g],
-					prev = 0;
-		double		total = hi > lo ? cum[hi - 1] : 0,
-					u;
-
-		if (n == 0)
-			continue;
-		u = dp_prng_unit(rng);
-		for (uint32_t i = lo; i < hi; i++)
-		{
-			double		share = total > 0 ? cum[i] / total : (double) (i - lo + 1) / (double) (hi - lo);
-			uint64_t	upto = i + 1 == hi ? n : (uint64_t) floor((double) n * share + u);
-
-			if (upto > n)
-				upto = n;
-			if (upto < prev)
-				upto = prev;
-			for (uint64_t q = prev; q < upto; q++)
-				pool[at + q] = (uint16_t) members[i];
-			prev = upto;
-		}
-		/* Fisher-Yates over the code's n labels: which of its rows takes which member */
-		for (uint64_t q = n - 1; q > 0; q--)
-		{
-			uint64_t	r = dp_prng_below(rng, q + 1);
-			uint16_t	t = pool[at + q];
-
-			pool[at + q] = pool[at + r];
-			pool[at + r] = t;
-			if ((++tick & 0xFFFF) == 0)
-			{
-				dp_check_interrupts();
-				if (gum && dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations,
-									 gum->iterations, -1) != 0)
-				{
-					dp_free(start);
-					dp_free(used);
-					dp_free(pool);
-					return dp_cancelled();
-				}
-			}
-		}
-	}
-	for (uint64_t i = 0; i < nrows; i++)
-	{
-		uint32_t	g = col[i];
-
-		col[i] = first[g + 1] - first[g] > 1 ? pool[start[g] + used[g]++] : (uint16_t) members[first[g]];
-	}
-	dp_free(start);
-	dp_free(used);
-	dp_free(pool);
-	return 0;
-nomem:
-	dp_free(start);
-	dp_free(used);
-	return dp_nomem("could not allocate the split of merged codes back to their members");
-}
-
-/*
  * dp_privsyn.h: the split of merged codes, in place (a row's merged code is read before its own
  * code is written: no second n x d table).
  */
@@ -1170,15 +989,31 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 			dp_free(cum);
 			continue;
 		}
+		for (uint64_t i = 0; i < nrows; i++)
 		{
-			int			rc = split_apportioned(synth->col[j], nrows, ms, first, members, cum, gum, rng);
+			uint32_t	g = synth->col[j][i];
+			uint32_t	lo = first[g],
+						hi = first[g + 1];
+			uint32_t	pick = lo;
 
-			dp_free(first);
-			dp_free(members);
-			dp_free(cum);
-			if (rc != 0)
-				return rc;
+			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
+			if ((i & 0xFFFF) == 0xFFFF)
+				dp_check_interrupts();
+			if ((i & 0xFFFF) == 0xFFFF && gum &&
+				dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations, gum->iterations, -1) != 0)
+			{
+				dp_free(first);
+				dp_free(members);
+				dp_free(cum);
+				return dp_cancelled();
+			}
+			if (hi - lo > 1)
+				pick = split_pick(cum, lo, hi, rng);
+			synth->col[j][i] = (uint16_t) members[pick];
 		}
+		dp_free(first);
+		dp_free(members);
+		dp_free(cum);
 	}
 	return 0;
 }

@@ -83,17 +83,6 @@
  * table do not depend on this rule.
  */
 #define DP_SPLIT_NODRAW_ROWS	(1u << 19)
-/*
- * The runs an ordered column's codes are joined into for the model (dp_ordered_coarsen, in the
- * adaptive method's one-way stage): at most DP_COARSE_PAIR_FACTOR times dp_binning_wide_bins's
- * pair count on the column's released mass (the bins a wide column gets, so that a pair of two
- * such columns holds the minimum mass a cell), and at least DP_COARSE_BASE_GROUPS, the bins a
- * column declared with bounds only gets by default (DPSYNTH_AUTO_BINS in the glue).  The factor
- * leaves a big table the resolution of the pairs the rounds measure there anyway (with the pair
- * count itself, Adult's one- and two-way distances rose at epsilon 1: bench/RESULTS.md).
- */
-#define DP_COARSE_BASE_GROUPS	16
-#define DP_COARSE_PAIR_FACTOR	2
 
 /* The phases of a synthesis are dp_env.h's dp_phase (DP_PHASE_ONEWAY .. DP_PHASE_GUM). */
 
@@ -323,21 +312,6 @@ int			dp_privsyn_oneway_stage(const dp_codes *data, const uint32_t *sizes, const
  */
 uint32_t	dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_below,
 						  uint16_t *code_map, uint32_t *nmerged);
-
-/*
- * The model's resolution of an ordered column (post-processing of its released one-way counts
- * noisy[0 .. size) and of code_map, dp_rare_merge's output, whose merged codes of the first
- * `ordered` codes are [0, m) in order): when m exceeds `groups`, those merged codes are joined
- * into at most `groups` runs of consecutive codes of about equal released mass (a code goes to
- * the run its cumulative mass's midpoint falls in; a code heavier than a run stays one run), and
- * code_map is rewritten to them, the other merged codes following.  Returns the new number of
- * merged codes (m's own count when nothing is joined).  The one-way counts keep every code
- * (dp_privsyn_split gives a run's rows its codes in the numbers they weigh); the marginals the
- * rounds measure see the runs: a column refined to one bin per value (age over 0-100 on a small
- * table) otherwise makes every pair holding it so large that the rounds seldom measure them.
- */
-uint32_t	dp_ordered_coarsen(const double *noisy, uint32_t size, uint32_t ordered, uint32_t groups,
-							   uint16_t *code_map);
 
 /*
  * The rows of dp_privsyn_sample's coarse level for a model of nmargs marginals below

@@ -382,70 +382,6 @@ test_triples(void)
 	triples_case(false, 5, 0.85);
 }
 
-/*
- * A column refined to one bin per value (80 ordered codes, every value 75 rows of 6,000) and a
- * binary column that follows it (1 below value 40, 5% flipped), at rho 0.2: the model sees the
- * ordered column as runs of consecutive values (dp_ordered_coarsen: at most twice
- * dp_binning_wide_bins's pair count on its released mass, 16 or more), far fewer than its 80
- * codes, so the pair is cheap enough to be measured; the rows still take all 80 values (a run
- * split back by the released counts) and keep the pair's relation.
- */
-static void
-test_ordered_runs(void)
-{
-	enum {N = 6000, V = 80};
-	uint32_t	sizes[2] = {V + 1, 2};	/* the bins and their NULL cell; the binary column */
-	uint32_t	ordered[2] = {V, 0};
-	dp_codes	t;
-	dp_privsyn_params p;
-	dp_privsyn_result res;
-	dp_adaptive_stats st;
-	dp_prng		rng;
-	uint64_t	hit = 0,
-				low = 0;
-	uint32_t	seen = 0;
-	uint8_t		used[V + 1] = {0};
-	int			rc;
-
-	dp_prng_seed(&rng, 21);
-	dp_codes_init(&t, 2, N);
-	for (uint32_t i = 0; i < N; i++)
-	{
-		uint16_t	row[2];
-
-		row[0] = (uint16_t) (i % V);
-		row[1] = (uint16_t) ((row[0] < V / 2) ^ (dp_prng_below(&rng, 20) == 0));
-		dp_codes_append(&t, row);
-	}
-	dp_privsyn_default_params(&p);
-	p.rho = 0.2;
-	p.ordered = ordered;
-	rc = dp_adaptive_run(&t, sizes, &p, &rng, &res, &st);
-	unit_check(rc == 0 && res.merged_sizes[0] >= 8 && res.merged_sizes[0] <= 40,
-			   "an ordered column of 80 values enters the model as %u runs", rc == 0 ? res.merged_sizes[0] : 0);
-	if (rc == 0)
-	{
-		for (uint64_t i = 0; i < res.synth.nrows; i++)
-		{
-			uint16_t	a = res.synth.col[0][i];
-
-			if (a <= V && !used[a]++)
-				seen++;
-			if (a < V / 2)
-			{
-				low++;
-				hit += res.synth.col[1][i] == 1;
-			}
-		}
-		unit_check(seen >= V - 2, "... the rows take %u of its 80 values", seen);
-		unit_check(low > 0 && (double) hit / (double) low > 0.8,
-				   "... and the pair is kept: the binary column is 1 in %.3f of the rows below value 40 (0.95 real)",
-				   low ? (double) hit / (double) low : 0.0);
-		dp_privsyn_result_free(&res);
-	}
-	dp_codes_free(&t);
-}
-
 static void
 test_adult(void)
 {
@@ -956,7 +892,6 @@ main(int argc, char **argv)
 	test_focus();
 	test_focus_cap();
 	test_triples();
-	test_ordered_runs();
 	test_resolution();
 	test_remeasure();
 	test_remeasure_adult();

@@ -297,70 +297,6 @@ test_rare_merge(void)
 }
 
 /*
- * 8b. dp_ordered_coarsen on fixed released counts: the ordered merged codes joined into runs of
- * about equal mass (a code goes to the run of its cumulative midpoint), the others after them.
- */
-static void
-test_ordered_coarsen(void)
-{
-	uint16_t	map[64];
-	uint32_t	nc;
-
-	/* 12 equal bins and a NULL cell into 4 runs: 3 bins a run, the NULL cell the fifth code */
-	{
-		double		x[13];
-		const uint16_t want[13] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4};
-
-		for (int k = 0; k < 13; k++)
-		{
-			x[k] = k < 12 ? 100 : 0;
-			map[k] = (uint16_t) k;
-		}
-		nc = dp_ordered_coarsen(x, 13, 12, 4, map);
-		unit_check(nc == 5 && map_is(map, want, 13), "ordered runs: 12 equal bins into 4 runs of 3, the NULL cell after them (%u codes)", nc);
-	}
-	/* a heap: bin 2 holds half the mass, a run of its own; the light bins around it share runs */
-	{
-		const double x[8] = {50, 50, 700, 50, 50, 200, 200, 100};
-		const uint16_t want[8] = {0, 0, 1, 2, 2, 2, 3, 3};
-
-		for (int k = 0; k < 8; k++)
-			map[k] = (uint16_t) k;
-		nc = dp_ordered_coarsen(x, 8, 8, 4, map);
-		unit_check(nc == 4 && map_is(map, want, 8), "ordered runs: a heap is a run of its own (%u codes)", nc);
-	}
-	/* on top of the rare-value merge: its merged codes are joined, never split */
-	{
-		const double x[10] = {200, 3, 2, 100, 100, 100, 100, 100, 100, 50};
-		uint32_t	nm;
-
-		nc = dp_rare_merge(x, 10, 9, 10, map, &nm);
-		unit_check(nc == 8 && map[1] == map[2] && map[2] == map[3] && map[0] != map[1],
-				   "ordered runs: the rare merge first, bins 1-2 into bin 3 (%u codes)", nc);
-		nc = dp_ordered_coarsen(x, 10, 9, 3, map);
-		{
-			bool		ok = nc == 4 && map[1] == map[2] && map[9] == 3;
-
-			for (int k = 1; k < 9; k++)
-				ok = ok && map[k] >= map[k - 1] && map[k] <= map[k - 1] + 1;
-			unit_check(ok, "... then 3 runs of consecutive codes, the merged pair in one, the NULL cell after them (%u codes)", nc);
-		}
-	}
-	/* no more ordered codes than runs, or no ordered code: nothing changes */
-	{
-		const double x[4] = {10, 20, 30, 40};
-		const uint16_t want[4] = {0, 1, 2, 3};
-
-		for (int k = 0; k < 4; k++)
-			map[k] = (uint16_t) k;
-		nc = dp_ordered_coarsen(x, 4, 4, 4, map);
-		unit_check(nc == 4 && map_is(map, want, 4), "ordered runs: 4 bins, 4 runs allowed: the identity");
-		nc = dp_ordered_coarsen(x, 4, 0, 2, map);
-		unit_check(nc == 4 && map_is(map, want, 4), "ordered runs: categories (ordered 0) are left alone");
-	}
-}
-
-/*
  * A merged code's members split back by their released counts shrunk toward their mean
  * (positive-part James-Stein, dp_privsyn_sample): column a's codes 0-5 are one merged code
  * (released 150, -50, 150, -50, 150, -50: mean 50, sum of squares 60,000, k - 3 = 3), codes 6 and
@@ -1060,7 +996,6 @@ main(void)
 		return 1;
 	}
 	test_rare_merge();
-	test_ordered_coarsen();
 	make_table(&data);
 	dp_privsyn_default_params(&p);
 	p.rho = 5;
