@@ -28,7 +28,7 @@ SELECT column_name, bool_and(CASE column_name WHEN 'w' THEN abs(e * 100 - round(
 FROM (SELECT column_name, unnest(edges[2:cardinality(edges) - 1]) e
 	  FROM dp_domains WHERE table_name = 'wide'::regclass) s
 WHERE column_name IN ('w', 'n') GROUP BY 1 ORDER BY 1;
--- A lone heap (a learned real bin whose released count per unit width is at least 3 times both
+-- A lone heap (a learned real bin whose released count per unit width is at least 8 times both
 -- neighbours') draws its rows at the roundest value inside it (dp_binning_heap_points): w's heap
 -- at 50 (a quarter of the rows) comes back at 50, not spread uniformly over its bin.
 SELECT count(*) FILTER (WHERE w = 50) > 0.2 * count(*) AS heap_at_50,
