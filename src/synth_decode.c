@@ -250,11 +250,11 @@ synth_decode_value(OutColumn *oc, dp_code code, dp_prng *rng, bool *isnull)
 					phi;
 		bool		closed = (uint32) code + 1 == d->nvalues;
 
-		dp_real_bin_range(d, code, &lo, &hi);
 		if (oc->heap_point && isfinite(oc->heap_point[code]))
 			v = oc->heap_point[code];	/* a lone heap: its round value (synth_prepare_heaps) */
 		else
 		{
+			dp_real_bin_range(d, code, &lo, &hi);
 			if (dp_shape_pick(&oc->shape, rng, code, &plo, &phi))
 			{
 				closed = closed && phi == hi;

@@ -53,6 +53,9 @@ dp_binning_wide_mass(const int64_t *raw, uint32_t n, double sigma, double cap)
 }
 
 /* x rounded to the nearest multiple of m x 10^k (m in 1, 2, 5; |k| <= 22: 10^|k| is exact). */
+/* the round steps m x 10^k, coarsest first within a power of ten (round edges, roundest values) */
+static const int round_steps[3] = {5, 2, 1};
+
 static double
 round_to_step(double x, int m, int k)
 {
@@ -81,7 +84,6 @@ edge_min_exp(double width, int min_exp)
 int
 dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp)
 {
-	static const int steps[3] = {5, 2, 1};
 	uint32_t	m = 1;
 	double		prev = edges == NULL ? 0 : edges[0];	/* the edge before, as learned */
 
@@ -120,7 +122,7 @@ dp_binning_round_edges(double *edges, uint32_t n, bool integral, int min_exp)
 		for (int k = (kf + 1 > klo ? kf + 1 : klo); k >= klo && !moved && tol > 0; k--)
 			for (int j = 0; j < 3 && !moved; j++)
 			{
-				double		c = round_to_step(x, steps[j], k);
+				double		c = round_to_step(x, round_steps[j], k);
 
 				if (isfinite(c) && fabs(c - x) <= tol && c > edges[m - 1] && c < edges[i + 1])
 				{
@@ -423,7 +425,6 @@ dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
 bool
 dp_binning_roundest(double lo, double hi, double *x)
 {
-	static const int steps[3] = {5, 2, 1};
 	int			k;
 
 	if (x == NULL || !isfinite(lo) || !isfinite(hi) || !(hi > lo))
@@ -433,7 +434,7 @@ dp_binning_roundest(double lo, double hi, double *x)
 	for (int kk = k; kk > k - DP_BINNING_ROUNDEST_DIGITS; kk--)
 		for (int j = 0; j < 3; j++)
 		{
-			double		s = steps[j] * pow(10.0, kk),
+			double		s = round_steps[j] * pow(10.0, kk),
 						first = ceil(lo / s),
 						last = ceil(hi / s) - 1;	/* multiples first .. last in [lo, hi) */
 
@@ -448,7 +449,7 @@ dp_binning_roundest(double lo, double hi, double *x)
 				continue;
 			if (last > first)
 				return false;	/* two equally round values: no one of them */
-			*x = round_to_step(first * s, steps[j], kk);
+			*x = round_to_step(first * s, round_steps[j], kk);
 			return *x >= lo && *x < hi;
 		}
 	return false;
