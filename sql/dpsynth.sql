@@ -1869,15 +1869,19 @@ CREATE EVENT TRIGGER dpsynth_on_drop ON sql_drop EXECUTE FUNCTION dpsynth._on_dr
 -- DETACH PARTITION and NO INHERIT (called by dpsynth_guard_ddl before the command runs): the
 -- table leaving a protected tree keeps the protection its rows had.  It gets a budget of its
 -- own with the tree's epsilon, delta and what was spent (every release of the tree read its
--- rows), the same domains, policies and role limits (columns matched by name), and ledger
--- rows carrying what each role spent, so that spent equals its ledger's sum and role limits
--- go on counting.
+-- rows), the tree's privacy unit and its bounds (what was spent was spent per unit: a budget
+-- per row would let a person's later losses grow with the rows they hold, and dp_privacy_unit
+-- cannot set a unit once anything is spent), the same domains, policies and role limits
+-- (columns matched by name), and ledger rows carrying what each role spent, so that spent
+-- equals its ledger's sum and role limits go on counting.
 CREATE FUNCTION dpsynth._on_detach(child oid, parent oid) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	donor dpsynth.budgets;
 	new_id bigint;
 	stays text;
+	unit_name name;
+	unit int2;
 BEGIN
 	SELECT b.* INTO donor FROM dpsynth.budgets b
 		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
@@ -1912,10 +1916,35 @@ BEGIN
 								  child::regclass, stays, donor.relid),
 				  HINT = format('Detach %s from %s, or from its other parent, first.', stays, child::regclass);
 	END IF;
+	-- the tree's privacy unit, by its column's name (the child's attnums may differ); a child
+	-- always holds its parents' columns, and one without the unit's is refused, not made per row
+	IF donor.privacy_unit IS NOT NULL THEN
+		unit_name := coalesce(donor.privacy_unit_name,
+							  (SELECT a.attname FROM pg_catalog.pg_attribute a
+							   WHERE a.attrelid = donor.relid AND a.attnum = donor.privacy_unit AND NOT a.attisdropped));
+		SELECT a.attnum INTO unit FROM pg_catalog.pg_attribute a
+			WHERE a.attrelid = child AND a.attname = unit_name AND NOT a.attisdropped AND a.attnum > 0;
+		IF unit IS NULL THEN
+			RAISE EXCEPTION 'cannot detach % from %: % has no column % to keep the privacy unit of %',
+				child::regclass, parent::regclass, child::regclass, coalesce(unit_name, '?'), donor.relid
+				USING ERRCODE = 'object_not_in_prerequisite_state';
+		END IF;
+	END IF;
 	INSERT INTO dpsynth.budgets (relid, relname, epsilon, delta, rho_allowance, rho_spent, delta_spent,
-								 selection_delta, discovery, protected_by)
+								 selection_delta, discovery, protected_by, privacy_unit, max_rows_per_unit,
+								 max_rows_per_cell, privacy_unit_name, unit_constant, unit_constant_names)
 		VALUES (child, dpsynth._qualified_name(child), donor.epsilon, donor.delta, donor.rho_allowance,
-				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by)
+				donor.rho_spent, donor.delta_spent, donor.selection_delta, donor.discovery, donor.protected_by,
+				unit, donor.max_rows_per_unit, donor.max_rows_per_cell, CASE WHEN unit IS NOT NULL THEN unit_name END,
+				-- the columns constant within a unit: their names, and the child's attnums of them
+				CASE WHEN unit IS NOT NULL AND donor.unit_constant_names IS NULL THEN donor.unit_constant
+					 WHEN unit IS NOT NULL THEN
+						 ARRAY(SELECT coalesce(a.attnum, u.num)
+							   FROM unnest(donor.unit_constant, donor.unit_constant_names) WITH ORDINALITY u(num, nm, i)
+							   LEFT JOIN pg_catalog.pg_attribute a
+								   ON a.attrelid = child AND a.attname = u.nm AND NOT a.attisdropped AND a.attnum > 0
+							   ORDER BY u.i) END,
+				CASE WHEN unit IS NOT NULL THEN donor.unit_constant_names END)
 		RETURNING id INTO new_id;
 	-- domains and policies by their own names (the donor's attnums may be a restored table's old
 	-- ones); an unnamed row (a dump of 0.6.0 or older) could be any column's, and two rows of one
