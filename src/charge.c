@@ -95,6 +95,7 @@ typedef struct ChargeRequest
 	char		rho_charged[64];
 	char		rho_remaining[64];
 	char		errmsg[512];
+	int			errcode;		/* the worker's error's SQLSTATE, with errmsg */
 } ChargeRequest;
 
 static const char *
@@ -256,9 +257,15 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 						   get_rel_name(relid)),
 				 errhint("Commit that change first, then call again.")));
 
+	/*
+	 * A charge refused as a serialization failure (dpsynth._charge: the privacy unit changed while
+	 * the call ran) keeps its SQLSTATE, 40001, so that a client's retry loop sees it; any other
+	 * failure of the worker is YD003.
+	 */
 	if (!req->committed)
 		ereport(ERROR,
-				(errcode(ERRCODE_DPSYNTH_CHARGE_FAILED),
+				(errcode(req->errcode == ERRCODE_T_R_SERIALIZATION_FAILURE ?
+						 ERRCODE_T_R_SERIALIZATION_FAILURE : ERRCODE_DPSYNTH_CHARGE_FAILED),
 				 errmsg("could not record the privacy charge; nothing was computed or released"),
 				 req->errmsg[0] ? errdetail("The charging worker reported: %s", req->errmsg) : 0,
 				 errhint("Check the server log; the charge runs in a background worker as the extension owner, which must be able to log in.")));
@@ -440,6 +447,7 @@ dpsynth_charge_worker_main(Datum main_arg)
 		MemoryContextSwitchTo(TopMemoryContext);
 		edata = CopyErrorData();
 		strlcpy(req->errmsg, edata->message ? edata->message : "unknown error", sizeof(req->errmsg));
+		req->errcode = edata->sqlerrcode;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -23,7 +23,7 @@ run_race() {	# $1: the owner's statement in the open transaction; $2: output pre
 	psql -X -qAt -d $DB -c "BEGIN" -c "$1" -c "SELECT pg_sleep(3)" -c "COMMIT" >"$2.a" 2>&1 &
 	local owner=$!
 	sleep 1
-	psql -X -qAt -U regress_unit_race_analyst -d $DB \
+	psql -X -qAt -v VERBOSITY=verbose -U regress_unit_race_analyst -d $DB \
 		-c "SELECT cell[1], noisy_count FROM dp_marginal('t', ARRAY['g'], epsilon => 1000) ORDER BY 1" >"$2.b" 2>&1
 	wait $owner
 }
@@ -31,7 +31,7 @@ run_race() {	# $1: the owner's statement in the open transaction; $2: output pre
 out=$(mktemp -d)
 run_race "SELECT dp_privacy_unit('t', 'pid', max_rows_per_unit => 1)" "$out/set"
 is "$(q $DB "SELECT privacy_unit IS NOT NULL FROM dpsynth.budgets")" t "the owner named the unit"
-ok "$(grep -q 'ERROR' "$out/set.b"; echo $?)" "the release that read no unit is refused at its charge"
+ok "$(grep -q 'ERROR:  40001:' "$out/set.b"; echo $?)" "the release that read no unit is refused at its charge, as a serialization failure (40001)"
 grep -q 'ERROR' "$out/set.b" || sed 's/^/# released: /' "$out/set.b"
 is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status <> 'refused'")" 0 "and nothing was charged"
 is "$(q $DB "SELECT rho_spent FROM dpsynth.budgets")" 0 "the budget is untouched"
@@ -39,7 +39,7 @@ is "$(q $DB "SELECT rho_spent FROM dpsynth.budgets")" 0 "the budget is untouched
 # the other way: the unit removed while a per-unit release is in flight
 run_race "SELECT dp_privacy_unit('t', NULL)" "$out/unset"
 is "$(q $DB "SELECT privacy_unit IS NULL FROM dpsynth.budgets")" t "the owner removed the unit"
-ok "$(grep -q 'ERROR' "$out/unset.b"; echo $?)" "the release that read the unit is refused at its charge"
+ok "$(grep -q 'ERROR:  40001:' "$out/unset.b"; echo $?)" "the release that read the unit is refused at its charge, as a serialization failure (40001)"
 is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status <> 'refused'")" 0 "and nothing was charged"
 
 # without a race, releases are charged as before, each with the unit in force
