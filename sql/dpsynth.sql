@@ -27,7 +27,8 @@ CREATE SCHEMA dpsynth;
 
 -- One row per protected table.  Accounting is in rho-zCDP: the budget (epsilon, delta) is
 -- converted once to rho_allowance = rho(epsilon, delta) (Canonne-Kamath-Steinke 2020, Cor. 13),
--- rounded down to 1e-12.  Every charge is rounded up to 1e-12 before it is added to rho_spent.
+-- rounded down to 1e-12.  A call's charge is its rho rounded down to whole 1e-12 too, and its
+-- noise is calibrated a hair below that charge (docs/PRIVACY.md, "Accounting"): charged >= used.
 -- delta_spent is the sum of the deltas of approximate-DP mechanisms (DP partition selection).
 -- Composing them with the zCDP releases (a coupling/hybrid argument, see src/core/dp_discovery.h)
 -- makes the table (epsilon, delta + exp(epsilon) * delta_spent)-DP, so exp(epsilon) * delta_spent

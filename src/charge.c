@@ -6,7 +6,7 @@
  *
  * How: the caller puts the request in a dynamic shared memory segment and starts a dynamic
  * background worker.  The worker connects to the same database as the extension owner, runs
- * dpsynth._charge() (which locks the table's budget row FOR UPDATE, so concurrent charges
+ * dpsynth._charge() (which locks the table's budget row FOR NO KEY UPDATE, so concurrent charges
  * serialize, checks the allowance and the role limits, appends the ledger row and adds to
  * rho_spent), commits with synchronous_commit = on, and only then sets `committed` in the
  * segment (and sets the caller's latch).  The caller waits until `committed` is set or the worker

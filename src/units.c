@@ -1,6 +1,6 @@
 /*
- * units.c - privacy per unit: a protected table whose rows belong to persons (dp_protect(...,
- * privacy_unit => 'patient_id', max_rows_per_unit => k, max_rows_per_cell => c)).
+ * units.c - privacy per unit: a protected table whose rows belong to persons
+ * (dp_privacy_unit(table, 'patient_id', max_rows_per_unit => k, max_rows_per_cell => c)).
  *
  * Two tables are neighbours when they differ in every row of one unit.  Every release of such a
  * table reads it through dpsynth_scan_unit_codes: one pass gives each row a random key from the

@@ -27,8 +27,11 @@
  *    A table budget (eps, delta) becomes a rho allowance dp_zcdp_rho(eps, delta) once; a call's
  *    "epsilon => e" is charged dp_zcdp_rho(e, delta_table).  At delta = 1e-6:
  *    rho(1) = 0.0243559..., rho(3) = 0.1850698..., so 7 * rho(1) <= rho(3) < 8 * rho(1).
- *  - Budget arithmetic rounds against the spender: charges are rounded up (dp_round_up), what
- *    remains is rounded down (dp_round_down).
+ *  - Budget arithmetic never lets a call use more than it is charged: the release path counts
+ *    rho in whole units of 1e-12, a call's charge rounded down to a unit and its noise calibrated
+ *    a hair below that charge (dp_rho_units, dp_units_rho in dp_plan.h; docs/PRIVACY.md,
+ *    "Accounting").  dp_round_up / dp_round_down below round a quantity against the spender
+ *    where a caller needs a rounded bound.
  *
  * Rounding direction of every function below is a privacy property and is documented with it.
  *

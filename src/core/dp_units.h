@@ -2,7 +2,7 @@
  * dp_units.h - privacy per unit (a person, a patient) rather than per row: contribution bounding
  * and the rows-per-unit shape of a synthetic table.
  *
- * A table whose owner declared a privacy unit column (dp_protect(..., privacy_unit => ...)) is
+ * A table whose owner declared a privacy unit column (dp_privacy_unit(table, column, ...)) is
  * released at unit level: two tables are neighbours when they differ in all the rows of one unit.
  * Before any count, each unit keeps at most k of its rows, chosen uniformly at random (the k
  * smallest of independent random keys drawn from the CSPRNG, dp_random.h); docs/PRIVACY.md proves
