@@ -775,12 +775,13 @@ test_noise_drawable(void)
 
 	/*
 	 * Why no SQL call reaches either refusal today: a call is charged at most 9e18 units
-	 * (dp_rho_units), one discovered column gets at most DP_PLAN_DISCOVERY_SHARE of them, at
-	 * least one unit; both ends are drawable at the ceiling of a learned k and at the largest
-	 * declared k.  Should a limit move, this fails, and the refusal needs its SQL test.
+	 * (dp_rho_units), one discovered column gets at most all of them (dp_discover of one column;
+	 * inside a release, DP_PLAN_DISCOVERY_SHARE), at least one unit; both ends are drawable at
+	 * the ceiling of a learned k and at the largest declared k.  Should a limit move, this fails,
+	 * and the refusal needs its SQL test.
 	 */
 	{
-		double		most = dp_gaussian_sigma2(dp_units_rho((int64_t) (9e18 * DP_PLAN_DISCOVERY_SHARE)), 1.0),
+		double		most = dp_gaussian_sigma2(dp_units_rho((int64_t) 9e18), 1.0),
 					least = dp_gaussian_sigma2(dp_units_rho(1), 1.0);
 
 		unit_check(dp_unit_noise_drawable(most, DP_UNIT_LEARN_MAX) == 0 &&
