@@ -1,8 +1,9 @@
 -- dpsynth 0.17.0 -> 0.18.0 (see CHANGELOG.md).
 \echo Use "ALTER EXTENSION dpsynth UPDATE TO '0.18.0'" to load this file. \quit
 
--- A table detached from a tree protected per unit keeps the tree's privacy unit and bounds
--- (docs/PRIVACY.md, "Inheritance and partitions").
+-- A table detached from a tree protected per unit keeps the tree's privacy unit and bounds, and
+-- the tree's budget row is read under the lock a charge takes (docs/PRIVACY.md, "Which table's
+-- budget").
 CREATE OR REPLACE FUNCTION dpsynth._on_detach(child oid, parent oid) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -12,10 +13,12 @@ DECLARE
 	unit_name name;
 	unit int2;
 BEGIN
+	-- the tree's budget row locked as a charge locks it (the caller holds the parent and the
+	-- child ACCESS EXCLUSIVE already: no release of the tree reads the child meanwhile)
 	SELECT b.* INTO donor FROM dpsynth.budgets b
 		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
 		  AND dpsynth._identifies(b.relid, b.relname)
-		LIMIT 1;
+		LIMIT 1 FOR NO KEY UPDATE;
 	IF NOT FOUND OR donor.relid = child THEN
 		RETURN;
 	END IF;

@@ -1884,10 +1884,12 @@ DECLARE
 	unit_name name;
 	unit int2;
 BEGIN
+	-- the tree's budget row locked as a charge locks it (the caller holds the parent and the
+	-- child ACCESS EXCLUSIVE already: no release of the tree reads the child meanwhile)
 	SELECT b.* INTO donor FROM dpsynth.budgets b
 		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
 		  AND dpsynth._identifies(b.relid, b.relname)
-		LIMIT 1;
+		LIMIT 1 FOR NO KEY UPDATE;
 	IF NOT FOUND OR donor.relid = child THEN
 		RETURN;
 	END IF;

@@ -369,7 +369,16 @@ guard_join(Oid rel, const char *created, List *parents)
 	call_as_owner("SELECT dpsynth._guard_tree($1, $2, false, $3)", 3, argtypes, values, nulls);
 }
 
-/* Calls dpsynth._on_detach(child, parent) as the extension owner. */
+/*
+ * Calls dpsynth._on_detach(child, parent) as the extension owner, once no release can read the
+ * child through the tree any more.  This runs at ddl_command_start, before ALTER TABLE takes its
+ * own locks: the parent, then the child, are locked ACCESS EXCLUSIVE first (the order in which a
+ * release's scan locks a tree), so a release that read or may read the child through the parent
+ * ends, its charge committed, before the tree's spend is copied, and a release that has not
+ * locked the parent yet finds the child gone from it.  Without the locks, releases charged while
+ * the DETACH waited (an analyst's open transaction holding the tree) read the child's rows and
+ * were never counted on its budget.
+ */
 static void
 call_detach(Oid child, Oid parent)
 {
@@ -378,6 +387,11 @@ call_detach(Oid child, Oid parent)
 
 	if (!OidIsValid(child) || !OidIsValid(parent))
 		return;					/* PostgreSQL reports the missing table itself */
+	LockRelationOid(parent, AccessExclusiveLock);
+	LockRelationOid(child, AccessExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(parent)) ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(child)))
+		return;					/* dropped while this waited: PostgreSQL reports it */
 	call_as_owner("SELECT dpsynth._on_detach($1, $2)", 2, argtypes, values, NULL);
 }
 
