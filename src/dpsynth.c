@@ -8,6 +8,7 @@
  */
 #include "dpsynth.h"
 #include "synthesize.h"
+#include "log_guard.h"
 
 #include <math.h>
 
@@ -134,6 +135,7 @@ _PG_init(void)
 							 false,
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
+	dpsynth_log_guard_init();
 	MarkGUCPrefixReserved("dpsynth");
 	if (dp_random_init() != 0)
 		ereport(ERROR,

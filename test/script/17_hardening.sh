@@ -72,6 +72,10 @@ is "$(as_analyst "SELECT tup_inserted >= $N FROM pg_stat_database WHERE datname 
 is "$(as_analyst "SELECT heap_blks_hit + heap_blks_read > 0 FROM pg_statio_all_tables WHERE relname = 'visits'")" t \
 	"before: pg_statio_all_tables shows the blocks read"
 ok $([[ $(as_analyst "SELECT pg_current_wal_lsn()") =~ ^[0-9A-F]+/[0-9A-F]+$ ]]; echo $?) "before: pg_current_wal_lsn is readable"
+# the planner's estimate, printed before the refusal (a session that has not loaded dpsynth)
+PLAN="SET client_min_messages = log; SET debug_print_plan = on; EXPLAIN SELECT * FROM visits"
+out=$(as_analyst "$PLAN")
+ok $(grep -q ":plan_rows $N" <<<"$out"; echo $?) "before: with debug_print_plan, EXPLAIN of a query on the table prints its row estimate"
 
 # ---- already closed without the hardening (PostgreSQL 15)
 is "$(as_analyst "SELECT count(*) FROM pg_stats WHERE tablename = 'visits'")" 0 "pg_stats shows the analyst no column of the table"
@@ -120,6 +124,10 @@ for f in "pg_relation_size('visits')" "pg_relation_size('visits', 'main')" "pg_t
 	refused "SELECT $f" "$f"
 done
 refused "$XACT" "pg_stat_xact_all_tables after the analyst's own release"
+out=$(as_analyst "$PLAN")
+ok $([ -n "$out" ] && ! grep -q 'LOG:\|plan_rows' <<<"$out"; echo $?) "debug_print_plan prints the analyst no plan before the refusal (got '$(head -n 1 <<<"$out")')"
+out=$(as_analyst "SET client_min_messages = log; SET debug_print_plan = on; SELECT count(*) FROM dp_marginal('visits', ARRAY['ward'], 0.01)")
+ok $([ "$out" = 10 ]; echo $?) "nor the plans of a release's own statements (got '$(head -n 1 <<<"$out")')"
 # every statistics view and function of this server's catalog, not only those named above
 is "$(as_analyst "SELECT count(*) FROM pg_class WHERE relnamespace = 'pg_catalog'::regnamespace AND relkind = 'v'
 	AND (relname LIKE 'pg\_stat\_%' OR relname LIKE 'pg\_statio\_%') AND has_table_privilege(oid, 'SELECT')")" 0 \
@@ -141,13 +149,15 @@ out=$(as_analyst "SELECT rows_written > 0 FROM dp_synthesize('visits', epsilon =
 is "$out" t "dp_synthesize writes a copy for the analyst"
 is "$(as_analyst "SELECT count(*) > 0 FROM $ANALYST.copy")" t "the analyst reads its copy"
 is "$(as_analyst "SELECT rho_spent > 0 FROM dp_budget WHERE table_name = 'visits'::regclass")" t "the analyst reads dp_budget"
-is "$(as_analyst "SELECT count(*) FROM dp_ledger WHERE status = 'completed'")" 3 "the analyst reads its 3 ledger rows"
+is "$(as_analyst "SELECT count(*) FROM dp_ledger WHERE status = 'completed'")" 4 "the analyst reads its 4 ledger rows"
 
 # ---- monitoring keeps the statistics (pg_monitor includes pg_read_all_stats)
 is "$(psql -X -qAt -U $MONITOR -d $DB -c "SELECT n_tup_ins FROM pg_stat_all_tables WHERE relname = 'visits'")" $N \
 	"a member of pg_monitor still reads pg_stat_all_tables"
 is "$(psql -X -qAt -U $MONITOR -d $DB -c "SELECT reltuples FROM pg_class WHERE relname = 'visits'")" $N \
 	"a member of pg_monitor still reads pg_class.reltuples"
+out=$(psql -X -qAt -U $MONITOR -d $DB -c "$PLAN" 2>&1)
+ok $(grep -q ":plan_rows $N" <<<"$out"; echo $?) "a member of pg_monitor still reads the planner's estimates"
 
 cleanup
 done_testing
