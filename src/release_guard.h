@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "compat.h"
+#include "executor/instrument.h"
 
 /* an error after the charge: its text went to the server log only */
 #define ERRCODE_DPSYNTH_RELEASE_FAILED		MAKE_SQLSTATE('Y','D','0','0','4')
@@ -45,9 +46,18 @@ extern bool dpsynth_errcode_is_public(int sqlerrcode);
 /* The catch of DPSYNTH_AFTER_CHARGE: logs the error and raises the fixed one. */
 pg_noreturn extern void dpsynth_release_failed(DpReleaseGuard *guard);
 
+/*
+ * The region also hides its buffer counts: the backend's pgBufferUsage, which EXPLAIN (ANALYZE,
+ * BUFFERS) and pg_stat_statements difference, is put back as it was when the region began.  The
+ * scan's counts would tell the caller the table's pages, and its "dirtied" ones how many pages
+ * rows were inserted or deleted on since the last reader (the hint bits the scan sets); nothing
+ * else reads these counters as running totals.  (pgWalUsage is left alone: the cumulative WAL
+ * statistics difference it.)
+ */
 #define DPSYNTH_AFTER_CHARGE(fn, ledger) \
 	do { \
 		DpReleaseGuard dp_guard_ = {(fn), (ledger), CurrentMemoryContext}; \
+		BufferUsage dp_buffers_ = pgBufferUsage; \
 		PG_TRY()
 
 #define DPSYNTH_AFTER_CHARGE_END() \
@@ -56,6 +66,7 @@ pg_noreturn extern void dpsynth_release_failed(DpReleaseGuard *guard);
 			dpsynth_release_failed(&dp_guard_); \
 		} \
 		PG_END_TRY(); \
+		pgBufferUsage = dp_buffers_; \
 	} while (0)
 
 #endif
