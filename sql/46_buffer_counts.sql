@@ -14,12 +14,22 @@ BEGIN
 	RETURN (p->0->'Plan')::jsonb;
 END
 $$;
+-- a table of one page, else the same
+CREATE TABLE page (i int4, g int4);
+INSERT INTO page SELECT i, i % 10 FROM generate_series(1, 100) i;
+SELECT dp_protect('page', epsilon => 1000);
+SELECT dp_declare('page', 'g', lower => 0, upper => 9, bins => 10);
 SELECT count(*) AS cells FROM dp_marginal('pages', ARRAY['g'], 1);	-- the session's caches warm
+SELECT count(*) AS cells FROM dp_marginal('page', ARRAY['g'], 1);
+-- the two releases count about the same blocks (the scan's 800 and more are not counted)
+SELECT abs((b->>'Shared Hit Blocks')::int + (b->>'Shared Read Blocks')::int
+		   - (s->>'Shared Hit Blocks')::int - (s->>'Shared Read Blocks')::int) < 300 AS pages_not_counted
+FROM buffers_of($$SELECT count(*) FROM dp_marginal('pages', ARRAY['g'], 1)$$) b,
+	 buffers_of($$SELECT count(*) FROM dp_marginal('page', ARRAY['g'], 1)$$) s;
 -- a row deleted on nearly every page, the owner's own dirty pages written out
 DELETE FROM pages WHERE i % 200 = 0;
 CHECKPOINT;
-SELECT (b->>'Shared Hit Blocks')::int + (b->>'Shared Read Blocks')::int < 400 AS fewer_blocks_than_pages,
-	   (b->>'Shared Dirtied Blocks')::int < 10 AS not_the_pages_that_changed
+SELECT (b->>'Shared Dirtied Blocks')::int < 10 AS not_the_pages_that_changed
 FROM buffers_of($$SELECT count(*) FROM dp_marginal('pages', ARRAY['g'], 1)$$) b;
-DROP TABLE pages;
+DROP TABLE pages, page;
 DROP FUNCTION buffers_of(text);
