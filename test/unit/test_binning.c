@@ -720,6 +720,72 @@ test_heap_points(void)
 	}
 }
 
+/* n rows of the shape p over values 1..NV with the fixed pattern times sigma as noise, all known */
+static void
+noisy_values(const double *p, double n, double sigma, double *v, bool *known)
+{
+	double		z[NV];
+
+	noise_pattern(z, NV);
+	for (int i = 0; i < NV; i++)
+	{
+		v[i] = n * p[i] + sigma * z[i];
+		known[i] = true;
+	}
+}
+
+static void
+test_heap_multiplier(void)
+{
+	double		p[NV],
+				v[NV],
+				m;
+	bool		known[NV];
+	double		sum = 0;
+
+	/* the heaped column (hours per week) at the big heaped table's size, at epsilon 0.3's sigma */
+	heaped_shape(p);
+	noisy_values(p, 195366, 72.5, v, known);
+	m = dp_binning_heap_multiplier(v, known, NV, 1, 72.5);
+	unit_check(m > 2 && m <= DP_BINNING_HEAP_MAX_MULT, "heaped at multiples of ten: multiplier %.2f", m);
+	/* the same with its values above 60 not released per value: the multiplier from the rest */
+	for (int i = 60; i < NV; i++)
+		known[i] = false;
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 72.5) > 2, "read from the known values only");
+	/* hidden by the noise: a small table at a large sigma shows nothing */
+	noisy_values(p, 2000, 300, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 300) == 1, "heaps under the noise: 1");
+
+	/* a smooth column (a bell around 42) with many rows and little noise: not heaped */
+	for (int i = 0; i < NV; i++)
+		sum += p[i] = exp(-((i + 1 - 42.0) * (i + 1 - 42.0)) / 300.0);
+	for (int i = 0; i < NV; i++)
+		p[i] /= sum;
+	noisy_values(p, 1e6, 5, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 5) == 1, "a smooth bell: 1");
+	/* the same with one spike at 40 (a sentinel, a default): one heap is no heaping */
+	noisy_values(p, 1e6, 5, v, known);
+	v[40 - 1] += 2e5;
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 5) == 1, "one spike at 40: 1");
+	/* a narrow smooth peak at 20 (concave there, round or not): not heaped */
+	sum = 0;
+	for (int i = 0; i < NV; i++)
+		sum += p[i] = exp(-((i + 1 - 20.0) * (i + 1 - 20.0)) / 18.0);
+	for (int i = 0; i < NV; i++)
+		p[i] /= sum;
+	noisy_values(p, 1e6, 5, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 5) == 1, "a narrow smooth peak: 1");
+	/* nothing released per value, invalid sigma or arrays: 1 */
+	heaped_shape(p);
+	noisy_values(p, 195366, 72.5, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 0) == 1 &&
+			   dp_binning_heap_multiplier(v, known, NV, 1, NAN) == 1 &&
+			   dp_binning_heap_multiplier(NULL, known, NV, 1, 72.5) == 1 &&
+			   dp_binning_heap_multiplier(v, NULL, NV, 1, 72.5) == 1, "invalid input: 1");
+	memset(known, 0, sizeof(known));
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 72.5) == 1, "no value known: 1");
+}
+
 int
 main(void)
 {
@@ -740,5 +806,6 @@ main(void)
 	test_shape_weights();
 	test_roundest();
 	test_heap_points();
+	test_heap_multiplier();
 	return unit_done();
 }
