@@ -4,6 +4,7 @@
  * and its privacy.
  */
 #include "dp_binning.h"
+#include "dp_env.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -566,6 +567,81 @@ dp_binning_heap_points(const double *edges, uint32_t nbins, const double *counts
 			n++;
 		else
 			point[j] = NAN;
+	}
+	return n;
+}
+
+/* x a multiple of s, up to the rounding of the quotient (0 is; another x below s is not) */
+static bool
+on_step(double x, double s)
+{
+	double		q = x / s,
+				r = round(q);
+
+	return fabs(q - r) < 1e-9 * fmax(1.0, fabs(q)) && (r != 0 || x == 0);
+}
+
+uint32_t
+dp_binning_heap_mates(const double *edges, uint32_t nbins, const double *counts, double *point)
+{
+	uint32_t	npoints = 0,
+				n = 0;
+	double		step = NAN,
+				background = 0;
+
+	if (edges == NULL || counts == NULL || point == NULL)
+		return 0;
+	for (uint32_t j = 0; j < nbins; j++)
+		npoints += isfinite(point[j]);
+	if (npoints < 2)
+		return 0;
+	/* the coarsest round step that every point is a multiple of */
+	for (int k = 15; k >= -15 && !isfinite(step); k--)
+		for (int i = 0; i < 3 && !isfinite(step); i++)
+		{
+			double		s = round_steps[i] * pow(10.0, k);
+			bool		all = true;
+
+			for (uint32_t j = 0; j < nbins && all; j++)
+				if (isfinite(point[j]) && !on_step(point[j], s))
+					all = false;
+			if (all)
+				step = s;
+		}
+	if (!isfinite(step))
+		return 0;
+	/* the background: the median density of the bins that do not start on the step */
+	{
+		double	   *bg = dp_alloc(sizeof(double) * (nbins + 1));
+		uint32_t	nbg = 0;
+
+		if (bg == NULL)
+			return 0;
+		for (uint32_t j = 0; j < nbins; j++)
+		{
+			double		w = edges[j + 1] - edges[j];
+
+			if (!isfinite(point[j]) && w > 0 && !on_step(edges[j], step))
+				bg[nbg++] = fmax(counts[j], 0) / w;
+		}
+		if (nbg > 0)
+		{
+			qsort(bg, nbg, sizeof(double), cmp_double);
+			background = nbg % 2 ? bg[nbg / 2] : 0.5 * (bg[nbg / 2 - 1] + bg[nbg / 2]);
+		}
+		dp_free(bg);
+		if (nbg == 0)
+			return 0;
+	}
+	for (uint32_t j = 0; j < nbins; j++)
+	{
+		double		w = edges[j + 1] - edges[j];
+
+		if (isfinite(point[j]) || !(counts[j] > 0) || !(w > 0) || w > step * (1 + 1e-9) ||
+			!on_step(edges[j], step) || !(counts[j] / w >= DP_BINNING_HEAP_RATIO * background))
+			continue;
+		point[j] = edges[j];
+		n++;
 	}
 	return n;
 }

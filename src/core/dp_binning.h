@@ -259,4 +259,21 @@ extern bool dp_binning_roundest(double lo, double hi, double *x);
 extern uint32_t dp_binning_heap_points(const double *edges, uint32_t nbins, const double *counts,
 									   double *point);
 
+/*
+ * The bins that share their lone heaps' step: where dp_binning_heap_points set two points or more,
+ * all multiples of one round step s = {5, 2, 1} x 10^k (the coarsest such: 57, 58 and 59 give 1),
+ * a bin without a point, no wider than s, starting at a multiple of s ([55, 56), [56, 56.5)) and
+ * with a released count per unit width at least DP_BINNING_HEAP_RATIO times the background (the
+ * median of that density over the bins without a point that do not start on the step; none such:
+ * nothing added) gets its start as its point: its rows are recorded at that step as the lone
+ * heaps' are, and the bin holds one multiple of it, at its start.  The lone heaps show how the
+ * column's values are recorded; a bin next to another heap ([55, 56) beside [56, 56.5)) does not
+ * stand out of its neighbours, so the lone-heap test alone leaves it spread over its width, while a
+ * bin of the column's spread (hours 20-29 where 40 and 50 are lone heaps) stays near the background
+ * and spread.  Returns the number of points added; point[] as dp_binning_heap_points left it
+ * otherwise (0 on invalid input or memory exhausted).
+ */
+extern uint32_t dp_binning_heap_mates(const double *edges, uint32_t nbins, const double *counts,
+									  double *point);
+
 #endif							/* DP_BINNING_H */
