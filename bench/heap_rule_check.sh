@@ -2,7 +2,13 @@
 # bench/heap_rule_check.sh - where the heap rule (a lone heap in a learned real bin drawn at the bin's
 # roundest value, dp_binning_heap_points) fires and where it errs: a smooth log-normal column (it
 # should never fire) and a heap at 57.3, off a round value (it comes back at 57), 50,000 rows, bounds
-# only declared, one dp_synthesize call at epsilon 1 and one at 3, in a throwaway cluster.
+# only declared, one dp_synthesize call at epsilon 1 and one at 3, in a throwaway cluster.  Then the
+# integer rule (a refined integer column heaped at multiples of ten weighs them in its cells kept
+# whole, dp_binning_heap_multiplier) on 200,000 rows: si smooth (a rounded bell around 40, sd 12:
+# it should never fire; its multiples of ten keep their share of the rows) and hi heaped (a bell
+# with 60% of its rows moved to the nearest multiple of ten, a thin tail 85..95 heaped at 90 and a
+# top code at 99, as hours worked have),
+# one call at epsilon 0.3 and one at 1.
 # Usage: bench/heap_rule_check.sh   (PGBIN, DPSYNTH_PORT, DPSYNTH_CLUSTER_DIR as for the other benches)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_heap}
@@ -49,3 +55,37 @@ SQL
   done
 done
 psql -X -qAt -d h -c "SELECT column_name, cardinality(edges) - 1, edges[1:40] FROM dp_domains WHERE table_name = 't'::regclass AND column_name IN ('s','p')"
+psql -X -q -d h <<'SQL'
+SELECT setseed(0.42);
+CREATE TABLE ti AS
+SELECT si, CASE WHEN u1 < 0.0015 THEN 99
+                WHEN u1 < 0.0045 THEN (CASE WHEN u2 < 0.7 THEN 90 ELSE 85 + floor(u3 * 11)::int END)
+                WHEN u2 < 0.6 THEN 10 * round(b / 10.0)::int ELSE b END AS hi
+FROM (SELECT greatest(0, least(100, round(40 + 12 * sqrt(-2 * ln(random())) * cos(2 * pi() * random()))))::int AS si,
+             greatest(0, least(80, round(40 + 12 * sqrt(-2 * ln(random())) * cos(2 * pi() * random()))))::int AS b,
+             random() AS u1, random() AS u2, random() AS u3
+      FROM generate_series(1, 200000) g) q;
+SELECT dp_protect('ti', epsilon => 100);
+SELECT dp_declare('ti', 'si', lower => 0, upper => 100);
+SELECT dp_declare('ti', 'hi', lower => 0, upper => 100);
+SQL
+for eps in 0.3 1; do
+  # declared anew: each call learns its own bins and shape at its epsilon
+  psql -X -q -d h -c "SELECT dp_declare('ti', 'si', lower => 0, upper => 100)" -c "SELECT dp_declare('ti', 'hi', lower => 0, upper => 100)" \
+	-c "DROP TABLE IF EXISTS si_s" -c "SELECT true FROM dp_synthesize('ti', epsilon => $eps, target => 'si_s')" >/dev/null
+  echo "integers, eps $eps"
+  psql -X -qAt -d h <<'SQL'
+SELECT 'smooth si: share at multiples of ten synthetic ' || round(avg((si % 10 = 0)::int), 4) ||
+       ', real ' || (SELECT round(avg((si % 10 = 0)::int), 4) FROM ti) FROM si_s;
+SELECT 'smooth si: one-way TVD value by value ' || round(0.5 * sum(abs(coalesce(a, 0) - coalesce(b, 0)))::numeric, 4)
+FROM (SELECT si, count(*)::float8 / sum(count(*)) OVER () a FROM ti GROUP BY 1) r
+FULL JOIN (SELECT si, count(*)::float8 / sum(count(*)) OVER () b FROM si_s GROUP BY 1) s USING (si);
+SELECT 'heaped hi: share of 85..95 at 90 synthetic ' ||
+       round(count(*) FILTER (WHERE hi = 90)::numeric / nullif(count(*) FILTER (WHERE hi BETWEEN 85 AND 95), 0), 3) ||
+       ', real ' || (SELECT round(count(*) FILTER (WHERE hi = 90)::numeric / count(*) FILTER (WHERE hi BETWEEN 85 AND 95), 3) FROM ti)
+FROM si_s;
+SELECT 'heaped hi: one-way TVD value by value ' || round(0.5 * sum(abs(coalesce(a, 0) - coalesce(b, 0)))::numeric, 4)
+FROM (SELECT hi, count(*)::float8 / sum(count(*)) OVER () a FROM ti GROUP BY 1) r
+FULL JOIN (SELECT hi, count(*)::float8 / sum(count(*)) OVER () b FROM si_s GROUP BY 1) s USING (hi);
+SQL
+done

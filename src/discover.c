@@ -223,7 +223,9 @@ auto_bins(const Discovery *d, uint32 nbins, double min_bin_mass)
  * uniform, V what the noise alone gives it in expectation (sigma^2 per cell, scaled by the part
  * of the cell in the bin); negative weights become 0.  Where the noise explains the deviation
  * (few rows per cell, a large sigma) the bin stays close to uniform; where the rows dominate it
- * follows them.  Post-processing of the edges' release; no extra budget.
+ * follows them.  A refined column whose per-value estimates show heaping at multiples of ten
+ * (dp_binning_heap_multiplier) spreads a cell kept whole over its values weighted toward those
+ * multiples, except the span's end cells.  Post-processing of the edges' release; no extra budget.
  */
 /*
  * A column whose cells release_refined split into per-value counts (dp_binning.h): which cells,
@@ -247,10 +249,32 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 	/* every range below is half-open [lo, hi): integers lo .. hi - 1 on integral grids */
 	double		ql = integral ? ceil(col->quantile_lower) : col->quantile_lower,
 				qu = integral ? floor(col->quantile_upper) + 1 : col->quantile_upper;
-	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + 1));
+	double	   *p = palloc(sizeof(double) * 3 * (ncells + nedges + nvalues + 1));
 	dp_shape_cell *bc = palloc(sizeof(dp_shape_cell) * Max(ncells + nvalues, 1));
 	double	   *wt = palloc(sizeof(double) * Max(ncells + nvalues, 1));
+	double		mult = 1;
+	uint32	   *cellof = palloc(sizeof(uint32) * Max(ncells + nvalues, 1));
 	int			n = 0;
+
+	/* a refined column heaped at multiples of ten: its cells kept whole weigh those values more */
+	if (ref && integral && nvalues > 2)
+	{
+		bool	   *known = palloc0(sizeof(bool) * nvalues);
+
+		for (uint32 c = 0; c < ncells; c++)
+		{
+			int64		lo,
+						hi;
+
+			if (!ref->refined[c])
+				continue;
+			dp_loggrid_cell_range_int(&d->grid, c, &lo, &hi);
+			for (int64 x = Max(lo, (int64) ql); x <= hi && x < (int64) qu; x++)
+				known[x - (int64) ql] = true;
+		}
+		mult = dp_binning_heap_multiplier(ref->value, known, nvalues, (int64) ql, ref->sigma);
+		pfree(known);
+	}
 
 	for (uint32 b = 0; b + 1 < nedges; b++)
 	{
@@ -285,6 +309,7 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 					bc[k].width = 1;
 					bc[k].count = ref->value[(int64) (x - ql)];
 					bc[k].var = ref->sigma * ref->sigma;
+					cellof[k] = c;
 					k++;
 				}
 				continue;
@@ -295,6 +320,7 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 			bc[k].width = hi - lo;
 			bc[k].count = (double) raw[c] * part;
 			bc[k].var = sigma * sigma * part * part;
+			cellof[k] = c;
 			k++;
 		}
 		if (dp_binning_shape_weights(bc, (uint32) k, wt) != 0)
@@ -303,6 +329,25 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 		{
 			if (!(wt[i] > 0) || !isfinite(wt[i]))
 				continue;
+			if (mult > 1 && bc[i].width > 1 && cellof[i] != span_lo && cellof[i] != span_hi)
+			{
+				/*
+				 * a cell kept whole in a heaped column: by the values' multipliers; not the span's
+				 * end cells, whose heaps are the rows' extremes (a top code at 99), not round values
+				 */
+				double		msum = 0;
+
+				for (double x = bc[i].lo; x < bc[i].hi; x++)
+					msum += (int64) x % DP_BINNING_HEAP_STEP == 0 ? mult : 1;
+				for (double x = bc[i].lo; x < bc[i].hi; x++)
+				{
+					p[3 * n] = x;
+					p[3 * n + 1] = x;
+					p[3 * n + 2] = wt[i] * ((int64) x % DP_BINNING_HEAP_STEP == 0 ? mult : 1) / msum;
+					n++;
+				}
+				continue;
+			}
 			p[3 * n] = bc[i].lo;
 			p[3 * n + 1] = integral ? bc[i].hi - 1 : bc[i].hi;
 			p[3 * n + 2] = wt[i];

@@ -155,7 +155,11 @@ synth_prepare_heaps(OutColumn *oc, const double *oneway)
 		return;
 	point = palloc(sizeof(double) * d->nvalues);
 	if (dp_binning_heap_points(d->edges, d->nvalues, oneway, point) > 0)
+	{
+		/* and the bins recorded at the lone heaps' step (dp_binning_heap_mates) */
+		(void) dp_binning_heap_mates(d->edges, d->nvalues, oneway, point);
 		oc->heap_point = point;
+	}
 	else
 		pfree(point);
 }

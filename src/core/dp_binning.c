@@ -4,8 +4,10 @@
  * and its privacy.
  */
 #include "dp_binning.h"
+#include "dp_env.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -422,6 +424,89 @@ dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
 	return 0;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* x a multiple of m (also negative x) */
+static bool
+multiple_of(int64_t x, int64_t m)
+{
+	return x % m == 0;
+}
+
+/* the ratios of dp_binning_heap_multiplier kept: enough for a median (a column's multiples of ten) */
+#define HEAP_MAX_RATIOS 256
+
+double
+dp_binning_heap_multiplier(const double *value, const bool *known, uint32_t n, int64_t lower,
+						   double sigma)
+{
+	uint32_t	tested = 0,
+				shows = 0,
+				otested = 0,
+				oshows = 0,
+				nr = 0;
+	double		bar = DP_BINNING_HEAP_Z * sigma * sqrt(1.5),
+				r[HEAP_MAX_RATIOS],
+				m;
+
+	if (value == NULL || known == NULL || !isfinite(sigma) || !(sigma > 0))
+		return 1;
+	/* the test: excesses over the two neighbours' mean at the multiples and at the others */
+	for (uint32_t i = 1; i + 1 < n; i++)
+	{
+		int64_t		x = lower + (int64_t) i;
+		bool		show;
+
+		if (!known[i - 1] || !known[i] || !known[i + 1])
+			continue;
+		show = value[i] - 0.5 * (value[i - 1] + value[i + 1]) > bar;
+		if (multiple_of(x, DP_BINNING_HEAP_STEP))
+		{
+			tested++;
+			shows += show;
+		}
+		else if (!multiple_of(x, 5))
+		{
+			otested++;
+			oshows += show;
+		}
+	}
+	if (shows < DP_BINNING_HEAP_MIN || 2 * shows < tested || otested == 0 ||
+		(double) shows * otested < DP_BINNING_HEAP_RATE * oshows * tested)
+		return 1;
+	/* the multiplier: the median ratio of a multiple to its neighbours that are no multiple of 5 */
+	for (uint32_t i = 0; i < n && nr < HEAP_MAX_RATIOS; i++)
+	{
+		double		base = 0;
+		int			nb = 0;
+
+		if (!known[i] || !multiple_of(lower + (int64_t) i, DP_BINNING_HEAP_STEP))
+			continue;
+		for (int64_t j = (int64_t) i - 2; j <= (int64_t) i + 2; j++)
+		{
+			if (j < 0 || j >= (int64_t) n || !known[j] || multiple_of(lower + j, 5))
+				continue;
+			base += value[j];
+			nb++;
+		}
+		if (nb < 2 || !(base / nb > sigma))
+			continue;
+		r[nr++] = value[i] / (base / nb);
+	}
+	if (nr < DP_BINNING_HEAP_MIN)
+		return 1;
+	qsort(r, nr, sizeof(double), cmp_double);
+	m = nr % 2 ? r[nr / 2] : 0.5 * (r[nr / 2 - 1] + r[nr / 2]);
+	return isfinite(m) ? fmin(fmax(m, 1.0), DP_BINNING_HEAP_MAX_MULT) : 1;
+}
+
 bool
 dp_binning_roundest(double lo, double hi, double *x)
 {
@@ -482,6 +567,81 @@ dp_binning_heap_points(const double *edges, uint32_t nbins, const double *counts
 			n++;
 		else
 			point[j] = NAN;
+	}
+	return n;
+}
+
+/* x a multiple of s, up to the rounding of the quotient (0 is; another x below s is not) */
+static bool
+on_step(double x, double s)
+{
+	double		q = x / s,
+				r = round(q);
+
+	return fabs(q - r) < 1e-9 * fmax(1.0, fabs(q)) && (r != 0 || x == 0);
+}
+
+uint32_t
+dp_binning_heap_mates(const double *edges, uint32_t nbins, const double *counts, double *point)
+{
+	uint32_t	npoints = 0,
+				n = 0;
+	double		step = NAN,
+				background = 0;
+
+	if (edges == NULL || counts == NULL || point == NULL)
+		return 0;
+	for (uint32_t j = 0; j < nbins; j++)
+		npoints += isfinite(point[j]);
+	if (npoints < 2)
+		return 0;
+	/* the coarsest round step that every point is a multiple of */
+	for (int k = 15; k >= -15 && !isfinite(step); k--)
+		for (int i = 0; i < 3 && !isfinite(step); i++)
+		{
+			double		s = round_steps[i] * pow(10.0, k);
+			bool		all = true;
+
+			for (uint32_t j = 0; j < nbins && all; j++)
+				if (isfinite(point[j]) && !on_step(point[j], s))
+					all = false;
+			if (all)
+				step = s;
+		}
+	if (!isfinite(step))
+		return 0;
+	/* the background: the median density of the bins that do not start on the step */
+	{
+		double	   *bg = dp_alloc(sizeof(double) * (nbins + 1));
+		uint32_t	nbg = 0;
+
+		if (bg == NULL)
+			return 0;
+		for (uint32_t j = 0; j < nbins; j++)
+		{
+			double		w = edges[j + 1] - edges[j];
+
+			if (!isfinite(point[j]) && w > 0 && !on_step(edges[j], step))
+				bg[nbg++] = fmax(counts[j], 0) / w;
+		}
+		if (nbg > 0)
+		{
+			qsort(bg, nbg, sizeof(double), cmp_double);
+			background = nbg % 2 ? bg[nbg / 2] : 0.5 * (bg[nbg / 2 - 1] + bg[nbg / 2]);
+		}
+		dp_free(bg);
+		if (nbg == 0)
+			return 0;
+	}
+	for (uint32_t j = 0; j < nbins; j++)
+	{
+		double		w = edges[j + 1] - edges[j];
+
+		if (isfinite(point[j]) || !(counts[j] > 0) || !(w > 0) || w > step * (1 + 1e-9) ||
+			!on_step(edges[j], step) || !(counts[j] / w >= DP_BINNING_HEAP_RATIO * background))
+			continue;
+		point[j] = edges[j];
+		n++;
 	}
 	return n;
 }

@@ -193,6 +193,39 @@ typedef struct dp_shape_cell
 extern int	dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w);
 
 /*
+ * Heaps at round values inside the cells a refined integer column keeps whole (src/discover.c's
+ * shape_pieces).  Integers that people record heap at multiples of ten (hours worked at 40, 50,
+ * 60, 80, 90, ages at 30, 40).  A refined column has per-value counts where its rows afford them,
+ * and there its heaps are placed value by value; a cell kept whole (too few rows for per-value
+ * counts, typically in a tail: hours 88-95) is spread uniformly over its values, which moves a
+ * heap's rows (90) to its neighbours.
+ *
+ * dp_binning_heap_multiplier reads the released per-value estimates value[0 .. n - 1] (value
+ * lower + i; known[i]: released per value, each with noise sigma) and returns how many times its
+ * neighbours' mass a multiple of DP_BINNING_HEAP_STEP holds, or 1 (no heaping shown):
+ *  - the test: at each value x with x - 1, x, x + 1 known, the excess d = value[x] - (value[x - 1]
+ *    + value[x + 1]) / 2 (noise sigma sqrt(3/2)) "shows" above DP_BINNING_HEAP_Z such scales.
+ *    Heaped when at least DP_BINNING_HEAP_MIN multiples of the step show, at least half of those
+ *    tested, and at a rate at least DP_BINNING_HEAP_RATE times that of the values that are no
+ *    multiple of 5.  A smooth column shows only where it is concave (near its mode, round or not)
+ *    and by chance (about 2% of the values at z 2): a single spike, or a peak, is not heaping.
+ *  - the multiplier: the median over the known multiples x of value[x] over the mean of the known
+ *    values among x - 2 .. x + 2 that are no multiple of 5 (two at least, their mean above sigma so
+ *    that the ratio is not the noise's), clamped to [1, DP_BINNING_HEAP_MAX_MULT]; 1 where fewer than
+ *    DP_BINNING_HEAP_MIN such ratios exist.
+ * A heaped column's cell kept whole then spreads its weight over its values in proportion to 1,
+ * or the multiplier at a multiple of the step.  Post-processing of the released estimates; 1 on
+ * invalid input.
+ */
+#define DP_BINNING_HEAP_STEP 10
+#define DP_BINNING_HEAP_Z 2.0
+#define DP_BINNING_HEAP_MIN 3
+#define DP_BINNING_HEAP_RATE 2.0
+#define DP_BINNING_HEAP_MAX_MULT 50.0
+extern double dp_binning_heap_multiplier(const double *value, const bool *known, uint32_t n,
+										 int64_t lower, double sigma);
+
+/*
  * Heaps inside learned bins (decoding; post-processing of a column's released one-way counts and
  * its released edges).  Values recorded to a unit or a tenth heap at round numbers, and the round
  * edges above make such a heap start a bin; drawn uniformly across the bin, the heap's rows are
@@ -225,5 +258,22 @@ extern bool dp_binning_roundest(double lo, double hi, double *x);
  */
 extern uint32_t dp_binning_heap_points(const double *edges, uint32_t nbins, const double *counts,
 									   double *point);
+
+/*
+ * The bins that share their lone heaps' step: where dp_binning_heap_points set two points or more,
+ * all multiples of one round step s = {5, 2, 1} x 10^k (the coarsest such: 57, 58 and 59 give 1),
+ * a bin without a point, no wider than s, starting at a multiple of s ([55, 56), [56, 56.5)) and
+ * with a released count per unit width at least DP_BINNING_HEAP_RATIO times the background (the
+ * median of that density over the bins without a point that do not start on the step; none such:
+ * nothing added) gets its start as its point: its rows are recorded at that step as the lone
+ * heaps' are, and the bin holds one multiple of it, at its start.  The lone heaps show how the
+ * column's values are recorded; a bin next to another heap ([55, 56) beside [56, 56.5)) does not
+ * stand out of its neighbours, so the lone-heap test alone leaves it spread over its width, while a
+ * bin of the column's spread (hours 20-29 where 40 and 50 are lone heaps) stays near the background
+ * and spread.  Returns the number of points added; point[] as dp_binning_heap_points left it
+ * otherwise (0 on invalid input or memory exhausted).
+ */
+extern uint32_t dp_binning_heap_mates(const double *edges, uint32_t nbins, const double *counts,
+									  double *point);
 
 #endif							/* DP_BINNING_H */

@@ -720,6 +720,121 @@ test_heap_points(void)
 	}
 }
 
+/* n rows of the shape p over values 1..NV with the fixed pattern times sigma as noise, all known */
+static void
+noisy_values(const double *p, double n, double sigma, double *v, bool *known)
+{
+	double		z[NV];
+
+	noise_pattern(z, NV);
+	for (int i = 0; i < NV; i++)
+	{
+		v[i] = n * p[i] + sigma * z[i];
+		known[i] = true;
+	}
+}
+
+static void
+test_heap_multiplier(void)
+{
+	double		p[NV],
+				v[NV],
+				m;
+	bool		known[NV];
+	double		sum = 0;
+
+	/* the heaped column (hours per week) at the big heaped table's size, at epsilon 0.3's sigma */
+	heaped_shape(p);
+	noisy_values(p, 195366, 72.5, v, known);
+	m = dp_binning_heap_multiplier(v, known, NV, 1, 72.5);
+	unit_check(m > 2 && m <= DP_BINNING_HEAP_MAX_MULT, "heaped at multiples of ten: multiplier %.2f", m);
+	/* the same with its values above 60 not released per value: the multiplier from the rest */
+	for (int i = 60; i < NV; i++)
+		known[i] = false;
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 72.5) > 2, "read from the known values only");
+	/* hidden by the noise: a small table at a large sigma shows nothing */
+	noisy_values(p, 2000, 300, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 300) == 1, "heaps under the noise: 1");
+
+	/* a smooth column (a bell around 42) with many rows and little noise: not heaped */
+	for (int i = 0; i < NV; i++)
+		sum += p[i] = exp(-((i + 1 - 42.0) * (i + 1 - 42.0)) / 300.0);
+	for (int i = 0; i < NV; i++)
+		p[i] /= sum;
+	noisy_values(p, 1e6, 5, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 5) == 1, "a smooth bell: 1");
+	/* the same with one spike at 40 (a sentinel, a default): one heap is no heaping */
+	noisy_values(p, 1e6, 5, v, known);
+	v[40 - 1] += 2e5;
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 5) == 1, "one spike at 40: 1");
+	/* a narrow smooth peak at 20 (concave there, round or not): not heaped */
+	sum = 0;
+	for (int i = 0; i < NV; i++)
+		sum += p[i] = exp(-((i + 1 - 20.0) * (i + 1 - 20.0)) / 18.0);
+	for (int i = 0; i < NV; i++)
+		p[i] /= sum;
+	noisy_values(p, 1e6, 5, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 5) == 1, "a narrow smooth peak: 1");
+	/* nothing released per value, invalid sigma or arrays: 1 */
+	heaped_shape(p);
+	noisy_values(p, 195366, 72.5, v, known);
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 0) == 1 &&
+			   dp_binning_heap_multiplier(v, known, NV, 1, NAN) == 1 &&
+			   dp_binning_heap_multiplier(NULL, known, NV, 1, 72.5) == 1 &&
+			   dp_binning_heap_multiplier(v, NULL, NV, 1, 72.5) == 1, "invalid input: 1");
+	memset(known, 0, sizeof(known));
+	unit_check(dp_binning_heap_multiplier(v, known, NV, 1, 72.5) == 1, "no value known: 1");
+}
+
+static void
+test_heap_mates(void)
+{
+	/* diamonds' table at epsilon 1 (as test_heap_points): lone heaps at 57, 58 and 59 */
+	const double edges[] = {40, 54, 55, 56, 56.5, 56.8, 57, 57.5, 58, 58.5, 58.8, 59, 59.5, 60, 61, 62, 100},
+				counts[] = {480, 1861, 4278, 6619, 17, 26, 6520, 53, 5576, -33, 58, 4360, -22, 2903, 1570, 1674};
+	double		p[16];
+	uint32_t	n;
+	bool		ok;
+
+	dp_binning_heap_points(edges, 16, counts, p);
+	n = dp_binning_heap_mates(edges, 16, counts, p);
+	ok = n == 5 && p[1] == 54 && p[2] == 55 && p[3] == 56 && p[13] == 60 && p[14] == 61 &&
+		p[6] == 57 && p[8] == 58 && p[11] == 59;
+	for (int j = 0; j < 16; j++)
+		if (j != 1 && j != 2 && j != 3 && j != 6 && j != 8 && j != 11 && j != 13 && j != 14)
+			ok &= isnan(p[j]);
+	unit_check(ok, "table: the bins of width at most 1 starting at an integer (54, 55, 56, 60, 61) join the "
+			   "lone heaps at 57, 58, 59; [56.5, 56.8), [59.5, 60) and the wide bins do not");
+	{
+		const double e2[] = {0, 10, 20, 30, 40, 45, 50, 60},
+					c2[] = {10, 900, 10, 500, 400, 10, 10},
+					c3[] = {10, 900, 10, 500, 400, 10, 900};
+		double		q[7];
+
+		/* one lone heap (at 10): no step to read */
+		dp_binning_heap_points(e2, 7, c2, q);
+		unit_check(dp_binning_heap_mates(e2, 7, c2, q) == 0 && isnan(q[3]) && isnan(q[4]),
+				   "one lone heap: no mates");
+		/*
+		 * lone heaps at 10 and 50 (step 10), the background [45, 50) at 2 a unit: [30, 40) and
+		 * [40, 45) (at least 8 times it) join, [0, 10) and [20, 30) (1 a unit) do not, nor [45, 50)
+		 */
+		dp_binning_heap_points(e2, 7, c3, q);
+		n = dp_binning_heap_mates(e2, 7, c3, q);
+		unit_check(n == 2 && q[1] == 10 && q[6] == 50 && q[3] == 30 && q[4] == 40 && isnan(q[0]) &&
+				   isnan(q[2]) && isnan(q[5]), "heaps at 10 and 50: [30, 40) at 30, [40, 45) at 40 (%u added)", n);
+		/* a column spread over its bins with lone heaps at 40 and 50: the spread bins stay spread */
+		{
+			const double e4[] = {0, 10, 20, 30, 35, 40, 41, 45, 50, 51, 60, 70, 80},
+						c4[] = {300, 310, 290, 150, 160, 5000, 120, 150, 4000, 280, 300, 290};
+			double		r[12];
+
+			unit_check(dp_binning_heap_points(e4, 12, c4, r) == 2 && r[5] == 40 && r[8] == 50 &&
+					   dp_binning_heap_mates(e4, 12, c4, r) == 0, "a spread column's bins on the step stay spread");
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -740,5 +855,7 @@ main(void)
 	test_shape_weights();
 	test_roundest();
 	test_heap_points();
+	test_heap_multiplier();
+	test_heap_mates();
 	return unit_done();
 }
