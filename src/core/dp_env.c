@@ -32,6 +32,68 @@ static dp_handlers handlers = {default_alloc, default_realloc, default_free, NUL
 /* the thread count (dp_env.h, THREAD COUNT) */
 static uint32_t nthreads = 1;
 
+/*
+ * A helper thread's arena (dp_env.h, HELPER ARENAS): while set on a thread, that thread's
+ * dp_alloc / dp_realloc / dp_free take from it and never call a handler.
+ */
+static _Thread_local dp_arena *thread_arena = NULL;
+
+/* every block of an arena starts on this boundary, after a header of this size holding its size */
+#define ARENA_ALIGN 16
+
+static void *
+arena_alloc(dp_arena *a, size_t n)
+{
+	size_t		need = ARENA_ALIGN + ((n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1));
+	char	   *p;
+
+	if (a->base == NULL || need < n || a->size - a->used < need)
+	{
+		a->failed = 1;
+		return NULL;
+	}
+	p = a->base + a->used;
+	*(size_t *) p = n;
+	a->used += need;
+	if (a->used > a->peak)
+		a->peak = a->used;
+	return p + ARENA_ALIGN;
+}
+
+static void
+arena_free(dp_arena *a, void *p)
+{
+	char	   *h = (char *) p - ARENA_ALIGN;
+	size_t		n = *(size_t *) h;
+
+	/* the last block given back is reused; any other stays taken until the arena goes */
+	if (h + ARENA_ALIGN + ((n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1)) == a->base + a->used)
+		a->used = (size_t) (h - a->base);
+}
+
+static void *
+arena_realloc(dp_arena *a, void *p, size_t n)
+{
+	size_t		old = *(size_t *) ((char *) p - ARENA_ALIGN);
+	void	   *q = arena_alloc(a, n);
+
+	if (q)
+		memcpy(q, p, old < n ? old : n);
+	return q;
+}
+
+void
+dp_arena_enter(dp_arena *a)
+{
+	thread_arena = a;
+}
+
+void
+dp_arena_leave(void)
+{
+	thread_arena = NULL;
+}
+
 /* one failure at a time: written on the calling thread only (dp_env.h, THREADS) */
 static dp_error_kind last_kind = DP_ERR_NONE;
 static char last_msg[512];
@@ -57,6 +119,8 @@ dp_threads(void)
 void *
 dp_alloc(size_t n)
 {
+	if (thread_arena)
+		return arena_alloc(thread_arena, n ? n : 1);
 	return handlers.alloc(n ? n : 1);
 }
 
@@ -73,6 +137,8 @@ dp_zalloc(size_t n)
 void *
 dp_realloc(void *p, size_t n)
 {
+	if (thread_arena)
+		return p ? arena_realloc(thread_arena, p, n ? n : 1) : dp_alloc(n);
 	/* palloc's repalloc refuses NULL: the core's growth from nothing goes through alloc */
 	return p ? handlers.realloc_fn(p, n ? n : 1) : dp_alloc(n);
 }
@@ -81,7 +147,9 @@ void
 dp_free(void *p)
 {
 	/* pfree refuses NULL; the core's cleanup paths free what may not have been allocated */
-	if (p)
+	if (p && thread_arena)
+		arena_free(thread_arena, p);
+	else if (p)
 		handlers.free_fn(p);
 }
 
@@ -91,7 +159,7 @@ dp_notice(const char *fmt,...)
 	char		msg[512];
 	va_list		ap;
 
-	if (!handlers.notice)
+	if (!handlers.notice || thread_arena)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -102,7 +170,7 @@ dp_notice(const char *fmt,...)
 void
 dp_check_interrupts(void)
 {
-	if (handlers.interrupt)
+	if (handlers.interrupt && !thread_arena)
 		handlers.interrupt();
 }
 
@@ -111,8 +179,8 @@ dp_fail(dp_error_kind kind, const char *fmt,...)
 {
 	va_list		ap;
 
-	if (last_kind != DP_ERR_NONE)
-		return;					/* a callee said it more precisely */
+	if (last_kind != DP_ERR_NONE || thread_arena)
+		return;					/* a callee said it more precisely; a helper says nothing */
 	last_kind = kind;
 	va_start(ap, fmt);
 	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);

@@ -63,6 +63,28 @@ void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 void		dp_check_interrupts(void);
 
 /*
+ * HELPER ARENAS.  A helper thread that must run code which allocates (a whole GUM run on a chunk
+ * of rows, dp_gum_run_chunked) is given an arena: a block the calling thread allocated before
+ * the helper started.  Between dp_arena_enter and dp_arena_leave on that thread, dp_alloc,
+ * dp_zalloc and dp_realloc take from the arena (16-byte aligned; NULL, and failed set, once it
+ * is exhausted), dp_free gives back only the arena's last block (any other stays taken until
+ * the arena is dropped), and dp_fail, dp_notice and dp_check_interrupts do nothing: no handler
+ * runs on the helper.  Its code must report failure by return code; the calling thread then
+ * does the work again itself.  Memory from an arena is never given to dp_free on another thread:
+ * the calling thread drops the arena as one block once the helper is joined.
+ */
+typedef struct dp_arena
+{
+	char	   *base;
+	size_t		size,
+				used,
+				peak;			/* the most used at once */
+	int			failed;			/* an allocation did not fit */
+} dp_arena;
+void		dp_arena_enter(dp_arena *a);
+void		dp_arena_leave(void);
+
+/*
  * THREAD COUNT.  How many threads (1..DP_MAX_THREADS, default 1) one computation of the core
  * may run at once: the calling thread and helpers started by dp_run_parallel (dp_parallel.c).
  * Read when a computation starts by its users: GUM (dp_gum_run: the parts its rows are cut into;

@@ -706,10 +706,11 @@ gum_exact_one_way(gum *g)
 			   *pool = g->want + n,
 			   *cnt = g->cntbuf,
 			   *tgt = g->codecnt,
-			   *pc = gum_alloc(g, sizeof(uint32_t) * (size_t) P * g->maxsize);
+			   *pc = gum_alloc(g, sizeof(uint32_t) * (size_t) P * g->maxsize),
+			   *whole = g->prm->chunk_whole > 0 ? gum_alloc(g, sizeof(uint32_t) * g->maxsize) : NULL;
 	onew_part	w[DP_MAX_THREADS];
 
-	if (pc == NULL)
+	if (pc == NULL || (g->prm->chunk_whole > 0 && whole == NULL))
 		return -2;
 	for (uint32_t c = 0; c < g->ncols; c++)
 	{
@@ -720,7 +721,16 @@ gum_exact_one_way(gum *g)
 
 		if (g->layer[c] != 0)
 			continue;
-		largest_remainder(g->onew[c], sz, n, tgt, g->fi);
+		if (g->prm->chunk_whole > 0)
+		{
+			/* a chunk of a bigger table: its share of the whole's counts */
+			largest_remainder(g->onew[c], sz, g->prm->chunk_whole, whole, g->fi);
+			if (dp_gum_chunk_counts(whole, sz, g->prm->chunk_whole, g->prm->chunk_rows,
+									g->prm->chunk_index, tgt) != 0)
+				return -2;
+		}
+		else
+			largest_remainder(g->onew[c], sz, n, tgt, g->fi);
 		for (uint32_t p = 0; p < P; p++)
 		{
 			w[p].g = g;
@@ -889,6 +899,12 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 		return -2;
 	if (out->ncols != ncols || n >= UINT32_MAX)
 		return -2;
+	if (params->chunk_whole > 0 &&
+		(params->chunk_rows == 0 || params->chunk_whole >= UINT32_MAX ||
+		 (uint64_t) params->chunk_index * params->chunk_rows >= params->chunk_whole ||
+		 n != (params->chunk_whole - (uint64_t) params->chunk_index * params->chunk_rows < params->chunk_rows ?
+			   params->chunk_whole - (uint64_t) params->chunk_index * params->chunk_rows : params->chunk_rows)))
+		return -2;
 	for (uint32_t c = 0; c < ncols; c++)
 		if (sizes[c] == 0 || sizes[c] > 65536)
 			return -2;
@@ -924,7 +940,7 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 	g.rng = rng;
 	g.prm = params;
 	/* one part per thread; a small table is one part (threads would cost more than they save) */
-	g.nparts = dp_threads();
+	g.nparts = params->threads > 0 && params->threads <= DP_MAX_THREADS ? params->threads : dp_threads();
 	if (n < GUM_SPLIT_MIN_ROWS)
 		g.nparts = 1;
 	for (uint32_t q = 0; q <= g.nparts; q++)

@@ -143,6 +143,30 @@ typedef struct dp_gum_params
 	 */
 	dp_progress_fn progress;
 	void	   *progress_arg;
+
+	/*
+	 * The threads of a run's passes (0, the default: dp_threads()).  dp_gum_run_chunked sets 1
+	 * for each chunk's run.  The rows produced do not depend on it.
+	 */
+	uint32_t	threads;
+
+	/*
+	 * A chunk of a bigger table (dp_gum_run_chunked sets them; chunk_whole 0, the default: none):
+	 * this run's n rows are chunk chunk_index of a table of chunk_whole rows cut into chunks of
+	 * chunk_rows rows (the last one the rest), and one_way_exact's counts are this chunk's share
+	 * of the whole table's (dp_gum_chunk_counts), so that the chunks' counts add up to the
+	 * whole's exactly.
+	 */
+	uint64_t	chunk_whole,
+				chunk_rows;
+	uint32_t	chunk_index;
+
+	/*
+	 * Read by dp_privsyn_sample, not by dp_gum_run (0, the default: never): with a warm `start`
+	 * of exactly the n rows asked for, GUM runs on chunks of this many rows independently
+	 * (dp_gum_run_chunked) instead of once on all of them.
+	 */
+	uint64_t	independent_chunk;
 } dp_gum_params;
 
 #define DP_GUM_COUNT_AUTO			0
@@ -153,6 +177,44 @@ typedef struct dp_gum_params
 #define DP_GUM_LAYOUT_COLUMN_MAJOR	1
 
 void		dp_gum_default_params(dp_gum_params *p);
+
+/*
+ * Chunk `index`'s share (out[0..m)) of integer counts whole_counts[0..m) over a table of `whole`
+ * rows (their sum) cut into chunks of `chunk` rows, the last one the rest: chunks are taken in
+ * order, and each apportions its rows n_j among the codes by largest remainder of
+ * R_v * n_j / R, R_v being code v's count not yet given to an earlier chunk and R their sum (the
+ * rows left), in exact integer arithmetic, ties to the lower code.  So every chunk's counts sum
+ * to its rows, no code is given more than it has left (the remainder of a code with nothing
+ * left is 0: it never gets one of the extra rows), each count is within one of the rows left's
+ * proportional share, and the last chunk takes what is left: over the chunks, every code's
+ * counts sum to whole_counts exactly.  A function of its arguments only.  Returns 0, or -2
+ * (allocation failure, or arguments that do not match: index past the last chunk, counts that
+ * do not sum to whole).
+ */
+int			dp_gum_chunk_counts(const uint32_t *whole_counts, uint32_t m, uint64_t whole, uint64_t chunk,
+								uint32_t index, uint32_t *out);
+
+/*
+ * GUM warm from start (exactly n rows, row i starting as start row i) in independent chunks of
+ * `chunk` rows (the last one the rest): chunk j is one dp_gum_run of its rows on one thread,
+ * from its own generator (seeded, in chunk order, from rng's next outputs), its targets scaled to
+ * its rows, with the params' iterations, and with one_way_exact each core column's counts
+ * dp_gum_chunk_counts' share of the whole's.  The chunks run dp_threads() at a time, the calling
+ * thread taking the first of each round and helper threads (every signal blocked, memory from an
+ * arena the calling thread allocated, no handler called: dp_env.h, HELPER ARENAS) the others; a
+ * helper whose chunk failed (its arena too small) has that chunk run again on the calling
+ * thread, from the same generator.  So the rows depend on the chunk size, never on the threads.
+ * The progress callback is called (a heartbeat) between rounds, when no helper runs, and within
+ * a chunk's run only when a round has one chunk.  Returns as dp_gum_run.
+ */
+int			dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
+							   const uint32_t *sizes, uint64_t n, uint64_t chunk,
+							   const dp_gum_params *params, dp_prng *rng, dp_codes *out);
+
+#ifdef DPSYNTH_TEST_RNG
+/* The unit tests' seam (dp_random.h's): every helper's arena of this many bytes (0: as sized). */
+void		dp_gum_test_arena_bytes(size_t bytes);
+#endif
 
 /*
  * Fills `out` (initialised by dp_codes_init with ncols columns, nrows == 0) with n synthetic rows

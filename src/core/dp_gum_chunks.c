@@ -1,0 +1,399 @@
+/*
+ * dp_gum_chunks.c - GUM warm from a table's rows in independent chunks (dp_gum.h,
+ * dp_gum_run_chunked), and the chunks' shares of the exact one-way counts (dp_gum_chunk_counts).
+ *
+ * Why chunks: one GUM run over all the rows on two threads forks and joins its helper for every
+ * pass over the rows and does the work between passes (the visits' plans, the sorts, the pool's
+ * shuffle) on the calling thread alone.  Chunks that are GUM runs of their own need no
+ * synchronisation: each thread does its own serial work.  Each chunk fits the targets scaled to
+ * its rows, so the chunks together fit them scaled to the whole; each chunk's exact one-way counts
+ * are its share of the whole's (dp_gum_chunk_counts), so the whole's one-way counts are those one
+ * run over all the rows would set.
+ */
+#include "dp_gum.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "dp_internal.h"
+
+int
+dp_gum_chunk_counts(const uint32_t *whole_counts, uint32_t m, uint64_t whole, uint64_t chunk,
+					uint32_t index, uint32_t *out)
+{
+	uint64_t   *left,
+			   *rem,
+				rows_left = whole,
+				sum = 0;
+	uint32_t   *order;
+	int			rc = 0;
+
+	if (m == 0 || chunk == 0 || (uint64_t) index * chunk >= whole || whole >= ((uint64_t) 1 << 32))
+		return -2;
+	for (uint32_t v = 0; v < m; v++)
+		sum += whole_counts[v];
+	if (sum != whole)
+		return -2;
+	left = dp_alloc(sizeof(uint64_t) * m);
+	rem = dp_alloc(sizeof(uint64_t) * m);
+	order = dp_alloc(sizeof(uint32_t) * m);
+	if (!left || !rem || !order)
+	{
+		rc = -2;
+		goto done;
+	}
+	for (uint32_t v = 0; v < m; v++)
+		left[v] = whole_counts[v];
+	for (uint32_t j = 0; j <= index; j++)
+	{
+		uint64_t	nj = rows_left < chunk ? rows_left : chunk,
+					given = 0,
+					extra;
+		uint32_t	nord = 0;
+
+		for (uint32_t v = 0; v < m; v++)
+		{
+			/* left[v] * nj < 2^64: both below 2^32 */
+			uint64_t	x = left[v] * nj;
+
+			out[v] = (uint32_t) (x / rows_left);
+			rem[v] = x % rows_left;
+			given += out[v];
+			if (rem[v] > 0)
+				order[nord++] = v;
+		}
+		/* extra < the codes with a positive remainder: the remainders sum to extra * rows_left */
+		extra = nj - given;
+		/* the extra rows to the largest remainders, ties to the lower code: a partial selection */
+		for (uint64_t e = 0; e < extra && e < nord; e++)
+		{
+			uint32_t	best = (uint32_t) e;
+
+			for (uint32_t k = (uint32_t) e + 1; k < nord; k++)
+				if (rem[order[k]] > rem[order[best]] ||
+					(rem[order[k]] == rem[order[best]] && order[k] < order[best]))
+					best = k;
+			{
+				uint32_t	t = order[e];
+
+				order[e] = order[best];
+				order[best] = t;
+			}
+			out[order[e]]++;
+		}
+		for (uint32_t v = 0; v < m; v++)
+			left[v] -= out[v];
+		rows_left -= nj;
+	}
+done:
+	dp_free(left);
+	dp_free(rem);
+	dp_free(order);
+	return rc;
+}
+
+/*
+ * A chunk's progress: each iteration's mean L1 error recorded (err[t - 1] for iteration t; the
+ * calling thread reports them once every chunk has run), heartbeats passed on to the caller's
+ * callback only when `forward` (the calling thread, no helper running).  Pure C: safe on a helper.
+ */
+typedef struct chunk_log
+{
+	const dp_gum_params *prm;
+	bool		forward;
+	uint32_t	cap,
+				n;
+	double	   *err;
+} chunk_log;
+
+static int
+chunk_progress(void *arg, const dp_progress *p)
+{
+	chunk_log  *l = arg;
+
+	if (p->err >= 0)
+	{
+		uint32_t	t = p->done >= 1 && p->done <= l->cap ? (uint32_t) p->done : 0;
+
+		if (t > 0)
+		{
+			l->err[t - 1] = p->err;
+			if (t > l->n)
+				l->n = t;
+		}
+		return 0;
+	}
+	return l->forward ? dp_report(l->prm->progress, l->prm->progress_arg, p->phase, p->done, p->total, -1) : 0;
+}
+
+/* One chunk's run: on the calling thread, or on a helper from its arena. */
+typedef struct chunk_run
+{
+	const dp_marg *targets;
+	uint32_t	ntargets,
+				ncols;
+	const uint32_t *sizes;
+	const dp_codes *start;
+	uint64_t	n,
+				chunk,
+				seed;
+	uint32_t	index;
+	const dp_gum_params *prm;
+	dp_arena	arena;
+	uint16_t  **view;			/* the start's columns at the chunk's first row */
+	dp_codes	out;
+	chunk_log	log;
+	bool		on_arena;		/* out is arena memory (the calling thread never frees it) */
+	int			rc;
+} chunk_run;
+
+static int
+run_one(chunk_run *c, bool with_progress)
+{
+	uint64_t	b = (uint64_t) c->index * c->chunk,
+				rows = c->n - b < c->chunk ? c->n - b : c->chunk;
+	dp_codes	view;
+	dp_gum_params g = *c->prm;
+	dp_prng		r;
+
+	memset(&c->out, 0, sizeof(c->out));
+	c->view = dp_alloc(sizeof(uint16_t *) * c->ncols);
+	if (c->view == NULL)
+		return -2;
+	for (uint32_t j = 0; j < c->ncols; j++)
+		c->view[j] = c->start->col[j] + b;
+	view.ncols = c->ncols;
+	view.nrows = view.cap = rows;
+	view.col = c->view;
+	g.start = &view;
+	g.threads = 1;
+	g.chunk_whole = c->n;
+	g.chunk_rows = c->chunk;
+	g.chunk_index = c->index;
+	g.independent_chunk = 0;
+	c->log.prm = c->prm;
+	c->log.forward = with_progress;
+	c->log.n = 0;
+	g.progress = chunk_progress;
+	g.progress_arg = &c->log;
+	dp_prng_seed(&r, c->seed);
+	if (dp_codes_init(&c->out, c->ncols, rows) != 0)
+		return -2;
+	return dp_gum_run(c->targets, c->ntargets, c->ncols, c->sizes, rows, &g, &r, &c->out);
+}
+
+static void *
+chunk_helper(void *arg)
+{
+	chunk_run  *c = arg;
+
+	dp_arena_enter(&c->arena);
+	c->rc = run_one(c, false);
+	dp_arena_leave();
+	return NULL;
+}
+
+/* What the calling thread frees of a chunk's run (an arena's blocks go with the arena). */
+static void
+chunk_release(chunk_run *c)
+{
+	if (!c->on_arena)
+	{
+		dp_codes_free(&c->out);
+		dp_free(c->view);
+	}
+	dp_free(c->arena.base);
+	memset(&c->arena, 0, sizeof(c->arena));
+	memset(&c->out, 0, sizeof(c->out));
+	c->view = NULL;
+	c->on_arena = false;
+}
+
+/*
+ * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
+ * a row, 4 bytes a row per column for the working and best tables and 2 for the output's, 12 a
+ * cell of every target plus its counts), doubled: the arena gives back only its last block, and
+ * GUM frees and allocates again the output's columns.  Pages never touched are never backed, so
+ * an arena larger than its run's need costs address space only; one too small costs a run of
+ * its chunk again on the calling thread.
+ */
+static size_t
+arena_bytes(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, uint64_t rows)
+{
+	double		cells = 0,
+				b;
+
+	for (uint32_t i = 0; i < ntargets; i++)
+		cells += (double) targets[i].ncells;
+	b = 2.0 * ((double) rows * (17.0 + 6.0 * ncols) + 12.0 * cells) + (double) (4u << 20);
+	return b < (double) SIZE_MAX / 2 ? (size_t) b : SIZE_MAX / 2;
+}
+
+#ifdef DPSYNTH_TEST_RNG
+static size_t test_arena_bytes = 0;	/* dp_gum.h's seam; 0: arena_bytes */
+
+void
+dp_gum_test_arena_bytes(size_t bytes)
+{
+	test_arena_bytes = bytes;
+}
+#define ARENA_BYTES(t, nt, d, rows) (test_arena_bytes ? test_arena_bytes : arena_bytes(t, nt, d, rows))
+#else
+#define ARENA_BYTES(t, nt, d, rows) arena_bytes(t, nt, d, rows)
+#endif
+
+int
+dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint32_t *sizes,
+				   uint64_t n, uint64_t chunk, const dp_gum_params *params, dp_prng *rng, dp_codes *out)
+{
+	chunk_run	runs[DP_MAX_THREADS];
+	uint64_t	nchunks,
+			   *seeds;
+	double	   *errs,
+			   *wsum;
+	uint32_t	T,
+				iters = params != NULL ? params->iterations : 0,
+				nlog = 0;
+	int			rc = 0;
+
+	if (out == NULL || rng == NULL || params == NULL || params->start == NULL || chunk == 0 ||
+		params->start->nrows != n || params->start->ncols != ncols || out->ncols != ncols ||
+		n >= UINT32_MAX)
+		return -2;
+	out->nrows = 0;
+	if (n == 0)
+		return 0;
+	nchunks = (n + chunk - 1) / chunk;
+	T = dp_threads();
+	if (T > nchunks)
+		T = (uint32_t) nchunks;
+	if (T > DP_MAX_THREADS)
+		T = DP_MAX_THREADS;
+	if (out->cap < n)
+		for (uint32_t j = 0; j < ncols; j++)
+		{
+			uint16_t   *p = dp_realloc(out->col[j], sizeof(uint16_t) * (size_t) n);
+
+			if (p == NULL)
+				return dp_nomem("could not allocate the rows of GUM's chunks");
+			out->col[j] = p;
+			if (j + 1 == ncols)
+				out->cap = n;
+		}
+	/* every chunk's generator seeded first, in chunk order: the rows do not depend on T */
+	seeds = dp_alloc(sizeof(uint64_t) * nchunks);
+	errs = dp_zalloc(sizeof(double) * (iters + 1));
+	wsum = dp_zalloc(sizeof(double) * (iters + 1));
+	if (seeds == NULL || errs == NULL || wsum == NULL)
+	{
+		dp_free(seeds);
+		dp_free(errs);
+		dp_free(wsum);
+		return dp_nomem("could not allocate GUM's chunks' seeds");
+	}
+	for (uint64_t k = 0; k < nchunks; k++)
+		seeds[k] = dp_prng_next(rng);
+	memset(runs, 0, sizeof(runs));
+	for (uint64_t r0 = 0; r0 < nchunks && rc == 0; r0 += T)
+	{
+		uint32_t	cnt = nchunks - r0 < T ? (uint32_t) (nchunks - r0) : T;
+		pthread_t	th[DP_MAX_THREADS];
+		bool		started[DP_MAX_THREADS] = {false};
+
+		for (uint32_t t = 0; t < cnt; t++)
+		{
+			chunk_run  *c = &runs[t];
+
+			c->targets = targets;
+			c->ntargets = ntargets;
+			c->ncols = ncols;
+			c->sizes = sizes;
+			c->start = params->start;
+			c->n = n;
+			c->chunk = chunk;
+			c->index = (uint32_t) (r0 + t);
+			c->seed = seeds[r0 + t];
+			c->prm = params;
+			c->rc = -2;
+			c->log.cap = iters;
+			c->log.err = dp_zalloc(sizeof(double) * (iters + 1));
+			if (c->log.err == NULL)
+				rc = dp_nomem("could not allocate GUM's chunks' logs");
+			if (t > 0)
+			{
+				uint64_t	rows = n - c->index * chunk < chunk ? n - c->index * chunk : chunk;
+
+				c->arena.size = ARENA_BYTES(targets, ntargets, ncols, rows);
+				c->arena.base = dp_alloc(c->arena.size);
+				if (c->arena.base == NULL)
+				{
+					dp_clear_error();	/* no helper for this chunk: the calling thread runs it */
+					c->arena.size = 0;
+				}
+			}
+		}
+		if (cnt > 1 && rc == 0)
+		{
+			sigset_t	all,
+						saved;
+
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &saved);
+			for (uint32_t t = 1; t < cnt; t++)
+				if (runs[t].arena.base != NULL)
+					started[t] = pthread_create(&th[t], NULL, chunk_helper, &runs[t]) == 0;
+			pthread_sigmask(SIG_SETMASK, &saved, NULL);
+		}
+		/* no progress callback while a helper runs: it may not return (dp_env.h, LONGJMP) */
+		if (rc == 0)
+			rc = runs[0].rc = run_one(&runs[0], cnt == 1);
+		for (uint32_t t = 1; t < cnt; t++)
+			if (started[t])
+			{
+				pthread_join(th[t], NULL);
+				runs[t].on_arena = true;
+			}
+		for (uint32_t t = 1; t < cnt && rc == 0; t++)
+			if (runs[t].rc != 0)
+			{
+				/* the helper's arena was too small, or it never started: its chunk here, anew */
+				chunk_release(&runs[t]);
+				runs[t].rc = rc = run_one(&runs[t], true);
+			}
+		for (uint32_t t = 0; t < cnt; t++)
+		{
+			chunk_run  *c = &runs[t];
+			uint64_t	b = (uint64_t) c->index * chunk;
+
+			if (rc == 0)
+			{
+				for (uint32_t j = 0; j < ncols; j++)
+					memcpy(out->col[j] + b, c->out.col[j], sizeof(uint16_t) * (size_t) c->out.nrows);
+				for (uint32_t i = 0; i < c->log.n; i++)
+				{
+					errs[i] += c->log.err[i] * (double) c->out.nrows;
+					wsum[i] += (double) c->out.nrows;
+				}
+				if (c->log.n > nlog)
+					nlog = c->log.n;
+			}
+			chunk_release(c);
+			dp_free(c->log.err);
+			c->log.err = NULL;
+		}
+		if (rc == 0 && dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
+			rc = -1;
+	}
+	/* each iteration's mean L1 error over the chunks that ran it, weighted by their rows */
+	for (uint32_t i = 0; rc == 0 && i < nlog; i++)
+		if (dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, i + 1, iters,
+					  errs[i] / wsum[i]) != 0)
+			rc = -1;
+	dp_free(seeds);
+	dp_free(errs);
+	dp_free(wsum);
+	if (rc == 0)
+		out->nrows = n;
+	return rc;
+}
