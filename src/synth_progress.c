@@ -93,10 +93,21 @@ core_interrupt(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*
+ * Whether CHECK_FOR_INTERRUPTS would act now: it only reads the backend's flags (set by its
+ * signal handlers), so the core may call it while its helper threads run.
+ */
+static int
+core_pending(void)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
 void
 dpsynth_install_core_handlers(void)
 {
-	static const dp_handlers handlers = {core_alloc, core_realloc, core_free, core_notice, core_interrupt};
+	static const dp_handlers handlers = {core_alloc, core_realloc, core_free, core_notice, core_interrupt,
+	core_pending};
 
 	dp_set_handlers(&handlers);
 }

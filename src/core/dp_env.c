@@ -26,8 +26,8 @@ default_free(void *p)
 	free(p);
 }
 
-static const dp_handlers defaults = {default_alloc, default_realloc, default_free, NULL, NULL};
-static dp_handlers handlers = {default_alloc, default_realloc, default_free, NULL, NULL};
+static const dp_handlers defaults = {default_alloc, default_realloc, default_free, NULL, NULL, NULL};
+static dp_handlers handlers = {default_alloc, default_realloc, default_free, NULL, NULL, NULL};
 
 /* the thread count (dp_env.h, THREAD COUNT) */
 static uint32_t nthreads = 1;
@@ -172,6 +172,12 @@ dp_check_interrupts(void)
 {
 	if (handlers.interrupt && !thread_arena)
 		handlers.interrupt();
+}
+
+int
+dp_interrupt_pending(void)
+{
+	return handlers.pending && !thread_arena ? handlers.pending() : 0;
 }
 
 void

@@ -34,6 +34,13 @@ typedef struct dp_handlers
 	void		(*free_fn) (void *p);	/* p from alloc, never NULL */
 	void		(*notice) (const char *msg);	/* a message for the user (may be NULL) */
 	void		(*interrupt) (void);	/* lets a cancel in: may not return (may be NULL) */
+	/*
+	 * Whether an interrupt waits that interrupt() would act on (may be NULL: never).  Must
+	 * return, and must be safe to call on the calling thread while helpers run: the core reads it
+	 * where it may not call interrupt() or a progress callback yet, stops its helpers when it
+	 * says so, and only then calls those (dp_gum_run_chunked).
+	 */
+	int			(*pending) (void);
 } dp_handlers;
 
 /*
@@ -61,6 +68,8 @@ void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
  * table's rows in chunks on threads, dp_jtree_draw_chunked, between its rounds of chunks: about
  * 0.1 s apart at 2^19 rows a chunk). */
 void		dp_check_interrupts(void);
+/* The pending handler's answer (0 without one, and on a helper thread in an arena). */
+int			dp_interrupt_pending(void);
 
 /*
  * HELPER ARENAS.  A helper thread that must run code which allocates (a whole GUM run on a chunk

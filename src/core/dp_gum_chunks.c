@@ -95,13 +95,18 @@ done:
 
 /*
  * A chunk's progress: each iteration's mean L1 error recorded (err[t - 1] for iteration t; the
- * calling thread reports them once every chunk has run), heartbeats passed on to the caller's
- * callback only when `forward` (the calling thread, no helper running).  Pure C: safe on a helper.
+ * calling thread reports them once every chunk has run); heartbeats passed on to the caller's
+ * callback when `forward` (the calling thread, no helper running).  Otherwise the round's stop
+ * flag: the calling thread raises it when an interrupt waits (dp_interrupt_pending, which never
+ * calls the embedder's interrupt handler), and every chunk of the round stops at its next report
+ * once it is raised (GUM returns -1), so that the calling thread can join its helpers and let the
+ * interrupt in about one pass over a chunk's rows after it came.  Pure C: safe on a helper.
  */
 typedef struct chunk_log
 {
 	const dp_gum_params *prm;
 	bool		forward;
+	int		   *stop;			/* the round's, read and raised atomically */
 	uint32_t	cap,
 				n;
 	double	   *err;
@@ -122,9 +127,14 @@ chunk_progress(void *arg, const dp_progress *p)
 			if (t > l->n)
 				l->n = t;
 		}
-		return 0;
 	}
-	return l->forward ? dp_report(l->prm->progress, l->prm->progress_arg, p->phase, p->done, p->total, -1) : 0;
+	else if (l->forward)
+		return dp_report(l->prm->progress, l->prm->progress_arg, p->phase, p->done, p->total, -1);
+	if (l->forward)
+		return 0;
+	if (dp_interrupt_pending())	/* 0 on a helper */
+		__atomic_store_n(l->stop, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(l->stop, __ATOMIC_SEQ_CST);
 }
 
 /* One chunk's run: on the calling thread, or on a helper from its arena. */
@@ -300,6 +310,8 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 		uint32_t	cnt = nchunks - r0 < T ? (uint32_t) (nchunks - r0) : T;
 		pthread_t	th[DP_MAX_THREADS];
 		bool		started[DP_MAX_THREADS] = {false};
+		int			stop = 0,
+					rc0;
 
 		for (uint32_t t = 0; t < cnt; t++)
 		{
@@ -317,6 +329,7 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			c->prm = params;
 			c->rc = -2;
 			c->log.cap = iters;
+			c->log.stop = &stop;
 			c->log.err = dp_zalloc(sizeof(double) * (iters + 1));
 			if (c->log.err == NULL)
 				rc = dp_nomem("could not allocate GUM's chunks' logs");
@@ -346,18 +359,27 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			pthread_sigmask(SIG_SETMASK, &saved, NULL);
 		}
 		/* no progress callback while a helper runs: it may not return (dp_env.h, LONGJMP) */
-		if (rc == 0)
-			rc = runs[0].rc = run_one(&runs[0], cnt == 1);
+		rc0 = rc == 0 ? run_one(&runs[0], cnt == 1) : rc;
+		runs[0].rc = rc0;
 		for (uint32_t t = 1; t < cnt; t++)
 			if (started[t])
 			{
 				pthread_join(th[t], NULL);
 				runs[t].on_arena = true;
 			}
-		for (uint32_t t = 1; t < cnt && rc == 0; t++)
+		if (rc0 == -2 || (rc0 == -1 && cnt == 1))
+			rc = rc0;			/* failed, or cancelled by the caller's own callback */
+		else if (__atomic_load_n(&stop, __ATOMIC_SEQ_CST) &&
+				 dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
+			rc = -1;			/* the interrupt that stopped the round, let in with no helper running */
+		/*
+		 * Each chunk that did not finish here, anew, from its own generator: a helper's whose
+		 * arena was too small or that never started, and every chunk an interrupt stopped that
+		 * turned out not to cancel (the callback returned 0)
+		 */
+		for (uint32_t t = 0; t < cnt && rc == 0; t++)
 			if (runs[t].rc != 0)
 			{
-				/* the helper's arena was too small, or it never started: its chunk here, anew */
 				chunk_release(&runs[t]);
 				runs[t].rc = rc = run_one(&runs[t], true);
 			}

@@ -9,7 +9,8 @@
  * - the chunked run: the same rows on 1, 2 and 3 threads, and with helpers whose arenas are too
  *   small (their chunks run again on the calling thread); the whole's one-way counts those of one
  *   run over all the rows with one_way_exact; each chunk's rows fit the targets; the iterations
- *   reported once each; a cancel between rounds.
+ *   reported once each; a cancel between rounds; an interrupt waiting while helpers run (the
+ *   round stopped, the chunks run again when it does not cancel, the same rows).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -187,6 +188,50 @@ cancel_at_first(void *arg, const dp_progress *p)
 	return 1;
 }
 
+/* dp_env's pending handler: says an interrupt waits from its pending_at-th call on, once */
+static long pending_calls,
+			pending_at,
+			pending_said;
+
+static int
+t_pending(void)
+{
+	if (++pending_calls == pending_at)
+	{
+		pending_said++;
+		return 1;
+	}
+	return 0;
+}
+
+static void *
+t_alloc(size_t n)
+{
+	return malloc(n);
+}
+
+static void *
+t_realloc(void *p, size_t n)
+{
+	return realloc(p, n);
+}
+
+static void
+t_free(void *p)
+{
+	free(p);
+}
+
+static int
+cancel_if(void *arg, const dp_progress *p)
+{
+	long	   *c = arg;
+
+	(void) p;
+	c[0]++;
+	return (int) c[1];
+}
+
 static void
 test_chunked_run(void)
 {
@@ -296,6 +341,47 @@ test_chunked_run(void)
 		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
 		unit_check(rc == -1 && c.nrows == 0, "chunked, %u threads: a cancel returns -1, no rows (rc %d)", t, rc);
 		dp_codes_free(&c);
+	}
+	/*
+	 * an interrupt waiting while a helper runs (dp_interrupt_pending, on the calling thread's
+	 * chunk): the round stops, the callback is called with no helper running; when it does not
+	 * cancel, the stopped chunks run again here, and the rows are the same
+	 */
+	for (uint32_t t = 2; t <= 3; t++)
+	{
+		dp_codes	c;
+		long		calls[2] = {0, 0};
+		bool		same_again = true;
+
+		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, t_pending});
+		dp_set_threads(t);
+		pending_calls = pending_said = 0;
+		pending_at = 3;
+		p.progress = cancel_if;
+		p.progress_arg = calls;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		for (uint32_t j = 0; rc == 0 && j < 5; j++)
+			same_again = same_again && memcmp(out[0].col[j], c.col[j], sizeof(uint16_t) * n) == 0;
+		unit_check(rc == 0 && pending_said == 1 && same_again && calls[0] > 8,
+				   "chunked, %u threads: an interrupt that does not cancel stops the round, its chunks run "
+				   "again on the calling thread, the same rows (rc %d, %ld pending, %ld callbacks)",
+				   t, rc, pending_said, calls[0]);
+		dp_codes_free(&c);
+
+		/* ... and one that cancels: -1, no rows */
+		pending_calls = pending_said = 0;
+		calls[0] = 0;
+		calls[1] = 1;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		unit_check(rc == -1 && c.nrows == 0 && pending_said == 1 && calls[0] == 1,
+				   "chunked, %u threads: an interrupt that cancels: -1 at the first callback, no rows "
+				   "(rc %d, %ld callbacks)", t, rc, calls[0]);
+		dp_codes_free(&c);
+		dp_set_handlers(NULL);
 	}
 	dp_set_threads(1);
 	p.progress = NULL;
