@@ -44,14 +44,18 @@ static _Thread_local dp_arena *thread_arena = NULL;
 static void *
 arena_alloc(dp_arena *a, size_t n)
 {
-	size_t		need = ARENA_ALIGN + ((n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1));
+	size_t		need = ARENA_ALIGN + ((n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1)),
+				pad = a->base ? (ARENA_ALIGN - ((uintptr_t) (a->base + a->used) & (ARENA_ALIGN - 1))) & (ARENA_ALIGN - 1) : 0;
 	char	   *p;
 
-	if (a->base == NULL || need < n || a->size - a->used < need)
+	/* every block a multiple of ARENA_ALIGN: only the first is padded (base itself may not be) */
+	if (a->base == NULL || need < n || a->used > a->size || a->size - a->used < pad ||
+		a->size - a->used - pad < need)
 	{
 		a->failed = 1;
 		return NULL;
 	}
+	a->used += pad;
 	p = a->base + a->used;
 	*(size_t *) p = n;
 	a->used += need;
@@ -177,7 +181,7 @@ dp_check_interrupts(void)
 int
 dp_interrupt_pending(void)
 {
-	return handlers.pending && !thread_arena ? handlers.pending() : 0;
+	return handlers.pending && (!thread_arena || thread_arena->caller) ? handlers.pending() : 0;
 }
 
 void

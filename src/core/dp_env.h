@@ -68,7 +68,7 @@ void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
  * table's rows in chunks on threads, dp_jtree_draw_chunked, between its rounds of chunks: about
  * 0.1 s apart at 2^19 rows a chunk). */
 void		dp_check_interrupts(void);
-/* The pending handler's answer (0 without one, and on a helper thread in an arena). */
+/* The pending handler's answer (0 without one, and on a helper thread in its arena). */
 int			dp_interrupt_pending(void);
 
 /*
@@ -78,7 +78,9 @@ int			dp_interrupt_pending(void);
  * dp_zalloc and dp_realloc take from the arena (16-byte aligned; NULL, and failed set, once it
  * is exhausted), dp_free gives back only the arena's last block (any other stays taken until
  * the arena is dropped), and dp_fail, dp_notice and dp_check_interrupts do nothing: no handler
- * runs on the helper.  Its code must report failure by return code; the calling thread then
+ * runs on the helper.  The calling thread enters an arena of its own (caller set) while its
+ * helpers run, so that no allocation handler, which may not return, runs then either; there
+ * dp_interrupt_pending still asks the pending handler, which must return.  Its code must report failure by return code; the calling thread then
  * does the work again itself.  Memory from an arena is never given to dp_free on another thread:
  * the calling thread drops the arena as one block once the helper is joined.
  */
@@ -89,6 +91,7 @@ typedef struct dp_arena
 				used,
 				peak;			/* the most used at once */
 	int			failed;			/* an allocation did not fit */
+	int			caller;			/* the calling thread's own, while its helpers run: dp_interrupt_pending still asks */
 } dp_arena;
 void		dp_arena_enter(dp_arena *a);
 void		dp_arena_leave(void);

@@ -137,7 +137,7 @@ chunk_progress(void *arg, const dp_progress *p)
 	return __atomic_load_n(l->stop, __ATOMIC_SEQ_CST);
 }
 
-/* One chunk's run: on the calling thread, or on a helper from its arena. */
+/* One chunk's run: from an arena (on a helper, or the calling thread while helpers run), or not. */
 typedef struct chunk_run
 {
 	const dp_marg *targets;
@@ -310,6 +310,7 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 		uint32_t	cnt = nchunks - r0 < T ? (uint32_t) (nchunks - r0) : T;
 		pthread_t	th[DP_MAX_THREADS];
 		bool		started[DP_MAX_THREADS] = {false};
+		uint32_t	cnt_par = cnt;	/* 1: no helpers this round */
 		int			stop = 0,
 					rc0;
 
@@ -333,20 +334,26 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			c->log.err = dp_zalloc(sizeof(double) * (iters + 1));
 			if (c->log.err == NULL)
 				rc = dp_nomem("could not allocate GUM's chunks' logs");
-			if (t > 0)
+			/*
+			 * With helpers, every chunk of the round takes its memory from an arena, the calling
+			 * thread's too: while a helper runs, the calling thread may not call the allocation
+			 * handler either (inside PostgreSQL it may not return: dp_env.h, LONGJMP)
+			 */
+			if (cnt > 1 && rc == 0)
 			{
 				uint64_t	rows = n - c->index * chunk < chunk ? n - c->index * chunk : chunk;
 
 				c->arena.size = ARENA_BYTES(targets, ntargets, ncols, rows);
 				c->arena.base = dp_alloc(c->arena.size);
+				c->arena.caller = t == 0;
 				if (c->arena.base == NULL)
 				{
-					dp_clear_error();	/* no helper for this chunk: the calling thread runs it */
-					c->arena.size = 0;
+					dp_clear_error();	/* no helpers this round: the calling thread runs its chunks */
+					cnt_par = 1;
 				}
 			}
 		}
-		if (cnt > 1 && rc == 0)
+		if (cnt_par > 1 && rc == 0)
 		{
 			sigset_t	all,
 						saved;
@@ -358,8 +365,21 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 					started[t] = pthread_create(&th[t], NULL, chunk_helper, &runs[t]) == 0;
 			pthread_sigmask(SIG_SETMASK, &saved, NULL);
 		}
-		/* no progress callback while a helper runs: it may not return (dp_env.h, LONGJMP) */
-		rc0 = rc == 0 ? run_one(&runs[0], cnt == 1) : rc;
+		/*
+		 * No progress callback and no handler while a helper runs: they may not return (dp_env.h,
+		 * LONGJMP); the calling thread's chunk in its arena, polling dp_interrupt_pending
+		 */
+		if (rc != 0)
+			rc0 = rc;
+		else if (cnt_par > 1)
+		{
+			dp_arena_enter(&runs[0].arena);
+			rc0 = run_one(&runs[0], false);
+			dp_arena_leave();
+			runs[0].on_arena = true;
+		}
+		else
+			rc0 = run_one(&runs[0], true);
 		runs[0].rc = rc0;
 		for (uint32_t t = 1; t < cnt; t++)
 			if (started[t])
@@ -367,15 +387,17 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 				pthread_join(th[t], NULL);
 				runs[t].on_arena = true;
 			}
-		if (rc0 == -2 || (rc0 == -1 && cnt == 1))
+		if (cnt_par == 1 && rc0 != 0)
 			rc = rc0;			/* failed, or cancelled by the caller's own callback */
 		else if (__atomic_load_n(&stop, __ATOMIC_SEQ_CST) &&
 				 dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
 			rc = -1;			/* the interrupt that stopped the round, let in with no helper running */
 		/*
-		 * Each chunk that did not finish here, anew, from its own generator: a helper's whose
-		 * arena was too small or that never started, and every chunk an interrupt stopped that
-		 * turned out not to cancel (the callback returned 0)
+		 * Each chunk that did not finish here, anew, from its own generator, with the handlers'
+		 * memory and the caller's callback: a chunk whose arena was too small (whose failure, if
+		 * it was something else, this run reports), a chunk with no helper (cnt_par 1, or no
+		 * thread), and every chunk an interrupt stopped that turned out not to cancel (the
+		 * callback returned 0)
 		 */
 		for (uint32_t t = 0; t < cnt && rc == 0; t++)
 			if (runs[t].rc != 0)

@@ -232,6 +232,58 @@ cancel_if(void *arg, const dp_progress *p)
 	return (int) c[1];
 }
 
+static long handler_allocs;
+
+static void *
+t_count_alloc(size_t n)
+{
+	handler_allocs++;
+	return malloc(n);
+}
+
+/*
+ * dp_env's arenas: allocations inside one never reach the handler; the last block given back is
+ * reused; an allocation that does not fit fails and marks the arena; a helper's arena answers no
+ * for a pending interrupt without asking, the calling thread's own asks the handler
+ */
+static void
+test_arena(void)
+{
+	char		buf[4096];
+	dp_arena	a = {.base = buf + 1, .size = sizeof(buf) - 1};	/* a base not aligned */
+	void	   *p,
+			   *q,
+			   *r;
+	int			pending_helper,
+				pending_caller;
+
+	dp_set_handlers(&(dp_handlers) {t_count_alloc, t_realloc, t_free, NULL, NULL, t_pending});
+	handler_allocs = 0;
+	pending_calls = pending_said = 0;
+	pending_at = 1;
+	dp_arena_enter(&a);
+	p = dp_alloc(100);
+	q = dp_alloc(100);
+	dp_free(q);
+	r = dp_alloc(50);
+	pending_helper = dp_interrupt_pending();
+	q = dp_realloc(p, 200);
+	unit_check(p != NULL && r != NULL && r == (char *) p + 16 + 112 && q != NULL && memcmp(q, p, 100) == 0 &&
+			   ((uintptr_t) p & 15) == 0 && ((uintptr_t) q & 15) == 0 && dp_alloc(sizeof(buf)) == NULL &&
+			   a.failed && handler_allocs == 0,
+			   "arena: blocks 16-byte aligned, the last one given back reused, realloc copies, one too big "
+			   "fails and marks it, no handler called");
+	a.caller = 1;
+	pending_caller = dp_interrupt_pending();
+	dp_arena_leave();
+	unit_check(pending_helper == 0 && pending_caller == 1 && pending_calls == 1,
+			   "arena: a helper's does not ask for a pending interrupt, the calling thread's own asks the handler");
+	p = dp_alloc(10);
+	unit_check(handler_allocs == 1, "arena: left, the handler allocates again");
+	dp_free(p);
+	dp_set_handlers(NULL);
+}
+
 static void
 test_chunked_run(void)
 {
@@ -406,6 +458,7 @@ int
 main(void)
 {
 	test_chunk_counts();
+	test_arena();
 	test_chunked_run();
 	return unit_done();
 }
