@@ -200,12 +200,18 @@ int			dp_gum_chunk_counts(const uint32_t *whole_counts, uint32_t m, uint64_t who
  * from its own generator (seeded, in chunk order, from rng's next outputs), its targets scaled to
  * its rows, with the params' iterations, and with one_way_exact each core column's counts
  * dp_gum_chunk_counts' share of the whole's.  The chunks run dp_threads() at a time, the calling
- * thread taking the first of each round and helper threads (every signal blocked, memory from an
- * arena the calling thread allocated, no handler called: dp_env.h, HELPER ARENAS) the others; a
- * helper whose chunk failed (its arena too small) has that chunk run again on the calling
- * thread, from the same generator.  So the rows depend on the chunk size, never on the threads.
- * The progress callback is called (a heartbeat) between rounds, when no helper runs, and within
- * a chunk's run only when a round has one chunk.  Returns as dp_gum_run.
+ * thread taking the first of each round and helper threads (every signal blocked) the others,
+ * each chunk's memory from an arena the calling thread allocated before they started (the
+ * calling thread's too: no handler is called while a helper runs, dp_env.h HELPER ARENAS); a
+ * chunk that failed there (its arena too small) runs again on the calling thread once the
+ * helpers are joined, from the same generator.  So the rows depend on the chunk size, never on
+ * the threads.  While helpers run, the calling thread polls dp_interrupt_pending at its chunk's
+ * every report; when it says yes, every chunk of the round stops at its next report, the round
+ * is joined and the progress callback called; if that does not cancel, the stopped chunks run
+ * again on the calling thread (the same rows).  The progress callback is otherwise called (a
+ * heartbeat) between rounds, and within a chunk's run when a round has one chunk; each
+ * iteration's mean L1 error over the chunks (weighted by their rows) is reported at the end.
+ * Returns as dp_gum_run.
  */
 int			dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
 							   const uint32_t *sizes, uint64_t n, uint64_t chunk,
