@@ -38,26 +38,52 @@ static uint32_t nthreads = 1;
  */
 static _Thread_local dp_arena *thread_arena = NULL;
 
-/* every block of an arena starts on this boundary, after a header of this size holding its size */
+/*
+ * Every block of an arena starts on this boundary, after a header of this size that holds its
+ * capacity (the size asked for, rounded up to the boundary).  A block given back is reused: the
+ * last one by moving the arena's end back, any other through the arena's free list (its first
+ * bytes link to the next), which an allocation searches first for a block that holds it without
+ * wasting more than half of it.  GUM frees and allocates again columns of its rows' size, so
+ * that an arena's peak stays about its run's.
+ */
 #define ARENA_ALIGN 16
+#define ARENA_ROUND(n) (((n) + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1))
 
 static void *
 arena_alloc(dp_arena *a, size_t n)
 {
-	size_t		need = ARENA_ALIGN + ((n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1)),
-				pad = a->base ? (ARENA_ALIGN - ((uintptr_t) (a->base + a->used) & (ARENA_ALIGN - 1))) & (ARENA_ALIGN - 1) : 0;
-	char	   *p;
+	size_t		cap = ARENA_ROUND(n),
+				need = ARENA_ALIGN + cap,
+				pad;
+	char	   *p,
+			  **link;
 
+	if (a->base == NULL || cap < n || need < cap)
+	{
+		a->failed = 1;
+		return NULL;
+	}
+	for (link = (char **) &a->free_list; *link != NULL; link = (char **) *link)
+	{
+		size_t		have = *(size_t *) (*link - ARENA_ALIGN);
+
+		if (have >= cap && have / 2 <= cap)
+		{
+			p = *link;
+			*link = *(char **) p;
+			return p;
+		}
+	}
 	/* every block a multiple of ARENA_ALIGN: only the first is padded (base itself may not be) */
-	if (a->base == NULL || need < n || a->used > a->size || a->size - a->used < pad ||
-		a->size - a->used - pad < need)
+	pad = (ARENA_ALIGN - ((uintptr_t) (a->base + a->used) & (ARENA_ALIGN - 1))) & (ARENA_ALIGN - 1);
+	if (a->used > a->size || a->size - a->used < pad || a->size - a->used - pad < need)
 	{
 		a->failed = 1;
 		return NULL;
 	}
 	a->used += pad;
 	p = a->base + a->used;
-	*(size_t *) p = n;
+	*(size_t *) p = cap;
 	a->used += need;
 	if (a->used > a->peak)
 		a->peak = a->used;
@@ -68,21 +94,30 @@ static void
 arena_free(dp_arena *a, void *p)
 {
 	char	   *h = (char *) p - ARENA_ALIGN;
-	size_t		n = *(size_t *) h;
 
-	/* the last block given back is reused; any other stays taken until the arena goes */
-	if (h + ARENA_ALIGN + ((n + ARENA_ALIGN - 1) & ~(size_t) (ARENA_ALIGN - 1)) == a->base + a->used)
+	if (h + ARENA_ALIGN + *(size_t *) h == a->base + a->used)
 		a->used = (size_t) (h - a->base);
+	else
+	{
+		*(void **) p = a->free_list;
+		a->free_list = p;
+	}
 }
 
 static void *
 arena_realloc(dp_arena *a, void *p, size_t n)
 {
 	size_t		old = *(size_t *) ((char *) p - ARENA_ALIGN);
-	void	   *q = arena_alloc(a, n);
+	void	   *q;
 
+	if (ARENA_ROUND(n) <= old && n > 0)
+		return p;				/* it fits where it is */
+	q = arena_alloc(a, n);
 	if (q)
+	{
 		memcpy(q, p, old < n ? old : n);
+		arena_free(a, p);
+	}
 	return q;
 }
 

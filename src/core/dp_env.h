@@ -76,8 +76,7 @@ int			dp_interrupt_pending(void);
  * of rows, dp_gum_run_chunked) is given an arena: a block the calling thread allocated before
  * the helper started.  Between dp_arena_enter and dp_arena_leave on that thread, dp_alloc,
  * dp_zalloc and dp_realloc take from the arena (16-byte aligned; NULL, and failed set, once it
- * is exhausted), dp_free gives back only the arena's last block (any other stays taken until
- * the arena is dropped), and dp_fail, dp_notice and dp_check_interrupts do nothing: no handler
+ * is exhausted), dp_free gives a block back for the arena's later allocations, and dp_fail, dp_notice and dp_check_interrupts do nothing: no handler
  * runs on the helper.  The calling thread enters an arena of its own (caller set) while its
  * helpers run, so that no allocation handler, which may not return, runs then either; there
  * dp_interrupt_pending still asks the pending handler, which must return.  Its code must report failure by return code; the calling thread then
@@ -92,6 +91,7 @@ typedef struct dp_arena
 				peak;			/* the most used at once */
 	int			failed;			/* an allocation did not fit */
 	int			caller;			/* the calling thread's own, while its helpers run: dp_interrupt_pending still asks */
+	void	   *free_list;		/* blocks given back, not at the end (dp_env.c) */
 } dp_arena;
 void		dp_arena_enter(dp_arena *a);
 void		dp_arena_leave(void);

@@ -223,8 +223,8 @@ chunk_release(chunk_run *c)
 /*
  * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
  * a row, 4 bytes a row per column for the working and best tables and 2 for the output's, 12 a
- * cell of every target plus its counts), doubled: the arena gives back only its last block, and
- * GUM frees and allocates again the output's columns.  Pages never touched are never backed, so
+ * cell of every target plus its counts), doubled: the arena reuses a block given back only
+ * where a later one fits it.  Pages never touched are never backed, so
  * an arena larger than its run's need costs address space only; one too small costs a run of
  * its chunk again on the calling thread.
  */

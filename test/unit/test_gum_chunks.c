@@ -242,8 +242,8 @@ t_count_alloc(size_t n)
 }
 
 /*
- * dp_env's arenas: allocations inside one never reach the handler; the last block given back is
- * reused; an allocation that does not fit fails and marks the arena; a helper's arena answers no
+ * dp_env's arenas: allocations inside one never reach the handler; a block given back is reused
+ * (the last one, or one in the middle that a later allocation fits); an allocation that does not fit fails and marks the arena; a helper's arena answers no
  * for a pending interrupt without asking, the calling thread's own asks the handler
  */
 static void
@@ -263,16 +263,30 @@ test_arena(void)
 	pending_at = 1;
 	dp_arena_enter(&a);
 	p = dp_alloc(100);
+	if (p)
+		memset(p, 7, 100);
 	q = dp_alloc(100);
 	dp_free(q);
 	r = dp_alloc(50);
 	pending_helper = dp_interrupt_pending();
 	q = dp_realloc(p, 200);
-	unit_check(p != NULL && r != NULL && r == (char *) p + 16 + 112 && q != NULL && memcmp(q, p, 100) == 0 &&
+	unit_check(p != NULL && r != NULL && r == (char *) p + 16 + 112 && q != NULL &&
+			   memchr(q, 0, 100) == NULL && ((char *) q)[0] == 7 && ((char *) q)[99] == 7 &&
 			   ((uintptr_t) p & 15) == 0 && ((uintptr_t) q & 15) == 0 && dp_alloc(sizeof(buf)) == NULL &&
 			   a.failed && handler_allocs == 0,
 			   "arena: blocks 16-byte aligned, the last one given back reused, realloc copies, one too big "
 			   "fails and marks it, no handler called");
+	/* a block given back that is not the last: taken again by an allocation it holds */
+	{
+		void	   *m = dp_alloc(300),
+				   *e = dp_alloc(20),
+				   *m2;
+
+		dp_free(m);
+		m2 = dp_alloc(290);
+		unit_check(m != NULL && e != NULL && m2 == m && handler_allocs == 0,
+				   "arena: a block given back in the middle is taken again by an allocation it holds");
+	}
 	a.caller = 1;
 	pending_caller = dp_interrupt_pending();
 	dp_arena_leave();
