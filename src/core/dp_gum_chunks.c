@@ -390,7 +390,7 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 		if (cnt_par == 1 && rc0 != 0)
 			rc = rc0;			/* failed, or cancelled by the caller's own callback */
 		else if (__atomic_load_n(&stop, __ATOMIC_SEQ_CST) &&
-				 dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
+				 dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) r0, (double) nchunks, -1) != 0)
 			rc = -1;			/* the interrupt that stopped the round, let in with no helper running */
 		/*
 		 * Each chunk that did not finish here, anew, from its own generator, with the handlers'
@@ -426,7 +426,7 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			dp_free(c->log.err);
 			c->log.err = NULL;
 		}
-		if (rc == 0 && dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, 0, 0, -1) != 0)
+		if (rc == 0 && dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) (r0 + cnt), (double) nchunks, -1) != 0)
 			rc = -1;
 	}
 	/* each iteration's mean L1 error over the chunks that ran it, weighted by their rows */
