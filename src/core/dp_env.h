@@ -15,7 +15,8 @@
  * allocates or fails: inside PostgreSQL a handler may longjmp (palloc's out-of-memory ERROR, a
  * cancel), which is only safe on the thread that entered the core, and palloc is not thread
  * safe.  Helpers touch memory allocated before they start, and are joined before any handler
- * runs again.
+ * runs again; one that must allocate does so from an arena given it (HELPER ARENAS below), and
+ * while it runs the calling thread calls no handler either.
  *
  * LONGJMP.  alloc and interrupt may not return (PostgreSQL's ERROR): the core keeps no state
  * outside the memory it got from alloc, so unwinding past it loses nothing once the embedder
@@ -76,12 +77,14 @@ int			dp_interrupt_pending(void);
  * of rows, dp_gum_run_chunked) is given an arena: a block the calling thread allocated before
  * the helper started.  Between dp_arena_enter and dp_arena_leave on that thread, dp_alloc,
  * dp_zalloc and dp_realloc take from the arena (16-byte aligned; NULL, and failed set, once it
- * is exhausted), dp_free gives a block back for the arena's later allocations, and dp_fail, dp_notice and dp_check_interrupts do nothing: no handler
- * runs on the helper.  The calling thread enters an arena of its own (caller set) while its
- * helpers run, so that no allocation handler, which may not return, runs then either; there
- * dp_interrupt_pending still asks the pending handler, which must return.  Its code must report failure by return code; the calling thread then
- * does the work again itself.  Memory from an arena is never given to dp_free on another thread:
- * the calling thread drops the arena as one block once the helper is joined.
+ * is exhausted), dp_free gives a block back for the arena's later allocations, and dp_fail,
+ * dp_notice and dp_check_interrupts do nothing: no handler runs on the helper.  The calling
+ * thread enters an arena of its own (caller set) while its helpers run, so that no allocation
+ * handler, which may not return, runs then either; there dp_interrupt_pending still asks the
+ * pending handler, which must return.  Code in an arena reports failure by return code only;
+ * the calling thread then does the work again itself, out of the arena.  Memory from an arena is
+ * never given to dp_free out of it: the calling thread drops the arena as one block once its
+ * helpers are joined.
  */
 typedef struct dp_arena
 {

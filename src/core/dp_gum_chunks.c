@@ -426,7 +426,8 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			dp_free(c->log.err);
 			c->log.err = NULL;
 		}
-		if (rc == 0 && dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) (r0 + cnt), (double) nchunks, -1) != 0)
+		if (rc == 0 && dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) (r0 + cnt),
+								 (double) nchunks, -1) != 0)
 			rc = -1;
 	}
 	/* each iteration's mean L1 error over the chunks that ran it, weighted by their rows */

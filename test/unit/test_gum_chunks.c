@@ -132,7 +132,8 @@ test_chunk_counts(void)
 	unit_check(dp_gum_chunk_counts(c2, 3, 10, 5, 0, out) == 0 && out[0] + out[2] == 5 && out[1] == 0 &&
 			   dp_gum_chunk_counts(c2, 3, 10, 5, 1, out) == 0 && out[1] == 0 && out[0] + out[2] == 5,
 			   "dp_gum_chunk_counts: an empty code gets nothing");
-	unit_check(dp_gum_chunk_counts(c2, 3, 10, 5, 2, out) == -2 && dp_gum_chunk_counts(c2, 3, 11, 5, 0, out) == -2 &&
+	unit_check(dp_gum_chunk_counts(c2, 3, 10, 5, 2, out) == -2 &&
+			   dp_gum_chunk_counts(c2, 3, 11, 5, 0, out) == -2 &&
 			   dp_gum_chunk_counts(c2, 3, 10, 0, 0, out) == -2 && dp_gum_chunk_counts(c2, 0, 10, 5, 0, out) == -2,
 			   "dp_gum_chunk_counts: an index past the last chunk, counts that do not sum to the whole, "
 			   "no chunk or no code: refused");
@@ -243,7 +244,8 @@ t_count_alloc(size_t n)
 
 /*
  * dp_env's arenas: allocations inside one never reach the handler; a block given back is reused
- * (the last one, or one in the middle that a later allocation fits); an allocation that does not fit fails and marks the arena; a helper's arena answers no
+ * (the last one, or one in the middle that a later allocation fits); an allocation that does not
+ * fit fails and marks the arena; a helper's arena answers no
  * for a pending interrupt without asking, the calling thread's own asks the handler
  */
 static void
@@ -344,7 +346,8 @@ test_chunked_run(void)
 		for (uint32_t j = 0; j < 5; j++)
 			same = same && memcmp(out[0].col[j], out[k].col[j], sizeof(uint16_t) * n) == 0;
 	unit_check(same, "chunked: the same rows on 1, 2 and 3 threads, with helpers and without");
-	unit_check(rep[0] == 6 && rep[1] >= 5, "chunked: each iteration reported once (%u), heartbeats (%u)", rep[0], rep[1]);
+	unit_check(rep[0] == 6 && rep[1] >= 5, "chunked: each iteration reported once (%u), heartbeats (%u)",
+			   rep[0], rep[1]);
 
 	/* one run over all the rows with one_way_exact: the same one-way counts of the core columns
 	 * (0, 1, 2; the peeled 3 and 4 are appended from their 2-way targets, chunk by chunk) */
@@ -352,7 +355,8 @@ test_chunked_run(void)
 	p.progress = NULL;
 	dp_prng_seed(&rng, 11);
 	dp_codes_init(&whole, 5, 0);
-	unit_check(dp_gum_run(md.tg, md.nt, 5, md.sizes, n, &p, &rng, &whole) == 0, "chunked: one run over all the rows");
+	unit_check(dp_gum_run(md.tg, md.nt, 5, md.sizes, n, &p, &rng, &whole) == 0,
+			   "chunked: one run over all the rows");
 	for (uint32_t c = 0; c < 3; c++)
 	{
 		dp_marg		a,
