@@ -151,15 +151,12 @@ typedef struct dp_gum_params
 	uint32_t	threads;
 
 	/*
-	 * A chunk of a bigger table (dp_gum_run_chunked sets them; chunk_whole 0, the default: none):
-	 * this run's n rows are chunk chunk_index of a table of chunk_whole rows cut into chunks of
-	 * chunk_rows rows (the last one the rest), and one_way_exact's counts are this chunk's share
-	 * of the whole table's (dp_gum_chunk_counts), so that the chunks' counts add up to the
-	 * whole's exactly.
+	 * A chunk of a bigger table (dp_gum_run_chunked sets it; NULL, the default: none): with
+	 * one_way_exact, column c's exact counts are chunk_counts[c][0..sizes[c]) (they must sum to
+	 * n), this chunk's share of the whole table's (dp_gum_chunk_next), so that the chunks'
+	 * counts add up to the whole's exactly.
 	 */
-	uint64_t	chunk_whole,
-				chunk_rows;
-	uint32_t	chunk_index;
+	const uint32_t *const *chunk_counts;
 
 	/*
 	 * Read by dp_privsyn_sample, not by dp_gum_run (0, the default: never): with a warm `start`
@@ -193,6 +190,23 @@ void		dp_gum_default_params(dp_gum_params *p);
  */
 int			dp_gum_chunk_counts(const uint32_t *whole_counts, uint32_t m, uint64_t whole, uint64_t chunk,
 								uint32_t index, uint32_t *out);
+
+/*
+ * The next chunk's share, as dp_gum_chunk_counts apportions it: nj of the rows_left rows (0 < nj
+ * <= rows_left < 2^32) apportioned among m codes by largest remainder of left[v] * nj /
+ * rows_left (left[0..m): the codes' counts not yet given to an earlier chunk, summing to
+ * rows_left; each code's share is taken from it).  O(m log m).  Returns 0, or -2 (dp_fail).
+ * Called for the chunks in order, from the whole's counts, it gives each chunk's counts.
+ */
+int			dp_gum_chunk_next(uint64_t *left, uint32_t m, uint64_t rows_left, uint64_t nj, uint32_t *out);
+
+/*
+ * Column c's exact one-way counts over `total` rows as dp_gum_run's one_way_exact sets them
+ * (its 1-way distribution from the targets, apportioned by largest remainder): out[0..size).
+ * Returns 0, or -2 (dp_fail: no target holds c, no positive mass, out of memory).
+ */
+int			dp_gum_one_way_counts(const dp_marg *targets, uint32_t ntargets, uint32_t c, uint32_t size,
+								  uint64_t total, uint32_t *out);
 
 /*
  * GUM warm from start (exactly n rows, row i starting as start row i) in independent chunks of

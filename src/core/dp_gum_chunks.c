@@ -14,82 +14,110 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp_internal.h"
+
+/* a code's remainder, for the largest-remainder order (remainder descending, code ascending) */
+typedef struct rem_code
+{
+	uint64_t	rem;
+	uint32_t	code;
+} rem_code;
+
+static int
+cmp_rem_desc(const void *a, const void *b)
+{
+	const rem_code *x = a,
+			   *y = b;
+
+	if (x->rem != y->rem)
+		return x->rem < y->rem ? 1 : -1;
+	return (x->code > y->code) - (x->code < y->code);
+}
+
+int
+dp_gum_chunk_next(uint64_t *left, uint32_t m, uint64_t rows_left, uint64_t nj, uint32_t *out)
+{
+	rem_code   *ord;
+	uint64_t	given = 0,
+				extra;
+	uint32_t	nord = 0;
+
+	if (m == 0 || nj == 0 || nj > rows_left || rows_left >= ((uint64_t) 1 << 32))
+	{
+		dp_fail(DP_ERR_INVALID, "a chunk of %llu rows of %llu left over %u codes does not fit",
+				(unsigned long long) nj, (unsigned long long) rows_left, m);
+		return -2;
+	}
+	ord = dp_alloc(sizeof(rem_code) * m);
+	if (ord == NULL)
+		return dp_nomem("could not allocate the chunk's one-way shares");
+	for (uint32_t v = 0; v < m; v++)
+	{
+		/* left[v] * nj < 2^64: both below 2^32 */
+		uint64_t	x = left[v] * nj;
+
+		out[v] = (uint32_t) (x / rows_left);
+		given += out[v];
+		if (x % rows_left > 0)
+		{
+			ord[nord].rem = x % rows_left;
+			ord[nord++].code = v;
+		}
+	}
+	/* extra < the codes with a positive remainder: the remainders sum to extra * rows_left */
+	extra = nj - given;
+	if (extra > 0)
+	{
+		/* the extra rows to the largest remainders, ties to the lower code */
+		qsort(ord, nord, sizeof(rem_code), cmp_rem_desc);
+		for (uint64_t e = 0; e < extra && e < nord; e++)
+			out[ord[e].code]++;
+	}
+	for (uint32_t v = 0; v < m; v++)
+		left[v] -= out[v];
+	dp_free(ord);
+	return 0;
+}
 
 int
 dp_gum_chunk_counts(const uint32_t *whole_counts, uint32_t m, uint64_t whole, uint64_t chunk,
 					uint32_t index, uint32_t *out)
 {
 	uint64_t   *left,
-			   *rem,
 				rows_left = whole,
 				sum = 0;
-	uint32_t   *order;
 	int			rc = 0;
 
 	if (m == 0 || chunk == 0 || (uint64_t) index * chunk >= whole || whole >= ((uint64_t) 1 << 32))
+	{
+		dp_fail(DP_ERR_INVALID, "chunk %u of %llu rows of a table of %llu rows over %u codes does not exist",
+				index, (unsigned long long) chunk, (unsigned long long) whole, m);
 		return -2;
+	}
 	for (uint32_t v = 0; v < m; v++)
 		sum += whole_counts[v];
 	if (sum != whole)
-		return -2;
-	left = dp_alloc(sizeof(uint64_t) * m);
-	rem = dp_alloc(sizeof(uint64_t) * m);
-	order = dp_alloc(sizeof(uint32_t) * m);
-	if (!left || !rem || !order)
 	{
-		rc = -2;
-		goto done;
+		dp_fail(DP_ERR_INVALID, "the one-way counts sum to %llu, not to the table's %llu rows",
+				(unsigned long long) sum, (unsigned long long) whole);
+		return -2;
 	}
+	left = dp_alloc(sizeof(uint64_t) * m);
+	if (left == NULL)
+		return dp_nomem("could not allocate the chunks' one-way counts left");
 	for (uint32_t v = 0; v < m; v++)
 		left[v] = whole_counts[v];
-	for (uint32_t j = 0; j <= index; j++)
+	for (uint32_t j = 0; j <= index && rc == 0; j++)
 	{
-		uint64_t	nj = rows_left < chunk ? rows_left : chunk,
-					given = 0,
-					extra;
-		uint32_t	nord = 0;
+		uint64_t	nj = rows_left < chunk ? rows_left : chunk;
 
-		for (uint32_t v = 0; v < m; v++)
-		{
-			/* left[v] * nj < 2^64: both below 2^32 */
-			uint64_t	x = left[v] * nj;
-
-			out[v] = (uint32_t) (x / rows_left);
-			rem[v] = x % rows_left;
-			given += out[v];
-			if (rem[v] > 0)
-				order[nord++] = v;
-		}
-		/* extra < the codes with a positive remainder: the remainders sum to extra * rows_left */
-		extra = nj - given;
-		/* the extra rows to the largest remainders, ties to the lower code: a partial selection */
-		for (uint64_t e = 0; e < extra && e < nord; e++)
-		{
-			uint32_t	best = (uint32_t) e;
-
-			for (uint32_t k = (uint32_t) e + 1; k < nord; k++)
-				if (rem[order[k]] > rem[order[best]] ||
-					(rem[order[k]] == rem[order[best]] && order[k] < order[best]))
-					best = k;
-			{
-				uint32_t	t = order[e];
-
-				order[e] = order[best];
-				order[best] = t;
-			}
-			out[order[e]]++;
-		}
-		for (uint32_t v = 0; v < m; v++)
-			left[v] -= out[v];
+		rc = dp_gum_chunk_next(left, m, rows_left, nj, out);
 		rows_left -= nj;
 	}
-done:
 	dp_free(left);
-	dp_free(rem);
-	dp_free(order);
 	return rc;
 }
 
@@ -149,6 +177,7 @@ typedef struct chunk_run
 				chunk,
 				seed;
 	uint32_t	index;
+	const uint32_t *const *counts;	/* with one_way_exact: the chunk's share of every column's */
 	const dp_gum_params *prm;
 	dp_arena	arena;
 	uint16_t  **view;			/* the start's columns at the chunk's first row */
@@ -178,9 +207,7 @@ run_one(chunk_run *c, bool with_progress)
 	view.col = c->view;
 	g.start = &view;
 	g.threads = 1;
-	g.chunk_whole = c->n;
-	g.chunk_rows = c->chunk;
-	g.chunk_index = c->index;
+	g.chunk_counts = c->counts;
 	g.independent_chunk = 0;
 	c->log.prm = c->prm;
 	c->log.forward = with_progress;
@@ -259,7 +286,12 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 {
 	chunk_run	runs[DP_MAX_THREADS];
 	uint64_t	nchunks,
-			   *seeds;
+			   *seeds,
+			   *left = NULL,
+				rows_left = n;
+	uint32_t   *shares = NULL;
+	const uint32_t **sharep = NULL;
+	size_t		codes = 0;
 	double	   *errs,
 			   *wsum;
 	uint32_t	T,
@@ -269,8 +301,11 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 
 	if (out == NULL || rng == NULL || params == NULL || params->start == NULL || chunk == 0 ||
 		params->start->nrows != n || params->start->ncols != ncols || out->ncols != ncols ||
-		n >= UINT32_MAX)
+		n >= UINT32_MAX || sizes == NULL || (ntargets > 0 && targets == NULL))
 		return -2;
+	for (uint32_t c = 0; c < ncols; c++)
+		if (sizes[c] == 0 || sizes[c] > 65536)
+			return -2;
 	out->nrows = 0;
 	if (n == 0)
 		return 0;
@@ -304,6 +339,28 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 	}
 	for (uint64_t k = 0; k < nchunks; k++)
 		seeds[k] = dp_prng_next(rng);
+	/*
+	 * With one_way_exact, the whole's exact one-way counts once, here, and every chunk's share
+	 * (dp_gum_chunk_next, chunks in order) on this thread before its round: O(codes log codes) a
+	 * column and chunk, and the chunks' runs read them
+	 */
+	if (params->one_way_exact)
+	{
+		for (uint32_t c = 0; c < ncols; c++)
+			codes += sizes[c];
+		left = dp_alloc(sizeof(uint64_t) * codes);
+		shares = dp_alloc(sizeof(uint32_t) * codes * T);
+		sharep = dp_alloc(sizeof(uint32_t *) * (size_t) ncols * T);
+		if (left == NULL || shares == NULL || sharep == NULL)
+			rc = dp_nomem("could not allocate GUM's chunks' one-way counts");
+		for (uint32_t c = 0, off = 0; c < ncols && rc == 0; off += sizes[c], c++)
+		{
+			if (dp_gum_one_way_counts(targets, ntargets, c, sizes[c], n, shares) != 0)
+				rc = -2;
+			for (uint32_t v = 0; v < sizes[c] && rc == 0; v++)
+				left[off + v] = shares[v];
+		}
+	}
 	memset(runs, 0, sizeof(runs));
 	for (uint64_t r0 = 0; r0 < nchunks && rc == 0; r0 += T)
 	{
@@ -328,6 +385,21 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			c->index = (uint32_t) (r0 + t);
 			c->seed = seeds[r0 + t];
 			c->prm = params;
+			c->counts = NULL;
+			if (left != NULL && rc == 0)
+			{
+				uint64_t	nj = rows_left < chunk ? rows_left : chunk;
+
+				for (uint32_t j = 0, off = 0; j < ncols && rc == 0; off += sizes[j], j++)
+				{
+					uint32_t   *o = shares + (size_t) t * codes + off;
+
+					rc = dp_gum_chunk_next(left + off, sizes[j], rows_left, nj, o);
+					sharep[(size_t) t * ncols + j] = o;
+				}
+				rows_left -= nj;
+				c->counts = sharep + (size_t) t * ncols;
+			}
 			c->rc = -2;
 			c->log.cap = iters;
 			c->log.stop = &stop;
@@ -438,6 +510,9 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 	dp_free(seeds);
 	dp_free(errs);
 	dp_free(wsum);
+	dp_free(left);
+	dp_free(shares);
+	dp_free(sharep);
 	if (rc == 0)
 		out->nrows = n;
 	return rc;
