@@ -69,6 +69,13 @@ core_alloc(size_t n)
 	return MemoryContextAllocHuge(CurrentMemoryContext, n);
 }
 
+/* memory the core can do without (a helper's arena): NULL instead of the out-of-memory ERROR */
+static void *
+core_try_alloc(size_t n)
+{
+	return MemoryContextAllocExtended(CurrentMemoryContext, n, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
 static void *
 core_realloc(void *p, size_t n)
 {
@@ -107,7 +114,7 @@ void
 dpsynth_install_core_handlers(void)
 {
 	static const dp_handlers handlers = {core_alloc, core_realloc, core_free, core_notice, core_interrupt,
-	core_pending};
+	core_pending, core_try_alloc};
 
 	dp_set_handlers(&handlers);
 }

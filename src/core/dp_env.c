@@ -26,8 +26,9 @@ default_free(void *p)
 	free(p);
 }
 
-static const dp_handlers defaults = {default_alloc, default_realloc, default_free, NULL, NULL, NULL};
-static dp_handlers handlers = {default_alloc, default_realloc, default_free, NULL, NULL, NULL};
+static const dp_handlers defaults = {default_alloc, default_realloc, default_free, NULL, NULL, NULL,
+default_alloc};
+static dp_handlers handlers = {default_alloc, default_realloc, default_free, NULL, NULL, NULL, default_alloc};
 
 /* the thread count (dp_env.h, THREAD COUNT) */
 static uint32_t nthreads = 1;
@@ -161,6 +162,14 @@ dp_alloc(size_t n)
 	if (thread_arena)
 		return arena_alloc(thread_arena, n ? n : 1);
 	return handlers.alloc(n ? n : 1);
+}
+
+void *
+dp_try_alloc(size_t n)
+{
+	if (thread_arena)
+		return arena_alloc(thread_arena, n ? n : 1);
+	return (handlers.try_alloc ? handlers.try_alloc : handlers.alloc) (n ? n : 1);
 }
 
 void *

@@ -42,6 +42,12 @@ typedef struct dp_handlers
 	 * says so, and only then calls those (dp_gum_run_chunked).
 	 */
 	int			(*pending) (void);
+	/*
+	 * Like alloc, but must return: NULL when the memory cannot be had (may be NULL: alloc is
+	 * used).  The core asks it for memory it can do without (a helper's arena, dp_try_alloc),
+	 * so that a failure there costs speed, not the call; the block goes to free_fn.
+	 */
+	void	   *(*try_alloc) (size_t n);
 } dp_handlers;
 
 /*
@@ -52,6 +58,13 @@ void		dp_set_handlers(const dp_handlers *h);
 
 /* n bytes (at least one), NULL on failure. */
 void	   *dp_alloc(size_t n);
+
+/*
+ * n bytes (at least one) that the caller can do without: from the try_alloc handler, which
+ * returns NULL rather than raising (alloc without one).  NULL on failure, with no failure
+ * recorded.  Released by dp_free.
+ */
+void	   *dp_try_alloc(size_t n);
 
 /* n zeroed bytes (at least one), NULL on failure. */
 void	   *dp_zalloc(size_t n);
@@ -82,7 +95,10 @@ int			dp_interrupt_pending(void);
  * thread enters an arena of its own (caller set) while its helpers run, so that no allocation
  * handler, which may not return, runs then either; there dp_interrupt_pending still asks the
  * pending handler, which must return.  Code in an arena reports failure by return code only;
- * the calling thread then does the work again itself, out of the arena.  Memory from an arena is
+ * the calling thread then does the work again itself, out of the arena.  The calling thread
+ * takes an arena from dp_try_alloc (the try_alloc handler, which returns NULL rather than raise):
+ * when none can be had, it does the work itself with no helper.  An arena is reserved whole, so
+ * where memory is not overcommitted its whole size is committed, used or not.  Memory from an arena is
  * never given to dp_free out of it: the calling thread drops the arena as one block once its
  * helpers are joined.
  */

@@ -251,9 +251,9 @@ chunk_release(chunk_run *c)
  * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
  * a row, 4 bytes a row per column for the working and best tables and 2 for the output's, 12 a
  * cell of every target plus its counts), doubled: the arena reuses a block given back only
- * where a later one fits it.  Pages never touched are never backed, so
- * an arena larger than its run's need costs address space only; one too small costs a run of
- * its chunk again on the calling thread.
+ * where a later one fits it.  Pages never touched are never resident, but
+ * under strict overcommit the whole arena is commit charge (dp_try_alloc: when it cannot be had,
+ * no helpers that round); one too small costs a run of its chunk again on the calling thread.
  */
 static size_t
 arena_bytes(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, uint64_t rows)
@@ -416,12 +416,11 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 				uint64_t	rows = n - c->index * chunk < chunk ? n - c->index * chunk : chunk;
 
 				c->arena.size = ARENA_BYTES(targets, ntargets, ncols, rows);
-				c->arena.base = dp_alloc(c->arena.size);
+				c->arena.base = dp_try_alloc(c->arena.size);	/* NULL, never an ERROR */
 				c->arena.caller = t == 0;
 				if (c->arena.base == NULL)
 				{
-					dp_clear_error();	/* no helpers this round: the calling thread runs its chunks */
-					cnt_par = 1;
+					cnt_par = 1;	/* no helpers this round: the calling thread runs its chunks */
 				}
 			}
 		}

@@ -223,6 +223,29 @@ t_free(void *p)
 	free(p);
 }
 
+/* a try_alloc that never has the memory, and an alloc that has none of 4 MB or more */
+static long try_refused,
+			big_refused;
+
+static void *
+t_try_refuse(size_t n)
+{
+	(void) n;
+	try_refused++;
+	return NULL;
+}
+
+static void *
+t_alloc_small(size_t n)
+{
+	if (n >= ((size_t) 4 << 20))
+	{
+		big_refused++;
+		return NULL;
+	}
+	return malloc(n);
+}
+
 static int
 cancel_if(void *arg, const dp_progress *p)
 {
@@ -337,7 +360,7 @@ test_arena(void)
 	int			pending_helper,
 				pending_caller;
 
-	dp_set_handlers(&(dp_handlers) {t_count_alloc, t_realloc, t_free, NULL, NULL, t_pending});
+	dp_set_handlers(&(dp_handlers) {t_count_alloc, t_realloc, t_free, NULL, NULL, t_pending, NULL});
 	handler_allocs = 0;
 	pending_calls = pending_said = 0;
 	pending_at = 1;
@@ -501,7 +524,7 @@ test_chunked_run(void)
 		long		calls[2] = {0, 0};
 		bool		same_again = true;
 
-		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, t_pending});
+		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, t_pending, NULL});
 		dp_set_threads(t);
 		pending_calls = pending_said = 0;
 		pending_at = 3;
@@ -528,6 +551,33 @@ test_chunked_run(void)
 		unit_check(rc == -1 && c.nrows == 0 && pending_said == 1 && calls[0] == 1,
 				   "chunked, %u threads: an interrupt that cancels: -1 at the first callback, no rows "
 				   "(rc %d, %ld callbacks)", t, rc, calls[0]);
+		dp_codes_free(&c);
+		dp_set_handlers(NULL);
+	}
+	/*
+	 * a helper's arena that cannot be had: asked of the try_alloc handler (which returns NULL
+	 * instead of raising), or of alloc without one; no helpers that round, the calling thread
+	 * runs the chunks, the same rows
+	 */
+	for (int k = 0; k < 2; k++)
+	{
+		dp_codes	c;
+		bool		same_fb = true;
+
+		dp_set_handlers(k == 0 ? &(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, NULL, t_try_refuse}
+						: &(dp_handlers) {t_alloc_small, t_realloc, t_free, NULL, NULL, NULL, NULL});
+		dp_set_threads(2);
+		try_refused = big_refused = 0;
+		p.progress = NULL;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		for (uint32_t j = 0; rc == 0 && j < 5; j++)
+			same_fb = same_fb && memcmp(out[0].col[j], c.col[j], sizeof(uint16_t) * n) == 0;
+		unit_check(rc == 0 && same_fb && (k == 0 ? try_refused >= 3 : big_refused >= 3),
+				   "chunked, 2 threads: arenas that cannot be had (%s) fall back to the calling thread, the "
+				   "same rows (rc %d, %ld refused)", k == 0 ? "try_alloc says NULL" : "alloc says NULL",
+				   rc, k == 0 ? try_refused : big_refused);
 		dp_codes_free(&c);
 		dp_set_handlers(NULL);
 	}
