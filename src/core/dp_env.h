@@ -108,7 +108,7 @@ typedef struct dp_arena
 	size_t		size,
 				used,
 				peak;			/* the most used at once */
-	int			failed;			/* an allocation did not fit */
+	int			failed;			/* an allocation did not fit: the run in it is not used, whatever it returned */
 	int			caller;			/* the calling thread's own, while its helpers run: dp_interrupt_pending still asks */
 	void	   *free_list;		/* blocks given back, not at the end (dp_env.c) */
 } dp_arena;

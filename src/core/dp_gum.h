@@ -234,6 +234,12 @@ int			dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t nco
 #ifdef DPSYNTH_TEST_RNG
 /* The unit tests' seam (dp_random.h's): every helper's arena of this many bytes (0: as sized). */
 void		dp_gum_test_arena_bytes(size_t bytes);
+/*
+ * The same seam: on, every chunk run in an arena that returns 0 has one of its codes changed
+ * and its arena marked failed (as a run that got by without memory it asked for might), so
+ * that a test sees such a run is not used.
+ */
+void		dp_gum_test_arena_tolerates(int on);
 #endif
 
 /*

@@ -220,14 +220,44 @@ run_one(chunk_run *c, bool with_progress)
 	return dp_gum_run(c->targets, c->ntargets, c->ncols, c->sizes, rows, &g, &r, &c->out);
 }
 
-static void *
-chunk_helper(void *arg)
-{
-	chunk_run  *c = arg;
+#ifdef DPSYNTH_TEST_RNG
+static int test_arena_tolerates = 0;	/* dp_gum.h's seam */
 
+void
+dp_gum_test_arena_tolerates(int on)
+{
+	test_arena_tolerates = on;
+}
+#endif
+
+/*
+ * A chunk's run in its arena (a helper's, or the calling thread's while helpers run).  A run
+ * whose arena refused an allocation is not used even if it returned 0 (dp_env.h, HELPER
+ * ARENAS): code that got by without the memory might have drawn other rows than with it, so the
+ * chunk runs again out of the arena.
+ */
+static void
+run_in_arena(chunk_run *c)
+{
 	dp_arena_enter(&c->arena);
 	c->rc = run_one(c, false);
 	dp_arena_leave();
+	c->on_arena = true;
+#ifdef DPSYNTH_TEST_RNG
+	if (test_arena_tolerates && c->rc == 0 && c->out.nrows > 0)
+	{
+		c->out.col[0][0] ^= 1;
+		c->arena.failed = 1;
+	}
+#endif
+	if (c->arena.failed && c->rc == 0)
+		c->rc = -2;
+}
+
+static void *
+chunk_helper(void *arg)
+{
+	run_in_arena(arg);
 	return NULL;
 }
 
@@ -444,20 +474,15 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			rc0 = rc;
 		else if (cnt_par > 1)
 		{
-			dp_arena_enter(&runs[0].arena);
-			rc0 = run_one(&runs[0], false);
-			dp_arena_leave();
-			runs[0].on_arena = true;
+			run_in_arena(&runs[0]);
+			rc0 = runs[0].rc;
 		}
 		else
-			rc0 = run_one(&runs[0], true);
+			rc0 = runs[0].rc = run_one(&runs[0], true);
 		runs[0].rc = rc0;
 		for (uint32_t t = 1; t < cnt; t++)
 			if (started[t])
-			{
 				pthread_join(th[t], NULL);
-				runs[t].on_arena = true;
-			}
 		if (cnt_par == 1 && rc0 != 0)
 			rc = rc0;			/* failed, or cancelled by the caller's own callback */
 		else if (__atomic_load_n(&stop, __ATOMIC_SEQ_CST) &&

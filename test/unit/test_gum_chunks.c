@@ -555,6 +555,29 @@ test_chunked_run(void)
 		dp_set_handlers(NULL);
 	}
 	/*
+	 * a run in an arena that returned 0 although its arena refused an allocation (the seam
+	 * changes a code of its rows and marks the arena failed): not used, its chunk runs again out
+	 * of the arena, the same rows
+	 */
+	for (uint32_t t = 2; t <= 3; t++)
+	{
+		dp_codes	c;
+		bool		same_tol = true;
+
+		dp_set_threads(t);
+		dp_gum_test_arena_tolerates(1);
+		p.progress = NULL;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		dp_gum_test_arena_tolerates(0);
+		for (uint32_t j = 0; rc == 0 && j < 5; j++)
+			same_tol = same_tol && memcmp(out[0].col[j], c.col[j], sizeof(uint16_t) * n) == 0;
+		unit_check(rc == 0 && same_tol, "chunked, %u threads: a run whose arena refused an allocation is not "
+				   "used even when it returned 0, the same rows (rc %d)", t, rc);
+		dp_codes_free(&c);
+	}
+	/*
 	 * a helper's arena that cannot be had: asked of the try_alloc handler (which returns NULL
 	 * instead of raising), or of alloc without one; no helpers that round, the calling thread
 	 * runs the chunks, the same rows
