@@ -623,11 +623,44 @@ test_chunked_run(void)
 	free_targets(md.tg, md.nt);
 }
 
+/* the shares' failures say why (dp_last_error), as the rest of the core's do */
+static void
+test_chunk_counts_errors(void)
+{
+	uint32_t	c2[3] = {5, 0, 5},
+				out[3];
+	uint64_t	left[3] = {5, 0, 5};
+	int			rc;
+	bool		nomem,
+				nomem_next;
+
+	dp_clear_error();
+	rc = dp_gum_chunk_counts(c2, 3, 11, 5, 0, out);
+	unit_check(rc == -2 && dp_last_error_kind() == DP_ERR_INVALID && dp_last_error()[0] != '\0',
+			   "dp_gum_chunk_counts: counts that do not sum to the whole: DP_ERR_INVALID, with a message (%s)",
+			   dp_last_error());
+	dp_clear_error();
+	rc = dp_gum_chunk_next(left, 3, 10, 11, out);
+	unit_check(rc == -2 && dp_last_error_kind() == DP_ERR_INVALID && dp_last_error()[0] != '\0',
+			   "dp_gum_chunk_next: a chunk bigger than the rows left: DP_ERR_INVALID, with a message");
+	dp_set_handlers(&(dp_handlers) {t_try_refuse, t_realloc, t_free, NULL, NULL, NULL, NULL});
+	dp_clear_error();
+	nomem = dp_gum_chunk_counts(c2, 3, 10, 5, 1, out) == -2 && dp_last_error_kind() == DP_ERR_NOMEM &&
+		dp_last_error()[0] != '\0';
+	dp_clear_error();
+	nomem_next = dp_gum_chunk_next(left, 3, 10, 5, out) == -2 && dp_last_error_kind() == DP_ERR_NOMEM &&
+		dp_last_error()[0] != '\0';
+	dp_set_handlers(NULL);
+	unit_check(nomem && nomem_next, "dp_gum_chunk_counts, dp_gum_chunk_next: no memory: DP_ERR_NOMEM, with a message");
+	dp_clear_error();
+}
+
 int
 main(void)
 {
 	test_chunk_counts();
 	test_chunk_next_large();
+	test_chunk_counts_errors();
 	test_arena();
 	test_chunked_run();
 	return unit_done();
