@@ -221,8 +221,9 @@ int			dp_gum_one_way_counts(const dp_marg *targets, uint32_t ntargets, uint32_t 
  * helpers are joined, from the same generator.  So the rows depend on the chunk size, never on
  * the threads.  While helpers run, the calling thread polls dp_interrupt_pending at its chunk's
  * every report; when it says yes, every chunk of the round stops at its next report, the round
- * is joined and the progress callback called; if that does not cancel, the stopped chunks run
- * again on the calling thread (the same rows).  The progress callback is otherwise called (a
+ * is joined and the interrupt is let in (dp_check_interrupts, then the progress callback); if
+ * neither cancels, the chunks that finished are kept and the stopped ones run again on the
+ * threads (the same rows), and after a round's second stop on the calling thread alone.  The progress callback is otherwise called (a
  * heartbeat) between rounds, and within a chunk's run when a round has one chunk; each
  * iteration's mean L1 error over the chunks (weighted by their rows) is reported at the end.
  * Returns as dp_gum_run.
@@ -240,6 +241,8 @@ void		dp_gum_test_arena_bytes(size_t bytes);
  * that a test sees such a run is not used.
  */
 void		dp_gum_test_arena_tolerates(int on);
+/* The same seam: the chunks run out of an arena, on the calling thread, since the last call. */
+unsigned long dp_gum_test_serial_runs(void);
 #endif
 
 /*

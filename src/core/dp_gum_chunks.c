@@ -12,8 +12,6 @@
  */
 #include "dp_gum.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,12 +252,67 @@ run_in_arena(chunk_run *c)
 		c->rc = -2;
 }
 
-static void *
-chunk_helper(void *arg)
+/* dp_run_parallel's item: one chunk of the round to run in its arena */
+typedef struct chunk_job
 {
-	run_in_arena(arg);
+	chunk_run  *c;
+} chunk_job;
+
+static void *
+chunk_job_run(void *arg)
+{
+	run_in_arena(((chunk_job *) arg)->c);
 	return NULL;
 }
+
+/*
+ * The round's chunks marked in todo[], each in its arena, on the call's threads (dp_run_parallel:
+ * the first on the calling thread, whose arena asks dp_interrupt_pending; a thread that cannot
+ * be started has its chunk run here, in its arena too).  No handler and no callback runs until
+ * every one is joined.
+ */
+static void
+round_parallel(chunk_run *runs, uint32_t cnt, const bool *todo)
+{
+	chunk_job	jobs[DP_MAX_THREADS];
+	uint32_t	k = 0;
+
+	for (uint32_t t = 0; t < cnt; t++)
+		if (todo[t])
+		{
+			runs[t].arena.caller = k == 0;
+			jobs[k++].c = &runs[t];
+		}
+	dp_run_parallel(chunk_job_run, jobs, sizeof(chunk_job), k);
+}
+
+/* A stopped chunk's arena emptied for its run again (its rows were arena memory). */
+static void
+arena_reset(chunk_run *c)
+{
+	c->arena.used = 0;
+	c->arena.free_list = NULL;
+	c->arena.failed = 0;
+	memset(&c->out, 0, sizeof(c->out));
+	c->view = NULL;
+	c->on_arena = false;
+}
+
+/* a round an interrupt stopped this many times runs its stopped chunks on the calling thread */
+#define CHUNK_STOPS 2
+
+#ifdef DPSYNTH_TEST_RNG
+static unsigned long test_serial_runs = 0;
+
+unsigned long
+dp_gum_test_serial_runs(void)
+{
+	unsigned long r = test_serial_runs;
+
+	test_serial_runs = 0;
+	return r;
+}
+#endif
 
 /* What the calling thread frees of a chunk's run (an arena's blocks go with the arena). */
 static void
@@ -395,11 +448,8 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 	for (uint64_t r0 = 0; r0 < nchunks && rc == 0; r0 += T)
 	{
 		uint32_t	cnt = nchunks - r0 < T ? (uint32_t) (nchunks - r0) : T;
-		pthread_t	th[DP_MAX_THREADS];
-		bool		started[DP_MAX_THREADS] = {false};
 		uint32_t	cnt_par = cnt;	/* 1: no helpers this round */
-		int			stop = 0,
-					rc0;
+		int			stop = 0;
 
 		for (uint32_t t = 0; t < cnt; t++)
 		{
@@ -447,59 +497,66 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 
 				c->arena.size = ARENA_BYTES(targets, ntargets, ncols, rows);
 				c->arena.base = dp_try_alloc(c->arena.size);	/* NULL, never an ERROR */
-				c->arena.caller = t == 0;
 				if (c->arena.base == NULL)
 				{
 					cnt_par = 1;	/* no helpers this round: the calling thread runs its chunks */
 				}
 			}
 		}
-		if (cnt_par > 1 && rc == 0)
-		{
-			sigset_t	all,
-						saved;
-
-			sigfillset(&all);
-			pthread_sigmask(SIG_SETMASK, &all, &saved);
-			for (uint32_t t = 1; t < cnt; t++)
-				if (runs[t].arena.base != NULL)
-					started[t] = pthread_create(&th[t], NULL, chunk_helper, &runs[t]) == 0;
-			pthread_sigmask(SIG_SETMASK, &saved, NULL);
-		}
 		/*
-		 * No progress callback and no handler while a helper runs: they may not return (dp_env.h,
-		 * LONGJMP); the calling thread's chunk in its arena, polling dp_interrupt_pending
+		 * With helpers: no progress callback and no handler until they are joined (they may not
+		 * return: dp_env.h, LONGJMP).  When an interrupt stopped the round, it is let in with no
+		 * helper running (the interrupt handler, then the callback); if neither cancels, the
+		 * chunks that finished are kept and the stopped ones run again in parallel, each from
+		 * its own generator (the same rows), up to CHUNK_STOPS stops a round
 		 */
-		if (rc != 0)
-			rc0 = rc;
-		else if (cnt_par > 1)
+		if (rc == 0 && cnt_par > 1)
 		{
-			run_in_arena(&runs[0]);
-			rc0 = runs[0].rc;
+			bool		todo[DP_MAX_THREADS];
+
+			for (uint32_t t = 0; t < cnt; t++)
+				todo[t] = true;
+			for (uint32_t stops = 0;;)
+			{
+				uint32_t	k = 0;
+
+				round_parallel(runs, cnt, todo);
+				if (!__atomic_load_n(&stop, __ATOMIC_SEQ_CST))
+					break;
+				dp_check_interrupts();
+				if (dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) r0,
+							  (double) nchunks, -1) != 0)
+				{
+					rc = -1;
+					break;
+				}
+				__atomic_store_n(&stop, 0, __ATOMIC_SEQ_CST);
+				for (uint32_t t = 0; t < cnt; t++)
+					k += todo[t] = runs[t].rc == -1;
+				if (++stops >= CHUNK_STOPS || k == 0)
+					break;
+				for (uint32_t t = 0; t < cnt; t++)
+					if (todo[t])
+						arena_reset(&runs[t]);
+			}
 		}
-		else
-			rc0 = runs[0].rc = run_one(&runs[0], true);
-		runs[0].rc = rc0;
-		for (uint32_t t = 1; t < cnt; t++)
-			if (started[t])
-				pthread_join(th[t], NULL);
-		if (cnt_par == 1 && rc0 != 0)
-			rc = rc0;			/* failed, or cancelled by the caller's own callback */
-		else if (__atomic_load_n(&stop, __ATOMIC_SEQ_CST) &&
-				 dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) r0, (double) nchunks, -1) != 0)
-			rc = -1;			/* the interrupt that stopped the round, let in with no helper running */
+		else if (rc == 0 && (runs[0].rc = run_one(&runs[0], true)) != 0)
+			rc = runs[0].rc;	/* failed, or cancelled by the caller's own callback */
+
 		/*
 		 * Each chunk that did not finish here, anew, from its own generator, with the handlers'
 		 * memory and the caller's callback: a chunk whose arena was too small (whose failure, if
-		 * it was something else, this run reports), a chunk with no helper (cnt_par 1, or no
-		 * thread), and every chunk an interrupt stopped that turned out not to cancel (the
-		 * callback returned 0)
+		 * it was something else, this run reports), a chunk with no helper (cnt_par 1), and a
+		 * chunk an interrupt stopped CHUNK_STOPS times that did not cancel
 		 */
 		for (uint32_t t = 0; t < cnt && rc == 0; t++)
 			if (runs[t].rc != 0)
 			{
 				chunk_release(&runs[t]);
 				runs[t].rc = rc = run_one(&runs[t], true);
+#ifdef DPSYNTH_TEST_RNG
+				test_serial_runs++;
+#endif
 			}
 		for (uint32_t t = 0; t < cnt; t++)
 		{

@@ -189,15 +189,26 @@ cancel_at_first(void *arg, const dp_progress *p)
 	return 1;
 }
 
-/* dp_env's pending handler: says an interrupt waits from its pending_at-th call on, once */
+/*
+ * dp_env's pending handler: says an interrupt waits at its pending_at-th call, once, or at every
+ * pending_every-th call when that is set; the interrupt handler counts its calls
+ */
 static long pending_calls,
 			pending_at,
-			pending_said;
+			pending_every,
+			pending_said,
+			interrupts;
+
+static void
+t_interrupt(void)
+{
+	interrupts++;
+}
 
 static int
 t_pending(void)
 {
-	if (++pending_calls == pending_at)
+	if (++pending_calls == pending_at || (pending_every > 0 && pending_calls % pending_every == 0))
 	{
 		pending_said++;
 		return 1;
@@ -524,22 +535,52 @@ test_chunked_run(void)
 		long		calls[2] = {0, 0};
 		bool		same_again = true;
 
-		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, t_pending, NULL});
+		unsigned long serial;
+
+		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, t_interrupt, t_pending, NULL});
 		dp_set_threads(t);
-		pending_calls = pending_said = 0;
+		pending_calls = pending_said = interrupts = 0;
 		pending_at = 3;
 		p.progress = cancel_if;
 		p.progress_arg = calls;
 		dp_prng_seed(&rng, 11);
 		dp_codes_init(&c, 5, 0);
+		(void) dp_gum_test_serial_runs();
 		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		serial = dp_gum_test_serial_runs();
 		for (uint32_t j = 0; rc == 0 && j < 5; j++)
 			same_again = same_again && memcmp(out[0].col[j], c.col[j], sizeof(uint16_t) * n) == 0;
-		unit_check(rc == 0 && pending_said == 1 && same_again && calls[0] > 8,
-				   "chunked, %u threads: an interrupt that does not cancel stops the round, its chunks run "
-				   "again on the calling thread, the same rows (rc %d, %ld pending, %ld callbacks)",
-				   t, rc, pending_said, calls[0]);
+		unit_check(rc == 0 && pending_said == 1 && same_again && calls[0] > 1 && interrupts == 1 && serial == 0,
+				   "chunked, %u threads: an interrupt that does not cancel stops the round, the interrupt handler "
+				   "and the callback let it in after the join, the stopped chunks run again on the threads (none "
+				   "on the calling thread alone), the same rows (rc %d, %ld pending, %ld interrupts, %ld callbacks, "
+				   "%lu serial runs)", t, rc, pending_said, interrupts, calls[0], serial);
 		dp_codes_free(&c);
+
+		/*
+		 * one that keeps coming (every 4th poll, as client_connection_check_interval's timer
+		 * might): each round stops at most CHUNK_STOPS (2) times, then runs what is left on the
+		 * calling thread; it ends, with the same rows
+		 */
+		pending_calls = pending_said = interrupts = 0;
+		pending_at = 0;
+		pending_every = 4;
+		calls[0] = 0;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		serial = dp_gum_test_serial_runs();
+		pending_every = 0;
+		same_again = true;
+		for (uint32_t j = 0; rc == 0 && j < 5; j++)
+			same_again = same_again && memcmp(out[0].col[j], c.col[j], sizeof(uint16_t) * n) == 0;
+		unit_check(rc == 0 && same_again && pending_said >= 2 && interrupts == pending_said &&
+				   pending_said <= 2 * (long) ((5 + t - 1) / t),
+				   "chunked, %u threads: an interrupt every 4th poll that never cancels: at most 2 stops a round, "
+				   "each let in, the same rows (rc %d, %ld stops, %ld interrupts, %lu serial runs)",
+				   t, rc, pending_said, interrupts, serial);
+		dp_codes_free(&c);
+		pending_at = 3;
 
 		/* ... and one that cancels: -1, no rows */
 		pending_calls = pending_said = 0;
