@@ -241,7 +241,8 @@ void		dp_gum_test_arena_bytes(size_t bytes);
  * that a test sees such a run is not used.
  */
 void		dp_gum_test_arena_tolerates(int on);
-/* The same seam: the chunks run out of an arena, on the calling thread, since the last call. */
+/* The same seam: the chunks of rounds with helpers run again on the calling thread (out of an
+ * arena) since the last call. */
 unsigned long dp_gum_test_serial_runs(void);
 #endif
 

@@ -363,24 +363,208 @@ dp_gum_test_arena_bytes(size_t bytes)
 #define ARENA_BYTES(t, nt, d, rows) arena_bytes(t, nt, d, rows)
 #endif
 
+/* A chunked run's state (dp_gum_run_chunked), shared by its stages below. */
+typedef struct chunked
+{
+	const dp_marg *targets;
+	const uint32_t *sizes;
+	const dp_gum_params *prm;
+	uint32_t	ntargets,
+				ncols,
+				nthreads,
+				iters,
+				nlog;			/* the most iterations a chunk logged */
+	uint64_t	n,
+				chunk,
+				nchunks,
+				rows_left;		/* the rows of the chunks whose shares are not taken yet */
+	uint64_t   *seeds,			/* every chunk's generator's, drawn in chunk order */
+			   *left;			/* with one_way_exact: every column's codes' counts not yet given */
+	uint32_t   *shares;			/* the round's chunks' shares: nthreads x codes */
+	const uint32_t **sharep;	/* the same, a pointer a column: nthreads x ncols */
+	size_t		codes;			/* the columns' codes together */
+	double	   *errs,			/* each iteration's error summed over the chunks, weighted by rows */
+			   *wsum;
+	int			stop;			/* the round's stop flag (chunk_log) */
+	chunk_run	runs[DP_MAX_THREADS];
+} chunked;
+
+/*
+ * Every chunk's generator seeded first, in chunk order (the rows do not depend on the threads);
+ * with one_way_exact, the whole's exact one-way counts, once (each chunk's share is taken on this
+ * thread before its round: O(codes log codes) a column and chunk).  Returns 0 or -2.
+ */
+static int
+chunked_begin(chunked *k, dp_prng *rng)
+{
+	k->seeds = dp_alloc(sizeof(uint64_t) * k->nchunks);
+	k->errs = dp_zalloc(sizeof(double) * (k->iters + 1));
+	k->wsum = dp_zalloc(sizeof(double) * (k->iters + 1));
+	if (k->seeds == NULL || k->errs == NULL || k->wsum == NULL)
+		return dp_nomem("could not allocate GUM's chunks' seeds");
+	for (uint64_t j = 0; j < k->nchunks; j++)
+		k->seeds[j] = dp_prng_next(rng);
+	if (!k->prm->one_way_exact)
+		return 0;
+	for (uint32_t c = 0; c < k->ncols; c++)
+		k->codes += k->sizes[c];
+	k->left = dp_alloc(sizeof(uint64_t) * k->codes);
+	k->shares = dp_alloc(sizeof(uint32_t) * k->codes * k->nthreads);
+	k->sharep = dp_alloc(sizeof(uint32_t *) * (size_t) k->ncols * k->nthreads);
+	if (k->left == NULL || k->shares == NULL || k->sharep == NULL)
+		return dp_nomem("could not allocate GUM's chunks' one-way counts");
+	for (uint32_t c = 0, off = 0; c < k->ncols; off += k->sizes[c], c++)
+	{
+		if (dp_gum_one_way_counts(k->targets, k->ntargets, c, k->sizes[c], k->n, k->shares) != 0)
+			return -2;
+		for (uint32_t v = 0; v < k->sizes[c]; v++)
+			k->left[off + v] = k->shares[v];
+	}
+	return 0;
+}
+
+/*
+ * Round chunk t's run set up: its fields, its shares of the one-way counts (the next chunk's), its
+ * log, and with helpers (cnt > 1) its arena (*par false when one cannot be had: no helpers this
+ * round).  Returns 0 or -2.
+ */
+static int
+round_setup(chunked *k, uint64_t r0, uint32_t t, uint32_t cnt, bool *par)
+{
+	chunk_run  *c = &k->runs[t];
+	uint64_t	rows = k->n - (r0 + t) * k->chunk < k->chunk ? k->n - (r0 + t) * k->chunk : k->chunk;
+
+	c->targets = k->targets;
+	c->ntargets = k->ntargets;
+	c->ncols = k->ncols;
+	c->sizes = k->sizes;
+	c->start = k->prm->start;
+	c->n = k->n;
+	c->chunk = k->chunk;
+	c->index = (uint32_t) (r0 + t);
+	c->seed = k->seeds[r0 + t];
+	c->prm = k->prm;
+	c->counts = NULL;
+	c->rc = -2;
+	c->log.cap = k->iters;
+	c->log.stop = &k->stop;
+	c->log.err = dp_zalloc(sizeof(double) * (k->iters + 1));
+	if (c->log.err == NULL)
+		return dp_nomem("could not allocate GUM's chunks' logs");
+	if (k->left != NULL)
+	{
+		for (uint32_t j = 0, off = 0; j < k->ncols; off += k->sizes[j], j++)
+		{
+			uint32_t   *o = k->shares + (size_t) t * k->codes + off;
+
+			if (dp_gum_chunk_next(k->left + off, k->sizes[j], k->rows_left, rows, o) != 0)
+				return -2;
+			k->sharep[(size_t) t * k->ncols + j] = o;
+		}
+		k->rows_left -= rows;
+		c->counts = k->sharep + (size_t) t * k->ncols;
+	}
+	/*
+	 * With helpers, every chunk of the round takes its memory from an arena, the calling thread's
+	 * too: while a helper runs, the calling thread may not call the allocation handler either
+	 * (inside PostgreSQL it may not return: dp_env.h, LONGJMP)
+	 */
+	if (cnt > 1)
+	{
+		c->arena.size = ARENA_BYTES(k->targets, k->ntargets, k->ncols, rows);
+		c->arena.base = dp_try_alloc(c->arena.size);	/* NULL, never an ERROR */
+		if (c->arena.base == NULL)
+			*par = false;
+	}
+	return 0;
+}
+
+/*
+ * The round's chunks run.  With helpers (par): no progress callback and no handler until they
+ * are joined (they may not return: dp_env.h, LONGJMP).  When an interrupt stopped the round, it
+ * is let in with no helper running (the interrupt handler, then the callback); if neither
+ * cancels, the chunks that finished are kept and the stopped ones run again in parallel, each
+ * from its own generator (the same rows), up to CHUNK_STOPS stops a round.  Then each chunk that
+ * did not finish, anew on this thread, with the handlers' memory and the caller's callback: a
+ * chunk whose arena was too small (whose failure, if it was something else, this run reports),
+ * every chunk with no helpers (par false), and a chunk an interrupt stopped CHUNK_STOPS times.
+ * Returns 0, -1 (cancelled) or -2.
+ */
+static int
+round_run(chunked *k, uint64_t r0, uint32_t cnt, bool par)
+{
+	chunk_run  *runs = k->runs;
+	bool		todo[DP_MAX_THREADS];
+	int			rc = 0;
+
+	for (uint32_t t = 0; t < cnt; t++)
+		todo[t] = true;
+	for (uint32_t stops = 0; par;)
+	{
+		uint32_t	left = 0;
+
+		round_parallel(runs, cnt, todo);
+		if (!__atomic_load_n(&k->stop, __ATOMIC_SEQ_CST))
+			break;
+		dp_check_interrupts();
+		if (dp_report(k->prm->progress, k->prm->progress_arg, DP_PHASE_GUM, (double) r0,
+					  (double) k->nchunks, -1) != 0)
+			return -1;
+		__atomic_store_n(&k->stop, 0, __ATOMIC_SEQ_CST);
+		for (uint32_t t = 0; t < cnt; t++)
+			left += todo[t] = runs[t].rc == -1;
+		if (++stops >= CHUNK_STOPS || left == 0)
+			break;
+		for (uint32_t t = 0; t < cnt; t++)
+			if (todo[t])
+				arena_reset(&runs[t]);
+	}
+	for (uint32_t t = 0; t < cnt && rc == 0; t++)
+		if (runs[t].rc != 0)
+		{
+			chunk_release(&runs[t]);
+			runs[t].rc = rc = run_one(&runs[t], true);
+#ifdef DPSYNTH_TEST_RNG
+			if (par)
+				test_serial_runs++;
+#endif
+		}
+	return rc;
+}
+
+/* The round's rows copied into out (rc 0), their iterations' errors summed; its runs released. */
+static void
+round_collect(chunked *k, uint32_t cnt, int rc, dp_codes *out)
+{
+	for (uint32_t t = 0; t < cnt; t++)
+	{
+		chunk_run  *c = &k->runs[t];
+		uint64_t	b = (uint64_t) c->index * k->chunk;
+
+		if (rc == 0)
+		{
+			for (uint32_t j = 0; j < k->ncols; j++)
+				memcpy(out->col[j] + b, c->out.col[j], sizeof(uint16_t) * (size_t) c->out.nrows);
+			for (uint32_t i = 0; i < c->log.n; i++)
+			{
+				k->errs[i] += c->log.err[i] * (double) c->out.nrows;
+				k->wsum[i] += (double) c->out.nrows;
+			}
+			if (c->log.n > k->nlog)
+				k->nlog = c->log.n;
+		}
+		chunk_release(c);
+		dp_free(c->log.err);
+		c->log.err = NULL;
+	}
+}
+
 int
 dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint32_t *sizes,
 				   uint64_t n, uint64_t chunk, const dp_gum_params *params, dp_prng *rng, dp_codes *out)
 {
-	chunk_run	runs[DP_MAX_THREADS];
-	uint64_t	nchunks,
-			   *seeds,
-			   *left = NULL,
-				rows_left = n;
-	uint32_t   *shares = NULL;
-	const uint32_t **sharep = NULL;
-	size_t		codes = 0;
-	double	   *errs,
-			   *wsum;
-	uint32_t	T,
-				iters = params != NULL ? params->iterations : 0,
-				nlog = 0;
-	int			rc = 0;
+	chunked		k;
+	int			rc;
 
 	if (out == NULL || rng == NULL || params == NULL || params->start == NULL || chunk == 0 ||
 		params->start->nrows != n || params->start->ncols != ncols || out->ncols != ncols ||
@@ -392,12 +576,21 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 	out->nrows = 0;
 	if (n == 0)
 		return 0;
-	nchunks = (n + chunk - 1) / chunk;
-	T = dp_threads();
-	if (T > nchunks)
-		T = (uint32_t) nchunks;
-	if (T > DP_MAX_THREADS)
-		T = DP_MAX_THREADS;
+	memset(&k, 0, sizeof(k));
+	k.targets = targets;
+	k.ntargets = ntargets;
+	k.ncols = ncols;
+	k.sizes = sizes;
+	k.prm = params;
+	k.iters = params->iterations;
+	k.n = k.rows_left = n;
+	k.chunk = chunk;
+	k.nchunks = (n + chunk - 1) / chunk;
+	k.nthreads = dp_threads();
+	if (k.nthreads > k.nchunks)
+		k.nthreads = (uint32_t) k.nchunks;
+	if (k.nthreads > DP_MAX_THREADS)
+		k.nthreads = DP_MAX_THREADS;
 	if (out->cap < n)
 		for (uint32_t j = 0; j < ncols; j++)
 		{
@@ -409,191 +602,33 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 			if (j + 1 == ncols)
 				out->cap = n;
 		}
-	/* every chunk's generator seeded first, in chunk order: the rows do not depend on T */
-	seeds = dp_alloc(sizeof(uint64_t) * nchunks);
-	errs = dp_zalloc(sizeof(double) * (iters + 1));
-	wsum = dp_zalloc(sizeof(double) * (iters + 1));
-	if (seeds == NULL || errs == NULL || wsum == NULL)
+	rc = chunked_begin(&k, rng);
+	for (uint64_t r0 = 0; r0 < k.nchunks && rc == 0; r0 += k.nthreads)
 	{
-		dp_free(seeds);
-		dp_free(errs);
-		dp_free(wsum);
-		return dp_nomem("could not allocate GUM's chunks' seeds");
-	}
-	for (uint64_t k = 0; k < nchunks; k++)
-		seeds[k] = dp_prng_next(rng);
-	/*
-	 * With one_way_exact, the whole's exact one-way counts once, here, and every chunk's share
-	 * (dp_gum_chunk_next, chunks in order) on this thread before its round: O(codes log codes) a
-	 * column and chunk, and the chunks' runs read them
-	 */
-	if (params->one_way_exact)
-	{
-		for (uint32_t c = 0; c < ncols; c++)
-			codes += sizes[c];
-		left = dp_alloc(sizeof(uint64_t) * codes);
-		shares = dp_alloc(sizeof(uint32_t) * codes * T);
-		sharep = dp_alloc(sizeof(uint32_t *) * (size_t) ncols * T);
-		if (left == NULL || shares == NULL || sharep == NULL)
-			rc = dp_nomem("could not allocate GUM's chunks' one-way counts");
-		for (uint32_t c = 0, off = 0; c < ncols && rc == 0; off += sizes[c], c++)
-		{
-			if (dp_gum_one_way_counts(targets, ntargets, c, sizes[c], n, shares) != 0)
-				rc = -2;
-			for (uint32_t v = 0; v < sizes[c] && rc == 0; v++)
-				left[off + v] = shares[v];
-		}
-	}
-	memset(runs, 0, sizeof(runs));
-	for (uint64_t r0 = 0; r0 < nchunks && rc == 0; r0 += T)
-	{
-		uint32_t	cnt = nchunks - r0 < T ? (uint32_t) (nchunks - r0) : T;
-		uint32_t	cnt_par = cnt;	/* 1: no helpers this round */
-		int			stop = 0;
+		uint32_t	cnt = k.nchunks - r0 < k.nthreads ? (uint32_t) (k.nchunks - r0) : k.nthreads;
+		bool		par = cnt > 1;	/* false: no helpers this round */
 
-		for (uint32_t t = 0; t < cnt; t++)
-		{
-			chunk_run  *c = &runs[t];
-
-			c->targets = targets;
-			c->ntargets = ntargets;
-			c->ncols = ncols;
-			c->sizes = sizes;
-			c->start = params->start;
-			c->n = n;
-			c->chunk = chunk;
-			c->index = (uint32_t) (r0 + t);
-			c->seed = seeds[r0 + t];
-			c->prm = params;
-			c->counts = NULL;
-			if (left != NULL && rc == 0)
-			{
-				uint64_t	nj = rows_left < chunk ? rows_left : chunk;
-
-				for (uint32_t j = 0, off = 0; j < ncols && rc == 0; off += sizes[j], j++)
-				{
-					uint32_t   *o = shares + (size_t) t * codes + off;
-
-					rc = dp_gum_chunk_next(left + off, sizes[j], rows_left, nj, o);
-					sharep[(size_t) t * ncols + j] = o;
-				}
-				rows_left -= nj;
-				c->counts = sharep + (size_t) t * ncols;
-			}
-			c->rc = -2;
-			c->log.cap = iters;
-			c->log.stop = &stop;
-			c->log.err = dp_zalloc(sizeof(double) * (iters + 1));
-			if (c->log.err == NULL)
-				rc = dp_nomem("could not allocate GUM's chunks' logs");
-			/*
-			 * With helpers, every chunk of the round takes its memory from an arena, the calling
-			 * thread's too: while a helper runs, the calling thread may not call the allocation
-			 * handler either (inside PostgreSQL it may not return: dp_env.h, LONGJMP)
-			 */
-			if (cnt > 1 && rc == 0)
-			{
-				uint64_t	rows = n - c->index * chunk < chunk ? n - c->index * chunk : chunk;
-
-				c->arena.size = ARENA_BYTES(targets, ntargets, ncols, rows);
-				c->arena.base = dp_try_alloc(c->arena.size);	/* NULL, never an ERROR */
-				if (c->arena.base == NULL)
-				{
-					cnt_par = 1;	/* no helpers this round: the calling thread runs its chunks */
-				}
-			}
-		}
-		/*
-		 * With helpers: no progress callback and no handler until they are joined (they may not
-		 * return: dp_env.h, LONGJMP).  When an interrupt stopped the round, it is let in with no
-		 * helper running (the interrupt handler, then the callback); if neither cancels, the
-		 * chunks that finished are kept and the stopped ones run again in parallel, each from
-		 * its own generator (the same rows), up to CHUNK_STOPS stops a round
-		 */
-		if (rc == 0 && cnt_par > 1)
-		{
-			bool		todo[DP_MAX_THREADS];
-
-			for (uint32_t t = 0; t < cnt; t++)
-				todo[t] = true;
-			for (uint32_t stops = 0;;)
-			{
-				uint32_t	k = 0;
-
-				round_parallel(runs, cnt, todo);
-				if (!__atomic_load_n(&stop, __ATOMIC_SEQ_CST))
-					break;
-				dp_check_interrupts();
-				if (dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) r0,
-							  (double) nchunks, -1) != 0)
-				{
-					rc = -1;
-					break;
-				}
-				__atomic_store_n(&stop, 0, __ATOMIC_SEQ_CST);
-				for (uint32_t t = 0; t < cnt; t++)
-					k += todo[t] = runs[t].rc == -1;
-				if (++stops >= CHUNK_STOPS || k == 0)
-					break;
-				for (uint32_t t = 0; t < cnt; t++)
-					if (todo[t])
-						arena_reset(&runs[t]);
-			}
-		}
-		else if (rc == 0 && (runs[0].rc = run_one(&runs[0], true)) != 0)
-			rc = runs[0].rc;	/* failed, or cancelled by the caller's own callback */
-
-		/*
-		 * Each chunk that did not finish here, anew, from its own generator, with the handlers'
-		 * memory and the caller's callback: a chunk whose arena was too small (whose failure, if
-		 * it was something else, this run reports), a chunk with no helper (cnt_par 1), and a
-		 * chunk an interrupt stopped CHUNK_STOPS times that did not cancel
-		 */
+		k.stop = 0;
 		for (uint32_t t = 0; t < cnt && rc == 0; t++)
-			if (runs[t].rc != 0)
-			{
-				chunk_release(&runs[t]);
-				runs[t].rc = rc = run_one(&runs[t], true);
-#ifdef DPSYNTH_TEST_RNG
-				test_serial_runs++;
-#endif
-			}
-		for (uint32_t t = 0; t < cnt; t++)
-		{
-			chunk_run  *c = &runs[t];
-			uint64_t	b = (uint64_t) c->index * chunk;
-
-			if (rc == 0)
-			{
-				for (uint32_t j = 0; j < ncols; j++)
-					memcpy(out->col[j] + b, c->out.col[j], sizeof(uint16_t) * (size_t) c->out.nrows);
-				for (uint32_t i = 0; i < c->log.n; i++)
-				{
-					errs[i] += c->log.err[i] * (double) c->out.nrows;
-					wsum[i] += (double) c->out.nrows;
-				}
-				if (c->log.n > nlog)
-					nlog = c->log.n;
-			}
-			chunk_release(c);
-			dp_free(c->log.err);
-			c->log.err = NULL;
-		}
+			rc = round_setup(&k, r0, t, cnt, &par);
+		if (rc == 0)
+			rc = round_run(&k, r0, cnt, par);
+		round_collect(&k, cnt, rc, out);
 		if (rc == 0 && dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, (double) (r0 + cnt),
-								 (double) nchunks, -1) != 0)
+								 (double) k.nchunks, -1) != 0)
 			rc = -1;
 	}
 	/* each iteration's mean L1 error over the chunks that ran it, weighted by their rows */
-	for (uint32_t i = 0; rc == 0 && i < nlog; i++)
-		if (dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, i + 1, iters,
-					  errs[i] / wsum[i]) != 0)
+	for (uint32_t i = 0; rc == 0 && i < k.nlog; i++)
+		if (dp_report(params->progress, params->progress_arg, DP_PHASE_GUM, i + 1, k.iters,
+					  k.errs[i] / k.wsum[i]) != 0)
 			rc = -1;
-	dp_free(seeds);
-	dp_free(errs);
-	dp_free(wsum);
-	dp_free(left);
-	dp_free(shares);
-	dp_free(sharep);
+	dp_free(k.seeds);
+	dp_free(k.errs);
+	dp_free(k.wsum);
+	dp_free(k.left);
+	dp_free(k.shares);
+	dp_free(k.sharep);
 	if (rc == 0)
 		out->nrows = n;
 	return rc;
