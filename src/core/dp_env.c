@@ -233,8 +233,9 @@ dp_fail(dp_error_kind kind, const char *fmt,...)
 {
 	va_list		ap;
 
-	if (last_kind != DP_ERR_NONE || thread_arena)
-		return;					/* a callee said it more precisely; a helper says nothing */
+	if (thread_arena || last_kind != DP_ERR_NONE)
+		return;					/* a helper says nothing (and reads no shared state); a callee
+								 * said it more precisely */
 	last_kind = kind;
 	va_start(ap, fmt);
 	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);

@@ -332,8 +332,8 @@ chunk_release(chunk_run *c)
 
 /*
  * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
- * a row, 4 bytes a row per column for the working and best tables and 2 for the output's, 12 a
- * cell of every target plus its counts), doubled: the arena reuses a block given back only
+ * a row; 2 bytes a row per column for the working and best tables, taken as 4 on purpose as
+ * headroom, and 2 for the output's; 12 a cell of every target plus its counts), doubled: the arena reuses a block given back only
  * where a later one fits it.  Pages never touched are never resident, but
  * under strict overcommit the whole arena is commit charge (dp_try_alloc: when it cannot be had,
  * no helpers that round); one too small costs a run of its chunk again on the calling thread.
