@@ -18,19 +18,28 @@
  * hashes agree) and, with `tvd` 1, the mean 2-way TVD over every pair and the 3-way TVD over 80
  * fixed triples against the encoded real rows.  No assertion: a benchmark.
  *
+ * With `chunks` > 0 the draws are the bench's own chunked draw instead (chunked_draw below: GUM
+ * on each of `chunks` chunks on its own, on threads the bench starts), for comparing chunk counts
+ * other than the core's (dp_adaptive_draw_chunk's: 2 at a million rows).
+ *
  * Usage (from the checkout's top): make bench/bin/final_1m &&
- *        bench/bin/final_1m [rows] [noise seed] [reps] [threads] [tvd] [domains file]
- *        (defaults: 1000000 1 3 2 1 bench/adult_1m_domains.txt)
+ *        bench/bin/final_1m [rows] [noise seed] [reps] [threads] [tvd] [domains file] [chunks]
+ *        (defaults: 1000000 1 3 2 1 bench/adult_1m_domains.txt 0; an empty domains file: the
+ *        default)
  */
 /* the benches link the unit tests' library, which has the seam (dp_random.h) */
 #define DPSYNTH_TEST_RNG
 
+#include <pthread.h>
 #include <time.h>
 
 #include "dp_accounting.h"
 #include "dp_adaptive.h"
 #include "dp_env.h"
 #include "dp_gum.h"
+#include "dp_jtree.h"
+#include "dp_maxent.h"
+#include "dp_privsyn.h"
 #include "dp_random.h"
 #include "../test/unit/adult_data.h"
 #include "rows_hash.h"
@@ -168,6 +177,149 @@ load_encoded(const dcol *dc, uint64_t rows, dp_codes *src, dp_codes *big)
 	return true;
 }
 
+/*
+ * The bench's own chunked draw (chunks > 0; how dp_gum_run_chunked was first measured): the
+ * sub-model's rows drawn as dp_adaptive_sample's submodel_rows draws them, but in `chunks` chunks
+ * of ceil(n / chunks) rows; then GUM warm from each chunk's rows on its own (one part, one
+ * thread: dp_threads 1 while they run), the targets scaled to the chunk's rows, the iterations
+ * those of the whole (dp_adaptive_submodel_iters of n), the one-way counts exact per chunk
+ * (largest remainder of the chunk's rows); the chunks on `threads` threads (chunk k on thread
+ * k % threads, in order); then the chunks' rows side by side and the merged codes split over the
+ * whole as dp_privsyn_sample does.  Per chunk: its thread CPU and when it ended.
+ */
+typedef struct cjob
+{
+	const dp_privsyn_result *res;
+	uint32_t	d;
+	const dp_gum_params *prm;
+	uint32_t	first,
+				step,
+				nchunks;
+	dp_codes   *start;			/* views of the sub-model's rows, one a chunk */
+	dp_codes   *out;			/* one a chunk */
+	uint64_t   *seed;
+	double	   *cpu,
+			   *end,
+				w0;
+	int			rc;
+} cjob;
+
+static void *
+cjob_run(void *arg)
+{
+	cjob	   *j = arg;
+
+	for (uint32_t k = j->first; k < j->nchunks; k += j->step)
+	{
+		dp_gum_params g = *j->prm;
+		dp_prng		r;
+		double		c = thread_cpu();
+
+		g.start = &j->start[k];
+		dp_prng_seed(&r, j->seed[k]);
+		if (dp_gum_run(j->res->margs, j->res->nmargs, j->d, j->res->merged_sizes,
+					   j->start[k].nrows, &g, &r, &j->out[k]) != 0)
+			j->rc = -1;
+		j->cpu[k] = thread_cpu() - c;
+		j->end[k] = wall() - j->w0;
+	}
+	return NULL;
+}
+
+static int
+chunked_draw(const dp_privsyn_result *res, uint32_t d, const uint32_t *sizes, uint64_t n,
+			 const dp_gum_params *gum, dp_prng *rng, uint32_t nchunks, uint32_t threads,
+			 dp_codes *out, double *phase)
+{
+	dp_marg    *kept = calloc(res->nmargs, sizeof(dp_marg));
+	uint32_t	nkept = 0,
+				kway = 0,
+				w;
+	uint64_t	csize = (n + nchunks - 1) / nchunks;
+	dp_jtree	t;
+	dp_codes	start,
+				views[64],
+				outs[64];
+	uint64_t	seeds[64];
+	double		cpu[64],
+				end[64],
+				w0 = wall();
+	dp_gum_params prm = *gum;
+	cjob		jobs[DP_MAX_THREADS];
+	pthread_t	th[DP_MAX_THREADS];
+
+	if (nchunks > 64 || threads > DP_MAX_THREADS || threads == 0)
+		return -2;
+	dp_set_threads(threads);
+	if (dp_jtree_build_greedy(&t, res->margs, res->nmargs, d, d, res->merged_sizes,
+							  DP_ADAPTIVE_JTREE_CELLS, kept, &nkept) != 0 ||
+		dp_jtree_fit(&t, kept, nkept, dp_adaptive_submodel_sweeps(dp_jtree_sweeps(&t, kept, nkept), n),
+					 DP_MAXENT_TOL, NULL, NULL) <= 0 ||
+		dp_codes_init(&start, d, n) != 0 ||
+		dp_jtree_draw_chunked(&t, n, nchunks > 1 ? csize : 0, rng, &start, NULL, NULL) != 0)
+		return -2;
+	dp_jtree_free(&t);
+	free(kept);
+	phase[0] = wall() - w0;
+	for (uint32_t k = 0; k < res->nmargs; k++)
+		kway += res->margs[k].nattrs >= 2;
+	w = dp_adaptive_submodel_iters(kway, n);
+	if (prm.iterations > w)
+		prm.iterations = w;
+	prm.counting = dp_adaptive_huge_counting(prm.counting, (double) n);
+	prm.maxent_cells = 0;
+	prm.jtree_cells = 0;
+	prm.progress = NULL;
+	for (uint32_t k = 0; k < nchunks; k++)
+	{
+		uint64_t	b = k * csize,
+					e = b + csize < n ? b + csize : n;
+
+		views[k] = start;
+		views[k].nrows = views[k].cap = e - b;
+		views[k].col = calloc(d, sizeof(uint16_t *));
+		for (uint32_t j = 0; j < d; j++)
+			views[k].col[j] = start.col[j] + b;
+		dp_codes_init(&outs[k], d, e - b);
+		seeds[k] = dp_prng_next(rng);
+	}
+	dp_set_threads(1);
+	for (uint32_t q = 0; q < threads; q++)
+	{
+		jobs[q] = (cjob) {.res = res, .d = d, .prm = &prm, .first = q, .step = threads,
+			.nchunks = nchunks, .start = views, .out = outs, .seed = seeds, .cpu = cpu, .end = end,
+		.w0 = wall(), .rc = 0};
+		if (q > 0)
+			pthread_create(&th[q], NULL, cjob_run, &jobs[q]);
+	}
+	cjob_run(&jobs[0]);
+	for (uint32_t q = 1; q < threads; q++)
+		pthread_join(th[q], NULL);
+	dp_set_threads(threads);
+	phase[1] = wall() - w0 - phase[0];
+	printf("    chunks (thread cpu s / ended at s):");
+	for (uint32_t k = 0; k < nchunks; k++)
+		printf(" %.3f/%.3f", cpu[k], end[k]);
+	printf("\n");
+	for (uint32_t q = 0; q < threads; q++)
+		if (jobs[q].rc != 0)
+			return -2;
+	dp_codes_init(out, d, n);
+	for (uint32_t k = 0; k < nchunks; k++)
+	{
+		for (uint32_t j = 0; j < d; j++)
+			memcpy(out->col[j] + k * csize, outs[k].col[j], sizeof(uint16_t) * outs[k].nrows);
+		dp_codes_free(&outs[k]);
+		free(views[k].col);
+	}
+	out->nrows = n;
+	dp_codes_free(&start);
+	if (dp_privsyn_split(res, d, sizes, n, &prm, rng, out) != 0)
+		return -2;
+	phase[2] = wall() - w0 - phase[0] - phase[1];
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -176,7 +328,8 @@ main(int argc, char **argv)
 	int			reps = argc > 3 ? atoi(argv[3]) : 3;
 	uint32_t	threads = argc > 4 ? (uint32_t) atoi(argv[4]) : 2;
 	int			with_tvd = argc > 5 ? atoi(argv[5]) : 1;
-	const char *dpath = argc > 6 ? argv[6] : "bench/adult_1m_domains.txt";
+	const char *dpath = argc > 6 && argv[6][0] ? argv[6] : "bench/adult_1m_domains.txt";
+	uint32_t	nchunks = argc > 7 ? (uint32_t) atoi(argv[7]) : 0;
 	dcol	   *dc = calloc(NC, sizeof(dcol));
 	uint32_t	sizes[NC];
 	uint64_t	kcells = 0;
@@ -226,7 +379,19 @@ main(int argc, char **argv)
 		c0 = cpu_seconds();
 		m0 = thread_cpu();
 		w0 = wall();
-		if (dp_adaptive_sample(&res, NC, sizes, rows, &g, &rng, &syn, &how) != 0)
+		if (nchunks > 0)
+		{
+			double		ph[3];
+
+			memset(&how, 0, sizeof(how));
+			if (chunked_draw(&res, NC, sizes, rows, &g, &rng, nchunks, threads, &syn, ph) != 0)
+			{
+				fprintf(stderr, "chunked_draw failed\n");
+				return 1;
+			}
+			printf("    phases: sub-model %.3f  chunk GUMs %.3f  split %.3f s\n", ph[0], ph[1], ph[2]);
+		}
+		else if (dp_adaptive_sample(&res, NC, sizes, rows, &g, &rng, &syn, &how) != 0)
 		{
 			fprintf(stderr, "dp_adaptive_sample: %s\n", dp_last_error());
 			return 1;

@@ -69,6 +69,13 @@ core_alloc(size_t n)
 	return MemoryContextAllocHuge(CurrentMemoryContext, n);
 }
 
+/* memory the core can do without (a helper's arena): NULL instead of the out-of-memory ERROR */
+static void *
+core_try_alloc(size_t n)
+{
+	return MemoryContextAllocExtended(CurrentMemoryContext, n, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
 static void *
 core_realloc(void *p, size_t n)
 {
@@ -93,10 +100,21 @@ core_interrupt(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*
+ * Whether CHECK_FOR_INTERRUPTS would act now: it only reads the backend's flags (set by its
+ * signal handlers), so the core may call it while its helper threads run.
+ */
+static int
+core_pending(void)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
 void
 dpsynth_install_core_handlers(void)
 {
-	static const dp_handlers handlers = {core_alloc, core_realloc, core_free, core_notice, core_interrupt};
+	static const dp_handlers handlers = {core_alloc, core_realloc, core_free, core_notice, core_interrupt,
+	core_pending, core_try_alloc};
 
 	dp_set_handlers(&handlers);
 }

@@ -128,7 +128,10 @@
  *      sweeps, dp_adaptive_submodel_sweeps, and the rows drawn in chunks on the call's threads,
  *      dp_adaptive_draw_chunk: the rows depend on the chunks, which depend on the rows asked for,
  *      not on the threads) and runs GUM on all the marginals from those rows (from
- *      DP_ADAPTIVE_HUGE_ROWS rows with lazy counting, dp_adaptive_huge_counting), at most
+ *      DP_ADAPTIVE_HUGE_ROWS rows with lazy counting, dp_adaptive_huge_counting, and on each of
+ *      the draw's chunks on its own, dp_gum_run_chunked: the chunks run on the call's threads
+ *      with no join between GUM's passes, and the rows depend on the chunks, not on the
+ *      threads), at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
  *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
  *      from DP_ADAPTIVE_HUGE_ROWS rows where rows x k-way marginals x iterations would pass

@@ -15,7 +15,8 @@
  * allocates or fails: inside PostgreSQL a handler may longjmp (palloc's out-of-memory ERROR, a
  * cancel), which is only safe on the thread that entered the core, and palloc is not thread
  * safe.  Helpers touch memory allocated before they start, and are joined before any handler
- * runs again.
+ * runs again; one that must allocate does so from an arena given it (HELPER ARENAS below), and
+ * while it runs the calling thread calls no handler either.
  *
  * LONGJMP.  alloc and interrupt may not return (PostgreSQL's ERROR): the core keeps no state
  * outside the memory it got from alloc, so unwinding past it loses nothing once the embedder
@@ -34,6 +35,19 @@ typedef struct dp_handlers
 	void		(*free_fn) (void *p);	/* p from alloc, never NULL */
 	void		(*notice) (const char *msg);	/* a message for the user (may be NULL) */
 	void		(*interrupt) (void);	/* lets a cancel in: may not return (may be NULL) */
+	/*
+	 * Whether an interrupt waits that interrupt() would act on (may be NULL: never).  Must
+	 * return, and must be safe to call on the calling thread while helpers run: the core reads it
+	 * where it may not call interrupt() or a progress callback yet, stops its helpers when it
+	 * says so, and only then calls those (dp_gum_run_chunked).
+	 */
+	int			(*pending) (void);
+	/*
+	 * Like alloc, but must return: NULL when the memory cannot be had (may be NULL: alloc is
+	 * used).  The core asks it for memory it can do without (a helper's arena, dp_try_alloc),
+	 * so that a failure there costs speed, not the call; the block goes to free_fn.
+	 */
+	void	   *(*try_alloc) (size_t n);
 } dp_handlers;
 
 /*
@@ -44,6 +58,13 @@ void		dp_set_handlers(const dp_handlers *h);
 
 /* n bytes (at least one), NULL on failure. */
 void	   *dp_alloc(size_t n);
+
+/*
+ * n bytes (at least one) that the caller can do without: from the try_alloc handler, which
+ * returns NULL rather than raising (alloc without one).  NULL on failure, with no failure
+ * recorded.  Released by dp_free.
+ */
+void	   *dp_try_alloc(size_t n);
 
 /* n zeroed bytes (at least one), NULL on failure. */
 void	   *dp_zalloc(size_t n);
@@ -61,6 +82,38 @@ void		dp_notice(const char *fmt,...) __attribute__((format(printf, 1, 2)));
  * table's rows in chunks on threads, dp_jtree_draw_chunked, between its rounds of chunks: about
  * 0.1 s apart at 2^19 rows a chunk). */
 void		dp_check_interrupts(void);
+/* The pending handler's answer (0 without one, and on a helper thread in its arena). */
+int			dp_interrupt_pending(void);
+
+/*
+ * HELPER ARENAS.  A helper thread that must run code which allocates (a whole GUM run on a chunk
+ * of rows, dp_gum_run_chunked) is given an arena: a block the calling thread allocated before
+ * the helper started.  Between dp_arena_enter and dp_arena_leave on that thread, dp_alloc,
+ * dp_zalloc and dp_realloc take from the arena (16-byte aligned; NULL, and failed set, once it
+ * is exhausted), dp_free gives a block back for the arena's later allocations, and dp_fail,
+ * dp_notice and dp_check_interrupts do nothing: no handler runs on the helper.  The calling
+ * thread enters an arena of its own (caller set) while its helpers run, so that no allocation
+ * handler, which may not return, runs then either; there dp_interrupt_pending still asks the
+ * pending handler, which must return.  Code in an arena reports failure by return code only;
+ * the calling thread then does the work again itself, out of the arena.  The calling thread
+ * takes an arena from dp_try_alloc (the try_alloc handler, which returns NULL rather than raise):
+ * when none can be had, it does the work itself with no helper.  An arena is reserved whole, so
+ * where memory is not overcommitted its whole size is committed, used or not.  Memory from an arena is
+ * never given to dp_free out of it: the calling thread drops the arena as one block once its
+ * helpers are joined.
+ */
+typedef struct dp_arena
+{
+	char	   *base;
+	size_t		size,
+				used,
+				peak;			/* the most used at once */
+	int			failed;			/* an allocation did not fit: the run in it is not used, whatever it returned */
+	int			caller;			/* the calling thread's own, while its helpers run: dp_interrupt_pending still asks */
+	void	   *free_list;		/* blocks given back, not at the end (dp_env.c) */
+} dp_arena;
+void		dp_arena_enter(dp_arena *a);
+void		dp_arena_leave(void);
 
 /*
  * THREAD COUNT.  How many threads (1..DP_MAX_THREADS, default 1) one computation of the core

@@ -167,6 +167,35 @@ start_rows(gum *g, uint32_t m)
  * no positive mass, out of memory).
  */
 static int
+one_way_dist(const dp_marg *targets, uint32_t ntargets, uint32_t c, uint32_t size, double *onew)
+{
+	const dp_marg *src = NULL;
+	uint32_t	pos = 0;
+	double		s = 0;
+
+	for (uint32_t i = 0; i < ntargets && src == NULL; i++)
+		if (targets[i].nattrs == 1 && targets[i].attrs[0] == c)
+			src = &targets[i];
+	for (uint32_t i = 0; i < ntargets && src == NULL; i++)
+		for (uint32_t k = 0; k < targets[i].nattrs; k++)
+			if (targets[i].attrs[k] == c)
+			{
+				src = &targets[i];
+				pos = k;
+			}
+	if (src == NULL)
+		return -2;
+	for (uint64_t j = 0; j < src->ncells; j++)
+		if (src->cells[j] > 0)
+			onew[dp_marg_code(src, j, pos)] += src->cells[j];
+	for (uint32_t v = 0; v < size; v++)
+		s += onew[v];
+	if (!(s > 0) || !isfinite(s))
+		return -2;
+	return 0;
+}
+
+static int
 gum_one_way(gum *g, const dp_marg *targets, uint32_t ntargets)
 {
 	const uint32_t ncols = g->ncols;
@@ -177,35 +206,33 @@ gum_one_way(gum *g, const dp_marg *targets, uint32_t ntargets)
 		return -2;
 	for (uint32_t c = 0; c < ncols; c++)
 	{
-		const dp_marg *src = NULL;
-		uint32_t	pos = 0;
-		double		s = 0;
-		double	   *onew;
-
-		for (uint32_t i = 0; i < ntargets && src == NULL; i++)
-			if (targets[i].nattrs == 1 && targets[i].attrs[0] == c)
-				src = &targets[i];
-		for (uint32_t i = 0; i < ntargets && src == NULL; i++)
-			for (uint32_t k = 0; k < targets[i].nattrs; k++)
-				if (targets[i].attrs[k] == c)
-				{
-					src = &targets[i];
-					pos = k;
-				}
-		if (src == NULL)
-			return -2;
-		onew = g->onew[c] = gum_calloc(g, sizes[c], sizeof(double));
-		if (onew == NULL)
-			return -2;
-		for (uint64_t j = 0; j < src->ncells; j++)
-			if (src->cells[j] > 0)
-				onew[dp_marg_code(src, j, pos)] += src->cells[j];
-		for (uint32_t v = 0; v < sizes[c]; v++)
-			s += onew[v];
-		if (!(s > 0) || !isfinite(s))
+		g->onew[c] = gum_calloc(g, sizes[c], sizeof(double));
+		if (g->onew[c] == NULL || one_way_dist(targets, ntargets, c, sizes[c], g->onew[c]) != 0)
 			return -2;
 	}
 	return 0;
+}
+
+int
+dp_gum_one_way_counts(const dp_marg *targets, uint32_t ntargets, uint32_t c, uint32_t size,
+					  uint64_t total, uint32_t *out)
+{
+	double	   *onew = dp_zalloc(sizeof(double) * (size_t) size);
+	frac_idx   *fi = dp_alloc(sizeof(frac_idx) * (size_t) size);
+	int			rc = 0;
+
+	if (onew == NULL || fi == NULL)
+		rc = dp_nomem("could not allocate a column's one-way counts");
+	else if (size == 0 || one_way_dist(targets, ntargets, c, size, onew) != 0)
+	{
+		dp_fail(DP_ERR_INVALID, "column %u has no 1-way distribution in GUM's targets", c);
+		rc = -2;
+	}
+	else
+		largest_remainder(onew, size, total, out, fi);
+	dp_free(onew);
+	dp_free(fi);
+	return rc;
 }
 
 /*
@@ -720,7 +747,23 @@ gum_exact_one_way(gum *g)
 
 		if (g->layer[c] != 0)
 			continue;
-		largest_remainder(g->onew[c], sz, n, tgt, g->fi);
+		if (g->prm->chunk_counts != NULL)
+		{
+			/* a chunk of a bigger table: its share of the whole's counts (dp_gum_chunk_next) */
+			uint64_t	sum = 0;
+
+			memcpy(tgt, g->prm->chunk_counts[c], sizeof(uint32_t) * sz);
+			for (uint32_t v = 0; v < sz; v++)
+				sum += tgt[v];
+			if (sum != n)
+			{
+				dp_fail(DP_ERR_INVALID, "a chunk's one-way counts sum to %llu, not to its %u rows",
+						(unsigned long long) sum, n);
+				return -2;
+			}
+		}
+		else
+			largest_remainder(g->onew[c], sz, n, tgt, g->fi);
 		for (uint32_t p = 0; p < P; p++)
 		{
 			w[p].g = g;
@@ -924,7 +967,7 @@ dp_gum_run(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint
 	g.rng = rng;
 	g.prm = params;
 	/* one part per thread; a small table is one part (threads would cost more than they save) */
-	g.nparts = dp_threads();
+	g.nparts = params->threads > 0 && params->threads <= DP_MAX_THREADS ? params->threads : dp_threads();
 	if (n < GUM_SPLIT_MIN_ROWS)
 		g.nparts = 1;
 	for (uint32_t q = 0; q <= g.nparts; q++)

@@ -143,6 +143,27 @@ typedef struct dp_gum_params
 	 */
 	dp_progress_fn progress;
 	void	   *progress_arg;
+
+	/*
+	 * The threads of a run's passes (0, the default: dp_threads()).  dp_gum_run_chunked sets 1
+	 * for each chunk's run.  The rows produced do not depend on it.
+	 */
+	uint32_t	threads;
+
+	/*
+	 * A chunk of a bigger table (dp_gum_run_chunked sets it; NULL, the default: none): with
+	 * one_way_exact, column c's exact counts are chunk_counts[c][0..sizes[c]) (they must sum to
+	 * n), this chunk's share of the whole table's (dp_gum_chunk_next), so that the chunks'
+	 * counts add up to the whole's exactly.
+	 */
+	const uint32_t *const *chunk_counts;
+
+	/*
+	 * Read by dp_privsyn_sample, not by dp_gum_run (0, the default: never): with a warm `start`
+	 * of exactly the n rows asked for, GUM runs on chunks of this many rows independently
+	 * (dp_gum_run_chunked) instead of once on all of them.
+	 */
+	uint64_t	independent_chunk;
 } dp_gum_params;
 
 #define DP_GUM_COUNT_AUTO			0
@@ -153,6 +174,77 @@ typedef struct dp_gum_params
 #define DP_GUM_LAYOUT_COLUMN_MAJOR	1
 
 void		dp_gum_default_params(dp_gum_params *p);
+
+/*
+ * Chunk `index`'s share (out[0..m)) of integer counts whole_counts[0..m) over a table of `whole`
+ * rows (their sum) cut into chunks of `chunk` rows, the last one the rest: chunks are taken in
+ * order, and each apportions its rows n_j among the codes by largest remainder of
+ * R_v * n_j / R, R_v being code v's count not yet given to an earlier chunk and R their sum (the
+ * rows left), in exact integer arithmetic, ties to the lower code.  So every chunk's counts sum
+ * to its rows, no code is given more than it has left (the remainder of a code with nothing
+ * left is 0: it never gets one of the extra rows), each count is within one of the rows left's
+ * proportional share, and the last chunk takes what is left: over the chunks, every code's
+ * counts sum to whole_counts exactly.  A function of its arguments only.  Returns 0, or -2
+ * (allocation failure, or arguments that do not match: index past the last chunk, counts that
+ * do not sum to whole).
+ */
+int			dp_gum_chunk_counts(const uint32_t *whole_counts, uint32_t m, uint64_t whole, uint64_t chunk,
+								uint32_t index, uint32_t *out);
+
+/*
+ * The next chunk's share, as dp_gum_chunk_counts apportions it: nj of the rows_left rows (0 < nj
+ * <= rows_left < 2^32) apportioned among m codes by largest remainder of left[v] * nj /
+ * rows_left (left[0..m): the codes' counts not yet given to an earlier chunk, summing to
+ * rows_left; each code's share is taken from it).  O(m log m).  Returns 0, or -2 (dp_fail).
+ * Called for the chunks in order, from the whole's counts, it gives each chunk's counts.
+ */
+int			dp_gum_chunk_next(uint64_t *left, uint32_t m, uint64_t rows_left, uint64_t nj, uint32_t *out);
+
+/*
+ * Column c's exact one-way counts over `total` rows as dp_gum_run's one_way_exact sets them
+ * (its 1-way distribution from the targets, apportioned by largest remainder): out[0..size).
+ * Returns 0, or -2 (dp_fail: no target holds c, no positive mass, out of memory).
+ */
+int			dp_gum_one_way_counts(const dp_marg *targets, uint32_t ntargets, uint32_t c, uint32_t size,
+								  uint64_t total, uint32_t *out);
+
+/*
+ * GUM warm from start (exactly n rows, row i starting as start row i) in independent chunks of
+ * `chunk` rows (the last one the rest): chunk j is one dp_gum_run of its rows on one thread,
+ * from its own generator (seeded, in chunk order, from rng's next outputs), its targets scaled to
+ * its rows, with the params' iterations, and with one_way_exact each core column's counts
+ * dp_gum_chunk_counts' share of the whole's.  The chunks run dp_threads() at a time, the calling
+ * thread taking the first of each round and helper threads (every signal blocked) the others,
+ * each chunk's memory from an arena the calling thread allocated before they started (the
+ * calling thread's too: no handler is called while a helper runs, dp_env.h HELPER ARENAS); a
+ * chunk that failed there (its arena too small) runs again on the calling thread once the
+ * helpers are joined, from the same generator.  So the rows depend on the chunk size, never on
+ * the threads.  While helpers run, the calling thread polls dp_interrupt_pending at its chunk's
+ * every report; when it says yes, every chunk of the round stops at its next report, the round
+ * is joined and the interrupt is let in (dp_check_interrupts, then the progress callback); if
+ * neither cancels, the chunks that finished are kept and the stopped ones run again on the
+ * threads (the same rows), and after a round's second stop on the calling thread alone.  The progress callback is otherwise called (a
+ * heartbeat) between rounds, and within a chunk's run when a round has one chunk; each
+ * iteration's mean L1 error over the chunks (weighted by their rows) is reported at the end.
+ * Returns as dp_gum_run.
+ */
+int			dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
+							   const uint32_t *sizes, uint64_t n, uint64_t chunk,
+							   const dp_gum_params *params, dp_prng *rng, dp_codes *out);
+
+#ifdef DPSYNTH_TEST_RNG
+/* The unit tests' seam (dp_random.h's): every helper's arena of this many bytes (0: as sized). */
+void		dp_gum_test_arena_bytes(size_t bytes);
+/*
+ * The same seam: on, every chunk run in an arena that returns 0 has one of its codes changed
+ * and its arena marked failed (as a run that got by without memory it asked for might), so
+ * that a test sees such a run is not used.
+ */
+void		dp_gum_test_arena_tolerates(int on);
+/* The same seam: the chunks of rounds with helpers run again on the calling thread (out of an
+ * arena) since the last call. */
+unsigned long dp_gum_test_serial_runs(void);
+#endif
 
 /*
  * Fills `out` (initialised by dp_codes_init with ncols columns, nrows == 0) with n synthetic rows

@@ -1,7 +1,9 @@
 /*
  * dp_gum_mem.c - GUM's work memory: every block a run allocates is recorded in the run's gum
  * (allocs) and freed at its end, so an early return (out of memory, cancelled) leaks nothing.
- * The blocks come from the installed handlers (dp_env.h) and are used on the calling thread only.
+ * The blocks come from dp_alloc: the installed handlers (dp_env.h), or, for a chunk's run on a
+ * helper thread or on the calling thread while helpers run (dp_gum_run_chunked), the run's arena;
+ * a run's blocks are used on the thread that runs it only.
  * The lowest of GUM's files: it calls none of the others (dp_gum_internal.h names them).
  */
 #include "dp_gum_internal.h"

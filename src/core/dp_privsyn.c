@@ -694,7 +694,13 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	}
 	/* a caller's start (the adaptive method's last estimate): one warm run at n, no levels */
 	if (prm.start && prm.start->nrows > 0 && prm.start->ncols == d)
+	{
+		/* independent chunks (dp_gum_params.independent_chunk) when the start holds the n rows */
+		if (prm.independent_chunk > 0 && prm.independent_chunk < nrows && prm.start->nrows == nrows)
+			return dp_gum_run_chunked(model->margs, model->nmargs, d, model->merged_sizes, nrows,
+									  prm.independent_chunk, &prm, rng, out);
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
+	}
 	prm.start = NULL;
 	while (m / DP_SAMPLE_LEVEL_FACTOR >= DP_SAMPLE_MIN_COARSE)
 		m /= DP_SAMPLE_LEVEL_FACTOR;

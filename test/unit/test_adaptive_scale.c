@@ -330,8 +330,25 @@ test_large_n(void)
 							   a.nrows == (uint64_t) DP_ADAPTIVE_HUGE_ROWS,
 							   "dp_adaptive_sample of %.0f rows, %u k-way marginals: %u GUM iterations of %u (%u at 50,000 rows)",
 							   DP_ADAPTIVE_HUGE_ROWS, 2 * res.n_kway, c.calls, c.iters, was);
+					/* there GUM runs on the draw's chunks on their own: the same rows on 2 threads */
 					if (rc == 0)
+					{
+						dp_codes	a2;
+						bool		same2 = true;
+
+						dp_set_threads(2);
+						dp_prng_seed(&rng, 5);
+						rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, (uint64_t) DP_ADAPTIVE_HUGE_ROWS, &gc, &rng, &a2, &how);
+						dp_set_threads(1);
+						for (uint32_t j = 0; rc == 0 && j < ADULT_COLS; j++)
+							same2 = same2 && memcmp(a.col[j], a2.col[j], sizeof(uint16_t) * a.nrows) == 0;
+						unit_check(rc == 0 && same2 && a2.nrows == a.nrows && how.sub_margs > 0,
+								   "dp_adaptive_sample of %.0f rows from a sub-model (%u marginals): the same rows on 1 and 2 threads",
+								   DP_ADAPTIVE_HUGE_ROWS, how.sub_margs);
+						if (rc == 0)
+							dp_codes_free(&a2);
 						dp_codes_free(&a);
+					}
 				}
 				free(twice);
 			}

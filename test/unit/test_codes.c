@@ -159,7 +159,7 @@ marginal_matches(const dp_codes *t, const uint32_t *cols, uint32_t k)
 	return ok;
 }
 
-static const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, NULL};
+static const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, NULL, NULL, NULL};
 
 static void
 test_big_table(void)

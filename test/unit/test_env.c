@@ -96,7 +96,7 @@ t_interrupt(void)
 	interrupts++;
 }
 
-static const dp_handlers counting = {t_alloc, t_realloc, t_free, t_notice, t_interrupt};
+static const dp_handlers counting = {t_alloc, t_realloc, t_free, t_notice, t_interrupt, NULL, NULL};
 
 /* dependent columns, with rare values in column 2 (so that the rare-value merge has work) */
 static void

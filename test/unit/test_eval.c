@@ -199,7 +199,7 @@ test_small_tables(void)
 	dp_eval_hooks plain = {NULL, NULL},
 				cancel = {cancel_now, NULL};
 	/* the evaluation's memory from the arena, through dp_env's handlers, as inside PostgreSQL */
-	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL};
+	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL, NULL, NULL};
 	int			rc;
 
 	dp_set_handlers(&arena_handlers);
@@ -385,7 +385,7 @@ test_logistic(void)
 {
 	const char *names[LR_COLS + 1] = {"a", "b", "c", "y"};
 	const int	n[DP_EVAL_NTABLES] = {900, 700, 500};
-	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL};
+	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL, NULL, NULL};
 	dp_eval_hooks plain = {NULL, NULL};
 
 	dp_set_handlers(&arena_handlers);
@@ -477,7 +477,7 @@ logistic_tables(const dp_eval_hooks *h)
 static void
 test_cancel_anywhere(void)
 {
-	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL};
+	dp_handlers arena_handlers = {arena_alloc, arena_realloc, arena_free, NULL, NULL, NULL, NULL};
 	cancel_at	count = {0, 0};
 	dp_eval_hooks counting = {cancel_at_call, &count};
 	dp_eval_result r;

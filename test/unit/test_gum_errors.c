@@ -238,7 +238,7 @@ test_alloc_failures(void)
 	for (int i = 0; i < 4; i++)
 		exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
 	add_one_ways(tg, &nt, &src, sizes);
-	dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL});
+	dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, NULL, NULL});
 	for (long k = 0; k < 200; k++)
 	{
 		int			rc = alloc_fail_run(tg, nt, 4, sizes, 3000, NULL, 1, k, &clean);
@@ -326,7 +326,7 @@ test_alloc_failures_wide(void)
 		add_one_ways(tg, &nt, &src, sizes);
 		dp_set_threads(threads);
 		prm.progress = NULL;
-		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL});
+		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, NULL, NULL, NULL});
 		oks = 0;
 		for (long k = 0; k < 2000 && oks < 2; k++)
 		{

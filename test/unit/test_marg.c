@@ -399,7 +399,7 @@ test_allocator(void)
 	dp_marg		a,
 				b;
 
-	dp_set_handlers(&(dp_handlers) {count_alloc, realloc, count_free, NULL, NULL});
+	dp_set_handlers(&(dp_handlers) {count_alloc, realloc, count_free, NULL, NULL, NULL, NULL});
 	unit_check(dp_marg_init(&a, 2, (uint32_t[]) {0, 2}, col_sizes) == 0 && nallocs == 1 && live_blocks == 1,
 			   "init allocates one block through the hook");
 	unit_check(dp_marg_copy(&b, &a) == 0 && nallocs == 2 && live_blocks == 2, "copy allocates one block");

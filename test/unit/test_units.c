@@ -927,7 +927,7 @@ t_interrupt(void)
 static void
 test_assign_grouped_interrupts(void)
 {
-	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, t_interrupt};
+	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, t_interrupt, NULL, NULL};
 	double		hist[4] = {0, 0, 0, 1};
 	uint64_t	nrows = (uint64_t) 1 << 18,
 				npos,
@@ -961,7 +961,7 @@ test_assign_grouped_interrupts(void)
 static void
 test_assign_grouped_memory(void)
 {
-	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, NULL};
+	const dp_handlers counting = {t_alloc, t_realloc, t_free, NULL, NULL, NULL, NULL};
 	double		hist[33] = {0};
 	uint64_t	nrows = 60000,
 				npos,
