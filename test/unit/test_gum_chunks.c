@@ -412,118 +412,20 @@ test_arena(void)
 	dp_set_handlers(NULL);
 }
 
+/*
+ * test_chunked_run's interrupts and arena failures, on its model and parameters: every run must
+ * give the reference rows (out[0] there) or stop with no rows
+ */
 static void
-test_chunked_run(void)
+test_chunked_stops(const model *mdp, uint64_t n, uint64_t chunk, dp_gum_params *pp, const dp_codes *ref)
 {
-	const uint64_t n = 70001,
-				chunk = 16000;	/* 5 chunks: rounds of 1, 2 and 3 with a short last one */
-	model		md;
-	dp_codes	start,
-				whole,
-				out[5];
-	dp_gum_params p;
+	model		md = *mdp;
+	dp_gum_params p = *pp;
 	dp_prng		rng;
-	uint32_t	rep[2] = {0, 0};
-	bool		same = true,
-				onew = true;
-	double		worst = 0;
 	int			rc;
+	dp_codes	out[1];
 
-	make_model(&md, n);
-	/* the start: a cold GUM run of n rows (what the chunks fit anew) */
-	dp_gum_default_params(&p);
-	p.iterations = 2;
-	dp_prng_seed(&rng, 1);
-	dp_codes_init(&start, 5, 0);
-	unit_check(dp_gum_run(md.tg, md.nt, 5, md.sizes, n, &p, &rng, &start) == 0, "chunked: the start runs");
-	p.iterations = 6;
-	p.tolerance = -1;
-	p.one_way_exact = true;
-	p.start = &start;
-	for (int k = 0; k < 5; k++)
-	{
-		dp_set_threads(k == 0 ? 1 : k == 1 || k == 3 ? 2 : 3);
-		/* k 3, 4: every helper's arena too small, so their chunks run again on the calling thread */
-		dp_gum_test_arena_bytes(k >= 3 ? 4096 : 0);
-		p.progress = k == 0 ? count_reports : NULL;
-		p.progress_arg = rep;
-		dp_prng_seed(&rng, 11);
-		dp_codes_init(&out[k], 5, 0);
-		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &out[k]);
-		unit_check(rc == 0 && out[k].nrows == n, "chunked, %u threads%s: runs (rc %d)", dp_threads(),
-				   k >= 3 ? ", helpers' arenas too small" : "", rc);
-	}
-	dp_gum_test_arena_bytes(0);
-	for (int k = 1; k < 5; k++)
-		for (uint32_t j = 0; j < 5; j++)
-			same = same && memcmp(out[0].col[j], out[k].col[j], sizeof(uint16_t) * n) == 0;
-	unit_check(same, "chunked: the same rows on 1, 2 and 3 threads, with helpers and without");
-	unit_check(rep[0] == 6 && rep[1] >= 5, "chunked: each iteration reported once (%u), heartbeats (%u)",
-			   rep[0], rep[1]);
-
-	/* one run over all the rows with one_way_exact: the same one-way counts of the core columns
-	 * (0, 1, 2; the peeled 3 and 4 are appended from their 2-way targets, chunk by chunk) */
-	dp_set_threads(1);
-	p.progress = NULL;
-	dp_prng_seed(&rng, 11);
-	dp_codes_init(&whole, 5, 0);
-	unit_check(dp_gum_run(md.tg, md.nt, 5, md.sizes, n, &p, &rng, &whole) == 0,
-			   "chunked: one run over all the rows");
-	for (uint32_t c = 0; c < 3; c++)
-	{
-		dp_marg		a,
-					b;
-
-		exact_marg(&a, &whole, 1, &c, md.sizes);
-		exact_marg(&b, &out[0], 1, &c, md.sizes);
-		for (uint64_t v = 0; v < a.ncells; v++)
-			onew = onew && a.cells[v] == b.cells[v];
-		dp_marg_free(&a);
-		dp_marg_free(&b);
-	}
-	unit_check(onew, "chunked: every core column's one-way counts those of one run over all the rows");
-
-	/*
-	 * every full chunk's own rows fit the 2-way targets (scaled to its rows) about as well as one
-	 * run over all the rows: its L1 within twice that run's (a chunk has a fifth of the rows, so
-	 * its cells' counts are coarser)
-	 */
-	for (uint64_t b = 0; b < n; b += chunk)
-	{
-		dp_codes	v = out[0];
-		uint16_t   *cols[5];
-
-		for (uint32_t j = 0; j < 5; j++)
-			cols[j] = out[0].col[j] + b;
-		v.col = cols;
-		v.nrows = v.cap = n - b < chunk ? n - b : chunk;
-		for (uint32_t k = 0; k < 5; k++)
-		{
-			double		e = l1_of(&md.tg[k], &v, md.sizes),
-						w = l1_of(&md.tg[k], &whole, md.sizes);
-
-			unit_diag("chunked: rows %llu.., target %u: L1 %.4f (one run over all the rows %.4f)",
-					  (unsigned long long) b, k, e, w);
-			if (v.nrows == chunk)	/* the last chunk's 6,001 rows: reported, not held to it */
-				worst = fmax(worst, e - 2 * w);
-		}
-	}
-	unit_check(worst < 0.01, "chunked: every chunk fits every 2-way target within twice one run's L1 "
-			   "(worst excess %.4f)", worst);
-
-	/* a cancel: at the first report, between rounds or in a lone chunk */
-	for (uint32_t t = 1; t <= 2; t++)
-	{
-		dp_codes	c;
-
-		dp_set_threads(t);
-		p.progress = cancel_at_first;
-		dp_prng_seed(&rng, 11);
-		dp_codes_init(&c, 5, 0);
-		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
-		unit_check(rc == -1 && c.nrows == 0, "chunked, %u threads: a cancel returns -1, no rows (rc %d)", t, rc);
-		dp_codes_free(&c);
-	}
+	out[0] = *ref;
 	/*
 	 * an interrupt waiting while a helper runs (dp_interrupt_pending, on the calling thread's
 	 * chunk): the round stops, the callback is called with no helper running; when it does not
@@ -645,6 +547,121 @@ test_chunked_run(void)
 		dp_codes_free(&c);
 		dp_set_handlers(NULL);
 	}
+}
+
+static void
+test_chunked_run(void)
+{
+	const uint64_t n = 70001,
+				chunk = 16000;	/* 5 chunks: rounds of 1, 2 and 3 with a short last one */
+	model		md;
+	dp_codes	start,
+				whole,
+				out[5];
+	dp_gum_params p;
+	dp_prng		rng;
+	uint32_t	rep[2] = {0, 0};
+	bool		same = true,
+				onew = true;
+	double		worst = 0;
+	int			rc;
+
+	make_model(&md, n);
+	/* the start: a cold GUM run of n rows (what the chunks fit anew) */
+	dp_gum_default_params(&p);
+	p.iterations = 2;
+	dp_prng_seed(&rng, 1);
+	dp_codes_init(&start, 5, 0);
+	unit_check(dp_gum_run(md.tg, md.nt, 5, md.sizes, n, &p, &rng, &start) == 0, "chunked: the start runs");
+	p.iterations = 6;
+	p.tolerance = -1;
+	p.one_way_exact = true;
+	p.start = &start;
+	for (int k = 0; k < 5; k++)
+	{
+		dp_set_threads(k == 0 ? 1 : k == 1 || k == 3 ? 2 : 3);
+		/* k 3, 4: every helper's arena too small, so their chunks run again on the calling thread */
+		dp_gum_test_arena_bytes(k >= 3 ? 4096 : 0);
+		p.progress = k == 0 ? count_reports : NULL;
+		p.progress_arg = rep;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&out[k], 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &out[k]);
+		unit_check(rc == 0 && out[k].nrows == n, "chunked, %u threads%s: runs (rc %d)", dp_threads(),
+				   k >= 3 ? ", helpers' arenas too small" : "", rc);
+	}
+	dp_gum_test_arena_bytes(0);
+	for (int k = 1; k < 5; k++)
+		for (uint32_t j = 0; j < 5; j++)
+			same = same && memcmp(out[0].col[j], out[k].col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "chunked: the same rows on 1, 2 and 3 threads, with helpers and without");
+	unit_check(rep[0] == 6 && rep[1] >= 5, "chunked: each iteration reported once (%u), heartbeats (%u)",
+			   rep[0], rep[1]);
+
+	/* one run over all the rows with one_way_exact: the same one-way counts of the core columns
+	 * (0, 1, 2; the peeled 3 and 4 are appended from their 2-way targets, chunk by chunk) */
+	dp_set_threads(1);
+	p.progress = NULL;
+	dp_prng_seed(&rng, 11);
+	dp_codes_init(&whole, 5, 0);
+	unit_check(dp_gum_run(md.tg, md.nt, 5, md.sizes, n, &p, &rng, &whole) == 0,
+			   "chunked: one run over all the rows");
+	for (uint32_t c = 0; c < 3; c++)
+	{
+		dp_marg		a,
+					b;
+
+		exact_marg(&a, &whole, 1, &c, md.sizes);
+		exact_marg(&b, &out[0], 1, &c, md.sizes);
+		for (uint64_t v = 0; v < a.ncells; v++)
+			onew = onew && a.cells[v] == b.cells[v];
+		dp_marg_free(&a);
+		dp_marg_free(&b);
+	}
+	unit_check(onew, "chunked: every core column's one-way counts those of one run over all the rows");
+
+	/*
+	 * every full chunk's own rows fit the 2-way targets (scaled to its rows) about as well as one
+	 * run over all the rows: its L1 within twice that run's (a chunk has a fifth of the rows, so
+	 * its cells' counts are coarser)
+	 */
+	for (uint64_t b = 0; b < n; b += chunk)
+	{
+		dp_codes	v = out[0];
+		uint16_t   *cols[5];
+
+		for (uint32_t j = 0; j < 5; j++)
+			cols[j] = out[0].col[j] + b;
+		v.col = cols;
+		v.nrows = v.cap = n - b < chunk ? n - b : chunk;
+		for (uint32_t k = 0; k < 5; k++)
+		{
+			double		e = l1_of(&md.tg[k], &v, md.sizes),
+						w = l1_of(&md.tg[k], &whole, md.sizes);
+
+			unit_diag("chunked: rows %llu.., target %u: L1 %.4f (one run over all the rows %.4f)",
+					  (unsigned long long) b, k, e, w);
+			if (v.nrows == chunk)	/* the last chunk's 6,001 rows: reported, not held to it */
+				worst = fmax(worst, e - 2 * w);
+		}
+	}
+	unit_check(worst < 0.01, "chunked: every chunk fits every 2-way target within twice one run's L1 "
+			   "(worst excess %.4f)", worst);
+
+	/* a cancel: at the first report, between rounds or in a lone chunk */
+	for (uint32_t t = 1; t <= 2; t++)
+	{
+		dp_codes	c;
+
+		dp_set_threads(t);
+		p.progress = cancel_at_first;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		unit_check(rc == -1 && c.nrows == 0, "chunked, %u threads: a cancel returns -1, no rows (rc %d)", t, rc);
+		dp_codes_free(&c);
+	}
+	test_chunked_stops(&md, n, chunk, &p, &out[0]);
 	dp_set_threads(1);
 	p.progress = NULL;
 	p.start = NULL;
