@@ -371,15 +371,39 @@ guard_join(Oid rel, const char *created, List *parents)
 	call_as_owner("SELECT dpsynth._guard_tree($1, $2, false, $3)", 3, argtypes, values, nulls);
 }
 
+/* Whether a table or one of its ancestors has a budget (dpsynth._on_detach's donor), as the owner. */
+static bool
+in_protected_tree(Oid rel)
+{
+	DpOwnerSwitch sw;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(rel)};
+	bool		isnull,
+				found;
+
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM dpsynth.budgets b WHERE b.relid = $1 "
+							  "OR b.relid IN (SELECT r FROM dpsynth._protected_relatives($1) r))",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read whether table %u is protected", rel);
+	found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	return found;
+}
+
 /*
  * Calls dpsynth._on_detach(child, parent) as the extension owner, once no release can read the
  * child through the tree any more.  This runs at ddl_command_start, before ALTER TABLE takes its
- * own locks: the parent, then the child, are locked ACCESS EXCLUSIVE first (the order in which a
- * release's scan locks a tree), so a release that read or may read the child through the parent
- * ends, its charge committed, before the tree's spend is copied, and a release that has not
- * locked the parent yet finds the child gone from it.  Without the locks, releases charged while
- * the DETACH waited (an analyst's open transaction holding the tree) read the child's rows and
- * were never counted on its budget.
+ * own locks: in a protected tree, the parent, then the child, are locked ACCESS EXCLUSIVE first
+ * (the order in which a release's scan locks a tree), so a release that read or may read the
+ * child through the parent ends, its charge committed, before the tree's spend is copied, and a
+ * release that has not locked the parent yet finds the child gone from it.  Without the locks,
+ * releases charged while the DETACH waited (an analyst's open transaction holding the tree) read
+ * the child's rows and were never counted on its budget.  A tree without a budget keeps
+ * PostgreSQL's own locks (DETACH ... CONCURRENTLY's among them).
  */
 static void
 call_detach(Oid child, Oid parent)
@@ -387,8 +411,8 @@ call_detach(Oid child, Oid parent)
 	Oid			argtypes[2] = {OIDOID, OIDOID};
 	Datum		values[2] = {ObjectIdGetDatum(child), ObjectIdGetDatum(parent)};
 
-	if (!OidIsValid(child) || !OidIsValid(parent))
-		return;					/* PostgreSQL reports the missing table itself */
+	if (!OidIsValid(child) || !OidIsValid(parent) || !in_protected_tree(parent))
+		return;					/* PostgreSQL reports a missing table itself; nothing to hand on */
 	LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(child, AccessExclusiveLock);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(parent)) ||
