@@ -48,4 +48,21 @@ SELECT a.attname AS unit_column, b.max_rows_per_unit FROM dpsynth.budgets b
 LEFT JOIN pg_attribute a ON a.attrelid = b.relid AND a.attnum = b.privacy_unit
 WHERE b.relid = 'ui_c'::regclass;
 SELECT sum(noisy_count) AS two FROM dp_marginal('ui_c', ARRAY['x'], 1000);
-DROP TABLE ud, ud_a, ui, ui_c;
+-- DETACH ... CONCURRENTLY of a protected tree is refused (a release that began before its first
+-- commit would still read the partition and be charged on the tree only), FINALIZE too
+CREATE TABLE dc (id int4) PARTITION BY RANGE (id);
+CREATE TABLE dc1 PARTITION OF dc FOR VALUES FROM (0) TO (10);
+SELECT dp_protect('dc', epsilon => 1);
+ALTER TABLE dc DETACH PARTITION dc1 CONCURRENTLY;
+SELECT count(*) AS still_attached FROM pg_inherits WHERE inhrelid = 'dc1'::regclass;
+-- a budget below or beside the parent is not the tree's: a sibling's budget stays its own, and a
+-- tree without a budget detaches as PostgreSQL does, CONCURRENTLY too
+CREATE TABLE sib (id int4) PARTITION BY RANGE (id);
+CREATE TABLE sib_a PARTITION OF sib FOR VALUES FROM (0) TO (10);
+CREATE TABLE sib_b PARTITION OF sib FOR VALUES FROM (10) TO (20);
+SELECT dp_protect('sib_a', epsilon => 1);
+ALTER TABLE sib DETACH PARTITION sib_b;
+SELECT count(*) AS budgets_of_sib_b FROM dpsynth.budgets WHERE relid = 'sib_b'::regclass;
+ALTER TABLE sib DETACH PARTITION sib_a CONCURRENTLY;
+SELECT count(*) AS budgets_of_sib_a FROM dpsynth.budgets WHERE relid = 'sib_a'::regclass;
+DROP TABLE ud, ud_a, ui, ui_c, dc, sib, sib_a, sib_b;

@@ -1,5 +1,5 @@
--- LOG and DEBUG messages go to no client whose role is neither a superuser nor a member of
--- pg_read_all_stats while dpsynth is loaded (src/log_guard.c): with debug_print_plan, the
+-- LOG messages go to no client whose role is not a superuser while dpsynth is loaded
+-- (src/log_guard.c): with debug_print_plan, the
 -- planner's estimates of a table the role may not read (its row count, its most common values'
 -- counts) would reach it before "permission denied", and so would the plans of the statements a
 -- release runs as the extension owner.
@@ -26,7 +26,7 @@ DO $$ BEGIN RAISE LOG 'a LOG message for an analyst'; END $$;
 RESET debug_print_plan;
 RESET client_min_messages;
 RESET ROLE;
--- a member of pg_read_all_stats may read statistics, and sees LOG messages again
+-- a member of pg_read_all_stats reads the statistics views, not the planner's statistics: no LOG
 GRANT pg_read_all_stats TO regress_msg_analyst;
 SET ROLE regress_msg_analyst;
 SET client_min_messages = log;

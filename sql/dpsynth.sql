@@ -1876,7 +1876,7 @@ CREATE EVENT TRIGGER dpsynth_on_drop ON sql_drop EXECUTE FUNCTION dpsynth._on_dr
 -- (columns matched by name), and ledger rows carrying what each role spent, so that spent
 -- equals its ledger's sum and role limits go on counting.
 CREATE FUNCTION dpsynth._on_detach(child oid, parent oid) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
 	donor dpsynth.budgets;
 	new_id bigint;
@@ -1886,10 +1886,15 @@ DECLARE
 BEGIN
 	-- the tree's budget row locked as a charge locks it (the caller holds the parent and the
 	-- child ACCESS EXCLUSIVE already: no release of the tree reads the child meanwhile)
+	-- (the parent or one of its ancestors: a budget below the parent or beside it is not the tree's
+	-- the child leaves)
 	SELECT b.* INTO donor FROM dpsynth.budgets b
-		WHERE (b.relid = parent OR b.relid IN (SELECT r FROM dpsynth._protected_relatives(parent) r))
+		WHERE b.relid IN (WITH RECURSIVE up(r) AS (
+							  SELECT parent UNION
+							  SELECT i.inhparent FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid = up.r)
+						  SELECT r FROM up)
 		  AND dpsynth._identifies(b.relid, b.relname)
-		LIMIT 1 FOR NO KEY UPDATE;
+		ORDER BY b.relid LIMIT 1 FOR NO KEY UPDATE;
 	IF NOT FOUND OR donor.relid = child THEN
 		RETURN;
 	END IF;

@@ -371,21 +371,54 @@ guard_join(Oid rel, const char *created, List *parents)
 	call_as_owner("SELECT dpsynth._guard_tree($1, $2, false, $3)", 3, argtypes, values, nulls);
 }
 
-/* Whether a table or one of its ancestors has a budget (dpsynth._on_detach's donor), as the owner. */
+/*
+ * Whether a table or one of its ancestors has a budget (dpsynth._on_detach's donor), as the owner:
+ * its descendants' and siblings' budgets are not the tree's a child leaves.  The ancestors are
+ * read from pg_inherits here (a recursive query's estimate would cross jit_above_cost).
+ */
 static bool
 in_protected_tree(Oid rel)
 {
 	DpOwnerSwitch sw;
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(rel)};
+	List	   *todo = list_make1_oid(rel),
+			   *seen = NIL;
+	ListCell   *lc;
+	Datum	   *elems;
+	int			n = 0;
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
 	bool		isnull,
 				found;
+
+	while (todo != NIL)
+	{
+		Oid			r = linitial_oid(todo);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		todo = list_delete_first(todo);
+		if (list_member_oid(seen, r))
+			continue;
+		seen = lappend_oid(seen, r);
+		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(r));
+		scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+			todo = lappend_oid(todo, ((Form_pg_inherits) GETSTRUCT(tup))->inhparent);
+		systable_endscan(scan);
+	}
+	table_close(inh, AccessShareLock);
+	elems = palloc(sizeof(Datum) * list_length(seen));
+	foreach(lc, seen)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM dpsynth.budgets b WHERE b.relid = $1 "
-							  "OR b.relid IN (SELECT r FROM dpsynth._protected_relatives($1) r))",
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM dpsynth.budgets b WHERE b.relid = ANY ($1) "
+							  "AND dpsynth._identifies(b.relid, b.relname))",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read whether table %u is protected", rel);
 	found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
@@ -422,6 +455,23 @@ call_detach(Oid child, Oid parent)
 }
 
 /*
+ * DETACH PARTITION ... CONCURRENTLY commits once before it waits for the transactions that still
+ * see the partition, and a release in one of those still reads the partition's rows and is
+ * charged on the tree: the leaving table's copy of the spend, made at the first commit, would miss
+ * it.  Refused in a protected tree (0A000), FINALIZE of a detach left pending too.
+ */
+static void
+refuse_concurrent_detach(Oid parent, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on table \"%s\", protected by dpsynth", what, get_rel_name(parent)),
+			 errdetail("A release that began before the detach's first commit would read the partition's rows "
+					   "and be charged on the tree only."),
+			 errhint("Detach the partition without CONCURRENTLY.")));
+}
+
+/*
  * ALTER [FOREIGN] TABLE commands that move rows into or out of a protected tree: ATTACH
  * PARTITION and INHERIT go through the guard (no row may get a second budget); DETACH PARTITION
  * and NO INHERIT hand the leaving table the protection its rows had.
@@ -445,7 +495,13 @@ guard_alter_table(AlterTableStmt *stmt)
 						   list_make1_oid(rel));
 				break;
 			case AT_DetachPartition:
+				if (((PartitionCmd *) cmd->def)->concurrent && OidIsValid(rel) && in_protected_tree(rel))
+					refuse_concurrent_detach(rel, "DETACH PARTITION ... CONCURRENTLY");
 				call_detach(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
+				break;
+			case AT_DetachPartitionFinalize:
+				if (OidIsValid(rel) && in_protected_tree(rel))
+					refuse_concurrent_detach(rel, "DETACH PARTITION ... FINALIZE");
 				break;
 			case AT_AddInherit:
 				parents = lappend_oid(parents, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));

@@ -9,11 +9,14 @@
  * would read its counts that way for free; dpsynth's own statements, planned inside a release,
  * would print the costs of a foreign partition's row estimate the same way.  So while this
  * library is loaded (README's hardening preloads it in every session), a message below INFO goes
- * to no client whose role is neither a superuser nor a member of pg_read_all_stats; the server
- * log gets it as before.  PostgreSQL calls emit_log_hook only for a message the server logs: that
- * is every LOG message (debug_print_parse, _rewritten and _plan, trace_sort, RAISE LOG), whatever
- * log_min_messages says, and a DEBUG one only where log_min_messages logs it; a DEBUG message
- * the server does not log still reaches a client that asks for it (none carries statistics).
+ * to no client whose role is not a superuser (pg_read_all_stats grants the statistics views, not
+ * pg_statistic, whose most common values a plan's estimates show); the server log gets it as
+ * before.  PostgreSQL calls emit_log_hook only for a message the server logs: that
+ * is every LOG message (debug_print_parse, _rewritten and _plan, trace_sort, RAISE LOG) while
+ * log_min_messages is at its default or any level up to ERROR (fatal and panic log no LOG
+ * message, and the hook then sees none: README's hardening says so), and a DEBUG one only where
+ * log_min_messages logs it; a DEBUG message the server does not log still reaches a client that
+ * asks for it (none carries statistics).
  * Warnings, notices, INFO and errors are untouched.
  *
  * The role is the session's outer one (GetOuterUserId: SET ROLE's, not a SECURITY DEFINER
@@ -27,10 +30,8 @@
 #include "log_guard.h"
 
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "parser/analyze.h"
-#include "utils/acl.h"
 #include "utils/elog.h"
 #include "utils/guc.h"
 
@@ -47,7 +48,7 @@ note_role(ParseState *pstate, Query *query, JumbleState *jstate)
 	{
 		Oid			role = GetOuterUserId();
 
-		known_privileged = superuser_arg(role) || has_privs_of_role(role, ROLE_PG_READ_ALL_STATS);
+		known_privileged = superuser_arg(role);
 		known_role = role;
 	}
 	if (prev_post_parse_analyze_hook)
@@ -68,8 +69,8 @@ void
 dpsynth_log_guard_init(void)
 {
 	DefineCustomBoolVariable("dpsynth.restrict_client_messages",
-							 "Keeps LOG messages (and DEBUG ones the server logs) from the clients of roles that are neither "
-							 "superusers nor members of pg_read_all_stats.",
+							 "Keeps LOG messages (and DEBUG ones the server logs) from the clients of roles that are not "
+							 "superusers.",
 							 "On by default: debug_print_plan and client_min_messages = log would show such a "
 							 "role the planner's estimates of a table it may not read (its row count, its most "
 							 "common values' counts).  The server log keeps the messages.  Effective in the "

@@ -1,5 +1,5 @@
 /*
- * log_guard.h - LOG messages kept from the clients of roles that may not read statistics
+ * log_guard.h - LOG messages kept from the clients of roles that are not superusers
  * (log_guard.c): the planner's estimates of a table such a role may not read.
  */
 #ifndef DPSYNTH_LOG_GUARD_H

@@ -48,7 +48,8 @@ pg_noreturn extern void dpsynth_release_failed(DpReleaseGuard *guard);
 
 /*
  * The region also hides its buffer counts: the backend's pgBufferUsage, which EXPLAIN (ANALYZE,
- * BUFFERS) and pg_stat_statements difference, is put back as it was when the region began.  The
+ * BUFFERS) and pg_stat_statements difference, is put back as it was when the region began, on
+ * an error too (a caller may catch the fixed error and go on to EXPLAIN's report).  The
  * scan's counts would tell the caller the table's pages, and its "dirtied" ones how many pages
  * rows were inserted or deleted on since the last reader (the hint bits the scan sets); nothing
  * else reads these counters as running totals.  (pgWalUsage is left alone: the cumulative WAL
@@ -63,6 +64,7 @@ pg_noreturn extern void dpsynth_release_failed(DpReleaseGuard *guard);
 #define DPSYNTH_AFTER_CHARGE_END() \
 		PG_CATCH(); \
 		{ \
+			pgBufferUsage = dp_buffers_; \
 			dpsynth_release_failed(&dp_guard_); \
 		} \
 		PG_END_TRY(); \
