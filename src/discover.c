@@ -335,17 +335,7 @@ shape_pieces(const Discovery *d, const int64 *raw, uint32 span_lo, uint32 span_h
 				 * a cell kept whole in a heaped column: by the values' multipliers; not the span's
 				 * end cells, whose heaps are the rows' extremes (a top code at 99), not round values
 				 */
-				double		msum = 0;
-
-				for (double x = bc[i].lo; x < bc[i].hi; x++)
-					msum += (int64) x % DP_BINNING_HEAP_STEP == 0 ? mult : 1;
-				for (double x = bc[i].lo; x < bc[i].hi; x++)
-				{
-					p[3 * n] = x;
-					p[3 * n + 1] = x;
-					p[3 * n + 2] = wt[i] * ((int64) x % DP_BINNING_HEAP_STEP == 0 ? mult : 1) / msum;
-					n++;
-				}
+				n += (int) dp_binning_heap_spread(bc[i].lo, bc[i].hi, wt[i], mult, p + 3 * n);
 				continue;
 			}
 			p[3 * n] = bc[i].lo;

@@ -4,6 +4,7 @@
  * and its privacy.
  */
 #include "dp_binning.h"
+#include "dp_internal.h"
 #include "dp_env.h"
 
 #include <math.h>
@@ -424,13 +425,12 @@ dp_binning_shape_weights(const dp_shape_cell *c, uint32_t k, double *w)
 	return 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
+/* the median of v[0 .. n - 1], n >= 1 (v is sorted in place) */
+static double
+median_of(double *v, uint32_t n)
 {
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
+	qsort(v, n, sizeof(double), dp_cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* x a multiple of m (also negative x) */
@@ -438,6 +438,23 @@ static bool
 multiple_of(int64_t x, int64_t m)
 {
 	return x % m == 0;
+}
+
+uint32_t
+dp_binning_heap_spread(double lo, double hi, double weight, double mult, double *pieces)
+{
+	double		sum = 0;
+	uint32_t	n = 0;
+
+	for (double x = lo; x < hi; x++)
+		sum += multiple_of((int64_t) x, DP_BINNING_HEAP_STEP) ? mult : 1;
+	for (double x = lo; x < hi; x++, n++)
+	{
+		pieces[3 * n] = x;
+		pieces[3 * n + 1] = x;
+		pieces[3 * n + 2] = weight * (multiple_of((int64_t) x, DP_BINNING_HEAP_STEP) ? mult : 1) / sum;
+	}
+	return n;
 }
 
 /* the ratios of dp_binning_heap_multiplier kept: enough for a median (a column's multiples of ten) */
@@ -502,8 +519,7 @@ dp_binning_heap_multiplier(const double *value, const bool *known, uint32_t n, i
 	}
 	if (nr < DP_BINNING_HEAP_MIN)
 		return 1;
-	qsort(r, nr, sizeof(double), cmp_double);
-	m = nr % 2 ? r[nr / 2] : 0.5 * (r[nr / 2 - 1] + r[nr / 2]);
+	m = median_of(r, nr);
 	return isfinite(m) ? fmin(fmax(m, 1.0), DP_BINNING_HEAP_MAX_MULT) : 1;
 }
 
@@ -625,10 +641,7 @@ dp_binning_heap_mates(const double *edges, uint32_t nbins, const double *counts,
 				bg[nbg++] = fmax(counts[j], 0) / w;
 		}
 		if (nbg > 0)
-		{
-			qsort(bg, nbg, sizeof(double), cmp_double);
-			background = nbg % 2 ? bg[nbg / 2] : 0.5 * (bg[nbg / 2 - 1] + bg[nbg / 2]);
-		}
+			background = median_of(bg, nbg);
 		dp_free(bg);
 		if (nbg == 0)
 			return 0;

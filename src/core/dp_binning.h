@@ -252,6 +252,14 @@ extern double dp_binning_heap_multiplier(const double *value, const bool *known,
 extern bool dp_binning_roundest(double lo, double hi, double *x);
 
 /*
+ * A cell [lo, hi) of whole values kept whole in a column heaped at multiples of
+ * DP_BINNING_HEAP_STEP (dp_binning_heap_multiplier's mult > 1): its shape weight spread over its
+ * values, each a piece (x, x, w) of pieces[3 i ..], a multiple weighing mult times another value;
+ * the weights add up to weight.  Returns the pieces written (hi - lo).
+ */
+extern uint32_t dp_binning_heap_spread(double lo, double hi, double weight, double mult, double *pieces);
+
+/*
  * The heap points of nbins bins (edges[0 .. nbins], increasing; counts[0 .. nbins - 1] the released
  * one-way counts): point[j] the roundest value in bin j where bin j holds a lone heap (above), NaN
  * elsewhere.  Returns the number of points set.

@@ -6,6 +6,7 @@
  * public domain, so a marginal over these codes has L1 sensitivity 1 under add/remove-one.
  */
 #include "dp_domain.h"
+#include "dp_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -181,15 +182,6 @@ cmp_int64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Sorted union without duplicates, in place; returns the new length. */
 static uint32_t
 unique_int64(int64_t *a, uint32_t n)
@@ -208,7 +200,7 @@ unique_double(double *a, uint32_t n)
 {
 	uint32_t	m = 0;
 
-	qsort(a, n, sizeof(double), cmp_double);
+	qsort(a, n, sizeof(double), dp_cmp_double);
 	for (uint32_t i = 0; i < n; i++)
 		if (m == 0 || a[i] != a[m - 1])
 			a[m++] = a[i];

@@ -5,6 +5,7 @@
  * Not a DP computation: see dp_eval.h.
  */
 #include "dp_eval_internal.h"
+#include "dp_internal.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -218,15 +219,6 @@ entry_canonical(const dp_eval *e, ev_entry *x)
 	return x->canon ? 0 : -1;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 static const ev_entry *sort_entries;	/* qsort has no argument: set just before each sort */
 
 static int
@@ -263,7 +255,7 @@ looks_numeric(const ev_dict *d, double *vals, int32_t *nvals)
 			vals[nv++] = x->num;
 		}
 	}
-	qsort(vals, nv, sizeof(double), cmp_double);
+	qsort(vals, nv, sizeof(double), dp_cmp_double);
 	for (int32_t i = 0; i < nv; i++)
 		if (i == 0 || vals[i] != vals[i - 1])
 			distinct++;
@@ -290,11 +282,11 @@ quantile_edges(const dp_eval *e, const ev_dict *d, double *edges)
 		if (d->e[i].num_ok)
 			for (int64_t j = 0; j < d->e[i].count[DP_EVAL_REAL]; j++)
 				x[k++] = d->e[i].num;
-	qsort(x, n, sizeof(double), cmp_double);
+	qsort(x, n, sizeof(double), dp_cmp_double);
 	for (int i = 1; i <= 19; i++)
 		edges[ne++] = dp_eval_quantile_sorted(x, n, i * 0.05);	/* np.linspace(0, 1, 21)[1:-1] */
 	ev_free(e, x);
-	qsort(edges, ne, sizeof(double), cmp_double);
+	qsort(edges, ne, sizeof(double), dp_cmp_double);
 	k = 0;
 	for (int i = 0; i < ne; i++)
 		if (i == 0 || edges[i] != edges[k - 1])

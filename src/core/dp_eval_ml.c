@@ -13,6 +13,7 @@
  * call, although only the quality report uses it.
  */
 #include "dp_eval_internal.h"
+#include "dp_internal.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -640,15 +641,6 @@ row_norms(const double *X, int64_t n, int p, double *out)
 		out[i] = cblas_ddot(p, X + (size_t) i * p, 1, X + (size_t) i * p, 1);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* The 5th percentile of the queries' distances to their closest reference row, or DP_FAILED (out
  * of memory) or DP_CANCELLED. */
 static double
@@ -685,7 +677,7 @@ dcr_p5(dp_eval *e, const double *Q, int64_t nq, const double *R, int64_t nr, int
 	}
 	for (int64_t i = 0; i < nq; i++)
 		best[i] = best[i] > 1e-12 ? sqrt(best[i]) : 0;	/* rounding of an exact copy */
-	qsort(best, nq, sizeof(double), cmp_double);
+	qsort(best, nq, sizeof(double), dp_cmp_double);
 	p5 = dp_eval_quantile_sorted(best, nq, 0.05);
 	ev_free(e, G);
 	ev_free(e, qn);

@@ -1,5 +1,6 @@
 /*
- * dp_internal.h - small helpers shared by the pipelines' .c files (dp_privsyn.c, dp_adaptive.c);
+ * dp_internal.h - small helpers shared by the core's .c files (the pipelines' return codes, a qsort
+ * comparison of doubles);
  * not part of the core's interface.
  */
 #ifndef DP_INTERNAL_H
@@ -34,6 +35,16 @@ dp_cancelled(void)
 {
 	dp_fail(DP_ERR_CANCELLED, "the synthesis was cancelled by its progress callback");
 	return DP_CANCELLED;
+}
+
+/* qsort's comparison of doubles, ascending (NaNs compare equal to everything). */
+static inline int
+dp_cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
 }
 
 /* Monotonic seconds, for the phases' timings. */

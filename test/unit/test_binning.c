@@ -734,6 +734,29 @@ noisy_values(const double *p, double n, double sigma, double *v, bool *known)
 	}
 }
 
+/* a whole cell of a heaped column: its weight spread over its values, multiples of ten weighing more */
+static void
+test_heap_spread(void)
+{
+	double		p[3 * 8],
+				sum = 0;
+	uint32_t	n = dp_binning_heap_spread(88, 96, 0.24, 12.0, p);
+	bool		pieces = n == 8;
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		sum += p[3 * i + 2];
+		pieces = pieces && p[3 * i] == 88 + i && p[3 * i + 1] == 88 + i;
+	}
+	unit_check(pieces, "heap spread: one piece a value of [88, 96) (%u)", n);
+	unit_check(fabs(sum - 0.24) < 1e-12, "heap spread: the weights add up to the cell's (%.15g)", sum);
+	unit_check(fabs(p[3 * 2 + 2] - 12 * p[3 * 0 + 2]) < 1e-12 && fabs(p[3 * 2 + 2] - 0.24 * 12 / 19) < 1e-12,
+			   "heap spread: 90 weighs 12 times 88 (%.6f against %.6f)", p[3 * 2 + 2], p[2]);
+	n = dp_binning_heap_spread(91, 95, 1.0, 12.0, p);
+	unit_check(n == 4 && fabs(p[2] - 0.25) < 1e-12 && fabs(p[3 * 3 + 2] - 0.25) < 1e-12,
+			   "heap spread: a cell without a multiple of ten spreads evenly");
+}
+
 static void
 test_heap_multiplier(void)
 {
@@ -856,6 +879,7 @@ main(void)
 	test_roundest();
 	test_heap_points();
 	test_heap_multiplier();
+	test_heap_spread();
 	test_heap_mates();
 	return unit_done();
 }
