@@ -268,6 +268,8 @@ dpsynth_charge(Oid relid, const char *function, const char *columns_literal, dou
 						 ERRCODE_T_R_SERIALIZATION_FAILURE : ERRCODE_DPSYNTH_CHARGE_FAILED),
 				 errmsg("could not record the privacy charge; nothing was computed or released"),
 				 req->errmsg[0] ? errdetail("The charging worker reported: %s", req->errmsg) : 0,
+				 req->errcode == ERRCODE_T_R_SERIALIZATION_FAILURE ?
+				 errhint("Call again: the table's privacy unit changed while this call ran.") :
 				 errhint("Check the server log; the charge runs in a background worker as the extension owner, which must be able to log in.")));
 
 	switch ((ChargeStatus) req->status)

@@ -39,6 +39,7 @@
 #include "utils/guc.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "dp_accounting.h"
@@ -374,10 +375,11 @@ guard_join(Oid rel, const char *created, List *parents)
 /*
  * Whether a table or one of its ancestors has a budget (dpsynth._on_detach's donor), as the owner:
  * its descendants' and siblings' budgets are not the tree's a child leaves.  The ancestors are
- * read from pg_inherits here (a recursive query's estimate would cross jit_above_cost).
+ * read from pg_inherits here (a recursive query's estimate would cross jit_above_cost).  latest:
+ * the budgets as committed now (GetLatestSnapshot), else as the transaction's snapshot sees them.
  */
 static bool
-in_protected_tree(Oid rel)
+in_protected_tree(Oid rel, bool latest)
 {
 	DpOwnerSwitch sw;
 	List	   *todo = list_make1_oid(rel),
@@ -417,14 +419,46 @@ in_protected_tree(Oid rel)
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* read-only SPI runs under the active snapshot: the latest one, or the transaction's */
+	PushActiveSnapshot(latest ? GetLatestSnapshot() : GetTransactionSnapshot());
 	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM dpsynth.budgets b WHERE b.relid = ANY ($1) "
 							  "AND dpsynth._identifies(b.relid, b.relname))",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read whether table %u is protected", rel);
 	found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
+	PopActiveSnapshot();
 	SPI_finish();
 	dpsynth_restore_user(&sw);
 	return found;
+}
+
+/*
+ * Whether a table leaving the tree of parent (DETACH PARTITION, NO INHERIT) leaves a protected
+ * tree.  First, SHARE UPDATE EXCLUSIVE on parent: dp_protect takes it on the table it protects and
+ * on every table below (protect_lock_tree), so a protection either commits before the check (and
+ * is seen: the budgets are read as committed now, not as the statement's snapshot saw them) or
+ * waits until the table has left.  The lock is taken only for a role that owns the table the
+ * statement alters (owner_rel), as PostgreSQL checks before it locks; anyone else's statement
+ * fails on its own.  A transaction whose snapshot predates the protection (REPEATABLE READ or
+ * SERIALIZABLE) would copy the budget as it saw it, none: refused as a serialization failure.
+ */
+static bool
+leaves_protected_tree(Oid parent, Oid owner_rel)
+{
+	if (!OidIsValid(parent))
+		return false;
+	if (OidIsValid(owner_rel) && dpsynth_table_ownercheck(owner_rel, GetUserId()))
+		LockRelationOid(parent, ShareUpdateExclusiveLock);
+	if (!in_protected_tree(parent, true))
+		return false;
+	if (IsolationUsesXactSnapshot() && !in_protected_tree(parent, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to table \"%s\": dpsynth protected it after this transaction began",
+						get_rel_name(parent)),
+				 errdetail("A table leaving a protected tree takes the tree's budget, which this transaction's snapshot does not see."),
+				 errhint("Retry the transaction.")));
+	return true;
 }
 
 /*
@@ -439,12 +473,12 @@ in_protected_tree(Oid rel)
  * PostgreSQL's own locks (DETACH ... CONCURRENTLY's among them).
  */
 static void
-call_detach(Oid child, Oid parent)
+call_detach(Oid child, Oid parent, Oid owner_rel)
 {
 	Oid			argtypes[2] = {OIDOID, OIDOID};
 	Datum		values[2] = {ObjectIdGetDatum(child), ObjectIdGetDatum(parent)};
 
-	if (!OidIsValid(child) || !OidIsValid(parent) || !in_protected_tree(parent))
+	if (!OidIsValid(child) || !leaves_protected_tree(parent, owner_rel))
 		return;					/* PostgreSQL reports a missing table itself; nothing to hand on */
 	LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(child, AccessExclusiveLock);
@@ -495,19 +529,19 @@ guard_alter_table(AlterTableStmt *stmt)
 						   list_make1_oid(rel));
 				break;
 			case AT_DetachPartition:
-				if (((PartitionCmd *) cmd->def)->concurrent && OidIsValid(rel) && in_protected_tree(rel))
+				if (((PartitionCmd *) cmd->def)->concurrent && leaves_protected_tree(rel, rel))
 					refuse_concurrent_detach(rel, "DETACH PARTITION ... CONCURRENTLY");
-				call_detach(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel);
+				call_detach(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel, rel);
 				break;
 			case AT_DetachPartitionFinalize:
-				if (OidIsValid(rel) && in_protected_tree(rel))
+				if (leaves_protected_tree(rel, rel))
 					refuse_concurrent_detach(rel, "DETACH PARTITION ... FINALIZE");
 				break;
 			case AT_AddInherit:
 				parents = lappend_oid(parents, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
 				break;
 			case AT_DropInherit:
-				call_detach(rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
+				call_detach(rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true), rel);
 				break;
 			default:
 				break;
@@ -847,6 +881,23 @@ dpsynth_rho_for_call(Oid relid, double epsilon, double *delta)
 }
 
 /*
+ * dp_protect(tbl, ...): SHARE UPDATE EXCLUSIVE on tbl and every table below it, held to the end of
+ * the transaction, before the protection is written, so that a DETACH PARTITION or NO INHERIT of
+ * the tree (which takes that lock on the parent before it checks for a budget:
+ * leaves_protected_tree) either sees the protection committed or has finished first.  Only for
+ * the table's owner, who alone may protect it: anyone else's call fails without the lock.
+ */
+static void
+protect_lock_tree(Oid relid)
+{
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) ||
+		!dpsynth_table_ownercheck(relid, GetUserId()))
+		return;
+	LockRelationOid(relid, ShareUpdateExclusiveLock);
+	(void) find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL);
+}
+
+/*
  * dpsynth_admin_call: the C body of every owner function.  Calls dpsynth._<proname> with the
  * invoking role prepended to the arguments, as the extension owner.
  */
@@ -891,6 +942,8 @@ dpsynth_admin_call(PG_FUNCTION_ARGS)
 		appendStringInfo(&sql, ", $%d", i + 2);
 	}
 	appendStringInfoChar(&sql, ')');
+	if (strcmp(NameStr(proc->proname), "dp_protect") == 0 && nargs > 0 && !PG_ARGISNULL(0))
+		protect_lock_tree(PG_GETARG_OID(0));
 	ReleaseSysCache(proctup);
 
 	dpsynth_become_owner(&sw);

@@ -16,7 +16,7 @@
  * log_min_messages is at its default or any level up to ERROR (fatal and panic log no LOG
  * message, and the hook then sees none: README's hardening says so), and a DEBUG one only where
  * log_min_messages logs it; a DEBUG message the server does not log still reaches a client that
- * asks for it (none carries statistics).
+ * asks for it (none known to carry statistics).
  * Warnings, notices, INFO and errors are untouched.
  *
  * The role is the session's outer one (GetOuterUserId: SET ROLE's, not a SECURITY DEFINER

@@ -33,6 +33,7 @@ run_race "SELECT dp_privacy_unit('t', 'pid', max_rows_per_unit => 1)" "$out/set"
 is "$(q $DB "SELECT privacy_unit IS NOT NULL FROM dpsynth.budgets")" t "the owner named the unit"
 ok "$(grep -q 'ERROR:  40001:' "$out/set.b"; echo $?)" "the release that read no unit is refused at its charge, as a serialization failure (40001)"
 grep -q 'ERROR' "$out/set.b" || sed 's/^/# released: /' "$out/set.b"
+ok "$(grep -q 'HINT:  Call again: the table.s privacy unit changed' "$out/set.b"; echo $?)" "its hint says to call again"
 is "$(q $DB "SELECT count(*) FROM dpsynth.ledger WHERE status <> 'refused'")" 0 "and nothing was charged"
 is "$(q $DB "SELECT rho_spent FROM dpsynth.budgets")" 0 "the budget is untouched"
 

@@ -28,26 +28,11 @@ cleanup() {
 trap cleanup EXIT
 
 # sessions opened before the postmaster is stopped (no new one can start then): a monitor, and
-# the one holding the budget row; each a psql on a pair of FIFOs
+# the one holding the budget row; each a psql on a pair of FIFOs (session, common.sh)
 TMPD=$(mktemp -d)
-session() {
-	mkfifo "$TMPD/$1.in" "$TMPD/$1.out"
-	psql -X -qAt -d $DB <"$TMPD/$1.in" >"$TMPD/$1.out" 2>&1 &
-	exec {w}>"$TMPD/$1.in"
-	exec {r}<"$TMPD/$1.out"
-	eval "$1_W=$w $1_R=$r"
-}
-session MON
-session LOCKER
-mq() {
-	local line
-	echo "$1;" >&"$MON_W"
-	echo "SELECT 'END-OF-ANSWER';" >&"$MON_W"
-	while IFS= read -r -t 30 line <&"$MON_R"; do
-		[ "$line" = END-OF-ANSWER ] && break
-		echo "$line"
-	done
-}
+session MON $DB
+session LOCKER $DB
+mq() { sq MON "$1"; }
 echo "BEGIN; SELECT 'locked' FROM dpsynth.budgets WHERE relid = 'adult'::regclass FOR UPDATE;" >&"$LOCKER_W"
 read -r -t 30 line <&"$LOCKER_R"
 is "$line" locked "the budget row is held by another session"

@@ -30,19 +30,8 @@ owner=""
 cleanup() { [ -n "$owner" ] && kill "$owner" 2>/dev/null; rm -rf "$TMPD"; }
 trap cleanup EXIT
 # the analyst's session: a psql on a pair of FIFOs, answering one statement at a time
-mkfifo "$TMPD/a.in" "$TMPD/a.out"
-psql -X -qAt -U regress_detach_race_analyst -d $DB <"$TMPD/a.in" >"$TMPD/a.out" 2>&1 &
-exec {AW}>"$TMPD/a.in"
-exec {AR}<"$TMPD/a.out"
-aq() {
-	local line
-	echo "$1;" >&"$AW"
-	echo "SELECT 'END-OF-ANSWER';" >&"$AW"
-	while IFS= read -r -t 60 line <&"$AR"; do
-		[ "$line" = END-OF-ANSWER ] && break
-		echo "$line"
-	done
-}
+session A $DB -U regress_detach_race_analyst
+aq() { sq A "$1" 60; }
 # waits (up to 30 s) until the owner's statement waits for a lock
 wait_lock() {
 	for _ in $(seq 1 600); do

@@ -38,6 +38,29 @@ done_testing() { echo "1..$tap_n"; [ $tap_failed -eq 0 ]; }
 # q DB SQL: one value, no decoration
 q() { psql -X -qAt -v ON_ERROR_STOP=1 -d "$1" -c "$2"; }
 
+# session NAME DB [psql option ...]: a psql of its own on a pair of FIFOs in $TMPD (the caller
+# makes TMPD), left open across statements; sq NAME SQL [seconds] sends it one statement and
+# prints its answer (waiting up to 30 s, or the seconds given, for each line)
+session() {
+	local name=$1 db=$2 w r
+	shift 2
+	mkfifo "$TMPD/$name.in" "$TMPD/$name.out"
+	psql -X -qAt "$@" -d "$db" <"$TMPD/$name.in" >"$TMPD/$name.out" 2>&1 &
+	exec {w}>"$TMPD/$name.in"
+	exec {r}<"$TMPD/$name.out"
+	eval "${name}_W=$w ${name}_R=$r"
+}
+sq() {
+	local w r line
+	eval "w=\$${1}_W r=\$${1}_R"
+	echo "$2;" >&"$w"
+	echo "SELECT 'END-OF-ANSWER';" >&"$w"
+	while IFS= read -r -t "${3:-30}" line <&"$r"; do
+		[ "$line" = END-OF-ANSWER ] && break
+		echo "$line"
+	done
+}
+
 fresh_db() {
 	local db=$1
 	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null

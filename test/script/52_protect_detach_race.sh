@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# A protection committed while a table leaves the tree (review of 2026-11-30, nit N1): DETACH
+# PARTITION and NO INHERIT hand the leaving table the tree's budget only where the tree is
+# protected, and that was checked before any lock, under the statement's snapshot.  A dp_protect
+# of the tree committed between the check and the DETACH's own locks (or before a REPEATABLE READ
+# transaction's snapshot saw it) let the table leave without the budget its rows had been charged
+# on.  Now dp_protect locks the tree (SHARE UPDATE EXCLUSIVE) and the DETACH takes that lock on the
+# parent before it checks, against the budgets as committed.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+DB=dpsynth_protect_race
+fresh_db $DB
+psql -X -q -d $DB >/dev/null 2>&1 <<'SQL'
+CREATE TABLE p (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (100);
+CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (100) TO (200);
+CREATE TABLE ip (id int4, x int4);
+CREATE TABLE ic () INHERITS (ip);
+CREATE TABLE rr (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE rr1 PARTITION OF rr FOR VALUES FROM (0) TO (100);
+CREATE TABLE rr2 PARTITION OF rr FOR VALUES FROM (100) TO (200);
+CREATE TABLE d (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE d1 PARTITION OF d FOR VALUES FROM (0) TO (100);
+CREATE TABLE d2 PARTITION OF d FOR VALUES FROM (100) TO (200);
+SQL
+
+TMPD=$(mktemp -d)
+bg=""
+cleanup() { [ -n "$bg" ] && kill "$bg" 2>/dev/null; rm -rf "$TMPD"; }
+trap cleanup EXIT
+session O $DB -v VERBOSITY=verbose
+# waits (up to 30 s) until a statement starting with $1 waits for a lock
+wait_lock() {
+	for _ in $(seq 1 600); do
+		[ "$(q $DB "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND wait_event_type = 'Lock' AND query LIKE '$1%'")" = 1 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+budget() { q $DB "SELECT coalesce((SELECT epsilon::text FROM dpsynth.budgets WHERE relid = '$1'::regclass), 'none')"; }
+
+# dp_protect first, uncommitted; the table leaves while it is open
+protect_then_leave() {	# $1: tree, $2: leaving table, $3: the statement
+	sq O "BEGIN" >/dev/null
+	sq O "SELECT dp_protect('$1', epsilon => 5)" >/dev/null
+	psql -X -qAt -d $DB -c "$3" >"$TMPD/bg.out" 2>&1 &
+	bg=$!
+	wait_lock "ALTER TABLE"
+	ok $? "$3 waits for the open dp_protect"
+	sq O "COMMIT" >/dev/null
+	wait $bg
+	ok $? "$3 ends once it commits"
+	bg=""
+	is "$(budget "$2")" 5 "the leaving table keeps the budget its tree was given"
+	grep -q "keeps its protection" "$TMPD/bg.out"
+	ok $? "and says so"
+}
+protect_then_leave p p1 "ALTER TABLE p DETACH PARTITION p1"
+protect_then_leave ip ic "ALTER TABLE ic NO INHERIT ip"
+
+# the table leaves first, uncommitted; dp_protect waits for it and protects what stays
+sq O "BEGIN" >/dev/null
+sq O "ALTER TABLE d DETACH PARTITION d1" >/dev/null
+psql -X -qAt -d $DB -c "SELECT dp_protect('d', epsilon => 5)" >"$TMPD/bg.out" 2>&1 &
+bg=$!
+wait_lock "SELECT dp_protect"
+ok $? "dp_protect waits for the open DETACH"
+sq O "COMMIT" >/dev/null
+wait $bg
+ok $? "and ends once it commits"
+bg=""
+is "$(budget d)/$(budget d1)" "5/none" "the tree is protected without the table that left before"
+
+# a REPEATABLE READ transaction whose snapshot predates the protection
+sq O "BEGIN ISOLATION LEVEL REPEATABLE READ" >/dev/null
+sq O "SELECT count(*) FROM rr" >/dev/null
+q $DB "SELECT dp_protect('rr', epsilon => 5)" >/dev/null 2>&1
+out=$(sq O "ALTER TABLE rr DETACH PARTITION rr1; ROLLBACK" | head -n 1)
+echo "$out" | grep -q "ERROR:  40001: could not serialize access to table \"rr\""
+ok $? "a snapshot that does not see the protection refuses the detach (40001) (got '$out')"
+is "$(budget rr1)" none "nothing left the tree"
+sq O "ALTER TABLE rr DETACH PARTITION rr1" >/dev/null
+is "$(budget rr1)" 5 "a retry detaches it with the tree's budget"
+done_testing
