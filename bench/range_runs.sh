@@ -4,7 +4,9 @@
 # installed in $PGBIN (not built here: install the checkout to compare first), each call's rows
 # (OUTDIR/TABLE-EPS-RUN.csv), its released model (dp_model_json, .json) and its verbose notices
 # (.log).  Works with any checkout's SQL API from 0.3.3 on (dp_declare, dp_synthesize verbose).
-# Usage: OUTDIR=dir [RUNS=20] [EPSILONS="1 3"] [DATASETS="smokeban arrests"] bench/range_runs.sh
+# Usage: OUTDIR=dir [RUNS=20] [EPSILONS="1 3"] [DATASETS="smokeban arrests"] [DOMAIN=file] bench/range_runs.sh
+#        (DOMAIN: a domain.json each run declares instead of the table's own, e.g. a copy with a
+#        column's binning changed; with one table in DATASETS)
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 RUNS=${RUNS:-20}
 EPSILONS=${EPSILONS:-"1 3"}
@@ -24,7 +26,7 @@ for eps in $EPSILONS; do
 	for d in $DATASETS; do
 		for run in $(seq 1 "$RUNS"); do
 			f=$OUTDIR/$d-$eps-$run
-			echo "SELECT dp_declare('$d', :'dom'::jsonb);" | psql -X -q -d bench -v dom="$(cat "$SHARED/datasets/$d/domain.json")" >/dev/null
+			echo "SELECT dp_declare('$d', :'dom'::jsonb);" | psql -X -q -d bench -v dom="$(cat "${DOMAIN:-$SHARED/datasets/$d/domain.json}")" >/dev/null
 			psql -X -q -d bench -c "DROP TABLE IF EXISTS synth" >/dev/null
 			psql -X -qAt -d bench -c "SELECT model_id FROM dp_synthesize('$d', epsilon => $eps, target => 'synth', verbose => true)" \
 				> "$f.model" 2> "$f.log"
