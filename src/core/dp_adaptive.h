@@ -218,6 +218,12 @@
 #define DP_ADAPTIVE_JTREE_CELLS ((uint64_t) 1 << 22)	/* ... and junction trees (step 5) */
 #define DP_ADAPTIVE_TREE_CELLS	((uint64_t) 1 << 20)	/* the rounds keep the model's tree within this (step 3b) */
 #define DP_ADAPTIVE_TREE_COLS	64		/* ... on tables of at most this many columns (a check is O(d^3)) */
+/*
+ * The fewest runs an ordered column's merged codes are joined into for its coarse pairs (step 2):
+ * the bins a column declared with bounds only gets by default.  Above it, dp_binning_wide_bins's
+ * pair count on the column's released mass.
+ */
+#define DP_ADAPTIVE_COARSE_BASE	16
 #define DP_ADAPTIVE_TREE_CELLS_PER_ROW 32	/* ... or this many cells per row, if more (step 3b) */
 
 /* The bound on the model's junction tree in the rounds (step 3b) for a table of about `rows`
@@ -429,6 +435,9 @@ typedef struct dp_adaptive_stats
 	uint32_t	triples;		/* triples that became candidates in the rounds */
 	uint32_t	triples_measured;	/* ... and were measured */
 	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
+	uint32_t	coarse_cols;	/* ordered columns offered in pairs at their runs too (step 2) */
+	uint32_t	coarse_cands;	/* ... the coarse pairs among the candidates */
+	uint32_t	coarse_measured;	/* selections of a coarse pair */
 	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
 	uint64_t	est_rows;		/* rows of the rounds' estimates (dp_adaptive_est_rows) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */
