@@ -284,6 +284,38 @@ est_counts(const Cand *cand, const Cand *cd, const Coarse *co, const dp_codes *s
 	dpa_coarse_sum(co, &cand[cd->twin], sizes, yf, y);
 }
 
+/* Candidate k's score against y, the estimate's counts at its resolution. */
+static int64_t
+score_one(const Scorer *s, uint32_t k, const double *y)
+{
+	const Cand *ck = &s->cand[k];
+	const uint32_t *xk = s->counts + ck->offset;
+	int64_t		e = 0,
+				bias;
+
+	for (uint64_t q = 0; q < ck->cells; q++)
+		e += llround(fabs((double) xk[q] - y[q]) * SCORE_UNITS);
+	if (ck->coarse && s->cand[ck->twin].meas >= 0)
+	{
+		/* the fine twin's measurement so far, at the runs' resolution */
+		const dp_marg *z = &s->margs[s->cand[ck->twin].meas];
+
+		dpa_coarse_sum(s->co, &s->cand[ck->twin], s->sizes, z->cells, s->zc);
+		bias = llround(dp_adaptive_remeasure_floor(s->zc, z->rho, y, ck->cells, s->sigma) * SCORE_UNITS);
+	}
+	else if (!ck->coarse && ck->meas >= 0)
+		bias = llround(dp_adaptive_remeasure_floor(s->margs[ck->meas].cells, s->margs[ck->meas].rho, y,
+												   ck->cells, s->sigma) * SCORE_UNITS);
+	else
+		bias = llround(dp_adaptive_score_floor(y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
+	return ck->nattrs >= 2 ? e - bias : (e - bias) / 2;
+}
+
+/*
+ * Candidates [k0, k1): each fine one from the estimate's counts, and its coarse twin (cand[sib])
+ * from the same counts summed over the runs, by this thread whatever the twin's index (so every
+ * score is written by one thread, and a coarse candidate costs no second count of the estimate).
+ */
 static void *
 score_worker(void *arg)
 {
@@ -292,29 +324,16 @@ score_worker(void *arg)
 	for (uint32_t k = s->k0; k < s->k1; k++)
 	{
 		const Cand *ck = &s->cand[k];
-		const uint32_t *xk = s->counts + ck->offset;
-		int64_t		e = 0,
-					bias;
 
-		est_counts(s->cand, ck, s->co, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane, s->yf);
-		for (uint64_t q = 0; q < ck->cells; q++)
-			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
-		if (ck->coarse && s->cand[ck->twin].meas >= 0)
+		if (ck->coarse)
+			continue;
+		dpa_est_counts(ck, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane);
+		s->score[k] = score_one(s, k, s->y);
+		if (ck->sib)
 		{
-			/* the fine twin's measurement so far, at the runs' resolution */
-			const dp_marg *z = &s->margs[s->cand[ck->twin].meas];
-
-			dpa_coarse_sum(s->co, &s->cand[ck->twin], s->sizes, z->cells, s->zc);
-			bias = llround(dp_adaptive_remeasure_floor(s->zc, z->rho, s->y, ck->cells, s->sigma) * SCORE_UNITS);
+			dpa_coarse_sum(s->co, ck, s->sizes, s->y, s->yf);
+			s->score[ck->sib] = score_one(s, ck->sib, s->yf);
 		}
-		else if (ck->coarse)
-			bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
-		else if (ck->meas >= 0)
-			bias = llround(dp_adaptive_remeasure_floor(s->margs[ck->meas].cells, s->margs[ck->meas].rho, s->y,
-													   ck->cells, s->sigma) * SCORE_UNITS);
-		else
-			bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
-		s->score[k] = ck->nattrs >= 2 ? e - bias : (e - bias) / 2;
 	}
 	return NULL;
 }
@@ -701,6 +720,7 @@ adaptive_candidates(Run *r)
 		c->twin = k;
 		c->offset = r->totcells;
 		r->totcells += c->cells;
+		cand[k].sib = keep;
 		keep++;
 		r->st.coarse_cands++;
 	}
@@ -846,6 +866,7 @@ add_coarse_triples(Run *r, uint32_t k0)
 		c->twin = k;
 		c->offset = r->totcells;
 		r->totcells += cells;
+		r->cand[k].sib = r->ncand;
 		r->ncand++;
 		r->st.coarse_cands++;
 	}

@@ -288,7 +288,7 @@ dp_adaptive_bits_check(const dp_codes *t, const uint32_t *sizes)
 		for (uint32_t a = 0; a < t->ncols; a++)
 			for (uint32_t b = a; b < t->ncols; b++)
 			{
-				Cand		cd = {a == b ? 1 : 2, {a, b, 0}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1, 0, false};
+				Cand		cd = {a == b ? 1 : 2, {a, b, 0}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1, 0, false, 0};
 
 				if (!bits_usable(&bits, &cd))
 					continue;
@@ -423,7 +423,7 @@ dpa_add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uin
 			tr->cap = cap;
 		}
 		cd = &cand[(*ncand)++];
-		*cd = (Cand) {3, {t[0], t[1], t[2]}, cells, *totcells, -1, 0, false};
+		*cd = (Cand) {3, {t[0], t[1], t[2]}, cells, *totcells, -1, 0, false, 0};
 		*totcells += cells;
 		tr->n++;
 	}

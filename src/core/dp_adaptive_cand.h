@@ -23,6 +23,7 @@ typedef struct Cand
 	int32_t		meas;			/* index of its measurement in margs, -1 if none */
 	uint32_t	twin;			/* a coarse candidate's fine pair (its index in cand) */
 	bool		coarse;			/* a pair at its ordered columns' runs (dpa_coarse_*) */
+	uint32_t	sib;			/* a fine candidate's coarse twin (its index in cand), 0: none */
 } Cand;
 
 /*

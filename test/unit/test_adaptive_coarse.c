@@ -112,9 +112,9 @@ test_sum_expand(void)
 			   *shares[3] = {sharea, NULL, sharec};
 	uint32_t	csize[3];
 	Coarse		co = {3, runs, csize, shares};
-	Cand		pair = {2, {0, 1, 0}, A * B, 0, -1, 0, false},
-				pair2 = {2, {0, 2, 0}, A * C, 0, -1, 0, false},
-				triple = {3, {0, 1, 2}, A * B * C, 0, -1, 0, false};
+	Cand		pair = {2, {0, 1, 0}, A * B, 0, -1, 0, false, 0},
+				pair2 = {2, {0, 2, 0}, A * C, 0, -1, 0, false, 0},
+				triple = {3, {0, 1, 2}, A * B * C, 0, -1, 0, false, 0};
 	static uint32_t fine[A * B * C],
 				coarse[A * B * C],
 				direct[A * B * C];
