@@ -261,8 +261,8 @@ typedef struct Scorer
 	const Coarse *co;			/* the runs of the coarse candidates */
 	int64_t    *score;
 	double	   *y;				/* maxcells */
-	double	   *yf,				/* maxcells: a coarse candidate's fine estimate */
-			   *zc;				/* maxcells: its fine twin's measurement summed over the runs */
+	double	   *yf,				/* maxcells, after y's: a coarse candidate's estimated counts */
+			   *zc;				/* maxcells, after yf: its fine twin's measurement summed over the runs */
 	uint32_t   *ycnt;			/* maxcells */
 	uint32_t   *lane;			/* LANES * LANE_CELLS */
 } Scorer;
@@ -564,7 +564,7 @@ typedef struct Run
 	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
 	Triples		tr;
 	Coarse		co;				/* the ordered columns' runs (step 2) */
-	double	   *yfine;			/* maxcells: a coarse candidate's fine estimate */
+	double	   *yfine;			/* maxcells, after y's (NULL without coarse candidates): scratch of est_counts */
 	dp_gum_params round_gum;
 	double		t_select;		/* when the candidates' stage began */
 	dp_adaptive_stats st;
@@ -749,14 +749,18 @@ adaptive_count(Run *r)
 	uint64_t	maxcells = r->maxcells;
 
 	r->counts = dp_zalloc(sizeof(uint32_t) * r->totcells);
-	r->y = dp_zalloc(sizeof(double) * maxcells);
+	/*
+	 * With coarse candidates an estimate buffer holds three: the estimate's counts, a coarse
+	 * candidate's (yf) and its twin's measurement summed over the runs (zc)
+	 */
+	r->y = dp_zalloc(sizeof(double) * maxcells * (r->st.coarse_cands > 0 ? 3 : 1));
 	r->lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 	r->ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
-	r->yfine = dp_zalloc(sizeof(double) * maxcells);
+	r->yfine = r->st.coarse_cands > 0 && r->y ? r->y + maxcells : NULL;
 	r->score = dp_zalloc(sizeof(int64_t) * r->maxcand);
 	r->nthreads = dp_threads();
 	r->scorers = dp_zalloc(sizeof(Scorer) * r->nthreads);
-	if (!r->counts || !r->y || !r->lanebuf || !r->ycnt || !r->yfine || !r->score || !r->scorers)
+	if (!r->counts || !r->y || !r->lanebuf || !r->ycnt || !r->score || !r->scorers)
 		return dp_nomem("could not allocate the candidates' exact counts and scoring buffers");
 	for (uint32_t t = 0; t < r->nthreads; t++)
 	{
@@ -767,13 +771,13 @@ adaptive_count(Run *r)
 		s->sizes = r->out->merged_sizes;
 		s->score = r->score;
 		/* thread 0 uses the buffers the rest of the rounds use */
-		s->y = t == 0 ? r->y : dp_zalloc(sizeof(double) * maxcells);
+		s->y = t == 0 ? r->y : dp_zalloc(sizeof(double) * maxcells * (r->st.coarse_cands > 0 ? 3 : 1));
 		s->ycnt = t == 0 ? r->ycnt : dp_zalloc(sizeof(uint32_t) * maxcells);
 		s->lane = t == 0 ? r->lanebuf : dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
-		s->yf = dp_zalloc(sizeof(double) * maxcells);
-		s->zc = dp_zalloc(sizeof(double) * maxcells);
+		s->yf = r->st.coarse_cands > 0 && s->y ? s->y + maxcells : NULL;
+		s->zc = r->st.coarse_cands > 0 && s->y ? s->y + 2 * maxcells : NULL;
 		s->co = &r->co;
-		if (!s->y || !s->ycnt || !s->lane || !s->yf || !s->zc)
+		if (!s->y || !s->ycnt || !s->lane)
 			return dp_nomem("could not allocate a scoring thread's buffers");
 		r->lanes[t] = s->lane;
 	}
@@ -827,6 +831,8 @@ adaptive_focus(Run *r)
 static int
 add_coarse_triples(Run *r, uint32_t k0)
 {
+	if (!r->yfine)
+		return 0;				/* no coarse pair: no scratch for coarse candidates (adaptive_count) */
 	for (uint32_t k = k0, n = r->ncand; k < n; k++)
 	{
 		const Cand *f = &r->cand[k];
@@ -1261,7 +1267,6 @@ adaptive_run_free(Run *r)
 	dp_free(r->y);
 	dp_free(r->lanebuf);
 	dp_free(r->ycnt);
-	dp_free(r->yfine);
 	for (uint32_t j = 0; r->co.run && j < r->co.d; j++)
 		dp_free(r->co.run[j]);
 	for (uint32_t j = 0; r->co.share && j < r->co.d; j++)
@@ -1271,11 +1276,6 @@ adaptive_run_free(Run *r)
 	dp_free(r->co.size);
 	if (r->scorers)
 	{
-		for (uint32_t t = 0; t < r->nthreads; t++)
-		{
-			dp_free(r->scorers[t].yf);
-			dp_free(r->scorers[t].zc);
-		}
 		for (uint32_t t = 1; t < r->nthreads; t++)
 		{
 			dp_free(r->scorers[t].y);
