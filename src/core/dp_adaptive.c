@@ -95,6 +95,7 @@ typedef struct TreeFit
 	const dp_jtree *cur;		/* the current model's tree (NULL: none within bound) */
 	dp_marg    *scratch;
 	uint32_t	builds;
+	uint8_t    *fit;			/* per fine candidate: 0 not checked, 1 fits, 2 does not (NULL: none) */
 } TreeFit;
 
 static bool
@@ -108,6 +109,11 @@ tree_fits(void *arg, uint32_t r)
 
 	if (c->meas >= 0)
 		return true;
+	/* a coarse candidate adds what its fine twin adds: one check for both */
+	if (c->coarse)
+		r = c->twin;
+	if (f->fit && f->fit[r])
+		return f->fit[r] == 1;
 	for (uint32_t i = 0; f->cur && i < f->cur->ncliques; i++)
 	{
 		uint32_t	hits = 0;
@@ -130,6 +136,8 @@ tree_fits(void *arg, uint32_t r)
 	rc = dp_jtree_build(&t, f->scratch, f->nmargs + 1, f->d, f->sizes, f->bound);
 	if (rc == 0)
 		dp_jtree_free(&t);
+	if (f->fit)
+		f->fit[r] = rc == 0 ? 1 : 2;
 	return rc == 0;				/* too large, or a build that failed: not offered */
 }
 
@@ -606,8 +614,18 @@ adaptive_coarse(Run *r)
 {
 	const dp_privsyn_params *p = r->p;
 	const uint32_t *msizes = r->out->merged_sizes;
-	double		rare_below = dp_rare_threshold(dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY) + r->topup, r->d);
+	double		rare_below = dp_rare_threshold(dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY) + r->topup, r->d),
+				n1 = 0;
+	bool		offer;
 
+	/*
+	 * Only where the rounds bound the model's junction tree (at most 131,072 released rows, a
+	 * function of the released one-way totals): on bigger tables the models the coarse pairs lead
+	 * to cost the final GUM more time, and what they gain there is not measured (bench/RESULTS.md)
+	 */
+	for (uint32_t j = 0; j < r->d; j++)
+		n1 += dp_marg_total(&r->margs[j]);
+	offer = r->d <= DP_ADAPTIVE_TREE_COLS && dp_adaptive_tree_bound(n1 / r->d) != 0;
 	r->co.d = r->d;
 	r->co.run = dp_zalloc(sizeof(uint16_t *) * r->d);
 	r->co.share = dp_zalloc(sizeof(double *) * r->d);
@@ -623,7 +641,7 @@ adaptive_coarse(Run *r)
 					n;
 
 		r->co.size[j] = msizes[j];
-		if (!p->ordered || p->ordered[j] == 0 || r->d > DP_ADAPTIVE_TREE_COLS || !(rare_below > 0))
+		if (!offer || !p->ordered || p->ordered[j] == 0 || !(rare_below > 0))
 			continue;
 		m = (uint32_t) r->out->code_map[j][(p->ordered[j] <= r->sizes[j] ? p->ordered[j] : r->sizes[j]) - 1] + 1;
 		for (uint32_t c = 0; c < m; c++)
@@ -986,7 +1004,7 @@ adaptive_score(Run *r, double sigma)
 static int
 adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 {
-	TreeFit		tf = {r->margs, r->nmargs, r->d, r->out->merged_sizes, r->cand, r->tree_bound, NULL, NULL, 0};
+	TreeFit		tf = {r->margs, r->nmargs, r->d, r->out->merged_sizes, r->cand, r->tree_bound, NULL, NULL, 0, NULL};
 	dp_jtree	cur;
 	bool		have;
 
@@ -999,8 +1017,11 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 		dp_jtree_build(&cur, r->margs, r->nmargs, r->d, r->out->merged_sizes, r->tree_bound) == 0;
 	tf.cur = have ? &cur : NULL;
 	tf.scratch = dp_alloc(sizeof(dp_marg) * (r->nmargs + 1));
-	if (!tf.scratch)
+	tf.fit = r->st.coarse_cands > 0 ? dp_zalloc(r->ncand) : NULL;
+	if (!tf.scratch || (r->st.coarse_cands > 0 && !tf.fit))
 	{
+		dp_free(tf.scratch);
+		dp_free(tf.fit);
 		if (have)
 			dp_jtree_free(&cur);
 		return dp_nomem("could not allocate the junction tree's check");
@@ -1008,6 +1029,7 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 	*sel = have ? dp_exp_mech_fitting(r->sub, r->subidx, nsub, r->rounds.eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
 	r->st.tree_builds += tf.builds;
 	dp_free(tf.scratch);
+	dp_free(tf.fit);
 	if (have)
 		dp_jtree_free(&cur);
 	if (*sel >= nsub)

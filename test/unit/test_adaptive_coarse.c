@@ -284,6 +284,52 @@ test_synthesis(void)
 			   "(mean %.3f, 0.95 real)", worst, sum / runs);
 }
 
+/*
+ * The coarse pairs only where the rounds bound the model's junction tree (at most 131,072 released
+ * rows): the same 80-value ordered column beside a binary one, on 20,000 rows and on 200,000.
+ */
+static void
+test_big_table(void)
+{
+	uint32_t	sizes[2] = {81, 2},
+				ordered[2] = {80, 0},
+				cols[2] = {0, 0};
+	uint64_t	n[2] = {20000, 200000};
+
+	for (int w = 0; w < 2; w++)
+	{
+		dp_codes	t;
+		dp_privsyn_params p;
+		dp_privsyn_result res;
+		dp_adaptive_stats st;
+		dp_prng		rng;
+
+		dp_prng_seed(&rng, 7);
+		dp_codes_init(&t, 2, n[w]);
+		for (uint64_t i = 0; i < n[w]; i++)
+		{
+			uint16_t	row[2];
+
+			row[0] = (uint16_t) (i % 80);
+			row[1] = (uint16_t) (row[0] < 40);
+			dp_codes_append(&t, row);
+		}
+		dp_privsyn_default_params(&p);
+		p.rho = 0.001;
+		p.ordered = ordered;
+		p.rows = 1000;
+		if (dp_adaptive_run(&t, sizes, &p, &rng, &res, &st) == 0)
+		{
+			cols[w] = st.coarse_cols + 1;
+			dp_privsyn_result_free(&res);
+		}
+		dp_codes_free(&t);
+	}
+	unit_check(cols[0] == 2 && cols[1] == 1,
+			   "coarse pairs on 20,000 rows (%d column), none on 200,000 (%d), where the rounds bound no tree",
+			   (int) cols[0] - 1, (int) cols[1] - 1);
+}
+
 int
 main(void)
 {
@@ -296,5 +342,6 @@ main(void)
 	test_shares();
 	test_sum_expand();
 	test_synthesis();
+	test_big_table();
 	return unit_done();
 }
