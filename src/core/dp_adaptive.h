@@ -37,6 +37,17 @@
  *      131,072: either way at least DP_ADAPTIVE_SYNTH_ROWS) leaves most of a triple's cells
  *      empty, and its sampling error would be selected for instead of real error: no triples
  *      there.
+ *   2d. Coarse twins, on tables of at most DP_ADAPTIVE_TREE_COLS columns where the rounds bound
+ *      the junction tree (dp_adaptive_tree_bound of the released one-way totals' mean not 0): an
+ *      ordered column (p->ordered) whose merged ordered codes are more than max(
+ *      DP_ADAPTIVE_COARSE_BASE, dp_binning_wide_bins's pair count on its released one-way mass)
+ *      gets runs of consecutive codes of about equal released mass (dpa_coarse_runs), and every
+ *      pair and triple candidate holding such a column gets a twin with the column at its runs
+ *      (weight 1; its counts the fine twin's summed over the runs, a count of a function of the
+ *      row: the sensitivity of its score and its measurement is unchanged).  The score chooses
+ *      between twins; a coarse pick's noisy counts are spread over the fine cells by the codes'
+ *      shares of their run's released one-way mass (post-processing) and are the fine marginal's
+ *      measurement.  The model keeps every merged code.  Not in the focus pairs.
  *   3. Rounds, AIM's schedule over the remaining R = (1 - DP_ADAPTIVE_ONEWAY_SHARE) rho, with T
  *      selections (dp_adaptive_selections): every selection spends eps_t^2 / 8 and its
  *      measurement rho_t, starting from rho_t = 0.9 R / T and eps_t = sqrt(8 * 0.1 R / T).  T is
