@@ -12,6 +12,7 @@
 #include "dp_adaptive.h"
 #include "dp_adaptive_cand.h"
 #include "dp_codes.h"
+#include "dp_env.h"
 #include "dp_privsyn.h"
 #include "dp_prng.h"
 #include "dp_random.h"
@@ -330,6 +331,63 @@ test_big_table(void)
 			   (int) cols[0] - 1, (int) cols[1] - 1);
 }
 
+/*
+ * The same rows on 1 and 3 scoring threads under the same noise: a coarse twin is scored by the
+ * thread of its fine one, whatever its index.  24 columns (300 candidates and 23 twins over an
+ * estimate of 8,192 rows: past SCORE_THREAD_WORK, so split over threads), one of them ordered with
+ * 80 values.
+ */
+static void
+test_threads(void)
+{
+	enum {N = 10000, D = 24};
+	uint32_t	sizes[D],
+				ordered[D] = {80};
+	dp_codes	t;
+	dp_privsyn_result res[2];
+	dp_adaptive_stats st[2];
+	dp_prng		rng;
+	int			rc[2];
+	bool		same;
+
+	for (uint32_t j = 0; j < D; j++)
+		sizes[j] = j == 0 ? 81 : 3;
+	dp_prng_seed(&rng, 11);
+	dp_codes_init(&t, D, N);
+	for (uint32_t i = 0; i < N; i++)
+	{
+		uint16_t	row[D];
+
+		row[0] = (uint16_t) (i % 80);
+		for (uint32_t j = 1; j < D; j++)
+			row[j] = (uint16_t) (j % 2 ? (row[0] * 3 / 80 + dp_prng_below(&rng, 2)) % 3 : dp_prng_below(&rng, 3));
+		dp_codes_append(&t, row);
+	}
+	for (int w = 0; w < 2; w++)
+	{
+		dp_privsyn_params p;
+
+		dp_set_threads(w == 0 ? 1 : 3);
+		dp_random_test_seed(UNIT_TEST_SEED);
+		dp_prng_seed(&rng, 12);
+		dp_privsyn_default_params(&p);
+		p.rho = 0.1;
+		p.ordered = ordered;
+		rc[w] = dp_adaptive_run(&t, sizes, &p, &rng, &res[w], &st[w]);
+	}
+	dp_set_threads(1);
+	same = rc[0] == 0 && rc[1] == 0 && res[0].synth.nrows == res[1].synth.nrows;
+	for (uint32_t c = 0; same && c < D; c++)
+		same = memcmp(res[0].synth.col[c], res[1].synth.col[c], sizeof(uint16_t) * res[0].synth.nrows) == 0;
+	unit_check(same && st[0].coarse_cands > 0 && st[0].coarse_measured == st[1].coarse_measured,
+			   "1 and 3 threads: the same rows under the same noise (%u coarse candidates, %u measured)",
+			   rc[0] == 0 ? st[0].coarse_cands : 0, rc[0] == 0 ? st[0].coarse_measured : 0);
+	for (int w = 0; w < 2; w++)
+		if (rc[w] == 0)
+			dp_privsyn_result_free(&res[w]);
+	dp_codes_free(&t);
+}
+
 int
 main(void)
 {
@@ -343,5 +401,6 @@ main(void)
 	test_sum_expand();
 	test_synthesis();
 	test_big_table();
+	test_threads();
 	return unit_done();
 }
