@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "dp_accounting.h"
+#include "dp_binning.h"
+#include "dp_plan.h"
 #include "dp_internal.h"
 #include "dp_jtree.h"
 #include "dp_maxent.h"
@@ -93,6 +95,7 @@ typedef struct TreeFit
 	const dp_jtree *cur;		/* the current model's tree (NULL: none within bound) */
 	dp_marg    *scratch;
 	uint32_t	builds;
+	uint8_t    *fit;			/* per fine candidate: 0 not checked, 1 fits, 2 does not (NULL: none) */
 } TreeFit;
 
 static bool
@@ -106,6 +109,11 @@ tree_fits(void *arg, uint32_t r)
 
 	if (c->meas >= 0)
 		return true;
+	/* a coarse candidate adds what its fine twin adds: one check for both */
+	if (c->coarse)
+		r = c->twin;
+	if (f->fit && f->fit[r])
+		return f->fit[r] == 1;
 	for (uint32_t i = 0; f->cur && i < f->cur->ncliques; i++)
 	{
 		uint32_t	hits = 0;
@@ -128,28 +136,60 @@ tree_fits(void *arg, uint32_t r)
 	rc = dp_jtree_build(&t, f->scratch, f->nmargs + 1, f->d, f->sizes, f->bound);
 	if (rc == 0)
 		dp_jtree_free(&t);
+	if (f->fit)
+		f->fit[r] = rc == 0 ? 1 : 2;
 	return rc == 0;				/* too large, or a build that failed: not offered */
 }
 
 /*
  * Measures candidate cd: its exact counts x plus discrete Gaussian noise g (rho) on every cell.
  * A candidate measured before is averaged with its earlier measurement, weights in proportion to
- * their rho (the average of Gaussian measurements with rho a and b is one with rho a + b).
+ * their rho (the average of Gaussian measurements with rho a and b is one with rho a + b).  A
+ * coarse candidate (cand[cd->twin] its fine pair) is measured over its runs' cells, and that
+ * measurement, spread over the fine cells by the released one-way shares inside each run
+ * (dpa_coarse_expand: post-processing), is the fine pair's: the model keeps the merged codes.
+ * Its weight is rho too: its run totals have the noise of a measurement at rho, and inside a run
+ * it says only what the one-way counts say.
  */
 static int
-measure(Cand *cd, const uint32_t *x, const uint32_t *sizes, dp_dgauss *g, double rho, dp_marg *margs,
-		uint32_t *nmargs)
+measure(Cand *cd, Cand *cand, const Coarse *co, const uint32_t *x, const uint32_t *sizes, dp_dgauss *g,
+		double rho, dp_marg *margs, uint32_t *nmargs)
 {
 	dp_marg		noisy;
+	Cand	   *fine = cd->coarse ? &cand[cd->twin] : cd;
 
-	if (dp_marg_init(&noisy, cd->nattrs, cd->attrs, sizes) != 0)
+	if (dp_marg_init(&noisy, fine->nattrs, fine->attrs, sizes) != 0)
 		return -2;
-	for (uint64_t q = 0; q < cd->cells; q++)
-		noisy.cells[q] = (double) x[q];
-	if (dp_noise_counts_f64(g, noisy.cells, noisy.cells, cd->cells) != 0)
+	if (cd->coarse)
 	{
-		dp_marg_free(&noisy);
-		return -2;
+		double	   *z = dp_alloc(sizeof(double) * cd->cells);
+
+		if (!z)
+		{
+			dp_marg_free(&noisy);
+			return -2;
+		}
+		for (uint64_t q = 0; q < cd->cells; q++)
+			z[q] = (double) x[q];
+		if (dp_noise_counts_f64(g, z, z, cd->cells) != 0)
+		{
+			dp_free(z);
+			dp_marg_free(&noisy);
+			return -2;
+		}
+		dpa_coarse_expand(co, fine, sizes, z, noisy.cells);
+		dp_free(z);
+		cd = fine;
+	}
+	else
+	{
+		for (uint64_t q = 0; q < cd->cells; q++)
+			noisy.cells[q] = (double) x[q];
+		if (dp_noise_counts_f64(g, noisy.cells, noisy.cells, cd->cells) != 0)
+		{
+			dp_marg_free(&noisy);
+			return -2;
+		}
 	}
 	noisy.rho = rho;
 	if (cd->meas < 0)
@@ -187,7 +227,7 @@ measure_focus(Cand *cand, uint32_t ncand, const uint32_t *counts, const uint32_t
 	if (!focus)
 		return 0;
 	for (uint32_t k = 0; k < ncand; k++)
-		F += cand[k].nattrs == 2 && (focus[cand[k].attrs[0]] || focus[cand[k].attrs[1]]);
+		F += cand[k].nattrs == 2 && !cand[k].coarse && (focus[cand[k].attrs[0]] || focus[cand[k].attrs[1]]);
 	if (F == 0)
 		return 0;
 	rho_f = dp_rounds_focus(rounds, F);	/* drawn from the pool: at most R / 2 in all */
@@ -200,9 +240,9 @@ measure_focus(Cand *cand, uint32_t ncand, const uint32_t *counts, const uint32_t
 	{
 		Cand	   *cd = &cand[k];
 
-		if (cd->nattrs != 2 || !(focus[cd->attrs[0]] || focus[cd->attrs[1]]))
+		if (cd->nattrs != 2 || cd->coarse || !(focus[cd->attrs[0]] || focus[cd->attrs[1]]))
 			continue;
-		if (measure(cd, counts + cd->offset, sizes, &g, rho_f, margs, nmargs) != 0)
+		if (measure(cd, cand, NULL, counts + cd->offset, sizes, &g, rho_f, margs, nmargs) != 0)
 			return -1;
 	}
 	*npairs = F;
@@ -226,12 +266,64 @@ typedef struct Scorer
 	double		total;
 	double		sigma;			/* of this round's measurement */
 	const dp_marg *margs;		/* the measurements so far (a candidate's: cand->meas) */
+	const Coarse *co;			/* the runs of the coarse candidates */
 	int64_t    *score;
 	double	   *y;				/* maxcells */
+	double	   *yf,				/* maxcells, after y's: a coarse candidate's estimated counts */
+			   *zc;				/* maxcells, after yf: its fine twin's measurement summed over the runs */
 	uint32_t   *ycnt;			/* maxcells */
 	uint32_t   *lane;			/* LANES * LANE_CELLS */
 } Scorer;
 
+/*
+ * The estimate's counts of candidate cd (y, scaled to total), a coarse one's as its fine twin's
+ * (into yf) summed over the runs; cnt, lane, yf: scratch of maxcells, LANES * LANE_CELLS, maxcells.
+ */
+static void
+est_counts(const Cand *cand, const Cand *cd, const Coarse *co, const dp_codes *synth, const Bits *bits,
+		   const uint32_t *sizes, double total, double *y, uint32_t *cnt, uint32_t *lane, double *yf)
+{
+	if (!cd->coarse)
+	{
+		dpa_est_counts(cd, synth, bits, sizes, total, y, cnt, lane);
+		return;
+	}
+	dpa_est_counts(&cand[cd->twin], synth, bits, sizes, total, yf, cnt, lane);
+	dpa_coarse_sum(co, &cand[cd->twin], sizes, yf, y);
+}
+
+/* Candidate k's score against y, the estimate's counts at its resolution. */
+static int64_t
+score_one(const Scorer *s, uint32_t k, const double *y)
+{
+	const Cand *ck = &s->cand[k];
+	const uint32_t *xk = s->counts + ck->offset;
+	int64_t		e = 0,
+				bias;
+
+	for (uint64_t q = 0; q < ck->cells; q++)
+		e += llround(fabs((double) xk[q] - y[q]) * SCORE_UNITS);
+	if (ck->coarse && s->cand[ck->twin].meas >= 0)
+	{
+		/* the fine twin's measurement so far, at the runs' resolution */
+		const dp_marg *z = &s->margs[s->cand[ck->twin].meas];
+
+		dpa_coarse_sum(s->co, &s->cand[ck->twin], s->sizes, z->cells, s->zc);
+		bias = llround(dp_adaptive_remeasure_floor(s->zc, z->rho, y, ck->cells, s->sigma) * SCORE_UNITS);
+	}
+	else if (!ck->coarse && ck->meas >= 0)
+		bias = llround(dp_adaptive_remeasure_floor(s->margs[ck->meas].cells, s->margs[ck->meas].rho, y,
+												   ck->cells, s->sigma) * SCORE_UNITS);
+	else
+		bias = llround(dp_adaptive_score_floor(y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
+	return ck->nattrs >= 2 ? e - bias : (e - bias) / 2;
+}
+
+/*
+ * Candidates [k0, k1): each fine one from the estimate's counts, and its coarse twin (cand[sib])
+ * from the same counts summed over the runs, by this thread whatever the twin's index (so every
+ * score is written by one thread, and a coarse candidate costs no second count of the estimate).
+ */
 static void *
 score_worker(void *arg)
 {
@@ -240,19 +332,16 @@ score_worker(void *arg)
 	for (uint32_t k = s->k0; k < s->k1; k++)
 	{
 		const Cand *ck = &s->cand[k];
-		const uint32_t *xk = s->counts + ck->offset;
-		int64_t		e = 0,
-					bias;
 
+		if (ck->coarse)
+			continue;
 		dpa_est_counts(ck, s->synth, s->bits, s->sizes, s->total, s->y, s->ycnt, s->lane);
-		for (uint64_t q = 0; q < ck->cells; q++)
-			e += llround(fabs((double) xk[q] - s->y[q]) * SCORE_UNITS);
-		if (ck->meas >= 0)
-			bias = llround(dp_adaptive_remeasure_floor(s->margs[ck->meas].cells, s->margs[ck->meas].rho, s->y,
-													   ck->cells, s->sigma) * SCORE_UNITS);
-		else
-			bias = llround(dp_adaptive_score_floor(s->y, ck->cells, s->sigma, s->total, s->synth->nrows) * SCORE_UNITS);
-		s->score[k] = ck->nattrs >= 2 ? e - bias : (e - bias) / 2;
+		s->score[k] = score_one(s, k, s->y);
+		if (ck->sib)
+		{
+			dpa_coarse_sum(s->co, ck, s->sizes, s->y, s->yf);
+			s->score[ck->sib] = score_one(s, ck->sib, s->yf);
+		}
 	}
 	return NULL;
 }
@@ -482,6 +571,8 @@ typedef struct Run
 	uint64_t	tree_bound;		/* step 3b, set once T is */
 	uint64_t	kmax;			/* distinct k-way marginals the rounds may measure (step 3b) */
 	Triples		tr;
+	Coarse		co;				/* the ordered columns' runs (step 2) */
+	double	   *yfine;			/* maxcells, after y's (NULL without coarse candidates): scratch of est_counts */
 	dp_gum_params round_gum;
 	double		t_select;		/* when the candidates' stage began */
 	dp_adaptive_stats st;
@@ -509,6 +600,75 @@ adaptive_oneway(Run *r)
 	r->st.rho_oneway = dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY) + r->topup;
 	r->st.rho_topup = r->topup;
 	r->out->seconds[DP_PHASE_ONEWAY] = dp_now() - t0;
+	return 0;
+}
+
+/*
+ * ---- 2. the runs of the ordered columns (post-processing of the released one-way counts, the
+ * rare-value threshold and public sizes): a column whose merged ordered codes are more than
+ * dp_binning_wide_bins's pair count on its released mass (at least DP_ADAPTIVE_COARSE_BASE) gets
+ * runs of consecutive codes of about equal released mass, and the shares of its codes in them ----
+ */
+static int
+adaptive_coarse(Run *r)
+{
+	const dp_privsyn_params *p = r->p;
+	const uint32_t *msizes = r->out->merged_sizes;
+	double		rare_below = dp_rare_threshold(dp_schedule_rho(&r->sched, DP_RELEASE_ONEWAY) + r->topup, r->d),
+				n1 = 0;
+	bool		offer;
+
+	/*
+	 * Only where the rounds bound the model's junction tree (at most 131,072 released rows, a
+	 * function of the released one-way totals): on bigger tables the models the coarse pairs lead
+	 * to cost the final GUM more time, and what they gain there is not measured (bench/RESULTS.md)
+	 */
+	for (uint32_t j = 0; j < r->d; j++)
+		n1 += dp_marg_total(&r->margs[j]);
+	offer = r->d <= DP_ADAPTIVE_TREE_COLS && dp_adaptive_tree_bound(n1 / r->d) != 0;
+	r->co.d = r->d;
+	r->co.run = dp_zalloc(sizeof(uint16_t *) * r->d);
+	r->co.share = dp_zalloc(sizeof(double *) * r->d);
+	r->co.size = dp_zalloc(sizeof(uint32_t) * r->d);
+	if (!r->co.run || !r->co.share || !r->co.size)
+		return dp_nomem("could not allocate the ordered columns' runs");
+	for (uint32_t j = 0; j < r->d; j++)
+	{
+		const double *mass = r->margs[j].cells;
+		double		total = 0;
+		uint32_t	m,
+					groups,
+					n;
+
+		r->co.size[j] = msizes[j];
+		if (!offer || !p->ordered || p->ordered[j] == 0 || !(rare_below > 0))
+			continue;
+		m = (uint32_t) r->out->code_map[j][(p->ordered[j] <= r->sizes[j] ? p->ordered[j] : r->sizes[j]) - 1] + 1;
+		for (uint32_t c = 0; c < m; c++)
+			total += mass[c] > 0 ? mass[c] : 0;
+		groups = dp_binning_wide_bins(total, DP_PLAN_AUTO_BIN_MARGIN * rare_below, DP_ADAPTIVE_COARSE_BASE);
+		if (groups < DP_ADAPTIVE_COARSE_BASE)
+			groups = DP_ADAPTIVE_COARSE_BASE;
+		if (m <= groups)
+			continue;
+		r->co.run[j] = dp_zalloc(sizeof(uint16_t) * msizes[j]);
+		r->co.share[j] = dp_zalloc(sizeof(double) * msizes[j]);
+		if (!r->co.run[j] || !r->co.share[j])
+			return dp_nomem("could not allocate the ordered columns' runs");
+		n = dpa_coarse_runs(mass, msizes[j], m, groups, r->co.run[j]);
+		if (n >= msizes[j])
+		{
+			dp_free(r->co.run[j]);
+			dp_free(r->co.share[j]);
+			r->co.run[j] = NULL;
+			r->co.share[j] = NULL;
+			continue;
+		}
+		r->co.size[j] = n;
+		if (dpa_coarse_shares(mass, msizes[j], r->co.run[j], n, r->co.share[j]) != 0)
+			return dp_nomem("could not allocate the ordered columns' runs");
+		r->st.coarse_cols++;
+	}
 	return 0;
 }
 
@@ -558,11 +718,45 @@ adaptive_candidates(Run *r)
 			r->maxcells = cand[k].cells;
 		cand[keep++] = cand[k];
 	}
+	/*
+	 * Every kept pair holding a column with runs, again at the runs' resolution (its columns with
+	 * runs coarse, the others as they are), after all the others: a coarse pair is counted and
+	 * estimated as its fine twin summed over the runs.
+	 */
+	for (uint32_t k = 0, n = keep; k < n; k++)
+	{
+		const Cand *f = &cand[k];
+		Cand	   *c = &cand[keep];
+
+		if (f->nattrs != 2 || (!r->co.run[f->attrs[0]] && !r->co.run[f->attrs[1]]))
+			continue;
+		*c = *f;
+		c->cells = (uint64_t) r->co.size[f->attrs[0]] * r->co.size[f->attrs[1]];
+		if (r->totcells + c->cells > DP_ADAPTIVE_MAX_TOTAL)
+			continue;
+		c->coarse = true;
+		c->twin = k;
+		c->offset = r->totcells;
+		r->totcells += c->cells;
+		cand[k].sib = keep;
+		keep++;
+		r->st.coarse_cands++;
+	}
 	r->ncand = keep;
 	r->st.candidates = keep;
 	if (r->maxcells < DP_ADAPTIVE_TRIPLE_CELLS)
 		r->maxcells = DP_ADAPTIVE_TRIPLE_CELLS;	/* a triple's estimate and its counts before a round */
 	return 0;
+}
+
+/* The exact counts of the coarse candidates among cand[k0 .. ncand), from their twins' (counted). */
+static void
+count_coarse(Run *r, uint32_t k0)
+{
+	for (uint32_t k = k0; k < r->ncand; k++)
+		if (r->cand[k].coarse)
+			dpa_coarse_sum_u32(&r->co, &r->cand[r->cand[k].twin], r->out->merged_sizes,
+							   r->counts + r->cand[r->cand[k].twin].offset, r->counts + r->cand[k].offset);
 }
 
 /* ---- 2. the candidates' exact counts, and the scoring threads' buffers ---- */
@@ -573,9 +767,14 @@ adaptive_count(Run *r)
 	uint64_t	maxcells = r->maxcells;
 
 	r->counts = dp_zalloc(sizeof(uint32_t) * r->totcells);
-	r->y = dp_zalloc(sizeof(double) * maxcells);
+	/*
+	 * With coarse candidates an estimate buffer holds three: the estimate's counts, a coarse
+	 * candidate's (yf) and its twin's measurement summed over the runs (zc)
+	 */
+	r->y = dp_zalloc(sizeof(double) * maxcells * (r->st.coarse_cands > 0 ? 3 : 1));
 	r->lanebuf = dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
 	r->ycnt = dp_zalloc(sizeof(uint32_t) * maxcells);
+	r->yfine = r->st.coarse_cands > 0 && r->y ? r->y + maxcells : NULL;
 	r->score = dp_zalloc(sizeof(int64_t) * r->maxcand);
 	r->nthreads = dp_threads();
 	r->scorers = dp_zalloc(sizeof(Scorer) * r->nthreads);
@@ -590,9 +789,12 @@ adaptive_count(Run *r)
 		s->sizes = r->out->merged_sizes;
 		s->score = r->score;
 		/* thread 0 uses the buffers the rest of the rounds use */
-		s->y = t == 0 ? r->y : dp_zalloc(sizeof(double) * maxcells);
+		s->y = t == 0 ? r->y : dp_zalloc(sizeof(double) * maxcells * (r->st.coarse_cands > 0 ? 3 : 1));
 		s->ycnt = t == 0 ? r->ycnt : dp_zalloc(sizeof(uint32_t) * maxcells);
 		s->lane = t == 0 ? r->lanebuf : dp_zalloc(sizeof(uint32_t) * LANES * LANE_CELLS);
+		s->yf = r->st.coarse_cands > 0 && s->y ? s->y + maxcells : NULL;
+		s->zc = r->st.coarse_cands > 0 && s->y ? s->y + 2 * maxcells : NULL;
+		s->co = &r->co;
 		if (!s->y || !s->ycnt || !s->lane)
 			return dp_nomem("could not allocate a scoring thread's buffers");
 		r->lanes[t] = s->lane;
@@ -612,6 +814,7 @@ adaptive_count(Run *r)
 	}
 	if (p->extra)
 		dpa_add_extra(p->extra, r->cand, r->ncand, r->counts, r->d, r->sizes, r->out);
+	count_coarse(r, 0);
 	return 0;
 }
 
@@ -635,6 +838,62 @@ adaptive_focus(Run *r)
 	if (cost < 0)
 		return dp_nomem("could not allocate the focus pairs' measured marginals");
 	r->st.rho_measure += cost;
+	return 0;
+}
+
+/*
+ * The coarse twins of the triples cand[k0 .. ncand) that hold a column with runs (step 2c, as the
+ * pairs' in step 2), appended with their slices of counts (grown as dpa_add_triples grows them);
+ * count_coarse sums their counts from their twins' once those are counted.  Public: the sizes.
+ */
+static int
+add_coarse_triples(Run *r, uint32_t k0)
+{
+	if (!r->yfine)
+		return 0;				/* no coarse pair: no scratch for coarse candidates (adaptive_count) */
+	for (uint32_t k = k0, n = r->ncand; k < n; k++)
+	{
+		const Cand *f = &r->cand[k];
+		Cand	   *c = &r->cand[r->ncand];
+		uint64_t	cells = 1;
+		bool		any = false;
+
+		if (f->nattrs != 3 || f->coarse)
+			continue;
+		for (uint32_t a = 0; a < 3; a++)
+		{
+			any |= r->co.run[f->attrs[a]] != NULL;
+			cells *= r->co.size[f->attrs[a]];
+		}
+		if (!any || r->ncand >= r->maxcand || r->totcells + cells > DP_ADAPTIVE_MAX_TOTAL)
+			continue;
+		if (r->totcells + cells > r->tr.cap)
+		{
+			uint64_t	cap = r->tr.cap + r->tr.cap / 2;
+			uint32_t   *grown;
+
+			if (cap < r->totcells + cells)
+				cap = r->totcells + cells;
+			if (cap > DP_ADAPTIVE_MAX_TOTAL)
+				cap = DP_ADAPTIVE_MAX_TOTAL;
+			grown = dp_realloc(r->counts, sizeof(uint32_t) * cap);
+			if (!grown)
+				return -1;
+			r->counts = grown;
+			r->tr.cap = cap;
+			for (uint32_t t = 0; t < r->nthreads; t++)
+				r->scorers[t].counts = r->counts;
+		}
+		*c = *f;
+		c->cells = cells;
+		c->coarse = true;
+		c->twin = k;
+		c->offset = r->totcells;
+		r->totcells += cells;
+		r->cand[k].sib = r->ncand;
+		r->ncand++;
+		r->st.coarse_cands++;
+	}
 	return 0;
 }
 
@@ -676,13 +935,19 @@ adaptive_rounds_setup(Run *r)
 			return dp_nomem("could not allocate the adaptive method's triple candidates");
 	}
 	for (uint32_t k = 0; k < r->ncand && r->tr.max > 0; k++)
-		if (r->cand[k].nattrs == 2 && r->cand[k].meas >= 0 &&
+		if (r->cand[k].nattrs == 2 && !r->cand[k].coarse && r->cand[k].meas >= 0 &&
 			dpa_add_triples(&r->tr, d, r->cand[k].attrs[0], r->cand[k].attrs[1], r->cand, &r->ncand, &r->counts,
 							&r->totcells, r->out->merged_sizes) != 0)
 			return dp_nomem("could not allocate a triple's exact counts");
 	if (r->tr.n > 0)
-		dpa_count_cands(r->cand, r->ncand - r->tr.n, r->ncand, r->counts, &r->merged, r->out->merged_sizes, r->lanes,
-						r->nthreads);
+	{
+		uint32_t	k0 = r->ncand - r->tr.n;
+
+		if (add_coarse_triples(r, k0) != 0)
+			return dp_nomem("could not allocate a triple's exact counts");
+		dpa_count_cands(r->cand, k0, r->ncand, r->counts, &r->merged, r->out->merged_sizes, r->lanes, r->nthreads);
+		count_coarse(r, k0);
+	}
 	/* the estimates' bit sets: every later estimate has the first one's rows (a warm start) */
 	if (dpa_have_popcnt())
 	{
@@ -739,7 +1004,7 @@ adaptive_score(Run *r, double sigma)
 static int
 adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 {
-	TreeFit		tf = {r->margs, r->nmargs, r->d, r->out->merged_sizes, r->cand, r->tree_bound, NULL, NULL, 0};
+	TreeFit		tf = {r->margs, r->nmargs, r->d, r->out->merged_sizes, r->cand, r->tree_bound, NULL, NULL, 0, NULL};
 	dp_jtree	cur;
 	bool		have;
 
@@ -752,8 +1017,11 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 		dp_jtree_build(&cur, r->margs, r->nmargs, r->d, r->out->merged_sizes, r->tree_bound) == 0;
 	tf.cur = have ? &cur : NULL;
 	tf.scratch = dp_alloc(sizeof(dp_marg) * (r->nmargs + 1));
-	if (!tf.scratch)
+	tf.fit = r->st.coarse_cands > 0 ? dp_zalloc(r->ncand) : NULL;
+	if (!tf.scratch || (r->st.coarse_cands > 0 && !tf.fit))
 	{
+		dp_free(tf.scratch);
+		dp_free(tf.fit);
 		if (have)
 			dp_jtree_free(&cur);
 		return dp_nomem("could not allocate the junction tree's check");
@@ -761,6 +1029,7 @@ adaptive_select(Run *r, uint32_t nsub, uint32_t *sel)
 	*sel = have ? dp_exp_mech_fitting(r->sub, r->subidx, nsub, r->rounds.eps_t, SCORE_SENS, tree_fits, &tf) : nsub;
 	r->st.tree_builds += tf.builds;
 	dp_free(tf.scratch);
+	dp_free(tf.fit);
 	if (have)
 		dp_jtree_free(&cur);
 	if (*sel >= nsub)
@@ -813,15 +1082,24 @@ adaptive_select_measure(Run *r, dp_dgauss *g)
 		r->picked[b] = sel;
 		cd = &r->cand[sel];
 		x = r->counts + cd->offset;
-		dpa_est_counts(cd, &r->synth, r->bitsp, r->out->merged_sizes, r->total, r->zbuf + (size_t) b * r->maxcells,
-					   r->ycnt, r->lanebuf);
+		est_counts(r->cand, cd, &r->co, &r->synth, r->bitsp, r->out->merged_sizes, r->total,
+				   r->zbuf + (size_t) b * r->maxcells, r->ycnt, r->lanebuf, r->yfine);
 
-		/* c. measure */
-		if (cd->nattrs == 2 && cd->meas < 0)
-			r->newpairs[r->nnew++] = sel;
-		r->st.remeasured += cd->meas >= 0;
-		if (measure(cd, x, r->out->merged_sizes, g, r->rounds.rho_t, r->margs, &r->nmargs) != 0)
+		/* c. measure (a coarse pair: its fine twin's measurement) */
+		{
+			uint32_t	f = cd->coarse ? cd->twin : sel;
+
+			if (cd->nattrs == 2 && r->cand[f].meas < 0)
+				r->newpairs[r->nnew++] = f;
+			r->st.remeasured += r->cand[f].meas >= 0;
+			r->st.coarse_measured += cd->coarse;
+		}
+		if (measure(cd, r->cand, &r->co, x, r->out->merged_sizes, g, r->rounds.rho_t, r->margs, &r->nmargs) != 0)
 			return dp_nomem("could not allocate a measured marginal");
+		/* a coarse pair is measured when its fine twin is */
+		for (uint32_t k = 0; k < r->ncand; k++)
+			if (r->cand[k].coarse)
+				r->cand[k].meas = r->cand[r->cand[k].twin].meas;
 	}
 	r->st.rounds++;
 	if (r->tr.n < r->tr.max)
@@ -832,7 +1110,10 @@ adaptive_select_measure(Run *r, dp_dgauss *g)
 			if (dpa_add_triples(&r->tr, r->d, r->cand[r->newpairs[e]].attrs[0], r->cand[r->newpairs[e]].attrs[1], r->cand,
 								&r->ncand, &r->counts, &r->totcells, r->out->merged_sizes) != 0)
 				return dp_nomem("could not allocate a triple's exact counts");
+		if (add_coarse_triples(r, k0) != 0)
+			return dp_nomem("could not allocate a triple's exact counts");
 		dpa_count_cands(r->cand, k0, r->ncand, r->counts, &r->merged, r->out->merged_sizes, r->lanes, r->nthreads);
+		count_coarse(r, k0);
 	}
 	return 0;
 }
@@ -857,7 +1138,8 @@ adaptive_anneal(Run *r, double sigma, bool *still)
 		const Cand *cd = &r->cand[r->picked[b]];
 		const double *zb = r->zbuf + (size_t) b * r->maxcells;
 
-		dpa_est_counts(cd, &r->synth, NULL, r->out->merged_sizes, r->total, r->y, r->ycnt, r->lanebuf);
+		est_counts(r->cand, cd, &r->co, &r->synth, NULL, r->out->merged_sizes, r->total, r->y, r->ycnt, r->lanebuf,
+				   r->yfine);
 		for (uint64_t q = 0; q < cd->cells; q++)
 			moved += fabs(r->y[q] - zb[q]);
 		/* zb: the counts before the round, scaled by that round's total */
@@ -1007,6 +1289,13 @@ adaptive_run_free(Run *r)
 	dp_free(r->y);
 	dp_free(r->lanebuf);
 	dp_free(r->ycnt);
+	for (uint32_t j = 0; r->co.run && j < r->co.d; j++)
+		dp_free(r->co.run[j]);
+	for (uint32_t j = 0; r->co.share && j < r->co.d; j++)
+		dp_free(r->co.share[j]);
+	dp_free(r->co.run);
+	dp_free(r->co.share);
+	dp_free(r->co.size);
 	if (r->scorers)
 	{
 		for (uint32_t t = 1; t < r->nthreads; t++)
@@ -1056,12 +1345,15 @@ dp_adaptive_run(const dp_codes *data, const uint32_t *sizes, const dp_privsyn_pa
 	r.maxcand = d + (d * (d - 1)) / 2;
 	r.tr.max = DP_ADAPTIVE_TRIPLES_PER_COL * d;
 	r.maxcand += r.tr.max;
+	if (d <= DP_ADAPTIVE_TREE_COLS)
+		r.maxcand += (d * (d - 1)) / 2 + r.tr.max;	/* the coarse pairs and triples (step 2) */
 	/* the measured marginals: the d one-way ones, then one per measured pair or triple at most */
 	r.margs = dp_zalloc(sizeof(dp_marg) * r.maxcand);
 	r.cand = dp_zalloc(sizeof(Cand) * r.maxcand);
 	if (!r.margs || !r.cand)
 		rc = dp_nomem("could not allocate the adaptive method's candidate marginals");
 	else if ((rc = adaptive_oneway(&r)) == 0 &&
+			 (rc = adaptive_coarse(&r)) == 0 &&
 			 (rc = adaptive_candidates(&r)) == 0 &&
 			 (rc = adaptive_count(&r)) == 0 &&
 			 (rc = adaptive_focus(&r)) == 0 &&

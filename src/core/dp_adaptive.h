@@ -37,6 +37,17 @@
  *      131,072: either way at least DP_ADAPTIVE_SYNTH_ROWS) leaves most of a triple's cells
  *      empty, and its sampling error would be selected for instead of real error: no triples
  *      there.
+ *   2d. Coarse twins, on tables of at most DP_ADAPTIVE_TREE_COLS columns where the rounds bound
+ *      the junction tree (dp_adaptive_tree_bound of the released one-way totals' mean not 0): an
+ *      ordered column (p->ordered) whose merged ordered codes are more than max(
+ *      DP_ADAPTIVE_COARSE_BASE, dp_binning_wide_bins's pair count on its released one-way mass)
+ *      gets runs of consecutive codes of about equal released mass (dpa_coarse_runs), and every
+ *      pair and triple candidate holding such a column gets a twin with the column at its runs
+ *      (weight 1; its counts the fine twin's summed over the runs, a count of a function of the
+ *      row: the sensitivity of its score and its measurement is unchanged).  The score chooses
+ *      between twins; a coarse pick's noisy counts are spread over the fine cells by the codes'
+ *      shares of their run's released one-way mass (post-processing) and are the fine marginal's
+ *      measurement.  The model keeps every merged code.  Not in the focus pairs.
  *   3. Rounds, AIM's schedule over the remaining R = (1 - DP_ADAPTIVE_ONEWAY_SHARE) rho, with T
  *      selections (dp_adaptive_selections): every selection spends eps_t^2 / 8 and its
  *      measurement rho_t, starting from rho_t = 0.9 R / T and eps_t = sqrt(8 * 0.1 R / T).  T is
@@ -218,6 +229,12 @@
 #define DP_ADAPTIVE_JTREE_CELLS ((uint64_t) 1 << 22)	/* ... and junction trees (step 5) */
 #define DP_ADAPTIVE_TREE_CELLS	((uint64_t) 1 << 20)	/* the rounds keep the model's tree within this (step 3b) */
 #define DP_ADAPTIVE_TREE_COLS	64		/* ... on tables of at most this many columns (a check is O(d^3)) */
+/*
+ * The fewest runs an ordered column's merged codes are joined into for its coarse pairs (step 2):
+ * the bins a column declared with bounds only gets by default.  Above it, dp_binning_wide_bins's
+ * pair count on the column's released mass.
+ */
+#define DP_ADAPTIVE_COARSE_BASE	16
 #define DP_ADAPTIVE_TREE_CELLS_PER_ROW 32	/* ... or this many cells per row, if more (step 3b) */
 
 /* The bound on the model's junction tree in the rounds (step 3b) for a table of about `rows`
@@ -429,6 +446,9 @@ typedef struct dp_adaptive_stats
 	uint32_t	triples;		/* triples that became candidates in the rounds */
 	uint32_t	triples_measured;	/* ... and were measured */
 	uint32_t	remeasured;		/* selections of a candidate measured before (one-way included) */
+	uint32_t	coarse_cols;	/* ordered columns offered in pairs at their runs too (step 2) */
+	uint32_t	coarse_cands;	/* ... the coarse pairs among the candidates */
+	uint32_t	coarse_measured;	/* selections of a coarse pair */
 	uint32_t	max_kway;		/* distinct k-way marginals allowed (dp_adaptive_max_kway) */
 	uint64_t	est_rows;		/* rows of the rounds' estimates (dp_adaptive_est_rows) */
 	bool		final_warm;		/* the synthetic rows started from the last estimate (step 5) */

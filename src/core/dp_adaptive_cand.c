@@ -27,7 +27,8 @@ dpa_cmp_cells(const void *a, const void *b)
 	return 0;
 }
 
-/* The median of the candidate pairs' cell counts (0 if there is none); cand is sorted by cells. */
+/* The median of the candidate pairs' cell counts (0 if there is none); cand is sorted by cells;
+ * the coarse pairs are not counted (they follow the others and are summed from their fine twins). */
 uint64_t
 dpa_median_pair_cells(const Cand *cand, uint32_t ncand)
 {
@@ -35,9 +36,9 @@ dpa_median_pair_cells(const Cand *cand, uint32_t ncand)
 				k = 0;
 
 	for (uint32_t r = 0; r < ncand; r++)
-		np += cand[r].nattrs == 2;
+		np += cand[r].nattrs == 2 && !cand[r].coarse;
 	for (uint32_t r = 0; r < ncand; r++)
-		if (cand[r].nattrs == 2 && k++ == np / 2)
+		if (cand[r].nattrs == 2 && !cand[r].coarse && k++ == np / 2)
 			return cand[r].cells;
 	return 0;
 }
@@ -287,7 +288,7 @@ dp_adaptive_bits_check(const dp_codes *t, const uint32_t *sizes)
 		for (uint32_t a = 0; a < t->ncols; a++)
 			for (uint32_t b = a; b < t->ncols; b++)
 			{
-				Cand		cd = {a == b ? 1 : 2, {a, b, 0}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1};
+				Cand		cd = {a == b ? 1 : 2, {a, b, 0}, a == b ? sizes[a] : (uint64_t) sizes[a] * sizes[b], 0, -1, 0, false, 0};
 
 				if (!bits_usable(&bits, &cd))
 					continue;
@@ -326,7 +327,8 @@ count_worker(void *arg)
 	const Counter *c = arg;
 
 	for (uint32_t k = c->k0; k < c->k1; k += c->step)
-		cand_count(&c->cand[k], c->t, c->sizes, c->counts + c->cand[k].offset, c->lane);
+		if (!c->cand[k].coarse)	/* summed from its fine twin's counts by the caller */
+			cand_count(&c->cand[k], c->t, c->sizes, c->counts + c->cand[k].offset, c->lane);
 	return NULL;
 }
 
@@ -421,7 +423,7 @@ dpa_add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand *cand, uin
 			tr->cap = cap;
 		}
 		cd = &cand[(*ncand)++];
-		*cd = (Cand) {3, {t[0], t[1], t[2]}, cells, *totcells, -1};
+		*cd = (Cand) {3, {t[0], t[1], t[2]}, cells, *totcells, -1, 0, false, 0};
 		*totcells += cells;
 		tr->n++;
 	}
@@ -494,6 +496,9 @@ dpa_add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint3
 		const Cand *cd = &cand[r];
 		uint32_t   *x = counts + cd->offset;
 		uint32_t	a = cd->attrs[0];
+
+		if (cd->coarse)
+			continue;			/* summed from its fine twin's counts by the caller */
 
 		if (cd->nattrs == 1)
 		{

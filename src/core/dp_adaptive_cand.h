@@ -21,7 +21,25 @@ typedef struct Cand
 	uint64_t	cells;
 	uint64_t	offset;			/* into the exact counts */
 	int32_t		meas;			/* index of its measurement in margs, -1 if none */
+	uint32_t	twin;			/* a coarse candidate's fine pair (its index in cand) */
+	bool		coarse;			/* a pair at its ordered columns' runs (dpa_coarse_*) */
+	uint32_t	sib;			/* a fine candidate's coarse twin (its index in cand), 0: none */
 } Cand;
+
+/*
+ * The runs of the adaptive method's ordered columns (dp_adaptive.h, step 2): a column whose
+ * merged ordered codes are more than its pair resolution is offered in pairs at both resolutions,
+ * its merged codes and runs of consecutive ones of about equal released one-way mass.  The model
+ * keeps the merged codes: a coarse pair's measurement is spread over its fine cells by the shares.
+ * Post-processing of the released one-way counts, the rare-value threshold and public sizes.
+ */
+typedef struct Coarse
+{
+	uint32_t	d;
+	uint16_t  **run;			/* per column: merged code -> its run; NULL: not coarsened */
+	uint32_t   *size;			/* per column: its runs (its merged size where not coarsened) */
+	double	  **share;			/* per column: a merged code's share of its run's released mass */
+} Coarse;
 
 /*
  * Candidates of at most LANE_CELLS cells are counted in LANES interleaved histograms: rows in a row
@@ -65,5 +83,13 @@ extern int	dpa_add_triples(Triples *tr, uint32_t d, uint32_t a, uint32_t b, Cand
 extern bool dpa_extra_consistent(const dp_extra_counts *ex, uint32_t d, const uint32_t *sizes);
 extern void dpa_add_extra(const dp_extra_counts *ex, const Cand *cand, uint32_t ncand, uint32_t *counts,
 						  uint32_t d, const uint32_t *sizes, const dp_privsyn_result *out);
+
+extern uint32_t dpa_coarse_runs(const double *mass, uint32_t size, uint32_t m, uint32_t groups, uint16_t *run);
+extern int	dpa_coarse_shares(const double *mass, uint32_t size, const uint16_t *run, uint32_t nruns, double *share);
+extern void dpa_coarse_sum(const Coarse *co, const Cand *fine, const uint32_t *sizes, const double *x, double *y);
+extern void dpa_coarse_sum_u32(const Coarse *co, const Cand *fine, const uint32_t *sizes, const uint32_t *x,
+							   uint32_t *y);
+extern void dpa_coarse_expand(const Coarse *co, const Cand *fine, const uint32_t *sizes, const double *y,
+							  double *x);
 
 #endif							/* DP_ADAPTIVE_CAND_H */
