@@ -286,6 +286,8 @@ dpsynth_model_json(const DpModel *m)
 			appendStringInfo(&b, "%s%u", a ? ", " : "", mg->sizes[a]);
 		appendStringInfoString(&b, "], \"rho\": ");
 		json_num(&b, mg->rho);
+		if (mg->spread)
+			appendStringInfoString(&b, ", \"spread\": true");
 		appendStringInfoString(&b, ", \"cells\": [");
 		for (uint64 c = 0; c < mg->ncells; c++)
 		{
@@ -763,6 +765,7 @@ load_marginal(HeapTuple tup, TupleDesc desc, DpModel *m, uint32 k, int64 model_i
 	for (int c = 0; c < nc; c++)
 		r->margs[k].cells[c] = DatumGetFloat8(cells[c]);
 	r->margs[k].rho = isnull ? 0 : rho;
+	r->margs[k].spread = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull)) && !isnull;
 }
 
 /* The released marginals; at most one per column, one per pair, and the adaptive method's triples
@@ -774,7 +777,8 @@ load_marginals(Datum model, DpModel *m, int64 model_id, MemoryContext caller_cxt
 	uint64		nsynth = (uint64) m->ncols;
 	MemoryContext old;
 
-	model_select("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells') "
+	model_select("SELECT dpsynth._jints(g->'attrs'), (g->>'rho')::float8, dpsynth._jnums(g->'cells'), "
+				 "coalesce((g->>'spread')::boolean, false) "
 				 "FROM jsonb_array_elements($1->'marginals') WITH ORDINALITY x(g, i) ORDER BY i",
 				 model, model_id, "marginals");
 	old = MemoryContextSwitchTo(caller_cxt);

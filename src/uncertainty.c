@@ -124,7 +124,7 @@ dpsynth_model_marginals(PG_FUNCTION_ARGS)
 		values[3] = Float8GetDatum(mg->rho);
 		nulls[3] = !(mg->rho > 0);
 		values[4] = Float8GetDatum(sqrt(DP_UNC_SIGMA2_SLACK / (2 * mg->rho)));
-		nulls[4] = nulls[3];
+		nulls[4] = nulls[3] || mg->spread;	/* no per-cell noise to state (dp_uncertainty.h) */
 		values[5] = Int32GetDatum((int32) merged);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

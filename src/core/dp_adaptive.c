@@ -179,6 +179,7 @@ measure(Cand *cd, Cand *cand, const Coarse *co, const uint32_t *x, const uint32_
 		}
 		dpa_coarse_expand(co, fine, sizes, z, noisy.cells);
 		dp_free(z);
+		noisy.spread = true;
 		cd = fine;
 	}
 	else
@@ -205,6 +206,7 @@ measure(Cand *cd, Cand *cand, const Coarse *co, const uint32_t *x, const uint32_
 		for (uint64_t q = 0; q < cd->cells; q++)
 			old->cells[q] = (old->cells[q] * old->rho + noisy.cells[q] * noisy.rho) / wsum;
 		old->rho = wsum;
+		old->spread = old->spread || noisy.spread;
 		dp_marg_free(&noisy);
 	}
 	return 0;

@@ -29,6 +29,8 @@ typedef struct dp_marg
 	uint64_t	ncells;
 	double	   *cells;
 	double		rho;			/* zCDP budget it was published with (0: exact / derived) */
+	bool		spread;			/* a measurement over coarser cells, spread over these by released
+								 * shares, is in it: rho bounds its run totals' noise, not a cell's */
 } dp_marg;
 
 

@@ -63,7 +63,7 @@ dp_unc_cell_variance(const dp_marg *m, const uint32_t *members, double *var)
 {
 	double		v;
 
-	if (!(m->rho > 0) || !isfinite(m->rho))
+	if (!(m->rho > 0) || !isfinite(m->rho) || m->spread)
 		return -1;
 	v = DP_UNC_SIGMA2_SLACK / (2 * m->rho);
 	for (uint64_t c = 0; c < m->ncells; c++)
@@ -97,7 +97,7 @@ dp_unc_cover(const dp_marg *margs, uint32_t nmargs, uint32_t nattrs, const uint3
 		const dp_marg *m = &margs[k];
 		double		v;
 
-		if (!(m->rho > 0) || !isfinite(m->rho) || !dp_marg_contains(m, nattrs, attrs))
+		if (!(m->rho > 0) || !isfinite(m->rho) || m->spread || !dp_marg_contains(m, nattrs, attrs))
 			continue;
 		v = total_variance(m, members ? members[m->attrs[0]] : NULL);
 		if (v < best_var)

@@ -16,7 +16,11 @@
  *     member codes, each N_Z(0, 1 / (2 rho_1)); if the column was measured again in rounds, the
  *     average has variance (m rho_1 + (rho - rho_1)) / (2 rho^2) <= m / (2 rho).  So
  *     m / (2 rho) bounds it without knowing rho_1 (and is exact when m = 1);
- *   - projecting a marginal onto fewer columns sums disjoint cells, so variances add.
+ *   - projecting a marginal onto fewer columns sums disjoint cells, so variances add;
+ *   - except a spread marginal (dp_marg.spread: the adaptive method's coarse measurement, over
+ *     runs of an ordered column's codes, spread over the codes by released one-way shares): its
+ *     cells inside a run are one noisy total times shares, biased by how far the shares are from
+ *     the run's true split.  It gives no intervals (dp_unc_cover, dp_unc_cell_variance).
  *
  * Intervals (two-sided, at confidence c):
  *   count  [max(0, x - h), x + h] with h = z_c * sqrt(v) + 1/2, v the variance bound, z_c the
@@ -72,13 +76,16 @@ double		dp_unc_halfwidth(double variance, double confidence);
 /*
  * The variance bound of every cell of m (var[0..m->ncells)): 1 / (2 rho) times the slack, and for
  * a one-way marginal (nattrs 1) times members[code], the number of original codes behind each
- * merged code (NULL: 1 each).  Returns 0, or -1 if m->rho is not positive and finite.
+ * merged code (NULL: 1 each).  Returns 0, or -1 if m->rho is not positive and finite or m is
+ * spread (below).
  */
 int			dp_unc_cell_variance(const dp_marg *m, const uint32_t *members, double *var);
 
 /*
  * Which of margs[0..nmargs) the intervals over attrs (nattrs column indices, any order) should
- * come from: among the marginals whose attributes include attrs and whose rho is positive, the one
+ * come from: among the marginals whose attributes include attrs, whose rho is positive and which
+ * are not spread (a spread one's cells inside a run share one noise draw and carry the released
+ * shares' bias, which no variance bound here describes: no interval from it), the one
  * whose projection is least noisy (the smallest sum of its cells' variance bounds; members[j] as
  * for dp_unc_cell_variance, per column j, may be NULL).  Returns its index, or -1 if none covers
  * attrs (the model did not measure them together: no interval can be given).

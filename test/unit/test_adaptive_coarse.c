@@ -16,6 +16,7 @@
 #include "dp_privsyn.h"
 #include "dp_prng.h"
 #include "dp_random.h"
+#include "dp_uncertainty.h"
 
 /* runs are consecutive, start at 0, step by at most 1; the codes from m on are runs of their own */
 static bool
@@ -217,7 +218,10 @@ test_synthesis(void)
 	double		worst = 1,
 				sum = 0;
 	uint32_t	measured = 0,
-				seen_min = V;
+				seen_min = V,
+				flagged = 0,
+				wrong_flag = 0,
+				covered_by_spread = 0;
 	const int	runs = 5;
 
 	for (int s = 0; s < runs; s++)
@@ -256,6 +260,21 @@ test_synthesis(void)
 			break;
 		}
 		measured += st.coarse_measured > 0;
+		/* a coarse measurement's fine marginal is marked spread, and no interval comes from it */
+		{
+			uint32_t	nspread = 0,
+						pair[2] = {0, 1};
+			int32_t		cover = dp_unc_cover(res.margs, res.nmargs, 2, pair, NULL);
+
+			for (uint32_t k = 0; k < res.nmargs; k++)
+				if (res.margs[k].spread)
+				{
+					nspread++;
+					wrong_flag += res.margs[k].nattrs < 2 || res.margs[k].attrs[0] != 0;
+				}
+			flagged += st.coarse_measured > 0 && nspread > 0;
+			covered_by_spread += cover >= 0 && res.margs[cover].spread;
+		}
 		for (uint64_t i = 0; i < res.synth.nrows; i++)
 		{
 			uint16_t	a = res.synth.col[0][i];
@@ -279,6 +298,10 @@ test_synthesis(void)
 		dp_codes_free(&t);
 	}
 	unit_check(measured == (uint32_t) runs, "a coarse pair is measured in %u of %d calls", measured, runs);
+	unit_check(flagged == measured && wrong_flag == 0,
+			   "... its fine marginal is marked spread in %u of them, only marginals holding the ordered column (%u others)",
+			   flagged, wrong_flag);
+	unit_check(covered_by_spread == 0, "... and no interval comes from a spread marginal (%u did)", covered_by_spread);
 	unit_check(seen_min >= V - 4, "... the model keeps the values: the rows take %u of 80 at least", seen_min);
 	unit_check(worst > 0.88 && sum / runs > 0.91,
 			   "... and the rows keep the pair: the binary column is 1 in %.3f of the rows below value 40 at worst "

@@ -228,6 +228,11 @@ test_simulated(double level)
 			   "cover: b and (a, b) from the pair, a from its one-way marginal (less noise)");
 	margs[1].rho = 0.1;
 	unit_check(dp_unc_cover(margs, 2, 1, &attr_a, members) == 1, "cover: a from the pair when the pair is the less noisy");
+	margs[1].spread = true;
+	unit_check(dp_unc_cover(margs, 2, 1, &attr_a, members) == 0 && dp_unc_cover(margs, 2, 1, &attr_b, members) == -1 &&
+			   dp_unc_cell_variance(&margs[1], NULL, var2) == -1,
+			   "cover: never a spread marginal, however little its rho's noise (no variance bound for its cells)");
+	margs[1].spread = false;
 	margs[1].rho = 0;
 	unit_check(dp_unc_cover(margs, 2, 1, &attr_b, members) == -1, "cover: none when no measured marginal holds b");
 
