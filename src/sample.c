@@ -31,6 +31,8 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	DpModelMeta meta;
 	char	   *label;
 	char	   *target;
+	char	   *comment;
+	SynthStreamCopy sx;
 	Oid			nspid;
 	Oid			target_relid;
 	dp_prng		rng;
@@ -108,6 +110,25 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 		gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;	/* ... or a small junction tree */
 		gum.one_way_exact = true;	/* GUM's rows keep the one-way counts exactly */
 	}
+	comment = psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
+					   "%s, epsilon %s, delta %s, ledger row " INT64_FORMAT
+					   ", dpsynth " DPSYNTH_VERSION ", %s",
+					   model_id, (int64) seed, m->relname, m->method, float8out_internal(meta.epsilon),
+					   float8out_internal(meta.delta), meta.ledger_id,
+					   timestamptz_to_str(GetCurrentTimestamp()));
+	/* a big draw's chunks written as they are drawn, as dp_synthesize does (synth_write_chunk) */
+	memset(&sx, 0, sizeof(sx));
+	if (m->unit_hist == NULL)
+	{
+		sx.m = m;
+		sx.comment = comment;
+		sx.rng = &rng;
+		sx.pr = &pr;
+		sx.nspid = nspid;
+		sx.target = target;
+		gum.chunk_sink = synth_write_chunk;
+		gum.chunk_sink_arg = &sx;
+	}
 	dp_prng_seed(&rng, seed);
 	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
 	{
@@ -125,15 +146,14 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 				 errdetail("Sampling failed: %s.", dp_last_error())));
 	t_gum = synth_now();
 
-	/* ---- write it, as dp_synthesize does ---- */
-	written = synth_write_table(m, &synth, &rng, nspid, target,
-							  psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
-									   "%s, epsilon %s, delta %s, ledger row " INT64_FORMAT
-									   ", dpsynth " DPSYNTH_VERSION ", %s",
-									   model_id, (int64) seed, m->relname, m->method, float8out_internal(meta.epsilon),
-									   float8out_internal(meta.delta), meta.ledger_id,
-									   timestamptz_to_str(GetCurrentTimestamp())),
-							  &pr, &target_relid);
+	/* ---- write it, as dp_synthesize does (unless written while drawn) ---- */
+	if (sx.done)
+	{
+		written = sx.written;
+		target_relid = sx.relid;
+	}
+	else
+		written = synth_write_table(m, &synth, &rng, nspid, target, comment, &pr, &target_relid);
 	dp_codes_free(&synth);
 	t_write = synth_now();
 	pgstat_report_activity(STATE_RUNNING, debug_query_string);

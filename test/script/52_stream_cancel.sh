@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# A big synthesis writes its first rows while a helper thread still draws later ones
+# (dp_gum_params.chunk_sink, src/synthesize.c's write_chunk): a cancel that lands in that
+# overlapped write stops and joins the helper before the error unwinds.  The call ends with the
+# cancel's message, no table is left, the backend keeps no thread of the call, and the session
+# and the server go on.  Adult with rows => 1,000,000 draws its final rows in chunks.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+DB=dpsynth_stream_cancel
+fresh_db $DB
+dp_load_adult $DB
+psql -X -q -d $DB -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null 2>&1 <<'SQL'
+SELECT dp_protect('adult', epsilon => 100);
+SELECT dp_declare('adult', :'domain'::jsonb);
+SQL
+threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
+
+# A call whose backend is seen writing the table ('writing the synthetic table' in its
+# activity) while it has 2 threads is cancelled there; on a busy machine the helper may have
+# finished before the write is seen, so up to 5 calls are tried for one such cancel.
+overlapped=""
+for try in 1 2 3 4 5; do
+	out=$(mktemp)
+	# after the call, the session stays (pg_sleep) so that its backend can be looked at
+	psql -X -qAt -d $DB -c "SET dpsynth.synthesis_threads = 2" \
+		-c "SELECT rows_written FROM dp_synthesize('adult', epsilon => 1, target => 'streamed', rows => 1000000)" \
+		-c "SELECT 'alive', pg_backend_pid()" -c "SELECT pg_sleep(3)" >"$out" 2>&1 &
+	client=$!
+	pid=""
+	for _ in $(seq 1 100); do
+		pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(adult)%'")
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	seen=""
+	for _ in $(seq 1 2000); do
+		a=$(q $DB "SELECT query FROM pg_stat_activity WHERE pid = ${pid:-0}")
+		case "$a" in
+			*"writing the synthetic table"*)
+				if [ "$(threads "$pid")" -ge 2 ]; then
+					q $DB "SELECT pg_cancel_backend($pid)" >/dev/null
+					seen=yes
+				fi
+				break ;;
+			"") break ;;
+		esac
+		sleep 0.005
+	done
+	if [ -n "$seen" ]; then
+		sleep 1
+		after=$(threads "$pid")
+		wait $client
+		overlapped=$try
+		break
+	fi
+	wait $client
+	psql -X -q -d $DB -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS streamed" >/dev/null
+	rm -f "$out"
+done
+echo "# cancelled in the overlapped write at try ${overlapped:-none}"
+ok $([ -n "$overlapped" ]; echo $?) "a cancel landed while the table was written and a helper still drew rows"
+if [ -n "$overlapped" ]; then
+	echo "# $(tr '\n' ' ' <"$out")"
+	ok $(grep -q "canceling statement due to user request" "$out"; echo $?) "the call ends with the cancel's message"
+	is "$after" 1 "the backend keeps no helper thread after the cancel"
+	ok $(grep -q "^alive|$pid" "$out"; echo $?) "the session goes on in the same backend"
+	is "$(q $DB "SELECT to_regclass('streamed') IS NULL")" t "no table is left behind"
+	rm -f "$out"
+fi
+ok $(! grep -q "terminated by signal" "$DATADIR/../server.log" 2>/dev/null; echo $?) "no backend died"
+
+# the same call uncancelled writes every row it drew
+is "$(q $DB "SELECT rows_written > 900000 FROM dp_synthesize('adult', epsilon => 1, target => 'streamed', rows => 1000000)")" t \
+	"an uncancelled call writes its rows"
+is "$(q $DB "SELECT count(*) > 900000 FROM streamed")" t "and they are in the table"
+done_testing
