@@ -3,14 +3,17 @@
 # (dp_gum_params.chunk_sink, src/synthesize.c's write_chunk): a cancel that lands in that
 # overlapped write stops and joins the helper before the error unwinds.  The call ends with the
 # cancel's message, no table is left, the backend keeps no thread of the call, and the session
-# and the server go on.  Adult with rows => 1,000,000 draws its final rows in chunks.
+# and the server go on.  Adult's rows 5 times (162,805: a model drawn from a sub-model, over
+# 131,072 rows) with rows => 1,000,000 draws its final rows in chunks.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_stream_cancel
 fresh_db $DB
 dp_load_adult $DB
 psql -X -q -d $DB -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null 2>&1 <<'SQL'
-SELECT dp_protect('adult', epsilon => 100);
-SELECT dp_declare('adult', :'domain'::jsonb);
+CREATE TABLE big (LIKE adult);
+INSERT INTO big SELECT a.* FROM adult a, generate_series(1, 5) g;
+SELECT dp_protect('big', epsilon => 100);
+SELECT dp_declare('big', :'domain'::jsonb);
 SQL
 threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
 
@@ -22,12 +25,12 @@ for try in 1 2 3 4 5; do
 	out=$(mktemp)
 	# after the call, the session stays (pg_sleep) so that its backend can be looked at
 	psql -X -qAt -d $DB -c "SET dpsynth.synthesis_threads = 2" \
-		-c "SELECT rows_written FROM dp_synthesize('adult', epsilon => 1, target => 'streamed', rows => 1000000)" \
+		-c "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'streamed', rows => 1000000)" \
 		-c "SELECT 'alive', pg_backend_pid()" -c "SELECT pg_sleep(3)" >"$out" 2>&1 &
 	client=$!
 	pid=""
 	for _ in $(seq 1 100); do
-		pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(adult)%'")
+		pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(big)%'")
 		[ -n "$pid" ] && break
 		sleep 0.05
 	done
@@ -69,7 +72,7 @@ fi
 ok $(! grep -q "terminated by signal" "$DATADIR/../server.log" 2>/dev/null; echo $?) "no backend died"
 
 # the same call uncancelled writes every row it drew
-is "$(q $DB "SELECT rows_written > 900000 FROM dp_synthesize('adult', epsilon => 1, target => 'streamed', rows => 1000000)")" t \
+is "$(q $DB "SELECT rows_written > 900000 FROM dp_synthesize('big', epsilon => 1, target => 'streamed', rows => 1000000)")" t \
 	"an uncancelled call writes its rows"
 is "$(q $DB "SELECT count(*) > 900000 FROM streamed")" t "and they are in the table"
 done_testing
