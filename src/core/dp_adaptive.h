@@ -318,7 +318,7 @@ dp_adaptive_draw_chunk(uint64_t nrows)
  * nothing overlaps, is short.  0 below DP_ADAPTIVE_HUGE_ROWS (no chunks).  A function of the rows
  * asked for only.
  */
-#define DP_ADAPTIVE_GUM_SPLIT	4
+#define DP_ADAPTIVE_GUM_SPLIT	2
 
 static inline uint64_t
 dp_adaptive_gum_chunk(uint64_t nrows)
