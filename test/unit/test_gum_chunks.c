@@ -774,10 +774,14 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 	/*
 	 * a sink that unwinds (as an ERROR inside PostgreSQL): dp_gum_stream_abort first; then no
 	 * chunk runs any more (the helpers joined: their 20 ms posts neither running nor started
-	 * after), and the run's memory is the embedder's to free
+	 * after), and the run's memory is the embedder's to free.  Chunks of 2,000 rows (36 of them,
+	 * at least 0.36 s of posts on 2 helpers), so that chunks are left when the first one is in.
 	 */
 	for (uint32_t t = 2; t <= 3; t++)
 	{
+		const uint64_t small = 2000,
+					nsmall = (n + small - 1) / small;
+
 		post_arg	pa = {false, true, md.sizes[0], 0, 0};
 		jmp_buf		jb;
 		sink_rec	sr = {NULL, n, 0, 0, 0, 1, true, true, &jb};
@@ -796,7 +800,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		dp_prng_seed(&rng, 11);
 		dp_codes_init(c, 5, 0);
 		if (setjmp(jb) == 0)
-			(void) dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, c);
+			(void) dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, small, &p, &rng, c);
 		else
 		{
 			struct timespec ts = {0, 60000000};
@@ -809,10 +813,10 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		dp_set_handlers(NULL);
 		track_free_all();
 		memset(c, 0, sizeof(*c));
-		unit_check(running_after == 0 && calls_after >= 1 && calls_later == calls_after && calls_after < (long) nchunks,
+		unit_check(running_after == 0 && calls_after >= 1 && calls_later == calls_after && calls_after < (long) nsmall,
 				   "streamed, %u threads: a sink that aborts and unwinds at the first chunk leaves no chunk running "
 				   "(%ld running, %ld posts, %ld 60 ms later, of %llu chunks)", t, running_after, calls_after,
-				   calls_later, (unsigned long long) nchunks);
+				   calls_later, (unsigned long long) nsmall);
 	}
 
 	/*
@@ -849,7 +853,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 
 		pending_calls = pending_said = interrupts = 0;
 		pending_at = 0;
-		pending_every = 4;
+		pending_every = 2;
 		memset(&sr, 0, sizeof(sr));
 		sr.ref = ref;
 		sr.n = n;
@@ -860,8 +864,8 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		pending_every = 0;
 		unit_check(rc == 0 && same_rows(&c, ref, n) && pending_said >= 1 && interrupts == pending_said &&
 				   pending_said <= 2 && sr.ordered && sr.same && sr.calls == nchunks,
-				   "streamed, %u threads: an interrupt every 4th poll: at most 2 stops, then the calling thread "
-				   "alone, the same rows (rc %d, %ld stops)", t, rc, pending_said);
+				   "streamed, %u threads: an interrupt every 2nd poll: at most 2 stops, then the calling thread "
+				   "alone, the same rows (rc %d, %ld stops, %ld polls)", t, rc, pending_said, pending_calls);
 		dp_codes_free(&c);
 
 		pending_calls = pending_said = interrupts = 0;
