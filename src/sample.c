@@ -33,6 +33,7 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	char	   *target;
 	char	   *comment;
 	SynthStreamCopy sx;
+	volatile int vrc = 0;
 	Oid			nspid;
 	Oid			target_relid;
 	dp_prng		rng;
@@ -130,15 +131,25 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 		gum.chunk_sink_arg = &sx;
 	}
 	dp_prng_seed(&rng, seed);
-	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+	PG_TRY();
 	{
-		dp_adaptive_draw how;
+		if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+		{
+			dp_adaptive_draw how;
 
-		/* as dp_adaptive_run draws: on a big model, GUM from a sub-model's rows */
-		rc = dp_adaptive_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth, &how);
+			/* as dp_adaptive_run draws: on a big model, GUM from a sub-model's rows */
+			vrc = dp_adaptive_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth, &how);
+		}
+		else
+			vrc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
 	}
-	else
-		rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
+	PG_FINALLY();
+	{
+		/* a cancel let in after the helpers' join unwinds past the draw: its stream is gone */
+		synth_write_chunk_forget();
+	}
+	PG_END_TRY();
+	rc = vrc;
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(dp_last_error_kind() == DP_ERR_INVALID ? ERRCODE_DATA_CORRUPTED : dpsynth_core_errcode()),

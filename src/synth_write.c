@@ -13,6 +13,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "nodes/makefuncs.h"
 #include "parser/scansup.h"
 #include "utils/builtins.h"
@@ -521,11 +522,50 @@ struct SynthStreamWriter
  * created at the first).  It runs on the backend while helper threads may still draw later
  * chunks: before any error unwinds from here, they are stopped and joined.
  */
+/*
+ * The chunked draw whose helper threads may run while the backend writes (NULL: none).  A FATAL
+ * inside the write (a terminate request that CHECK_FOR_INTERRUPTS acts on) exits the process
+ * without unwinding through synth_write_chunk's PG_CATCH: the exit callback stops and joins
+ * them first, before the transaction's memory, which they use, is released.  Set by every
+ * chunk's call, forgotten at the stream's end (the core's last call, rows NULL), on an error
+ * in the write, and by synth_write_chunk_forget when the draw unwinds from elsewhere.
+ */
+static dp_gum_stream *live_stream = NULL;
+static bool live_stream_hook = false;
+
+static void
+stream_at_exit(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	if (live_stream)
+		dp_gum_stream_abort(live_stream);
+	live_stream = NULL;
+}
+
+void
+synth_write_chunk_forget(void)
+{
+	live_stream = NULL;
+}
+
 int
 synth_write_chunk(void *arg, const dp_codes *rows, uint64_t first, uint64_t total, dp_gum_stream *stream)
 {
 	SynthStreamCopy *x = arg;
 
+	if (rows == NULL)
+	{
+		/* the stream ends, its helpers joined */
+		live_stream = NULL;
+		return 0;
+	}
+	if (!live_stream_hook)
+	{
+		before_shmem_exit(stream_at_exit, (Datum) 0);
+		live_stream_hook = true;
+	}
+	live_stream = stream;
 	PG_TRY();
 	{
 		SynthStreamWriter *w = x->w;
@@ -552,6 +592,7 @@ synth_write_chunk(void *arg, const dp_codes *rows, uint64_t first, uint64_t tota
 	PG_CATCH();
 	{
 		dp_gum_stream_abort(stream);
+		live_stream = NULL;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -667,6 +667,7 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr, Strea
 {
 	dp_privsyn_params params;
 	int			rc;
+	volatile int vrc = 0;
 
 	dp_privsyn_default_params(&params);
 	/* the schedule's: the release's units less the rows-per-unit histogram's, per group of k rows */
@@ -698,10 +699,20 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr, Strea
 	params.prior = c->has_prior ? &c->prior : NULL;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
-	if (c->adaptive)
-		rc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
-	else
-		rc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
+	PG_TRY();
+	{
+		if (c->adaptive)
+			vrc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
+		else
+			vrc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
+	}
+	PG_FINALLY();
+	{
+		/* a cancel let in after the helpers' join unwinds past the draw: its stream is gone */
+		synth_write_chunk_forget();
+	}
+	PG_END_TRY();
+	rc = vrc;
 	if (c->foreign != NIL)
 	{
 		/* the foreign partitions' counts are in the model now: up to 128 MB, not kept for the write */

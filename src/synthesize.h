@@ -222,6 +222,7 @@ typedef struct SynthStreamCopy
 } SynthStreamCopy;
 extern int	synth_write_chunk(void *arg, const dp_codes *rows, uint64_t first, uint64_t total,
 							  dp_gum_stream *stream);
+extern void synth_write_chunk_forget(void);
 extern uint64 synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid,
 								const char *target, const char *comment, SynthProgress *pr,
 								Oid *target_relid);

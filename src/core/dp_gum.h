@@ -185,7 +185,11 @@ typedef struct dp_gum_params
 	 * during the call; they are out's rows first .. first + rows->nrows); total: the rows of the
 	 * whole run.  A non-zero return stops the run (it returns -1).  The sink may call the
 	 * embedder's handlers and may not return (an ERROR): before it unwinds it must call
-	 * dp_gum_stream_abort(stream), which stops and joins the helpers.
+	 * dp_gum_stream_abort(stream), which stops and joins the helpers.  Last, once the helpers are
+	 * joined and before the stream's memory goes, it is called with rows NULL (first 0): the
+	 * stream ends, whatever the run returns (unless a sink call unwound); it may not raise then,
+	 * and dp_gum_stream_abort(stream) is not valid after it (an embedder that must stop the
+	 * helpers when its process exits, at a FATAL inside the sink, forgets the stream there).
 	 */
 	int			(*chunk_sink) (void *arg, const dp_codes *rows, uint64_t first, uint64_t total,
 							   struct dp_gum_stream *stream);

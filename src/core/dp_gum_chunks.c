@@ -967,6 +967,9 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 		rc = stream_setup(&k, &s, out, &par);
 		if (rc == 0)
 			rc = stream_run(&k, &s, par);
+		/* the sink told the stream ends (its helpers joined), before its memory goes */
+		if (params->chunk_sink)
+			(void) params->chunk_sink(params->chunk_sink_arg, NULL, 0, n, &s);
 		stream_free(&k, &s);
 	}
 	/* otherwise in rounds of dp_threads() chunks */

@@ -599,6 +599,8 @@ typedef struct sink_rec
 	bool		ordered,
 				same;
 	jmp_buf    *jb;
+	uint32_t	ended,			/* calls with rows NULL (the stream's end) */
+				after_end;		/* chunks after it */
 } sink_rec;
 
 static int
@@ -606,6 +608,12 @@ t_sink(void *arg, const dp_codes *rows, uint64_t first, uint64_t total, dp_gum_s
 {
 	sink_rec   *r = arg;
 
+	if (rows == NULL)
+	{
+		r->ended++;
+		return 0;
+	}
+	r->after_end += r->ended > 0;
 	r->calls++;
 	if (first != r->next || total != r->n || rows->nrows == 0 || first + rows->nrows > r->n)
 		r->ordered = false;
@@ -699,7 +707,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		bool		with_sink = k != 3,
 					small = k >= 6;
 		post_arg	pa = {false, false, md.sizes[0], 0, 0};
-		sink_rec	sr = {ref, n, 0, 0, 0, 0, true, true, NULL};
+		sink_rec	sr = {ref, n, 0, 0, 0, 0, true, true, NULL, 0, 0};
 		dp_codes	c;
 
 		dp_set_threads(t);
@@ -713,10 +721,11 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		(void) dp_gum_test_serial_runs();
 		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
 		unit_check(rc == 0 && same_rows(&c, ref, n) && pa.calls == (long) nchunks &&
-				   (!with_sink || (sr.ordered && sr.same && sr.calls == nchunks && sr.next == n)),
+				   (!with_sink || (sr.ordered && sr.same && sr.calls == nchunks && sr.next == n &&
+								   sr.ended == 1 && sr.after_end == 0)),
 				   "streamed, %u threads%s%s: the rows of the rounds; the post once a chunk (%ld); %s (rc %d)",
 				   t, with_sink ? ", a sink" : "", small ? ", arenas too small" : "", pa.calls,
-				   with_sink ? "the sink has every chunk once, in order, its rows out's" : "no sink", rc);
+				   with_sink ? "the sink has every chunk once, in order, its rows out's, then the end once" : "no sink", rc);
 		if (small && t > 1)
 			unit_check(dp_gum_test_serial_runs() > 0, "streamed, %u threads, arenas too small: chunks run "
 					   "again on the calling thread", t);
@@ -728,7 +737,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 	for (uint32_t t = 1; t <= 4; t++)
 	{
 		post_arg	pa = {true, false, md.sizes[0], 0, 0};
-		sink_rec	sr = {NULL, n, 0, 0, 0, 0, true, true, NULL};
+		sink_rec	sr = {NULL, n, 0, 0, 0, 0, true, true, NULL, 0, 0};
 		dp_codes	c;
 
 		dp_set_threads(t);
@@ -754,7 +763,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 	for (uint32_t t = 1; t <= 3; t++)
 	{
 		post_arg	pa = {false, true, md.sizes[0], 0, 0};
-		sink_rec	sr = {ref, n, 0, 0, 2, 0, true, true, NULL};
+		sink_rec	sr = {ref, n, 0, 0, 2, 0, true, true, NULL, 0, 0};
 		dp_codes	c;
 
 		dp_set_threads(t);
@@ -765,9 +774,10 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		dp_prng_seed(&rng, 11);
 		dp_codes_init(&c, 5, 0);
 		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
-		unit_check(rc == -1 && c.nrows == 0 && sr.calls == 2 && __atomic_load_n(&pa.running, __ATOMIC_SEQ_CST) == 0,
-				   "streamed, %u threads: a sink that returns 1 at the second chunk: -1, no rows, no post running "
-				   "(rc %d, %u sink calls)", t, rc, sr.calls);
+		unit_check(rc == -1 && c.nrows == 0 && sr.calls == 2 && sr.ended == 1 &&
+				   __atomic_load_n(&pa.running, __ATOMIC_SEQ_CST) == 0,
+				   "streamed, %u threads: a sink that returns 1 at the second chunk: -1, no rows, no post running, "
+				   "the end told (rc %d, %u sink calls)", t, rc, sr.calls);
 		dp_codes_free(&c);
 	}
 
@@ -784,7 +794,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 
 		post_arg	pa = {false, true, md.sizes[0], 0, 0};
 		jmp_buf		jb;
-		sink_rec	sr = {NULL, n, 0, 0, 0, 1, true, true, &jb};
+		sink_rec	sr = {NULL, n, 0, 0, 0, 1, true, true, &jb, 0, 0};
 		static dp_codes c_abort;
 		dp_codes   *c = &c_abort;
 		volatile long running_after = -1,
@@ -828,7 +838,7 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 	{
 		long		calls[2] = {0, 0};
 		post_arg	pa = {false, false, md.sizes[0], 0, 0};
-		sink_rec	sr = {ref, n, 0, 0, 0, 0, true, true, NULL};
+		sink_rec	sr = {ref, n, 0, 0, 0, 0, true, true, NULL, 0, 0};
 		dp_codes	c;
 
 		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, t_interrupt, t_pending, NULL});
