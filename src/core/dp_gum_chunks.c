@@ -569,8 +569,9 @@ round_collect(chunked *k, uint32_t cnt, int rc, dp_codes *out)
  * a queue of chunks, taken lowest first by the helpers and by the calling thread, each run (GUM,
  * then chunk_post, in its thread's arena) and its rows copied into out, and a chunk handed to
  * the sink on the calling thread as soon as it and every chunk before it are done.  The calling
- * thread hands over the next chunk when it is done, else runs the next chunk no one took, else
- * waits, polling dp_interrupt_pending.  Each chunk's rows are a function of its generator's seed
+ * thread hands over the next chunk when it is done, else runs the next chunk no one took (when
+ * more are left than helpers run: otherwise they will take them, and it stays free to hand over
+ * the next chunk as soon as it is done), else waits, polling dp_interrupt_pending.  Each chunk's rows are a function of its generator's seed
  * and its share of the one-way counts, both fixed (in chunk order) before any chunk runs: the
  * rows depend neither on the threads nor on which thread ran which chunk, nor when.
  */
@@ -727,6 +728,28 @@ dp_gum_stream_abort(struct dp_gum_stream *s)
 		stream_join(s, true);
 }
 
+/* the chunks no one took yet */
+static uint64_t
+stream_todo(struct dp_gum_stream *s)
+{
+	uint64_t	todo = 0;
+
+	for (uint64_t j = 0; j < s->k->nchunks; j++)
+		todo += __atomic_load_n(&s->state[j], __ATOMIC_SEQ_CST) == CH_TODO;
+	return todo;
+}
+
+/* the helpers running */
+static uint64_t
+stream_helpers(struct dp_gum_stream *s)
+{
+	uint64_t	n = 0;
+
+	for (uint32_t t = 1; t < s->k->nthreads; t++)
+		n += s->started[t];
+	return n;
+}
+
 /* the calling thread waits a little for a helper's chunk */
 static void
 stream_wait(void)
@@ -874,7 +897,11 @@ stream_run(chunked *k, struct dp_gum_stream *s, bool par)
 		}
 		if (par)
 		{
-			int64_t		j = stream_take(s);
+			/*
+			 * a chunk no one took, unless the helpers will get to them all as soon as they
+			 * are free: then this thread stays free to write the next chunk when it is done
+			 */
+			int64_t		j = stream_todo(s) > stream_helpers(s) ? stream_take(s) : -1;
 
 			if (j >= 0)
 				stream_chunk(s, (uint64_t) j, &s->w[0].arena);
