@@ -268,7 +268,8 @@ int			dp_gum_one_way_counts(const dp_marg *targets, uint32_t ntargets, uint32_t 
  * (dp_gum_chunks.c, STREAMING): the helpers and the calling thread take the next chunk no one
  * took, each run followed by chunk_post on its thread, its rows copied into out; the calling
  * thread hands each chunk to the sink, in order, as soon as it and the chunks before it are done,
- * and otherwise runs chunks itself or waits, polling dp_interrupt_pending (an interrupt is let in
+ * and otherwise runs a chunk itself (while more are left than helpers run) or waits, polling
+ * dp_interrupt_pending (an interrupt is let in
  * as above, with the helpers joined; after two such stops the rest run on the calling thread
  * alone).  The rows are the rounds' (chunk_post aside), whatever the threads.
  * Returns as dp_gum_run.
