@@ -31,6 +31,9 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 	DpModelMeta meta;
 	char	   *label;
 	char	   *target;
+	char	   *comment;
+	SynthStreamCopy sx;
+	volatile int vrc = 0;
 	Oid			nspid;
 	Oid			target_relid;
 	dp_prng		rng;
@@ -108,16 +111,45 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 		gum.jtree_cells = DP_ADAPTIVE_JTREE_CELLS;	/* ... or a small junction tree */
 		gum.one_way_exact = true;	/* GUM's rows keep the one-way counts exactly */
 	}
-	dp_prng_seed(&rng, seed);
-	if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+	comment = psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
+					   "%s, epsilon %s, delta %s, ledger row " INT64_FORMAT
+					   ", dpsynth " DPSYNTH_VERSION ", %s",
+					   model_id, (int64) seed, m->relname, m->method, float8out_internal(meta.epsilon),
+					   float8out_internal(meta.delta), meta.ledger_id,
+					   timestamptz_to_str(GetCurrentTimestamp()));
+	/* a big draw's chunks written as they are drawn, as dp_synthesize does (synth_write_chunk) */
+	memset(&sx, 0, sizeof(sx));
+	if (m->unit_hist == NULL)
 	{
-		dp_adaptive_draw how;
-
-		/* as dp_adaptive_run draws: on a big model, GUM from a sub-model's rows */
-		rc = dp_adaptive_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth, &how);
+		sx.m = m;
+		sx.comment = comment;
+		sx.rng = &rng;
+		sx.pr = &pr;
+		sx.nspid = nspid;
+		sx.target = target;
+		gum.chunk_sink = synth_write_chunk;
+		gum.chunk_sink_arg = &sx;
 	}
-	else
-		rc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
+	dp_prng_seed(&rng, seed);
+	PG_TRY();
+	{
+		if (m->method && strcmp(m->method, DPSYNTH_METHOD_ADAPTIVE_LABEL) == 0)
+		{
+			dp_adaptive_draw how;
+
+			/* as dp_adaptive_run draws: on a big model, GUM from a sub-model's rows */
+			vrc = dp_adaptive_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth, &how);
+		}
+		else
+			vrc = dp_privsyn_sample(&m->res, (uint32) m->ncols, m->sizes, nrows, &gum, &rng, &synth);
+	}
+	PG_FINALLY();
+	{
+		/* a cancel let in after the helpers' join unwinds past the draw: its stream is gone */
+		synth_write_chunk_forget();
+	}
+	PG_END_TRY();
+	rc = vrc;
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(dp_last_error_kind() == DP_ERR_INVALID ? ERRCODE_DATA_CORRUPTED : dpsynth_core_errcode()),
@@ -125,15 +157,14 @@ dpsynth_sample(PG_FUNCTION_ARGS)
 				 errdetail("Sampling failed: %s.", dp_last_error())));
 	t_gum = synth_now();
 
-	/* ---- write it, as dp_synthesize does ---- */
-	written = synth_write_table(m, &synth, &rng, nspid, target,
-							  psprintf("dpsynth sample of model " INT64_FORMAT ", seed " INT64_FORMAT ": synthetic copy of %s: "
-									   "%s, epsilon %s, delta %s, ledger row " INT64_FORMAT
-									   ", dpsynth " DPSYNTH_VERSION ", %s",
-									   model_id, (int64) seed, m->relname, m->method, float8out_internal(meta.epsilon),
-									   float8out_internal(meta.delta), meta.ledger_id,
-									   timestamptz_to_str(GetCurrentTimestamp())),
-							  &pr, &target_relid);
+	/* ---- write it, as dp_synthesize does (unless written while drawn) ---- */
+	if (sx.done)
+	{
+		written = sx.written;
+		target_relid = sx.relid;
+	}
+	else
+		written = synth_write_table(m, &synth, &rng, nspid, target, comment, &pr, &target_relid);
 	dp_codes_free(&synth);
 	t_write = synth_now();
 	pgstat_report_activity(STATE_RUNNING, debug_query_string);

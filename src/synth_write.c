@@ -13,6 +13,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "nodes/makefuncs.h"
 #include "parser/scansup.h"
 #include "utils/builtins.h"
@@ -204,49 +205,84 @@ unit_constant_value(OutColumn *oc, Form_pg_attribute att, dp_code code, bool sta
 	return *isnull ? (Datum) 0 : datumCopy(*kept, att->attbyval, att->attlen);
 }
 
-static uint64
-insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, const RowPlan *plan,
-			dp_prng *rng, SynthProgress *pr)
+/* An insert of the synthetic rows under way: insert_begin, insert_range for its positions in order, insert_end. */
+typedef struct Inserter
 {
-	Relation	trel = table_open(target_relid, RowExclusiveLock);
-	TupleDesc	tdesc = RelationGetDescr(trel);
-	BulkInsertState bistate = GetBulkInsertState();
-	CommandId	cid = GetCurrentCommandId(true);
-	MemoryContext batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
-	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * WRITE_BATCH);
-	int			nslots = 0;
-	EState	   *estate = CreateExecutorState();
-	ExprContext *econtext = GetPerTupleExprContext(estate);
-	ExprState  *checks = prepare_checks(tdesc, estate);
+	Relation	trel;
+	TupleDesc	tdesc;
+	BulkInsertState bistate;
+	CommandId	cid;
+	MemoryContext batchcxt,
+				unitcxt;
+	TupleTableSlot **slots;
+	int			nslots;
+	EState	   *estate;
+	ExprContext *econtext;
+	ExprState  *checks;
 	SynthPageWriter *pages;
-	uint64		dropped = 0;
-	MemoryContext unitcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth unit", ALLOCSET_SMALL_SIZES);
-	Datum	   *kept = palloc0(sizeof(Datum) * Max(nout, 1));
-	bool	   *kept_null = palloc0(sizeof(bool) * Max(nout, 1));
+	uint64		dropped;
+	Datum	   *kept;
+	bool	   *kept_null;
+	OutColumn  *out;
+	int			nout;
+} Inserter;
 
-	if (tdesc->natts != nout)
-		elog(ERROR, "the target table has %d columns, not %d", tdesc->natts, nout);
+static void
+insert_begin(Inserter *ins, Oid target_relid, OutColumn *out, int nout)
+{
+	memset(ins, 0, sizeof(*ins));
+	ins->trel = table_open(target_relid, RowExclusiveLock);
+	ins->tdesc = RelationGetDescr(ins->trel);
+	ins->bistate = GetBulkInsertState();
+	ins->cid = GetCurrentCommandId(true);
+	ins->batchcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth batch", ALLOCSET_DEFAULT_SIZES);
+	ins->slots = palloc(sizeof(TupleTableSlot *) * WRITE_BATCH);
+	ins->estate = CreateExecutorState();
+	ins->econtext = GetPerTupleExprContext(ins->estate);
+	ins->checks = prepare_checks(ins->tdesc, ins->estate);
+	ins->unitcxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth unit", ALLOCSET_SMALL_SIZES);
+	ins->kept = palloc0(sizeof(Datum) * Max(nout, 1));
+	ins->kept_null = palloc0(sizeof(bool) * Max(nout, 1));
+	ins->out = out;
+	ins->nout = nout;
+	if (ins->tdesc->natts != nout)
+		elog(ERROR, "the target table has %d columns, not %d", ins->tdesc->natts, nout);
 	/* rows go in without index entries or triggers: the table must have none */
-	if (RelationGetIndexList(trel) != NIL || trel->trigdesc != NULL || trel->rd_rel->relhasrules)
+	if (RelationGetIndexList(ins->trel) != NIL || ins->trel->trigdesc != NULL || ins->trel->rd_rel->relhasrules)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the new synthetic table \"%s\" has an index, a trigger or a rule",
-						RelationGetRelationName(trel)),
+						RelationGetRelationName(ins->trel)),
 				 errdetail("Something other than dpsynth added it after CREATE TABLE, such as an event trigger; dpsynth writes the rows without maintaining indexes or firing triggers."),
 				 errhint("Let the event trigger skip dpsynth's tables, or add indexes after the call.")));
-	pages = synth_pagewrite_begin(trel, cid);
+	ins->pages = synth_pagewrite_begin(ins->trel, ins->cid);
 	for (int b = 0; b < WRITE_BATCH; b++)
-		slots[b] = table_slot_create(trel, NULL);
-	for (uint64 p = 0; p < plan->npos; p++)
+		ins->slots[b] = table_slot_create(ins->trel, NULL);
+}
+
+/*
+ * Positions p0 .. p1 of the plan's npos written: position p's synthetic row is synth's row
+ * (order ? order[p] : p) - first (synth: the rows from row `first` of the whole on).  The last
+ * position (npos - 1) flushes the batch.
+ */
+static void
+insert_range(Inserter *ins, const dp_codes *synth, uint64 first, const RowPlan *plan, uint64 p0, uint64 p1,
+			 dp_prng *rng, SynthProgress *pr)
+{
+	OutColumn  *out = ins->out;
+	int			nout = ins->nout;
+	TupleDesc	tdesc = ins->tdesc;
+
+	for (uint64 p = p0; p < p1; p++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(batchcxt);
-		TupleTableSlot *slot = slots[nslots++];
-		uint64		r = plan->order ? plan->order[p] : p;
+		MemoryContext old = MemoryContextSwitchTo(ins->batchcxt);
+		TupleTableSlot *slot = ins->slots[ins->nslots++];
+		uint64		r = (plan->order ? plan->order[p] : p) - first;
 		bool		starts = plan->order && (p == 0 || plan->unit[p] != plan->unit[p - 1]);
 
 		CHECK_FOR_INTERRUPTS();
 		if (starts)
-			MemoryContextReset(unitcxt);
+			MemoryContextReset(ins->unitcxt);
 		/* (the slot was cleared after the last multi-insert or a dropped row, or is fresh) */
 		/* the target's columns are the model's, in order */
 		for (int i = 0; i < nout; i++)
@@ -254,7 +290,7 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 			slot->tts_isnull[i] = false;
 			if (out[i].kind == OUT_SYNTH && out[i].unit_constant && plan->order)
 				slot->tts_values[i] = unit_constant_value(&out[i], TupleDescAttr(tdesc, i), synth->col[out[i].synth][r],
-														  starts, &kept[i], &kept_null[i], unitcxt, rng,
+														  starts, &ins->kept[i], &ins->kept_null[i], ins->unitcxt, rng,
 														  &slot->tts_isnull[i]);
 			else if (out[i].kind == OUT_SYNTH)
 				slot->tts_values[i] = synth_decode_value(&out[i], synth->col[out[i].synth][r], rng, &slot->tts_isnull[i]);
@@ -274,43 +310,60 @@ insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, c
 		}
 		ExecStoreVirtualTuple(slot);
 		MemoryContextSwitchTo(old);
-		if (checks)
+		if (ins->checks)
 		{
-			econtext->ecxt_scantuple = slot;
-			if (!ExecCheck(checks, econtext))
+			ins->econtext->ecxt_scantuple = slot;
+			if (!ExecCheck(ins->checks, ins->econtext))
 			{
 				ExecClearTuple(slot);
-				nslots--;
-				dropped++;
+				ins->nslots--;
+				ins->dropped++;
 			}
-			ResetExprContext(econtext);
+			ResetExprContext(ins->econtext);
 		}
-		if (nslots > 0 && (nslots == WRITE_BATCH || p + 1 == plan->npos))
+		if (ins->nslots > 0 && (ins->nslots == WRITE_BATCH || p + 1 == plan->npos))
 		{
-			if (pages)
-				for (int b = 0; b < nslots; b++)
-					synth_pagewrite_row(pages, slots[b]->tts_values, slots[b]->tts_isnull);
+			if (ins->pages)
+				for (int b = 0; b < ins->nslots; b++)
+					synth_pagewrite_row(ins->pages, ins->slots[b]->tts_values, ins->slots[b]->tts_isnull);
 			else
 				/* a new table has no free space to find: TABLE_INSERT_SKIP_FSM, as CREATE TABLE AS */
-				table_multi_insert(trel, slots, nslots, cid, TABLE_INSERT_SKIP_FSM, bistate);
-			for (int b = 0; b < nslots; b++)
-				ExecClearTuple(slots[b]);
-			nslots = 0;
-			MemoryContextReset(batchcxt);
+				table_multi_insert(ins->trel, ins->slots, ins->nslots, ins->cid, TABLE_INSERT_SKIP_FSM, ins->bistate);
+			for (int b = 0; b < ins->nslots; b++)
+				ExecClearTuple(ins->slots[b]);
+			ins->nslots = 0;
+			MemoryContextReset(ins->batchcxt);
 		}
 		if ((p + 1) % (64 * WRITE_BATCH) == 0)
 			synth_report(pr, "writing the synthetic table", (int) (100.0 * p / plan->npos));
 	}
-	if (pages)
-		synth_pagewrite_end(pages);
+}
+
+/* The insert finished; returns the rows dropped. */
+static uint64
+insert_end(Inserter *ins)
+{
+	if (ins->pages)
+		synth_pagewrite_end(ins->pages);
 	for (int b = 0; b < WRITE_BATCH; b++)
-		ExecDropSingleTupleTableSlot(slots[b]);
-	FreeBulkInsertState(bistate);
-	FreeExecutorState(estate);
-	table_close(trel, NoLock);
-	MemoryContextDelete(batchcxt);
-	MemoryContextDelete(unitcxt);
-	return dropped;
+		ExecDropSingleTupleTableSlot(ins->slots[b]);
+	FreeBulkInsertState(ins->bistate);
+	FreeExecutorState(ins->estate);
+	table_close(ins->trel, NoLock);
+	MemoryContextDelete(ins->batchcxt);
+	MemoryContextDelete(ins->unitcxt);
+	return ins->dropped;
+}
+
+static uint64
+insert_rows(Oid target_relid, OutColumn *out, int nout, const dp_codes *synth, const RowPlan *plan,
+			dp_prng *rng, SynthProgress *pr)
+{
+	Inserter	ins;
+
+	insert_begin(&ins, target_relid, out, nout);
+	insert_range(&ins, synth, 0, plan, 0, plan->npos, rng, pr);
+	return insert_end(&ins);
 }
 
 /* The codes of the synthesized columns held constant within a unit, in column order: false if none. */
@@ -358,6 +411,47 @@ fit_identifiers(OutColumn *out, int nout, RowPlan *plan)
 }
 
 /*
+ * The decoders prepared (identifiers formatted for npos rows), and the target created as the
+ * caller with its constraints (provenance in its comment).  Returns the table.
+ */
+static Oid
+prepare_target(DpModel *m, uint64 npos, Oid nspid, const char *target, const char *comment, SynthProgress *pr)
+{
+	OutColumn  *out = m->out;
+	int			nout = m->nout;
+	List	   *checks;
+	StringInfoData full;
+	ListCell   *lc;
+	Oid			relid;
+
+	for (int i = 0; i < nout; i++)
+	{
+		if (out[i].kind == OUT_SYNTH)
+		{
+			synth_prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
+			synth_prepare_shape(&out[i]);
+			synth_prepare_heaps(&out[i], m->res.oneway_noisy[out[i].synth]);
+		}
+		else if (out[i].kind == OUT_IDENTIFIER)
+			synth_identifier_format(&out[i], (int64) npos);
+	}
+	/* provenance: what of the source's schema is not carried over, and why */
+	initStringInfo(&full);
+	appendStringInfoString(&full, comment);
+	foreach(lc, m->skipped_checks)
+		appendStringInfo(&full, "; CHECK %s not copied (not built-in only)", quote_identifier(lfirst(lc)));
+	for (int i = 0; i < nout; i++)
+		if (OidIsValid(out[i].source_typid))
+			appendStringInfo(&full, "; column %s has the base type of domain %s (not built-in only)",
+							 quote_identifier(out[i].name), format_type_be(out[i].source_typid));
+	synth_own_column_types(out, nout, nspid);
+	relid = create_target(nspid, target, out, nout, full.data);
+	checks = synth_validated_checks(relid, m->checks, pr->label);
+	add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(relid, out, nout));
+	return relid;
+}
+
+/*
  * Creates the target table as the caller, decodes the synthetic codes of the model's columns
  * into it, and adds the source's constraints.  Returns the number of rows left in the table
  * (rows a CHECK rejects are dropped); *target_relid is the table.  Post-processing only: it
@@ -375,9 +469,6 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	uint64	   *order = NULL;
 	const uint16 **gcols;
 	int			ngcols;
-	List	   *checks;
-	StringInfoData full;
-	ListCell   *lc;
 
 	synth_report(pr, "writing the synthetic table", 0);
 	/* a source with a privacy unit and columns constant within a unit: the synthetic units are
@@ -395,30 +486,7 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 		plan.unit = unit_of_row;
 		fit_identifiers(out, nout, &plan);
 	}
-	for (int i = 0; i < nout; i++)
-	{
-		if (out[i].kind == OUT_SYNTH)
-		{
-			synth_prepare_fallback(&out[i], m->res.oneway_noisy[out[i].synth]);
-			synth_prepare_shape(&out[i]);
-			synth_prepare_heaps(&out[i], m->res.oneway_noisy[out[i].synth]);
-		}
-		else if (out[i].kind == OUT_IDENTIFIER)
-			synth_identifier_format(&out[i], (int64) plan.npos);
-	}
-	/* provenance: what of the source's schema is not carried over, and why */
-	initStringInfo(&full);
-	appendStringInfoString(&full, comment);
-	foreach(lc, m->skipped_checks)
-		appendStringInfo(&full, "; CHECK %s not copied (not built-in only)", quote_identifier(lfirst(lc)));
-	for (int i = 0; i < nout; i++)
-		if (OidIsValid(out[i].source_typid))
-			appendStringInfo(&full, "; column %s has the base type of domain %s (not built-in only)",
-							 quote_identifier(out[i].name), format_type_be(out[i].source_typid));
-	synth_own_column_types(out, nout, nspid);
-	*target_relid = create_target(nspid, target, out, nout, full.data);
-	checks = synth_validated_checks(*target_relid, m->checks, pr->label);
-	add_constraints(nspid, target, out, nout, checks, synth_domain_check_exprs(*target_relid, out, nout));
+	*target_relid = prepare_target(m, plan.npos, nspid, target, comment, pr);
 	/* a source with a privacy unit: rows to synthetic units, sizes drawn from the released histogram */
 	if (m->unit_hist != NULL && synth->nrows > 0 && order == NULL)
 	{
@@ -435,4 +503,98 @@ synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid, co
 	else if (unit_of_row)
 		pfree(unit_of_row);
 	return plan.npos - dropped;
+}
+
+/*
+ * The synthetic table written chunk by chunk as the rows are drawn (dp_gum_params.chunk_sink):
+ * the same steps, draws and rows as synth_write_table for a model with no privacy unit (whose
+ * units need every row first), begun at the first chunk, ended after the last.
+ */
+struct SynthStreamWriter
+{
+	RowPlan		plan;
+	Inserter	ins;
+	Oid			relid;
+};
+
+/*
+ * dp_gum_params.chunk_sink: chunk [first, first + rows->nrows) of total rows written (the table
+ * created at the first).  It runs on the backend while helper threads may still draw later
+ * chunks: before any error unwinds from here, they are stopped and joined.
+ */
+/*
+ * The chunked draw whose helper threads may run while the backend writes (NULL: none).  A FATAL
+ * inside the write (a terminate request that CHECK_FOR_INTERRUPTS acts on) exits the process
+ * without unwinding through synth_write_chunk's PG_CATCH: the exit callback stops and joins
+ * them first, before the transaction's memory, which they use, is released.  Set by every
+ * chunk's call, forgotten at the stream's end (the core's last call, rows NULL), on an error
+ * in the write, and by synth_write_chunk_forget when the draw unwinds from elsewhere.
+ */
+static dp_gum_stream *live_stream = NULL;
+static bool live_stream_hook = false;
+
+static void
+stream_at_exit(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	if (live_stream)
+		dp_gum_stream_abort(live_stream);
+	live_stream = NULL;
+}
+
+void
+synth_write_chunk_forget(void)
+{
+	live_stream = NULL;
+}
+
+int
+synth_write_chunk(void *arg, const dp_codes *rows, uint64_t first, uint64_t total, dp_gum_stream *stream)
+{
+	SynthStreamCopy *x = arg;
+
+	if (rows == NULL)
+	{
+		/* the stream ends, its helpers joined */
+		live_stream = NULL;
+		return 0;
+	}
+	if (!live_stream_hook)
+	{
+		before_shmem_exit(stream_at_exit, (Datum) 0);
+		live_stream_hook = true;
+	}
+	live_stream = stream;
+	PG_TRY();
+	{
+		SynthStreamWriter *w = x->w;
+
+		if (first == 0)
+		{
+			if (x->ready)
+				x->ready(x);
+			Assert(x->m->unit_hist == NULL);
+			w = x->w = palloc0(sizeof(SynthStreamWriter));
+			synth_report(x->pr, "writing the synthetic table", 0);
+			w->plan.npos = total;
+			w->relid = prepare_target(x->m, total, x->nspid, x->target, x->comment, x->pr);
+			insert_begin(&w->ins, w->relid, x->m->out, x->m->nout);
+		}
+		insert_range(&w->ins, rows, first, &w->plan, first, first + rows->nrows, x->rng, x->pr);
+		if (first + rows->nrows == total)
+		{
+			x->written = w->plan.npos - insert_end(&w->ins);
+			x->relid = w->relid;
+			x->done = true;
+		}
+	}
+	PG_CATCH();
+	{
+		dp_gum_stream_abort(stream);
+		live_stream = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return 0;
 }

@@ -635,12 +635,39 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 	c->t_scan = synth_now();
 }
 
+static void model_of(SynthCall *c, DpModel *model);
+static char *copy_comment(SynthCall *c, const DpModel *model);
+
+/*
+ * Step 5 while step 4 still draws: a big table's final rows come in chunks (dp_gum_run_chunked),
+ * each written as soon as it and the chunks before it are drawn, while helper threads still draw
+ * later ones (synth_write_chunk); the same steps, draws and rows as write_copy after the method.
+ * The model, complete once the rows are drawn, is taken at the first chunk.
+ */
+typedef struct StreamCopy
+{
+	SynthStreamCopy x;
+	DpModel		model;
+	SynthCall  *c;
+} StreamCopy;
+
+static void
+stream_ready(SynthStreamCopy *x)
+{
+	StreamCopy *sc = (StreamCopy *) x;
+
+	model_of(sc->c, &sc->model);
+	x->m = &sc->model;
+	x->comment = copy_comment(sc->c, &sc->model);
+}
+
 /* Step 4: the method, with the release's rho (src/core/dp_adaptive.c or dp_privsyn.c). */
 static void
-run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
+run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr, StreamCopy *sc)
 {
 	dp_privsyn_params params;
 	int			rc;
+	volatile int vrc = 0;
 
 	dp_privsyn_default_params(&params);
 	/* the schedule's: the release's units less the rows-per-unit histogram's, per group of k rows */
@@ -651,6 +678,19 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.progress_arg = pr;
 	params.gum.progress = synth_pipeline_progress;
 	params.gum.progress_arg = pr;
+	/* a privacy unit's synthetic units need every row first (synth_write_table) */
+	memset(sc, 0, sizeof(*sc));
+	if (c->unit_hist == NULL)
+	{
+		sc->c = c;
+		sc->x.ready = stream_ready;
+		sc->x.rng = rng;
+		sc->x.pr = pr;
+		sc->x.nspid = c->nspid;
+		sc->x.target = c->target;
+		params.gum.chunk_sink = synth_write_chunk;
+		params.gum.chunk_sink_arg = &sc->x;
+	}
 	params.focus = c->focus;
 	params.ordered = c->ordered;
 	/* the encoded table is dead once recoded and counted: the method takes it over */
@@ -659,10 +699,20 @@ run_method(SynthCall *c, dp_codes *codes, dp_prng *rng, SynthProgress *pr)
 	params.prior = c->has_prior ? &c->prior : NULL;
 	dp_prng_seed_random(rng);
 	/* an empty table is fine: its exact counts are zeros and the release is noise */
-	if (c->adaptive)
-		rc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
-	else
-		rc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
+	PG_TRY();
+	{
+		if (c->adaptive)
+			vrc = dp_adaptive_run(codes, c->sizes, &params, rng, &c->res, &c->astats);
+		else
+			vrc = dp_privsyn_run(codes, c->sizes, &params, rng, &c->res);
+	}
+	PG_FINALLY();
+	{
+		/* a cancel let in after the helpers' join unwinds past the draw: its stream is gone */
+		synth_write_chunk_forget();
+	}
+	PG_END_TRY();
+	rc = vrc;
 	if (c->foreign != NIL)
 	{
 		/* the foreign partitions' counts are in the model now: up to 128 MB, not kept for the write */
@@ -733,17 +783,23 @@ model_of(SynthCall *c, DpModel *model)
 	model->spend = &c->spend;
 }
 
+/* The synthetic table's comment: its provenance. */
+static char *
+copy_comment(SynthCall *c, const DpModel *model)
+{
+	return psprintf("dpsynth synthetic copy of %s: %s, epsilon %s, delta %s, "
+					"ledger row " INT64_FORMAT ", dpsynth " DPSYNTH_VERSION ", %s",
+					get_rel_name(c->relid), model->method, float8out_internal(c->epsilon),
+					float8out_internal(c->delta), c->ledger_id,
+					timestamptz_to_str(GetCurrentTimestamp()));
+}
+
 /* Step 5: the synthetic table, written as the caller; returns the rows kept. */
 static uint64
 write_copy(SynthCall *c, DpModel *model, dp_prng *rng, SynthProgress *pr, Oid *target_relid)
 {
-	char	   *comment = psprintf("dpsynth synthetic copy of %s: %s, epsilon %s, delta %s, "
-								   "ledger row " INT64_FORMAT ", dpsynth " DPSYNTH_VERSION ", %s",
-								   get_rel_name(c->relid), model->method, float8out_internal(c->epsilon),
-								   float8out_internal(c->delta), c->ledger_id,
-								   timestamptz_to_str(GetCurrentTimestamp()));
-	uint64		written = synth_write_table(model, &c->res.synth, rng, c->nspid, c->target, comment, pr,
-											target_relid);
+	uint64		written = synth_write_table(model, &c->res.synth, rng, c->nspid, c->target,
+											copy_comment(c, model), pr, target_relid);
 
 	dp_codes_free(&c->res.synth);	/* written; the model needs the marginals only */
 	return written;
@@ -796,6 +852,7 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	dp_codes	codes;
 	dp_prng		rng;
 	DpModel		model;
+	StreamCopy	sc;
 	Oid			target_relid;
 	uint64		written;
 	int64		model_id;
@@ -816,10 +873,18 @@ dpsynth_synthesize(PG_FUNCTION_ARGS)
 	DPSYNTH_AFTER_CHARGE("dp_synthesize", c.ledger_id);
 	synth_progress_init(&pr, c.label, c.verbose);
 	read_table(&c, &pr, &codes);
-	run_method(&c, &codes, &rng, &pr);
+	run_method(&c, &codes, &rng, &pr, &sc);
 	dp_codes_free(&codes);
 	model_of(&c, &model);
-	written = write_copy(&c, &model, &rng, &pr, &target_relid);
+	if (sc.x.done)
+	{
+		/* written while the rows were drawn (synth_write_chunk) */
+		written = sc.x.written;
+		target_relid = sc.x.relid;
+		dp_codes_free(&c.res.synth);
+	}
+	else
+		written = write_copy(&c, &model, &rng, &pr, &target_relid);
 	synth_report(&pr, "storing the model", 0);
 	model_id = store_model(&c, &model);
 	result_nulls[8] = model_id == 0;

@@ -197,6 +197,32 @@ extern List *synth_domain_check_exprs(Oid target_relid, OutColumn *out, int nout
 extern char *synth_resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name,
 								  const char *function, Oid *nspid);
 /* Creates the target, writes the decoded rows, adds the constraints; returns the rows kept. */
+/*
+ * A synthetic table written chunk by chunk while its rows are still drawn (the core's
+ * dp_gum_params.chunk_sink: synth_write_chunk, with this as its argument): the same steps, draws
+ * and rows as synth_write_table, for a model with no privacy unit.  m and comment are set before
+ * the first chunk, or by ready(arg) at it (dp_synthesize's model is complete only then); done,
+ * written and relid once the last chunk is in.
+ */
+typedef struct SynthStreamWriter SynthStreamWriter;
+typedef struct SynthStreamCopy
+{
+	DpModel    *m;
+	char	   *comment;
+	void		(*ready) (struct SynthStreamCopy *x);
+	void	   *ready_arg;
+	dp_prng    *rng;
+	SynthProgress *pr;
+	Oid			nspid;
+	const char *target;
+	SynthStreamWriter *w;
+	bool		done;
+	uint64		written;
+	Oid			relid;
+} SynthStreamCopy;
+extern int	synth_write_chunk(void *arg, const dp_codes *rows, uint64_t first, uint64_t total,
+							  dp_gum_stream *stream);
+extern void synth_write_chunk_forget(void);
 extern uint64 synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid,
 								const char *target, const char *comment, SynthProgress *pr,
 								Oid *target_relid);

@@ -517,8 +517,8 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 			prm.counting = dp_adaptive_huge_counting(prm.counting, (double) nrows);
 			prm.maxent_cells = 0;	/* known too large: no second build of the whole tree */
 			prm.jtree_cells = 0;
-			/* GUM on the draw's chunks, each on its own (dp_gum_run_chunked) */
-			prm.independent_chunk = dp_adaptive_draw_chunk(nrows);
+			/* GUM on chunks of the draw's chunks, each on its own (dp_gum_run_chunked) */
+			prm.independent_chunk = dp_adaptive_gum_chunk(nrows);
 		}
 	}
 	rc = dp_privsyn_sample(model, d, sizes, nrows, &prm, rng, synth);

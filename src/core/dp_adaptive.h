@@ -328,6 +328,24 @@ dp_adaptive_draw_chunk(uint64_t nrows)
 }
 
 /*
+ * The rows of a chunk of the final GUM's independent runs (dp_gum_run_chunked), from the rows
+ * asked for: each of the sub-model's draw chunks (dp_adaptive_draw_chunk) cut in
+ * DP_ADAPTIVE_GUM_SPLIT, so that the first chunks' rows can be written while a helper thread
+ * still runs GUM on later ones (dp_gum_params.chunk_sink), and the last chunk's run, which
+ * nothing overlaps, is short.  0 below DP_ADAPTIVE_HUGE_ROWS (no chunks).  A function of the rows
+ * asked for only.
+ */
+#define DP_ADAPTIVE_GUM_SPLIT	2
+
+static inline uint64_t
+dp_adaptive_gum_chunk(uint64_t nrows)
+{
+	uint64_t	d = dp_adaptive_draw_chunk(nrows);
+
+	return (d + DP_ADAPTIVE_GUM_SPLIT - 1) / DP_ADAPTIVE_GUM_SPLIT;
+}
+
+/*
  * The sweeps of the sub-model's fit (step 5; dp_jtree_fit) for n rows asked for, given the fit's
  * own bound (dp_jtree_sweeps): from DP_ADAPTIVE_HUGE_ROWS rows, at most
  * DP_ADAPTIVE_SUBMODEL_SWEEPS_HUGE.  The fit's cost does not shrink with the rows, and there the

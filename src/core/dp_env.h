@@ -16,7 +16,9 @@
  * cancel), which is only safe on the thread that entered the core, and palloc is not thread
  * safe.  Helpers touch memory allocated before they start, and are joined before any handler
  * runs again; one that must allocate does so from an arena given it (HELPER ARENAS below), and
- * while it runs the calling thread calls no handler either.
+ * while it runs the calling thread calls no handler either.  One exception: a chunked GUM run's
+ * chunk_sink (dp_gum.h) is the embedder's own code, called while helpers run; it stops and joins
+ * them (dp_gum_stream_abort) before it unwinds, and before its process exits.
  *
  * LONGJMP.  alloc and interrupt may not return (PostgreSQL's ERROR): the core keeps no state
  * outside the memory it got from alloc, so unwinding past it loses nothing once the embedder

@@ -80,6 +80,9 @@
 #include "dp_marg.h"
 #include "dp_prng.h"
 
+/* A chunked run handing its chunks over as they finish (dp_gum_params.chunk_sink). */
+typedef struct dp_gum_stream dp_gum_stream;
+
 typedef struct dp_gum_params
 {
 	uint32_t	iterations;		/* T, default 200 */
@@ -164,7 +167,42 @@ typedef struct dp_gum_params
 	 * (dp_gum_run_chunked) instead of once on all of them.
 	 */
 	uint64_t	independent_chunk;
+
+	/*
+	 * Read by dp_gum_run_chunked only (NULL, the default: none).  chunk_post runs on each chunk's
+	 * rows once its GUM has run, on the thread that ran it (a helper in its arena: pure
+	 * computation, no handler, no allocation it cannot do without), with the chunk's own
+	 * generator as GUM left it; 0, or -2 (the chunk then runs again on the calling thread).
+	 * dp_privsyn_sample sets it to split the chunk's merged codes back to their members.
+	 */
+	int			(*chunk_post) (void *arg, dp_codes *rows, dp_prng *rng);
+	void	   *chunk_post_arg;
+
+	/*
+	 * Read by dp_gum_run_chunked only (NULL, the default: none): each chunk's finished rows
+	 * (after chunk_post), handed over on the calling thread in row order, while helpers may still
+	 * run GUM on later chunks (dp_gum_run_chunked).  rows: a view of the chunk's rows (valid
+	 * during the call; they are out's rows first .. first + rows->nrows); total: the rows of the
+	 * whole run.  A non-zero return stops the run (it returns -1).  The sink may call the
+	 * embedder's handlers and may not return (an ERROR): before it unwinds it must call
+	 * dp_gum_stream_abort(stream), which stops and joins the helpers.  Last, once the helpers are
+	 * joined and before the stream's memory goes, it is called with rows NULL (first 0): the
+	 * stream ends, whatever the run returns (unless a sink call unwound); it may not raise then,
+	 * and dp_gum_stream_abort(stream) is not valid after it (an embedder that must stop the
+	 * helpers when its process exits, at a FATAL inside the sink, forgets the stream there).
+	 */
+	int			(*chunk_sink) (void *arg, const dp_codes *rows, uint64_t first, uint64_t total,
+							   struct dp_gum_stream *stream);
+	void	   *chunk_sink_arg;
 } dp_gum_params;
+
+/*
+ * Stops a chunked run's helpers and joins them (every signal blocked there, their memory
+ * arenas'): for a chunk_sink that is about to unwind (dp_gum_params.chunk_sink).  After it the
+ * run's state is dead; its memory is the embedder's to drop (inside PostgreSQL, the memory
+ * context).  Idempotent.
+ */
+void		dp_gum_stream_abort(struct dp_gum_stream *stream);
 
 #define DP_GUM_COUNT_AUTO			0
 #define DP_GUM_COUNT_INCREMENTAL	1
@@ -226,6 +264,14 @@ int			dp_gum_one_way_counts(const dp_marg *targets, uint32_t ntargets, uint32_t 
  * threads (the same rows), and after a round's second stop on the calling thread alone.  The progress callback is otherwise called (a
  * heartbeat) between rounds, and within a chunk's run when a round has one chunk; each
  * iteration's mean L1 error over the chunks (weighted by their rows) is reported at the end.
+ * With a chunk_post or a chunk_sink (dp_gum_params), the chunks are a queue instead of rounds
+ * (dp_gum_chunks.c, STREAMING): the helpers and the calling thread take the next chunk no one
+ * took, each run followed by chunk_post on its thread, its rows copied into out; the calling
+ * thread hands each chunk to the sink, in order, as soon as it and the chunks before it are done,
+ * and otherwise runs a chunk itself (while more are left than helpers run) or waits, polling
+ * dp_interrupt_pending (an interrupt is let in
+ * as above, with the helpers joined; after two such stops the rest run on the calling thread
+ * alone).  The rows are the rounds' (chunk_post aside), whatever the threads.
  * Returns as dp_gum_run.
  */
 int			dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,

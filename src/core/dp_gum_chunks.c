@@ -12,7 +12,10 @@
  */
 #include "dp_gum.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "dp_internal.h"
@@ -181,6 +184,7 @@ typedef struct chunk_run
 	uint16_t  **view;			/* the start's columns at the chunk's first row */
 	dp_codes	out;
 	chunk_log	log;
+	dp_prng		rng;			/* the chunk's generator: GUM's, then chunk_post's */
 	bool		on_arena;		/* out is arena memory (the calling thread never frees it) */
 	int			rc;
 } chunk_run;
@@ -192,7 +196,6 @@ run_one(chunk_run *c, bool with_progress)
 				rows = c->n - b < c->chunk ? c->n - b : c->chunk;
 	dp_codes	view;
 	dp_gum_params g = *c->prm;
-	dp_prng		r;
 
 	memset(&c->out, 0, sizeof(c->out));
 	c->view = dp_alloc(sizeof(uint16_t *) * c->ncols);
@@ -212,10 +215,12 @@ run_one(chunk_run *c, bool with_progress)
 	c->log.n = 0;
 	g.progress = chunk_progress;
 	g.progress_arg = &c->log;
-	dp_prng_seed(&r, c->seed);
+	g.chunk_post = NULL;
+	g.chunk_sink = NULL;
+	dp_prng_seed(&c->rng, c->seed);
 	if (dp_codes_init(&c->out, c->ncols, rows) != 0)
 		return -2;
-	return dp_gum_run(c->targets, c->ntargets, c->ncols, c->sizes, rows, &g, &r, &c->out);
+	return dp_gum_run(c->targets, c->ntargets, c->ncols, c->sizes, rows, &g, &c->rng, &c->out);
 }
 
 #ifdef DPSYNTH_TEST_RNG
@@ -559,6 +564,383 @@ round_collect(chunked *k, uint32_t cnt, int rc, dp_codes *out)
 	}
 }
 
+/*
+ * STREAMING.  With a chunk_post or a chunk_sink (dp_gum_params), the chunks are not run in rounds:
+ * a queue of chunks, taken lowest first by the helpers and by the calling thread, each run (GUM,
+ * then chunk_post, in its thread's arena) and its rows copied into out, and a chunk handed to
+ * the sink on the calling thread as soon as it and every chunk before it are done.  The calling
+ * thread hands over the next chunk when it is done, else runs the next chunk no one took (when
+ * more are left than helpers run: otherwise they will take them, and it stays free to hand over
+ * the next chunk as soon as it is done), else waits, polling dp_interrupt_pending.  Each chunk's rows are a function of its generator's seed
+ * and its share of the one-way counts, both fixed (in chunk order) before any chunk runs: the
+ * rows depend neither on the threads nor on which thread ran which chunk, nor when.
+ */
+enum
+{
+	CH_TODO, CH_TAKEN, CH_DONE, CH_STOPPED, CH_FAILED
+};
+
+typedef struct stream_worker
+{
+	struct dp_gum_stream *s;
+	dp_arena	arena;			/* reused chunk after chunk: emptied once a chunk's rows are out */
+} stream_worker;
+
+struct dp_gum_stream
+{
+	chunked    *k;
+	dp_codes   *out;
+	int		   *state;			/* a chunk's CH_*, read and set atomically */
+	chunk_log  *logs;			/* a chunk's iterations' errors */
+	const uint32_t **counts;	/* with one_way_exact: nchunks x ncols, each chunk's shares */
+	uint32_t   *shares;
+	uint16_t  **viewcols;		/* the sink's view of a chunk's rows in out */
+	stream_worker w[DP_MAX_THREADS];	/* w[0]: the calling thread's */
+	pthread_t	th[DP_MAX_THREADS];
+	bool		started[DP_MAX_THREADS];
+};
+
+/* the next chunk no one took, marked taken; -1: none */
+static int64_t
+stream_take(struct dp_gum_stream *s)
+{
+	for (uint64_t j = 0; j < s->k->nchunks; j++)
+	{
+		int			want = CH_TODO;
+
+		if (__atomic_load_n(&s->state[j], __ATOMIC_SEQ_CST) == CH_TODO &&
+			__atomic_compare_exchange_n(&s->state[j], &want, CH_TAKEN, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return (int64_t) j;
+	}
+	return -1;
+}
+
+/*
+ * Chunk j run: in arena a (a helper's, or the calling thread's while helpers run: no handler) or,
+ * a NULL, with the handlers and the caller's callback (no helper running).  GUM, chunk_post, its
+ * rows copied into out; its state set last.
+ */
+static void
+stream_chunk(struct dp_gum_stream *s, uint64_t j, dp_arena *a)
+{
+	chunked    *k = s->k;
+	chunk_run	c;
+	int			rc;
+
+	memset(&c, 0, sizeof(c));
+	c.targets = k->targets;
+	c.ntargets = k->ntargets;
+	c.ncols = k->ncols;
+	c.sizes = k->sizes;
+	c.start = k->prm->start;
+	c.n = k->n;
+	c.chunk = k->chunk;
+	c.index = (uint32_t) j;
+	c.seed = k->seeds[j];
+	c.prm = k->prm;
+	c.counts = s->counts ? s->counts + (size_t) j * k->ncols : NULL;
+	c.log = s->logs[j];
+	if (a)
+		dp_arena_enter(a);
+	rc = run_one(&c, a == NULL);
+	if (rc == 0 && k->prm->chunk_post)
+		rc = k->prm->chunk_post(k->prm->chunk_post_arg, &c.out, &c.rng);
+	if (a)
+	{
+		dp_arena_leave();
+		if (a->failed && rc == 0)
+			rc = -2;
+	}
+	s->logs[j].n = c.log.n;
+	if (rc == 0)
+		for (uint32_t col = 0; col < k->ncols; col++)
+			memcpy(s->out->col[col] + (uint64_t) j * k->chunk, c.out.col[col],
+				   sizeof(uint16_t) * (size_t) c.out.nrows);
+	if (a)
+	{
+		/* the chunk's memory was the arena's: emptied for the next chunk */
+		a->used = 0;
+		a->free_list = NULL;
+		a->failed = 0;
+	}
+	else
+	{
+		dp_codes_free(&c.out);
+		dp_free(c.view);
+	}
+	__atomic_store_n(&s->state[j], rc == 0 ? CH_DONE : rc == -1 ? CH_STOPPED : CH_FAILED, __ATOMIC_SEQ_CST);
+}
+
+/* a helper: chunks taken and run in its arena until none is left or the run stops */
+static void *
+stream_helper(void *arg)
+{
+	stream_worker *w = arg;
+	struct dp_gum_stream *s = w->s;
+
+	while (!__atomic_load_n(&s->k->stop, __ATOMIC_SEQ_CST))
+	{
+		int64_t		j = stream_take(s);
+
+		if (j < 0)
+			break;
+		stream_chunk(s, (uint64_t) j, &w->arena);
+	}
+	return NULL;
+}
+
+/* the helpers started, every signal blocked on them (one that cannot start leaves its chunks to the others) */
+static void
+stream_start(struct dp_gum_stream *s)
+{
+	sigset_t	all,
+				saved;
+
+	__atomic_store_n(&s->k->stop, 0, __ATOMIC_SEQ_CST);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	for (uint32_t t = 1; t < s->k->nthreads; t++)
+		s->started[t] = pthread_create(&s->th[t], NULL, stream_helper, &s->w[t]) == 0;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* the helpers stopped (at their chunks' next report) and joined; their stopped chunks to do again */
+static void
+stream_join(struct dp_gum_stream *s, bool stop)
+{
+	if (stop)
+		__atomic_store_n(&s->k->stop, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t t = 1; t < s->k->nthreads; t++)
+		if (s->started[t])
+		{
+			pthread_join(s->th[t], NULL);
+			s->started[t] = false;
+		}
+	for (uint64_t j = 0; j < s->k->nchunks; j++)
+		if (__atomic_load_n(&s->state[j], __ATOMIC_SEQ_CST) == CH_STOPPED)
+			__atomic_store_n(&s->state[j], CH_TODO, __ATOMIC_SEQ_CST);
+}
+
+void
+dp_gum_stream_abort(struct dp_gum_stream *s)
+{
+	if (s)
+		stream_join(s, true);
+}
+
+/* the chunks no one took yet */
+static uint64_t
+stream_todo(struct dp_gum_stream *s)
+{
+	uint64_t	todo = 0;
+
+	for (uint64_t j = 0; j < s->k->nchunks; j++)
+		todo += __atomic_load_n(&s->state[j], __ATOMIC_SEQ_CST) == CH_TODO;
+	return todo;
+}
+
+/* the helpers running */
+static uint64_t
+stream_helpers(struct dp_gum_stream *s)
+{
+	uint64_t	n = 0;
+
+	for (uint32_t t = 1; t < s->k->nthreads; t++)
+		n += s->started[t];
+	return n;
+}
+
+/* the calling thread waits a little for a helper's chunk */
+static void
+stream_wait(void)
+{
+	struct timespec ts = {0, 200000};
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Everything the queue needs, on the calling thread before any helper starts: each chunk's
+ * state, log and share of the one-way counts (in chunk order), and with helpers an arena for each
+ * thread (par false when one cannot be had).  Returns 0 or -2.
+ */
+static int
+stream_setup(chunked *k, struct dp_gum_stream *s, dp_codes *out, bool *par)
+{
+	s->k = k;
+	s->out = out;
+	s->state = dp_zalloc(sizeof(int) * k->nchunks);
+	s->logs = dp_zalloc(sizeof(chunk_log) * k->nchunks);
+	s->viewcols = dp_alloc(sizeof(uint16_t *) * k->ncols);
+	if (s->state == NULL || s->logs == NULL || s->viewcols == NULL)
+		return dp_nomem("could not allocate GUM's chunks' states");
+	for (uint64_t j = 0; j < k->nchunks; j++)
+	{
+		s->logs[j].cap = k->iters;
+		s->logs[j].stop = &k->stop;
+		s->logs[j].err = dp_zalloc(sizeof(double) * (k->iters + 1));
+		if (s->logs[j].err == NULL)
+			return dp_nomem("could not allocate GUM's chunks' logs");
+	}
+	if (k->left != NULL)
+	{
+		s->shares = dp_alloc(sizeof(uint32_t) * k->codes * k->nchunks);
+		s->counts = dp_alloc(sizeof(uint32_t *) * (size_t) k->ncols * k->nchunks);
+		if (s->shares == NULL || s->counts == NULL)
+			return dp_nomem("could not allocate GUM's chunks' one-way counts");
+		for (uint64_t j = 0; j < k->nchunks; j++)
+		{
+			uint64_t	rows = k->n - j * k->chunk < k->chunk ? k->n - j * k->chunk : k->chunk;
+
+			for (uint32_t c = 0, off = 0; c < k->ncols; off += k->sizes[c], c++)
+			{
+				uint32_t   *o = s->shares + (size_t) j * k->codes + off;
+
+				if (dp_gum_chunk_next(k->left + off, k->sizes[c], k->rows_left, rows, o) != 0)
+					return -2;
+				s->counts[(size_t) j * k->ncols + c] = o;
+			}
+			k->rows_left -= rows;
+		}
+	}
+	for (uint32_t t = 0; t < k->nthreads && *par; t++)
+	{
+		stream_worker *w = &s->w[t];
+
+		w->s = s;
+		w->arena.caller = t == 0;
+		w->arena.size = ARENA_BYTES(k->targets, k->ntargets, k->ncols, k->chunk);
+		w->arena.base = dp_try_alloc(w->arena.size);	/* NULL, never an ERROR */
+		if (w->arena.base == NULL)
+			*par = false;
+	}
+	return 0;
+}
+
+/*
+ * The queue run to its end (STREAMING above).  An interrupt that dp_interrupt_pending reports
+ * while helpers run raises the stop flag: every running chunk stops at its next report, the
+ * helpers are joined, the interrupt is let in (dp_check_interrupts, then the progress callback);
+ * if neither cancels, the stopped chunks are taken again (the same rows), and after CHUNK_STOPS
+ * such stops the rest run on the calling thread alone.  A chunk that failed in its arena runs
+ * again on the calling thread with the helpers joined.  Returns 0, -1 (cancelled) or -2.
+ */
+static int
+stream_run(chunked *k, struct dp_gum_stream *s, bool par)
+{
+	const dp_gum_params *prm = k->prm;
+	uint64_t	w = 0;
+	uint32_t	stops = 0;
+	int			rc = 0;
+
+	if (par)
+		stream_start(s);
+	while (w < k->nchunks && rc == 0)
+	{
+		int			st = __atomic_load_n(&s->state[w], __ATOMIC_SEQ_CST);
+
+		if (st == CH_DONE)
+		{
+			uint64_t	b = w * k->chunk;
+			dp_codes	view;
+
+			if (prm->chunk_sink)
+			{
+				/* a view of the chunk's rows in out */
+				view.ncols = k->ncols;
+				view.nrows = view.cap = (k->n - b < k->chunk ? k->n - b : k->chunk);
+				view.col = s->viewcols;
+				for (uint32_t c = 0; c < k->ncols; c++)
+					view.col[c] = s->out->col[c] + b;
+				if (prm->chunk_sink(prm->chunk_sink_arg, &view, b, k->n, s) != 0)
+					rc = -1;
+			}
+			w++;
+			continue;
+		}
+		if (par && __atomic_load_n(&k->stop, __ATOMIC_SEQ_CST))
+		{
+			/* an interrupt waits: the helpers joined, then it is let in */
+			stream_join(s, true);
+			dp_check_interrupts();
+			if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, (double) w,
+						  (double) k->nchunks, -1) != 0)
+			{
+				rc = -1;
+				break;
+			}
+			if (++stops >= CHUNK_STOPS)
+				par = false;
+			else
+				stream_start(s);
+			continue;
+		}
+		if (st == CH_FAILED || (!par && st == CH_TODO))
+		{
+			/* anew on this thread, with the handlers: the helpers joined first */
+			if (par)
+				stream_join(s, true);
+			__atomic_store_n(&s->state[w], CH_TAKEN, __ATOMIC_SEQ_CST);
+			stream_chunk(s, w, NULL);
+			st = __atomic_load_n(&s->state[w], __ATOMIC_SEQ_CST);
+			if (st == CH_STOPPED)
+				rc = -1;
+			else if (st != CH_DONE)
+				rc = -2;
+#ifdef DPSYNTH_TEST_RNG
+			if (par)
+				test_serial_runs++;
+#endif
+			if (rc == 0 && par)
+				stream_start(s);
+			continue;
+		}
+		if (par)
+		{
+			/*
+			 * a chunk no one took, unless the helpers will get to them all as soon as they
+			 * are free: then this thread stays free to write the next chunk when it is done
+			 */
+			int64_t		j = stream_todo(s) > stream_helpers(s) ? stream_take(s) : -1;
+
+			if (j >= 0)
+				stream_chunk(s, (uint64_t) j, &s->w[0].arena);
+			else if (dp_interrupt_pending())
+				__atomic_store_n(&k->stop, 1, __ATOMIC_SEQ_CST);
+			else
+				stream_wait();
+		}
+	}
+	if (par)
+		stream_join(s, rc != 0);
+	return rc;
+}
+
+static void
+stream_free(chunked *k, struct dp_gum_stream *s)
+{
+	for (uint64_t j = 0; s->logs && j < k->nchunks; j++)
+	{
+		for (uint32_t i = 0; i < s->logs[j].n; i++)
+		{
+			uint64_t	rows = k->n - j * k->chunk < k->chunk ? k->n - j * k->chunk : k->chunk;
+
+			k->errs[i] += s->logs[j].err[i] * (double) rows;
+			k->wsum[i] += (double) rows;
+		}
+		if (s->logs[j].n > k->nlog)
+			k->nlog = s->logs[j].n;
+		dp_free(s->logs[j].err);
+	}
+	for (uint32_t t = 0; t < DP_MAX_THREADS; t++)
+		dp_free(s->w[t].arena.base);
+	dp_free(s->logs);
+	dp_free(s->viewcols);
+	dp_free(s->state);
+	dp_free(s->shares);
+	dp_free(s->counts);
+}
+
 int
 dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, const uint32_t *sizes,
 				   uint64_t n, uint64_t chunk, const dp_gum_params *params, dp_prng *rng, dp_codes *out)
@@ -603,7 +985,23 @@ dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, co
 				out->cap = n;
 		}
 	rc = chunked_begin(&k, rng);
-	for (uint64_t r0 = 0; r0 < k.nchunks && rc == 0; r0 += k.nthreads)
+	if (rc == 0 && (params->chunk_post || params->chunk_sink))
+	{
+		struct dp_gum_stream s;
+		bool		par = k.nthreads > 1;
+
+		memset(&s, 0, sizeof(s));
+		rc = stream_setup(&k, &s, out, &par);
+		if (rc == 0)
+			rc = stream_run(&k, &s, par);
+		/* the sink told the stream ends (its helpers joined), before its memory goes */
+		if (params->chunk_sink)
+			(void) params->chunk_sink(params->chunk_sink_arg, NULL, 0, n, &s);
+		stream_free(&k, &s);
+	}
+	/* otherwise in rounds of dp_threads() chunks */
+	for (uint64_t r0 = 0; r0 < k.nchunks && rc == 0 && !params->chunk_post && !params->chunk_sink;
+		 r0 += k.nthreads)
 	{
 		uint32_t	cnt = k.nchunks - r0 < k.nthreads ? (uint32_t) (k.nchunks - r0) : k.nthreads;
 		bool		par = cnt > 1;	/* false: no helpers this round */

@@ -663,7 +663,7 @@ sample_maxent(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const 
  */
 static int
 sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_gum_params *gum,
-		   dp_prng *rng, dp_codes *out)
+		   dp_prng *rng, dp_codes *out, bool *chunked)
 {
 	dp_gum_params prm,
 				warm;
@@ -678,6 +678,7 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 		prm = *gum;
 	else
 		dp_gum_default_params(&prm);
+	*chunked = false;
 	/*
 	 * a small joint domain or junction tree: the maximum-entropy distribution, no GUM
 	 * (dp_gum_params.maxent_cells and jtree_cells)
@@ -696,7 +697,8 @@ sample_gum(const dp_privsyn_result *model, uint32_t d, uint64_t nrows, const dp_
 	if (prm.start && prm.start->nrows > 0 && prm.start->ncols == d)
 	{
 		/* independent chunks (dp_gum_params.independent_chunk) when the start holds the n rows */
-		if (prm.independent_chunk > 0 && prm.independent_chunk < nrows && prm.start->nrows == nrows)
+		*chunked = prm.independent_chunk > 0 && prm.independent_chunk < nrows && prm.start->nrows == nrows;
+		if (*chunked)
 			return dp_gum_run_chunked(model->margs, model->nmargs, d, model->merged_sizes, nrows,
 									  prm.independent_chunk, &prm, rng, out);
 		return dp_gum_run(model->margs, model->nmargs, d, model->merged_sizes, nrows, &prm, rng, out);
@@ -840,6 +842,149 @@ split_pick(const double *cum, uint32_t lo, uint32_t hi, dp_prng *rng)
 }
 
 /*
+ * One column's split of merged codes: each merged code's members (members[first[g] ..
+ * first[g + 1])) and their cumulative weights (cum, split_weights); same: no merge in the column
+ * (every merged code its own one member, the same code): no draw.  With nodraw (from
+ * DP_SPLIT_NODRAW_ROWS rows), lut and draw as split_col_nodraw sets them.
+ */
+typedef struct split_col
+{
+	uint32_t   *first,
+			   *members;
+	double	   *cum;
+	uint16_t   *lut;
+	uint8_t    *draw;
+	bool		same,
+				any,			/* nodraw: some merged code takes a draw */
+				ident;			/* nodraw: every row keeps its code, no draw */
+} split_col;
+
+static void
+split_col_free(split_col *sc)
+{
+	dp_free(sc->first);
+	dp_free(sc->members);
+	dp_free(sc->cum);
+	dp_free(sc->lut);
+	dp_free(sc->draw);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* Column j's split (split_col); with nodraw its lut and draw too.  Returns 0 or -2. */
+static int
+split_col_make(const dp_privsyn_result *model, uint32_t j, const uint32_t *sizes, bool nodraw, split_col *sc)
+{
+	/* per merged code: its members and their cumulative weights */
+	uint32_t	ms = model->merged_sizes[j];
+	const uint16_t *map = model->code_map[j];
+	uint32_t   *fill = dp_zalloc(sizeof(uint32_t) * ms);
+	double	   *z = dp_zalloc(sizeof(double) * sizes[j]);
+	double		sigma2 = oneway_sigma2(model, j);
+
+	memset(sc, 0, sizeof(*sc));
+	sc->first = dp_zalloc(sizeof(uint32_t) * (ms + 1));
+	sc->members = dp_zalloc(sizeof(uint32_t) * sizes[j]);
+	sc->cum = dp_zalloc(sizeof(double) * sizes[j]);
+	if (!sc->first || !sc->members || !sc->cum || !fill || !z)
+	{
+		dp_free(fill);
+		dp_free(z);
+		split_col_free(sc);
+		return dp_nomem("could not allocate the split of merged codes back to their members");
+	}
+	for (uint32_t k = 0; k < sizes[j]; k++)
+		sc->first[map[k] + 1]++;
+	for (uint32_t g = 0; g < ms; g++)
+		sc->first[g + 1] += sc->first[g];
+	for (uint32_t k = 0; k < sizes[j]; k++)
+	{
+		uint32_t	g = map[k];
+
+		sc->members[sc->first[g] + fill[g]++] = k;
+	}
+	dp_free(fill);
+	for (uint32_t g = 0; g < ms; g++)
+	{
+		double		acc = 0;
+		uint32_t	k = sc->first[g + 1] - sc->first[g];
+
+		for (uint32_t i = 0; i < k; i++)
+			z[i] = model->oneway_noisy[j][sc->members[sc->first[g] + i]];
+		split_weights(z, k, sigma2, sc->cum + sc->first[g]);
+		for (uint32_t i = sc->first[g]; i < sc->first[g + 1]; i++)
+		{
+			acc += sc->cum[i];
+			sc->cum[i] = acc;
+		}
+	}
+	dp_free(z);
+	/* no merge in this column (every merged code its own one member, the same code): the
+	 * rows stay as they are, and no draw is made for them (none is for a one-member code) */
+	sc->same = ms == sizes[j];
+	for (uint32_t g = 0; g < ms && sc->same; g++)
+		sc->same = sc->first[g + 1] - sc->first[g] == 1 && sc->members[sc->first[g]] == g;
+	if (sc->same || !nodraw)
+		return 0;
+	/*
+	 * From DP_SPLIT_NODRAW_ROWS rows, a merged code with one member of positive weight
+	 * (the others' weights zero: rare members whose released counts fell to zero or below)
+	 * gives its rows that member without a draw: the draw below picks it with probability 1,
+	 * so the rows' distribution is the same; only the draws left out change which of the
+	 * generator's outputs the other codes' rows take.  Below that, every row of a merged
+	 * code of several members takes a draw.
+	 */
+	sc->lut = dp_zalloc(sizeof(uint16_t) * ms);
+	sc->draw = dp_zalloc(ms);
+	if (!sc->lut || !sc->draw)
+	{
+		split_col_free(sc);
+		return dp_nomem("could not allocate the split of merged codes back to their members");
+	}
+	for (uint32_t g = 0; g < ms; g++)
+	{
+		uint32_t	lo = sc->first[g],
+					hi = sc->first[g + 1],
+					npos = 0,
+					pos = lo;
+
+		for (uint32_t i = lo; i < hi; i++)
+			if (sc->cum[i] > (i == lo ? 0 : sc->cum[i - 1]))
+			{
+				npos++;
+				pos = i;
+			}
+		/* several members of positive weight: a draw; none: uniform, a draw as well */
+		sc->draw[g] = hi - lo > 1 && npos != 1;
+		/* a merged code has at least one member (the code map covers every code) */
+		sc->lut[g] = hi > lo ? (uint16_t) sc->members[hi - lo > 1 ? pos : lo] : 0;
+		sc->any |= sc->draw[g];
+	}
+	/* every merged code its one member, the same code (no member of positive weight
+	 * merged in, no draw): the rows stay as they are */
+	sc->ident = !sc->any;
+	for (uint32_t g = 0; g < ms && sc->ident; g++)
+		sc->ident = sc->lut[g] == g;
+	return 0;
+}
+
+/* rows [b, e) of a column split in place by its nodraw split (split_col_make) */
+static inline void
+split_col_rows(const split_col *sc, uint16_t *col, uint64_t b, uint64_t e, dp_prng *rng)
+{
+	if (sc->any)
+		for (uint64_t i = b; i < e; i++)
+		{
+			uint32_t	g = col[i];
+
+			col[i] = sc->draw[g] ? (uint16_t) sc->members[split_pick(sc->cum, sc->first[g], sc->first[g + 1], rng)] :
+				sc->lut[g];
+		}
+	else
+		for (uint64_t i = b; i < e; i++)
+			col[i] = sc->lut[col[i]];
+}
+
+/*
  * dp_privsyn.h: the split of merged codes, in place (a row's merged code is read before its own
  * code is written: no second n x d table).
  */
@@ -849,129 +994,23 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 {
 	for (uint32_t j = 0; j < d; j++)
 	{
-		/* per merged code: its members and their cumulative weights */
-		uint32_t	ms = model->merged_sizes[j];
-		const uint16_t *map = model->code_map[j];
-		uint32_t   *first = dp_zalloc(sizeof(uint32_t) * (ms + 1));
-		uint32_t   *members = dp_zalloc(sizeof(uint32_t) * sizes[j]);
-		double	   *cum = dp_zalloc(sizeof(double) * sizes[j]);
-		uint32_t   *fill = dp_zalloc(sizeof(uint32_t) * ms);
-		double	   *z = dp_zalloc(sizeof(double) * sizes[j]);
-		double		sigma2 = oneway_sigma2(model, j);
+		split_col	sc;
+		bool		nodraw = nrows >= DP_SPLIT_NODRAW_ROWS;
 
-		if (!first || !members || !cum || !fill || !z)
+		if (split_col_make(model, j, sizes, nodraw, &sc) != 0)
+			return -2;
+		if (sc.same)
 		{
-			dp_free(first);
-			dp_free(members);
-			dp_free(cum);
-			dp_free(fill);
-			dp_free(z);
-			return dp_nomem("could not allocate the split of merged codes back to their members");
+			split_col_free(&sc);
+			continue;
 		}
-		for (uint32_t k = 0; k < sizes[j]; k++)
-			first[map[k] + 1]++;
-		for (uint32_t g = 0; g < ms; g++)
-			first[g + 1] += first[g];
-		for (uint32_t k = 0; k < sizes[j]; k++)
+		if (nodraw)
 		{
-			uint32_t	g = map[k];
-
-			members[first[g] + fill[g]++] = k;
-		}
-		dp_free(fill);
-		for (uint32_t g = 0; g < ms; g++)
-		{
-			double		acc = 0;
-			uint32_t	k = first[g + 1] - first[g];
-
-			for (uint32_t i = 0; i < k; i++)
-				z[i] = model->oneway_noisy[j][members[first[g] + i]];
-			split_weights(z, k, sigma2, cum + first[g]);
-			for (uint32_t i = first[g]; i < first[g + 1]; i++)
-			{
-				acc += cum[i];
-				cum[i] = acc;
-			}
-		}
-		dp_free(z);
-		/* no merge in this column (every merged code its own one member, the same code): the
-		 * rows stay as they are, and no draw is made for them (none is for a one-member code) */
-		{
-			bool		same = ms == sizes[j];
-
-			for (uint32_t g = 0; g < ms && same; g++)
-				same = first[g + 1] - first[g] == 1 && members[first[g]] == g;
-			if (same)
-			{
-				dp_free(first);
-				dp_free(members);
-				dp_free(cum);
-				continue;
-			}
-		}
-		/*
-		 * From DP_SPLIT_NODRAW_ROWS rows, a merged code with one member of positive weight
-		 * (the others' weights zero: rare members whose released counts fell to zero or below)
-		 * gives its rows that member without a draw: the draw below picks it with probability 1,
-		 * so the rows' distribution is the same; only the draws left out change which of the
-		 * generator's outputs the other codes' rows take.  Below that, every row of a merged
-		 * code of several members takes a draw.
-		 */
-		if (nrows >= DP_SPLIT_NODRAW_ROWS)
-		{
-			uint16_t   *lut = dp_zalloc(sizeof(uint16_t) * ms);
-			uint8_t    *draw = dp_zalloc(ms);
-			bool		any = false,
-						ident;
-
-			if (!lut || !draw)
-			{
-				dp_free(lut);
-				dp_free(draw);
-				dp_free(first);
-				dp_free(members);
-				dp_free(cum);
-				return dp_nomem("could not allocate the split of merged codes back to their members");
-			}
-			for (uint32_t g = 0; g < ms; g++)
-			{
-				uint32_t	lo = first[g],
-							hi = first[g + 1],
-							npos = 0,
-							pos = lo;
-
-				for (uint32_t i = lo; i < hi; i++)
-					if (cum[i] > (i == lo ? 0 : cum[i - 1]))
-					{
-						npos++;
-						pos = i;
-					}
-				/* several members of positive weight: a draw; none: uniform, a draw as well */
-				draw[g] = hi - lo > 1 && npos != 1;
-				/* a merged code has at least one member (the code map covers every code) */
-				lut[g] = hi > lo ? (uint16_t) members[hi - lo > 1 ? pos : lo] : 0;
-				any |= draw[g];
-			}
-			/* every merged code its one member, the same code (no member of positive weight
-			 * merged in, no draw): the rows stay as they are */
-			ident = !any;
-			for (uint32_t g = 0; g < ms && ident; g++)
-				ident = lut[g] == g;
-			for (uint64_t b = 0; !ident && b < nrows; b += 65536)
+			for (uint64_t b = 0; !sc.ident && b < nrows; b += 65536)
 			{
 				uint64_t	e = nrows - b < 65536 ? nrows : b + 65536;
-				uint16_t   *col = synth->col[j];
 
-				if (any)
-					for (uint64_t i = b; i < e; i++)
-					{
-						uint32_t	g = col[i];
-
-						col[i] = draw[g] ? (uint16_t) members[split_pick(cum, first[g], first[g + 1], rng)] : lut[g];
-					}
-				else
-					for (uint64_t i = b; i < e; i++)
-						col[i] = lut[col[i]];
+				split_col_rows(&sc, synth->col[j], b, e, rng);
 				/* a heartbeat every 64k rows: cancel and statement_timeout get in */
 				if ((e & 0xFFFF) == 0)
 				{
@@ -979,27 +1018,19 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 					if (gum && dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations,
 										 gum->iterations, -1) != 0)
 					{
-						dp_free(lut);
-						dp_free(draw);
-						dp_free(first);
-						dp_free(members);
-						dp_free(cum);
+						split_col_free(&sc);
 						return dp_cancelled();
 					}
 				}
 			}
-			dp_free(lut);
-			dp_free(draw);
-			dp_free(first);
-			dp_free(members);
-			dp_free(cum);
+			split_col_free(&sc);
 			continue;
 		}
 		for (uint64_t i = 0; i < nrows; i++)
 		{
 			uint32_t	g = synth->col[j][i];
-			uint32_t	lo = first[g],
-						hi = first[g + 1];
+			uint32_t	lo = sc.first[g],
+						hi = sc.first[g + 1];
 			uint32_t	pick = lo;
 
 			/* a heartbeat every 64k rows: cancel and statement_timeout get in */
@@ -1008,19 +1039,59 @@ dp_privsyn_split(const dp_privsyn_result *model, uint32_t d, const uint32_t *siz
 			if ((i & 0xFFFF) == 0xFFFF && gum &&
 				dp_report(gum->progress, gum->progress_arg, DP_PHASE_GUM, gum->iterations, gum->iterations, -1) != 0)
 			{
-				dp_free(first);
-				dp_free(members);
-				dp_free(cum);
+				split_col_free(&sc);
 				return dp_cancelled();
 			}
 			if (hi - lo > 1)
-				pick = split_pick(cum, lo, hi, rng);
-			synth->col[j][i] = (uint16_t) members[pick];
+				pick = split_pick(sc.cum, lo, hi, rng);
+			synth->col[j][i] = (uint16_t) sc.members[pick];
 		}
-		dp_free(first);
-		dp_free(members);
-		dp_free(cum);
+		split_col_free(&sc);
 	}
+	return 0;
+}
+
+/*
+ * The split of a chunk's rows (dp_gum_params.chunk_post, from DP_SPLIT_NODRAW_ROWS rows): every
+ * column's nodraw split made beforehand on the calling thread; the chunk's rows split column by
+ * column with the chunk's own generator.  Pure computation: safe on a helper.
+ */
+typedef struct split_plan
+{
+	uint32_t	d;
+	split_col  *col;
+} split_plan;
+
+static int
+split_chunk(void *arg, dp_codes *rows, dp_prng *rng)
+{
+	const split_plan *sp = arg;
+
+	for (uint32_t j = 0; j < sp->d; j++)
+		if (!sp->col[j].same && !sp->col[j].ident)
+			split_col_rows(&sp->col[j], rows->col[j], 0, rows->nrows, rng);
+	return 0;
+}
+
+static void
+split_plan_free(split_plan *sp)
+{
+	for (uint32_t j = 0; sp->col && j < sp->d; j++)
+		split_col_free(&sp->col[j]);
+	dp_free(sp->col);
+	sp->col = NULL;
+}
+
+static int
+split_plan_make(const dp_privsyn_result *model, uint32_t d, const uint32_t *sizes, split_plan *sp)
+{
+	sp->d = d;
+	sp->col = dp_zalloc(sizeof(split_col) * d);
+	if (sp->col == NULL)
+		return dp_nomem("could not allocate the split of merged codes back to their members");
+	for (uint32_t j = 0; j < d; j++)
+		if (split_col_make(model, j, sizes, true, &sp->col[j]) != 0)
+			return -2;
 	return 0;
 }
 
@@ -1029,6 +1100,8 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 				  const dp_gum_params *gum, dp_prng *rng, dp_codes *synth)
 {
 	dp_codes	synth_merged;
+	split_plan	plan = {0};
+	bool		split_done = false;
 
 	memset(synth, 0, sizeof(*synth));
 	dp_clear_error();
@@ -1082,8 +1155,30 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 	}
 	else if (nrows > 0)
 	{
-		int			rc = sample_gum(model, d, nrows, gum, rng, &synth_merged);
+		dp_gum_params prm;
+		int			rc = 0;
 
+		/*
+		 * GUM in independent chunks (dp_gum_params.independent_chunk): each chunk's merged codes
+		 * split on its own thread with its own generator, and handed to the caller's chunk_sink
+		 * as they finish, in order
+		 */
+		if (gum)
+			prm = *gum;
+		else
+			dp_gum_default_params(&prm);
+		prm.chunk_post = NULL;
+		if (prm.independent_chunk > 0 && nrows >= DP_SPLIT_NODRAW_ROWS)
+		{
+			rc = split_plan_make(model, d, sizes, &plan);
+			prm.chunk_post = split_chunk;
+			prm.chunk_post_arg = &plan;
+		}
+		else
+			prm.chunk_sink = NULL;
+		if (rc == 0)
+			rc = sample_gum(model, d, nrows, &prm, rng, &synth_merged, &split_done);
+		split_plan_free(&plan);
 		if (rc != 0)
 		{
 			dp_codes_free(&synth_merged);
@@ -1100,6 +1195,7 @@ dp_privsyn_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *si
 	 * second n x d table.
 	 */
 	*synth = synth_merged;
+	if (!split_done)
 	{
 		int			rc = dp_privsyn_split(model, d, sizes, nrows, gum, rng, synth);
 

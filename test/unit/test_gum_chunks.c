@@ -13,11 +13,13 @@
  *   round stopped, the chunks run again when it does not cancel, the same rows).
  */
 #include <math.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dp_codes.h"
 #include "dp_env.h"
@@ -549,6 +551,351 @@ test_chunked_stops(const model *mdp, uint64_t n, uint64_t chunk, dp_gum_params *
 	}
 }
 
+
+/*
+ * STREAMING (dp_gum_params.chunk_post, chunk_sink): a post on each chunk's rows (counted, on
+ * whichever thread ran the chunk; with `change`, codes of column 0 redrawn from the chunk's
+ * generator; with `nap`, a 20 ms sleep, the chunks in it counted as running), and a sink that
+ * checks the chunks come in order, each once, and that their rows are `ref`'s at that place.
+ */
+typedef struct post_arg
+{
+	bool		change,
+				nap;
+	uint32_t	size0;
+	long		calls,			/* atomic */
+				running;		/* atomic */
+} post_arg;
+
+static int
+t_post(void *arg, dp_codes *rows, dp_prng *rng)
+{
+	post_arg   *a = arg;
+
+	__atomic_fetch_add(&a->calls, 1, __ATOMIC_SEQ_CST);
+	if (a->nap)
+	{
+		struct timespec ts = {0, 20000000};
+
+		__atomic_fetch_add(&a->running, 1, __ATOMIC_SEQ_CST);
+		nanosleep(&ts, NULL);
+		__atomic_fetch_sub(&a->running, 1, __ATOMIC_SEQ_CST);
+	}
+	if (a->change)
+		for (uint64_t i = 0; i < rows->nrows; i++)
+			if (dp_prng_below(rng, 3) == 0)
+				rows->col[0][i] = (uint16_t) dp_prng_below(rng, a->size0);
+	return 0;
+}
+
+typedef struct sink_rec
+{
+	const dp_codes *ref;		/* NULL: the rows are not compared */
+	uint64_t	n,
+				next;
+	uint32_t	calls,
+				cancel_at,		/* the sink returns 1 at this call (0: never) */
+				abort_at;		/* dp_gum_stream_abort then longjmp at this call (0: never) */
+	bool		ordered,
+				same;
+	jmp_buf    *jb;
+	uint32_t	ended,			/* calls with rows NULL (the stream's end) */
+				after_end;		/* chunks after it */
+} sink_rec;
+
+static int
+t_sink(void *arg, const dp_codes *rows, uint64_t first, uint64_t total, dp_gum_stream *s)
+{
+	sink_rec   *r = arg;
+
+	if (rows == NULL)
+	{
+		r->ended++;
+		return 0;
+	}
+	r->after_end += r->ended > 0;
+	r->calls++;
+	if (first != r->next || total != r->n || rows->nrows == 0 || first + rows->nrows > r->n)
+		r->ordered = false;
+	for (uint32_t j = 0; r->ref && r->ordered && j < rows->ncols; j++)
+		r->same = r->same && memcmp(rows->col[j], r->ref->col[j] + first, sizeof(uint16_t) * rows->nrows) == 0;
+	r->next = first + rows->nrows;
+	if (r->cancel_at && r->calls == r->cancel_at)
+		return 1;
+	if (r->abort_at && r->calls == r->abort_at)
+	{
+		dp_gum_stream_abort(s);
+		longjmp(*r->jb, 1);
+	}
+	return 0;
+}
+
+/* an allocator that keeps what it gave out, so that a run left by longjmp can be freed after */
+#define TRACK_MAX 8192
+static void *tracked[TRACK_MAX];
+static int	ntracked;
+
+static void *
+t_track_alloc(size_t n)
+{
+	void	   *p = malloc(n);
+
+	if (p && ntracked < TRACK_MAX)
+		tracked[ntracked++] = p;
+	return p;
+}
+
+static void
+t_track_free(void *p)
+{
+	for (int i = 0; i < ntracked; i++)
+		if (tracked[i] == p)
+		{
+			tracked[i] = tracked[--ntracked];
+			break;
+		}
+	free(p);
+}
+
+static void *
+t_track_realloc(void *p, size_t n)
+{
+	void	   *q = realloc(p, n);
+
+	for (int i = 0; q && i < ntracked; i++)
+		if (tracked[i] == p)
+			tracked[i] = q;
+	return q;
+}
+
+static void
+track_free_all(void)
+{
+	while (ntracked > 0)
+		free(tracked[--ntracked]);
+}
+
+static bool
+same_rows(const dp_codes *a, const dp_codes *b, uint64_t n)
+{
+	bool		same = a->nrows == n && b->nrows == n;
+
+	for (uint32_t j = 0; same && j < 5; j++)
+		same = memcmp(a->col[j], b->col[j], sizeof(uint16_t) * n) == 0;
+	return same;
+}
+
+static void
+test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params *pp, const dp_codes *ref)
+{
+	model		md = *mdp;
+	dp_gum_params p = *pp;
+	dp_prng		rng;
+	dp_codes	post1 = {0};
+	uint64_t	nchunks = (n + chunk - 1) / chunk;
+	int			rc;
+
+	p.progress = NULL;
+	/*
+	 * a post that changes nothing: the rows of the rounds (ref) on 1, 2 and 3 threads, with and
+	 * without a sink, and with arenas too small; the sink sees every chunk once, in order, its
+	 * rows those of out
+	 */
+	for (int k = 0; k < 8; k++)
+	{
+		uint32_t	t = 1 + k % 3;
+		bool		with_sink = k != 3,
+					small = k >= 6;
+		post_arg	pa = {false, false, md.sizes[0], 0, 0};
+		sink_rec	sr = {ref, n, 0, 0, 0, 0, true, true, NULL, 0, 0};
+		dp_codes	c;
+
+		dp_set_threads(t);
+		dp_gum_test_arena_bytes(small ? 4096 : 0);
+		p.chunk_post = t_post;
+		p.chunk_post_arg = &pa;
+		p.chunk_sink = with_sink ? t_sink : NULL;
+		p.chunk_sink_arg = &sr;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		(void) dp_gum_test_serial_runs();
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		unit_check(rc == 0 && same_rows(&c, ref, n) && pa.calls == (long) nchunks &&
+				   (!with_sink || (sr.ordered && sr.same && sr.calls == nchunks && sr.next == n &&
+								   sr.ended == 1 && sr.after_end == 0)),
+				   "streamed, %u threads%s%s: the rows of the rounds; the post once a chunk (%ld); %s (rc %d)",
+				   t, with_sink ? ", a sink" : "", small ? ", arenas too small" : "", pa.calls,
+				   with_sink ? "the sink has every chunk once, in order, its rows out's, then the end once" : "no sink", rc);
+		if (small && t > 1)
+			unit_check(dp_gum_test_serial_runs() > 0, "streamed, %u threads, arenas too small: chunks run "
+					   "again on the calling thread", t);
+		dp_codes_free(&c);
+	}
+	dp_gum_test_arena_bytes(0);
+
+	/* a post that draws: the same rows on 1, 2, 3 and 4 threads, with a sink or not */
+	for (uint32_t t = 1; t <= 4; t++)
+	{
+		post_arg	pa = {true, false, md.sizes[0], 0, 0};
+		sink_rec	sr = {NULL, n, 0, 0, 0, 0, true, true, NULL, 0, 0};
+		dp_codes	c;
+
+		dp_set_threads(t);
+		p.chunk_post = t_post;
+		p.chunk_post_arg = &pa;
+		p.chunk_sink = t % 2 ? t_sink : NULL;
+		p.chunk_sink_arg = &sr;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		if (t == 1)
+		{
+			post1 = c;
+			unit_check(rc == 0 && !same_rows(&c, ref, n), "streamed: a post that draws changes the rows (rc %d)", rc);
+			continue;
+		}
+		unit_check(rc == 0 && same_rows(&c, &post1, n) && (t % 2 == 0 || (sr.ordered && sr.calls == nchunks)),
+				   "streamed, %u threads, a post that draws: the rows of 1 thread (rc %d)", t, rc);
+		dp_codes_free(&c);
+	}
+
+	/* a sink that stops the run: -1, no rows, no helper left (every post done) */
+	for (uint32_t t = 1; t <= 3; t++)
+	{
+		post_arg	pa = {false, true, md.sizes[0], 0, 0};
+		sink_rec	sr = {ref, n, 0, 0, 2, 0, true, true, NULL, 0, 0};
+		dp_codes	c;
+
+		dp_set_threads(t);
+		p.chunk_post = t_post;
+		p.chunk_post_arg = &pa;
+		p.chunk_sink = t_sink;
+		p.chunk_sink_arg = &sr;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		unit_check(rc == -1 && c.nrows == 0 && sr.calls == 2 && sr.ended == 1 &&
+				   __atomic_load_n(&pa.running, __ATOMIC_SEQ_CST) == 0,
+				   "streamed, %u threads: a sink that returns 1 at the second chunk: -1, no rows, no post running, "
+				   "the end told (rc %d, %u sink calls)", t, rc, sr.calls);
+		dp_codes_free(&c);
+	}
+
+	/*
+	 * a sink that unwinds (as an ERROR inside PostgreSQL): dp_gum_stream_abort first; then no
+	 * chunk runs any more (the helpers joined: their 20 ms posts neither running nor started
+	 * after), and the run's memory is the embedder's to free.  Chunks of 2,000 rows (36 of them,
+	 * at least 0.36 s of posts on 2 helpers), so that chunks are left when the first one is in.
+	 */
+	for (uint32_t t = 2; t <= 3; t++)
+	{
+		const uint64_t small = 2000,
+					nsmall = (n + small - 1) / small;
+
+		post_arg	pa = {false, true, md.sizes[0], 0, 0};
+		jmp_buf		jb;
+		sink_rec	sr = {NULL, n, 0, 0, 0, 1, true, true, &jb, 0, 0};
+		static dp_codes c_abort;
+		dp_codes   *c = &c_abort;
+		volatile long running_after = -1,
+					calls_after = -1,
+					calls_later = -2;
+
+		dp_set_handlers(&(dp_handlers) {t_track_alloc, t_track_realloc, t_track_free, NULL, NULL, NULL, NULL});
+		dp_set_threads(t);
+		p.chunk_post = t_post;
+		p.chunk_post_arg = &pa;
+		p.chunk_sink = t_sink;
+		p.chunk_sink_arg = &sr;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(c, 5, 0);
+		if (setjmp(jb) == 0)
+			(void) dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, small, &p, &rng, c);
+		else
+		{
+			struct timespec ts = {0, 60000000};
+
+			running_after = __atomic_load_n(&pa.running, __ATOMIC_SEQ_CST);
+			calls_after = __atomic_load_n(&pa.calls, __ATOMIC_SEQ_CST);
+			nanosleep(&ts, NULL);
+			calls_later = __atomic_load_n(&pa.calls, __ATOMIC_SEQ_CST);
+		}
+		dp_set_handlers(NULL);
+		track_free_all();
+		memset(c, 0, sizeof(*c));
+		unit_check(running_after == 0 && calls_after >= 1 && calls_later == calls_after && calls_after < (long) nsmall,
+				   "streamed, %u threads: a sink that aborts and unwinds at the first chunk leaves no chunk running "
+				   "(%ld running, %ld posts, %ld 60 ms later, of %llu chunks)", t, running_after, calls_after,
+				   calls_later, (unsigned long long) nsmall);
+	}
+
+	/*
+	 * an interrupt waiting while helpers run: every chunk stops, the helpers are joined, the
+	 * interrupt handler and the callback let it in; when neither cancels, the stopped chunks run
+	 * again (the same rows); one every 4th poll ends, the same rows; one that cancels: -1
+	 */
+	for (uint32_t t = 2; t <= 3; t++)
+	{
+		long		calls[2] = {0, 0};
+		post_arg	pa = {false, false, md.sizes[0], 0, 0};
+		sink_rec	sr = {ref, n, 0, 0, 0, 0, true, true, NULL, 0, 0};
+		dp_codes	c;
+
+		dp_set_handlers(&(dp_handlers) {t_alloc, t_realloc, t_free, NULL, t_interrupt, t_pending, NULL});
+		dp_set_threads(t);
+		p.chunk_post = t_post;
+		p.chunk_post_arg = &pa;
+		p.chunk_sink = t_sink;
+		p.chunk_sink_arg = &sr;
+		p.progress = cancel_if;
+		p.progress_arg = calls;
+		pending_calls = pending_said = interrupts = 0;
+		pending_at = 3;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		unit_check(rc == 0 && pending_said == 1 && interrupts == 1 && calls[0] >= 1 && same_rows(&c, ref, n) &&
+				   sr.ordered && sr.same && sr.calls == nchunks,
+				   "streamed, %u threads: an interrupt that does not cancel stops the chunks, is let in after the "
+				   "join, the same rows, every chunk to the sink once (rc %d, %ld pending, %ld interrupts)",
+				   t, rc, pending_said, interrupts);
+		dp_codes_free(&c);
+
+		pending_calls = pending_said = interrupts = 0;
+		pending_at = 0;
+		pending_every = 2;
+		memset(&sr, 0, sizeof(sr));
+		sr.ref = ref;
+		sr.n = n;
+		sr.ordered = sr.same = true;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		pending_every = 0;
+		unit_check(rc == 0 && same_rows(&c, ref, n) && pending_said >= 1 && interrupts == pending_said &&
+				   pending_said <= 2 && sr.ordered && sr.same && sr.calls == nchunks,
+				   "streamed, %u threads: an interrupt every 2nd poll: at most 2 stops, then the calling thread "
+				   "alone, the same rows (rc %d, %ld stops, %ld polls)", t, rc, pending_said, pending_calls);
+		dp_codes_free(&c);
+
+		pending_calls = pending_said = interrupts = 0;
+		pending_at = 3;
+		calls[0] = 0;
+		calls[1] = 1;
+		memset(&sr, 0, sizeof(sr));
+		sr.n = n;
+		sr.ordered = sr.same = true;
+		dp_prng_seed(&rng, 11);
+		dp_codes_init(&c, 5, 0);
+		rc = dp_gum_run_chunked(md.tg, md.nt, 5, md.sizes, n, chunk, &p, &rng, &c);
+		unit_check(rc == -1 && c.nrows == 0 && calls[0] == 1,
+				   "streamed, %u threads: an interrupt that cancels: -1 at the first callback, no rows (rc %d)", t, rc);
+		dp_codes_free(&c);
+		dp_set_handlers(NULL);
+	}
+	dp_codes_free(&post1);
+}
+
 static void
 test_chunked_run(void)
 {
@@ -662,6 +1009,7 @@ test_chunked_run(void)
 		dp_codes_free(&c);
 	}
 	test_chunked_stops(&md, n, chunk, &p, &out[0]);
+	test_streamed(&md, n, chunk, &p, &out[0]);
 	dp_set_threads(1);
 	p.progress = NULL;
 	p.start = NULL;
