@@ -107,11 +107,14 @@ tree_fits(void *arg, uint32_t r)
 	dp_jtree	t;
 	int			rc;
 
+	/* a coarse candidate adds what its fine twin adds: one check for both, measured with it */
+	if (c->coarse)
+	{
+		r = c->twin;
+		c = &f->cand[r];
+	}
 	if (c->meas >= 0)
 		return true;
-	/* a coarse candidate adds what its fine twin adds: one check for both */
-	if (c->coarse)
-		r = c->twin;
 	if (f->fit && f->fit[r])
 		return f->fit[r] == 1;
 	for (uint32_t i = 0; f->cur && i < f->cur->ncliques; i++)
@@ -1062,10 +1065,12 @@ adaptive_select_measure(Run *r, dp_dgauss *g)
 
 		for (uint32_t k = 0; k < r->ncand; k++)
 		{
-			bool		taken = full && r->cand[k].meas < 0;	/* no new marginal once full */
+			/* a candidate and its coarse twin are one marginal: measured, or picked, together */
+			uint32_t	fk = r->cand[k].coarse ? r->cand[k].twin : k;
+			bool		taken = full && r->cand[fk].meas < 0;	/* no new marginal once full */
 
 			for (uint32_t e = 0; e < b; e++)
-				taken |= r->picked[e] == k;
+				taken |= (r->cand[r->picked[e]].coarse ? r->cand[r->picked[e]].twin : r->picked[e]) == fk;
 			if (!taken)
 			{
 				r->sub[nsub] = r->score[k];
