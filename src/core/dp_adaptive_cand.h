@@ -92,4 +92,13 @@ extern void dpa_coarse_sum_u32(const Coarse *co, const Cand *fine, const uint32_
 extern void dpa_coarse_expand(const Coarse *co, const Cand *fine, const uint32_t *sizes, const double *y,
 							  double *x);
 
+/*
+ * The estimate of a round (dp_adaptive_draw.c): margs[0..nmargs) made consistent and GUM's
+ * dp_adaptive_est_rows(*total) rows drawn from them into synth (freed and made anew); and whether
+ * an estimate of m rows is the final GUM's start for n rows.
+ */
+int			dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
+						 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total);
+bool		dpa_final_from_estimate(uint64_t m, uint64_t n);
+
 #endif							/* DP_ADAPTIVE_CAND_H */

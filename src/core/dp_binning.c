@@ -6,6 +6,7 @@
 #include "dp_binning.h"
 #include "dp_internal.h"
 #include "dp_env.h"
+#include "dp_privsyn.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -657,4 +658,109 @@ dp_binning_heap_mates(const double *edges, uint32_t nbins, const double *counts,
 		n++;
 	}
 	return n;
+}
+
+/* The rare-value merge of a column's released one-way counts (dp_privsyn.h). */
+uint32_t
+dp_rare_merge(const double *noisy, uint32_t size, uint32_t ordered, double rare_below,
+			  uint16_t *code_map, uint32_t *nmerged)
+{
+	int32_t		rare_rep = -1,
+				partner = -1;
+	uint32_t	nrare = 0,
+				next = 0;
+	uint32_t   *rep = dp_alloc(sizeof(uint32_t) * (size > 0 ? size : 1)),
+			   *newc = dp_alloc(sizeof(uint32_t) * (size > 0 ? size : 1));
+
+	*nmerged = 0;
+	if (!rep || !newc)
+	{
+		dp_free(rep);
+		dp_free(newc);
+		return 0;				/* no memory for the maps: the caller reports it */
+	}
+	if (ordered > size)
+		ordered = size;
+	for (uint32_t k = 0; k < size; k++)
+		rep[k] = k;
+
+	/*
+	 * The ordered codes [0, ordered): each maximal run of consecutive rare codes is one group;
+	 * a run that is still below the threshold in all joins the lighter of its (non-rare)
+	 * neighbours.  A code is only ever merged with its neighbours, so a merged code stays an
+	 * interval and its split keeps values where they were.
+	 */
+	for (uint32_t k = 0; k < ordered;)
+	{
+		uint32_t	k1 = k;
+		double		mass = 0;
+
+		if (!(noisy[k] < rare_below))
+		{
+			k++;
+			continue;
+		}
+		while (k1 < ordered && noisy[k1] < rare_below)
+			mass += noisy[k1++];
+		/* [k, k1) is a run of rare codes; k - 1 and k1 (when inside) are not rare */
+		if (mass < rare_below && (k > 0 || k1 < ordered))
+		{
+			uint32_t	to = k == 0 ? k1 : k1 >= ordered ? k - 1 :
+				noisy[k - 1] <= noisy[k1] ? k - 1 : k1;
+
+			for (uint32_t q = k; q < k1; q++)
+				rep[q] = to;
+		}
+		else
+			for (uint32_t q = k; q < k1; q++)
+				rep[q] = k;
+		k = k1;
+	}
+
+	/*
+	 * The other codes (all of a category column; the NULL cell of a binned one): the rare ones
+	 * are merged into one code, when there are at least two of them.  A lone rare code
+	 * (typically the NULL/other cell of a column that has none, such as income's) joins the most
+	 * populous other code rather than being kept as a code of its own: it would otherwise add a
+	 * near-empty row of cells, pure noise, to every marginal holding the column.  The merged
+	 * code's rows share its partner's joint with every other column; with no data on the rare
+	 * code's own joint, the bulk's conditionals are the least wrong guess, whereas a small partner
+	 * would impose its own, often atypical, ones.  Decided from the released counts only.
+	 */
+	for (uint32_t k = ordered; k < size; k++)
+		nrare += noisy[k] < rare_below;
+	if (nrare == 1 && size > 1)
+	{
+		for (uint32_t k = 0; k < size; k++)
+			if (!(noisy[k] < rare_below) && (partner < 0 || noisy[k] > noisy[partner]))
+				partner = (int32_t) k;
+	}
+	if (nrare >= 2 || partner >= 0)
+		for (uint32_t k = ordered; k < size; k++)
+			if (noisy[k] < rare_below)
+			{
+				if (rare_rep < 0)
+					rare_rep = partner >= 0 ? partner : (int32_t) k;
+				rep[k] = (uint32_t) rare_rep;
+			}
+
+	/* merged codes numbered in the order of their first original code */
+	for (uint32_t k = 0; k < size; k++)
+		newc[k] = UINT32_MAX;
+	for (uint32_t k = 0; k < size; k++)
+	{
+		if (newc[rep[k]] == UINT32_MAX)
+			newc[rep[k]] = next++;
+		code_map[k] = (uint16_t) newc[rep[k]];
+	}
+	/* codes that share their merged code with another */
+	for (uint32_t k = 0; k < size; k++)
+		newc[k] = 0;
+	for (uint32_t k = 0; k < size; k++)
+		newc[code_map[k]]++;
+	for (uint32_t k = 0; k < size; k++)
+		*nmerged += newc[code_map[k]] > 1;
+	dp_free(rep);
+	dp_free(newc);
+	return next;
 }

@@ -9,6 +9,7 @@
  * the rational sigma^2 (rounded up), and in dp_dgauss_sigma2, for reporting.
  */
 #include "dp_sampler.h"
+#include "dp_adaptive.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -458,4 +459,49 @@ dp_sampler_selftest(void)
 			return -1;
 	}
 	return 0;
+}
+
+/* ---- the exponential mechanism (dp_adaptive.h), on dp_exp_mech_draw ---- */
+
+uint32_t
+dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)
+{
+	int64_t		max;
+	double		c;
+	uint64_t	num;
+
+	if (k == 0 || !(eps > 0) || !isfinite(eps) || sens == 0)
+		return k;
+	max = score[0];
+	for (uint32_t r = 1; r < k; r++)
+		if (score[r] > max)
+			max = score[r];
+	/* exp(-c * (max - score)), c = eps / (2 sens) per unit, as num / 2^40 rounded down */
+	c = ldexp(eps / (2.0 * (double) sens), 40);
+	c = nextafter(c, 0);
+	num = c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t) floor(c);	/* 2^64: never rounds up */
+	return dp_exp_mech_draw(score, k, max, num);
+}
+
+uint32_t
+dp_exp_mech_fitting(int64_t *score, uint32_t *idx, uint32_t k, double eps, uint64_t sens,
+					bool (*fits) (void *arg, uint32_t idx), void *arg)
+{
+	uint32_t	left = k,
+				r = dp_exp_mech(score, k, eps, sens);
+
+	/* draws without replacement (Plackett-Luce) until one fits: the first of the fitting ones */
+	while (r < left && !fits(arg, idx[r]))
+	{
+		int64_t		s = score[r];
+		uint32_t	i = idx[r];
+
+		left--;
+		score[r] = score[left];
+		idx[r] = idx[left];
+		score[left] = s;
+		idx[left] = i;
+		r = left > 0 ? dp_exp_mech(score, left, eps, sens) : 0;
+	}
+	return r < left ? r : k;
 }

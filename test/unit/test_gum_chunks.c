@@ -781,13 +781,27 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		dp_codes_free(&c);
 	}
 
+	dp_codes_free(&post1);
+}
+
+/* The streamed run's stops (test_streamed's model and chunks): a sink that unwinds, interrupts. */
+static void
+test_streamed_stops(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params *pp, const dp_codes *ref)
+{
+	model		md = *mdp;
+	dp_gum_params p = *pp;
+	dp_prng		rng;
+	uint64_t	nchunks = (n + chunk - 1) / chunk;
+	int			rc;
+
+	p.progress = NULL;
 	/*
 	 * a sink that unwinds (as an ERROR inside PostgreSQL): dp_gum_stream_abort first; then no
 	 * chunk runs any more (the helpers joined: their 20 ms posts neither running nor started
 	 * after), and the run's memory is the embedder's to free.  Chunks of 2,000 rows (36 of them,
 	 * at least 0.36 s of posts on 2 helpers), so that chunks are left when the first one is in.
 	 */
-	for (uint32_t t = 2; t <= 3; t++)
+	for (volatile uint32_t t = 2; t <= 3; t++)	/* volatile: read after the longjmp */
 	{
 		const uint64_t small = 2000,
 					nsmall = (n + small - 1) / small;
@@ -893,7 +907,6 @@ test_streamed(const model *mdp, uint64_t n, uint64_t chunk, const dp_gum_params 
 		dp_codes_free(&c);
 		dp_set_handlers(NULL);
 	}
-	dp_codes_free(&post1);
 }
 
 static void
@@ -1010,6 +1023,7 @@ test_chunked_run(void)
 	}
 	test_chunked_stops(&md, n, chunk, &p, &out[0]);
 	test_streamed(&md, n, chunk, &p, &out[0]);
+	test_streamed_stops(&md, n, chunk, &p, &out[0]);
 	dp_set_threads(1);
 	p.progress = NULL;
 	p.start = NULL;
