@@ -32,21 +32,13 @@ trap cleanup EXIT
 # the analyst's session: a psql on a pair of FIFOs, answering one statement at a time
 session A $DB -U regress_detach_race_analyst
 aq() { sq A "$1" 60; }
-# waits (up to 30 s) until the owner's statement waits for a lock
-wait_lock() {
-	for _ in $(seq 1 600); do
-		[ "$(q $DB "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE%'")" = 1 ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 race() {	# $1: tree, $2: leaving table, $3: the owner's statement
 	aq "BEGIN" >/dev/null
 	aq "SELECT sum(noisy_count) > 0 FROM dp_marginal('$1', ARRAY['x'], 20)" >/dev/null
 	psql -X -qAt -d $DB -c "$3" >"$TMPD/owner.out" 2>&1 &
 	owner=$!
-	wait_lock
+	wait_lock $DB "ALTER TABLE"
 	ok $? "$3 waits for the analyst's open transaction"
 	# two more releases in the open transaction, each reading the leaving table's rows
 	aq "SELECT sum(noisy_count) > 150 FROM dp_marginal('$1', ARRAY['x'], 20)" >"$TMPD/r2"

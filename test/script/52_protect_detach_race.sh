@@ -28,14 +28,6 @@ bg=""
 cleanup() { [ -n "$bg" ] && kill "$bg" 2>/dev/null; rm -rf "$TMPD"; }
 trap cleanup EXIT
 session O $DB -v VERBOSITY=verbose
-# waits (up to 30 s) until a statement starting with $1 waits for a lock
-wait_lock() {
-	for _ in $(seq 1 600); do
-		[ "$(q $DB "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB' AND wait_event_type = 'Lock' AND query LIKE '$1%'")" = 1 ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
 budget() { q $DB "SELECT coalesce((SELECT epsilon::text FROM dpsynth.budgets WHERE relid = '$1'::regclass), 'none')"; }
 
 # dp_protect first, uncommitted; the table leaves while it is open
@@ -44,7 +36,7 @@ protect_then_leave() {	# $1: tree, $2: leaving table, $3: the statement
 	sq O "SELECT dp_protect('$1', epsilon => 5)" >/dev/null
 	psql -X -qAt -d $DB -c "$3" >"$TMPD/bg.out" 2>&1 &
 	bg=$!
-	wait_lock "ALTER TABLE"
+	wait_lock $DB "ALTER TABLE"
 	ok $? "$3 waits for the open dp_protect"
 	sq O "COMMIT" >/dev/null
 	wait $bg
@@ -62,7 +54,7 @@ sq O "BEGIN" >/dev/null
 sq O "ALTER TABLE d DETACH PARTITION d1" >/dev/null
 psql -X -qAt -d $DB -c "SELECT dp_protect('d', epsilon => 5)" >"$TMPD/bg.out" 2>&1 &
 bg=$!
-wait_lock "SELECT dp_protect"
+wait_lock $DB "SELECT dp_protect"
 ok $? "dp_protect waits for the open DETACH"
 sq O "COMMIT" >/dev/null
 wait $bg

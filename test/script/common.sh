@@ -61,6 +61,16 @@ sq() {
 	done
 }
 
+# wait_lock DB PREFIX: waits (up to 30 s) until a statement of DB starting with PREFIX waits for
+# a lock; fails otherwise
+wait_lock() {
+	for _ in $(seq 1 600); do
+		[ "$(q "$1" "SELECT count(*) FROM pg_stat_activity WHERE datname = '$1' AND wait_event_type = 'Lock' AND query LIKE '$2%'")" = 1 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 fresh_db() {
 	local db=$1
 	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
