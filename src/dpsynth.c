@@ -432,23 +432,46 @@ in_protected_tree(Oid rel, bool latest)
 	return found;
 }
 
+/* Whether pg_inherits says parent is a direct parent of child. */
+static bool
+is_parent_of(Oid parent, Oid child)
+{
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(child));
+	scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+		found = ((Form_pg_inherits) GETSTRUCT(tup))->inhparent == parent;
+	systable_endscan(scan);
+	table_close(inh, AccessShareLock);
+	return found;
+}
+
 /*
  * Whether a table leaving the tree of parent (DETACH PARTITION, NO INHERIT) leaves a protected
  * tree.  First, SHARE UPDATE EXCLUSIVE on parent: dp_protect takes it on the table it protects and
  * on every table below (protect_lock_tree), so a protection either commits before the check (and
  * is seen: the budgets are read as committed now, not as the statement's snapshot saw them) or
- * waits until the table has left.  The lock is taken only for a role that owns the table the
- * statement alters (owner_rel), as PostgreSQL checks before it locks; anyone else's statement
- * fails on its own.  A transaction whose snapshot predates the protection (REPEATABLE READ or
+ * waits until the table has left.  mode: ACCESS EXCLUSIVE for a plain DETACH PARTITION (the
+ * lock PostgreSQL takes on the parent anyway, so never an upgrade), SHARE UPDATE EXCLUSIVE for
+ * CONCURRENTLY or FINALIZE (theirs) and for NO INHERIT (then ACCESS EXCLUSIVE in a protected
+ * tree, call_detach).  Nothing is locked, and false returned, unless the role owns the table the
+ * statement alters (owner_rel; PostgreSQL checks before it locks, and refuses anyone else's
+ * statement itself) and, for NO INHERIT (child), parent is child's parent.  A transaction whose snapshot predates the protection (REPEATABLE READ or
  * SERIALIZABLE) would copy the budget as it saw it, none: refused as a serialization failure.
  */
 static bool
-leaves_protected_tree(Oid parent, Oid owner_rel)
+leaves_protected_tree(Oid parent, Oid owner_rel, Oid child, LOCKMODE mode)
 {
-	if (!OidIsValid(parent))
-		return false;
-	if (OidIsValid(owner_rel) && dpsynth_table_ownercheck(owner_rel, GetUserId()))
-		LockRelationOid(parent, ShareUpdateExclusiveLock);
+	if (!OidIsValid(parent) || !OidIsValid(owner_rel) || !dpsynth_table_ownercheck(owner_rel, GetUserId()))
+		return false;			/* PostgreSQL refuses the statement itself */
+	if (OidIsValid(child) && !is_parent_of(parent, child))
+		return false;			/* NO INHERIT of a table that is not its parent: PostgreSQL says so */
+	LockRelationOid(parent, mode);
 	if (!in_protected_tree(parent, true))
 		return false;
 	if (IsolationUsesXactSnapshot() && !in_protected_tree(parent, false))
@@ -469,16 +492,16 @@ leaves_protected_tree(Oid parent, Oid owner_rel)
  * child through the parent ends, its charge committed, before the tree's spend is copied, and a
  * release that has not locked the parent yet finds the child gone from it.  Without the locks,
  * releases charged while the DETACH waited (an analyst's open transaction holding the tree) read
- * the child's rows and were never counted on its budget.  A tree without a budget keeps
- * PostgreSQL's own locks (DETACH ... CONCURRENTLY's among them).
+ * the child's rows and were never counted on its budget.  Outside a protected tree only the
+ * lock PostgreSQL takes on the parent anyway is taken first (mode: leaves_protected_tree).
  */
 static void
-call_detach(Oid child, Oid parent, Oid owner_rel)
+call_detach(Oid child, Oid parent, Oid owner_rel, LOCKMODE mode)
 {
 	Oid			argtypes[2] = {OIDOID, OIDOID};
 	Datum		values[2] = {ObjectIdGetDatum(child), ObjectIdGetDatum(parent)};
 
-	if (!OidIsValid(child) || !leaves_protected_tree(parent, owner_rel))
+	if (!OidIsValid(child) || !leaves_protected_tree(parent, owner_rel, child, mode))
 		return;					/* PostgreSQL reports a missing table itself; nothing to hand on */
 	LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(child, AccessExclusiveLock);
@@ -529,19 +552,24 @@ guard_alter_table(AlterTableStmt *stmt)
 						   list_make1_oid(rel));
 				break;
 			case AT_DetachPartition:
-				if (((PartitionCmd *) cmd->def)->concurrent && leaves_protected_tree(rel, rel))
-					refuse_concurrent_detach(rel, "DETACH PARTITION ... CONCURRENTLY");
-				call_detach(RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true), rel, rel);
+				{
+					Oid			part = RangeVarGetRelid(((PartitionCmd *) cmd->def)->name, NoLock, true);
+
+					if (!((PartitionCmd *) cmd->def)->concurrent)
+						call_detach(part, rel, rel, AccessExclusiveLock);
+					else if (OidIsValid(part) && leaves_protected_tree(rel, rel, part, ShareUpdateExclusiveLock))
+						refuse_concurrent_detach(rel, "DETACH PARTITION ... CONCURRENTLY");
+				}
 				break;
 			case AT_DetachPartitionFinalize:
-				if (leaves_protected_tree(rel, rel))
+				if (leaves_protected_tree(rel, rel, InvalidOid, ShareUpdateExclusiveLock))
 					refuse_concurrent_detach(rel, "DETACH PARTITION ... FINALIZE");
 				break;
 			case AT_AddInherit:
 				parents = lappend_oid(parents, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true));
 				break;
 			case AT_DropInherit:
-				call_detach(rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true), rel);
+				call_detach(rel, RangeVarGetRelid((RangeVar *) cmd->def, NoLock, true), rel, ShareUpdateExclusiveLock);
 				break;
 			default:
 				break;
@@ -885,13 +913,34 @@ dpsynth_rho_for_call(Oid relid, double epsilon, double *delta)
  * the transaction, before the protection is written, so that a DETACH PARTITION or NO INHERIT of
  * the tree (which takes that lock on the parent before it checks for a budget:
  * leaves_protected_tree) either sees the protection committed or has finished first.  Only for
- * the table's owner, who alone may protect it: anyone else's call fails without the lock.
+ * a role that may protect it (dpsynth._check_owner: its owner, or a member of dpsynth_admin who
+ * may read it): anyone else's call fails without the lock.
  */
 static void
 protect_lock_tree(Oid relid)
 {
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) ||
-		!dpsynth_table_ownercheck(relid, GetUserId()))
+	Oid			argtypes[2] = {OIDOID, OIDOID};
+	Datum		values[2] = {ObjectIdGetDatum(GetUserId()), ObjectIdGetDatum(relid)};
+	DpOwnerSwitch sw;
+	bool		isnull,
+				allowed;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return;
+	/* who may protect it: dpsynth._check_owner's rule, asked without raising */
+	dpsynth_become_owner(&sw);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_has_role($1, c.relowner, 'USAGE') OR "
+							  "(dpsynth._is_admin($1) AND pg_catalog.has_table_privilege($1, $2, 'SELECT')) "
+							  "FROM pg_catalog.pg_class c WHERE c.oid = $2",
+							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read who may protect table %u", relid);
+	allowed = SPI_processed == 1 &&
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
+	SPI_finish();
+	dpsynth_restore_user(&sw);
+	if (!allowed)
 		return;
 	LockRelationOid(relid, ShareUpdateExclusiveLock);
 	(void) find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL);

@@ -85,6 +85,21 @@ total_variance(const dp_marg *m, const uint32_t *members)
 	return sum;
 }
 
+/*
+ * Whether m is spread, or holds every attribute of a spread marginal: consistency (dp_consist)
+ * pulls m's cells over those attributes toward the spread one's, and with them its bias.
+ */
+static bool
+shaped_by_spread(const dp_marg *margs, uint32_t nmargs, const dp_marg *m)
+{
+	if (m->spread)
+		return true;
+	for (uint32_t k = 0; k < nmargs; k++)
+		if (margs[k].spread && dp_marg_contains(m, margs[k].nattrs, margs[k].attrs))
+			return true;
+	return false;
+}
+
 int32_t
 dp_unc_cover(const dp_marg *margs, uint32_t nmargs, uint32_t nattrs, const uint32_t *attrs,
 			 const uint32_t *const *members)
@@ -97,7 +112,8 @@ dp_unc_cover(const dp_marg *margs, uint32_t nmargs, uint32_t nattrs, const uint3
 		const dp_marg *m = &margs[k];
 		double		v;
 
-		if (!(m->rho > 0) || !isfinite(m->rho) || m->spread || !dp_marg_contains(m, nattrs, attrs))
+		if (!(m->rho > 0) || !isfinite(m->rho) || !dp_marg_contains(m, nattrs, attrs) ||
+			shaped_by_spread(margs, nmargs, m))
 			continue;
 		v = total_variance(m, members ? members[m->attrs[0]] : NULL);
 		if (v < best_var)

@@ -84,8 +84,10 @@ int			dp_unc_cell_variance(const dp_marg *m, const uint32_t *members, double *va
 /*
  * Which of margs[0..nmargs) the intervals over attrs (nattrs column indices, any order) should
  * come from: among the marginals whose attributes include attrs, whose rho is positive and which
- * are not spread (a spread one's cells inside a run share one noise draw and carry the released
- * shares' bias, which no variance bound here describes: no interval from it), the one
+ * are not spread nor hold every attribute of a spread one (a spread one's cells inside a run share
+ * one noise draw and carry the released shares' bias, which no variance bound here describes, and
+ * consistency carries that bias into the marginals holding its attributes: no interval from
+ * them), the one
  * whose projection is least noisy (the smallest sum of its cells' variance bounds; members[j] as
  * for dp_unc_cell_variance, per column j, may be NULL).  Returns its index, or -1 if none covers
  * attrs (the model did not measure them together: no interval can be given).

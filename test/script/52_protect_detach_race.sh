@@ -21,7 +21,20 @@ CREATE TABLE rr2 PARTITION OF rr FOR VALUES FROM (100) TO (200);
 CREATE TABLE d (id int4, x int4) PARTITION BY RANGE (id);
 CREATE TABLE d1 PARTITION OF d FOR VALUES FROM (0) TO (100);
 CREATE TABLE d2 PARTITION OF d FOR VALUES FROM (100) TO (200);
+CREATE TABLE m (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (100);
+CREATE TABLE m2 PARTITION OF m FOR VALUES FROM (100) TO (200);
+CREATE TABLE n (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE n1 PARTITION OF n FOR VALUES FROM (0) TO (100);
+SELECT dp_protect('n', epsilon => 5);
+DO $$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'regress_protect_admin') THEN
+		CREATE ROLE regress_protect_admin LOGIN IN ROLE dpsynth_admin;
+	END IF;
+END $$;
+GRANT SELECT ON m TO regress_protect_admin;
 SQL
+ensure_analyst $DB regress_protect_race_analyst
 
 TMPD=$(mktemp -d)
 bg=""
@@ -48,6 +61,29 @@ protect_then_leave() {	# $1: tree, $2: leaving table, $3: the statement
 }
 protect_then_leave p p1 "ALTER TABLE p DETACH PARTITION p1"
 protect_then_leave ip ic "ALTER TABLE ic NO INHERIT ip"
+
+# the same with a member of dpsynth_admin who may read the table protecting it (not its owner)
+session M $DB -U regress_protect_admin
+sq M "BEGIN" >/dev/null
+sq M "SELECT dp_protect('m', epsilon => 5)" >/dev/null
+psql -X -qAt -d $DB -c "ALTER TABLE m DETACH PARTITION m1" >"$TMPD/bg.out" 2>&1 &
+bg=$!
+wait_lock $DB "ALTER TABLE"
+ok $? "a DETACH waits for an admin's open dp_protect"
+sq M "COMMIT" >/dev/null
+wait $bg
+bg=""
+is "$(budget m1)" 5 "the leaving table keeps the budget the admin gave its tree"
+
+# a role that does not own the tree is refused by PostgreSQL, and takes no lock on it first
+# (else its DETACH would wait behind any reader of the tree, and every later reader behind it)
+sq O "BEGIN" >/dev/null
+sq O "SELECT count(*) FROM n" >/dev/null
+out=$(psql -X -qAt -U regress_protect_race_analyst -d $DB -c "SET statement_timeout = '10s'" \
+	-c "ALTER TABLE n DETACH PARTITION n1" 2>&1)
+sq O "COMMIT" >/dev/null
+echo "$out" | grep -q "must be owner"
+ok $? "another role's DETACH of a protected tree is refused at once, without waiting for its readers (got '$out')"
 
 # the table leaves first, uncommitted; dp_protect waits for it and protects what stays
 sq O "BEGIN" >/dev/null

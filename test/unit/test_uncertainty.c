@@ -233,6 +233,10 @@ test_simulated(double level)
 			   dp_unc_cell_variance(&margs[1], NULL, var2) == -1,
 			   "cover: never a spread marginal, however little its rho's noise (no variance bound for its cells)");
 	margs[1].spread = false;
+	margs[0].spread = true;
+	unit_check(dp_unc_cover(margs, 2, 1, &attr_b, members) == -1 && dp_unc_cover(margs, 2, 2, both, members) == -1,
+			   "cover: never a marginal holding every attribute of a spread one (consistency gave it its bias)");
+	margs[0].spread = false;
 	margs[1].rho = 0;
 	unit_check(dp_unc_cover(margs, 2, 1, &attr_b, members) == -1, "cover: none when no measured marginal holds b");
 
