@@ -432,25 +432,6 @@ in_protected_tree(Oid rel, bool latest)
 	return found;
 }
 
-/* Whether pg_inherits says parent is a direct parent of child. */
-static bool
-is_parent_of(Oid parent, Oid child)
-{
-	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	bool		found = false;
-
-	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(child));
-	scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
-	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
-		found = ((Form_pg_inherits) GETSTRUCT(tup))->inhparent == parent;
-	systable_endscan(scan);
-	table_close(inh, AccessShareLock);
-	return found;
-}
-
 /*
  * Whether a table leaving the tree of parent (DETACH PARTITION, NO INHERIT) leaves a protected
  * tree.  First, SHARE UPDATE EXCLUSIVE on parent: dp_protect takes it on the table it protects and
@@ -469,7 +450,7 @@ leaves_protected_tree(Oid parent, Oid owner_rel, Oid child, LOCKMODE mode)
 {
 	if (!OidIsValid(parent) || !OidIsValid(owner_rel) || !dpsynth_table_ownercheck(owner_rel, GetUserId()))
 		return false;			/* PostgreSQL refuses the statement itself */
-	if (OidIsValid(child) && !is_parent_of(parent, child))
+	if (OidIsValid(child) && !list_member_oid(find_inheritance_children(parent, NoLock), child))
 		return false;			/* NO INHERIT of a table that is not its parent: PostgreSQL says so */
 	LockRelationOid(parent, mode);
 	if (!in_protected_tree(parent, true))

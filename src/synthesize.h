@@ -196,7 +196,6 @@ extern List *synth_domain_check_exprs(Oid target_relid, OutColumn *out, int nout
 /* The target's name (in *nspid's schema): new, and creatable by the caller; raises otherwise. */
 extern char *synth_resolve_target(FunctionCallInfo fcinfo, int argno, const char *default_name,
 								  const char *function, Oid *nspid);
-/* Creates the target, writes the decoded rows, adds the constraints; returns the rows kept. */
 /*
  * A synthetic table written chunk by chunk while its rows are still drawn (the core's
  * dp_gum_params.chunk_sink: synth_write_chunk, with this as its argument): the same steps, draws
@@ -210,7 +209,6 @@ typedef struct SynthStreamCopy
 	DpModel    *m;
 	char	   *comment;
 	void		(*ready) (struct SynthStreamCopy *x);
-	void	   *ready_arg;
 	dp_prng    *rng;
 	SynthProgress *pr;
 	Oid			nspid;
@@ -223,6 +221,7 @@ typedef struct SynthStreamCopy
 extern int	synth_write_chunk(void *arg, const dp_codes *rows, uint64_t first, uint64_t total,
 							  dp_gum_stream *stream);
 extern void synth_write_chunk_forget(void);
+/* Creates the target, writes the decoded rows, adds the constraints; returns the rows kept. */
 extern uint64 synth_write_table(DpModel *m, const dp_codes *synth, dp_prng *rng, Oid nspid,
 								const char *target, const char *comment, SynthProgress *pr,
 								Oid *target_relid);

@@ -378,29 +378,7 @@ dp_adaptive_huge_counting(int counting, double rows)
 	return rows >= DP_ADAPTIVE_HUGE_ROWS && counting == DP_GUM_COUNT_AUTO ? DP_GUM_COUNT_LAZY : counting;
 }
 
-/*
- * The exponential mechanism, exact: returns r in [0, k) with probability proportional to
- * exp(eps * (score[r] - max score) / (2 * sens)), scores on an integer grid (units), sens the
- * scores' sensitivity in the same units (>= 1).  eps is rounded down to a multiple of 2^-40 *
- * 2 * sens, so the mechanism is eps-DP (and eps^2/8-zCDP) with the eps given.  Randomness:
- * libsodium (dp_bernoulli_exp, dp_random_uniform), rejection from the uniform proposal.
- * Returns k on invalid input (k == 0, eps not positive and finite, sens == 0).
- */
-uint32_t	dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens);
-
-/*
- * The exponential mechanism over the candidates that fit: r in [0, k) with fits(arg, idx[r]),
- * with probability proportional to exp(eps * score[r] / (2 sens)) among those, or k when none
- * fits.  It draws by dp_exp_mech, and while the drawn one does not fit, sets it aside (score
- * and idx are reordered) and draws again from the rest: successive draws without replacement
- * order the candidates as a Plackett-Luce ranking, in which the first of any subset is
- * distributed as the exponential mechanism over that subset.  So the release is exactly the
- * exponential mechanism over the fitting set, with the same eps, provided fits is a function of
- * public facts and earlier releases only (what it is asked, and how often, depends on the
- * scores, but no answer does).
- */
-uint32_t	dp_exp_mech_fitting(int64_t *score, uint32_t *idx, uint32_t k, double eps, uint64_t sens,
-								bool (*fits) (void *arg, uint32_t idx), void *arg);
+/* The exponential mechanism (dp_exp_mech, dp_exp_mech_fitting): dp_sampler.h. */
 
 /*
  * The rounds' number of selections T (step 3) for R, d columns, a total of 'total' rows (the

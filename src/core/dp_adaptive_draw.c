@@ -21,7 +21,7 @@
  */
 int
 dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *sizes,
-		 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total)
+			 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total)
 {
 	dp_marg    *work = dp_zalloc(sizeof(dp_marg) * nmargs);
 	dp_codes	next = {0};

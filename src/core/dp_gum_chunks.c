@@ -643,8 +643,9 @@ stream_chunk(struct dp_gum_stream *s, uint64_t j, dp_arena *a)
 	if (a)
 		dp_arena_enter(a);
 	rc = run_one(&c, a == NULL);
-	if (rc == 0 && k->prm->chunk_post)
-		rc = k->prm->chunk_post(k->prm->chunk_post_arg, &c.out, &c.rng);
+	/* a post returns 0 or -2 (out of memory); anything else fails the chunk too, never stops it */
+	if (rc == 0 && k->prm->chunk_post && k->prm->chunk_post(k->prm->chunk_post_arg, &c.out, &c.rng) != 0)
+		rc = -2;
 	if (a)
 	{
 		dp_arena_leave();

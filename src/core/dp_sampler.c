@@ -9,7 +9,6 @@
  * the rational sigma^2 (rounded up), and in dp_dgauss_sigma2, for reporting.
  */
 #include "dp_sampler.h"
-#include "dp_adaptive.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -461,7 +460,7 @@ dp_sampler_selftest(void)
 	return 0;
 }
 
-/* ---- the exponential mechanism (dp_adaptive.h), on dp_exp_mech_draw ---- */
+/* ---- the exponential mechanism, on dp_exp_mech_draw ---- */
 
 uint32_t
 dp_exp_mech(const int64_t *score, uint32_t k, double eps, uint64_t sens)

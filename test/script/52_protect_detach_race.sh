@@ -43,15 +43,15 @@ trap cleanup EXIT
 session O $DB -v VERBOSITY=verbose
 budget() { q $DB "SELECT coalesce((SELECT epsilon::text FROM dpsynth.budgets WHERE relid = '$1'::regclass), 'none')"; }
 
-# dp_protect first, uncommitted; the table leaves while it is open
-protect_then_leave() {	# $1: tree, $2: leaving table, $3: the statement
-	sq O "BEGIN" >/dev/null
-	sq O "SELECT dp_protect('$1', epsilon => 5)" >/dev/null
+# dp_protect first, uncommitted, in session $4 (O: the owner's); the table leaves while it is open
+protect_then_leave() {	# $1: tree, $2: leaving table, $3: the statement, $4: the protecting session
+	sq "$4" "BEGIN" >/dev/null
+	sq "$4" "SELECT dp_protect('$1', epsilon => 5)" >/dev/null
 	psql -X -qAt -d $DB -c "$3" >"$TMPD/bg.out" 2>&1 &
 	bg=$!
 	wait_lock $DB "ALTER TABLE"
-	ok $? "$3 waits for the open dp_protect"
-	sq O "COMMIT" >/dev/null
+	ok $? "$3 waits for the open dp_protect ($4)"
+	sq "$4" "COMMIT" >/dev/null
 	wait $bg
 	ok $? "$3 ends once it commits"
 	bg=""
@@ -59,21 +59,11 @@ protect_then_leave() {	# $1: tree, $2: leaving table, $3: the statement
 	grep -q "keeps its protection" "$TMPD/bg.out"
 	ok $? "and says so"
 }
-protect_then_leave p p1 "ALTER TABLE p DETACH PARTITION p1"
-protect_then_leave ip ic "ALTER TABLE ic NO INHERIT ip"
-
+protect_then_leave p p1 "ALTER TABLE p DETACH PARTITION p1" O
+protect_then_leave ip ic "ALTER TABLE ic NO INHERIT ip" O
 # the same with a member of dpsynth_admin who may read the table protecting it (not its owner)
 session M $DB -U regress_protect_admin
-sq M "BEGIN" >/dev/null
-sq M "SELECT dp_protect('m', epsilon => 5)" >/dev/null
-psql -X -qAt -d $DB -c "ALTER TABLE m DETACH PARTITION m1" >"$TMPD/bg.out" 2>&1 &
-bg=$!
-wait_lock $DB "ALTER TABLE"
-ok $? "a DETACH waits for an admin's open dp_protect"
-sq M "COMMIT" >/dev/null
-wait $bg
-bg=""
-is "$(budget m1)" 5 "the leaving table keeps the budget the admin gave its tree"
+protect_then_leave m m1 "ALTER TABLE m DETACH PARTITION m1" M
 
 # a role that does not own the tree is refused by PostgreSQL, and takes no lock on it first
 # (else its DETACH would wait behind any reader of the tree, and every later reader behind it)

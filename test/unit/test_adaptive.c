@@ -30,6 +30,7 @@
 #include "dp_accounting.h"
 #include "dp_adaptive.h"
 #include "dp_codes.h"
+#include "dp_sampler.h"
 #include "dp_env.h"
 #include "dp_marg.h"
 #include "dp_prng.h"
