@@ -88,6 +88,16 @@ dp_codes_append(dp_codes *t, const uint16_t *row)
 }
 
 void
+dp_codes_keep(dp_codes *t, uint32_t ncols)
+{
+	if (t->col == NULL || ncols >= t->ncols)
+		return;
+	for (uint32_t j = ncols; j < t->ncols; j++)
+		dp_free(t->col[j]);
+	t->ncols = ncols;
+}
+
+void
 dp_codes_free(dp_codes *t)
 {
 	if (t->col != NULL)

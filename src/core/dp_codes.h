@@ -40,6 +40,14 @@ int			dp_codes_init(dp_codes *t, uint32_t ncols, uint64_t initial_cap);
  */
 int			dp_codes_append(dp_codes *t, const uint16_t *row);
 
+/*
+ * Keeps the first ncols columns and releases the others (their rows are gone; the kept columns'
+ * rows are untouched).  ncols at least the table's: nothing changes.  A caller that appended
+ * scratch columns after the real ones (synthesize.c's one scan: a learned column's high halves)
+ * drops them with it once it has folded them into the kept ones.
+ */
+void		dp_codes_keep(dp_codes *t, uint32_t ncols);
+
 /* Releases the columns; the table is then empty (ncols 0) and may be freed again. */
 void		dp_codes_free(dp_codes *t);
 

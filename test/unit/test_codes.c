@@ -359,6 +359,38 @@ test_failures(void)
 	unit_check(live_blocks == 0 && live_bytes == 0, "free after a failed growth releases everything");
 }
 
+/* dp_codes_keep: the scratch columns after the kept ones are released, the kept ones intact */
+static void
+test_keep(void)
+{
+	dp_codes	t;
+	uint16_t	row[5];
+	bool		ok = true;
+	size_t		before;
+
+	unit_check(dp_codes_init(&t, 5, 4) == 0, "init 5 columns");
+	for (int i = 0; i < 100; i++)
+	{
+		for (int j = 0; j < 5; j++)
+			row[j] = (uint16_t) (i * 5 + j);
+		dp_codes_append(&t, row);
+	}
+	before = live_bytes;
+	dp_codes_keep(&t, 7);
+	unit_check(t.ncols == 5 && live_bytes == before, "keeping more columns than the table has changes nothing");
+	dp_codes_keep(&t, 2);
+	unit_check(t.ncols == 2 && t.nrows == 100 && live_bytes < before, "keep 2 of 5: three columns released");
+	for (int i = 0; i < 100; i++)
+		ok &= t.col[0][i] == i * 5 && t.col[1][i] == i * 5 + 1;
+	unit_check(ok, "the kept columns' rows are intact");
+	row[0] = 7;
+	row[1] = 9;
+	unit_check(dp_codes_append(&t, row) == 0 && t.nrows == 101 && t.col[1][100] == 9,
+			   "rows append to the kept columns");
+	dp_codes_free(&t);
+	unit_check(live_blocks == 0 && live_bytes == 0, "free after keep releases everything");
+}
+
 int
 main(void)
 {
@@ -368,6 +400,7 @@ main(void)
 	test_small();
 	dp_set_handlers(&counting);
 	test_failures();
+	test_keep();
 	dp_set_handlers(NULL);
 	return unit_done();
 }
