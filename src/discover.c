@@ -1010,41 +1010,60 @@ add_citus_value(void *arg, Datum value, int64 n)
 	count_value(cv->d, value, n, cv->arena);
 }
 
-DpColumn *
-dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
-				 int64 ledger_id, bool standalone, DpUnit *unit)
+/*
+ * One discovery: its columns' counts, its noises (public: the plan's units), the arena that holds
+ * them.  dpsynth_discover counts them with a scan of its own; a caller reading the table anyway
+ * counts them in its own scan (dpsynth_discover_add_int) between begin and finish.
+ */
+struct DpDiscoverRun
 {
-	Oid			relid = RelationGetRelid(rel);
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	Discovery  *ds = palloc0(sizeof(Discovery) * ncols);
-	int			nd = 0;
-	AttrNumber	maxatt = 0;
-	bool		per_unit = unit != NULL && unit->on;
+	Relation	rel;
+	Oid			relid;
+	MemoryContext cxt;
+	const dp_plan *plan;
+	DpUnit	   *unit;
+	bool		per_unit;
+	Discovery  *ds;
+	int			nd;
+	AttrNumber	maxatt;
 	dp_dgauss	noise,
 				coarse,
 				fine,
 				stage1,
 				stage2,
 				selection;
-	double		delta_each = plan->delta_each;
+	double		delta_each;
+	bool		two_stage,
+				refine;
+};
+
+DpDiscoverRun *
+dpsynth_discover_begin(Relation rel, DpColumn *cols, int ncols, const dp_plan *plan, DpUnit *unit)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dpsynth discovery",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	DpDiscoverRun *r = palloc0(sizeof(DpDiscoverRun));
 	double		rho_coarse,
 				rho_fine,
 				rho_1,
 				rho_2;
-	bool		two_stage,
-				refine;
-	Discovery  *priors;
-	AttrNumber *prior_att = MemoryContextAllocZero(old, sizeof(AttrNumber) * Max(ncols, 1));
 
+	r->rel = rel;
+	r->relid = RelationGetRelid(rel);
+	r->cxt = cxt;
+	r->plan = plan;
+	r->unit = unit;
+	r->per_unit = unit != NULL && unit->on;
+	r->ds = palloc0(sizeof(Discovery) * Max(ncols, 1));
+	r->delta_each = plan->delta_each;
 	for (int j = 0; j < ncols; j++)
 	{
 		Discovery  *d;
 
 		if (cols[j].state == DP_COLUMN_READY)
 			continue;
-		d = &ds[nd++];
+		d = &r->ds[r->nd++];
 		d->col = &cols[j];
 		d->categories = cols[j].state == DP_COLUMN_DISCOVER_CATEGORIES;
 		d->quantiles = cols[j].state == DP_COLUMN_DISCOVER_EDGES;
@@ -1062,9 +1081,9 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			if (!d->quantiles)
 				d->exact = blob_hash("dpsynth discovered numbers", sizeof(int64), sizeof(NumberEntry), cxt);
 		}
-		maxatt = Max(maxatt, cols[j].attnum);
+		r->maxatt = Max(r->maxatt, cols[j].attnum);
 	}
-	if (!per_unit && dp_dgauss_init(&noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
+	if (!r->per_unit && dp_dgauss_init(&r->noise, dp_gaussian_sigma2(dpsynth_units_rho(plan->units_each), 1.0)) != 0)
 		elog(ERROR, "discovery noise out of range");	/* checked by the caller before charging */
 	/*
 	 * bounds in two stages when both noises can be drawn: public (the plan's units only); per
@@ -1072,15 +1091,45 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 	 * histograms', the selections', the refined bins' stages) is set after the scan, at the k
 	 * bounded
 	 */
-	two_stage = !per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
-		dp_dgauss_init(&coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
-		dp_dgauss_init(&fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
+	r->two_stage = !r->per_unit && dp_bounds_split(dpsynth_units_rho(plan->units_each), &rho_coarse, &rho_fine) == 0 &&
+		dp_dgauss_init(&r->coarse, dp_gaussian_sigma2(rho_coarse, 1.0)) == 0 &&
+		dp_dgauss_init(&r->fine, dp_gaussian_sigma2(rho_fine, 1.0)) == 0;
 	/* refined bins in two stages when both noises can be drawn (dp_binning.h): public too */
-	refine = !per_unit && dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
-		dp_dgauss_init(&stage1, dp_gaussian_sigma2(rho_1, 1.0)) == 0 &&
-		dp_dgauss_init(&stage2, dp_gaussian_sigma2(rho_2, 1.0)) == 0;
+	r->refine = !r->per_unit && dp_binning_split(dpsynth_units_rho(plan->units_each), &rho_1, &rho_2) == 0 &&
+		dp_dgauss_init(&r->stage1, dp_gaussian_sigma2(rho_1, 1.0)) == 0 &&
+		dp_dgauss_init(&r->stage2, dp_gaussian_sigma2(rho_2, 1.0)) == 0;
+	MemoryContextSwitchTo(old);
+	return r;
+}
 
-	if (per_unit)
+/*
+ * Counts one row's value v of the k-th column discovered (0, 1, ... in the columns' order), an
+ * integer column learning quantile bins inside declared bounds, exactly as count_value counts it
+ * from a Datum: clamped into the bounds, its grid cell and (a refined column) its own count.  A
+ * NULL is not counted (nor is it by the scan).  Allocates nothing.
+ */
+void
+dpsynth_discover_add_int(DpDiscoverRun *r, int k, int64 v)
+{
+	Discovery  *d = &r->ds[k];
+	const DpColumn *col = d->col;
+
+	Assert(k < r->nd && d->quantiles && d->grid.integral);
+	v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+	d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
+	if (d->fine)
+		d->fine[v - (int64) col->quantile_lower]++;
+}
+
+/* Discovery's own counts: per unit, on a Citus table's shards, or one scan of the rows. */
+static void
+discover_count(DpDiscoverRun *r)
+{
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	Discovery  *ds = r->ds;
+	int			nd = r->nd;
+
+	if (r->per_unit)
 	{
 		/*
 		 * One scan, each unit keeping at most k rows chosen with the CSPRNG (where k is learned,
@@ -1089,45 +1138,105 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 		 * charge): the quantile grids count rows (sensitivity k), categories and bounds count
 		 * units (sqrt(k)), the threshold meets delta_each / k (discover_unit.c, units.c).
 		 */
-		dp_plan		left = *plan;
+		DpUnit	   *unit = r->unit;
+		dp_plan		left = *r->plan;
+		double		rho_1,
+					rho_2;
 
-		dpsynth_discover_unit_counts(rel, unit, ds, nd, cxt);
+		dpsynth_discover_unit_counts(r->rel, unit, ds, nd, r->cxt);
 		/* dp_discover: the histogram's second release, where drawn, took learn_topup_each of each
 		 * column's units (dpsynth_unit_discover_topup checked the noise at what is left) */
 		if (unit->learn_topped_up)
 			left.units_each -= unit->learn_topup_each;
-		if (dp_dgauss_init(&noise, dpsynth_unit_rows_sigma2(unit, &left)) != 0 ||
-			dp_dgauss_init(&selection, dpsynth_unit_selection_sigma2(unit, &left)) != 0)
+		if (dp_dgauss_init(&r->noise, dpsynth_unit_rows_sigma2(unit, &left)) != 0 ||
+			dp_dgauss_init(&r->selection, dpsynth_unit_selection_sigma2(unit, &left)) != 0)
 			elog(ERROR, "discovery noise out of range");
-		delta_each = dpsynth_unit_selection_delta(unit, &left);
+		r->delta_each = dpsynth_unit_selection_delta(unit, &left);
 		/* refined bins where both stages' noise for the bounded unit can be drawn at this k (public) */
-		refine = dp_binning_split(dpsynth_units_rho(left.units_each), &rho_1, &rho_2) == 0 &&
-			dp_dgauss_init(&stage1, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_1, 1.0), false)) == 0 &&
-			dp_dgauss_init(&stage2, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_2, 1.0), false)) == 0;
+		r->refine = dp_binning_split(dpsynth_units_rho(left.units_each), &rho_1, &rho_2) == 0 &&
+			dp_dgauss_init(&r->stage1, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_1, 1.0), false)) == 0 &&
+			dp_dgauss_init(&r->stage2, dpsynth_unit_sigma2(unit, dp_gaussian_sigma2(rho_2, 1.0), false)) == 0;
 	}
-	else if (dpsynth_citus_counted(relid))
+	else if (dpsynth_citus_counted(r->relid))
 		for (int k = 0; k < nd; k++)	/* on the shards, one statement a column (citus.c) */
 		{
-			CitusValues cv = {&ds[k], cxt};
+			CitusValues cv = {&ds[k], r->cxt};
 
-			dpsynth_citus_count_values(relid, ds[k].col, add_citus_value, &cv);
+			dpsynth_citus_count_values(r->relid, ds[k].col, add_citus_value, &cv);
 		}
 	else
-		scan_rows(rel, ds, nd, maxatt, cxt);
+		scan_rows(r->rel, ds, nd, r->maxatt, r->cxt);
+	MemoryContextSwitchTo(old);
+}
 
+/*
+ * dpsynth.discovery_scans = 'check': the counts the caller's scan gave (dpsynth_discover_add_int)
+ * against those of discovery's own scan of the same rows, before any noise; an internal error
+ * if they differ.  Exact counts, compared and dropped: nothing is released or said about them.
+ */
+static void
+check_counts(DpDiscoverRun *r)
+{
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	Discovery  *again = palloc0(sizeof(Discovery) * Max(r->nd, 1));
+
+	for (int k = 0; k < r->nd; k++)
+	{
+		const Discovery *d = &r->ds[k];
+
+		again[k] = *d;
+		again[k].cells = palloc0(sizeof(int64) * dp_loggrid_ncells(&d->grid));
+		if (d->fine)
+			again[k].fine = palloc0(sizeof(int64) * (int64) (d->col->quantile_upper - d->col->quantile_lower + 1));
+	}
+	scan_rows(r->rel, again, r->nd, r->maxatt, r->cxt);
+	for (int k = 0; k < r->nd; k++)
+	{
+		const Discovery *d = &r->ds[k];
+
+		if (memcmp(d->cells, again[k].cells, sizeof(int64) * dp_loggrid_ncells(&d->grid)) != 0 ||
+			(d->fine && memcmp(d->fine, again[k].fine,
+							   sizeof(int64) * (int64) (d->col->quantile_upper - d->col->quantile_lower + 1)) != 0))
+			elog(ERROR, "dpsynth: the one scan's discovery counts of column \"%s\" differ from discovery's own scan",
+				 d->col->name);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The releases of every column counted (noise, then post-processing), stored as the columns'
+ * domains; the arena dropped; the columns (names) loaded again, all ready.  check: the counts
+ * came from the caller's scan, compared first with discovery's own (check_counts).
+ */
+DpColumn *
+dpsynth_discover_finish(DpDiscoverRun *r, ArrayType *names, int64 ledger_id, bool standalone, bool check)
+{
+	Oid			relid = r->relid;
+	const dp_plan *plan = r->plan;
+	Discovery  *ds = r->ds;
+	int			nd = r->nd;
+	int			ncols;
+	DpColumn   *cols;
+	Discovery  *priors;
+	AttrNumber *prior_att = palloc0(sizeof(AttrNumber) * Max(nd, 1));
+	MemoryContext old;
+
+	if (check)
+		check_counts(r);
+	old = MemoryContextSwitchTo(r->cxt);
 	for (int k = 0; k < nd; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (ds[k].categories)
-			release_categories(relid, &ds[k], per_unit ? &selection : &noise, delta_each, plan->max_categories,
-							   ledger_id);
-		else if (ds[k].fine && refine)
-			release_refined(relid, &ds[k], &stage1, &stage2, plan->min_bin_mass, ledger_id);
+			release_categories(relid, &ds[k], r->per_unit ? &r->selection : &r->noise, r->delta_each,
+							   plan->max_categories, ledger_id);
+		else if (ds[k].fine && r->refine)
+			release_refined(relid, &ds[k], &r->stage1, &r->stage2, plan->min_bin_mass, ledger_id);
 		else if (ds[k].quantiles)
-			release_edges(relid, &ds[k], &noise, plan->min_bin_mass, ledger_id);
+			release_edges(relid, &ds[k], &r->noise, plan->min_bin_mass, ledger_id);
 		else
-			release_bounds(relid, &ds[k], per_unit ? &selection : two_stage ? &coarse : &noise,
-						   two_stage ? &fine : NULL, ledger_id, standalone, plan->min_bin_mass);
+			release_bounds(relid, &ds[k], r->per_unit ? &r->selection : r->two_stage ? &r->coarse : &r->noise,
+						   r->two_stage ? &r->fine : NULL, ledger_id, standalone, plan->min_bin_mass);
 	}
 	MemoryContextSwitchTo(old);
 	/* the learned bins' released counts (bin_prior), out of the arena before it goes */
@@ -1142,7 +1251,7 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			memcpy(priors[k].prior_var, ds[k].prior_var, sizeof(double) * ds[k].nprior);
 			prior_att[k] = ds[k].col->attnum;
 		}
-	MemoryContextDelete(cxt);
+	MemoryContextDelete(r->cxt);
 
 	/* the columns again, now with the domains just stored */
 	cols = dpsynth_load_columns(relid, names, &ncols);
@@ -1159,4 +1268,14 @@ dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, cons
 			}
 	}
 	return cols;
+}
+
+DpColumn *
+dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols, const dp_plan *plan,
+				 int64 ledger_id, bool standalone, DpUnit *unit)
+{
+	DpDiscoverRun *r = dpsynth_discover_begin(rel, cols, ncols, plan, unit);
+
+	discover_count(r);
+	return dpsynth_discover_finish(r, names, ledger_id, standalone, false);
 }

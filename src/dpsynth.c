@@ -55,6 +55,14 @@ int			dpsynth_charge_timeout_ms = 30000;
 int			dpsynth_synthesis_threads = 2;
 int			dpsynth_max_sample_rows = 10000000;
 int			dpsynth_max_model_cells = DPSYNTH_MODEL_MAX_CELLS;
+int			dpsynth_discovery_scans = DPSYNTH_DISCOVERY_SCANS_ONE;
+
+static const struct config_enum_entry discovery_scans_options[] = {
+	{"one", DPSYNTH_DISCOVERY_SCANS_ONE, false},
+	{"two", DPSYNTH_DISCOVERY_SCANS_TWO, false},
+	{"check", DPSYNTH_DISCOVERY_SCANS_CHECK, false},
+	{NULL, 0, false}
+};
 bool		dpsynth_write_pages = true;
 static bool dpsynth_allow_drop_extension = false;
 
@@ -102,6 +110,18 @@ _PG_init(void)
 							2, 0, 64,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("dpsynth.discovery_scans",
+							 "How dp_synthesize reads a table whose quantile bins it learns.",
+							 "A superuser setting.  'one': the rows are read once, discovery counting them "
+							 "while they are encoded, where the learned columns are integers inside declared "
+							 "bounds and their kept offsets fit in maintenance_work_mem (else two scans); "
+							 "'two': discovery reads the table, then the encoding scan; 'check': one scan, then "
+							 "both of the others, with an internal error if their counts or encoded rows "
+							 "differ (a test setting).  The release does not depend on it.",
+							 &dpsynth_discovery_scans,
+							 DPSYNTH_DISCOVERY_SCANS_ONE, discovery_scans_options,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomIntVariable("dpsynth.max_model_cells",
 							"The largest released model dp_synthesize stores, in cells over all its marginals.",
 							"A larger release still writes its table, with a WARNING, and returns a NULL "

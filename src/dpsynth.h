@@ -110,7 +110,14 @@ enum
 	DP_ENC_BOOL,				/* boolean, intrinsic domain: false = 0, true = 1 */
 	DP_ENC_ENUM,				/* enum, intrinsic domain: labels in sort order */
 	DP_ENC_INT,					/* integers, dates (days), timestamps (microseconds) */
-	DP_ENC_REAL					/* real, double precision, numeric */
+	DP_ENC_REAL,				/* real, double precision, numeric */
+	/*
+	 * Not a domain's: synth_onescan.c's scratch columns, an integer clamped into the domain's one
+	 * bin [iedges[0], iedges[1] - 1] (a learned column's declared bounds), as its offset from
+	 * iedges[0], low 16 bits or high 16 bits; NULL is the offset with every bit set
+	 */
+	DP_ENC_OFFSET_LO,
+	DP_ENC_OFFSET_HI
 };
 
 /* A column of a protected table with its public domain, ready to encode values. */
@@ -190,6 +197,15 @@ extern dp_code dpsynth_encode(DpColumn *col, Datum value, bool isnull);
 
 /* The parallel workers a big table's scan may use besides the caller (scan_parallel.c). */
 extern int	dpsynth_scan_workers;
+/* dpsynth.discovery_scans: how dp_synthesize reads a table it learns quantile bins of
+ * (synth_onescan.c) */
+typedef enum
+{
+	DPSYNTH_DISCOVERY_SCANS_ONE,	/* one scan where it can (the default) */
+	DPSYNTH_DISCOVERY_SCANS_TWO,	/* discovery's own scan, then the encoding scan */
+	DPSYNTH_DISCOVERY_SCANS_CHECK	/* one scan, then both of the others, compared with it */
+} DpsynthDiscoveryScans;
+extern int	dpsynth_discovery_scans;
 
 /* The integer types, and the temporal types that dpsynth counts as integers (days, microseconds). */
 static inline bool
@@ -245,6 +261,22 @@ struct DpUnit;
 extern DpColumn *dpsynth_discover(Relation rel, ArrayType *names, DpColumn *cols, int ncols,
 								  const dp_plan *plan, int64 ledger_id, bool standalone,
 								  struct DpUnit *unit);
+
+/*
+ * The same discovery in three steps, for a caller whose own scan of rel counts the rows
+ * (synthesize.c's one scan): begin (the counts empty, the noises set from the plan), one
+ * dpsynth_discover_add_int per row and column (only columns learning quantile bins of an integer
+ * type inside declared bounds, each k-th column discovered in the columns' order, NULLs not
+ * added), then finish (the releases, as dpsynth_discover makes them from the same counts; with
+ * check, discovery's own scan first, its counts compared with the caller's: an internal error if
+ * they differ).  Never per unit.
+ */
+typedef struct DpDiscoverRun DpDiscoverRun;
+extern DpDiscoverRun *dpsynth_discover_begin(Relation rel, DpColumn *cols, int ncols, const dp_plan *plan,
+											 struct DpUnit *unit);
+extern void dpsynth_discover_add_int(DpDiscoverRun *r, int k, int64 v);
+extern DpColumn *dpsynth_discover_finish(DpDiscoverRun *r, ArrayType *names, int64 ledger_id, bool standalone,
+										 bool check);
 
 /* Opens a protected source table for reading (AccessShareLock, on its partitions and inheritance
  * children too); raises before anything is charged. */

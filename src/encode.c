@@ -130,12 +130,35 @@ encode_varlena(DpColumn *col, Datum value)
 }
 
 /*
+ * A scratch column's half of an integer's offset in its declared bounds (DP_ENC_OFFSET_LO/HI,
+ * synth_onescan.c): the value clamped into [iedges[0], iedges[1] - 1], less iedges[0]; NULL is
+ * the offset with every bit set.
+ */
+static dp_code
+encode_offset(DpColumn *col, Datum value, bool isnull)
+{
+	const dp_domain *d = &col->domain;
+	uint64		off = PG_UINT64_MAX;
+
+	if (!isnull)
+	{
+		int64		v = dpsynth_value_int(col->typid, value);
+
+		v = Max(Min(v, d->iedges[1] - 1), d->iedges[0]);
+		off = (uint64) (v - d->iedges[0]);
+	}
+	return (dp_code) (col->encoding == DP_ENC_OFFSET_LO ? off & 0xFFFF : (off >> 16) & 0xFFFF);
+}
+
+/*
  * Encodes one value.  Allocations (detoasting, output functions) go to the current memory
  * context, which the caller resets per row.  Nothing here raises on a value.
  */
 dp_code
 dpsynth_encode(DpColumn *col, Datum value, bool isnull)
 {
+	if (col->encoding == DP_ENC_OFFSET_LO || col->encoding == DP_ENC_OFFSET_HI)
+		return encode_offset(col, value, isnull);
 	if (isnull)
 		return dp_encode_null(&col->domain);
 	switch (col->encoding)

@@ -567,15 +567,26 @@ discovery_prior(SynthCall *c)
 	c->prior.var = (const double *const *) var;
 }
 
-/* Step 3: discovery as planned (discover.c), then one scan encodes the table. */
+/*
+ * Step 3: discovery as planned (discover.c), then one scan encodes the table; where the columns
+ * learned allow it, the encoding scan counts discovery's rows too and encodes them once the bins
+ * are released (synth_onescan.c), the same counts and rows in one read.
+ */
 static void
 read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 {
+	SynthReadOnce once = SYNTH_READ_TWICE;
+
 	if (c->plan.ndiscover > 0)
 	{
-		synth_report(pr, "discovering domains", 0);
-		c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false,
-								   &c->unit);
+		once = synth_read_once(c->rel, c->synth_names, &c->cols, c->ncols, &c->plan, c->ledger_id, &c->unit,
+							   codes, pr);
+		if (once == SYNTH_READ_TWICE)
+		{
+			synth_report(pr, "discovering domains", 0);
+			c->cols = dpsynth_discover(c->rel, c->synth_names, c->cols, c->ncols, &c->plan, c->ledger_id, false,
+									   &c->unit);
+		}
 		/* per unit: the noise discovery drew, at the k it bounded (learned there where k is learned) */
 		if (c->unit.on)
 			c->discovery_sigma2 = dpsynth_unit_rows_sigma2(&c->unit, &c->plan);
@@ -595,6 +606,14 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 	if (c->plan.ndiscover > 0)
 		discovery_prior(c);
 
+	if (once == SYNTH_READ_ONCE)
+	{
+		/* encoded by the one scan (c->unit is off there) */
+		if (c->foreign != NIL)
+			count_foreign(c, pr);
+		c->t_scan = synth_now();
+		return;
+	}
 	synth_report(pr, "reading the table", 0);
 	if (dp_codes_init(codes, c->ncols, 1024) != 0)
 		ereport(ERROR,

@@ -240,6 +240,23 @@ extern void synth_pagewrite_end(SynthPageWriter *w);
 /* The rows argument of dp_synthesize and dp_sample: 0 <= rows <= dpsynth.max_sample_rows. */
 extern int64 synth_check_rows(FunctionCallInfo fcinfo, int argno);
 
+/*
+ * synth_onescan.c: the first read of a table whose quantile bins the call learns, in one scan
+ * where it can (see there).  SYNTH_READ_TWICE: nothing was read, nothing learned (discovery and
+ * the encoding scan as usual); SYNTH_READ_DISCOVERED: the domains learned (*colsp loaded again),
+ * the rows still to encode with a scan (codes empty); SYNTH_READ_ONCE: both, the encoded table
+ * in codes.
+ */
+typedef enum
+{
+	SYNTH_READ_TWICE,
+	SYNTH_READ_DISCOVERED,
+	SYNTH_READ_ONCE
+} SynthReadOnce;
+extern SynthReadOnce synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols,
+									 const dp_plan *plan, int64 ledger_id, const DpUnit *unit, dp_codes *codes,
+									 SynthProgress *pr);
+
 
 /* ---- model.c ---- */
 

@@ -1,0 +1,290 @@
+/*
+ * synth_onescan.c - dp_synthesize's first read of a table whose quantile bins it learns, in one
+ * scan instead of two.
+ *
+ * A column declared with bounds only (binning by quantiles) has its bins learned by the first
+ * dp_synthesize after the declaration (discover.c: a noisy histogram of its values on a public
+ * grid inside the bounds, 10% of the call's rho).  Done as two scans, discovery's scan counts the
+ * values, and once the bins are released and stored, the encoding scan encodes every row under
+ * them.  Here one scan does both: every row is encoded as usual for the columns that have a
+ * domain, and for each learned column its value clamped into the declared bounds is kept as its
+ * offset from the lower bound (DP_ENC_OFFSET_LO/HI in encode.c: one 16-bit scratch column where
+ * the bounds span less than 65,535 values, two otherwise, NULL the offset with every bit set), while
+ * the same rows' values are counted for discovery (dpsynth_discover_add_int, exactly as its own
+ * scan counts them: clamped into the bounds, a grid cell and a value's own count).  Discovery
+ * then releases and stores the bins, and each kept offset is encoded under them in memory.
+ *
+ * Same counts, same rows: discovery's counts are a function of each row's clamped value, which
+ * the offset holds; a value's code under learned bins whose edges lie inside the declared bounds
+ * is the code of the value clamped into them (the end bins take everything beyond: dp_encode_int),
+ * and NULL goes to the NULL cell either way.  The rows come in the encoding scan's order, as they
+ * do with two scans.  Privacy: the bins are still a function of discovery's release only, and the
+ * release of exactly the rows it is made from with two scans (docs/PRIVACY.md, "One scan for
+ * discovery and encoding").  Everything here runs after the charge, where both scans ran.
+ *
+ * Two scans remain where one cannot do (each decided before the scan, from the plan, the
+ * declarations and the catalog, or from the row count the scan reaches, which decides only how
+ * the rows are read):
+ *   - a privacy unit: discovery's scan keeps at most k rows of each unit, chosen as it reads
+ *     (discover_unit.c), not the encoding scan's rows;
+ *   - a Citus distributed table: discovery counts on the shards (citus.c);
+ *   - a column learning categories or bounds (text values, exact numbers: no fixed grid to keep
+ *     an index of), or quantile bins of a real type, or bounds spanning 2^32 - 1 values or more;
+ *   - offsets that would pass maintenance_work_mem (2 bytes a row per scratch column): the scan
+ *     stops keeping rows there, finishes discovery's counts, and the encoding scan reads the
+ *     table again;
+ *   - learned edges outside the declared bounds (declared points are inside them; never seen):
+ *     the encoding scan again;
+ *   - dpsynth.discovery_scans = 'two'.
+ * A table with partitions on other servers reads its local rows once (both scans read the same
+ * local leaves; the foreign ones are counted on their servers, foreign.c).
+ */
+#include "synthesize.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#define ONESCAN_ONE_SLOT	0xFFFE		/* bounds spanning at most this (upper - lower): one scratch column */
+#define ONESCAN_TWO_SLOTS	0xFFFFFFFEU	/* ... at most this: two */
+
+typedef struct OneScan
+{
+	DpDiscoverRun *run;
+	dp_codes   *codes;
+	int			nlearn;
+	int		   *col;			/* per learned column: its index in the columns */
+	int		   *hi;				/* ... the index of its high half, or -1 */
+	int64	   *lower;			/* ... its declared lower bound */
+	int64	   *upper;			/* ... and upper */
+	uint64		max_rows;		/* rows whose offsets fit in maintenance_work_mem */
+	bool		over;			/* passed it: no rows kept */
+} OneScan;
+
+/* A learned column's kept offset of one row (lo, hi: its halves; hi NULL for one slot); false: NULL. */
+static inline bool
+kept_offset(uint16 lo, const uint16 *hi, uint64 *off)
+{
+	if (hi == NULL)
+	{
+		*off = lo;
+		return lo != 0xFFFF;
+	}
+	*off = (uint64) lo | ((uint64) *hi << 16);
+	return *off != 0xFFFFFFFFU;
+}
+
+/* One row of the scan: discovery's counts, and the row kept while the offsets fit. */
+static void
+onescan_row(const dp_code *codes, void *arg)
+{
+	OneScan    *o = arg;
+
+	for (int k = 0; k < o->nlearn; k++)
+	{
+		uint64		off;
+
+		if (kept_offset(codes[o->col[k]], o->hi[k] >= 0 ? &codes[o->hi[k]] : NULL, &off))
+			dpsynth_discover_add_int(o->run, k, o->lower[k] + (int64) off);
+	}
+	if (o->over)
+		return;
+	if (o->codes->nrows >= o->max_rows)
+	{
+		/* the rest is read again by the encoding scan: no row is kept, the counts go on */
+		dp_codes_free(o->codes);
+		o->over = true;
+		return;
+	}
+	if (dp_codes_append(o->codes, codes) != 0)
+		elog(ERROR, "out of memory");
+}
+
+static void
+append_plain(const dp_code *codes, void *arg)
+{
+	if (dp_codes_append((dp_codes *) arg, codes) != 0)
+		elog(ERROR, "out of memory");
+}
+
+/* The learned columns' offsets fit the scratch columns: the bounds' span, public (declared). */
+static int
+slots_of(const DpColumn *col)
+{
+	double		lo = col->quantile_lower,
+				hi = col->quantile_upper;
+
+	if (!(lo >= -4e18 && hi <= 4e18 && lo <= hi))
+		return 0;
+	if ((int64) hi - (int64) lo <= ONESCAN_ONE_SLOT)
+		return 1;
+	if ((uint64) ((int64) hi - (int64) lo) <= ONESCAN_TWO_SLOTS)
+		return 2;
+	return 0;
+}
+
+/* Whether the learned column's bins, as loaded, lie inside its declared bounds (see the header). */
+static bool
+bins_inside(const DpColumn *col, int64 lower, int64 upper)
+{
+	const dp_domain *d = &col->domain;
+
+	return col->state == DP_COLUMN_READY && col->encoding == DP_ENC_INT && d->kind == DP_DOMAIN_INT_BINS &&
+		d->nvalues >= 1 && d->iedges[0] >= lower && d->iedges[d->nvalues] - 1 <= upper;
+}
+
+/* Rows of two encoded tables in order: the columns' codes, lexicographically. */
+static int
+row_cmp(const void *a, const void *b, void *arg)
+{
+	const dp_codes *t = arg;
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	for (uint32 j = 0; j < t->ncols; j++)
+		if (t->col[j][x] != t->col[j][y])
+			return t->col[j][x] < t->col[j][y] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * dpsynth.discovery_scans = 'check': the encoded table against the encoding scan's of the same
+ * rows under the same domains, as multisets of rows (the parallel scan's order varies); an
+ * internal error if they differ.  Compared and dropped: nothing is released or said about them.
+ */
+static void
+check_encoded(Relation rel, DpColumn *cols, int ncols, const dp_codes *codes)
+{
+	dp_codes	again;
+	uint64	   *x,
+			   *y;
+	bool		same;
+
+	if (dp_codes_init(&again, ncols, 1024) != 0)
+		elog(ERROR, "out of memory");
+	dpsynth_scan_codes(rel, cols, ncols, append_plain, &again);
+	same = again.nrows == codes->nrows;
+	if (same)
+	{
+		x = palloc_extended(sizeof(uint64) * Max(codes->nrows, 1), MCXT_ALLOC_HUGE);
+		y = palloc_extended(sizeof(uint64) * Max(codes->nrows, 1), MCXT_ALLOC_HUGE);
+		for (uint64 i = 0; i < codes->nrows; i++)
+			x[i] = y[i] = i;
+		qsort_arg(x, codes->nrows, sizeof(uint64), row_cmp, (void *) codes);
+		qsort_arg(y, again.nrows, sizeof(uint64), row_cmp, &again);
+		for (uint64 i = 0; same && i < codes->nrows; i++)
+			for (int j = 0; same && j < ncols; j++)
+				same = codes->col[j][x[i]] == again.col[j][y[i]];
+		pfree(x);
+		pfree(y);
+	}
+	dp_codes_free(&again);
+	if (!same)
+		elog(ERROR, "dpsynth: the one scan's encoded rows differ from the encoding scan's");
+}
+
+SynthReadOnce
+synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_plan *plan,
+				int64 ledger_id, const DpUnit *unit, dp_codes *codes, SynthProgress *pr)
+{
+	DpColumn   *cols = *colsp;
+	DpColumn   *wide;
+	OneScan		o;
+	int			nwide = ncols,
+				nslots = 0;
+	bool		check = dpsynth_discovery_scans == DPSYNTH_DISCOVERY_SCANS_CHECK;
+
+	/* ---- where one scan cannot do: two, as the header says (public facts only) ---- */
+	if (dpsynth_discovery_scans == DPSYNTH_DISCOVERY_SCANS_TWO || (unit != NULL && unit->on) ||
+		dpsynth_citus_counted(RelationGetRelid(rel)))
+		return SYNTH_READ_TWICE;
+	for (int j = 0; j < ncols; j++)
+	{
+		if (cols[j].state == DP_COLUMN_READY)
+			continue;
+		if (cols[j].state != DP_COLUMN_DISCOVER_EDGES || !dpsynth_value_is_integral(cols[j].typid) ||
+			slots_of(&cols[j]) == 0)
+			return SYNTH_READ_TWICE;
+		nslots += slots_of(&cols[j]);
+	}
+
+	/* ---- the scan's columns: the ready ones, each learned one's offset halves ---- */
+	memset(&o, 0, sizeof(o));
+	o.codes = codes;
+	o.col = palloc(sizeof(int) * ncols);
+	o.hi = palloc(sizeof(int) * ncols);
+	o.lower = palloc(sizeof(int64) * ncols);
+	o.upper = palloc(sizeof(int64) * ncols);
+	o.max_rows = (uint64) maintenance_work_mem * 1024 / (2 * (uint64) nslots);
+	wide = palloc0(sizeof(DpColumn) * (ncols + nslots));
+	memcpy(wide, cols, sizeof(DpColumn) * ncols);
+	for (int j = 0; j < ncols; j++)
+	{
+		int			k = o.nlearn;
+		int64	   *edges;
+
+		if (cols[j].state == DP_COLUMN_READY)
+			continue;
+		o.nlearn++;
+		o.col[k] = j;
+		o.lower[k] = (int64) cols[j].quantile_lower;
+		o.upper[k] = (int64) cols[j].quantile_upper;
+		edges = palloc(sizeof(int64) * 2);
+		edges[0] = o.lower[k];
+		edges[1] = o.upper[k] + 1;
+		if (dp_domain_init_int_edges(&wide[j].domain, edges, 1, true) != 0)
+			elog(ERROR, "dpsynth: invalid bounds of column \"%s\"", cols[j].name);	/* declared: never */
+		wide[j].encoding = DP_ENC_OFFSET_LO;
+		o.hi[k] = -1;
+		if (slots_of(&cols[j]) == 2)
+		{
+			o.hi[k] = nwide;
+			wide[nwide] = wide[j];
+			wide[nwide].encoding = DP_ENC_OFFSET_HI;
+			nwide++;
+		}
+	}
+
+	/* ---- one scan: discovery's counts and the rows ---- */
+	synth_report(pr, "reading the table", 0);
+	if (dp_codes_init(codes, nwide, 1024) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("%s", dp_last_error())));
+	o.run = dpsynth_discover_begin(rel, cols, ncols, plan, NULL);
+	dpsynth_scan_codes(rel, wide, nwide, onescan_row, &o);
+
+	/* ---- discovery's release, then the kept offsets under the bins it stored ---- */
+	synth_report(pr, "discovering domains", 0);
+	cols = dpsynth_discover_finish(o.run, names, ledger_id, false, check);
+	*colsp = cols;
+	for (int k = 0; !o.over && k < o.nlearn; k++)
+		if (!bins_inside(&cols[o.col[k]], o.lower[k], o.upper[k]))
+			o.over = true;
+	if (o.over)
+	{
+		dp_codes_free(codes);
+		return SYNTH_READ_DISCOVERED;
+	}
+	for (int k = 0; k < o.nlearn; k++)
+	{
+		const dp_domain *dom = &cols[o.col[k]].domain;
+		uint16	   *lo = codes->col[o.col[k]];
+		const uint16 *hi = o.hi[k] >= 0 ? codes->col[o.hi[k]] : NULL;
+
+		for (uint64 i = 0; i < codes->nrows; i++)
+		{
+			uint64		off;
+
+			if ((i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			lo[i] = kept_offset(lo[i], hi ? &hi[i] : NULL, &off) ?
+				dp_encode_int(dom, o.lower[k] + (int64) off) : dp_encode_null(dom);
+		}
+	}
+	/* the high halves come after every column (nwide above): dropped */
+	dp_codes_keep(codes, ncols);
+	if (check)
+		check_encoded(rel, cols, ncols, codes);
+	return SYNTH_READ_ONCE;
+}
