@@ -6,7 +6,7 @@
 -- discovery counts and encoded rows with those of both other scans: an error if they differ.
 \i test/regress_helpers.sql
 
--- a: 0..100 (one 16-bit offset), b .. f: 0..5,000,000 (two), q: quantile bins, r: a real;
+-- 80,000 rows.  a: 0..100 (one 16-bit offset), b .. f: 0..5,000,000 (two), q: quantile bins, r: a real;
 -- values outside the bounds and NULLs in a and b
 -- (autovacuum off: its reads of the table would count as the calls')
 CREATE TABLE once (a int4, b int8, c int4, d int4, e int4, f int4, q int2, g text, r float8)
@@ -16,7 +16,7 @@ SELECT CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN -5 WHEN i % 83 = 0 TH
 	   CASE WHEN i % 101 = 0 THEN NULL WHEN i % 79 = 0 THEN 99999999 ELSE (i * 7919) % 5000001 END,
 	   (i * 31) % 5000001, (i * 131) % 5000001, (i * 1009) % 5000001, i % 5000001,
 	   (i % 50)::int2, CASE WHEN i % 3 = 0 THEN 'x' ELSE 'y' END, (i % 100) / 10.0
-FROM generate_series(1, 50000) i;
+FROM generate_series(1, 80000) i;
 SELECT dp_protect('once', epsilon => 1000);
 CREATE FUNCTION declare_once() RETURNS void LANGUAGE sql AS $$
 	SELECT dp_declare('once', 'a', lower => 0, upper => 100);
@@ -79,10 +79,12 @@ SELECT pg_stat_force_next_flush();
 SELECT scans_since() AS scans_real_column;
 SELECT details->>'discovered_columns' AS discovered FROM dpsynth.ledger ORDER BY id DESC LIMIT 1;
 
--- offsets past maintenance_work_mem (50,000 rows of 12 16-bit halves: 1.2 MB > 1 MB): the scan
--- stops keeping rows, discovery's counts go on, and the encoding scan reads the table again
+-- offsets that the table's pages could pass 4 x maintenance_work_mem with (291 rows a page of
+-- 8 kB at most): two scans, decided before the first from the pages (public), not the rows; here
+-- 7 columns of 12 16-bit halves pass 4 MB from 601 pages on, a and b's 3 halves from 2,403 pages
 SELECT declare_once();
 SET maintenance_work_mem = '1MB';
+SELECT pg_relation_size('once') / 8192 BETWEEN 601 AND 2402 AS pages_between;
 SELECT rows_written > 0 AS synthesized
 FROM dp_synthesize('once', 10, target => 'once_5', columns => ARRAY['a', 'b', 'c', 'd', 'e', 'f', 'q', 'g']);
 SELECT pg_stat_force_next_flush();

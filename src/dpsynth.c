@@ -114,7 +114,8 @@ _PG_init(void)
 							 "How dp_synthesize reads a table whose quantile bins it learns.",
 							 "A superuser setting.  'one': the rows are read once, discovery counting them "
 							 "while they are encoded, where the learned columns are integers inside declared "
-							 "bounds and their kept offsets fit in maintenance_work_mem (else two scans); "
+							 "bounds and the offsets the table's pages could hold fit in 4 x maintenance_work_mem "
+							 "(else two scans); "
 							 "'two': discovery reads the table, then the encoding scan; 'check': one scan, then "
 							 "both of the others, with an internal error if their counts or encoded rows "
 							 "differ (a test setting).  The release does not depend on it.",

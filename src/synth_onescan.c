@@ -22,30 +22,47 @@
  * release of exactly the rows it is made from with two scans (docs/PRIVACY.md, "One scan for
  * discovery and encoding").  Everything here runs after the charge, where both scans ran.
  *
- * Two scans remain where one cannot do (each decided before the scan, from the plan, the
- * declarations and the catalog, or from the row count the scan reaches, which decides only how
- * the rows are read):
+ * Two scans remain where one cannot do, each decided before the scan from public facts (the
+ * plan, the declarations, the catalog, the table's pages, the settings), but the last, decided
+ * from the released bins:
  *   - a privacy unit: discovery's scan keeps at most k rows of each unit, chosen as it reads
  *     (discover_unit.c), not the encoding scan's rows;
  *   - a Citus distributed table: discovery counts on the shards (citus.c);
  *   - a column learning categories or bounds (text values, exact numbers: no fixed grid to keep
  *     an index of), or quantile bins of a real type, or bounds spanning 2^32 - 1 values or more;
- *   - offsets that would pass maintenance_work_mem (2 bytes a row per scratch column): the scan
- *     stops keeping rows there, finishes discovery's counts, and the encoding scan reads the
- *     table again;
+ *   - a leaf whose table access method is not heap, or offsets that the table's pages could pass
+ *     4 x maintenance_work_mem with (ONESCAN_MEMORY below);
+ *   - dpsynth.discovery_scans = 'two';
  *   - learned edges outside the declared bounds (declared points are inside them; never seen):
- *     the encoding scan again;
- *   - dpsynth.discovery_scans = 'two'.
+ *     the encoding scan again.
  * A table with partitions on other servers reads its local rows once (both scans read the same
  * local leaves; the foreign ones are counted on their servers, foreign.c).
  */
 #include "synthesize.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #define ONESCAN_ONE_SLOT	0xFFFE		/* bounds spanning at most this (upper - lower): one scratch column */
 #define ONESCAN_TWO_SLOTS	0xFFFFFFFEU	/* ... at most this: two */
+
+/*
+ * The offsets kept (2 bytes a row per scratch column) could be at most the table's pages x
+ * MaxHeapTuplesPerPage rows (291 a page of 8 kB; a heap page holds no more tuples), a bound of
+ * public facts known before the scan: its pages, which any role reads and a release's duration
+ * shows anyway (docs/PRIVACY.md, "Side channels"), and the columns' declarations.  One scan where
+ * that bound is at most ONESCAN_MEMORY x maintenance_work_mem: real rows are several times wider
+ * than the bound's (Adult's 55 rows a page, 1M rows' offsets 14 MB where the bound says 74), so the
+ * offsets kept stay within about maintenance_work_mem.  Not the rows the scan reaches: the choice
+ * shows in the call's duration (a second read), and it would tell a row count exactly.
+ */
+#define ONESCAN_MEMORY		4
 
 typedef struct OneScan
 {
@@ -56,8 +73,6 @@ typedef struct OneScan
 	int		   *hi;				/* ... the index of its high half, or -1 */
 	int64	   *lower;			/* ... its declared lower bound */
 	int64	   *upper;			/* ... and upper */
-	uint64		max_rows;		/* rows whose offsets fit in maintenance_work_mem */
-	bool		over;			/* passed it: no rows kept */
 } OneScan;
 
 /* A learned column's kept offset of one row (lo, hi: its halves; hi NULL for one slot); false: NULL. */
@@ -73,7 +88,7 @@ kept_offset(uint16 lo, const uint16 *hi, uint64 *off)
 	return *off != 0xFFFFFFFFU;
 }
 
-/* One row of the scan: discovery's counts, and the row kept while the offsets fit. */
+/* One row of the scan: discovery's counts, and the row kept. */
 static void
 onescan_row(const dp_code *codes, void *arg)
 {
@@ -85,15 +100,6 @@ onescan_row(const dp_code *codes, void *arg)
 
 		if (kept_offset(codes[o->col[k]], o->hi[k] >= 0 ? &codes[o->hi[k]] : NULL, &off))
 			dpsynth_discover_add_int(o->run, k, o->lower[k] + (int64) off);
-	}
-	if (o->over)
-		return;
-	if (o->codes->nrows >= o->max_rows)
-	{
-		/* the rest is read again by the encoding scan: no row is kept, the counts go on */
-		dp_codes_free(o->codes);
-		o->over = true;
-		return;
 	}
 	if (dp_codes_append(o->codes, codes) != 0)
 		elog(ERROR, "out of memory");
@@ -120,6 +126,28 @@ slots_of(const DpColumn *col)
 	if ((uint64) ((int64) hi - (int64) lo) <= ONESCAN_TWO_SLOTS)
 		return 2;
 	return 0;
+}
+
+/* Every leaf is heap, and the offsets its pages could hold fit (ONESCAN_MEMORY). */
+static bool
+offsets_fit(Relation rel, int nslots)
+{
+	List	   *leaves = dpsynth_source_leaves(rel);
+	ListCell   *lc;
+	double		pages = 0;
+	bool		heap = true;
+
+	foreach(lc, leaves)
+	{
+		Relation	r = table_open(lfirst_oid(lc), NoLock);
+
+		pages += RelationGetNumberOfBlocks(r);
+		heap = heap && r->rd_tableam == GetHeapamTableAmRoutine();
+		table_close(r, NoLock);
+	}
+	list_free(leaves);
+	return heap && pages * MaxHeapTuplesPerPage * 2.0 * nslots <=
+		(double) ONESCAN_MEMORY * maintenance_work_mem * 1024.0;
 }
 
 /* Whether the learned column's bins, as loaded, lie inside its declared bounds (see the header). */
@@ -206,6 +234,8 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 			return SYNTH_READ_TWICE;
 		nslots += slots_of(&cols[j]);
 	}
+	if (!offsets_fit(rel, nslots))
+		return SYNTH_READ_TWICE;
 
 	/* ---- the scan's columns: the ready ones, each learned one's offset halves ---- */
 	memset(&o, 0, sizeof(o));
@@ -214,7 +244,6 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 	o.hi = palloc(sizeof(int) * ncols);
 	o.lower = palloc(sizeof(int64) * ncols);
 	o.upper = palloc(sizeof(int64) * ncols);
-	o.max_rows = (uint64) maintenance_work_mem * 1024 / (2 * (uint64) nslots);
 	wide = palloc0(sizeof(DpColumn) * (ncols + nslots));
 	memcpy(wide, cols, sizeof(DpColumn) * ncols);
 	for (int j = 0; j < ncols; j++)
@@ -258,14 +287,12 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 	synth_report(pr, "discovering domains", 0);
 	cols = dpsynth_discover_finish(o.run, names, ledger_id, false, check);
 	*colsp = cols;
-	for (int k = 0; !o.over && k < o.nlearn; k++)
+	for (int k = 0; k < o.nlearn; k++)
 		if (!bins_inside(&cols[o.col[k]], o.lower[k], o.upper[k]))
-			o.over = true;
-	if (o.over)
-	{
-		dp_codes_free(codes);
-		return SYNTH_READ_DISCOVERED;
-	}
+		{
+			dp_codes_free(codes);
+			return SYNTH_READ_DISCOVERED;
+		}
 	for (int k = 0; k < o.nlearn; k++)
 	{
 		const dp_domain *dom = &cols[o.col[k]].domain;
