@@ -36,8 +36,12 @@ for t in $TABLES; do
 	for r in $(seq 1 "$ROUNDS"); do
 		for i in $(seq 0 $((${#modes[@]} - 1))); do
 			m=${modes[$(( (i + r - 1) % ${#modes[@]} ))]}
-			psql -X -q -d bench -v d="$DOMAIN" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS s_ab" \
-				-c "SELECT dp_declare('$t', :'d'::jsonb)" -c "ALTER DATABASE bench SET dpsynth.discovery_scans = '$m'" >/dev/null
+			psql -X -q -d bench -v ON_ERROR_STOP=1 -v d="$DOMAIN" >/dev/null <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS s_ab;
+SELECT dp_declare('$t', :'d'::jsonb);
+ALTER DATABASE bench SET dpsynth.discovery_scans = '$m';
+SQL
 			p0=$(pages "$t")
 			load=$(cut -d' ' -f1 /proc/loadavg)
 			dp_call_with_peak "SELECT (seconds->>'read') || ' ' || (seconds->>'total') FROM dp_synthesize('$t', epsilon => 1, target => 's_ab');" /tmp/first_call_ab.$$ bench
