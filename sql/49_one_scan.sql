@@ -109,9 +109,36 @@ SELECT declare_once();
 SELECT rows_written > 0 AS synthesized
 FROM dp_synthesize('once', 10, target => 'once_8', columns => ARRAY['a', 'b', 'c', 'd', 'e', 'f', 'q', 'g']);
 SELECT status FROM dpsynth.ledger ORDER BY id DESC LIMIT 1;
+-- a partitioned table, one partition of another column layout (a dropped column, another
+-- order); a date with infinities and a timestamp over one hour (2^32 microseconds: two halves)
+CREATE TABLE oncep (region text NOT NULL, day date, ts timestamptz, k int4) PARTITION BY LIST (region);
+CREATE TABLE oncep_n PARTITION OF oncep FOR VALUES IN ('n');
+CREATE TABLE oncep_s (junk int, k int4, ts timestamptz, day date, region text NOT NULL);
+ALTER TABLE oncep_s DROP COLUMN junk;
+ALTER TABLE oncep ATTACH PARTITION oncep_s FOR VALUES IN ('s');
+INSERT INTO oncep
+SELECT CASE WHEN i % 2 = 0 THEN 'n' ELSE 's' END,
+	   CASE WHEN i % 211 = 0 THEN 'infinity'::date WHEN i % 223 = 0 THEN '-infinity'::date
+			WHEN i % 227 = 0 THEN NULL ELSE '2020-01-01'::date + i % 700 END,
+	   '2020-01-01 00:00+00'::timestamptz + (i % 4000) * interval '1 second',
+	   i % 37
+FROM generate_series(1, 30000) i;
+SELECT dp_protect('oncep', epsilon => 1000);
+SELECT dp_declare('oncep', 'region', categories => ARRAY['n', 's']);
+SELECT dp_declare('oncep', 'day', lower => '2020-01-01'::date, upper => '2021-12-31'::date);
+SELECT dp_declare('oncep', 'ts', lower => '2020-01-01 00:00+00'::timestamptz, upper => '2020-01-01 01:00+00'::timestamptz);
+SELECT dp_declare('oncep', 'k', lower => 0, upper => 40);
+SELECT rows_written > 0 AS synthesized FROM dp_synthesize('oncep', 10, target => 'oncep_1');
+SELECT status, details->>'discovered_columns' AS discovered FROM dpsynth.ledger ORDER BY id DESC LIMIT 1;
 RESET dpsynth.scan_workers;
 RESET min_parallel_table_scan_size;
+SELECT dp_declare('oncep', 'day', lower => '2020-01-01'::date, upper => '2021-12-31'::date);
+SELECT dp_declare('oncep', 'ts', lower => '2020-01-01 00:00+00'::timestamptz, upper => '2020-01-01 01:00+00'::timestamptz);
+SELECT dp_declare('oncep', 'k', lower => 0, upper => 40);
+SELECT rows_written > 0 AS synthesized FROM dp_synthesize('oncep', 10, target => 'oncep_2');
+SELECT status, details->>'discovered_columns' AS discovered FROM dpsynth.ledger ORDER BY id DESC LIMIT 1;
 RESET dpsynth.discovery_scans;
+DROP TABLE oncep, oncep_1, oncep_2;
 -- a superuser setting
 CREATE ROLE once_user;
 SET ROLE once_user;
