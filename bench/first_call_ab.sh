@@ -10,7 +10,8 @@
 # it (pg_statio_user_tables), the backend's peak private memory (RssAnon, scripts/lib.sh's
 # dp_call_with_peak) and the columns learned (its charge's discovered_columns).
 # Uses the installed build (not built here).
-# Usage: [ROWS=1000000] [ROUNDS=5] [TABLES="big adult"] [MODES="one two"] bench/first_call_ab.sh
+# WORKERS=n sets dpsynth.scan_workers for every call (0: the backend reads alone).
+# Usage: [ROWS=1000000] [ROUNDS=5] [TABLES="big adult"] [MODES="one two"] [WORKERS=2] bench/first_call_ab.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 export DPSYNTH_CLUSTER_DIR=${DPSYNTH_CLUSTER_DIR:-$TOP/tmp_cluster_first_call}
 export DPSYNTH_PORT=${DPSYNTH_PORT:-54336}
@@ -41,6 +42,7 @@ SET client_min_messages = warning;
 DROP TABLE IF EXISTS s_ab;
 SELECT dp_declare('$t', :'d'::jsonb);
 ALTER DATABASE bench SET dpsynth.discovery_scans = '$m';
+ALTER DATABASE bench SET dpsynth.scan_workers = ${WORKERS:-2};
 SQL
 			p0=$(pages "$t")
 			load=$(cut -d' ' -f1 /proc/loadavg)
@@ -54,4 +56,4 @@ SQL
 	done
 done
 rm -f /tmp/first_call_ab.$$
-psql -X -q -d bench -c "ALTER DATABASE bench RESET dpsynth.discovery_scans"
+psql -X -q -d bench -c "ALTER DATABASE bench RESET dpsynth.discovery_scans" -c "ALTER DATABASE bench RESET dpsynth.scan_workers"
