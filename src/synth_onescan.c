@@ -58,9 +58,9 @@
  * public facts known before the scan: its pages, which any role reads and a release's duration
  * shows anyway (docs/PRIVACY.md, "Side channels"), and the columns' declarations.  One scan where
  * that bound is at most ONESCAN_MEMORY x maintenance_work_mem: real rows are several times wider
- * than the bound's (Adult's 55 rows a page, 1M rows' offsets 14 MB where the bound says 74), so the
- * offsets kept stay within about maintenance_work_mem.  Not the rows the scan reaches: the choice
- * shows in the call's duration (a second read), and it would tell a row count exactly.
+ * than the bound's 28 bytes (a tuple header and a line pointer), so the offsets kept stay within
+ * about maintenance_work_mem.  Not the rows the scan reaches: the choice shows in the call's
+ * duration (a second read), and it would tell a row count exactly.
  */
 #define ONESCAN_MEMORY		4
 
@@ -298,7 +298,25 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 		const dp_domain *dom = &cols[o.col[k]].domain;
 		uint16	   *lo = codes->col[o.col[k]];
 		const uint16 *hi = o.hi[k] >= 0 ? codes->col[o.hi[k]] : NULL;
+		uint64		span = (uint64) (o.upper[k] - o.lower[k]) + 1;
 
+		if (hi == NULL && span < codes->nrows)
+		{
+			/* one half, fewer offsets than rows: each offset's code once, then a look-up a row */
+			dp_code    *code_of = palloc(sizeof(dp_code) * 65536);
+
+			for (uint64 v = 0; v < span; v++)
+				code_of[v] = dp_encode_int(dom, o.lower[k] + (int64) v);
+			code_of[0xFFFF] = dp_encode_null(dom);	/* NULL's offset */
+			for (uint64 i = 0; i < codes->nrows; i++)
+			{
+				if ((i & 0xFFFF) == 0)
+					CHECK_FOR_INTERRUPTS();
+				lo[i] = code_of[lo[i]];
+			}
+			pfree(code_of);
+			continue;
+		}
 		for (uint64 i = 0; i < codes->nrows; i++)
 		{
 			uint64		off;

@@ -8,7 +8,9 @@
  *   1. validate every argument, check privileges, plan the columns, load their domains, check that
  *      the target can be created: all before anything is charged or read;
  *   2. charge the whole call once (discovery share + the method's rho), committed by the worker;
- *   3. learn undeclared domains if needed (discover.c), then one scan builds the encoded table;
+ *   3. learn undeclared domains if needed (discover.c), then one scan builds the encoded table
+ *      (where the call learns quantile bins of integer columns, one scan does both:
+ *      synth_onescan.c);
  *   4. the method: adaptive (noisy one-way marginals, rounds of exponential-mechanism selection and
  *      Gaussian measurement, consistency, GUM) or PrivSyn (noisy one-way marginals, InDif,
  *      DenseMarg, Combine, publication, consistency, GUM);
