@@ -112,7 +112,8 @@ append_plain(const dp_code *codes, void *arg)
 		elog(ERROR, "out of memory");
 }
 
-/* The learned columns' offsets fit the scratch columns: the bounds' span, public (declared). */
+/* The 16-bit scratch columns a learned column's offsets take (1 or 2; 0: they do not fit), from
+ * its declared bounds' span (public). */
 static int
 slots_of(const DpColumn *col)
 {
