@@ -911,12 +911,55 @@ dpsynth_rho_for_call(Oid relid, double epsilon, double *delta)
 }
 
 /*
+ * Refuses (55000) a protection of a tree one of whose tables (tree: the table and every table below
+ * it, locked) has a partition whose DETACH PARTITION ... CONCURRENTLY committed its first
+ * transaction and has not finished (pg_inherits.inhdetachpending).  Such a detach checked for a
+ * budget when it began, found none, and would end without taking the tree's: the partition would
+ * leave a protected tree without its budget.  Read from the catalog as committed now (the locks
+ * just taken: a detach whose first transaction committed before them is seen; one that starts after
+ * them waits for this transaction and is then refused in a protected tree).
+ */
+static void
+refuse_pending_detach(List *tree)
+{
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	ListCell   *lc;
+
+	foreach(lc, tree)
+	{
+		Oid			parent = lfirst_oid(lc);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+		Oid			pending = InvalidOid;
+
+		ScanKeyInit(&key, Anum_pg_inherits_inhparent, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(parent));
+		scan = systable_beginscan(inh, InheritsParentIndexId, true, NULL, 1, &key);
+		while (!OidIsValid(pending) && HeapTupleIsValid(tup = systable_getnext(scan)))
+			if (((Form_pg_inherits) GETSTRUCT(tup))->inhdetachpending)
+				pending = ((Form_pg_inherits) GETSTRUCT(tup))->inhrelid;
+		systable_endscan(scan);
+		if (OidIsValid(pending))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot protect table \"%s\" while partition \"%s\" is being detached from it",
+							get_rel_name(linitial_oid(tree)), get_rel_name(pending)),
+					 errdetail("ALTER TABLE \"%s\" DETACH PARTITION \"%s\" CONCURRENTLY has not finished; the partition would leave the protected table without its budget.",
+							   get_rel_name(parent), get_rel_name(pending)),
+					 errhint("Wait for the detach to finish, or finish it with ALTER TABLE ... DETACH PARTITION ... FINALIZE, then protect the table.")));
+	}
+	table_close(inh, AccessShareLock);
+}
+
+/*
  * dp_protect(tbl, ...): SHARE UPDATE EXCLUSIVE on tbl and every table below it, held to the end of
  * the transaction, before the protection is written, so that a DETACH PARTITION or NO INHERIT of
  * the tree (which takes that lock on the parent before it checks for a budget:
  * leaves_protected_tree) either sees the protection committed or has finished first.  Only for
  * a role that may protect it (dpsynth._check_owner: its owner, or a member of dpsynth_admin who
- * may read it): anyone else's call fails without the lock.
+ * may read it): anyone else's call fails without the lock.  Then refused while a partition of the
+ * tree is being detached concurrently (refuse_pending_detach).
  */
 static void
 protect_lock_tree(Oid relid)
@@ -945,7 +988,7 @@ protect_lock_tree(Oid relid)
 	if (!allowed)
 		return;
 	LockRelationOid(relid, ShareUpdateExclusiveLock);
-	(void) find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL);
+	refuse_pending_detach(lcons_oid(relid, find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL)));
 }
 
 /*

@@ -23,14 +23,16 @@
  * function's nor dpsynth's own switch to the extension owner), so the plans of statements dpsynth
  * runs as the owner inside an analyst's release stay hidden too.  Whether that role is privileged
  * needs the catalog, which an error report may not read: it is looked up after each statement's
- * parse analysis (post_parse_analyze_hook, inside a transaction) and remembered with the role; a
- * message under any other role, or before the first lookup, is hidden.
+ * parse analysis (post_parse_analyze_hook, inside a transaction) and again when a statement is
+ * planned (planner_hook: a prepared statement's custom plan has no parse analysis of its own), and
+ * remembered with the role; a message under any other role, or before the first lookup, is hidden.
  */
 #include "dpsynth.h"
 #include "log_guard.h"
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "optimizer/planner.h"
 #include "parser/analyze.h"
 #include "utils/elog.h"
 #include "utils/guc.h"
@@ -40,9 +42,10 @@ static Oid	known_role = InvalidOid;
 static bool known_privileged = false;
 static emit_log_hook_type prev_emit_log_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
 
 static void
-note_role(ParseState *pstate, Query *query, JumbleState *jstate)
+refresh_verdict(void)
 {
 	if (IsTransactionState() && IsNormalProcessingMode())
 	{
@@ -51,8 +54,28 @@ note_role(ParseState *pstate, Query *query, JumbleState *jstate)
 		known_privileged = superuser_arg(role);
 		known_role = role;
 	}
+}
+
+static void
+note_role(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	refresh_verdict();
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
+}
+
+/*
+ * Planning, too: the extended protocol plans a prepared statement again at each execution (a
+ * custom plan) without a new parse analysis, and debug_print_plan prints that plan under the
+ * verdict of the statement's parse, which a superuser demoted since would still pass.
+ */
+static PlannedStmt *
+note_role_planner(Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams)
+{
+	refresh_verdict();
+	if (prev_planner_hook)
+		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
 }
 
 static void
@@ -83,4 +106,6 @@ dpsynth_log_guard_init(void)
 	emit_log_hook = guard_message;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = note_role;
+	prev_planner_hook = planner_hook;
+	planner_hook = note_role_planner;
 }

@@ -5,7 +5,9 @@
 # of the tree committed between the check and the DETACH's own locks (or before a REPEATABLE READ
 # transaction's snapshot saw it) let the table leave without the budget its rows had been charged
 # on.  Now dp_protect locks the tree (SHARE UPDATE EXCLUSIVE) and the DETACH takes that lock on the
-# parent before it checks, against the budgets as committed.
+# parent before it checks, against the budgets as committed.  And a DETACH ... CONCURRENTLY begun
+# before the protection, whose first transaction committed, no longer waits for that lock: while
+# it is pending, dp_protect is refused (55000).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_protect_race
 fresh_db $DB
@@ -26,6 +28,12 @@ CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (100);
 CREATE TABLE m2 PARTITION OF m FOR VALUES FROM (100) TO (200);
 CREATE TABLE n (id int4, x int4) PARTITION BY RANGE (id);
 CREATE TABLE n1 PARTITION OF n FOR VALUES FROM (0) TO (100);
+CREATE TABLE cc (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE cc1 PARTITION OF cc FOR VALUES FROM (0) TO (100);
+CREATE TABLE cc2 PARTITION OF cc FOR VALUES FROM (100) TO (200);
+CREATE TABLE cf (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE cf1 PARTITION OF cf FOR VALUES FROM (0) TO (100);
+CREATE TABLE cf2 PARTITION OF cf FOR VALUES FROM (100) TO (200);
 SELECT dp_protect('n', epsilon => 5);
 DO $$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'regress_protect_admin') THEN
@@ -98,4 +106,43 @@ ok $? "a snapshot that does not see the protection refuses the detach (40001) (g
 is "$(budget rr1)" none "nothing left the tree"
 sq O "ALTER TABLE rr DETACH PARTITION rr1" >/dev/null
 is "$(budget rr1)" 5 "a retry detaches it with the tree's budget"
+
+# a DETACH ... CONCURRENTLY of a tree not yet protected, its first transaction committed, waiting
+# for an older snapshot: dp_protect is refused until it has finished (it would end without the
+# tree's budget)
+session R $DB
+sq R "BEGIN ISOLATION LEVEL REPEATABLE READ" >/dev/null
+sq R "SELECT count(*) FROM cc" >/dev/null
+psql -X -qAt -d $DB -c "ALTER TABLE cc DETACH PARTITION cc1 CONCURRENTLY" >"$TMPD/bg.out" 2>&1 &
+bg=$!
+wait_lock $DB "ALTER TABLE cc"
+ok $? "the concurrent detach waits for the older snapshot"
+out=$(psql -X -qAt -v VERBOSITY=verbose -d $DB -c "SELECT dp_protect('cc', epsilon => 5)" 2>&1 | head -n 1)
+echo "$out" | grep -q "ERROR:  55000: cannot protect table \"cc\" while partition \"cc1\" is being detached from it"
+ok $? "dp_protect is refused while a partition is being detached (55000) (got '$out')"
+is "$(budget cc)" none "and protects nothing"
+sq R "COMMIT" >/dev/null
+wait $bg
+ok $? "the detach ends once the older snapshot is gone"
+bg=""
+q $DB "SELECT dp_protect('cc', epsilon => 5)" >/dev/null 2>&1
+is "$(budget cc)/$(budget cc1)" "5/none" "then the tree is protected, without the table that left"
+
+# one cancelled while it waited stays pending until FINALIZE: refused until then too
+sq R "BEGIN ISOLATION LEVEL REPEATABLE READ" >/dev/null
+sq R "SELECT count(*) FROM cf" >/dev/null
+psql -X -qAt -d $DB -c "ALTER TABLE cf DETACH PARTITION cf1 CONCURRENTLY" >"$TMPD/bg.out" 2>&1 &
+bg=$!
+wait_lock $DB "ALTER TABLE cf"
+q $DB "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = '$DB' AND query LIKE 'ALTER TABLE cf%'" >/dev/null
+wait $bg
+bg=""
+sq R "COMMIT" >/dev/null
+is "$(q $DB "SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = 'cf1'::regclass")" t "a cancelled concurrent detach leaves the partition pending"
+out=$(psql -X -qAt -d $DB -c "SELECT dp_protect('cf', epsilon => 5)" 2>&1 | head -n 1)
+echo "$out" | grep -q "is being detached"
+ok $? "dp_protect is refused while it is pending (got '$out')"
+q $DB "ALTER TABLE cf DETACH PARTITION cf1 FINALIZE" >/dev/null 2>&1
+q $DB "SELECT dp_protect('cf', epsilon => 5)" >/dev/null 2>&1
+is "$(budget cf)/$(budget cf1)" "5/none" "after FINALIZE the tree is protected without it"
 done_testing
