@@ -136,6 +136,19 @@ typedef struct dp_gum_params
 	bool		one_way_exact;
 
 	/*
+	 * When true (default false), a marginal's error, which orders the next iteration's visits and
+	 * makes the iteration's mean (early stop, best table, progress), is taken right after its own
+	 * visit: its counts then are those before the visit less the rows its over-full cells lost plus
+	 * those its under-full cells gained, exact, and known without a pass over the rows.  The
+	 * counts are then not brought up to date at each iteration's end: under lazy counting that
+	 * recount of every marginal is one of a visit's three passes over the rows.  The errors are
+	 * stale by the visits after their own (at most one iteration), so the visit order and the
+	 * rows differ from the default's.  The adaptive method sets it for its final rows after a
+	 * sub-model (dp_adaptive.h, step 5), where the rows are many and the iterations few.
+	 */
+	bool		visit_errors;
+
+	/*
 	 * Called (dp_env.h; phase DP_PHASE_GUM) after every iteration (done = iter = 1..iters, total =
 	 * iters, err = mean L1 of the iterated targets; not called so when no target is iterated, e.g.
 	 * a tree of 2-way targets, which is all appended).  A non-zero return cancels: dp_gum_run

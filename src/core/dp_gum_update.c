@@ -843,6 +843,28 @@ visit_run_moves(gum *g, const gmarg *m, uint64_t G)
  * dp_gum.h's step 3 says, through the stages above.  Returns 0, or -1 when the progress callback
  * cancelled (a heartbeat between chunks of moves).
  */
+/*
+ * m's error right after its visit's G moves (dp_gum_params.visit_errors): each of the G rows of
+ * the pool left its over-full cell (lose) and took an under-full cell's codes of m (gain, whether
+ * by a replace or a duplicate), so m's counts are tot - lose + gain, exactly.  G == 0: tot.
+ */
+static double
+post_visit_error(const gum *g, const gmarg *m, uint64_t G)
+{
+	const uint32_t *tot = g->tot;
+	double		s = 0;
+
+	for (uint32_t k = 0; k < m->ncells; k++)
+	{
+		double		c = (double) tot[k];
+
+		if (G > 0)
+			c += (double) g->gain[k] - (double) g->lose[k];
+		s += fabs(c - m->tgt[k]);
+	}
+	return s / (double) g->n;
+}
+
 static int
 visit(gum *g, gmarg *m, double alpha, double r)
 {
@@ -853,18 +875,21 @@ visit(gum *g, gmarg *m, double alpha, double r)
 	gum_ensure_counts(g, m);
 	total_counts(g, m, g->tot);
 	G = visit_gains(g, m, alpha, &nover, &lmax);
-	if (G == 0)
-		return 0;
-	G = visit_losses(g, m, nover, lmax, G);
-	if (G == 0)
-		return 0;
-	visit_wanted(g, m, nover, r);
-	if (!visit_find_rows(g, m))
+	if (G > 0)
+		G = visit_losses(g, m, nover, lmax, G);
+	if (G > 0)
+		visit_wanted(g, m, nover, r);
+	if (G > 0 && !visit_find_rows(g, m))
 	{
 		/* counts out of step with the table (a bug): resynchronise, change nothing */
 		recount(g, m);
-		return 0;
+		total_counts(g, m, g->tot);
+		G = 0;
 	}
+	if (g->prm->visit_errors)
+		m->err = post_visit_error(g, m, G);
+	if (G == 0)
+		return 0;
 	visit_list_moves(g, m, G);
 	return visit_run_moves(g, m, G);
 }
@@ -944,12 +969,15 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
 			return -1;
 	}
 	*mean = 0;
-	gum_ensure_counts(g, NULL);
-	for (uint32_t i = 0; i < g->nm; i++)
+	/* visit_errors: every marginal's error was taken at its visit, and no count is needed here */
+	if (!prm->visit_errors)
 	{
-		g->m[i].err = gum_marg_error(g, &g->m[i]);
-		*mean += g->m[i].err;
+		gum_ensure_counts(g, NULL);
+		for (uint32_t i = 0; i < g->nm; i++)
+			g->m[i].err = gum_marg_error(g, &g->m[i]);
 	}
+	for (uint32_t i = 0; i < g->nm; i++)
+		*mean += g->m[i].err;
 	*mean /= g->nm;
 	g->iter = t + 1;
 	return 0;
@@ -989,7 +1017,9 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 			return -1;
 		if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, t + 1, prm->iterations, mean) != 0)
 			return -1;
-		if (mean < snap_err)
+		if (mean < snap_err && (t + 1 == prm->iterations || prm->visit_errors))
+			snap_err = mean;	/* no later iteration to undo, or no best table kept (below) */
+		else if (mean < snap_err)
 		{
 			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;
@@ -1006,8 +1036,12 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 		else if (prm->tolerance >= 0 && t - best_at >= GUM_PATIENCE)
 			break;
 	}
-	/* mean: the error of the table as it stands (INFINITY when no iteration ran) */
-	if (snap_err < mean)
+	/*
+	 * mean: the error of the table as it stands (INFINITY when no iteration ran).  With
+	 * visit_errors the last table stands: an error taken at a visit does not compare tables
+	 * (the iterations that duplicate half as many rows leave lower ones, not better tables).
+	 */
+	if (snap_err < mean && !prm->visit_errors)
 		gum_copy_blocks(g, g->blk, snap);
 	for (uint32_t b = 0; b < g->nblk; b++)
 		gum_free(g, snap[b]);
