@@ -303,6 +303,8 @@ void		dp_gum_test_arena_tolerates(int on);
 /* The same seam: the chunks of rounds with helpers run again on the calling thread (out of an
  * arena) since the last call. */
 unsigned long dp_gum_test_serial_runs(void);
+/* The same seam: the marginals brought up to date by a recount (of all the rows) since the last call. */
+unsigned long dp_gum_test_recounts(void);
 #endif
 
 /*

@@ -497,6 +497,19 @@ recount_worker(void *arg)
 	return NULL;
 }
 
+#ifdef DPSYNTH_TEST_RNG
+static unsigned long gum_test_recounts = 0;	/* dp_gum.h's seam */
+
+unsigned long
+dp_gum_test_recounts(void)
+{
+	return __atomic_exchange_n(&gum_test_recounts, 0, __ATOMIC_RELAXED);
+}
+#define GUM_TEST_RECOUNTED(k) __atomic_fetch_add(&gum_test_recounts, (k), __ATOMIC_RELAXED)
+#else
+#define GUM_TEST_RECOUNTED(k) ((void) 0)
+#endif
+
 /* Brings the counts of m (or, with m NULL, of every marginal) up to date. */
 void
 gum_ensure_counts(gum *g, gmarg *m)
@@ -528,6 +541,7 @@ gum_ensure_counts(gum *g, gmarg *m)
 		{
 			g->recount_work += (double) g->n * g->m[i].nattrs;
 			g->m[i].dirty = false;
+			GUM_TEST_RECOUNTED(1);
 		}
 }
 
