@@ -66,8 +66,8 @@
  * that the peak holds one of the two.  A component of 24 columns or more with 8-bit
  * codes is stored in groups of S <= 32 columns (dp_gum_store.c, "Grouped layout"): the working copy and
  * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are
- * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental),
- * and at the end a group's 16-bit columns are allocated before the group is freed (n * S bytes
+ * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental;
+ * column-major, the same 4 * n bytes when counting is LAZY), and at the end a group's 16-bit columns are allocated before the group is freed (n * S bytes
  * at that moment instead of one column's n).
  */
 #ifndef DP_GUM_H
