@@ -394,23 +394,51 @@ gindex_block(const gum *g, const gmarg *m, uint32_t start, uint32_t nb, uint32_t
 		gindex_block_u16(m, (uint16_t *const *) g->wcol, start, nb, idx, S);
 }
 
-/* Recounts part p's rows of m; with keep, the rows' cells are also written to keep[row]. */
+/*
+ * Recounts part p's rows of m; with keep, the rows' cells are also written to keep[row].  A
+ * marginal of at most GUM_HIST_CELLS cells is counted into four histograms, row i into histogram
+ * i mod 4, summed at the end: rows of one cell come in runs (a few cells hold most rows), and
+ * one histogram makes each increment wait for the previous one's store to the same counter.
+ */
 static void
 recount_part(gum *g, gmarg *m, uint32_t p, uint32_t *keep)
 {
 	uint32_t	buf[GUM_BLOCK];
 	uint32_t   *cnt = m->cnt[p];
+	const uint32_t C = m->ncells;
+	const bool	split = C <= GUM_HIST_CELLS;
+	uint32_t   *h1 = g->hist[p],
+			   *h2 = h1 + GUM_HIST_CELLS,
+			   *h3 = h2 + GUM_HIST_CELLS;
 
-	memset(cnt, 0, sizeof(uint32_t) * m->ncells);
+	memset(cnt, 0, sizeof(uint32_t) * C);
+	if (split)
+	{
+		memset(h1, 0, sizeof(uint32_t) * C);
+		memset(h2, 0, sizeof(uint32_t) * C);
+		memset(h3, 0, sizeof(uint32_t) * C);
+	}
 	for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
 	{
-		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
+		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK,
+					i = 0;
 		uint32_t   *idx = keep ? keep + start : buf;
 
 		gindex_block(g, m, start, nb, idx);
-		for (uint32_t i = 0; i < nb; i++)
+		if (split)
+			for (; i + 4 <= nb; i += 4)
+			{
+				cnt[idx[i]]++;
+				h1[idx[i + 1]]++;
+				h2[idx[i + 2]]++;
+				h3[idx[i + 3]]++;
+			}
+		for (; i < nb; i++)
 			cnt[idx[i]]++;
 	}
+	if (split)
+		for (uint32_t k = 0; k < C; k++)
+			cnt[k] += h1[k] + h2[k] + h3[k];
 }
 
 /*
