@@ -489,9 +489,11 @@ typedef struct recounter
 } recounter;
 
 /*
- * Whether a recount of m keeps its rows' cells in rowidx for the scan of its visit (grouped
- * layout, lazy counting possible).  The one test for both the recount and gum_ensure_counts;
- * every writer of rows must clear idx_of (today only visit's moves, and the end of the run).
+ * Whether a recount of m keeps its rows' cells in rowidx for the scan of its visit: whenever
+ * rowidx exists (a grouped layout unless counting is incremental, or a column-major one under
+ * LAZY counting: choose_layout), whatever m.  The one test for both the recount and
+ * gum_ensure_counts; every writer of rows must clear idx_of (today only visit's moves, and the
+ * end of the run).
  */
 static inline bool
 keeps_cells(const gum *g, const gmarg *m)
@@ -882,11 +884,6 @@ visit_run_moves(gum *g, const gmarg *m, uint64_t G)
 }
 
 /*
- * One visit of marginal m: rows move from its over-full cells to its under-full ones, exactly as
- * dp_gum.h's step 3 says, through the stages above.  Returns 0, or -1 when the progress callback
- * cancelled (a heartbeat between chunks of moves).
- */
-/*
  * m's error right after its visit's G moves (dp_gum_params.visit_errors): each of the G rows of
  * the pool left its over-full cell (lose) and took an under-full cell's codes of m (gain, whether
  * by a replace or a duplicate), so m's counts are tot - lose + gain, exactly.  G == 0: tot.
@@ -908,6 +905,11 @@ post_visit_error(const gum *g, const gmarg *m, uint64_t G)
 	return s / (double) g->n;
 }
 
+/*
+ * One visit of marginal m: rows move from its over-full cells to its under-full ones, exactly as
+ * dp_gum.h's step 3 says, through the stages above.  Returns 0, or -1 when the progress callback
+ * cancelled (a heartbeat between chunks of moves).
+ */
 static int
 visit(gum *g, gmarg *m, double alpha, double r)
 {
