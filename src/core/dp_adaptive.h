@@ -142,7 +142,8 @@
  *      DP_ADAPTIVE_HUGE_ROWS rows with lazy counting, dp_adaptive_huge_counting, and on each of
  *      the draw's chunks on its own, dp_gum_run_chunked: the chunks run on the call's threads
  *      with no join between GUM's passes, and the rows depend on the chunks, not on the
- *      threads), at most
+ *      threads; there a marginal's error is taken right after its visit, with no recount of
+ *      every marginal at each iteration's end, dp_gum_params.visit_errors), at most
  *      dp_adaptive_submodel_iters iterations (DP_ADAPTIVE_SUBMODEL_WARM_ITERS, fewer on a model of
  *      more than 56 k-way marginals, and fewer again, down to DP_ADAPTIVE_FINAL_WORK_MIN_ITERS,
  *      from DP_ADAPTIVE_HUGE_ROWS rows where rows x k-way marginals x iterations would pass

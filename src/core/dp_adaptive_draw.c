@@ -186,6 +186,8 @@ dp_adaptive_sample(const dp_privsyn_result *model, uint32_t d, const uint32_t *s
 			prm.jtree_cells = 0;
 			/* GUM on chunks of the draw's chunks, each on its own (dp_gum_run_chunked) */
 			prm.independent_chunk = dp_adaptive_gum_chunk(nrows);
+			/* many rows, few iterations: the errors from the visits, no recount at their ends */
+			prm.visit_errors = prm.independent_chunk > 0;
 		}
 	}
 	rc = dp_privsyn_sample(model, d, sizes, nrows, &prm, rng, synth);

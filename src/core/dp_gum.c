@@ -504,7 +504,9 @@ gum_part_scratch(gum *g)
 		g->brnew[q] = gum_calloc(g, 1, sz);
 		g->bio[q] = gum_alloc(g, sizeof(uint32_t) * g->batch);
 		g->bin[q] = gum_alloc(g, sizeof(uint32_t) * g->batch);
-		if (!g->bdold[q] || !g->bdnew[q] || !g->brold[q] || !g->brnew[q] || !g->bio[q] || !g->bin[q])
+		g->hist[q] = gum_alloc(g, sizeof(uint32_t) * 3 * GUM_HIST_CELLS);
+		if (!g->bdold[q] || !g->bdnew[q] || !g->brold[q] || !g->brnew[q] || !g->bio[q] || !g->bin[q] ||
+			!g->hist[q])
 			return -2;
 		/* a part's share of a chunk is at most GUM_MOVE_CHUNK moves (visit) */
 		g->lzdrow[q] = gum_alloc(g, sizeof(uint32_t) * GUM_MOVE_CHUNK);

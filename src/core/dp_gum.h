@@ -66,8 +66,8 @@
  * that the peak holds one of the two.  A component of 24 columns or more with 8-bit
  * codes is stored in groups of S <= 32 columns (dp_gum_store.c, "Grouped layout"): the working copy and
  * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are
- * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental),
- * and at the end a group's 16-bit columns are allocated before the group is freed (n * S bytes
+ * groups, over all of them), 4 * n bytes keep a visit's cells (unless counting is incremental;
+ * column-major, the same 4 * n bytes when counting is LAZY), and at the end a group's 16-bit columns are allocated before the group is freed (n * S bytes
  * at that moment instead of one column's n).
  */
 #ifndef DP_GUM_H
@@ -134,6 +134,19 @@ typedef struct dp_gum_params
 	 * its final rows (dp_adaptive.h, step 5); sample_gum's coarser levels do not use it.
 	 */
 	bool		one_way_exact;
+
+	/*
+	 * When true (default false), a marginal's error, which orders the next iteration's visits and
+	 * makes the iteration's mean (early stop, best table, progress), is taken right after its own
+	 * visit: its counts then are those before the visit less the rows its over-full cells lost plus
+	 * those its under-full cells gained, exact, and known without a pass over the rows.  The
+	 * counts are then not brought up to date at each iteration's end: under lazy counting that
+	 * recount of every marginal is one of a visit's three passes over the rows.  The errors are
+	 * stale by the visits after their own (at most one iteration), so the visit order and the
+	 * rows differ from the default's.  The adaptive method sets it for its final rows after a
+	 * sub-model (dp_adaptive.h, step 5), where the rows are many and the iterations few.
+	 */
+	bool		visit_errors;
 
 	/*
 	 * Called (dp_env.h; phase DP_PHASE_GUM) after every iteration (done = iter = 1..iters, total =
@@ -290,6 +303,8 @@ void		dp_gum_test_arena_tolerates(int on);
 /* The same seam: the chunks of rounds with helpers run again on the calling thread (out of an
  * arena) since the last call. */
 unsigned long dp_gum_test_serial_runs(void);
+/* The same seam: the marginals brought up to date by a recount (of all the rows) since the last call. */
+unsigned long dp_gum_test_recounts(void);
 #endif
 
 /*

@@ -337,7 +337,7 @@ chunk_release(chunk_run *c)
 
 /*
  * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
- * a row; 2 bytes a row per column for the working and best tables, taken as 4 on purpose as
+ * a row, and 4 for a visit's cells; 2 bytes a row per column for the working and best tables, taken as 4 on purpose as
  * headroom, and 2 for the output's; 12 a cell of every target plus its counts), doubled: the arena reuses a block given back only
  * where a later one fits it.  Pages never touched are never resident, but
  * under strict overcommit the whole arena is commit charge (dp_try_alloc: when it cannot be had,
@@ -351,7 +351,7 @@ arena_bytes(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, uint64_t 
 
 	for (uint32_t i = 0; i < ntargets; i++)
 		cells += (double) targets[i].ncells;
-	b = 2.0 * ((double) rows * (17.0 + 6.0 * ncols) + 12.0 * cells) + (double) (4u << 20);
+	b = 2.0 * ((double) rows * (21.0 + 6.0 * ncols) + 12.0 * cells) + (double) (4u << 20);
 	return b < (double) SIZE_MAX / 2 ? (size_t) b : SIZE_MAX / 2;
 }
 

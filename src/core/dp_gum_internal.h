@@ -40,6 +40,7 @@
 #define GUM_LAZY_MARGIN 1.5		/* lazy counting only where it saves a third at least */
 #define GUM_GROUP_MIN_COLS 24	/* grouped layout: components of this many columns at least */
 #define GUM_GROUP_MAX_BYTES 32	/* ... in groups of at most this many columns (bytes to a row) */
+#define GUM_HIST_CELLS	2048	/* a recount of a marginal of at most this many cells: 4 histograms */
 
 #define CELL_EQ		0
 #define CELL_UNDER	1			/* target above current count */
@@ -150,6 +151,8 @@ typedef struct gum
 			   *brnew[DP_MAX_THREADS];
 	uint32_t   *bio[DP_MAX_THREADS],
 			   *bin[DP_MAX_THREADS];
+	/* per part, a recount's three more histograms (3 * GUM_HIST_CELLS; see recount_part) */
+	uint32_t   *hist[DP_MAX_THREADS];
 	/* per part, lazy counting's moves of one chunk: duplicates (row, source), replaces (row, cell) */
 	uint32_t   *lzdrow[DP_MAX_THREADS],
 			   *lzdsrc[DP_MAX_THREADS],

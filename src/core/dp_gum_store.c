@@ -176,6 +176,17 @@ choose_layout(gum *g, const dp_gum_params *prm)
 		if (!g->grp || (cells && !g->rowidx))
 			return -2;
 	}
+	else if (prm->counting == DP_GUM_COUNT_LAZY && g->iterate)
+	{
+		/*
+		 * Column-major under lazy counting alone: every visit recounts its marginal, and the
+		 * cells it computes are kept for the scan that follows (4 bytes a row), as the grouped
+		 * layout's.
+		 */
+		g->rowidx = gum_alloc(g, sizeof(uint32_t) * (size_t) g->n);
+		if (g->rowidx == NULL)
+			return -2;
+	}
 	return 0;
 }
 

@@ -394,23 +394,51 @@ gindex_block(const gum *g, const gmarg *m, uint32_t start, uint32_t nb, uint32_t
 		gindex_block_u16(m, (uint16_t *const *) g->wcol, start, nb, idx, S);
 }
 
-/* Recounts part p's rows of m; with keep, the rows' cells are also written to keep[row]. */
+/*
+ * Recounts part p's rows of m; with keep, the rows' cells are also written to keep[row].  A
+ * marginal of at most GUM_HIST_CELLS cells is counted into four histograms, row i into histogram
+ * i mod 4, summed at the end: rows of one cell come in runs (a few cells hold most rows), and
+ * one histogram makes each increment wait for the previous one's store to the same counter.
+ */
 static void
 recount_part(gum *g, gmarg *m, uint32_t p, uint32_t *keep)
 {
 	uint32_t	buf[GUM_BLOCK];
 	uint32_t   *cnt = m->cnt[p];
+	const uint32_t C = m->ncells;
+	const bool	split = C <= GUM_HIST_CELLS;
+	uint32_t   *h1 = g->hist[p],
+			   *h2 = h1 + GUM_HIST_CELLS,
+			   *h3 = h2 + GUM_HIST_CELLS;
 
-	memset(cnt, 0, sizeof(uint32_t) * m->ncells);
+	memset(cnt, 0, sizeof(uint32_t) * C);
+	if (split)
+	{
+		memset(h1, 0, sizeof(uint32_t) * C);
+		memset(h2, 0, sizeof(uint32_t) * C);
+		memset(h3, 0, sizeof(uint32_t) * C);
+	}
 	for (uint32_t start = g->pb[p]; start < g->pb[p + 1]; start += GUM_BLOCK)
 	{
-		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK;
+		uint32_t	nb = g->pb[p + 1] - start < GUM_BLOCK ? g->pb[p + 1] - start : GUM_BLOCK,
+					i = 0;
 		uint32_t   *idx = keep ? keep + start : buf;
 
 		gindex_block(g, m, start, nb, idx);
-		for (uint32_t i = 0; i < nb; i++)
+		if (split)
+			for (; i + 4 <= nb; i += 4)
+			{
+				cnt[idx[i]]++;
+				h1[idx[i + 1]]++;
+				h2[idx[i + 2]]++;
+				h3[idx[i + 3]]++;
+			}
+		for (; i < nb; i++)
 			cnt[idx[i]]++;
 	}
+	if (split)
+		for (uint32_t k = 0; k < C; k++)
+			cnt[k] += h1[k] + h2[k] + h3[k];
 }
 
 /*
@@ -461,14 +489,17 @@ typedef struct recounter
 } recounter;
 
 /*
- * Whether a recount of m keeps its rows' cells in rowidx for the scan of its visit (grouped
- * layout, lazy counting possible).  The one test for both the recount and gum_ensure_counts;
- * every writer of rows must clear idx_of (today only visit's moves, and the end of the run).
+ * Whether a recount of m keeps its rows' cells in rowidx for the scan of its visit: whenever
+ * rowidx exists (a grouped layout unless counting is incremental, or a column-major one under
+ * LAZY counting: choose_layout), whatever m.  The one test for both the recount and
+ * gum_ensure_counts; every writer of rows must clear idx_of (today only visit's moves, and the
+ * end of the run).
  */
 static inline bool
 keeps_cells(const gum *g, const gmarg *m)
 {
-	return g->cstride[m->comp] > 1 && g->rowidx != NULL;
+	(void) m;
+	return g->rowidx != NULL;
 }
 
 static void *
@@ -496,6 +527,19 @@ recount_worker(void *arg)
 	}
 	return NULL;
 }
+
+#ifdef DPSYNTH_TEST_RNG
+static unsigned long gum_test_recounts = 0;	/* dp_gum.h's seam */
+
+unsigned long
+dp_gum_test_recounts(void)
+{
+	return __atomic_exchange_n(&gum_test_recounts, 0, __ATOMIC_RELAXED);
+}
+#define GUM_TEST_RECOUNTED(k) __atomic_fetch_add(&gum_test_recounts, (k), __ATOMIC_RELAXED)
+#else
+#define GUM_TEST_RECOUNTED(k) ((void) 0)
+#endif
 
 /* Brings the counts of m (or, with m NULL, of every marginal) up to date. */
 void
@@ -528,6 +572,7 @@ gum_ensure_counts(gum *g, gmarg *m)
 		{
 			g->recount_work += (double) g->n * g->m[i].nattrs;
 			g->m[i].dirty = false;
+			GUM_TEST_RECOUNTED(1);
 		}
 }
 
@@ -839,6 +884,28 @@ visit_run_moves(gum *g, const gmarg *m, uint64_t G)
 }
 
 /*
+ * m's error right after its visit's G moves (dp_gum_params.visit_errors): each of the G rows of
+ * the pool left its over-full cell (lose) and took an under-full cell's codes of m (gain, whether
+ * by a replace or a duplicate), so m's counts are tot - lose + gain, exactly.  G == 0: tot.
+ */
+static double
+post_visit_error(const gum *g, const gmarg *m, uint64_t G)
+{
+	const uint32_t *tot = g->tot;
+	double		s = 0;
+
+	for (uint32_t k = 0; k < m->ncells; k++)
+	{
+		double		c = (double) tot[k];
+
+		if (G > 0)
+			c += (double) g->gain[k] - (double) g->lose[k];
+		s += fabs(c - m->tgt[k]);
+	}
+	return s / (double) g->n;
+}
+
+/*
  * One visit of marginal m: rows move from its over-full cells to its under-full ones, exactly as
  * dp_gum.h's step 3 says, through the stages above.  Returns 0, or -1 when the progress callback
  * cancelled (a heartbeat between chunks of moves).
@@ -853,18 +920,21 @@ visit(gum *g, gmarg *m, double alpha, double r)
 	gum_ensure_counts(g, m);
 	total_counts(g, m, g->tot);
 	G = visit_gains(g, m, alpha, &nover, &lmax);
-	if (G == 0)
-		return 0;
-	G = visit_losses(g, m, nover, lmax, G);
-	if (G == 0)
-		return 0;
-	visit_wanted(g, m, nover, r);
-	if (!visit_find_rows(g, m))
+	if (G > 0)
+		G = visit_losses(g, m, nover, lmax, G);
+	if (G > 0)
+		visit_wanted(g, m, nover, r);
+	if (G > 0 && !visit_find_rows(g, m))
 	{
 		/* counts out of step with the table (a bug): resynchronise, change nothing */
 		recount(g, m);
-		return 0;
+		total_counts(g, m, g->tot);
+		G = 0;
 	}
+	if (g->prm->visit_errors)
+		m->err = post_visit_error(g, m, G);
+	if (G == 0)
+		return 0;
 	visit_list_moves(g, m, G);
 	return visit_run_moves(g, m, G);
 }
@@ -944,12 +1014,15 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
 			return -1;
 	}
 	*mean = 0;
-	gum_ensure_counts(g, NULL);
-	for (uint32_t i = 0; i < g->nm; i++)
+	/* visit_errors: every marginal's error was taken at its visit, and no count is needed here */
+	if (!prm->visit_errors)
 	{
-		g->m[i].err = gum_marg_error(g, &g->m[i]);
-		*mean += g->m[i].err;
+		gum_ensure_counts(g, NULL);
+		for (uint32_t i = 0; i < g->nm; i++)
+			g->m[i].err = gum_marg_error(g, &g->m[i]);
 	}
+	for (uint32_t i = 0; i < g->nm; i++)
+		*mean += g->m[i].err;
 	*mean /= g->nm;
 	g->iter = t + 1;
 	return 0;
@@ -989,7 +1062,9 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 			return -1;
 		if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, t + 1, prm->iterations, mean) != 0)
 			return -1;
-		if (mean < snap_err)
+		if (mean < snap_err && (t + 1 == prm->iterations || prm->visit_errors))
+			snap_err = mean;	/* no later iteration to undo, or no best table kept (below) */
+		else if (mean < snap_err)
 		{
 			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;
@@ -1006,8 +1081,12 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 		else if (prm->tolerance >= 0 && t - best_at >= GUM_PATIENCE)
 			break;
 	}
-	/* mean: the error of the table as it stands (INFINITY when no iteration ran) */
-	if (snap_err < mean)
+	/*
+	 * mean: the error of the table as it stands (INFINITY when no iteration ran).  With
+	 * visit_errors the last table stands: an error taken at a visit does not compare tables
+	 * (the iterations that duplicate half as many rows leave lower ones, not better tables).
+	 */
+	if (snap_err < mean && !prm->visit_errors)
 		gum_copy_blocks(g, g->blk, snap);
 	for (uint32_t b = 0; b < g->nblk; b++)
 		gum_free(g, snap[b]);

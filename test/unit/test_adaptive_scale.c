@@ -323,13 +323,29 @@ test_large_n(void)
 					uint32_t	was = c.iters,
 								big = dp_adaptive_submodel_iters(2 * res.n_kway, (uint64_t) DP_ADAPTIVE_HUGE_ROWS);
 
+					unsigned long recounts;
+					uint64_t	chunks = ((uint64_t) DP_ADAPTIVE_HUGE_ROWS + dp_adaptive_gum_chunk((uint64_t) DP_ADAPTIVE_HUGE_ROWS) - 1) /
+						dp_adaptive_gum_chunk((uint64_t) DP_ADAPTIVE_HUGE_ROWS);
+
 					c.calls = c.iters = 0;
 					dp_prng_seed(&rng, 5);
+					(void) dp_gum_test_recounts();
 					rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, (uint64_t) DP_ADAPTIVE_HUGE_ROWS, &gc, &rng, &a, &how);
+					recounts = dp_gum_test_recounts();
 					unit_check(rc == 0 && c.iters == big && big < was && c.calls >= 1 && c.calls <= c.iters &&
 							   a.nrows == (uint64_t) DP_ADAPTIVE_HUGE_ROWS,
 							   "dp_adaptive_sample of %.0f rows, %u k-way marginals: %u GUM iterations of %u (%u at 50,000 rows)",
 							   DP_ADAPTIVE_HUGE_ROWS, 2 * res.n_kway, c.calls, c.iters, was);
+					/*
+					 * there a marginal's error is taken at its visit (dp_gum_params.visit_errors): a
+					 * chunk recounts each marginal once to start and at most once a visit, never at
+					 * an iteration's end
+					 */
+					unit_diag("dp_adaptive_sample of %.0f rows: %lu recounts in %llu chunks of %u marginals, %u iterations",
+							  DP_ADAPTIVE_HUGE_ROWS, recounts, (unsigned long long) chunks, wide.nmargs, big);
+					unit_check(rc == 0 && recounts <= chunks * wide.nmargs * (big + 1),
+							   "dp_adaptive_sample of %.0f rows: no recount at a GUM iteration's end (%lu recounts, at most %llu)",
+							   DP_ADAPTIVE_HUGE_ROWS, recounts, (unsigned long long) (chunks * wide.nmargs * (big + 1)));
 					/* there GUM runs on the draw's chunks on their own: the same rows on 2 threads */
 					if (rc == 0)
 					{

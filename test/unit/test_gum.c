@@ -457,6 +457,142 @@ one_way_exact_threads(uint32_t size0, const char *label)
 	dp_set_threads(1);
 }
 
+/* ---------- dp_gum_params.visit_errors ---------- */
+
+typedef struct err_log
+{
+	double		last;			/* the error of the last iteration reported */
+	uint32_t	iters;			/* iterations reported */
+} err_log;
+
+static int
+log_err(void *arg, const dp_progress *p)
+{
+	err_log    *l = arg;
+
+	if (p->err >= 0)
+	{
+		l->last = p->err;
+		l->iters++;
+	}
+	return 0;
+}
+
+/*
+ * visit_errors: (a) a marginal's error taken at its visit is exact: with two components of one
+ * 3-way marginal each (no visit disturbs another's counts), the last iteration's mean is the
+ * output's own mean L1, and it is the last table that stands; (b) no marginal is recounted at an
+ * iteration's end: at most one recount a marginal to start and one a visit, where the default
+ * recounts the marginals the iteration left stale at its end too; (c) the rows depend neither on the
+ * threads nor on the counting mode, and the iterations fit the targets as the default's do.
+ */
+static void
+test_visit_errors(void)
+{
+	const uint64_t n = 100000;
+	const uint32_t T = 4;
+	uint32_t	sizes[6] = {5, 7, 4, 6, 3, 8};
+	uint32_t	a0[3] = {0, 1, 2},
+				a1[3] = {3, 4, 5},
+				pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
+	dp_marg		tg[8];
+	uint32_t	nt = 0;
+	dp_codes	src,
+				out[5];
+	dp_prng		nz;
+	bool		same = true;
+	unsigned long rec_visit = 0,
+				rec_default = 0;
+	double		e_visit = 0,
+				e_default = 0;
+
+	/* (a) two components of one 3-way marginal each */
+	make_source(&src, 6, sizes, n, 77);
+	exact_marg(&tg[0], &src, 3, a0, sizes);
+	exact_marg(&tg[1], &src, 3, a1, sizes);
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+		err_log		l = {-1, 0};
+		int			rc;
+		double		e;
+
+		dp_gum_default_params(&p);
+		p.iterations = 3;
+		p.tolerance = -1;
+		p.visit_errors = true;
+		p.progress = log_err;
+		p.progress_arg = &l;
+		dp_prng_seed(&rng, 3);
+		dp_codes_init(&out[0], 6, 0);
+		rc = dp_gum_run(tg, 2, 6, sizes, n, &p, &rng, &out[0]);
+		e = (l1_of(&tg[0], &out[0], sizes) + l1_of(&tg[1], &out[0], sizes)) / 2;
+		unit_diag("visit_errors: last reported mean %.8f, the rows' mean L1 %.8f", l.last, e);
+		unit_check(rc == 0 && l.iters == 3 && l.last > 0 && fabs(l.last - e) < 1e-9,
+				   "visit_errors: the error taken at a visit is the rows' own (%.8f vs %.8f)", l.last, e);
+		dp_codes_free(&out[0]);
+	}
+	free_targets(tg, 2);
+	dp_codes_free(&src);
+
+	/* (b), (c): a triangle with its 1-way targets, noisy, in one component */
+	make_source(&src, 3, sizes, n, 91);
+	for (int i = 0; i < 3; i++)
+		exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
+	add_one_ways(tg, &nt, &src, sizes);
+	dp_prng_seed(&nz, 8);
+	for (uint32_t k = 0; k < nt; k++)
+		for (uint64_t q = 0; q < tg[k].ncells; q++)
+			tg[k].cells[q] = fmax(0, tg[k].cells[q] + 60 * (dp_prng_unit(&nz) - 0.5));
+	/* runs 0-2: visit_errors, lazy, 1-3 threads; 3: incremental; 4: the default, lazy */
+	for (uint32_t r = 0; r < 5; r++)
+	{
+		dp_gum_params p;
+		dp_prng		rng;
+		int			rc;
+		unsigned long rec;
+
+		dp_gum_default_params(&p);
+		p.iterations = T;
+		p.tolerance = -1;
+		p.visit_errors = r < 4;
+		p.counting = r == 3 ? DP_GUM_COUNT_INCREMENTAL : DP_GUM_COUNT_LAZY;
+		dp_set_threads(r < 3 ? r + 1 : 2);
+		dp_prng_seed(&rng, 21);
+		dp_codes_init(&out[r], 3, 0);
+		(void) dp_gum_test_recounts();
+		rc = dp_gum_run(tg, nt, 3, sizes, n, &p, &rng, &out[r]);
+		rec = dp_gum_test_recounts();
+		unit_check(rc == 0 && out[r].nrows == n, "visit_errors: run %u (rc %d)", r, rc);
+		if (r == 0)
+			rec_visit = rec;
+		if (r == 4)
+			rec_default = rec;
+	}
+	for (uint32_t r = 1; r < 4; r++)
+		for (uint32_t j = 0; j < 3; j++)
+			same = same && memcmp(out[0].col[j], out[r].col[j], sizeof(uint16_t) * n) == 0;
+	unit_check(same, "visit_errors: the same rows on 1-3 threads and with incremental counting");
+	unit_diag("visit_errors: %lu recounts of %u marginals over %u iterations; the default's %lu",
+			  rec_visit, nt, T, rec_default);
+	unit_check(rec_visit <= (uint64_t) nt * (T + 1) && rec_visit < rec_default,
+			   "visit_errors: no recount at an iteration's end (%lu <= %u, < %lu)",
+			   rec_visit, nt * (T + 1), rec_default);
+	for (uint32_t k = 0; k < 3; k++)
+	{
+		e_visit += l1_of(&tg[k], &out[0], sizes) / 3;
+		e_default += l1_of(&tg[k], &out[4], sizes) / 3;
+	}
+	unit_diag("visit_errors: 2-way L1 %.5f, the default's %.5f", e_visit, e_default);
+	unit_check(e_visit < 1.5 * e_default + 0.002, "visit_errors: 2-way L1 %.5f fits as the default's %.5f",
+			   e_visit, e_default);
+	for (uint32_t r = 0; r < 5; r++)
+		dp_codes_free(&out[r]);
+	dp_codes_free(&src);
+	free_targets(tg, nt);
+	dp_set_threads(1);
+}
+
 int
 main(void)
 {
@@ -468,5 +604,6 @@ main(void)
 	test_one_way_exact();
 	one_way_exact_threads(30, "one_way_exact, 8-bit");
 	one_way_exact_threads(300, "one_way_exact, 16-bit");
+	test_visit_errors();
 	return unit_done();
 }
