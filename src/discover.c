@@ -1020,6 +1020,8 @@ struct DpDiscoverRun
 	Relation	rel;
 	Oid			relid;
 	MemoryContext cxt;
+	DpColumn   *cols;			/* the caller's columns (its load before the charge) */
+	int			ncols;
 	const dp_plan *plan;
 	DpUnit	   *unit;
 	bool		per_unit;
@@ -1052,6 +1054,8 @@ dpsynth_discover_begin(Relation rel, DpColumn *cols, int ncols, const dp_plan *p
 	r->rel = rel;
 	r->relid = RelationGetRelid(rel);
 	r->cxt = cxt;
+	r->cols = cols;
+	r->ncols = ncols;
 	r->plan = plan;
 	r->unit = unit;
 	r->per_unit = unit != NULL && unit->on;
@@ -1205,13 +1209,20 @@ check_counts(DpDiscoverRun *r)
 
 /*
  * The releases of every column counted (noise, then post-processing), stored as the columns'
- * domains; the arena dropped; the columns (names) loaded again, all ready.  check: the counts
+ * domains; the arena dropped; the columns (names) loaded again, all ready: the learned ones with
+ * the domains just stored, the others as the caller loaded them.  A domain read from the catalog
+ * each time can change while the call runs where the domain lock does not block it (ALTER TYPE
+ * ... ADD VALUE on an enum: a label added shifts the codes after it), and the caller planned,
+ * charged, prepared its output and may have encoded rows under its own load: every step of one
+ * call reads the same domain of a column.  check: the counts
  * came from the caller's scan, compared first with discovery's own (check_counts).
  */
 DpColumn *
 dpsynth_discover_finish(DpDiscoverRun *r, ArrayType *names, int64 ledger_id, bool standalone, bool check)
 {
 	Oid			relid = r->relid;
+	DpColumn   *before = r->cols;	/* r goes with its arena */
+	int			nbefore = r->ncols;
 	const dp_plan *plan = r->plan;
 	Discovery  *ds = r->ds;
 	int			nd = r->nd;
@@ -1255,8 +1266,17 @@ dpsynth_discover_finish(DpDiscoverRun *r, ArrayType *names, int64 ledger_id, boo
 
 	/* the columns again, now with the domains just stored */
 	cols = dpsynth_load_columns(relid, names, &ncols);
+	if (ncols != nbefore)
+		elog(ERROR, "dpsynth: the columns changed during discovery");	/* the domain lock: never */
 	for (int j = 0; j < ncols; j++)
 	{
+		if (before[j].state == DP_COLUMN_READY)
+		{
+			if (before[j].attnum != cols[j].attnum)
+				elog(ERROR, "dpsynth: the columns changed during discovery");
+			cols[j] = before[j];
+			continue;
+		}
 		if (cols[j].state != DP_COLUMN_READY)
 			elog(ERROR, "dpsynth: column \"%s\" has no domain after discovery", cols[j].name);
 		for (int k = 0; k < nd; k++)
