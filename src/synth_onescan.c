@@ -9,7 +9,8 @@
  * them.  Here one scan does both: every row is encoded as usual for the columns that have a
  * domain, and for each learned column its value clamped into the declared bounds is kept as its
  * offset from the lower bound (DP_ENC_OFFSET_LO/HI in encode.c: one 16-bit scratch column where
- * the bounds span less than 65,535 values, two otherwise, NULL the offset with every bit set), while
+ * the bounds span at most 65,535 values (upper - lower <= 0xFFFE), two where they span at most
+ * 2^32 - 1 (upper - lower <= 0xFFFFFFFE); NULL is the offset with every bit set), while
  * the same rows' values are counted for discovery (dpsynth_discover_add_int, exactly as its own
  * scan counts them: clamped into the bounds, a grid cell and a value's own count).  Discovery
  * then releases and stores the bins, and each kept offset is encoded under them in memory.
@@ -29,14 +30,14 @@
  *     (discover_unit.c), not the encoding scan's rows;
  *   - a Citus distributed table: discovery counts on the shards (citus.c);
  *   - a column learning categories or bounds (text values, exact numbers: no fixed grid to keep
- *     an index of), or quantile bins of a real type, or bounds spanning 2^32 - 1 values or more;
+ *     an index of), or quantile bins of a real type, or bounds spanning more than 2^32 - 1 values;
  *   - a leaf whose table access method is not heap, or offsets that the table's pages could pass
  *     4 x maintenance_work_mem with (ONESCAN_MEMORY below);
  *   - dpsynth.discovery_scans = 'two';
  *   - learned edges outside the declared bounds (declared points are inside them; never seen):
  *     the encoding scan again.
- * A table with partitions on other servers reads its local rows once (both scans read the same
- * local leaves; the foreign ones are counted on their servers, foreign.c).
+ * A table with partitions on other servers never comes here: a column without a domain is refused
+ * there before the charge (foreign.c).
  */
 #include "synthesize.h"
 
@@ -176,7 +177,9 @@ row_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * dpsynth.discovery_scans = 'check': the encoded table against the encoding scan's of the same
+ * dpsynth.discovery_scans = 'check', a test setting (superuser only): it reads the table again,
+ * holds a second encoded copy of it, and sorts both copies without interrupt checks (qsort_arg),
+ * none of which a release needs.  The encoded table against the encoding scan's of the same
  * rows under the same domains, as multisets of rows (the parallel scan's order varies); an
  * internal error if they differ.  Compared and dropped: nothing is released or said about them.
  */
@@ -288,12 +291,15 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 	synth_report(pr, "discovering domains", 0);
 	cols = dpsynth_discover_finish(o.run, names, ledger_id, false, check);
 	*colsp = cols;
+	/* the columns that had a domain are the ones the scan encoded under (discovery's finish keeps
+	 * them); the learned ones' bins decide whether the rows kept are the encoding scan's */
 	for (int k = 0; k < o.nlearn; k++)
 		if (!bins_inside(&cols[o.col[k]], o.lower[k], o.upper[k]))
 		{
 			dp_codes_free(codes);
 			return SYNTH_READ_DISCOVERED;
 		}
+	synth_report(pr, "encoding the rows", 0);
 	for (int k = 0; k < o.nlearn; k++)
 	{
 		const dp_domain *dom = &cols[o.col[k]].domain;
@@ -301,9 +307,10 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 		const uint16 *hi = o.hi[k] >= 0 ? codes->col[o.hi[k]] : NULL;
 		uint64		span = (uint64) (o.upper[k] - o.lower[k]) + 1;
 
-		if (hi == NULL && span < codes->nrows)
+		if (hi == NULL)
 		{
-			/* one half, fewer offsets than rows: each offset's code once, then a look-up a row */
+			/* one half (at most 65,535 offsets): each offset's code once, then a look-up a row;
+			 * chosen from the bounds' span alone, never from the row count */
 			dp_code    *code_of = palloc(sizeof(dp_code) * 65536);
 
 			for (uint64 v = 0; v < span; v++)

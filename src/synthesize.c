@@ -610,9 +610,12 @@ read_table(SynthCall *c, SynthProgress *pr, dp_codes *codes)
 
 	if (once == SYNTH_READ_ONCE)
 	{
-		/* encoded by the one scan (c->unit is off there) */
-		if (c->foreign != NIL)
-			count_foreign(c, pr);
+		/*
+		 * Encoded by the one scan (c->unit is off there).  No foreign partition to count: a
+		 * table with one refuses a column without a domain before the charge (foreign.c's
+		 * dpsynth_foreign_check_sets), and the one scan runs only where a column is learned.
+		 */
+		Assert(c->foreign == NIL);
 		c->t_scan = synth_now();
 		return;
 	}
