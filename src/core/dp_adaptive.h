@@ -120,7 +120,10 @@
  *           two draws), churn that would otherwise exceed the bar at every round on big tables.
  *           With an estimate that holds every row, v = 0 and both rules are AIM's;
  *        e. when what is left of R is below twice a round's cost, the last round spends exactly
- *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
+ *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).  Its
+ *           estimate (a) feeds no score and no anneal: it is made only when the estimates hold
+ *           every row (fewer than DP_ADAPTIVE_SYNTH_ROWS), where the final GUM may start from it
+ *           (step 5).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
  *   5. The synthetic rows (dp_privsyn_sample, post-processing of the model): from the
  *      maximum-entropy distribution of the final marginals when the joint domain over merged
@@ -431,6 +434,7 @@ uint32_t	dp_adaptive_batch(uint32_t d, double total);
 typedef struct dp_adaptive_stats
 {
 	uint32_t	rounds;
+	uint32_t	estimates;		/* the rounds' estimates made (step 3a; the first included) */
 	double		selections;		/* T, the schedule's number of selections (step 3) */
 	uint32_t	candidates;
 	uint32_t	anneals;
