@@ -418,6 +418,10 @@ test_adult(void)
 	unit_check(st.est_rows == DP_ADAPTIVE_SYNTH_ROWS && st.triples == 0 && st.triples_measured == 0,
 			   "Adult's estimates are capped (%llu of 32,561 rows): no triple candidates (%u)",
 			   (unsigned long long) st.est_rows, st.triples);
+	unit_check(dp_adaptive_warm_iters(st.est_rows) == 4 && dp_adaptive_warm_iters(DP_ADAPTIVE_SYNTH_ROWS - 1) == 3 &&
+			   dp_adaptive_warm_iters(DP_ADAPTIVE_SYNTH_ROWS_BIG) == 3,
+			   "Adult's capped estimates run 4 warm GUM iterations (%u), those holding every row or 16,384 rows 3",
+			   dp_adaptive_warm_iters(st.est_rows));
 	unit_check(st.estimates == st.rounds,
 			   "Adult's estimates are capped: the last round makes none, the final rows do not start from it "
 			   "(%u estimates, the first included, for %u rounds)", st.estimates, st.rounds);
