@@ -695,6 +695,7 @@ adaptive_rounds_setup(Run *r)
 	rc = dpa_estimate(r->margs, r->nmargs, d, r->out->merged_sizes, &r->round_gum, r->rng, &r->synth, &r->total);
 	if (rc != 0)
 		return rc;
+	r->st.estimates++;
 	r->kmax = p->max_kway > 0 ? p->max_kway : dp_adaptive_max_kway(d, r->total);
 	r->st.max_kway = r->kmax > UINT32_MAX ? UINT32_MAX : (uint32_t) r->kmax;
 	r->st.est_rows = r->synth.nrows;
@@ -917,6 +918,7 @@ adaptive_anneal(Run *r, double sigma, bool *still)
 	rc = dpa_estimate(r->margs, r->nmargs, r->d, r->out->merged_sizes, &r->round_gum, r->rng, &r->synth, &r->total);
 	if (rc != 0)
 		return rc;
+	r->st.estimates++;
 	for (uint32_t b = 0; b < r->batch; b++)
 	{
 		const Cand *cd = &r->cand[r->picked[b]];
@@ -931,6 +933,18 @@ adaptive_anneal(Run *r, double sigma, bool *still)
 	}
 	*still = moved <= expect;
 	return 0;
+}
+
+/*
+ * Whether the last round's estimate is worth making: it feeds no score and no anneal, so only
+ * when the final GUM may start from it (dpa_final_from_estimate holds for some rows asked for),
+ * that is when the estimates hold every row: m < DP_ADAPTIVE_SYNTH_ROWS.  A function of the
+ * estimates' size (of the released total) only.
+ */
+static bool
+last_estimate_needed(uint64_t m)
+{
+	return m < DP_ADAPTIVE_SYNTH_ROWS;
 }
 
 /* ---- 3. the rounds, until the rounds' rho is spent (the last round takes what is left) ---- */
@@ -955,8 +969,12 @@ adaptive_rounds(Run *r)
 		sigma = sqrt(dp_dgauss_sigma2(&g));
 
 		if ((rc = adaptive_score(r, sigma)) != 0 ||
-			(rc = adaptive_select_measure(r, &g)) != 0 ||
-			(rc = adaptive_anneal(r, sigma, &still)) != 0)
+			(rc = adaptive_select_measure(r, &g)) != 0)
+			return rc;
+		/* the last round's estimate only when the final GUM may start from it (step 5) */
+		if (r->rounds.last && !last_estimate_needed(r->synth.nrows))
+			break;
+		if ((rc = adaptive_anneal(r, sigma, &still)) != 0)
 			return rc;
 		PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));
 		if (r->rounds.last)

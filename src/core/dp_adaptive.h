@@ -71,13 +71,19 @@
  *           DP_ADAPTIVE_SYNTH_ROWS_BIG over 131,072 rows (where the rounds bound no tree and the
  *           final rows come from GUM: finer estimates let the selection see misfits that 8,192
  *           rows standing for more than 16 real ones each would hide); every estimate after the
- *           first warm from the previous one's rows with DP_ADAPTIVE_WARM_ITERS iterations, or
+ *           first warm from the previous one's rows with dp_adaptive_warm_iters iterations:
+ *           DP_ADAPTIVE_WARM_ITERS when they are capped at DP_ADAPTIVE_SYNTH_ROWS,
  *           DP_ADAPTIVE_WARM_ITERS_FULL when the estimates hold every row (a small table: the
- *           noise is large against its counts, and a closer fit buys nothing), or
+ *           noise is large against its counts, and a closer fit buys nothing),
  *           DP_ADAPTIVE_WARM_ITERS_BIG when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows (every
  *           iteration is a pass over the rows per marginal: fewer of them keep the larger
- *           estimates' rounds affordable), with lazy counting on a table of DP_ADAPTIVE_HUGE_ROWS
- *           rows or more (dp_adaptive_huge_counting: the same rows, less work);
+ *           estimates' rounds affordable), with lazy counting on a table of
+ *           DP_ADAPTIVE_HUGE_ROWS rows or more (dp_adaptive_huge_counting: the same rows, less
+ *           work).  A round's selection barely reads the estimate's last iterations: the
+ *           exponential mechanism's probabilities over the candidates move no further from an
+ *           estimate of 5 iterations to one of 3, or 1, than between two estimates of 5 that
+ *           differ only in GUM's own draws (bench/RESULTS.md); the capped estimates keep 4, as 3
+ *           lost diamonds' TSTR AUC at epsilon 0.3 over two grids;
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent total,
@@ -120,7 +126,10 @@
  *           two draws), churn that would otherwise exceed the bar at every round on big tables.
  *           With an estimate that holds every row, v = 0 and both rules are AIM's;
  *        e. when what is left of R is below twice a round's cost, the last round spends exactly
- *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).
+ *           what is left (0.9 of it measuring, 0.1 selecting, split over its B selections).  Its
+ *           estimate (a) feeds no score and no anneal: it is made only when the estimates hold
+ *           every row (fewer than DP_ADAPTIVE_SYNTH_ROWS), where the final GUM may start from it
+ *           (step 5).
  *   4. The final model: the measured marginals made consistent (dp_consist, 100 iterations).
  *   5. The synthetic rows (dp_privsyn_sample, post-processing of the model): from the
  *      maximum-entropy distribution of the final marginals when the joint domain over merged
@@ -197,7 +206,7 @@
 #ifndef DP_ADAPTIVE_HUGE_ROWS
 #define DP_ADAPTIVE_HUGE_ROWS	524288.0	/* released total from which the rounds are cut (step 3) */
 #endif
-#define DP_ADAPTIVE_WARM_ITERS	5			/* GUM iterations of an estimate from the last one */
+#define DP_ADAPTIVE_WARM_ITERS	4			/* GUM iterations of a capped estimate from the last one */
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
 #define DP_ADAPTIVE_WARM_ITERS_BIG 3		/* ... when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows */
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
@@ -263,6 +272,14 @@ dp_adaptive_tree_bound(double rows)
  * constants only (post-processing: no privacy cost).
  */
 uint64_t	dp_adaptive_est_rows(double total);
+
+/*
+ * The GUM iterations of a round's warm estimate of m rows (step 3a): DP_ADAPTIVE_WARM_ITERS_FULL
+ * when the estimates hold every row (m < DP_ADAPTIVE_SYNTH_ROWS), DP_ADAPTIVE_WARM_ITERS when they
+ * are capped at DP_ADAPTIVE_SYNTH_ROWS, DP_ADAPTIVE_WARM_ITERS_BIG at DP_ADAPTIVE_SYNTH_ROWS_BIG.
+ * A function of the estimates' size (of the released total) only.
+ */
+uint32_t	dp_adaptive_warm_iters(uint64_t m);
 
 /* The GUM iterations of a synthetic table drawn from an adaptive model by a cold start (by the
  * run, step 5, or by dp_sample): the caller's, at most DP_ADAPTIVE_FINAL_ITERS. */
@@ -432,6 +449,7 @@ uint32_t	dp_adaptive_batch(uint32_t d, double total);
 typedef struct dp_adaptive_stats
 {
 	uint32_t	rounds;
+	uint32_t	estimates;		/* the rounds' estimates made (step 3a; the first included) */
 	double		selections;		/* T, the schedule's number of selections (step 3) */
 	uint32_t	candidates;
 	uint32_t	anneals;

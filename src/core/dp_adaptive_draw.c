@@ -48,13 +48,9 @@ dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *
 	warm = synth->nrows > 0 && synth->ncols == d;
 	ns = warm ? synth->nrows : dp_adaptive_est_rows(*total);
 	prm.start = warm ? synth : NULL;
-	/*
-	 * Every row: fewer than DP_ADAPTIVE_SYNTH_ROWS (a capped estimate has at least that many);
-	 * more than that many only over 131,072 rows (dp_adaptive_est_rows).
-	 */
+	/* by the estimates' size: whether they hold every row, are capped, or hold more rows */
 	if (warm)
-		prm.iterations = ns < DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_FULL :
-			ns > DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_BIG : DP_ADAPTIVE_WARM_ITERS;
+		prm.iterations = dp_adaptive_warm_iters(ns);
 	if (*total < 0 || dp_codes_init(&next, d, ns) != 0)
 		rc = -2;				/* dp_consist or dp_codes_init said why */
 	else if (!(*total >= 0.5))

@@ -130,6 +130,13 @@ dp_adaptive_remeasure_floor(const double *z, double rho_z, const double *y, uint
 	return misfit + sqrt(2 / M_PI) * sqrt(1 / prec) * (double) cells;
 }
 
+uint32_t
+dp_adaptive_warm_iters(uint64_t m)
+{
+	return m < DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_FULL :
+		m > DP_ADAPTIVE_SYNTH_ROWS ? DP_ADAPTIVE_WARM_ITERS_BIG : DP_ADAPTIVE_WARM_ITERS;
+}
+
 uint64_t
 dp_adaptive_est_rows(double total)
 {

@@ -363,11 +363,12 @@ triples_case(bool uniform, int runs, double bar)
 		share = res.synth.nrows ? (double) same / (double) res.synth.nrows : 0;
 		worst = fmin(worst, share);
 		measured += st.triples_measured > 0;
-		ok += st.triples == 1 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho &&
+		/* estimates holding every row: the last round's too, which the final rows may start from */
+		ok += st.estimates == st.rounds + 1 && st.triples == 1 && st.rho_oneway + st.rho_select + st.rho_measure <= p.rho &&
 			st.rho_oneway + st.rho_select + st.rho_measure >= p.rho * (1 - 1e-6);
 		dp_privsyn_result_free(&res);
 	}
-	unit_check(ok == runs, "XOR, %s: the one triple a candidate and the budget adding up in %d of %d runs",
+	unit_check(ok == runs, "XOR, %s: the one triple a candidate, an estimate after every round and the budget adding up in %d of %d runs",
 			   uniform ? "uniform, focus on c" : "a and b 80% 1, no focus", ok, runs);
 	unit_check(measured == runs && worst > bar,
 			   "XOR, %s: the triple measured in %d of %d runs, c == a XOR b in %.3f of the synthetic rows "
@@ -417,6 +418,13 @@ test_adult(void)
 	unit_check(st.est_rows == DP_ADAPTIVE_SYNTH_ROWS && st.triples == 0 && st.triples_measured == 0,
 			   "Adult's estimates are capped (%llu of 32,561 rows): no triple candidates (%u)",
 			   (unsigned long long) st.est_rows, st.triples);
+	unit_check(dp_adaptive_warm_iters(st.est_rows) == 4 && dp_adaptive_warm_iters(DP_ADAPTIVE_SYNTH_ROWS - 1) == 3 &&
+			   dp_adaptive_warm_iters(DP_ADAPTIVE_SYNTH_ROWS_BIG) == 3,
+			   "Adult's capped estimates run 4 warm GUM iterations (%u), those holding every row or 16,384 rows 3",
+			   dp_adaptive_warm_iters(st.est_rows));
+	unit_check(st.estimates == st.rounds,
+			   "Adult's estimates are capped: the last round makes none, the final rows do not start from it "
+			   "(%u estimates, the first included, for %u rounds)", st.estimates, st.rounds);
 	spent = st.rho_oneway + st.rho_select + st.rho_measure;
 	unit_check(spent <= p.rho && spent >= p.rho * (1 - 1e-6),
 			   "the budget adds up: %.9g one-way + %.9g selection + %.9g measurement = %.9g of rho %.9g",

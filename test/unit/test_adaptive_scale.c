@@ -277,7 +277,14 @@ test_large_n(void)
 			dp_gum_params gc = g;
 			uint32_t	w = dp_adaptive_submodel_iters(res.n_kway, 50000);
 			dp_privsyn_result wide = res;
-			dp_marg    *twice = malloc(sizeof(dp_marg) * (res.nmargs + res.n_kway));
+			/*
+			 * every k-way marginal listed `times` times: twice, or more when the model has too few
+			 * k-way marginals for 2^19 rows to reach the work bound (DP_ADAPTIVE_FINAL_WORK over
+			 * 2^19 rows and 5 iterations: more than 102), which the check at 2^19 rows below needs;
+			 * the model's size follows the run's noise
+			 */
+			uint32_t	times = res.n_kway > 0 && 2 * res.n_kway <= 102 ? 102 / res.n_kway + 1 : 2;
+			dp_marg    *twice = malloc(sizeof(dp_marg) * (res.nmargs + (times - 1) * res.n_kway));
 
 			gc.progress = count_iterations;
 			gc.progress_arg = &c;
@@ -290,8 +297,8 @@ test_large_n(void)
 			dp_codes_free(&a);
 
 			/*
-			 * the same model with every k-way marginal listed twice: twice the visits an iteration,
-			 * so fewer iterations (the released values are the same; a test of the budget only)
+			 * the same model with every k-way marginal listed `times` times: that many times the
+			 * visits an iteration, so fewer iterations (the released values are the same; a test of the budget only)
 			 */
 			if (twice)
 			{
@@ -300,7 +307,7 @@ test_large_n(void)
 				for (uint32_t k = 0; k < res.nmargs; k++)
 				{
 					twice[nw++] = res.margs[k];
-					if (res.margs[k].nattrs >= 2)
+					for (uint32_t t = 1; t < times && res.margs[k].nattrs >= 2; t++)
 						twice[nw++] = res.margs[k];
 				}
 				wide.margs = twice;
@@ -308,10 +315,10 @@ test_large_n(void)
 				c.calls = c.iters = 0;
 				dp_prng_seed(&rng, 5);
 				rc = dp_adaptive_sample(&wide, ADULT_COLS, sizes, 50000, &gc, &rng, &a, &how);
-				unit_check(rc == 0 && c.iters == dp_adaptive_submodel_iters(2 * res.n_kway, 50000) &&
+				unit_check(rc == 0 && c.iters == dp_adaptive_submodel_iters(times * res.n_kway, 50000) &&
 						   c.iters < DP_ADAPTIVE_SUBMODEL_WARM_ITERS && c.calls >= 1 && c.calls <= c.iters,
 						   "dp_adaptive_sample, %u k-way marginals: %u GUM iterations of %u (at most %d)",
-						   2 * res.n_kway, c.calls, c.iters, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
+						   times * res.n_kway, c.calls, c.iters, DP_ADAPTIVE_SUBMODEL_WARM_ITERS);
 				if (rc == 0)
 					dp_codes_free(&a);
 
@@ -321,7 +328,7 @@ test_large_n(void)
 				 */
 				{
 					uint32_t	was = c.iters,
-								big = dp_adaptive_submodel_iters(2 * res.n_kway, (uint64_t) DP_ADAPTIVE_HUGE_ROWS);
+								big = dp_adaptive_submodel_iters(times * res.n_kway, (uint64_t) DP_ADAPTIVE_HUGE_ROWS);
 
 					unsigned long recounts;
 					uint64_t	chunks = ((uint64_t) DP_ADAPTIVE_HUGE_ROWS + dp_adaptive_gum_chunk((uint64_t) DP_ADAPTIVE_HUGE_ROWS) - 1) /
@@ -335,7 +342,7 @@ test_large_n(void)
 					unit_check(rc == 0 && c.iters == big && big < was && c.calls >= 1 && c.calls <= c.iters &&
 							   a.nrows == (uint64_t) DP_ADAPTIVE_HUGE_ROWS,
 							   "dp_adaptive_sample of %.0f rows, %u k-way marginals: %u GUM iterations of %u (%u at 50,000 rows)",
-							   DP_ADAPTIVE_HUGE_ROWS, 2 * res.n_kway, c.calls, c.iters, was);
+							   DP_ADAPTIVE_HUGE_ROWS, times * res.n_kway, c.calls, c.iters, was);
 					/*
 					 * there a marginal's error is taken at its visit (dp_gum_params.visit_errors): a
 					 * chunk recounts each marginal once to start and at most once a visit, never at
