@@ -13,6 +13,13 @@
 
 #define DISCOVER_MAX_LABEL	256		/* longer text values are never released as categories */
 
+/* bounds: the exact count of a number (the bits of a double), for the second stage */
+typedef struct NumberEntry
+{
+	int64		key;			/* the integer, or the bits of the double */
+	int64		count;
+} NumberEntry;
+
 typedef struct ValueKey
 {
 	uint64		h1;
@@ -57,5 +64,18 @@ extern bool dpsynth_discover_cell(const Discovery *d, Datum value, uint32 *cell)
  */
 extern void dpsynth_discover_unit_counts(Relation rel, DpUnit *u, Discovery *ds, int nd,
 										 MemoryContext arena);
+
+/*
+ * discover_bins.c: a number, date or timestamp column's releases once the scan has counted it:
+ * quantile bins inside declared bounds (noise, then edges at its noisy quantiles), the same with
+ * a refined column's two stages, and the bounds of a column without a domain with its bins.
+ */
+extern void dpsynth_discover_release_edges(Oid relid, Discovery *d, const dp_dgauss *noise,
+										   double min_bin_mass, int64 ledger_id);
+extern void dpsynth_discover_release_refined(Oid relid, Discovery *d, const dp_dgauss *stage1,
+											 const dp_dgauss *stage2, double min_bin_mass, int64 ledger_id);
+extern void dpsynth_discover_release_bounds(Oid relid, Discovery *d, const dp_dgauss *coarse,
+											const dp_dgauss *fine, int64 ledger_id, bool learn_bins,
+											double min_bin_mass);
 
 #endif							/* DPSYNTH_DISCOVER_H */

@@ -538,7 +538,7 @@ charge_call(SynthCall *c)
 /*
  * The one-way cells that this call's discovery released, for the method to combine with its own
  * one-way marginals (dp_oneway_prior): each learned bin's released count and its variance, where
- * the bin is a union of the released histogram's atoms (bin_prior in discover.c), on a table
+ * the bin is a union of the released histogram's atoms (bin_prior in discover_bins.c), on a table
  * without a privacy unit or foreign partitions.  The NULL cell, and a bin of a domain whose bins
  * are not the learned ones (declared points added), have none.  Post-processing of a release
  * this call charged (units_each a column), independent of the method's noise.
