@@ -935,18 +935,6 @@ adaptive_anneal(Run *r, double sigma, bool *still)
 	return 0;
 }
 
-/*
- * Whether the last round's estimate is worth making: it feeds no score and no anneal, so only
- * when the final GUM may start from it (dpa_final_from_estimate holds for some rows asked for),
- * that is when the estimates hold every row: m < DP_ADAPTIVE_SYNTH_ROWS.  A function of the
- * estimates' size (of the released total) only.
- */
-static bool
-last_estimate_needed(uint64_t m)
-{
-	return m < DP_ADAPTIVE_SYNTH_ROWS;
-}
-
 /* ---- 3. the rounds, until the rounds' rho is spent (the last round takes what is left) ---- */
 static int
 adaptive_rounds(Run *r)
@@ -971,9 +959,16 @@ adaptive_rounds(Run *r)
 		if ((rc = adaptive_score(r, sigma)) != 0 ||
 			(rc = adaptive_select_measure(r, &g)) != 0)
 			return rc;
-		/* the last round's estimate only when the final GUM may start from it (step 5) */
-		if (r->rounds.last && !last_estimate_needed(r->synth.nrows))
+		/*
+		 * The last round's estimate feeds no score and no anneal: made only when the final GUM
+		 * may start from it (step 5, dpa_final_from_estimate), when the estimates hold every row.
+		 * A function of the schedule and of the estimates' size (of the released total) only.
+		 */
+		if (r->rounds.last && !dpa_estimate_uncapped(r->synth.nrows))
+		{
+			PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));
 			break;
+		}
 		if ((rc = adaptive_anneal(r, sigma, &still)) != 0)
 			return rc;
 		PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));

@@ -101,4 +101,15 @@ int			dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint
 						 const dp_gum_params *gum, dp_prng *rng, dp_codes *synth, double *total);
 bool		dpa_final_from_estimate(uint64_t m, uint64_t n);
 
+/*
+ * Whether an estimate of m rows holds every row (not capped: a capped estimate, of either size,
+ * has at least DP_ADAPTIVE_SYNTH_ROWS rows), the one condition on m under which the final GUM may
+ * start from it (dpa_final_from_estimate) and so the last round's estimate is made at all.
+ */
+static inline bool
+dpa_estimate_uncapped(uint64_t m)
+{
+	return m < DP_ADAPTIVE_SYNTH_ROWS;
+}
+
 #endif							/* DP_ADAPTIVE_CAND_H */

@@ -89,7 +89,7 @@ dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *
 bool
 dpa_final_from_estimate(uint64_t m, uint64_t n)
 {
-	return m > 0 && m < DP_ADAPTIVE_SYNTH_ROWS && n > 0 &&
+	return m > 0 && dpa_estimate_uncapped(m) && n > 0 &&
 		(double) m >= 0.95 * (double) n && (double) m <= 1.25 * (double) n;
 }
 

@@ -57,12 +57,14 @@
  * moves split by part, n uint32 over all parts), plus 2 * n bytes per column of the iterated
  * marginals (8-bit codes: a working copy and the best table's copy; 16-bit: the best table's
  * copy), plus per cell of an iterated marginal 8 bytes of target and 4 * threads bytes of counts (threads: dp_threads()),
+ * plus per part 24 KB of histograms for the recounts of small marginals,
  * plus per thread four batch buffers of 2 * batch * columns bytes (batch = 32768 / columns,
  * clamped to 256..4096: 64 KB each, 256 KB per thread, for 8 to 128 columns in a component),
  * 8 * batch bytes of cell indexes and 512 KB for lazy counting's moves of a chunk, besides the
  * 2 * n bytes per column of the output.  With 8-bit working columns, the output's 16-bit
  * columns of the iterated marginals are freed while GUM works on the copies and allocated again
- * at the end, after the best table's copies and the moves' arrays (9 * n bytes) are freed, so
+ * at the end, after the best table's copies and the moves' arrays (9 * n bytes, 13 * n with a
+ * visit's kept cells) are freed, so
  * that the peak holds one of the two.  A component of 24 columns or more with 8-bit
  * codes is stored in groups of S <= 32 columns (dp_gum_store.c, "Grouped layout"): the working copy and
  * the best table's copy take n * S bytes per group (padding: fewer bytes a row than there are

@@ -564,7 +564,7 @@ gum_ensure_counts(gum *g, gmarg *m)
 		rc[p].only = m;
 	}
 	dp_run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
-	/* a grouped marginal's recount kept its rows' cells for the scan of its visit */
+	/* where rowidx exists, the recount of m kept its rows' cells for the scan of its visit */
 	if (m != NULL && keeps_cells(g, m))
 		g->idx_of = m;
 	for (uint32_t i = 0; i < g->nm; i++)
@@ -926,8 +926,9 @@ visit(gum *g, gmarg *m, double alpha, double r)
 		visit_wanted(g, m, nover, r);
 	if (G > 0 && !visit_find_rows(g, m))
 	{
-		/* counts out of step with the table (a bug): resynchronise, change nothing */
+		/* counts out of step with the table (a bug): resynchronise, keep no cells, change nothing */
 		recount(g, m);
+		g->idx_of = NULL;
 		total_counts(g, m, g->tot);
 		G = 0;
 	}
@@ -1032,7 +1033,9 @@ iteration(gum *g, const dp_gum_params *prm, uint32_t t, double *mean)
  * The GUM iterations (dp_gum.h, step 3) on the working table, when g->iterate: every marginal
  * counted, then iterations until prm->iterations or the early stop.  The best table reached (the
  * lowest mean error at the end of an iteration) is kept in copies of the working table's blocks
- * and given back at the end if later iterations did worse.  Returns 0, -1 (cancelled) or -2 (out
+ * and given back at the end if later iterations did worse (no copy at the last iteration, which
+ * nothing follows).  With prm->visit_errors the errors are the visits' own and the last table
+ * stands (no copy, no restore).  Returns 0, -1 (cancelled) or -2 (out
  * of memory).
  */
 int
