@@ -53,12 +53,7 @@ is "$(q $DB "SELECT status FROM dpsynth.ledger ORDER BY id DESC LIMIT 1")" charg
 # 3. pg_cancel_backend too
 psql -X -qAt -d $DB -c "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'cancelled', rows => 3000000)" >/dev/null 2>&1 &
 client=$!
-pid=""
-for _ in $(seq 1 100); do
-	pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(big)%'")
-	[ -n "$pid" ] && break
-	sleep 0.05
-done
+pid=$(backend_pid $DB 'dp_synthesize(big)%')
 sleep 0.5
 start=$(date +%s.%N)
 q $DB "SELECT pg_cancel_backend($pid)" >/dev/null

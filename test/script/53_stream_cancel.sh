@@ -36,12 +36,7 @@ for try in 1 2 3 4 5; do
 		-c "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'streamed', rows => 1000000)" \
 		-c "SELECT 'alive', pg_backend_pid()" -c "SELECT pg_sleep(3)" >"$out" 2>&1 &
 	client=$!
-	pid=""
-	for _ in $(seq 1 100); do
-		pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(big)%'")
-		[ -n "$pid" ] && break
-		sleep 0.05
-	done
+	pid=$(backend_pid $DB 'dp_synthesize(big)%')
 	seen=""
 	for _ in $(seq 1 2000); do
 		a=$(q $DB "SELECT query FROM pg_stat_activity WHERE pid = ${pid:-0}")
@@ -91,12 +86,7 @@ for try in 1 2 3 4 5; do
 	psql -X -qAt -d $DB -c "SET dpsynth.synthesis_threads = 2" \
 		-c "SELECT rows_written FROM dp_synthesize('big', epsilon => 1, target => 'terminated', rows => 1000000)" >/dev/null 2>&1 &
 	client=$!
-	pid=""
-	for _ in $(seq 1 100); do
-		pid=$(q $DB "SELECT pid FROM pg_stat_activity WHERE query LIKE 'dp_synthesize(big)%'")
-		[ -n "$pid" ] && break
-		sleep 0.05
-	done
+	pid=$(backend_pid $DB 'dp_synthesize(big)%')
 	for _ in $(seq 1 2000); do
 		a=$(q $DB "SELECT query FROM pg_stat_activity WHERE pid = ${pid:-0}")
 		case "$a" in

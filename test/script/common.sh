@@ -71,6 +71,18 @@ wait_lock() {
 	return 1
 }
 
+# backend_pid DB PATTERN: the pid of DB's backend whose query is LIKE PATTERN, waiting up to 5 s
+# for it to start (empty if none did)
+backend_pid() {
+	local pid=""
+	for _ in $(seq 1 100); do
+		pid=$(q "$1" "SELECT pid FROM pg_stat_activity WHERE query LIKE '$2'")
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	echo "$pid"
+}
+
 fresh_db() {
 	local db=$1
 	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
