@@ -310,6 +310,8 @@ void		dp_gum_test_arena_tolerates(int on);
 unsigned long dp_gum_test_serial_runs(void);
 /* The same seam: the marginals brought up to date by a recount (of all the rows) since the last call. */
 unsigned long dp_gum_test_recounts(void);
+/* The same seam: the runs that gave back their best table at the end (an earlier iteration's) since the last call. */
+unsigned long dp_gum_test_restores(void);
 #endif
 
 /*
