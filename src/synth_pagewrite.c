@@ -47,9 +47,6 @@
  */
 #include "synthesize.h"
 
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "access/heapam.h"
@@ -72,55 +69,6 @@
 
 #define PW_CHUNK 128			/* pages per write: 1 MB */
 
-/*
- * WRITES IN THE BACKGROUND.  A chunk's pwrite into the page cache (the kernel's copy, about half
- * of the write's time in a profile of a million-row call) runs on a thread of its own while the
- * backend fills the next chunk in a second buffer.  The thread calls pwrite once per chunk and
- * nothing else: no PostgreSQL code, every signal blocked.  The backend then completes the chunk
- * in the order above: it waits for that pwrite (before it reuses the buffer, and before anything
- * else of the chunk), writes what a short write left itself, queues the segment's sync request,
- * and only then WAL-logs the pages.  So each chunk's write, sync request and WAL record come in
- * the same order as when the backend writes it, and the crash-safety argument above holds as it
- * is.  The job's file descriptor is a dup of the segment's (counted with AcquireExternalFD),
- * owned by the job: an error that closes the backend's own descriptors while a pwrite is under
- * way leaves the thread writing to the file it was given (an uncommitted relation, unlinked on
- * abort), never to a descriptor number reused since.  The two buffers are malloc'd, not palloc'd,
- * and outlive an error: a pwrite in flight never reads memory freed under it; the next writer
- * waits for it and releases what it left, and a writer that finishes frees them and stops the
- * thread.  A table of one chunk (1 MB) starts no thread, nor does a call with
- * dpsynth.synthesis_threads 1 (dp_threads); when the thread, the buffers or a descriptor cannot
- * be had, the backend writes each chunk itself.
- */
-typedef struct PwJob
-{
-	int			fd;				/* a dup of the segment's, the job's own; -1: none */
-	char	   *buf;
-	Size		nbytes;
-	off_t		offset;
-	BlockNumber first;			/* the chunk's first block */
-	BlockNumber segno;
-	int			npages;
-	ssize_t		done;			/* the thread's pwrite: bytes, or -1 with err */
-	int			err;
-} PwJob;
-
-enum
-{
-	PW_IDLE, PW_POSTED, PW_DONE
-};
-
-static struct
-{
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	pthread_t	th;
-	bool		started;
-	bool		quit;
-	int			state;			/* PW_* */
-	PwJob		job;
-	char	   *bufs[2];		/* malloc'd; kept after an error for the next writer */
-}			pw_io = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .job = {.fd = -1}};
-
 struct SynthPageWriter
 {
 	Relation	rel;
@@ -135,105 +83,7 @@ struct SynthPageWriter
 	char	   *path;			/* the main fork's first segment */
 	int			fd;				/* the open segment, or -1 */
 	BlockNumber fd_segno;
-	bool		async;			/* pw_io.bufs in use (the thread may be started) */
-	int			cur;			/* with async: pages is pw_io.bufs[cur] */
-	bool		pending;		/* with async: pw_io.job is this writer's, not yet completed */
 };
-
-/* The writing thread: one pwrite per posted job, until told to quit. */
-static void *
-pw_io_main(void *arg)
-{
-	(void) arg;
-	pthread_mutex_lock(&pw_io.mu);
-	for (;;)
-	{
-		PwJob		j;
-		ssize_t		r;
-		int			e;
-
-		while (pw_io.state != PW_POSTED && !pw_io.quit)
-			pthread_cond_wait(&pw_io.cv, &pw_io.mu);
-		if (pw_io.state != PW_POSTED)
-			break;
-		j = pw_io.job;
-		pthread_mutex_unlock(&pw_io.mu);
-		r = pwrite(j.fd, j.buf, j.nbytes, j.offset);
-		e = errno;
-		pthread_mutex_lock(&pw_io.mu);
-		pw_io.job.done = r;
-		pw_io.job.err = e;
-		pw_io.state = PW_DONE;
-		pthread_cond_broadcast(&pw_io.cv);
-	}
-	pthread_mutex_unlock(&pw_io.mu);
-	return NULL;
-}
-
-/* Waits for the job posted, if any (one pwrite of at most a chunk). */
-static void
-pw_io_wait(void)
-{
-	pthread_mutex_lock(&pw_io.mu);
-	while (pw_io.state == PW_POSTED)
-		pthread_cond_wait(&pw_io.cv, &pw_io.mu);
-	pthread_mutex_unlock(&pw_io.mu);
-}
-
-/* What an earlier writer that raised an error left: its pwrite waited for, its descriptor closed. */
-static void
-pw_io_reclaim(void)
-{
-	if (!pw_io.started)
-		return;
-	pw_io_wait();
-	pthread_mutex_lock(&pw_io.mu);
-	if (pw_io.state == PW_DONE && pw_io.job.fd >= 0)
-	{
-		close(pw_io.job.fd);
-		ReleaseExternalFD();
-	}
-	pw_io.job.fd = -1;
-	pw_io.state = PW_IDLE;
-	pthread_mutex_unlock(&pw_io.mu);
-}
-
-/* The thread stopped and the buffers freed (no job pending). */
-static void
-pw_io_stop(void)
-{
-	if (pw_io.started)
-	{
-		pthread_mutex_lock(&pw_io.mu);
-		pw_io.quit = true;
-		pthread_cond_broadcast(&pw_io.cv);
-		pthread_mutex_unlock(&pw_io.mu);
-		pthread_join(pw_io.th, NULL);
-		pw_io.started = false;
-		pw_io.quit = false;
-	}
-	for (int i = 0; i < 2; i++)
-	{
-		free(pw_io.bufs[i]);
-		pw_io.bufs[i] = NULL;
-	}
-}
-
-/* The thread started, every signal blocked on it: false when it cannot be. */
-static bool
-pw_io_start(void)
-{
-	sigset_t	all,
-				saved;
-
-	if (pw_io.started)
-		return true;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	pw_io.started = pthread_create(&pw_io.th, NULL, pw_io_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	return pw_io.started;
-}
 
 SynthPageWriter *
 synth_pagewrite_begin(Relation rel, CommandId cid)
@@ -252,121 +102,25 @@ synth_pagewrite_begin(Relation rel, CommandId cid)
 	w->cid = cid;
 	w->use_wal = RelationNeedsWAL(rel);
 	w->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
-	pw_io_reclaim();
-	for (int i = 0; i < 2; i++)
-		if (pw_io.bufs[i] == NULL)
-			pw_io.bufs[i] = malloc((Size) PW_CHUNK * BLCKSZ);
-	w->async = pw_io.bufs[0] != NULL && pw_io.bufs[1] != NULL;
-	w->pages = w->async ? pw_io.bufs[0] : palloc((Size) PW_CHUNK * BLCKSZ);
+	w->pages = palloc((Size) PW_CHUNK * BLCKSZ);
 	w->path = relpathperm(rel->rd_node, MAIN_FORKNUM);
 	w->fd = -1;
 	return w;
 }
 
-/* nbytes of buf written at offset of fd, by the backend (a short write with no error: a full disk, as md.c) */
+/* Writes the chunk's pages, queues their segment's sync, then logs them (see the top) */
 static void
-write_all(SynthPageWriter *w, int fd, const char *buf, Size nbytes, off_t offset, BlockNumber segno)
+flush_chunk(SynthPageWriter *w)
 {
-	ssize_t		done;
-
-	for (Size off = 0; off < nbytes; off += done)
-	{
-		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
-		done = pg_pwrite(fd, buf + off, nbytes - off, offset + off);
-		pgstat_report_wait_end();
-		if (done <= 0)
-		{
-			if (done == 0)
-				errno = ENOSPC;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not extend the synthetic table's file \"%s\" (segment %u): %m", w->path, segno),
-					 errhint("Check free disk space.")));
-		}
-	}
-}
-
-/* A written chunk's sync request queued (fsynced here when the queue is full), then its pages logged */
-static void
-sync_and_log(SynthPageWriter *w, int fd, BlockNumber segno, char *buf, BlockNumber first, int npages)
-{
-	FileTag		tag;
-
-	memset(&tag, 0, sizeof(tag));	/* the tag is a hash key: no stray padding */
-	tag.handler = SYNC_HANDLER_MD;
-	tag.forknum = MAIN_FORKNUM;
-	tag.rnode = w->rel->rd_node;
-	tag.segno = segno;
-	if (!RegisterSyncRequest(&tag, SYNC_REQUEST, false) && pg_fsync(fd) != 0)
-		ereport(data_sync_elevel(ERROR),
-				(errcode_for_file_access(), errmsg("could not fsync the synthetic table's file \"%s\" (segment %u): %m", w->path, segno)));
-	if (w->use_wal)
-	{
-		BlockNumber blknos[PW_CHUNK];
-		char	   *pages[PW_CHUNK];
-
-		for (int i = 0; i < npages; i++)
-		{
-			pages[i] = buf + (Size) i * BLCKSZ;
-			blknos[i] = first + i;
-		}
-		log_newpages(&w->rel->rd_node, MAIN_FORKNUM, npages, blknos, pages, true);
-	}
-}
-
-/* The chunk the thread was writing completed: its pwrite waited for, the rest written, synced, logged */
-static void
-complete_pending(SynthPageWriter *w)
-{
-	PwJob		j;
-
-	if (!w->pending)
-		return;
-	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
-	pw_io_wait();
-	pgstat_report_wait_end();
-	pthread_mutex_lock(&pw_io.mu);
-	j = pw_io.job;
-	pw_io.job.fd = -1;
-	pw_io.state = PW_IDLE;
-	pthread_mutex_unlock(&pw_io.mu);
-	w->pending = false;
-	PG_TRY();
-	{
-		if (j.done < 0)
-		{
-			errno = j.err;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not extend the synthetic table's file \"%s\" (segment %u): %m", w->path, j.segno),
-					 errhint("Check free disk space.")));
-		}
-		write_all(w, j.fd, j.buf + j.done, j.nbytes - (Size) j.done, j.offset + j.done, j.segno);
-		sync_and_log(w, j.fd, j.segno, j.buf, j.first, j.npages);
-	}
-	PG_FINALLY();
-	{
-		close(j.fd);
-		ReleaseExternalFD();
-	}
-	PG_END_TRY();
-}
-
-/*
- * Writes the chunk's pages, queues their segment's sync, then logs them (see the top); with
- * `last` false and the thread at hand, hands the write to it (WRITES IN THE BACKGROUND) and
- * continues in the other buffer, the chunk completed at the next call.
- */
-static void
-flush_chunk(SynthPageWriter *w, bool last)
-{
+	BlockNumber blknos[PW_CHUNK];
+	char	   *pages[PW_CHUNK];
 	BlockNumber segno = w->first / RELSEG_SIZE;
 	off_t		offset = (off_t) BLCKSZ * (w->first % RELSEG_SIZE);
 	Size		nbytes = (Size) BLCKSZ * w->npages;
+	FileTag		tag;
+	ssize_t		done;
 	XLogRecPtr	stamp;
-	int			dupfd;
 
-	complete_pending(w);
 	if (w->npages == 0)
 		return;
 	/* a chunk never crosses a segment boundary (chunk_full) */
@@ -374,10 +128,10 @@ flush_chunk(SynthPageWriter *w, bool last)
 	stamp = w->use_wal ? GetXLogInsertRecPtr() : InvalidXLogRecPtr;
 	for (int i = 0; i < w->npages; i++)
 	{
-		Page		page = w->pages + (Size) i * BLCKSZ;
-
-		PageSetLSN(page, stamp);
-		PageSetChecksumInplace(page, w->first + i);
+		pages[i] = w->pages + (Size) i * BLCKSZ;
+		blknos[i] = w->first + i;
+		PageSetLSN(pages[i], stamp);
+		PageSetChecksumInplace(pages[i], blknos[i]);
 	}
 	if (w->fd < 0 || w->fd_segno != segno)
 	{
@@ -390,38 +144,32 @@ flush_chunk(SynthPageWriter *w, bool last)
 			ereport(ERROR, (errcode_for_file_access(), errmsg("could not open file \"%s\": %m", path)));
 		w->fd_segno = segno;
 	}
-	if (!last && w->async && dp_threads() > 1 && pw_io_start() && AcquireExternalFD())
+	for (Size off = 0; off < nbytes; off += done)
 	{
-		dupfd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
-		if (dupfd < 0)
-			ReleaseExternalFD();
+		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
+		done = pg_pwrite(w->fd, w->pages + off, nbytes - off, offset + off);
+		pgstat_report_wait_end();
+		if (done <= 0)
+		{
+			/* as md.c: a short write with no error is a full disk */
+			if (done == 0)
+				errno = ENOSPC;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not extend the synthetic table's file \"%s\" (segment %u): %m", w->path, segno),
+					 errhint("Check free disk space.")));
+		}
 	}
-	else
-		dupfd = -1;
-	if (dupfd >= 0)
-	{
-		pthread_mutex_lock(&pw_io.mu);
-		pw_io.job.fd = dupfd;
-		pw_io.job.buf = w->pages;
-		pw_io.job.nbytes = nbytes;
-		pw_io.job.offset = offset;
-		pw_io.job.first = w->first;
-		pw_io.job.segno = segno;
-		pw_io.job.npages = w->npages;
-		pw_io.job.done = 0;
-		pw_io.job.err = 0;
-		pw_io.state = PW_POSTED;
-		pthread_cond_broadcast(&pw_io.cv);
-		pthread_mutex_unlock(&pw_io.mu);
-		w->pending = true;
-		w->cur ^= 1;
-		w->pages = pw_io.bufs[w->cur];
-	}
-	else
-	{
-		write_all(w, w->fd, w->pages, nbytes, offset, segno);
-		sync_and_log(w, w->fd, segno, w->pages, w->first, w->npages);
-	}
+	memset(&tag, 0, sizeof(tag));	/* the tag is a hash key: no stray padding */
+	tag.handler = SYNC_HANDLER_MD;
+	tag.forknum = MAIN_FORKNUM;
+	tag.rnode = w->rel->rd_node;
+	tag.segno = segno;
+	if (!RegisterSyncRequest(&tag, SYNC_REQUEST, false) && pg_fsync(w->fd) != 0)
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(), errmsg("could not fsync the synthetic table's file \"%s\" (segment %u): %m", w->path, segno)));
+	if (w->use_wal)
+		log_newpages(&w->rel->rd_node, MAIN_FORKNUM, w->npages, blknos, pages, true);
 	w->first += w->npages;
 	w->npages = 0;
 }
@@ -464,7 +212,7 @@ synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull)
 	if (page == NULL || len + w->save_free > PageGetHeapFreeSpace(page))
 	{
 		if (w->npages > 0 && chunk_full(w))
-			flush_chunk(w, false);
+			flush_chunk(w);
 		page = (Page) (w->pages + (Size) w->npages++ * BLCKSZ);
 		PageInit(page, BLCKSZ, 0);
 	}
@@ -483,14 +231,11 @@ synth_pagewrite_row(SynthPageWriter *w, Datum *values, bool *isnull)
 void
 synth_pagewrite_end(SynthPageWriter *w)
 {
-	flush_chunk(w, true);
+	flush_chunk(w);
 	if (w->fd >= 0 && CloseTransientFile(w->fd) != 0)
 		ereport(ERROR, (errcode_for_file_access(), errmsg("could not close a segment of \"%s\": %m", w->path)));
 	pgstat_count_heap_insert(w->rel, (PgStat_Counter) w->ntuples);
-	if (w->async)
-		pw_io_stop();
-	else
-		pfree(w->pages);
+	pfree(w->pages);
 	pfree(w->path);
 	pfree(w);
 }
