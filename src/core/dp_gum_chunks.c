@@ -337,7 +337,8 @@ chunk_release(chunk_run *c)
 
 /*
  * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
- * a row, and 4 for a visit's kept cells unless counting is incremental, which keeps none; 2 bytes
+ * a row, and 4 for a visit's kept cells unless counting is incremental, which keeps none (auto
+ * counting keeps them in a grouped layout, decided inside the run, so it is counted); 2 bytes
  * a row per column for the working and best tables, taken as 4 on purpose as headroom, and 2 for
  * the output's; 12 a cell of every target plus its counts), doubled: the arena reuses a block
  * given back only where a later one fits it.  Pages never touched are never resident, but
