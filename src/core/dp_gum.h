@@ -296,6 +296,9 @@ int			dp_gum_run_chunked(const dp_marg *targets, uint32_t ntargets, uint32_t nco
 #ifdef DPSYNTH_TEST_RNG
 /* The unit tests' seam (dp_random.h's): every helper's arena of this many bytes (0: as sized). */
 void		dp_gum_test_arena_bytes(size_t bytes);
+/* The same seam: the arena a chunk of `rows` rows is given under that counting mode. */
+size_t		dp_gum_test_arena_size(const dp_marg *targets, uint32_t ntargets, uint32_t ncols,
+								   uint64_t rows, int counting);
 /*
  * The same seam: on, every chunk run in an arena that returns 0 has one of its codes changed
  * and its arena marked failed (as a run that got by without memory it asked for might), so
@@ -307,6 +310,8 @@ void		dp_gum_test_arena_tolerates(int on);
 unsigned long dp_gum_test_serial_runs(void);
 /* The same seam: the marginals brought up to date by a recount (of all the rows) since the last call. */
 unsigned long dp_gum_test_recounts(void);
+/* The same seam: the runs that gave back their best table at the end (an earlier iteration's) since the last call. */
+unsigned long dp_gum_test_restores(void);
 #endif
 
 /*

@@ -337,21 +337,24 @@ chunk_release(chunk_run *c)
 
 /*
  * A helper's arena for a chunk of `rows` rows: GUM's work memory as dp_gum.h counts it (17 bytes
- * a row, and 4 for a visit's cells; 2 bytes a row per column for the working and best tables, taken as 4 on purpose as
- * headroom, and 2 for the output's; 12 a cell of every target plus its counts), doubled: the arena reuses a block given back only
- * where a later one fits it.  Pages never touched are never resident, but
+ * a row, and 4 for a visit's kept cells unless counting is incremental, which keeps none (auto
+ * counting keeps them in a grouped layout, decided inside the run, so it is counted); 2 bytes
+ * a row per column for the working and best tables, taken as 4 on purpose as headroom, and 2 for
+ * the output's; 12 a cell of every target plus its counts), doubled: the arena reuses a block
+ * given back only where a later one fits it.  Pages never touched are never resident, but
  * under strict overcommit the whole arena is commit charge (dp_try_alloc: when it cannot be had,
  * no helpers that round); one too small costs a run of its chunk again on the calling thread.
  */
 static size_t
-arena_bytes(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, uint64_t rows)
+arena_bytes(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, uint64_t rows, int counting)
 {
 	double		cells = 0,
+				per_row = 17.0 + 6.0 * ncols + (counting == DP_GUM_COUNT_INCREMENTAL ? 0.0 : 4.0),
 				b;
 
 	for (uint32_t i = 0; i < ntargets; i++)
 		cells += (double) targets[i].ncells;
-	b = 2.0 * ((double) rows * (21.0 + 6.0 * ncols) + 12.0 * cells) + (double) (4u << 20);
+	b = 2.0 * ((double) rows * per_row + 12.0 * cells) + (double) (4u << 20);
 	return b < (double) SIZE_MAX / 2 ? (size_t) b : SIZE_MAX / 2;
 }
 
@@ -363,9 +366,14 @@ dp_gum_test_arena_bytes(size_t bytes)
 {
 	test_arena_bytes = bytes;
 }
-#define ARENA_BYTES(t, nt, d, rows) (test_arena_bytes ? test_arena_bytes : arena_bytes(t, nt, d, rows))
+size_t
+dp_gum_test_arena_size(const dp_marg *targets, uint32_t ntargets, uint32_t ncols, uint64_t rows, int counting)
+{
+	return arena_bytes(targets, ntargets, ncols, rows, counting);
+}
+#define ARENA_BYTES(t, nt, d, rows, cnt) (test_arena_bytes ? test_arena_bytes : arena_bytes(t, nt, d, rows, cnt))
 #else
-#define ARENA_BYTES(t, nt, d, rows) arena_bytes(t, nt, d, rows)
+#define ARENA_BYTES(t, nt, d, rows, cnt) arena_bytes(t, nt, d, rows, cnt)
 #endif
 
 /* A chunked run's state (dp_gum_run_chunked), shared by its stages below. */
@@ -476,7 +484,7 @@ round_setup(chunked *k, uint64_t r0, uint32_t t, uint32_t cnt, bool *par)
 	 */
 	if (cnt > 1)
 	{
-		c->arena.size = ARENA_BYTES(k->targets, k->ntargets, k->ncols, rows);
+		c->arena.size = ARENA_BYTES(k->targets, k->ntargets, k->ncols, rows, k->prm->counting);
 		c->arena.base = dp_try_alloc(c->arena.size);	/* NULL, never an ERROR */
 		if (c->arena.base == NULL)
 			*par = false;
@@ -810,7 +818,7 @@ stream_setup(chunked *k, struct dp_gum_stream *s, dp_codes *out, bool *par)
 
 		w->s = s;
 		w->arena.caller = t == 0;
-		w->arena.size = ARENA_BYTES(k->targets, k->ntargets, k->ncols, k->chunk);
+		w->arena.size = ARENA_BYTES(k->targets, k->ntargets, k->ncols, k->chunk, k->prm->counting);
 		w->arena.base = dp_try_alloc(w->arena.size);	/* NULL, never an ERROR */
 		if (w->arena.base == NULL)
 			*par = false;

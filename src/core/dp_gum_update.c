@@ -537,8 +537,18 @@ dp_gum_test_recounts(void)
 	return __atomic_exchange_n(&gum_test_recounts, 0, __ATOMIC_RELAXED);
 }
 #define GUM_TEST_RECOUNTED(k) __atomic_fetch_add(&gum_test_recounts, (k), __ATOMIC_RELAXED)
+
+static unsigned long gum_test_restores = 0;	/* dp_gum.h's seam */
+
+unsigned long
+dp_gum_test_restores(void)
+{
+	return __atomic_exchange_n(&gum_test_restores, 0, __ATOMIC_RELAXED);
+}
+#define GUM_TEST_RESTORED() __atomic_fetch_add(&gum_test_restores, 1, __ATOMIC_RELAXED)
 #else
 #define GUM_TEST_RECOUNTED(k) ((void) 0)
+#define GUM_TEST_RESTORED() ((void) 0)
 #endif
 
 /* Brings the counts of m (or, with m NULL, of every marginal) up to date. */
@@ -1090,7 +1100,10 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 	 * (the iterations that duplicate half as many rows leave lower ones, not better tables).
 	 */
 	if (snap_err < mean && !prm->visit_errors)
+	{
 		gum_copy_blocks(g, g->blk, snap);
+		GUM_TEST_RESTORED();
+	}
 	for (uint32_t b = 0; b < g->nblk; b++)
 		gum_free(g, snap[b]);
 	return 0;

@@ -595,6 +595,107 @@ test_visit_errors(void)
 	dp_set_threads(1);
 }
 
+/* every iteration's reported mean error, in order */
+typedef struct errs_log
+{
+	double		e[16];
+	uint32_t	n;
+} errs_log;
+
+static int
+log_errs(void *arg, const dp_progress *p)
+{
+	errs_log   *l = arg;
+
+	if (p->err >= 0 && l->n < 16)
+		l->e[l->n++] = p->err;
+	return 0;
+}
+
+/*
+ * visit_errors: the last table stands even where its iteration's error is higher than an earlier
+ * one's (no best table is kept, none given back), where the default gives the best one back.
+ * Noisy pairs of a triangle, whose visits' errors stop falling after a few iterations: the first
+ * of a few seeds whose last iteration reports a higher error than an earlier one is used.
+ */
+static void
+test_visit_errors_last_stands(void)
+{
+	const uint64_t n = 20000;
+	const uint32_t T = 6;
+	uint32_t	sizes[3] = {5, 7, 4},
+				pairs[3][2] = {{0, 1}, {1, 2}, {0, 2}};
+	bool		found = false;
+
+	for (uint64_t seed = 1; seed <= 8 && !found; seed++)
+	{
+		dp_marg		tg[8];
+		uint32_t	nt = 0;
+		dp_codes	src,
+					out[2];
+		dp_prng		nz;
+		errs_log	l[2] = {{{0}, 0}, {{0}, 0}};
+		unsigned long restores[2];
+		double		earlier = INFINITY;
+		int			rc[2];
+
+		make_source(&src, 3, sizes, n, 91 + seed);
+		for (int i = 0; i < 3; i++)
+			exact_marg(&tg[nt++], &src, 2, pairs[i], sizes);
+		add_one_ways(tg, &nt, &src, sizes);
+		dp_prng_seed(&nz, seed);
+		for (uint32_t k = 0; k < nt; k++)
+			for (uint64_t q = 0; q < tg[k].ncells; q++)
+				tg[k].cells[q] = fmax(0, tg[k].cells[q] + 60 * (dp_prng_unit(&nz) - 0.5));
+		/* run 0: visit_errors; run 1: the default */
+		for (int r = 0; r < 2; r++)
+		{
+			dp_gum_params p;
+			dp_prng		rng;
+
+			dp_gum_default_params(&p);
+			p.iterations = T;
+			p.tolerance = -1;
+			p.visit_errors = r == 0;
+			p.progress = log_errs;
+			p.progress_arg = &l[r];
+			dp_prng_seed(&rng, 21);
+			dp_codes_init(&out[r], 3, 0);
+			(void) dp_gum_test_restores();
+			rc[r] = dp_gum_run(tg, nt, 3, sizes, n, &p, &rng, &out[r]);
+			restores[r] = dp_gum_test_restores();
+		}
+		for (uint32_t i = 0; i + 1 < l[0].n; i++)
+			earlier = fmin(earlier, l[0].e[i]);
+		if (rc[0] == 0 && rc[1] == 0 && l[0].n == T && l[0].e[T - 1] > earlier)
+		{
+			found = true;
+			unit_diag("visit_errors, seed %llu: last iteration %.6f, an earlier one %.6f; restores %lu, "
+					  "the default's %lu", (unsigned long long) seed, l[0].e[T - 1], earlier, restores[0],
+					  restores[1]);
+			unit_check(restores[0] == 0, "visit_errors: the last table stands though an earlier "
+					   "iteration's error was lower (%.6f > %.6f): no best table given back (%lu)",
+					   l[0].e[T - 1], earlier, restores[0]);
+			{
+				double		d_earlier = INFINITY;
+				unsigned long want;
+
+				for (uint32_t i = 0; i + 1 < l[1].n; i++)
+					d_earlier = fmin(d_earlier, l[1].e[i]);
+				want = l[1].n == T && l[1].e[T - 1] > d_earlier ? 1 : 0;
+				unit_check(l[1].n == T && restores[1] == want,
+						   "visit_errors: the default gives its best table back exactly where its last "
+						   "iteration is worse (%lu, want %lu)", restores[1], want);
+			}
+		}
+		dp_codes_free(&out[0]);
+		dp_codes_free(&out[1]);
+		dp_codes_free(&src);
+		free_targets(tg, nt);
+	}
+	unit_check(found, "visit_errors: a run whose last iteration reports a higher error than an earlier one (seeds 1-8)");
+}
+
 int
 main(void)
 {
@@ -607,5 +708,6 @@ main(void)
 	one_way_exact_threads(30, "one_way_exact, 8-bit");
 	one_way_exact_threads(300, "one_way_exact, 16-bit");
 	test_visit_errors();
+	test_visit_errors_last_stands();
 	return unit_done();
 }

@@ -1075,10 +1075,36 @@ test_chunk_counts_errors(void)
 	dp_clear_error();
 }
 
+/*
+ * A chunk's arena counts a visit's kept cells (4 bytes a row, doubled) only where they can be
+ * kept: not under incremental counting, which keeps none
+ */
+static void
+test_arena_size(void)
+{
+	uint32_t	attrs[2] = {0, 1};
+	double		cells[6] = {1, 2, 3, 4, 5, 6};
+	dp_marg		tg = {.nattrs = 2, .ncells = 6, .cells = cells};
+	const uint64_t rows = 250000;
+	size_t		lazy,
+				incr,
+				autoc;
+
+	tg.attrs[0] = attrs[0];
+	tg.attrs[1] = attrs[1];
+	lazy = dp_gum_test_arena_size(&tg, 1, 5, rows, DP_GUM_COUNT_LAZY);
+	incr = dp_gum_test_arena_size(&tg, 1, 5, rows, DP_GUM_COUNT_INCREMENTAL);
+	autoc = dp_gum_test_arena_size(&tg, 1, 5, rows, DP_GUM_COUNT_AUTO);
+	unit_check(lazy == autoc && lazy - incr == 2 * 4 * rows,
+			   "arena: 4 bytes a row (doubled) for kept cells under lazy and auto counting, none under "
+			   "incremental (%zu, %zu, %zu)", lazy, autoc, incr);
+}
+
 int
 main(void)
 {
 	test_chunk_counts();
+	test_arena_size();
 	test_chunk_next_large();
 	test_chunk_counts_errors();
 	test_arena();
