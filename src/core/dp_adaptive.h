@@ -85,7 +85,8 @@
  *           in chunk order), one a thread, so that the estimates do not leave a core idle; the
  *           rows depend on the fixed chunk count, never on the threads, and the chunks' sum fits
  *           the targets a little less closely than one run (test_adaptive_est.c); smaller
- *           estimates cost too little for a helper to pay and stay one run (bench/RESULTS.md).  A round's selection barely reads the estimate's last iterations: the
+ *           estimates cost too little for a helper to pay and stay one run (bench/RESULTS.md).
+ *           A round's selection barely reads the estimate's last iterations: the
  *           exponential mechanism's probabilities over the candidates move no further from an
  *           estimate of 5 iterations to one of 3, or 1, than between two estimates of 5 that
  *           differ only in GUM's own draws (bench/RESULTS.md); the capped estimates keep 4, as 3
