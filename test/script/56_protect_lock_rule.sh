@@ -91,4 +91,10 @@ is "$(budget t)" none "the table is not protected"
 q $DB "GRANT regress_plr_owner TO regress_plr_leaver" >/dev/null
 psql -X -qAt -U regress_plr_leaver -d $DB -c "SELECT dp_protect('t', epsilon => 5)" >/dev/null 2>&1
 is "$(budget t)" 5 "a member protects it when nothing waits"
+# the roles are the cluster's (a superuser among them): gone with the database
+sq H "SELECT 1" >/dev/null
+exec {H_W}>&-
+psql -X -q -d postgres -c "DROP DATABASE $DB WITH (FORCE)" \
+	-c "DROP ROLE regress_plr_owner, regress_plr_member, regress_plr_noinherit, regress_plr_admin_read, regress_plr_admin, regress_plr_other, regress_plr_super, regress_plr_leaver" >/dev/null
+ok $? "the database and the roles are dropped"
 done_testing
