@@ -302,6 +302,14 @@ CREATE FUNCTION dpsynth._identifies(rel oid, name text) RETURNS boolean LANGUAGE
 CREATE FUNCTION dpsynth._lock_domains(rel oid) RETURNS void
 	AS 'MODULE_PATHNAME', 'dpsynth_lock_domains_sql' LANGUAGE C VOLATILE STRICT;
 
+-- dp_protect's lock on the tree it protects (src/dpsynth.c, dpsynth_lock_tree_sql): SHARE UPDATE
+-- EXCLUSIVE on the table and every table below it, so that a DETACH PARTITION or NO INHERIT of
+-- the tree sees the protection committed or has finished first; refused (55000) while a
+-- partition of the tree is being detached concurrently.  Called only after the invoker's right
+-- to protect the table is checked (dpsynth._check_owner), so that no other role queues for it.
+CREATE FUNCTION dpsynth._lock_tree(tbl regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'dpsynth_lock_tree_sql' LANGUAGE C VOLATILE STRICT;
+
 -- Raises if a relation of the table's tree holds rows that dpsynth's scan cannot see (a Citus
 -- table: src/visibility.c, which every release also runs before its charge).
 CREATE FUNCTION dpsynth._check_visible(tbl regclass) RETURNS void
@@ -544,6 +552,10 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'Use a delta well below 1/number of rows, for example 1e-6.';
 	END IF;
+	-- who may protect it is asked before the tree is locked (no other role queues for the lock),
+	-- and again under the lock (an owner changed meanwhile is seen)
+	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
+	PERFORM dpsynth._lock_tree(tbl);
 	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
 	SELECT relkind, relpersistence INTO kind, persistence FROM pg_catalog.pg_class WHERE oid = tbl;
 	IF (SELECT relnamespace IN ('pg_catalog'::regnamespace, 'pg_toast'::regnamespace,

@@ -456,7 +456,7 @@ in_protected_tree(Oid rel, bool latest)
 /*
  * Whether a table leaving the tree of parent (DETACH PARTITION, NO INHERIT) leaves a protected
  * tree.  First, SHARE UPDATE EXCLUSIVE on parent: dp_protect takes it on the table it protects and
- * on every table below (protect_lock_tree), so a protection either commits before the check (and
+ * on every table below (dpsynth_lock_tree_sql), so a protection either commits before the check (and
  * is seen: the budgets are read as committed now, not as the statement's snapshot saw them) or
  * waits until the table has left.  mode: ACCESS EXCLUSIVE for a plain DETACH PARTITION (the
  * lock PostgreSQL takes on the parent anyway, so never an upgrade), SHARE UPDATE EXCLUSIVE for
@@ -953,42 +953,23 @@ refuse_pending_detach(List *tree)
 }
 
 /*
- * dp_protect(tbl, ...): SHARE UPDATE EXCLUSIVE on tbl and every table below it, held to the end of
- * the transaction, before the protection is written, so that a DETACH PARTITION or NO INHERIT of
- * the tree (which takes that lock on the parent before it checks for a budget:
- * leaves_protected_tree) either sees the protection committed or has finished first.  Only for
- * a role that may protect it (dpsynth._check_owner: its owner, or a member of dpsynth_admin who
- * may read it): anyone else's call fails without the lock.  Then refused while a partition of the
- * tree is being detached concurrently (refuse_pending_detach).
+ * dpsynth._lock_tree(tbl), called by dpsynth._dp_protect once dpsynth._check_owner has let the
+ * invoker protect tbl (so that no other role queues for the lock: its call fails first): SHARE
+ * UPDATE EXCLUSIVE on tbl and every table below it, held to the end of the transaction, before the
+ * protection is written, so that a DETACH PARTITION or NO INHERIT of the tree (which takes that
+ * lock on the parent before it checks for a budget: leaves_protected_tree) either sees the
+ * protection committed or has finished first.  Then refused while a partition of the tree is being
+ * detached concurrently (refuse_pending_detach).  Not executable by PUBLIC: it locks any table.
  */
-static void
-protect_lock_tree(Oid relid)
+PG_FUNCTION_INFO_V1(dpsynth_lock_tree_sql);
+Datum
+dpsynth_lock_tree_sql(PG_FUNCTION_ARGS)
 {
-	Oid			argtypes[2] = {OIDOID, OIDOID};
-	Datum		values[2] = {ObjectIdGetDatum(GetUserId()), ObjectIdGetDatum(relid)};
-	DpOwnerSwitch sw;
-	bool		isnull,
-				allowed;
+	Oid			relid = PG_GETARG_OID(0);
 
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		return;
-	/* who may protect it: dpsynth._check_owner's rule, asked without raising */
-	dpsynth_become_owner(&sw);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT pg_catalog.pg_has_role($1, c.relowner, 'USAGE') OR "
-							  "(dpsynth._is_admin($1) AND pg_catalog.has_table_privilege($1, $2, 'SELECT')) "
-							  "FROM pg_catalog.pg_class c WHERE c.oid = $2",
-							  2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read who may protect table %u", relid);
-	allowed = SPI_processed == 1 &&
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
-	SPI_finish();
-	dpsynth_restore_user(&sw);
-	if (!allowed)
-		return;
 	LockRelationOid(relid, ShareUpdateExclusiveLock);
 	refuse_pending_detach(lcons_oid(relid, find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL)));
+	PG_RETURN_VOID();
 }
 
 /*
@@ -1036,8 +1017,6 @@ dpsynth_admin_call(PG_FUNCTION_ARGS)
 		appendStringInfo(&sql, ", $%d", i + 2);
 	}
 	appendStringInfoChar(&sql, ')');
-	if (strcmp(NameStr(proc->proname), "dp_protect") == 0 && nargs > 0 && !PG_ARGISNULL(0))
-		protect_lock_tree(PG_GETARG_OID(0));
 	ReleaseSysCache(proctup);
 
 	dpsynth_become_owner(&sw);

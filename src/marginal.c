@@ -42,6 +42,7 @@
 #include "dp_sampler.h"
 #include "dp_schedule.h"
 #include "release_guard.h"
+#include "synthesize.h"			/* marginal_read_once (synth_onescan.c) */
 
 typedef struct CellCounter
 {
@@ -102,6 +103,41 @@ count_unit_row(const dp_code *codes, bool first, void *arg)
 	}
 }
 
+/*
+ * The domains a first call learns (discover.c): where it can, one scan counts discovery's rows and
+ * keeps them, encoded once the bins are released (synth_onescan.c: SYNTH_READ_ONCE, the rows in
+ * kept); else discovery's own scan, the marginal's to follow.  *colsp: the columns loaded again.
+ */
+static SynthReadOnce
+learn_domains(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_plan *plan,
+			  int64 ledger_id, DpUnit *unit, dp_codes *kept)
+{
+	SynthReadOnce once = marginal_read_once(rel, names, colsp, ncols, plan, ledger_id, unit, kept);
+
+	if (once == SYNTH_READ_TWICE)
+		*colsp = dpsynth_discover(rel, names, *colsp, ncols, plan, ledger_id, false, unit);
+	return once;
+}
+
+/*
+ * The cells of the rows the one scan kept, encoded under the learned bins (no privacy unit, no
+ * foreign partition there: refused before the charge where a column is learned); kept is freed.
+ */
+static void
+count_kept(dp_codes *kept, const DpColumn *cols, int ncols, int64 *counts)
+{
+	uint32	   *sel = palloc(sizeof(uint32) * Max(ncols, 1)),
+			   *ncodes = palloc(sizeof(uint32) * Max(ncols, 1));
+
+	for (int j = 0; j < ncols; j++)
+	{
+		sel[j] = (uint32) j;
+		ncodes[j] = dp_domain_ncodes(&cols[j].domain);
+	}
+	dp_codes_count(kept, sel, (uint32) ncols, ncodes, counts);
+	dp_codes_free(kept);
+}
+
 /* The released cells as rows (labels, noisy count): labels[j][c] is column j's label of code c. */
 static void
 put_cells(ReturnSetInfo *rsinfo, const DpColumn *cols, int ncols, const int64 *strides, int64 ncells,
@@ -156,6 +192,8 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	char	   *columns_literal;
 	List	   *foreign;
 	DpUnit		unit;
+	volatile SynthReadOnce once = SYNTH_READ_TWICE;	/* assigned in the guarded region */
+	dp_codes	kept;
 	double		discovery_sigma2;
 	dp_dgauss	learn_noise;
 	dp_dgauss	topup_noise;
@@ -269,9 +307,7 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 	/* an error still raised goes to the server log only (release_guard.h) */
 	DPSYNTH_AFTER_CHARGE("dp_marginal", ledger_id);
 	if (plan.ndiscover > 0)
-	{
-		cols = dpsynth_discover(rel, names, cols, ncols, &plan, ledger_id, false, &unit);
-	}
+		once = learn_domains(rel, names, &cols, ncols, &plan, ledger_id, &unit, &kept);
 
 	strides = palloc(sizeof(int64) * ncols);
 	for (int j = ncols - 1; j >= 0; j--)
@@ -297,7 +333,9 @@ dpsynth_marginal(PG_FUNCTION_ARGS)
 			labels[j][c] = dpsynth_code_label(&cols[j], (dp_code) c, &label_nulls[j][c]);
 	}
 
-	if (unit.on)
+	if (once == SYNTH_READ_ONCE)
+		count_kept(&kept, cols, ncols, counts);
+	else if (unit.on)
 	{
 		UnitCellCounter uc = {{ncols, strides, counts}, &unit, 0,
 			palloc(sizeof(int64) * unit.max_rows), palloc(sizeof(int) * unit.max_rows)};

@@ -38,6 +38,9 @@
  *     the encoding scan again.
  * A table with partitions on other servers never comes here: a column without a domain is refused
  * there before the charge (foreign.c).
+ *
+ * dp_marginal's first call reads the same way (marginal_read_once): the rows kept are its
+ * columns' codes, from which it counts its cells, so they count toward the memory bound too.
  */
 #include "synthesize.h"
 
@@ -130,7 +133,9 @@ slots_of(const DpColumn *col)
 	return 0;
 }
 
-/* Every leaf is heap, and the offsets its pages could hold fit (ONESCAN_MEMORY). */
+/* Every leaf is heap, and the 16-bit columns its pages could hold fit (ONESCAN_MEMORY): nslots,
+ * the learned columns' offset halves, and for dp_marginal its columns' codes (which
+ * dp_synthesize keeps anyway). */
 static bool
 offsets_fit(Relation rel, int nslots)
 {
@@ -214,9 +219,19 @@ check_encoded(Relation rel, DpColumn *cols, int ncols, const dp_codes *codes)
 		elog(ERROR, "dpsynth: the one scan's encoded rows differ from the encoding scan's");
 }
 
-SynthReadOnce
-synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_plan *plan,
-				int64 ledger_id, const DpUnit *unit, dp_codes *codes, SynthProgress *pr)
+/* The phase in pg_stat_activity (and verbose's NOTICE): dp_synthesize's; dp_marginal has none. */
+static void
+report(SynthProgress *pr, const char *phase)
+{
+	if (pr != NULL)
+		synth_report(pr, phase, 0);
+}
+
+/* synth_read_once's work; kept: 16-bit columns a row counted toward offsets_fit besides the
+ * offsets' (dp_marginal: its columns, a learned column's low half counted twice, on the safe side) */
+static SynthReadOnce
+read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_plan *plan,
+		  int64 ledger_id, const DpUnit *unit, dp_codes *codes, SynthProgress *pr, int kept)
 {
 	DpColumn   *cols = *colsp;
 	DpColumn   *wide;
@@ -238,7 +253,7 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 			return SYNTH_READ_TWICE;
 		nslots += slots_of(&cols[j]);
 	}
-	if (!offsets_fit(rel, nslots))
+	if (!offsets_fit(rel, nslots + kept))
 		return SYNTH_READ_TWICE;
 
 	/* ---- the scan's columns: the ready ones, each learned one's offset halves ---- */
@@ -278,7 +293,7 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 	}
 
 	/* ---- one scan: discovery's counts and the rows ---- */
-	synth_report(pr, "reading the table", 0);
+	report(pr, "reading the table");
 	if (dp_codes_init(codes, nwide, 1024) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -288,7 +303,7 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 	dpsynth_scan_codes(rel, wide, nwide, onescan_row, &o);
 
 	/* ---- discovery's release, then the kept offsets under the bins it stored ---- */
-	synth_report(pr, "discovering domains", 0);
+	report(pr, "discovering domains");
 	cols = dpsynth_discover_finish(o.run, names, ledger_id, false, check);
 	*colsp = cols;
 	/* the columns that had a domain are the ones the scan encoded under (discovery's finish keeps
@@ -299,7 +314,7 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 			dp_codes_free(codes);
 			return SYNTH_READ_DISCOVERED;
 		}
-	synth_report(pr, "encoding the rows", 0);
+	report(pr, "encoding the rows");
 	for (int k = 0; k < o.nlearn; k++)
 	{
 		const dp_domain *dom = &cols[o.col[k]].domain;
@@ -347,4 +362,23 @@ synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, con
 						nslots)));
 	}
 	return SYNTH_READ_ONCE;
+}
+
+SynthReadOnce
+synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_plan *plan,
+				int64 ledger_id, const DpUnit *unit, dp_codes *codes, SynthProgress *pr)
+{
+	return read_once(rel, names, colsp, ncols, plan, ledger_id, unit, codes, pr, 0);
+}
+
+/*
+ * dp_marginal's first read of a table whose quantile bins it learns: the same one scan, where
+ * the encoded rows of its columns also fit (ONESCAN_MEMORY, public facts: the table's pages and
+ * the columns); the marginal's cells are then counted from them (dp_codes_count).
+ */
+SynthReadOnce
+marginal_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_plan *plan,
+				   int64 ledger_id, const DpUnit *unit, dp_codes *codes)
+{
+	return read_once(rel, names, colsp, ncols, plan, ledger_id, unit, codes, NULL, ncols);
 }

@@ -256,6 +256,10 @@ typedef enum
 extern SynthReadOnce synth_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols,
 									 const dp_plan *plan, int64 ledger_id, const DpUnit *unit, dp_codes *codes,
 									 SynthProgress *pr);
+/* ... dp_marginal's (no progress; the rows of its columns kept must fit as well as the offsets) */
+extern SynthReadOnce marginal_read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols,
+										const dp_plan *plan, int64 ledger_id, const DpUnit *unit,
+										dp_codes *codes);
 
 
 /* ---- model.c ---- */
