@@ -79,14 +79,7 @@
  *           iteration is a pass over the rows per marginal: fewer of them keep the larger
  *           estimates' rounds affordable), with lazy counting on a table of
  *           DP_ADAPTIVE_HUGE_ROWS rows or more (dp_adaptive_huge_counting: the same rows, less
- *           work).  A warm estimate of DP_ADAPTIVE_SYNTH_ROWS_BIG rows is DP_ADAPTIVE_EST_CHUNKS
- *           independent GUM runs (dp_gum_run_chunked: each on its share of the rows, fitting the
- *           same consistent marginals scaled to it, from its own generator seeded from the call's
- *           in chunk order), one a thread, so that the estimates do not leave a core idle; the
- *           rows depend on the fixed chunk count, never on the threads, and the chunks' sum fits
- *           the targets a little less closely than one run (test_adaptive_est.c); smaller
- *           estimates cost too little for a helper to pay and stay one run (bench/RESULTS.md).
- *           A round's selection barely reads the estimate's last iterations: the
+ *           work).  A round's selection barely reads the estimate's last iterations: the
  *           exponential mechanism's probabilities over the candidates move no further from an
  *           estimate of 5 iterations to one of 3, or 1, than between two estimates of 5 that
  *           differ only in GUM's own draws (bench/RESULTS.md); the capped estimates keep 4, as 3
