@@ -114,15 +114,13 @@ dpa_estimate_uncapped(uint64_t m)
 
 /*
  * Whether a warm estimate of m rows runs as DP_ADAPTIVE_EST_CHUNKS independent chunks of
- * dpa_estimate_chunk(m) rows (the last one the rest) on the call's threads: those of more than
- * DP_ADAPTIVE_SYNTH_ROWS rows (DP_ADAPTIVE_SYNTH_ROWS_BIG, over 131,072 released rows; dp_adaptive.h,
- * step 3a).  Smaller ones cost too little for a helper to pay (bench/RESULTS.md).  Functions of m
- * only (of the released total), never of the threads.
+ * dpa_estimate_chunk(m) rows (the last one the rest) on the call's threads: the capped ones
+ * (dp_adaptive.h, step 3a).  Functions of m only (of the released total), never of the threads.
  */
 static inline bool
 dpa_estimate_chunked(uint64_t m)
 {
-	return DP_ADAPTIVE_EST_CHUNKS > 1 && m > DP_ADAPTIVE_SYNTH_ROWS;
+	return DP_ADAPTIVE_EST_CHUNKS > 1 && m >= DP_ADAPTIVE_SYNTH_ROWS;
 }
 
 static inline uint64_t

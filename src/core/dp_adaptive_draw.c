@@ -71,10 +71,9 @@ dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *
 	{
 		prm.counting = dp_adaptive_huge_counting(prm.counting, *total);
 		/*
-		 * A warm estimate of DP_ADAPTIVE_SYNTH_ROWS_BIG rows: DP_ADAPTIVE_EST_CHUNKS independent
-		 * GUM runs, each on its share of the rows against the targets scaled to it
-		 * (dp_gum_run_chunked), one thread each, so that the rounds' estimates do not leave a
-		 * core idle; the rows depend on the fixed chunk count, never on the threads.
+		 * A warm capped estimate: DP_ADAPTIVE_EST_CHUNKS independent GUM runs, each on its share
+		 * of the rows against the targets scaled to it (dp_gum_run_chunked), one thread each; the
+		 * rows depend on the fixed chunk count, never on the threads.
 		 */
 		if (warm && dpa_estimate_chunked(ns))
 			rc = dp_gum_run_chunked(work, nmargs, d, sizes, ns, dpa_estimate_chunk(ns), &prm, rng, &next);
