@@ -210,9 +210,6 @@
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
 #define DP_ADAPTIVE_WARM_ITERS_BIG 3		/* ... when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows */
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
-#ifndef DP_ADAPTIVE_EST_CHUNKS
-#define DP_ADAPTIVE_EST_CHUNKS	2			/* independent GUM runs of a warm capped estimate (step 3a) */
-#endif
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
 #define DP_ADAPTIVE_SUBMODEL_WARM_ITERS 10	/* ... from a sub-model's rows (step 5), at most */

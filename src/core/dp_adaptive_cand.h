@@ -112,21 +112,4 @@ dpa_estimate_uncapped(uint64_t m)
 	return m < DP_ADAPTIVE_SYNTH_ROWS;
 }
 
-/*
- * Whether a warm estimate of m rows runs as DP_ADAPTIVE_EST_CHUNKS independent chunks of
- * dpa_estimate_chunk(m) rows (the last one the rest) on the call's threads: the capped ones
- * (dp_adaptive.h, step 3a).  Functions of m only (of the released total), never of the threads.
- */
-static inline bool
-dpa_estimate_chunked(uint64_t m)
-{
-	return DP_ADAPTIVE_EST_CHUNKS > 1 && m >= DP_ADAPTIVE_SYNTH_ROWS;
-}
-
-static inline uint64_t
-dpa_estimate_chunk(uint64_t m)
-{
-	return (m + DP_ADAPTIVE_EST_CHUNKS - 1) / DP_ADAPTIVE_EST_CHUNKS;
-}
-
 #endif							/* DP_ADAPTIVE_CAND_H */

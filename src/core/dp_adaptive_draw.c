@@ -48,11 +48,6 @@ dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *
 	warm = synth->nrows > 0 && synth->ncols == d;
 	ns = warm ? synth->nrows : dp_adaptive_est_rows(*total);
 	prm.start = warm ? synth : NULL;
-	/* an estimate's rows are its own: never handed to the caller's sink or post-processing */
-	prm.chunk_post = NULL;
-	prm.chunk_post_arg = NULL;
-	prm.chunk_sink = NULL;
-	prm.chunk_sink_arg = NULL;
 	/* by the estimates' size: whether they hold every row, are capped, or hold more rows */
 	if (warm)
 		prm.iterations = dp_adaptive_warm_iters(ns);
@@ -70,15 +65,7 @@ dpa_estimate(const dp_marg *margs, uint32_t nmargs, uint32_t d, const uint32_t *
 	else
 	{
 		prm.counting = dp_adaptive_huge_counting(prm.counting, *total);
-		/*
-		 * A warm capped estimate: DP_ADAPTIVE_EST_CHUNKS independent GUM runs, each on its share
-		 * of the rows against the targets scaled to it (dp_gum_run_chunked), one thread each; the
-		 * rows depend on the fixed chunk count, never on the threads.
-		 */
-		if (warm && dpa_estimate_chunked(ns))
-			rc = dp_gum_run_chunked(work, nmargs, d, sizes, ns, dpa_estimate_chunk(ns), &prm, rng, &next);
-		else
-			rc = dp_gum_run(work, nmargs, d, sizes, ns, &prm, rng, &next);
+		rc = dp_gum_run(work, nmargs, d, sizes, ns, &prm, rng, &next);
 		if (rc == -1)
 			rc = dp_cancelled();
 		else if (rc != 0)
