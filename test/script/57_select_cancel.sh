@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A cancel in a big table's rounds: over 131,072 rows every round's estimate after the first is
-# GUM on two chunks of its 16,384 rows, one of them on a helper thread (dp_gum_run_chunked from
-# dpa_estimate, src/core/dp_adaptive_draw.c), so a cancel may land while the helper runs.  It is
-# let in once the helper is joined: the call ends with the cancel's message, no table is left,
-# the backend keeps no thread of the call, and the session and the server go on.  Adult's rows 5
+# A cancel in a big table's rounds: over 131,072 rows the rounds count and score their candidates
+# on helper threads (dp_run_parallel from src/core/dp_adaptive.c and dp_adaptive_cand.c) and
+# re-estimate the table on 16,384 rows, so a cancel may land while a helper runs.  It is let in
+# once the helpers are joined: the call ends with the cancel's message, no table is left, the
+# backend keeps no thread of the call, and the session and the server go on.  Adult's rows 5
 # times (162,805).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_select_cancel
