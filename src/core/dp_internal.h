@@ -63,17 +63,10 @@ dp_now(void)
  * its share run here).  fn must not call a handler (dp_env.h: allocation, notice, interrupt,
  * dp_fail) nor a progress callback: inside PostgreSQL those may longjmp, and palloc is not thread
  * safe.  fn must only touch memory allocated beforehand.  The callers take T from the thread
- * count (dp_threads(), dp_env.h), or 1 for a small job; past DP_MAX_THREADS the rest runs here,
- * and so does a helper's item its thread has not begun when this thread is done with its own (a
- * busy machine's helper waiting for a core).  Defined in dp_parallel.c.
+ * count (dp_threads(), dp_env.h), or 1 for a small job; past DP_MAX_THREADS the rest runs here.
+ * Defined in dp_parallel.c.
  */
 void		dp_run_parallel(void *(*fn) (void *), void *arg, size_t argsize, uint32_t T);
-#ifdef DPSYNTH_TEST_RNG
-/* test seams: each helper waits us microseconds before it takes its item (0: none); the items
- * this thread took back from helpers since the last call */
-void		dp_parallel_test_helper_delay(unsigned long us);
-unsigned long dp_parallel_test_taken_back(void);
-#endif
 
 /* The population count of a AND b over w 64-bit words (bit sets: dp_jtree.c's cliques, the
  * adaptive method's candidates). */
