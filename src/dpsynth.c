@@ -973,6 +973,31 @@ dpsynth_lock_tree_sql(PG_FUNCTION_ARGS)
 }
 
 /*
+ * dp_protect on a catalog not yet updated to 0.21.0 (the library is loaded before ALTER EXTENSION
+ * UPDATE): its _dp_protect does not call dpsynth._lock_tree, so the tree is locked here as that
+ * function would, after dpsynth._check_owner has let the invoker protect the table (it raises for
+ * anyone else: the rule stays in one place).  Runs as the extension owner, inside SPI.  Nothing
+ * on an updated catalog.
+ */
+static void
+protect_lock_old_catalog(Datum invoker, Datum relid)
+{
+	Oid			argtypes[3] = {OIDOID, OIDOID, TEXTOID};
+	Datum		values[3] = {invoker, relid, CStringGetTextDatum("protect")};
+	Oid			locktypes[1] = {REGCLASSOID};
+
+	if (OidIsValid(LookupFuncName(list_make2(makeString("dpsynth"), makeString("_lock_tree")),
+								  1, locktypes, true)))
+		return;
+	if (SPI_execute_with_args("SELECT dpsynth._check_owner($1, $2, $3)", 3, argtypes, values, NULL,
+							  false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not check who may protect table %u", DatumGetObjectId(relid));
+	LockRelationOid(DatumGetObjectId(relid), ShareUpdateExclusiveLock);
+	refuse_pending_detach(lcons_oid(DatumGetObjectId(relid),
+									find_all_inheritors(DatumGetObjectId(relid), ShareUpdateExclusiveLock, NULL)));
+}
+
+/*
  * dpsynth_admin_call: the C body of every owner function.  Calls dpsynth._<proname> with the
  * invoking role prepended to the arguments, as the extension owner.
  */
@@ -992,6 +1017,7 @@ dpsynth_admin_call(PG_FUNCTION_ARGS)
 	DpOwnerSwitch sw;
 	Datum		result = (Datum) 0;
 	bool		isnull = true;
+	bool		is_protect;
 
 	proctup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fnoid));
 	if (!HeapTupleIsValid(proctup))
@@ -1017,11 +1043,14 @@ dpsynth_admin_call(PG_FUNCTION_ARGS)
 		appendStringInfo(&sql, ", $%d", i + 2);
 	}
 	appendStringInfoChar(&sql, ')');
+	is_protect = strcmp(NameStr(proc->proname), "dp_protect") == 0 && nargs > 0 && !PG_ARGISNULL(0);
 	ReleaseSysCache(proctup);
 
 	dpsynth_become_owner(&sw);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (is_protect)
+		protect_lock_old_catalog(values[0], PG_GETARG_DATUM(0));
 	if (SPI_execute_with_args(sql.data, nargs + 1, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "dpsynth: %s did not return one row", sql.data);

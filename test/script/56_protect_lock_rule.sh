@@ -91,6 +91,41 @@ is "$(budget t)" none "the table is not protected"
 q $DB "GRANT regress_plr_owner TO regress_plr_leaver" >/dev/null
 psql -X -qAt -U regress_plr_leaver -d $DB -c "SELECT dp_protect('t', epsilon => 5)" >/dev/null 2>&1
 is "$(budget t)" 5 "a member protects it when nothing waits"
+# A catalog not yet updated (0.20.0, whose _dp_protect does not call dpsynth._lock_tree) with this
+# library loaded: the library locks the tree itself after dpsynth._check_owner, for the same roles.
+OLD=${DB}_old
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $OLD" -c "CREATE DATABASE $OLD" >/dev/null
+psql -X -q -d $OLD >/dev/null 2>&1 <<'SQL'
+CREATE EXTENSION dpsynth VERSION '0.20.0';
+CREATE TABLE t (id int4, x int4) PARTITION BY RANGE (id);
+CREATE TABLE t1 PARTITION OF t FOR VALUES FROM (0) TO (100);
+ALTER TABLE t OWNER TO regress_plr_owner;
+ALTER TABLE t1 OWNER TO regress_plr_owner;
+SQL
+is "$(q $OLD "SELECT extversion || ' ' || (to_regproc('dpsynth._lock_tree') IS NULL) FROM pg_extension WHERE extname = 'dpsynth'")" \
+	"0.20.0 true" "a 0.20.0 catalog, without dpsynth._lock_tree"
+session O $OLD
+sq O "BEGIN" >/dev/null
+sq O "LOCK TABLE t1 IN SHARE UPDATE EXCLUSIVE MODE" >/dev/null
+old_attempt() {
+	local out
+	out=$(psql -X -qAt -v VERBOSITY=verbose -U "$1" -d $OLD -c "SET lock_timeout = '2s'" \
+		-c "SELECT dp_protect('t', epsilon => 5)" 2>&1 | head -n 1)
+	case $out in
+		*"ERROR:  55P03:"*) echo waited ;;
+		*"ERROR:  42501:"*) echo refused ;;
+		*) echo "other: $out" ;;
+	esac
+}
+is "$(old_attempt regress_plr_owner)" waited "on the 0.20.0 catalog the owner's dp_protect waits for the tree's lock"
+is "$(old_attempt regress_plr_member)" waited "so does an inheriting member's"
+is "$(old_attempt regress_plr_other)" refused "another role is refused at once, without queueing"
+sq O "COMMIT" >/dev/null
+is "$(q $OLD "SELECT count(*) FROM dpsynth.budgets")" 0 "no attempt protected the table"
+sq O "SELECT 1" >/dev/null
+exec {O_W}>&-
+psql -X -q -d postgres -c "DROP DATABASE $OLD WITH (FORCE)" >/dev/null
+
 # the roles are the cluster's (a superuser among them): gone with the database
 sq H "SELECT 1" >/dev/null
 exec {H_W}>&-
