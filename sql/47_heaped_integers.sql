@@ -34,19 +34,21 @@ GROUP BY 1, 2, 3;
 -- the cell into per-value counts instead when its stage-1 noisy count reaches 3 sigma_2 sqrt(8)
 -- (dp_binning_refine): 200 rows against 380 with sigma_1 77.6 at this call's rho, about 1% of
 -- calls, and no spread applies (the per-value estimates, sigma_2 44.8 each, shrunk toward the
--- bin's uniform spread, give 90 about a third).  Such an attempt is followed by another (h and s
--- declared again: learned again with the same rho), up to four: all four refined about once in
--- 1e8 calls.
+-- bin's uniform spread, give 90 about a third).  Such an attempt, and only such a one (its seven
+-- other values weighed apart: refined), is followed by another (h and s declared again: learned
+-- again with the same rho), up to four: all four refined about once in 1e8 calls.  An attempt
+-- kept whole but spread uniformly (no heap found) ends the attempts and fails.
 CREATE TEMP VIEW cell_88_95 AS
 SELECT n, count(*) = 8 AND max(w) FILTER (WHERE x <> 90) - min(w) FILTER (WHERE x <> 90) <= 1e-9 * max(w)
 		  AND abs(max(w) FILTER (WHERE x = 90) - max(w) FILTER (WHERE x <> 90)) > 1e-9 * max(w) AS spread,
+	   count(*) = 8 AND max(w) FILTER (WHERE x <> 90) - min(w) FILTER (WHERE x <> 90) > 1e-9 * max(w) AS refined,
 	   sum(w) FILTER (WHERE x = 90) / sum(w) AS share_90
 FROM shape_at WHERE col = 'h' AND x BETWEEN 88 AND 95 GROUP BY n;
 DO $$
 DECLARE
 	k int := 1;
 BEGIN
-	WHILE k < 4 AND NOT EXISTS (SELECT 1 FROM cell_88_95 WHERE spread) LOOP
+	WHILE k < 4 AND NOT EXISTS (SELECT 1 FROM cell_88_95 WHERE NOT refined) LOOP
 		k := k + 1;
 		PERFORM dp_declare('hp', 'h', lower => 0, upper => 100);
 		PERFORM dp_declare('hp', 's', lower => 0, upper => 100);

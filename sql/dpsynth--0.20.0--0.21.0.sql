@@ -44,9 +44,9 @@ BEGIN
 				  HINT = 'Use a delta well below 1/number of rows, for example 1e-6.';
 	END IF;
 	-- who may protect it is asked before the tree is locked (no other role queues for the lock),
-	-- and again under the lock (an owner changed meanwhile is seen)
-	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
-	PERFORM dpsynth._lock_tree(tbl);
+	-- and so are the refusals that read the catalog only (none queues for a table it may not
+	-- protect); then the rule again under the lock (a membership lost meanwhile is seen; under
+	-- READ COMMITTED a new owner too)
 	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
 	SELECT relkind, relpersistence INTO kind, persistence FROM pg_catalog.pg_class WHERE oid = tbl;
 	IF (SELECT relnamespace IN ('pg_catalog'::regnamespace, 'pg_toast'::regnamespace,
@@ -75,6 +75,8 @@ BEGIN
 			USING ERRCODE = 'wrong_object_type',
 				  HINT = 'dpsynth protects ordinary and partitioned tables; views and foreign tables are not supported.';
 	END IF;
+	PERFORM dpsynth._lock_tree(tbl);
+	PERFORM dpsynth._check_owner(invoker, tbl, 'protect');
 	-- a Citus table is a shell here, its rows in shards that no release would read
 	PERFORM dpsynth._check_visible(tbl);
 	-- a partitioned or inherited table is protected as one table: its partitions and children
