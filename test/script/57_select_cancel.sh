@@ -25,9 +25,9 @@ log_from=$(($(stat -c %s "$LOG") + 1))
 new_log() { tail -c "+$log_from" "$LOG"; }
 
 # A call whose backend is seen in the marginal selection is cancelled there; on a busy machine the
-# selection may be over before it is looked at, so up to 5 calls are tried for one such cancel.
+# selection may be over before it is looked at, so up to 10 calls are tried for one such cancel.
 landed=""
-for try in 1 2 3 4 5; do
+for try in $(seq 1 10); do
 	out=$(mktemp)
 	# after the call, the session stays (pg_sleep) so that its backend can be looked at
 	psql -X -qAt -d $DB -c "SET dpsynth.synthesis_threads = 2" \
