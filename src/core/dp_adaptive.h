@@ -83,7 +83,9 @@
  *           exponential mechanism's probabilities over the candidates move no further from an
  *           estimate of 5 iterations to one of 3, or 1, than between two estimates of 5 that
  *           differ only in GUM's own draws (bench/RESULTS.md); the capped estimates keep 4, as 3
- *           lost diamonds' TSTR AUC at epsilon 0.3 over two grids;
+ *           lost diamonds' TSTR AUC at epsilon 0.3 over two grids; those of
+ *           DP_ADAPTIVE_SYNTH_ROWS_BIG rows run 2 (3 gave the 1M-row table no closer copy over 16
+ *           same-hour pairs, for about 0.08 s more of its rounds);
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent total,
@@ -208,7 +210,7 @@
 #endif
 #define DP_ADAPTIVE_WARM_ITERS	4			/* GUM iterations of a capped estimate from the last one */
 #define DP_ADAPTIVE_WARM_ITERS_FULL 3		/* ... when the estimates hold every row (step 3a) */
-#define DP_ADAPTIVE_WARM_ITERS_BIG 3		/* ... when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows */
+#define DP_ADAPTIVE_WARM_ITERS_BIG 2		/* ... when they hold DP_ADAPTIVE_SYNTH_ROWS_BIG rows */
 #define DP_ADAPTIVE_FINAL_ITERS	30			/* at most, for the synthetic table (step 5), cold */
 #define DP_ADAPTIVE_EST_CONSIST_ITERS 10	/* dp_consist passes of a round's estimate (step 3a) */
 #define DP_ADAPTIVE_FINAL_WARM_ITERS 10		/* ... from the last estimate (step 5) */
