@@ -9,21 +9,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_stream_cancel
 fresh_db $DB
 dp_load_adult $DB
-psql -X -q -d $DB -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null 2>&1 <<'SQL'
-CREATE TABLE big (LIKE adult);
-INSERT INTO big SELECT a.* FROM adult a, generate_series(1, 5) g;
-SELECT dp_protect('big', epsilon => 100);
-SELECT dp_declare('big', :'domain'::jsonb);
-SQL
-threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
-# the server log's lines written from here on (the cluster logs to $PGHOST/server.log)
-LOG="$PGHOST/server.log"
-if [ ! -f "$LOG" ]; then
-	echo "Bail out! no server log at $LOG: the crash checks would see nothing" >&2
-	exit 2
-fi
-log_from=$(($(stat -c %s "$LOG") + 1))
-new_log() { tail -c "+$log_from" "$LOG"; }
+adult_repeated $DB big 5
+log_mark
 
 # A call whose backend is seen writing the table ('writing the synthetic table' in its
 # activity) while it has 2 threads is cancelled there; on a busy machine the helper may have
@@ -42,7 +29,7 @@ for try in 1 2 3 4 5; do
 		a=$(q $DB "SELECT query FROM pg_stat_activity WHERE pid = ${pid:-0}")
 		case "$a" in
 			*"writing the synthetic table"*)
-				if [ "$(threads "$pid")" -ge 2 ]; then
+				if [ "$(proc_threads "$pid")" -ge 2 ]; then
 					q $DB "SELECT pg_cancel_backend($pid)" >/dev/null
 					seen=yes
 				fi
@@ -53,7 +40,7 @@ for try in 1 2 3 4 5; do
 	done
 	if [ -n "$seen" ]; then
 		sleep 1
-		after=$(threads "$pid")
+		after=$(proc_threads "$pid")
 		wait $client
 		overlapped=$try
 		break
@@ -91,7 +78,7 @@ for try in 1 2 3 4 5; do
 		a=$(q $DB "SELECT query FROM pg_stat_activity WHERE pid = ${pid:-0}")
 		case "$a" in
 			*"writing the synthetic table"*)
-				if [ "$(threads "$pid")" -ge 2 ]; then
+				if [ "$(proc_threads "$pid")" -ge 2 ]; then
 					q $DB "SELECT pg_terminate_backend($pid)" >/dev/null
 					terminated=$try
 				fi

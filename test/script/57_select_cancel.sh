@@ -9,20 +9,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DB=dpsynth_select_cancel
 fresh_db $DB
 dp_load_adult $DB
-psql -X -q -d $DB -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null 2>&1 <<'SQL'
-CREATE TABLE big (LIKE adult);
-INSERT INTO big SELECT a.* FROM adult a, generate_series(1, 5) g;
-SELECT dp_protect('big', epsilon => 100);
-SELECT dp_declare('big', :'domain'::jsonb);
-SQL
-threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
-LOG="$PGHOST/server.log"
-if [ ! -f "$LOG" ]; then
-	echo "Bail out! no server log at $LOG: the crash checks would see nothing" >&2
-	exit 2
-fi
-log_from=$(($(stat -c %s "$LOG") + 1))
-new_log() { tail -c "+$log_from" "$LOG"; }
+adult_repeated $DB big 5
+log_mark
 
 # A call whose backend is seen in the marginal selection is cancelled there; on a busy machine the
 # selection may be over before it is looked at, so up to 10 calls are tried for one such cancel.
@@ -49,7 +37,7 @@ for try in $(seq 1 10); do
 	done
 	if [ -n "$seen" ]; then
 		sleep 1
-		after=$(threads "$pid")
+		after=$(proc_threads "$pid")
 		wait $client
 		landed=$try
 		break

@@ -83,6 +83,31 @@ backend_pid() {
 	echo "$pid"
 }
 
+# the threads of process $1 (a backend, and the helper threads of the call it runs)
+proc_threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
+
+# log_mark: the server log's end now (the cluster logs to $PGHOST/server.log; bails out without
+# one, as a crash check would then see nothing); new_log: its lines written since
+log_mark() {
+	LOG="$PGHOST/server.log"
+	if [ ! -f "$LOG" ]; then
+		echo "Bail out! no server log at $LOG: the crash checks would see nothing" >&2
+		exit 2
+	fi
+	log_from=$(($(stat -c %s "$LOG") + 1))
+}
+new_log() { tail -c "+$log_from" "$LOG"; }
+
+# a protected table NAME of Adult's rows K times in database DB, its domains declared
+adult_repeated() {
+	psql -X -q -d "$1" -v domain="$(cat "$TOP/data/adult/domain.json")" >/dev/null 2>&1 <<SQL
+CREATE TABLE $2 (LIKE adult);
+INSERT INTO $2 SELECT a.* FROM adult a, generate_series(1, $3) g;
+SELECT dp_protect('$2', epsilon => 100);
+SELECT dp_declare('$2', :'domain'::jsonb);
+SQL
+}
+
 fresh_db() {
 	local db=$1
 	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
