@@ -75,6 +75,24 @@ double_key(double x)
 	return k;
 }
 
+/*
+ * Counts an integer value n times: clamped into a quantile column's bounds, its grid cell, (a
+ * refined column) its own count, and exactly where the bounds are learned.  count_value's and
+ * the one scan's (dpsynth_discover_add_int) one way of counting an integer.
+ */
+static void
+count_int(Discovery *d, int64 v, int64 n)
+{
+	const DpColumn *col = d->col;
+
+	if (d->quantiles)
+		v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
+	d->cells[dp_loggrid_cell_int(&d->grid, v)] += n;
+	if (d->fine)
+		d->fine[v - (int64) col->quantile_lower] += n;
+	count_number(d, v, n);
+}
+
 /* Counts one value n times (n rows hold it). */
 static void
 count_value(Discovery *d, Datum value, int64 n, MemoryContext arena)
@@ -90,21 +108,15 @@ count_value(Discovery *d, Datum value, int64 n, MemoryContext arena)
 			e->count += n;
 		return;
 	}
+	if (dpsynth_value_is_integral(col->typid))
+	{
+		count_int(d, dpsynth_value_int(col->typid, value), n);
+		return;
+	}
 	if (!dpsynth_discover_cell(d, value, &cell))
 		return;
 	d->cells[cell] += n;
-	if (dpsynth_value_is_integral(col->typid))
-	{
-		int64		v = dpsynth_value_int(col->typid, value);
-
-		if (d->quantiles)
-			v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
-		if (d->fine)
-			d->fine[v - (int64) col->quantile_lower] += n;
-		count_number(d, v, n);
-	}
-	else
-		count_number(d, double_key(dpsynth_value_real(col->typid, value)), n);
+	count_number(d, double_key(dpsynth_value_real(col->typid, value)), n);
 }
 
 static int
@@ -339,14 +351,8 @@ dpsynth_discover_begin(Relation rel, DpColumn *cols, int ncols, const dp_plan *p
 void
 dpsynth_discover_add_int(DpDiscoverRun *r, int k, int64 v)
 {
-	Discovery  *d = &r->ds[k];
-	const DpColumn *col = d->col;
-
-	Assert(k < r->nd && d->quantiles && d->grid.integral);
-	v = Max(Min(v, (int64) col->quantile_upper), (int64) col->quantile_lower);
-	d->cells[dp_loggrid_cell_int(&d->grid, v)]++;
-	if (d->fine)
-		d->fine[v - (int64) col->quantile_lower]++;
+	Assert(k < r->nd && r->ds[k].quantiles && r->ds[k].grid.integral);
+	count_int(&r->ds[k], v, 1);
 }
 
 /* Discovery's own counts: per unit, on a Citus table's shards, or one scan of the rows. */

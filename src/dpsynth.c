@@ -953,6 +953,17 @@ refuse_pending_detach(List *tree)
 }
 
 /*
+ * SHARE UPDATE EXCLUSIVE on relid and every table below it, to the end of the transaction; then
+ * refused while a partition of the tree is being detached concurrently.
+ */
+static void
+lock_tree(Oid relid)
+{
+	LockRelationOid(relid, ShareUpdateExclusiveLock);
+	refuse_pending_detach(lcons_oid(relid, find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL)));
+}
+
+/*
  * dpsynth._lock_tree(tbl), called by dpsynth._dp_protect once dpsynth._check_owner has let the
  * invoker protect tbl (so that no other role queues for the lock: its call fails first): SHARE
  * UPDATE EXCLUSIVE on tbl and every table below it, held to the end of the transaction, before the
@@ -967,16 +978,15 @@ dpsynth_lock_tree_sql(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 
-	LockRelationOid(relid, ShareUpdateExclusiveLock);
-	refuse_pending_detach(lcons_oid(relid, find_all_inheritors(relid, ShareUpdateExclusiveLock, NULL)));
+	lock_tree(relid);
 	PG_RETURN_VOID();
 }
 
 /*
- * dp_protect on a catalog not yet updated to 0.21.0 (the library is loaded before ALTER EXTENSION
- * UPDATE): its _dp_protect does not call dpsynth._lock_tree, so the tree is locked here as that
- * function would, after dpsynth._check_owner has let the invoker protect the table (it raises for
- * anyone else: the rule stays in one place).  Runs as the extension owner, inside SPI.  Nothing
+ * dp_protect on a catalog whose _dp_protect does not call dpsynth._lock_tree (the library loaded
+ * before ALTER EXTENSION UPDATE): the tree is locked here as _lock_tree would, after
+ * dpsynth._check_owner has let the invoker protect the table (it raises for anyone else: the
+ * rule stays in one place).  Runs as the extension owner, inside SPI.  Nothing
  * on an updated catalog.
  */
 static void
@@ -992,9 +1002,7 @@ protect_lock_old_catalog(Datum invoker, Datum relid)
 	if (SPI_execute_with_args("SELECT dpsynth._check_owner($1, $2, $3)", 3, argtypes, values, NULL,
 							  false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not check who may protect table %u", DatumGetObjectId(relid));
-	LockRelationOid(DatumGetObjectId(relid), ShareUpdateExclusiveLock);
-	refuse_pending_detach(lcons_oid(DatumGetObjectId(relid),
-									find_all_inheritors(DatumGetObjectId(relid), ShareUpdateExclusiveLock, NULL)));
+	lock_tree(DatumGetObjectId(relid));
 }
 
 /*

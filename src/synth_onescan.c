@@ -346,7 +346,7 @@ read_once(Relation rel, ArrayType *names, DpColumn **colsp, int ncols, const dp_
 
 			if ((i & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
-			lo[i] = kept_offset(lo[i], hi ? &hi[i] : NULL, &off) ?
+			lo[i] = kept_offset(lo[i], &hi[i], &off) ?
 				dp_encode_int(dom, o.lower[k] + (int64) off) : dp_encode_null(dom);
 		}
 	}

@@ -943,7 +943,7 @@ adaptive_rounds(Run *r)
 
 	for (;;)
 	{
-		bool		still;
+		bool		still = false;
 		double		sigma;
 		dp_dgauss	g;
 
@@ -964,12 +964,8 @@ adaptive_rounds(Run *r)
 		 * may start from it (step 5, dpa_final_from_estimate), when the estimates hold every row.
 		 * A function of the schedule and of the estimates' size (of the released total) only.
 		 */
-		if (r->rounds.last && !dpa_estimate_uncapped(r->synth.nrows))
-		{
-			PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));
-			break;
-		}
-		if ((rc = adaptive_anneal(r, sigma, &still)) != 0)
+		if (!(r->rounds.last && !dpa_estimate_uncapped(r->synth.nrows)) &&
+			(rc = adaptive_anneal(r, sigma, &still)) != 0)
 			return rc;
 		PROGRESS(DP_PHASE_SELECT, fmin(r->rounds.used / r->rounds.pool, 1));
 		if (r->rounds.last)

@@ -79,13 +79,9 @@
  *           iteration is a pass over the rows per marginal: fewer of them keep the larger
  *           estimates' rounds affordable), with lazy counting on a table of
  *           DP_ADAPTIVE_HUGE_ROWS rows or more (dp_adaptive_huge_counting: the same rows, less
- *           work).  A round's selection barely reads the estimate's last iterations: the
- *           exponential mechanism's probabilities over the candidates move no further from an
- *           estimate of 5 iterations to one of 3, or 1, than between two estimates of 5 that
- *           differ only in GUM's own draws (bench/RESULTS.md); the capped estimates keep 4, as 3
- *           lost diamonds' TSTR AUC at epsilon 0.3 over two grids; those of
- *           DP_ADAPTIVE_SYNTH_ROWS_BIG rows run 2 (3 gave the 1M-row table no closer copy over 16
- *           same-hour pairs, for about 0.08 s more of its rounds);
+ *           work).  A round's selection barely reads the estimate's last iterations, so few
+ *           are run: 4 for the capped estimates, 2 for those of DP_ADAPTIVE_SYNTH_ROWS_BIG rows
+ *           (bench/RESULTS.md measures each against more);
  *        b. select: every candidate r is scored
  *             q_r = w_r * ( || x_r - y_r ||_1 - sum over its cells of sqrt(2/pi) * sqrt(sigma_t^2 + v) )
  *           with x_r its exact counts, y_r the estimate's counts scaled to the consistent total,

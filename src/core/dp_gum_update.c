@@ -489,16 +489,15 @@ typedef struct recounter
 } recounter;
 
 /*
- * Whether a recount of m keeps its rows' cells in rowidx for the scan of its visit: whenever
+ * Whether a recount of a marginal keeps its rows' cells in rowidx for the scan of its visit: whenever
  * rowidx exists (a grouped layout unless counting is incremental, or a column-major one under
- * LAZY counting: choose_layout), whatever m.  The one test for both the recount and
+ * LAZY counting: choose_layout), whatever the marginal.  The one test for both the recount and
  * gum_ensure_counts; every writer of rows must clear idx_of (today only visit's moves, and the
  * end of the run).
  */
 static inline bool
-keeps_cells(const gum *g, const gmarg *m)
+keeps_cells(const gum *g)
 {
-	(void) m;
 	return g->rowidx != NULL;
 }
 
@@ -509,7 +508,7 @@ recount_worker(void *arg)
 	gum		   *g = rc->g;
 
 	if (rc->only != NULL)
-		recount_part(g, rc->only, rc->part, keeps_cells(g, rc->only) ? g->rowidx : NULL);
+		recount_part(g, rc->only, rc->part, keeps_cells(g) ? g->rowidx : NULL);
 	else
 	{
 		bool		grouped = false;
@@ -575,7 +574,7 @@ gum_ensure_counts(gum *g, gmarg *m)
 	}
 	dp_run_parallel(recount_worker, rc, sizeof(recounter), g->nparts);
 	/* where rowidx exists, the recount of m kept its rows' cells for the scan of its visit */
-	if (m != NULL && keeps_cells(g, m))
+	if (m != NULL && keeps_cells(g))
 		g->idx_of = m;
 	for (uint32_t i = 0; i < g->nm; i++)
 		if (m == NULL ? g->m[i].dirty : &g->m[i] == m)
@@ -1075,16 +1074,20 @@ gum_iterate(gum *g, const dp_gum_params *prm)
 			return -1;
 		if (dp_report(prm->progress, prm->progress_arg, DP_PHASE_GUM, t + 1, prm->iterations, mean) != 0)
 			return -1;
-		if (mean < snap_err && (t + 1 == prm->iterations || prm->visit_errors))
-			snap_err = mean;	/* no later iteration to undo, or no best table kept (below) */
-		else if (mean < snap_err)
+		/*
+		 * the best table so far: kept, and given back if later iterations do worse (nothing to
+		 * keep after the last iteration, nor with visit_errors, where the last table stands)
+		 */
+		if (mean < snap_err)
 		{
-			/* the best table so far: kept, and given back if later iterations do worse */
 			snap_err = mean;
-			for (uint32_t b = 0; b < g->nblk; b++)
-				if (snap[b] == NULL && (snap[b] = gum_alloc(g, g->blksz[b])) == NULL)
-					return -2;
-			gum_copy_blocks(g, snap, g->blk);
+			if (t + 1 < prm->iterations && !prm->visit_errors)
+			{
+				for (uint32_t b = 0; b < g->nblk; b++)
+					if (snap[b] == NULL && (snap[b] = gum_alloc(g, g->blksz[b])) == NULL)
+						return -2;
+				gum_copy_blocks(g, snap, g->blk);
+			}
 		}
 		if (mean < best - (prm->tolerance > 0 ? prm->tolerance : 0))
 		{
